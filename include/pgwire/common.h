@@ -1,0 +1,158 @@
+/*
+ * libpgwire: common definitions shared by every layer.
+ *
+ * Error codes, the allocator interface, byte views and the growable output
+ * buffer. Nothing here does I/O.
+ *
+ * Conventions used by every public function of the library:
+ *   - functions return int: 0 (or a non-negative count) on success, a
+ *     negative PGW_E* code on failure;
+ *   - network errors from libuv are passed through unchanged (they are
+ *     negated errno values and UV_E* codes, all above -1000); the library's
+ *     own codes live in -1000..-1999 and never collide with them;
+ *   - a function that returns an error never invokes its callback; a request
+ *     that was accepted invokes its callback exactly once.
+ */
+#ifndef PGWIRE_COMMON_H
+#define PGWIRE_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32)
+#define PGW_EXTERN __declspec(dllexport)
+#elif defined(__GNUC__)
+#define PGW_EXTERN __attribute__((visibility("default")))
+#else
+#define PGW_EXTERN
+#endif
+
+#define PGW_VERSION_MAJOR  0
+#define PGW_VERSION_MINOR  1
+#define PGW_VERSION_PATCH  0
+#define PGW_VERSION_STRING "0.1.0"
+
+/* Returns PGW_VERSION_STRING of the library actually linked. */
+PGW_EXTERN const char *pgw_version(void);
+
+/*
+ * The library's error codes: XX(name, value, fatal, message).
+ *
+ * A "fatal" code means the object that reported it (a codec stream, a
+ * session, a connection) is broken: the only legal calls left on it are the
+ * ones that close or free it. Non-fatal codes leave it usable.
+ */
+#define PGW_ERRNO_MAP(XX)                                                                          \
+    XX(EAGAIN, -1001, 0, "incomplete input: more bytes are needed")                               \
+    XX(ENOMEM, -1002, 0, "out of memory")                                                          \
+    XX(EINVAL, -1003, 0, "invalid argument")                                                       \
+    XX(ERANGE, -1004, 0, "value out of range for the requested type")                             \
+    XX(ETOOBIG, -1005, 1, "message exceeds the configured maximum size")                          \
+    XX(EPROTO, -1006, 1, "protocol violation: malformed or unexpected message from the server")   \
+    XX(ESERVER, -1007, 0, "the server returned an error")                                          \
+    XX(EABORTED, -1008, 0, "pipeline aborted: an earlier request of the same sync group failed")  \
+    XX(ECONNLOST, -1009, 1, "connection to the server lost")                                       \
+    XX(ECANCELED, -1010, 0, "request cancelled: the connection was closed")                       \
+    XX(ETIMEDOUT, -1011, 0, "operation timed out")                                                 \
+    XX(EAUTH, -1012, 1, "authentication failed")                                                   \
+    XX(EAUTHPOLICY, -1013, 1, "authentication method refused by the client's policy")             \
+    XX(ETYPE, -1014, 0, "type or format mismatch for the requested conversion")                   \
+    XX(EFORMAT, -1015, 0, "malformed value")                                                       \
+    XX(ENULL, -1016, 0, "value is NULL")                                                           \
+    XX(ENOTSUP, -1017, 0, "operation not supported")                                               \
+    XX(EENCODING, -1018, 0, "invalid character encoding")                                          \
+    XX(ECLOSED, -1019, 0, "connection is closed")                                                  \
+    XX(EBUSY, -1020, 0, "operation not allowed in the current state")                             \
+    XX(ECONNECT, -1021, 1, "could not connect to the server")                                      \
+    XX(ETLS, -1022, 1, "TLS negotiation or verification failed")                                  \
+    XX(ESTMTINVALID, -1023, 0, "cached prepared statement is no longer valid")                    \
+    XX(EPOOLTIMEOUT, -1024, 0, "timed out waiting to acquire a pooled connection")                \
+    XX(ECONNINFO, -1025, 0, "invalid connection option")                                           \
+    XX(ENOTFOUND, -1026, 0, "not found")                                                           \
+    XX(EINDEX, -1027, 0, "row or column index out of range")                                       \
+    XX(ELOSS, -1028, 0, "value cannot be represented without loss")                               \
+    XX(ETARGET, -1029, 1, "no server matched target_session_attrs")                               \
+    XX(ERECURSIVE, -1030, 0, "call not allowed from inside this callback")
+
+typedef enum pgw_err {
+#define PGW__ERR_ENUM(name, value, fatal, msg) PGW_##name = value,
+    PGW_ERRNO_MAP(PGW__ERR_ENUM)
+#undef PGW__ERR_ENUM
+    PGW_OK = 0
+} pgw_err_t;
+
+/* A static, human-readable description of code (never NULL; unknown codes,
+ * including libuv's, are described as far as known). */
+PGW_EXTERN const char *pgw_strerror(int code);
+/* The symbolic name of code without prefix, e.g. "EPROTO"; "UNKNOWN" if none. */
+PGW_EXTERN const char *pgw_err_name(int code);
+/* 1 if code is fatal for the object that reported it (see PGW_ERRNO_MAP). */
+PGW_EXTERN int pgw_is_fatal(int code);
+
+/*
+ * Allocator. Every object takes one in its configuration; NULL means the C
+ * library's malloc/realloc/free. The functions receive ud unchanged.
+ * realloc(NULL, n) must behave as malloc(n). free(NULL) must be a no-op.
+ */
+typedef struct pgw_allocator {
+    void *ud;
+    void *(*malloc)(size_t size, void *ud);
+    void *(*realloc)(void *ptr, size_t size, void *ud);
+    void (*free)(void *ptr, void *ud);
+} pgw_allocator_t;
+
+/* The default allocator (malloc/realloc/free). */
+PGW_EXTERN const pgw_allocator_t *pgw_allocator_default(void);
+
+/*
+ * A view of bytes owned by someone else. len == -1 means SQL NULL (p is then
+ * NULL). Each API that hands out a view states how long it stays valid.
+ */
+typedef struct pgw_view {
+    const uint8_t *p;
+    int32_t len;
+} pgw_view_t;
+
+/* A view of text (not NUL-terminated unless stated). */
+typedef struct pgw_str {
+    const char *p;
+    size_t len;
+} pgw_str_t;
+
+/*
+ * A growable byte buffer owned by its caller, used as the encoders' output.
+ * Zero-initialise it, or use pgw_buf_init; free it with pgw_buf_free.
+ * data[0..len) is the content; the buffer keeps its capacity when reset, so a
+ * steady stream of messages allocates nothing once it has grown.
+ */
+typedef struct pgw_buf {
+    uint8_t *data;
+    size_t len;
+    size_t cap;
+    size_t max;                    /* 0: no limit; else growth past max fails with PGW_ETOOBIG */
+    const pgw_allocator_t *alloc;  /* NULL: the default allocator */
+} pgw_buf_t;
+
+/* Initialise b empty, with allocator alloc (NULL for the default). */
+PGW_EXTERN void pgw_buf_init(pgw_buf_t *b, const pgw_allocator_t *alloc);
+/* Make room for at least extra more bytes. Returns 0, PGW_ENOMEM or PGW_ETOOBIG
+ * (len + extra would pass b->max or SIZE_MAX). Pointers into data are
+ * invalidated by a successful call that grows the buffer. */
+PGW_EXTERN int pgw_buf_reserve(pgw_buf_t *b, size_t extra);
+/* Append n bytes. Returns 0, PGW_ENOMEM or PGW_ETOOBIG. */
+PGW_EXTERN int pgw_buf_append(pgw_buf_t *b, const void *p, size_t n);
+/* Drop the first n bytes (n <= len), moving the rest to the front. */
+PGW_EXTERN void pgw_buf_consume(pgw_buf_t *b, size_t n);
+/* Set len to 0, keeping the capacity. */
+PGW_EXTERN void pgw_buf_reset(pgw_buf_t *b);
+/* Release the storage; b is left empty and reusable. */
+PGW_EXTERN void pgw_buf_free(pgw_buf_t *b);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* PGWIRE_COMMON_H */

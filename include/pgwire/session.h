@@ -1,0 +1,363 @@
+/*
+ * libpgwire session: the sans-IO protocol state machine.
+ *
+ * A session holds everything about one PostgreSQL connection except the
+ * socket: the startup and authentication steps, the FIFO of pending
+ * requests, pipelining and Sync rules, result assembly. Bytes from the
+ * server go in (pgw_session_input_buffer/commit, or pgw_session_recv) and
+ * callbacks come out; requests go in and bytes for the server come out
+ * (pgw_session_take_output, or pgw_session_pending_output/consumed).
+ * The libuv connection (conn.h) is one driver of it; a binding with its own
+ * event loop can be another, and tests drive it from byte arrays.
+ *
+ * Pipelining is the normal mode: every request is encoded at once and
+ * answers are matched to requests in FIFO order. Every request ends with its
+ * own Sync (its own implicit transaction) unless it is part of a batch
+ * (pgw_session_batch_begin/end), whose requests share one Sync. After an
+ * error inside a sync group, the group's later requests complete with
+ * PGW_EABORTED and never run; the session stays usable.
+ *
+ * Callback rules: a function that returns an error never calls its
+ * callback; an accepted request calls its callback exactly once, whatever
+ * happens to the connection. Callbacks may issue new requests. A session
+ * belongs to one thread.
+ */
+#ifndef PGWIRE_SESSION_H
+#define PGWIRE_SESSION_H
+
+#include "pgwire/common.h"
+#include "pgwire/proto.h"
+#include "pgwire/types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct pgw_session pgw_session_t;
+typedef struct pgw_result pgw_result_t;
+
+/* A server error or notice. Every string is NUL-terminated, or NULL when
+ * the server did not send that field. The strings live as long as the
+ * object that handed out this pointer (a result, or a notice callback). */
+typedef struct pgw_error {
+    const char *severity;          /* 'S', localized */
+    const char *severity_nonlocal; /* 'V': ERROR, FATAL, PANIC, WARNING, NOTICE, ... */
+    const char *sqlstate;          /* 'C' */
+    const char *message;           /* 'M' */
+    const char *detail;            /* 'D' */
+    const char *hint;              /* 'H' */
+    const char *position;          /* 'P' */
+    const char *internal_position; /* 'p' */
+    const char *internal_query;    /* 'q' */
+    const char *where;             /* 'W' */
+    const char *schema;            /* 's' */
+    const char *table;             /* 't' */
+    const char *column;            /* 'c' */
+    const char *datatype;          /* 'd' */
+    const char *constraint;        /* 'n' */
+    const char *file;              /* 'F' */
+    const char *line;              /* 'L' */
+    const char *routine;           /* 'R' */
+} pgw_error_t;
+
+/* Session states. */
+typedef enum pgw_session_state {
+    PGW_SESSION_NEW = 0,   /* created; pgw_session_start not yet called */
+    PGW_SESSION_STARTUP,   /* StartupMessage sent, authenticating */
+    PGW_SESSION_READY,     /* startup complete: requests flow */
+    PGW_SESSION_BROKEN,    /* a fatal error: every pending request has failed */
+    PGW_SESSION_TERMINATED /* Terminate sent */
+} pgw_session_state_t;
+
+/* Completion of a request. status is 0 or a negative code:
+ *   0              success; res holds the result.
+ *   PGW_ESERVER    the server answered with an error; res holds it
+ *                  (pgw_result_error) and any rows received before it.
+ *   PGW_EABORTED   an earlier request of the same sync group failed; this
+ *                  one never ran. res is NULL.
+ *   PGW_ECONNLOST, PGW_EPROTO, PGW_ETOOBIG, ... the connection failed. res
+ *                  is NULL.
+ *   PGW_ECANCELED  the session was freed or the connection closed first.
+ * OWNERSHIP: res (when not NULL) belongs to the callee, which frees it with
+ * pgw_result_free, from inside the callback or at any later time (a result
+ * may outlive its session). */
+typedef void (*pgw_result_cb)(int status, pgw_result_t *res, void *ud);
+
+/* One row of a streamed result. values[i] views the wire bytes of column i
+ * with its format and type OID. LIFETIME: the row, its values and fields are
+ * valid only during the callback that receives them. */
+typedef struct pgw_row {
+    uint16_t ncols;
+    const pgw_value_t *values;
+    const pgw_field_desc_t *fields;
+    uint64_t index; /* 0-based row number within the result */
+} pgw_row_t;
+
+/* Called once per DataRow of a streamed request. Return 0 to go on; a
+ * negative value stops delivery of further rows of this request (they are
+ * read and discarded) and is reported as the request's status. */
+typedef int (*pgw_row_cb)(const pgw_row_t *row, void *ud);
+
+/* Hooks from the session to its driver and to the application. All are
+ * optional. ud is passed to each. */
+typedef struct pgw_session_callbacks {
+    /* Startup finished: status 0 (ReadyForQuery received) or the error that
+     * ended it (PGW_EAUTH, PGW_EAUTHPOLICY, PGW_ESERVER with err set, ...). */
+    void (*on_startup)(pgw_session_t *s, int status, const pgw_error_t *err, void *ud);
+    /* Output went from empty to non-empty: the driver should arrange a
+     * write (conn.h coalesces these into one write per loop turn). */
+    void (*on_want_write)(pgw_session_t *s, void *ud);
+    /* The session broke (fatal error or pgw_session_fail): the driver should
+     * close its transport. Pending requests have already been failed. */
+    void (*on_broken)(pgw_session_t *s, int err, void *ud);
+    void (*on_notice)(pgw_session_t *s, const pgw_error_t *notice, void *ud);
+    void (*on_notification)(pgw_session_t *s, int32_t pid, pgw_str_t channel, pgw_str_t payload,
+                            void *ud);
+    void (*on_parameter)(pgw_session_t *s, pgw_str_t name, pgw_str_t value, void *ud);
+    /* Protocol trace: every message, direction 'F' (to the server) or 'B'
+     * (from the server), whole (type byte, length, body; StartupMessage
+     * family without type byte). Views valid during the call. */
+    void (*on_trace)(pgw_session_t *s, char direction, const uint8_t *msg, size_t len, void *ud);
+    /* A monotonic clock in nanoseconds, for per-request timing (NULL: no
+     * timing is recorded). */
+    uint64_t (*now_ns)(void *ud);
+    /* TLS channel binding data (tls-server-end-point hash of the server
+     * certificate) for SCRAM-SHA-256-PLUS; NULL or returning -1 when the
+     * transport is not TLS. */
+    int (*channel_binding)(pgw_session_t *s, const uint8_t **data, size_t *len, void *ud);
+} pgw_session_callbacks_t;
+
+typedef struct pgw_session_config {
+    const pgw_allocator_t *alloc; /* NULL: malloc */
+    /* StartupMessage parameters as (name, value) pairs: "user" (required),
+     * "database", "application_name", "options", "client_encoding", ...
+     * Copied by pgw_session_new. */
+    const char *const *startup_params;
+    size_t nstartup_params;
+    const char *password; /* NULL: none. Copied; wiped when freed. */
+    /* libpq's require_auth: e.g. "scram-sha-256", "md5,password", "!password",
+     * "none". NULL: any method. */
+    const char *require_auth;
+    /* "disable", "prefer" (default) or "require". */
+    const char *channel_binding;
+    uint32_t min_protocol; /* 0: PGW_PROTO_3_0 */
+    uint32_t max_protocol; /* 0: PGW_PROTO_3_0; PGW_PROTO_3_2 requests 3.2 */
+    uint32_t max_message_size; /* 0: PGW_DEFAULT_MAX_MESSAGE */
+    size_t read_chunk_size;    /* 0: 64 KiB */
+    pgw_session_callbacks_t cb;
+    void *ud;
+} pgw_session_config_t;
+
+/* Create a session from cfg (copied). Returns 0, PGW_ENOMEM or PGW_EINVAL
+ * (no "user" parameter, unknown require_auth or channel_binding value). */
+PGW_EXTERN int pgw_session_new(pgw_session_t **out, const pgw_session_config_t *cfg);
+/* Free the session. Pending requests complete with PGW_ECANCELED first.
+ * Results already handed out stay valid. May be called from inside a
+ * callback of this session: the free then happens when the callback
+ * returns to the session. */
+PGW_EXTERN void pgw_session_free(pgw_session_t *s);
+
+/* Queue the StartupMessage. Requests may be queued before startup
+ * completes; they are sent after ReadyForQuery. Returns 0, PGW_EBUSY (not
+ * NEW) or PGW_ENOMEM. */
+PGW_EXTERN int pgw_session_start(pgw_session_t *s);
+
+/* ------------------------------------------------------------------ input */
+
+/*
+ * Zero-copy input: get a writable region of the session's read buffer,
+ * read from the transport into it, then commit the bytes read. The region
+ * is at least 1 byte and is valid until the commit (or any other session
+ * call). Returns 0 or PGW_ENOMEM.
+ */
+PGW_EXTERN int pgw_session_input_buffer(pgw_session_t *s, uint8_t **p, size_t *len);
+/*
+ * Process n bytes written into the region from pgw_session_input_buffer:
+ * messages are parsed and callbacks fire. Returns 0, or the fatal error
+ * that broke the session (PGW_EPROTO, PGW_ETOOBIG, PGW_ENOMEM...), after
+ * which every pending request has been failed with it.
+ */
+PGW_EXTERN int pgw_session_input_commit(pgw_session_t *s, size_t n);
+/* Copying input: same as getting buffers and committing data[0..n). */
+PGW_EXTERN int pgw_session_recv(pgw_session_t *s, const uint8_t *data, size_t n);
+/* The transport failed or reached EOF: break the session with err
+ * (typically PGW_ECONNLOST), failing every pending request exactly once. */
+PGW_EXTERN void pgw_session_fail(pgw_session_t *s, int err);
+
+/* ----------------------------------------------------------------- output */
+
+/* Bytes waiting to be written (NULL and 0 when none). The view is valid
+ * until the next session call. */
+PGW_EXTERN const uint8_t *pgw_session_pending_output(pgw_session_t *s, size_t *len);
+/* n bytes of the pending output were written. */
+PGW_EXTERN void pgw_session_consumed_output(pgw_session_t *s, size_t n);
+/* Move all pending output into *out by swapping buffers: *out must be
+ * empty (len 0; its capacity is reused as the session's new output
+ * buffer). The caller owns *out's bytes until it hands the buffer back in a
+ * later swap, so they can stay pinned during an asynchronous write. */
+PGW_EXTERN void pgw_session_take_output(pgw_session_t *s, pgw_buf_t *out);
+
+/* --------------------------------------------------------------- requests */
+
+/* Request flags. */
+enum {
+    PGW_Q_TEXT = 1u << 0 /* ask every result column in text format */
+};
+
+/*
+ * Simple Query ('Q'): sql may hold several statements; each statement's
+ * result is chained (pgw_result_next) and the callback fires once, at
+ * ReadyForQuery, with the first. Parameters are impossible on this path.
+ * status is PGW_ESERVER if any statement failed (the failing result holds the
+ * error; statements after it did not run). Not allowed inside a batch
+ * (PGW_EBUSY). Returns 0, PGW_EBUSY, PGW_ECLOSED, PGW_ENOMEM, PGW_ETOOBIG.
+ */
+PGW_EXTERN int pgw_session_simple_query(pgw_session_t *s, const char *sql, pgw_result_cb cb,
+                                        void *ud);
+
+/*
+ * Extended query through the unnamed statement: Parse, Bind, Describe
+ * portal, Execute (and Sync unless in a batch). Parameters are encoded
+ * straight into the output buffer. Result columns come in binary unless
+ * PGW_Q_TEXT. Returns 0, PGW_EINVAL, PGW_ECLOSED, PGW_ENOMEM, PGW_ETOOBIG;
+ * on error nothing was queued.
+ */
+PGW_EXTERN int pgw_session_query(pgw_session_t *s, const char *sql, const pgw_param_t *params,
+                                 uint16_t nparams, unsigned flags, pgw_result_cb cb, void *ud);
+
+/* As pgw_session_query, but each row goes to row_cb as views into the read
+ * buffer (no copy) and done_cb receives a result without rows (command tag,
+ * rows affected, column descriptions). */
+PGW_EXTERN int pgw_session_query_rows(pgw_session_t *s, const char *sql, const pgw_param_t *params,
+                                      uint16_t nparams, unsigned flags, pgw_row_cb row_cb,
+                                      pgw_result_cb done_cb, void *ud);
+
+/*
+ * Prepare a named statement: Parse and Describe statement. The result
+ * carries the parameter types (pgw_result_nparams/param_type) and the
+ * column descriptions, which the session keeps so that later executions
+ * ask binary for the columns the types layer decodes and text for the rest.
+ * oids may be NULL (all inferred). Returns as pgw_session_query.
+ */
+PGW_EXTERN int pgw_session_prepare(pgw_session_t *s, const char *name, const char *sql,
+                                   const uint32_t *oids, uint16_t nparams, pgw_result_cb cb,
+                                   void *ud);
+/* Execute a prepared statement: Bind, Execute (Describe portal only if the
+ * statement was not prepared through this session). */
+PGW_EXTERN int pgw_session_execute(pgw_session_t *s, const char *name, const pgw_param_t *params,
+                                   uint16_t nparams, unsigned flags, pgw_result_cb cb, void *ud);
+/* Streaming variant of pgw_session_execute. */
+PGW_EXTERN int pgw_session_execute_rows(pgw_session_t *s, const char *name,
+                                        const pgw_param_t *params, uint16_t nparams,
+                                        unsigned flags, pgw_row_cb row_cb, pgw_result_cb done_cb,
+                                        void *ud);
+/* Describe a prepared statement (parameter types and columns). */
+PGW_EXTERN int pgw_session_describe(pgw_session_t *s, const char *name, pgw_result_cb cb,
+                                    void *ud);
+/* Close (deallocate) a prepared statement and forget its description. */
+PGW_EXTERN int pgw_session_close_statement(pgw_session_t *s, const char *name, pgw_result_cb cb,
+                                           void *ud);
+
+/*
+ * Batches (units of work). Between begin and end, extended-query requests
+ * are queued without a Sync; pgw_session_batch_end appends one Sync and its
+ * callback fires at the ReadyForQuery that closes the group, after every
+ * request callback of the group, with status 0 if all succeeded or the
+ * first failure. With PGW_BATCH_SYNC_EACH a Sync follows every request
+ * instead (error barriers: a failure does not abort the others).
+ * Returns 0, PGW_EBUSY (begin inside a batch, end outside one), PGW_ENOMEM.
+ */
+enum { PGW_BATCH_SYNC_EACH = 1u << 0 };
+PGW_EXTERN int pgw_session_batch_begin(pgw_session_t *s, unsigned flags);
+PGW_EXTERN int pgw_session_batch_end(pgw_session_t *s, pgw_result_cb cb, void *ud);
+
+/* Queue a Sync on its own; cb fires at its ReadyForQuery (res has no rows). */
+PGW_EXTERN int pgw_session_sync(pgw_session_t *s, pgw_result_cb cb, void *ud);
+
+/* Queue Terminate. Pending requests still complete (normally with
+ * PGW_ECONNLOST when the driver closes the transport). */
+PGW_EXTERN int pgw_session_terminate(pgw_session_t *s);
+
+/* ------------------------------------------------------------------ state */
+
+PGW_EXTERN pgw_session_state_t pgw_session_state(const pgw_session_t *s);
+/* Transaction status from the last ReadyForQuery: 'I', 'T', 'E', or 0 before
+ * the first. */
+PGW_EXTERN char pgw_session_txn_status(const pgw_session_t *s);
+/* Value of a ParameterStatus the server reported (server_version,
+ * client_encoding, TimeZone, integer_datetimes, ...), or NULL. Valid until
+ * the server reports that parameter again or the session is freed. */
+PGW_EXTERN const char *pgw_session_parameter(const pgw_session_t *s, const char *name);
+/* Negotiated protocol (PGW_PROTO_3_0 or PGW_PROTO_3_2). */
+PGW_EXTERN uint32_t pgw_session_protocol(const pgw_session_t *s);
+/* BackendKeyData: pid and key (4 bytes in 3.0, up to 256 in 3.2). Returns 0
+ * or PGW_ENOTFOUND before the server sent it. *key valid for the session's
+ * life. */
+PGW_EXTERN int pgw_session_backend_key(const pgw_session_t *s, int32_t *pid, const uint8_t **key,
+                                       size_t *key_len);
+/* Requests accepted whose callback has not fired yet. */
+PGW_EXTERN size_t pgw_session_pending(const pgw_session_t *s);
+/* The error that broke the session (0 if not broken). */
+PGW_EXTERN int pgw_session_error(const pgw_session_t *s);
+/* Name of the authentication method the server used ("trust", "password",
+ * "md5", "SCRAM-SHA-256", "SCRAM-SHA-256-PLUS"), NULL before startup. */
+PGW_EXTERN const char *pgw_session_auth_method(const pgw_session_t *s);
+PGW_EXTERN void *pgw_session_userdata(const pgw_session_t *s);
+
+/* ---------------------------------------------------------------- results */
+
+/* All accessors take a non-NULL result. Indexes out of range give
+ * PGW_EINDEX (or 0 / NULL where noted), never undefined behaviour.
+ * LIFETIME: every pointer and view obtained from a result is valid until
+ * pgw_result_free of that result. */
+
+PGW_EXTERN size_t pgw_result_nrows(const pgw_result_t *r);
+PGW_EXTERN size_t pgw_result_ncols(const pgw_result_t *r);
+/* Column name (NUL-terminated), or NULL if col is out of range. */
+PGW_EXTERN const char *pgw_result_fname(const pgw_result_t *r, size_t col);
+/* Column type OID, or 0 if col is out of range. */
+PGW_EXTERN uint32_t pgw_result_ftype(const pgw_result_t *r, size_t col);
+/* Column format (PGW_FORMAT_*), or -1 if col is out of range. */
+PGW_EXTERN int pgw_result_fformat(const pgw_result_t *r, size_t col);
+/* Full column descriptor, or NULL if col is out of range. */
+PGW_EXTERN const pgw_field_desc_t *pgw_result_field(const pgw_result_t *r, size_t col);
+/* Index of the column named name, or PGW_ENOTFOUND. */
+PGW_EXTERN int pgw_result_column(const pgw_result_t *r, const char *name);
+/* The value at (row, col). Returns 0 or PGW_EINDEX. */
+PGW_EXTERN int pgw_result_value(const pgw_result_t *r, size_t row, size_t col, pgw_value_t *out);
+/* 1 if NULL, 0 if not, PGW_EINDEX. */
+PGW_EXTERN int pgw_result_isnull(const pgw_result_t *r, size_t row, size_t col);
+/* Typed accessors: pgw_result_value then the types layer's pgw_get_*.
+ * Return 0, PGW_EINDEX, PGW_ENULL, PGW_ETYPE, PGW_EFORMAT, PGW_ERANGE. */
+PGW_EXTERN int pgw_result_bool(const pgw_result_t *r, size_t row, size_t col, bool *out);
+PGW_EXTERN int pgw_result_int2(const pgw_result_t *r, size_t row, size_t col, int16_t *out);
+PGW_EXTERN int pgw_result_int4(const pgw_result_t *r, size_t row, size_t col, int32_t *out);
+PGW_EXTERN int pgw_result_int8(const pgw_result_t *r, size_t row, size_t col, int64_t *out);
+PGW_EXTERN int pgw_result_float4(const pgw_result_t *r, size_t row, size_t col, float *out);
+PGW_EXTERN int pgw_result_float8(const pgw_result_t *r, size_t row, size_t col, double *out);
+PGW_EXTERN int pgw_result_text(const pgw_result_t *r, size_t row, size_t col, pgw_str_t *out);
+
+/* The command tag ("SELECT 3", "INSERT 0 1"), or "" if none. */
+PGW_EXTERN const char *pgw_result_command_tag(const pgw_result_t *r);
+/* Rows affected or returned per the command tag, or -1 if the tag has none. */
+PGW_EXTERN int64_t pgw_result_rows_affected(const pgw_result_t *r);
+/* The server error of a failed request, or NULL. */
+PGW_EXTERN const pgw_error_t *pgw_result_error(const pgw_result_t *r);
+/* Parameter types of a prepared/described statement. */
+PGW_EXTERN size_t pgw_result_nparams(const pgw_result_t *r);
+PGW_EXTERN uint32_t pgw_result_param_type(const pgw_result_t *r, size_t i);
+/* The next result of a multi-statement simple query, or NULL. Results in a
+ * chain are freed together by pgw_result_free of the first. */
+PGW_EXTERN pgw_result_t *pgw_result_next(const pgw_result_t *r);
+/* Per-request timing in nanoseconds from the session's now_ns clock (all 0
+ * without one): when the request was queued, when its first response byte
+ * was processed, when it completed. */
+PGW_EXTERN void pgw_result_timing(const pgw_result_t *r, uint64_t *queued, uint64_t *first,
+                                  uint64_t *done);
+/* Free a result (and the results chained after it). NULL is a no-op. */
+PGW_EXTERN void pgw_result_free(pgw_result_t *r);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* PGWIRE_SESSION_H */

@@ -1,0 +1,46 @@
+/*
+ * Authentication computations: MD5 password hashing and the client side of
+ * SCRAM-SHA-256 / SCRAM-SHA-256-PLUS (RFC 5802, RFC 7677), with SASLprep of
+ * the password (RFC 4013). OpenSSL crypto only; no I/O. Internal.
+ */
+#ifndef PGW_AUTH_H
+#define PGW_AUTH_H
+
+#include "pgwire/common.h"
+
+/* "md5" + md5hex(md5hex(password || user) || salt), NUL-terminated, in out[36].
+ * Returns 0 or PGW_ENOMEM (crypto failure). */
+int pgw__md5_password(const char *user, const char *password, const uint8_t salt[4],
+                      char out[36]);
+
+typedef struct pgw__scram pgw__scram_t;
+
+/* Start a SCRAM exchange. mechanism is "SCRAM-SHA-256" or
+ * "SCRAM-SHA-256-PLUS"; for -PLUS, cb_data/cb_len are the tls-server-end-point
+ * channel binding data (copied). For plain SCRAM with a TLS transport that
+ * could bind but the server did not offer -PLUS, set client_supports_cb to 1
+ * so the GS2 header says "y" (downgrade detection). The password is
+ * SASLprep'ed (used raw if it is not valid UTF-8 or prohibited, as libpq does).
+ * Returns 0, PGW_ENOMEM or PGW_EINVAL. */
+int pgw__scram_new(pgw__scram_t **out, const pgw_allocator_t *alloc, const char *password,
+                   const char *mechanism, const uint8_t *cb_data, size_t cb_len,
+                   int client_supports_cb);
+/* client-first-message, appended to out. Returns 0 or PGW_ENOMEM. */
+int pgw__scram_client_first(pgw__scram_t *s, pgw_buf_t *out);
+/* Process server-first-message and append client-final-message to out.
+ * Returns 0, PGW_EAUTH (malformed message, nonce mismatch, iteration count
+ * out of range) or PGW_ENOMEM. */
+int pgw__scram_client_final(pgw__scram_t *s, const uint8_t *server_first, size_t len,
+                            pgw_buf_t *out);
+/* Verify server-final-message. Returns 0 only if the server signature is
+ * present and correct; PGW_EAUTH otherwise (including an "e=" error). */
+int pgw__scram_verify_final(pgw__scram_t *s, const uint8_t *server_final, size_t len);
+/* Wipe secrets and free. NULL is a no-op. */
+void pgw__scram_free(pgw__scram_t *s);
+
+/* SASLprep (RFC 4013, stringprep profile) of a UTF-8 string into a newly
+ * allocated NUL-terminated string. Returns 0, PGW_EENCODING (invalid UTF-8),
+ * PGW_EINVAL (prohibited output or bidi violation) or PGW_ENOMEM. */
+int pgw__saslprep(const pgw_allocator_t *alloc, const char *in, char **out);
+
+#endif

@@ -1,0 +1,60 @@
+/* The one error-code space: names, messages and the fatal flag, all
+ * generated from PGW_ERRNO_MAP so they cannot drift apart. */
+#include "pgwire/common.h"
+
+#include <string.h>
+
+const char *pgw_version(void)
+{
+    return PGW_VERSION_STRING;
+}
+
+const char *pgw_strerror(int code)
+{
+    switch (code) {
+#define PGW__ERR_MSG(name, value, fatal, msg)                                                      \
+    case value:                                                                                    \
+        return msg;
+        PGW_ERRNO_MAP(PGW__ERR_MSG)
+#undef PGW__ERR_MSG
+    case 0:
+        return "success";
+    default:
+        break;
+    }
+    if (code < 0 && code > -1000) {
+        /* libuv passes errno values through negated; describe them the same way. */
+        const char *s = strerror(-code);
+        if (s) return s;
+    }
+    return "unknown error";
+}
+
+const char *pgw_err_name(int code)
+{
+    switch (code) {
+#define PGW__ERR_NAME(name, value, fatal, msg)                                                     \
+    case value:                                                                                    \
+        return #name;
+        PGW_ERRNO_MAP(PGW__ERR_NAME)
+#undef PGW__ERR_NAME
+    case 0:
+        return "OK";
+    default:
+        return "UNKNOWN";
+    }
+}
+
+int pgw_is_fatal(int code)
+{
+    switch (code) {
+#define PGW__ERR_FATAL(name, value, fatal, msg)                                                    \
+    case value:                                                                                    \
+        return fatal;
+        PGW_ERRNO_MAP(PGW__ERR_FATAL)
+#undef PGW__ERR_FATAL
+    default:
+        /* A libuv/network error on a connection is fatal for it. */
+        return code < 0 && code > -1000;
+    }
+}

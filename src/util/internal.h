@@ -1,0 +1,89 @@
+/*
+ * Internal helpers shared by every layer: allocation through a
+ * pgw_allocator_t, big-endian loads and stores, and small utilities.
+ * Not installed; never include from a public header.
+ */
+#ifndef PGW_UTIL_INTERNAL_H
+#define PGW_UTIL_INTERNAL_H
+
+#include "pgwire/common.h"
+
+#include <stdint.h>
+#include <string.h>
+
+#define PGW__UNUSED(x) ((void)(x))
+#define PGW__ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+static inline const pgw_allocator_t *pgw__alloc_or_default(const pgw_allocator_t *a)
+{
+    return a ? a : pgw_allocator_default();
+}
+
+static inline void *pgw__malloc(const pgw_allocator_t *a, size_t n)
+{
+    a = pgw__alloc_or_default(a);
+    return a->malloc(n ? n : 1, a->ud);
+}
+
+static inline void *pgw__realloc(const pgw_allocator_t *a, void *p, size_t n)
+{
+    a = pgw__alloc_or_default(a);
+    return a->realloc(p, n ? n : 1, a->ud);
+}
+
+static inline void pgw__free(const pgw_allocator_t *a, void *p)
+{
+    if (!p) return;
+    a = pgw__alloc_or_default(a);
+    a->free(p, a->ud);
+}
+
+/* calloc with an overflow check on count * size. */
+static inline void *pgw__calloc(const pgw_allocator_t *a, size_t count, size_t size)
+{
+    if (size && count > SIZE_MAX / size) return NULL;
+    void *p = pgw__malloc(a, count * size);
+    if (p) memset(p, 0, count * size);
+    return p;
+}
+
+/* Duplicate n bytes into a NUL-terminated string. */
+char *pgw__strndup(const pgw_allocator_t *a, const char *s, size_t n);
+char *pgw__strdup(const pgw_allocator_t *a, const char *s);
+
+static inline uint16_t pgw__get16(const uint8_t *p)
+{
+    return (uint16_t)((uint16_t)p[0] << 8 | p[1]);
+}
+
+static inline uint32_t pgw__get32(const uint8_t *p)
+{
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static inline uint64_t pgw__get64(const uint8_t *p)
+{
+    return (uint64_t)pgw__get32(p) << 32 | pgw__get32(p + 4);
+}
+
+static inline void pgw__put16(uint8_t *p, uint16_t v)
+{
+    p[0] = (uint8_t)(v >> 8);
+    p[1] = (uint8_t)v;
+}
+
+static inline void pgw__put32(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)(v >> 24);
+    p[1] = (uint8_t)(v >> 16);
+    p[2] = (uint8_t)(v >> 8);
+    p[3] = (uint8_t)v;
+}
+
+static inline void pgw__put64(uint8_t *p, uint64_t v)
+{
+    pgw__put32(p, (uint32_t)(v >> 32));
+    pgw__put32(p + 4, (uint32_t)v);
+}
+
+#endif
