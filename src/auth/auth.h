@@ -25,11 +25,21 @@ typedef struct pgw__scram pgw__scram_t;
 int pgw__scram_new(pgw__scram_t **out, const pgw_allocator_t *alloc, const char *password,
                    const char *mechanism, const uint8_t *cb_data, size_t cb_len,
                    int client_supports_cb);
-/* client-first-message, appended to out. Returns 0 or PGW_ENOMEM. */
+/* Test hook: use nonce (printable ASCII without ',', at most 64 characters)
+ * instead of the 18 random bytes (base64) drawn by pgw__scram_new. Only
+ * before pgw__scram_client_first. Returns 0 or PGW_EINVAL. */
+int pgw__scram_set_nonce(pgw__scram_t *s, const char *nonce);
+/* Test hook: put user (escaped as a saslname) in client-first-message instead
+ * of the empty name PostgreSQL expects, to check against RFC test vectors.
+ * Only before pgw__scram_client_first. Returns 0, PGW_EINVAL or PGW_ENOMEM. */
+int pgw__scram_set_user(pgw__scram_t *s, const char *user);
+/* client-first-message, appended to out. Returns 0, PGW_ENOMEM, or
+ * PGW_EINVAL if called twice. */
 int pgw__scram_client_first(pgw__scram_t *s, pgw_buf_t *out);
 /* Process server-first-message and append client-final-message to out.
  * Returns 0, PGW_EAUTH (malformed message, nonce mismatch, iteration count
- * out of range) or PGW_ENOMEM. */
+ * out of range), PGW_ENOMEM, or PGW_EINVAL if not right after
+ * pgw__scram_client_first. The password is wiped once this has run. */
 int pgw__scram_client_final(pgw__scram_t *s, const uint8_t *server_first, size_t len,
                             pgw_buf_t *out);
 /* Verify server-final-message. Returns 0 only if the server signature is

@@ -1,0 +1,1017 @@
+/*
+ * Connection options with libpq's syntax, sources and rules: keyword/value
+ * strings and postgresql:// URIs, the service file, PG* environment
+ * variables, built-in defaults, host/hostaddr/port lists and the password
+ * file. See include/pgwire/conninfo.h for the order of precedence.
+ *
+ * Error messages use libpq's wording so that users recognise them.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "pgwire/conninfo.h"
+#include "util/internal.h"
+
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <pwd.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define DEFAULT_SYSCONFDIR "/etc/postgresql-common" /* Debian's libpq */
+#define MAX_FILE_SIZE      (1024 * 1024)            /* service and password files */
+
+/* How a value is checked once every source has been applied. */
+enum opt_check { CHECK_NONE, CHECK_INT, CHECK_ENUM };
+
+typedef struct option_def {
+    const char *keyword;
+    const char *envvar;
+    const char *fallback;
+    enum opt_check check;
+    const char *const *allowed; /* CHECK_ENUM: NULL-terminated */
+} option_def_t;
+
+static const char *const sslmodes[] = {"disable",   "allow",       "prefer", "require",
+                                       "verify-ca", "verify-full", NULL};
+static const char *const cb_modes[] = {"disable", "prefer", "require", NULL};
+static const char *const gss_modes[] = {"disable", "prefer", "require", NULL};
+static const char *const ssl_negotiations[] = {"postgres", "direct", NULL};
+static const char *const sslcert_modes[] = {"disable", "allow", "require", NULL};
+static const char *const session_attrs[] = {"any",     "read-write",     "read-only", "primary",
+                                            "standby", "prefer-standby", NULL};
+static const char *const lb_modes[] = {"disable", "random", NULL};
+static const char *const proto_versions[] = {"3.0", "3.2", "latest", NULL};
+static const char *const tls_versions[] = {"", "TLSv1", "TLSv1.1", "TLSv1.2", "TLSv1.3", NULL};
+static const char *const replication_modes[] = {"true", "on", "yes", "1",        "false",
+                                                "off",  "no", "0",   "database", NULL};
+
+/* libpq's keywords, environment variables and compiled-in defaults. */
+static const option_def_t options[] = {
+    {"service", "PGSERVICE", NULL, CHECK_NONE, NULL},
+    {"servicefile", "PGSERVICEFILE", NULL, CHECK_NONE, NULL},
+    {"user", "PGUSER", NULL, CHECK_NONE, NULL},
+    {"password", "PGPASSWORD", NULL, CHECK_NONE, NULL},
+    {"passfile", "PGPASSFILE", NULL, CHECK_NONE, NULL},
+    {"require_auth", "PGREQUIREAUTH", NULL, CHECK_NONE, NULL},
+    {"channel_binding", "PGCHANNELBINDING", "prefer", CHECK_ENUM, cb_modes},
+    {"connect_timeout", "PGCONNECT_TIMEOUT", NULL, CHECK_INT, NULL},
+    {"dbname", "PGDATABASE", NULL, CHECK_NONE, NULL},
+    {"host", "PGHOST", NULL, CHECK_NONE, NULL},
+    {"hostaddr", "PGHOSTADDR", NULL, CHECK_NONE, NULL},
+    {"port", "PGPORT", "5432", CHECK_NONE, NULL},
+    {"client_encoding", "PGCLIENTENCODING", NULL, CHECK_NONE, NULL},
+    {"options", "PGOPTIONS", NULL, CHECK_NONE, NULL},
+    {"application_name", "PGAPPNAME", NULL, CHECK_NONE, NULL},
+    {"fallback_application_name", NULL, NULL, CHECK_NONE, NULL},
+    {"keepalives", NULL, NULL, CHECK_INT, NULL},
+    {"keepalives_idle", NULL, NULL, CHECK_INT, NULL},
+    {"keepalives_interval", NULL, NULL, CHECK_INT, NULL},
+    {"keepalives_count", NULL, NULL, CHECK_INT, NULL},
+    {"tcp_user_timeout", NULL, NULL, CHECK_INT, NULL},
+    {"sslmode", "PGSSLMODE", "prefer", CHECK_ENUM, sslmodes},
+    {"sslnegotiation", "PGSSLNEGOTIATION", "postgres", CHECK_ENUM, ssl_negotiations},
+    {"sslcompression", "PGSSLCOMPRESSION", "0", CHECK_NONE, NULL},
+    {"sslcert", "PGSSLCERT", NULL, CHECK_NONE, NULL},
+    {"sslkey", "PGSSLKEY", NULL, CHECK_NONE, NULL},
+    {"sslcertmode", "PGSSLCERTMODE", "allow", CHECK_ENUM, sslcert_modes},
+    {"sslpassword", NULL, NULL, CHECK_NONE, NULL},
+    {"sslrootcert", "PGSSLROOTCERT", NULL, CHECK_NONE, NULL},
+    {"sslcrl", "PGSSLCRL", NULL, CHECK_NONE, NULL},
+    {"sslcrldir", "PGSSLCRLDIR", NULL, CHECK_NONE, NULL},
+    {"sslsni", "PGSSLSNI", "1", CHECK_NONE, NULL},
+    {"requirepeer", "PGREQUIREPEER", NULL, CHECK_NONE, NULL},
+    {"ssl_min_protocol_version", "PGSSLMINPROTOCOLVERSION", "TLSv1.2", CHECK_ENUM, tls_versions},
+    {"ssl_max_protocol_version", "PGSSLMAXPROTOCOLVERSION", NULL, CHECK_ENUM, tls_versions},
+    {"gssencmode", "PGGSSENCMODE", "disable", CHECK_ENUM, gss_modes},
+    {"krbsrvname", "PGKRBSRVNAME", "postgres", CHECK_NONE, NULL},
+    {"gsslib", "PGGSSLIB", NULL, CHECK_NONE, NULL},
+    {"gssdelegation", "PGGSSDELEGATION", "0", CHECK_NONE, NULL},
+    {"replication", NULL, NULL, CHECK_ENUM, replication_modes},
+    {"target_session_attrs", "PGTARGETSESSIONATTRS", "any", CHECK_ENUM, session_attrs},
+    {"load_balance_hosts", "PGLOADBALANCEHOSTS", "disable", CHECK_ENUM, lb_modes},
+    {"min_protocol_version", "PGMINPROTOCOLVERSION", "3.0", CHECK_ENUM, proto_versions},
+    {"max_protocol_version", "PGMAXPROTOCOLVERSION", "3.0", CHECK_ENUM, proto_versions},
+};
+
+#define NOPTS PGW__ARRAY_LEN(options)
+
+/* Environment variables libpq sends as startup parameters (value "default"
+ * means "do not send"). */
+static const struct {
+    const char *envvar, *param;
+} env_params[] = {{"PGDATESTYLE", "DateStyle"}, {"PGTZ", "TimeZone"}, {"PGGEQO", "geqo"}};
+
+#define NENV_PARAMS PGW__ARRAY_LEN(env_params)
+
+/* One usable line of the password file, fields unescaped; NULL = '*'. */
+typedef struct pgpass_entry {
+    const char *field[4]; /* host, port, database, user */
+    const char *password;
+} pgpass_entry_t;
+
+struct pgw_conninfo {
+    const pgw_allocator_t *alloc;
+    char *val[NOPTS];
+    char *env_param[NENV_PARAMS];
+    size_t nhosts;
+    pgw_host_t *hosts;
+    char *host_list, *addr_list; /* split copies the hosts point into */
+    char *pgpass_text;           /* the file's text, split in place */
+    pgpass_entry_t *pgpass;
+    size_t npgpass;
+    char *passfile_warning;
+};
+
+/* ---- small helpers ---- */
+
+static void set_error(char *errbuf, size_t errlen, const char *fmt, ...)
+{
+    if (!errbuf || errlen == 0) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(errbuf, errlen, fmt, ap);
+    va_end(ap);
+}
+
+/* errbuf and errlen travel together through the parser. */
+typedef struct err_out {
+    char *buf;
+    size_t len;
+} err_out_t;
+
+#define FAIL(e, ...) (set_error((e)->buf, (e)->len, __VA_ARGS__), PGW_ECONNINFO)
+
+static int option_index(const char *keyword)
+{
+    for (size_t i = 0; i < NOPTS; i++)
+        if (strcmp(options[i].keyword, keyword) == 0) return (int)i;
+    return -1;
+}
+
+static int opt(const char *keyword)
+{
+    int i = option_index(keyword);
+    return i < 0 ? 0 : i; /* only called with names from the table */
+}
+
+#define VAL(ci, kw) ((ci)->val[opt(kw)])
+
+/* Set keyword to value (copied). replace: overwrite an earlier value. */
+static int store(pgw_conninfo_t *ci, int i, const char *value, bool replace)
+{
+    if (ci->val[i] && !replace) return 0;
+    char *copy = pgw__strdup(ci->alloc, value);
+    if (!copy) return PGW_ENOMEM;
+    pgw__free(ci->alloc, ci->val[i]);
+    ci->val[i] = copy;
+    return 0;
+}
+
+static int store_keyword(pgw_conninfo_t *ci, const char *kw, const char *value, err_out_t *e)
+{
+    int i = option_index(kw);
+    if (i < 0) return FAIL(e, "invalid connection option \"%s\"", kw);
+    return store(ci, i, value, true);
+}
+
+static bool is_blank(char c)
+{
+    return isspace((unsigned char)c) != 0;
+}
+
+/* ---- keyword/value strings ---- */
+
+/* Read one value at *pp into out (room for strlen(*pp) + 1): quoted with
+ * '...' or bare up to whitespace; backslash escapes the next character. */
+static int read_value(const char **pp, char *out, err_out_t *e)
+{
+    const char *p = *pp;
+    if (*p == '\'') {
+        p++;
+        for (;;) {
+            if (*p == '\0') return FAIL(e, "unterminated quoted string in connection info string");
+            if (*p == '\\' && p[1] != '\0') {
+                p++;
+            } else if (*p == '\'') {
+                p++;
+                break;
+            }
+            *out++ = *p++;
+        }
+    } else {
+        while (*p && !is_blank(*p)) {
+            if (*p == '\\' && p[1] != '\0') p++;
+            *out++ = *p++;
+        }
+    }
+    *out = '\0';
+    *pp = p;
+    return 0;
+}
+
+static int parse_keyword_value(pgw_conninfo_t *ci, const char *s, err_out_t *e)
+{
+    size_t n = strlen(s);
+    char *kw = pgw__malloc(ci->alloc, n + 1), *val = pgw__malloc(ci->alloc, n + 1);
+    int rc = kw && val ? 0 : PGW_ENOMEM;
+    const char *p = s;
+    while (rc == 0) {
+        while (is_blank(*p))
+            p++;
+        if (*p == '\0') break;
+        const char *start = p;
+        while (*p && !is_blank(*p) && *p != '=')
+            p++;
+        memcpy(kw, start, (size_t)(p - start));
+        kw[p - start] = '\0';
+        while (is_blank(*p))
+            p++;
+        if (*p != '=') {
+            rc = FAIL(e, "missing \"=\" after \"%s\" in connection info string", kw);
+            break;
+        }
+        p++;
+        while (is_blank(*p))
+            p++;
+        rc = read_value(&p, val, e);
+        if (rc == 0) rc = store_keyword(ci, kw, val, e);
+    }
+    pgw__free(ci->alloc, kw);
+    pgw__free(ci->alloc, val);
+    return rc;
+}
+
+/* ---- URIs ---- */
+
+static int hex_value(char c)
+{
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+/* Percent-decode s in place. */
+static int uri_decode(char *s, err_out_t *e)
+{
+    char *w = s;
+    for (const char *r = s; *r; r++) {
+        if (*r != '%') {
+            *w++ = *r;
+            continue;
+        }
+        int hi = r[1] ? hex_value(r[1]) : -1, lo = hi >= 0 && r[2] ? hex_value(r[2]) : -1;
+        if (hi < 0 || lo < 0) return FAIL(e, "invalid percent-encoded token: \"%s\"", s);
+        if (hi == 0 && lo == 0)
+            return FAIL(e, "forbidden value %%00 in percent-encoded value: \"%s\"", s);
+        *w++ = (char)(hi << 4 | lo);
+        r += 2;
+    }
+    *w = '\0';
+    return 0;
+}
+
+static int store_decoded(pgw_conninfo_t *ci, const char *kw, char *value, err_out_t *e)
+{
+    int rc = uri_decode(value, e);
+    return rc ? rc : store_keyword(ci, kw, value, e);
+}
+
+/* "?key=value&...": libpq's names, plus ssl=true meaning sslmode=require. */
+static int parse_uri_params(pgw_conninfo_t *ci, char *p, err_out_t *e)
+{
+    while (*p) {
+        char *key = p, *eq = NULL;
+        while (*p && *p != '&') {
+            if (*p == '=') {
+                if (eq)
+                    return FAIL(e, "extra key/value separator \"=\" in URI query parameter: \"%s\"",
+                                key);
+                eq = p;
+            }
+            p++;
+        }
+        if (*p == '&') *p++ = '\0';
+        if (!eq)
+            return FAIL(e, "missing key/value separator \"=\" in URI query parameter: \"%s\"", key);
+        *eq = '\0';
+        char *value = eq + 1;
+        int rc = uri_decode(key, e);
+        if (rc == 0) rc = uri_decode(value, e);
+        if (rc != 0) return rc;
+        if (strcmp(key, "ssl") == 0 && strcmp(value, "true") == 0) {
+            key = "sslmode";
+            value = "require";
+        }
+        int i = option_index(key);
+        if (i < 0) return FAIL(e, "invalid URI query parameter: \"%s\"", key);
+        rc = store(ci, i, value, true);
+        if (rc != 0) return rc;
+    }
+    return 0;
+}
+
+/* "user[:password]@" if an '@' comes before the first '/'. */
+static int parse_uri_credentials(pgw_conninfo_t *ci, char **pp, err_out_t *e)
+{
+    char *start = *pp, *p = start;
+    while (*p && *p != '@' && *p != '/')
+        p++;
+    if (*p != '@') return 0;
+    *p = '\0';
+    *pp = p + 1;
+    char *colon = strchr(start, ':');
+    if (colon) *colon = '\0';
+    int rc = 0;
+    if (*start) rc = store_decoded(ci, "user", start, e);
+    if (rc == 0 && colon && colon[1]) rc = store_decoded(ci, "password", colon + 1, e);
+    return rc;
+}
+
+static int buf_add(pgw_buf_t *b, const char *s, size_t n)
+{
+    return pgw_buf_append(b, s, n) == 0 ? 0 : PGW_ENOMEM;
+}
+
+/* host[:port] entries separated by ',', IPv6 literals in brackets. Leaves
+ * *pp at the character that ended the list ('\0', '/' or '?'), which it
+ * returns in *end. */
+static int parse_uri_hosts(char **pp, pgw_buf_t *hosts, pgw_buf_t *ports, char *end,
+                           const char *uri, err_out_t *e)
+{
+    char *p = *pp, stop = '\0';
+    do {
+        if (stop == ',') p++; /* past the separator, now a NUL */
+        char *host = p;
+        if (*p == '[') {
+            host = ++p;
+            while (*p && *p != ']')
+                p++;
+            if (*p == '\0')
+                return FAIL(e,
+                            "end of string reached when looking for matching \"]\" in IPv6 host "
+                            "address in URI: \"%s\"",
+                            uri);
+            if (p == host) return FAIL(e, "IPv6 host address may not be empty in URI: \"%s\"", uri);
+            *p++ = '\0';
+            if (*p && *p != ':' && *p != '/' && *p != '?' && *p != ',')
+                return FAIL(e,
+                            "unexpected character \"%c\" at position %d in URI (expected \":\" "
+                            "or \"/\"): \"%s\"",
+                            *p, (int)(p - *pp) + 1, uri);
+        } else {
+            while (*p && *p != ':' && *p != '/' && *p != '?' && *p != ',')
+                p++;
+        }
+        stop = *p;
+        *p = '\0';
+        if (buf_add(hosts, host, strlen(host)) || buf_add(hosts, ",", 1)) return PGW_ENOMEM;
+        if (stop == ':') {
+            char *port = ++p;
+            while (*p && *p != '/' && *p != '?' && *p != ',')
+                p++;
+            stop = *p;
+            *p = '\0';
+            if (buf_add(ports, port, strlen(port))) return PGW_ENOMEM;
+        }
+        if (buf_add(ports, ",", 1)) return PGW_ENOMEM;
+    } while (stop == ',');
+    *pp = p;
+    *end = stop;
+    return 0;
+}
+
+/* Store a comma list built by parse_uri_hosts (trailing ',' dropped) unless
+ * it is empty. */
+static int store_list(pgw_conninfo_t *ci, const char *kw, pgw_buf_t *b, err_out_t *e)
+{
+    if (buf_add(b, "", 1)) return PGW_ENOMEM;
+    char *s = (char *)b->data;
+    size_t n = strlen(s);
+    if (n && s[n - 1] == ',') s[n - 1] = '\0';
+    return s[0] ? store_decoded(ci, kw, s, e) : 0;
+}
+
+static size_t uri_prefix_len(const char *s)
+{
+    if (strncmp(s, "postgresql://", 13) == 0) return 13;
+    if (strncmp(s, "postgres://", 11) == 0) return 11;
+    return 0;
+}
+
+static int parse_uri(pgw_conninfo_t *ci, const char *uri, size_t prefix, err_out_t *e)
+{
+    char *copy = pgw__strdup(ci->alloc, uri);
+    if (!copy) return PGW_ENOMEM;
+    pgw_buf_t hosts, ports;
+    pgw_buf_init(&hosts, ci->alloc);
+    pgw_buf_init(&ports, ci->alloc);
+    char *p = copy + prefix, stop = '\0';
+    int rc = parse_uri_credentials(ci, &p, e);
+    if (rc == 0) rc = parse_uri_hosts(&p, &hosts, &ports, &stop, uri, e);
+    if (rc == 0) rc = store_list(ci, "host", &hosts, e);
+    if (rc == 0) rc = store_list(ci, "port", &ports, e);
+    if (rc == 0 && stop == '/') {
+        char *db = ++p;
+        while (*p && *p != '?')
+            p++;
+        stop = *p;
+        *p = '\0';
+        if (*db) rc = store_decoded(ci, "dbname", db, e);
+    }
+    if (rc == 0 && stop == '?') rc = parse_uri_params(ci, p + 1, e);
+    pgw_buf_free(&hosts);
+    pgw_buf_free(&ports);
+    pgw__free(ci->alloc, copy);
+    return rc;
+}
+
+/* ---- files ---- */
+
+/* Read a whole small file. Returns 0 (with *out NUL-terminated, owned),
+ * 1 if it does not exist or cannot be read, or PGW_ENOMEM. */
+static int read_file(const pgw_allocator_t *a, const char *path, char **out)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return 1;
+    struct stat st;
+    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
+        fclose(f);
+        return 1;
+    }
+    /* Sized from the file, capped: a larger file is read up to the cap. */
+    size_t cap = st.st_size > MAX_FILE_SIZE ? MAX_FILE_SIZE : (size_t)st.st_size;
+    char *text = pgw__malloc(a, cap + 1);
+    if (!text) {
+        fclose(f);
+        return PGW_ENOMEM;
+    }
+    size_t n = cap ? fread(text, 1, cap, f) : 0;
+    bool bad = ferror(f) != 0;
+    fclose(f);
+    if (bad) {
+        pgw__free(a, text);
+        return 1;
+    }
+    text[n] = '\0';
+    *out = text;
+    return 0;
+}
+
+/* The next line of *pp (NUL-terminated in place, trailing CR/LF removed). */
+static char *next_line(char **pp)
+{
+    char *line = *pp;
+    if (*line == '\0') return NULL;
+    char *nl = strchr(line, '\n');
+    if (nl) {
+        *nl = '\0';
+        *pp = nl + 1;
+    } else {
+        *pp = line + strlen(line);
+    }
+    size_t n = strlen(line);
+    while (n && line[n - 1] == '\r')
+        line[--n] = '\0';
+    return line;
+}
+
+static const char *home_dir(void)
+{
+    const char *home = getenv("HOME");
+    if (home && *home) return home;
+    struct passwd *pw = getpwuid(geteuid());
+    return pw ? pw->pw_dir : NULL;
+}
+
+/* ---- the service file ---- */
+
+/* Apply the lines of section [service] in text to unset options. Returns 1
+ * if the section was found, 0 if not, or an error. */
+static int apply_service_text(pgw_conninfo_t *ci, char *text, const char *path, const char *service,
+                              err_out_t *e)
+{
+    bool in_group = false, found = false;
+    size_t service_len = strlen(service);
+    char *cursor = text, *line;
+    for (int lineno = 1; (line = next_line(&cursor)) != NULL; lineno++) {
+        size_t n = strlen(line);
+        while (n && is_blank(line[n - 1]))
+            line[--n] = '\0';
+        while (is_blank(*line))
+            line++;
+        if (*line == '\0' || *line == '#') continue;
+        if (*line == '[') {
+            if (found) break; /* the section ended */
+            in_group = strncmp(line + 1, service, service_len) == 0 && line[service_len + 1] == ']';
+            found = in_group;
+            continue;
+        }
+        if (!in_group) continue;
+        char *eq = strchr(line, '=');
+        if (!eq) return FAIL(e, "syntax error in service file \"%s\", line %d", path, lineno);
+        *eq = '\0';
+        if (strcmp(line, "service") == 0 || strcmp(line, "servicefile") == 0)
+            return FAIL(e,
+                        "nested \"%s\" specifications not supported in service file \"%s\", "
+                        "line %d",
+                        line, path, lineno);
+        int i = option_index(line);
+        if (i < 0) return FAIL(e, "syntax error in service file \"%s\", line %d", path, lineno);
+        int rc = store(ci, i, eq + 1, false);
+        if (rc != 0) return rc;
+    }
+    return found ? 1 : 0;
+}
+
+static int apply_service_file(pgw_conninfo_t *ci, const char *path, const char *service,
+                              err_out_t *e)
+{
+    char *text = NULL;
+    int rc = read_file(ci->alloc, path, &text);
+    if (rc != 0) return rc == 1 ? 0 : rc;
+    rc = apply_service_text(ci, text, path, service, e);
+    pgw__free(ci->alloc, text);
+    return rc;
+}
+
+static int apply_service(pgw_conninfo_t *ci, err_out_t *e)
+{
+    const char *service = VAL(ci, "service") ? VAL(ci, "service") : getenv("PGSERVICE");
+    if (!service || !*service) return 0;
+    char path[4096];
+    const char *file = VAL(ci, "servicefile") ? VAL(ci, "servicefile") : getenv("PGSERVICEFILE");
+    const char *home = file ? NULL : home_dir();
+    int rc = 0;
+    if (file)
+        snprintf(path, sizeof path, "%s", file);
+    else if (home)
+        snprintf(path, sizeof path, "%s/.pg_service.conf", home);
+    if (file || home) rc = apply_service_file(ci, path, service, e);
+    if (rc != 0) return rc < 0 ? rc : 0;
+    const char *sysconf = getenv("PGSYSCONFDIR");
+    snprintf(path, sizeof path, "%s/pg_service.conf", sysconf ? sysconf : DEFAULT_SYSCONFDIR);
+    rc = apply_service_file(ci, path, service, e);
+    if (rc < 0) return rc;
+    if (rc == 0) return FAIL(e, "definition of service \"%s\" not found", service);
+    return 0;
+}
+
+/* ---- environment and defaults ---- */
+
+/* Case-insensitive "default", the value that means "do not send". */
+static bool is_default_word(const char *v)
+{
+    const char *d = "default";
+    for (; *v && *d; v++, d++)
+        if (tolower((unsigned char)*v) != *d) return false;
+    return *v == '\0' && *d == '\0';
+}
+
+static int apply_environment(pgw_conninfo_t *ci)
+{
+    for (size_t i = 0; i < NOPTS; i++) {
+        const char *v = options[i].envvar ? getenv(options[i].envvar) : NULL;
+        if (v && store(ci, (int)i, v, false) != 0) return PGW_ENOMEM;
+    }
+    for (size_t i = 0; i < NENV_PARAMS; i++) {
+        const char *v = getenv(env_params[i].envvar);
+        if (!v || !*v || is_default_word(v)) continue;
+        ci->env_param[i] = pgw__strdup(ci->alloc, v);
+        if (!ci->env_param[i]) return PGW_ENOMEM;
+    }
+    return 0;
+}
+
+static int apply_defaults(pgw_conninfo_t *ci, err_out_t *e)
+{
+    for (size_t i = 0; i < NOPTS; i++)
+        if (options[i].fallback && store(ci, (int)i, options[i].fallback, false) != 0)
+            return PGW_ENOMEM;
+    int user = opt("user"), db = opt("dbname"), host = opt("host");
+    if (!ci->val[user] || !ci->val[user][0]) {
+        struct passwd *pw = getpwuid(geteuid());
+        if (!pw) return FAIL(e, "could not look up local user ID %ld", (long)geteuid());
+        if (store(ci, user, pw->pw_name, true) != 0) return PGW_ENOMEM;
+    }
+    if (!ci->val[db] || !ci->val[db][0])
+        if (store(ci, db, ci->val[user], true) != 0) return PGW_ENOMEM;
+    const char *addr = VAL(ci, "hostaddr");
+    if ((!ci->val[host] || !ci->val[host][0]) && (!addr || !addr[0]))
+        if (store(ci, host, PGW_DEFAULT_SOCKET_DIR, true) != 0) return PGW_ENOMEM;
+    return 0;
+}
+
+/* ---- validation ---- */
+
+static bool parse_int(const char *s, long *out)
+{
+    while (is_blank(*s))
+        s++;
+    if (*s == '\0') return false;
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s) return false;
+    while (is_blank(*end))
+        end++;
+    if (*end) return false;
+    *out = v;
+    return true;
+}
+
+static bool in_list(const char *v, const char *const *list)
+{
+    for (; *list; list++)
+        if (strcmp(v, *list) == 0) return true;
+    return false;
+}
+
+static int check_require_auth(const char *v, err_out_t *e)
+{
+    static const char *const methods[] = {"password",      "md5",  "gss",   "sspi",
+                                          "scram-sha-256", "none", "oauth", NULL};
+    char seen[PGW__ARRAY_LEN(methods)] = {0};
+    int negated = -1;
+    const char *p = v;
+    for (;;) {
+        const char *end = strchr(p, ',');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        bool neg = n > 0 && *p == '!';
+        if (neg) p++, n--;
+        if (negated >= 0 && negated != neg)
+            return FAIL(e,
+                        "negative require_auth method \"%s\" cannot be mixed with non-negative "
+                        "methods",
+                        v);
+        negated = neg;
+        size_t m = 0;
+        while (methods[m] && (strlen(methods[m]) != n || strncmp(methods[m], p, n) != 0))
+            m++;
+        if (!methods[m]) return FAIL(e, "invalid require_auth value: \"%s\"", v);
+        if (seen[m]++)
+            return FAIL(e, "require_auth method \"%s\" is specified more than once", methods[m]);
+        if (!end) return 0;
+        p = end + 1;
+    }
+}
+
+static int proto_version_rank(const char *v)
+{
+    return strcmp(v, "3.0") == 0 ? 0 : 2; /* "3.2" and "latest" */
+}
+
+static int validate(pgw_conninfo_t *ci, err_out_t *e)
+{
+    for (size_t i = 0; i < NOPTS; i++) {
+        const char *v = ci->val[i];
+        if (!v) continue;
+        long n;
+        if (options[i].check == CHECK_INT && *v && !parse_int(v, &n))
+            return FAIL(e, "invalid integer value \"%s\" for connection option \"%s\"", v,
+                        options[i].keyword);
+        if (options[i].check == CHECK_ENUM && !in_list(v, options[i].allowed))
+            return FAIL(e, "invalid %s value: \"%s\"", options[i].keyword, v);
+    }
+    const char *ra = VAL(ci, "require_auth");
+    if (ra && *ra) {
+        int rc = check_require_auth(ra, e);
+        if (rc != 0) return rc;
+    }
+    const char *minv = VAL(ci, "min_protocol_version"), *maxv = VAL(ci, "max_protocol_version");
+    if (proto_version_rank(minv) > proto_version_rank(maxv))
+        return FAIL(e, "min_protocol_version %s cannot be greater than max_protocol_version %s",
+                    minv, maxv);
+    return 0;
+}
+
+/* ---- hosts ---- */
+
+static size_t list_count(const char *s)
+{
+    size_t n = 1;
+    for (; *s; s++)
+        n += *s == ',';
+    return n;
+}
+
+/* Split a copy of s at commas; returns the copy (the i-th element is found
+ * by list_item). */
+static char *list_split(const pgw_allocator_t *a, const char *s)
+{
+    char *copy = pgw__strdup(a, s);
+    if (!copy) return NULL;
+    for (char *p = copy; *p; p++)
+        if (*p == ',') *p = '\0';
+    return copy;
+}
+
+static const char *list_item(const char *split, size_t i)
+{
+    while (i--)
+        split += strlen(split) + 1;
+    return split;
+}
+
+static int parse_port(const char *s, uint16_t *out, err_out_t *e)
+{
+    long n;
+    if (*s == '\0') {
+        *out = PGW_DEFAULT_PORT;
+        return 0;
+    }
+    if (!parse_int(s, &n) || n < 1 || n > 65535) return FAIL(e, "invalid port number: \"%s\"", s);
+    *out = (uint16_t)n;
+    return 0;
+}
+
+static int check_hostaddr(const char *s, err_out_t *e)
+{
+    unsigned char buf[16];
+    if (inet_pton(AF_INET, s, buf) == 1 || inet_pton(AF_INET6, s, buf) == 1) return 0;
+    return FAIL(e, "could not parse network address \"%s\"", s);
+}
+
+static int build_hosts(pgw_conninfo_t *ci, err_out_t *e)
+{
+    const char *host = VAL(ci, "host"), *addr = VAL(ci, "hostaddr"), *port = VAL(ci, "port");
+    bool has_host = host && *host, has_addr = addr && *addr;
+    size_t nhost = has_host ? list_count(host) : 0, naddr = has_addr ? list_count(addr) : 0;
+    size_t n = has_addr ? naddr : has_host ? nhost : 1;
+    if (has_host && has_addr && nhost != naddr)
+        return FAIL(e, "could not match %zu host names to %zu hostaddr values", nhost, naddr);
+    size_t nport = port && *port ? list_count(port) : 0;
+    if (nport > 1 && nport != n)
+        return FAIL(e, "could not match %zu port numbers to %zu hosts", nport, n);
+    char *ports = nport ? list_split(ci->alloc, port) : NULL;
+    ci->host_list = has_host ? list_split(ci->alloc, host) : NULL;
+    ci->addr_list = has_addr ? list_split(ci->alloc, addr) : NULL;
+    ci->hosts = pgw__calloc(ci->alloc, n, sizeof *ci->hosts);
+    int rc = 0;
+    if ((nport && !ports) || (has_host && !ci->host_list) || (has_addr && !ci->addr_list) ||
+        !ci->hosts)
+        rc = PGW_ENOMEM;
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        pgw_host_t *h = &ci->hosts[i];
+        h->host = has_host ? list_item(ci->host_list, i) : "";
+        h->hostaddr = has_addr ? list_item(ci->addr_list, i) : NULL;
+        if (h->hostaddr && !*h->hostaddr) h->hostaddr = NULL;
+        if (h->hostaddr) rc = check_hostaddr(h->hostaddr, e);
+        if (!*h->host && !h->hostaddr) h->host = PGW_DEFAULT_SOCKET_DIR;
+        h->is_unix = !h->hostaddr && (h->host[0] == '/' || h->host[0] == '@');
+        if (rc == 0)
+            rc = parse_port(nport ? list_item(ports, nport == 1 ? 0 : i) : "", &h->port, e);
+    }
+    pgw__free(ci->alloc, ports);
+    ci->nhosts = n;
+    return rc;
+}
+
+/* ---- the password file ---- */
+
+/* Cut one field at *pp up to an unescaped ':', unescaping in place. Returns
+ * NULL if the line ends first. *wild is set if the field is exactly "*". */
+static char *cut_field(char **pp, bool *wild)
+{
+    char *start = *pp, *r = start, *w = start;
+    *wild = r[0] == '*' && r[1] == ':';
+    while (*r && *r != ':') {
+        if (*r == '\\' && r[1]) r++;
+        *w++ = *r++;
+    }
+    if (*r != ':') return NULL;
+    *w = '\0';
+    *pp = r + 1;
+    return start;
+}
+
+static void unescape_rest(char *s)
+{
+    char *w = s;
+    for (char *r = s; *r; r++) {
+        if (*r == '\\' && r[1]) r++;
+        *w++ = *r;
+    }
+    *w = '\0';
+}
+
+static int parse_pgpass(pgw_conninfo_t *ci, char *text)
+{
+    size_t lines = 1;
+    for (const char *p = text; *p; p++)
+        lines += *p == '\n';
+    ci->pgpass = pgw__calloc(ci->alloc, lines, sizeof *ci->pgpass);
+    if (!ci->pgpass) return PGW_ENOMEM;
+    char *cursor = text, *line;
+    while ((line = next_line(&cursor)) != NULL) {
+        if (*line == '\0' || *line == '#') continue;
+        pgpass_entry_t *en = &ci->pgpass[ci->npgpass];
+        char *p = line;
+        bool ok = true;
+        for (int f = 0; f < 4 && ok; f++) {
+            bool wild;
+            char *field = cut_field(&p, &wild);
+            ok = field != NULL;
+            en->field[f] = wild ? NULL : field;
+        }
+        if (!ok) continue;
+        unescape_rest(p);
+        en->password = p;
+        ci->npgpass++;
+    }
+    return 0;
+}
+
+static int set_warning(pgw_conninfo_t *ci, const char *fmt, const char *path)
+{
+    char msg[4200];
+    snprintf(msg, sizeof msg, fmt, path);
+    ci->passfile_warning = pgw__strdup(ci->alloc, msg);
+    return ci->passfile_warning ? 0 : PGW_ENOMEM;
+}
+
+static int load_pgpass(pgw_conninfo_t *ci)
+{
+    const char *pw = VAL(ci, "password");
+    if (pw && *pw) return 0;
+    char path[4096];
+    const char *file = VAL(ci, "passfile");
+    if (file && *file) {
+        snprintf(path, sizeof path, "%s", file);
+    } else {
+        const char *home = home_dir();
+        if (!home) return 0;
+        snprintf(path, sizeof path, "%s/.pgpass", home);
+    }
+    struct stat st;
+    if (stat(path, &st) != 0) return 0;
+    if (!S_ISREG(st.st_mode))
+        return set_warning(ci, "password file \"%s\" is not a plain file", path);
+    if (st.st_mode & (S_IRWXG | S_IRWXO))
+        return set_warning(ci,
+                           "password file \"%s\" has group or world access; permissions should "
+                           "be u=rw (0600) or less",
+                           path);
+    int rc = read_file(ci->alloc, path, &ci->pgpass_text);
+    if (rc != 0) return rc == 1 ? 0 : rc;
+    return parse_pgpass(ci, ci->pgpass_text);
+}
+
+/* ---- public API ---- */
+
+int pgw_conninfo_parse(pgw_conninfo_t **out, const char *conninfo, const pgw_allocator_t *alloc,
+                       char *errbuf, size_t errlen)
+{
+    *out = NULL;
+    if (errbuf && errlen) errbuf[0] = '\0';
+    err_out_t e = {errbuf, errlen};
+    pgw_conninfo_t *ci = pgw__calloc(alloc, 1, sizeof *ci);
+    if (!ci) return PGW_ENOMEM;
+    ci->alloc = alloc;
+    if (!conninfo) conninfo = "";
+    size_t prefix = uri_prefix_len(conninfo);
+    int rc = prefix ? parse_uri(ci, conninfo, prefix, &e) : parse_keyword_value(ci, conninfo, &e);
+    if (rc == 0) rc = apply_service(ci, &e);
+    if (rc == 0) rc = apply_environment(ci);
+    if (rc == 0) rc = apply_defaults(ci, &e);
+    if (rc == 0) rc = validate(ci, &e);
+    if (rc == 0) rc = build_hosts(ci, &e);
+    if (rc == 0) rc = load_pgpass(ci);
+    if (rc != 0) {
+        if (rc == PGW_ENOMEM) set_error(errbuf, errlen, "out of memory");
+        pgw_conninfo_free(ci);
+        return rc;
+    }
+    *out = ci;
+    return 0;
+}
+
+static void free_secret(const pgw_allocator_t *a, char *s)
+{
+    if (!s) return;
+    /* volatile keeps the wipe from being optimised away */
+    for (volatile char *p = s; *p; p++)
+        *p = 0;
+    pgw__free(a, s);
+}
+
+void pgw_conninfo_free(pgw_conninfo_t *ci)
+{
+    if (!ci) return;
+    const pgw_allocator_t *a = ci->alloc;
+    for (size_t i = 0; i < NOPTS; i++) {
+        if (i == (size_t)opt("password") || i == (size_t)opt("sslpassword"))
+            free_secret(a, ci->val[i]);
+        else
+            pgw__free(a, ci->val[i]);
+    }
+    for (size_t i = 0; i < NENV_PARAMS; i++)
+        pgw__free(a, ci->env_param[i]);
+    pgw__free(a, ci->hosts);
+    pgw__free(a, ci->host_list);
+    pgw__free(a, ci->addr_list);
+    if (ci->pgpass_text) memset(ci->pgpass_text, 0, strlen(ci->pgpass_text));
+    pgw__free(a, ci->pgpass_text);
+    pgw__free(a, ci->pgpass);
+    pgw__free(a, ci->passfile_warning);
+    pgw__free(a, ci);
+}
+
+const char *pgw_conninfo_get(const pgw_conninfo_t *ci, const char *keyword)
+{
+    int i = option_index(keyword);
+    return i < 0 ? NULL : ci->val[i];
+}
+
+const char *pgw_conninfo_keyword(size_t i)
+{
+    return i < NOPTS ? options[i].keyword : NULL;
+}
+
+const char *pgw_conninfo_keyword_envvar(const char *keyword)
+{
+    int i = option_index(keyword);
+    return i < 0 ? NULL : options[i].envvar;
+}
+
+size_t pgw_conninfo_nhosts(const pgw_conninfo_t *ci)
+{
+    return ci->nhosts;
+}
+
+int pgw_conninfo_host(const pgw_conninfo_t *ci, size_t i, pgw_host_t *out)
+{
+    if (i >= ci->nhosts) return PGW_EINDEX;
+    *out = ci->hosts[i];
+    return 0;
+}
+
+int pgw_host_socket_path(const pgw_host_t *h, char *buf, size_t len)
+{
+    if (!h->is_unix) return PGW_EINVAL;
+    int n = snprintf(buf, len, "%s/.s.PGSQL.%u", h->host, (unsigned)h->port);
+    if (n < 0 || (size_t)n >= len) return PGW_ERANGE;
+    return n;
+}
+
+static bool field_matches(const char *field, const char *value)
+{
+    return field == NULL || strcmp(field, value) == 0;
+}
+
+const char *pgw_conninfo_password(const pgw_conninfo_t *ci, const pgw_host_t *h)
+{
+    const char *pw = VAL(ci, "password");
+    if (pw && *pw) return pw;
+    /* libpq matches a socket in the default directory, or no host, as
+     * "localhost"; with only hostaddr it matches the address. */
+    const char *host = h->host && *h->host ? h->host : h->hostaddr;
+    if (!host || !*host || strcmp(host, PGW_DEFAULT_SOCKET_DIR) == 0) host = "localhost";
+    char port[8];
+    snprintf(port, sizeof port, "%u", (unsigned)h->port);
+    const char *db = VAL(ci, "dbname"), *user = VAL(ci, "user");
+    for (size_t i = 0; i < ci->npgpass; i++) {
+        const pgpass_entry_t *en = &ci->pgpass[i];
+        if (field_matches(en->field[0], host) && field_matches(en->field[1], port) &&
+            field_matches(en->field[2], db) && field_matches(en->field[3], user))
+            return en->password;
+    }
+    return NULL;
+}
+
+const char *pgw_conninfo_passfile_warning(const pgw_conninfo_t *ci)
+{
+    return ci->passfile_warning;
+}
+
+int pgw_conninfo_startup_params(const pgw_conninfo_t *ci, const char **out, size_t cap)
+{
+    const char *app = VAL(ci, "application_name");
+    if (!app || !*app) app = VAL(ci, "fallback_application_name");
+    const char *enc = VAL(ci, "client_encoding");
+    if (enc && strcmp(enc, "auto") == 0) enc = NULL;
+    const char *pairs[][2] = {
+        {"user", VAL(ci, "user")},
+        {"database", VAL(ci, "dbname")},
+        {"replication", VAL(ci, "replication")},
+        {"options", VAL(ci, "options")},
+        {"application_name", app},
+        {"client_encoding", enc},
+        {env_params[0].param, ci->env_param[0]},
+        {env_params[1].param, ci->env_param[1]},
+        {env_params[2].param, ci->env_param[2]},
+    };
+    size_t n = 0;
+    for (size_t i = 0; i < PGW__ARRAY_LEN(pairs); i++) {
+        if (!pairs[i][1] || !pairs[i][1][0]) continue;
+        if (n >= cap) return PGW_ERANGE;
+        out[2 * n] = pairs[i][0];
+        out[2 * n + 1] = pairs[i][1];
+        n++;
+    }
+    return (int)n;
+}

@@ -1,0 +1,728 @@
+/*
+ * Unit tests of pgw_conninfo: libpq's documented connection string and URI
+ * examples, environment variables, service files, the password file and the
+ * errors. Every test runs with a clean environment: PG* variables unset and
+ * HOME, PGSYSCONFDIR pointing into a private temporary directory, so the real
+ * user's files are never read.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <pwd.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "pgwire/conninfo.h"
+
+extern char **environ;
+
+static char tmpdir[256];
+static char errbuf[512];
+
+static void write_file(const char *name, const char *text, mode_t mode, char *path, size_t n)
+{
+    snprintf(path, n, "%s/%s", tmpdir, name);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+    assert_int_equal(chmod(path, mode), 0);
+}
+
+/* Unset every PG* variable, and point HOME and PGSYSCONFDIR at tmpdir. */
+static int clean_env(void **state)
+{
+    (void)state;
+    for (;;) {
+        char name[128] = "";
+        for (char **e = environ; *e; e++) {
+            if (strncmp(*e, "PG", 2) == 0) {
+                size_t n = strcspn(*e, "=");
+                if (n < sizeof name) {
+                    memcpy(name, *e, n);
+                    name[n] = '\0';
+                    break;
+                }
+            }
+        }
+        if (!name[0]) break;
+        unsetenv(name);
+    }
+    setenv("HOME", tmpdir, 1);
+    setenv("PGSYSCONFDIR", tmpdir, 1);
+    unlink(strcat(strcpy((char[300]){0}, tmpdir), "/.pgpass"));
+    unlink(strcat(strcpy((char[300]){0}, tmpdir), "/.pg_service.conf"));
+    unlink(strcat(strcpy((char[300]){0}, tmpdir), "/pg_service.conf"));
+    return 0;
+}
+
+static pgw_conninfo_t *parse_ok(const char *s)
+{
+    pgw_conninfo_t *ci = NULL;
+    int rc = pgw_conninfo_parse(&ci, s, NULL, errbuf, sizeof errbuf);
+    if (rc != 0) fail_msg("parse of \"%s\" failed: %d %s", s, rc, errbuf);
+    return ci;
+}
+
+static void parse_fails(const char *s, const char *message_part)
+{
+    pgw_conninfo_t *ci = (pgw_conninfo_t *)1;
+    int rc = pgw_conninfo_parse(&ci, s, NULL, errbuf, sizeof errbuf);
+    if (rc != PGW_ECONNINFO) fail_msg("\"%s\": expected PGW_ECONNINFO, got %d", s, rc);
+    assert_null(ci);
+    if (!strstr(errbuf, message_part))
+        fail_msg("\"%s\": message \"%s\" lacks \"%s\"", s, errbuf, message_part);
+}
+
+static void expect(const pgw_conninfo_t *ci, const char *kw, const char *want)
+{
+    const char *got = pgw_conninfo_get(ci, kw);
+    if (!want) {
+        if (got) fail_msg("%s: expected unset, got \"%s\"", kw, got);
+        return;
+    }
+    if (!got) fail_msg("%s: expected \"%s\", got unset", kw, want);
+    assert_string_equal(got, want);
+}
+
+static void expect_host(const pgw_conninfo_t *ci, size_t i, const char *host, const char *addr,
+                        unsigned port, int is_unix)
+{
+    pgw_host_t h;
+    assert_int_equal(pgw_conninfo_host(ci, i, &h), 0);
+    assert_string_equal(h.host, host);
+    if (addr)
+        assert_string_equal(h.hostaddr, addr);
+    else
+        assert_null(h.hostaddr);
+    assert_int_equal(h.port, port);
+    assert_int_equal(h.is_unix, is_unix);
+}
+
+/* The OS user name, looked up independently of the library. */
+static const char *os_user(void)
+{
+    struct passwd *pw = getpwuid(geteuid());
+    assert_non_null(pw);
+    return pw->pw_name;
+}
+
+/* ---- keyword/value ---- */
+
+static void test_keyword_value_basic(void **state)
+{
+    (void)state;
+    pgw_conninfo_t *ci = parse_ok("host=localhost port=5432 dbname=mydb connect_timeout=10");
+    expect(ci, "host", "localhost");
+    expect(ci, "port", "5432");
+    expect(ci, "dbname", "mydb");
+    expect(ci, "connect_timeout", "10");
+    expect(ci, "user", os_user());
+    expect(ci, "sslmode", "prefer");
+    expect(ci, "channel_binding", "prefer");
+    expect(ci, "target_session_attrs", "any");
+    expect(ci, "load_balance_hosts", "disable");
+    expect(ci, "min_protocol_version", "3.0");
+    expect(ci, "max_protocol_version", "3.0");
+    expect(ci, "password", NULL);
+    assert_null(pgw_conninfo_get(ci, "nonsense"));
+    assert_int_equal(pgw_conninfo_nhosts(ci), 1);
+    expect_host(ci, 0, "localhost", NULL, 5432, 0);
+    pgw_host_t h;
+    assert_int_equal(pgw_conninfo_host(ci, 1, &h), PGW_EINDEX);
+    pgw_conninfo_free(ci);
+}
+
+static void test_defaults(void **state)
+{
+    (void)state;
+    pgw_conninfo_t *ci = parse_ok("");
+    expect(ci, "host", PGW_DEFAULT_SOCKET_DIR);
+    expect(ci, "port", "5432");
+    expect(ci, "user", os_user());
+    expect(ci, "dbname", os_user()); /* dbname defaults to the user */
+    expect_host(ci, 0, "/var/run/postgresql", NULL, 5432, 1);
+    pgw_host_t h;
+    pgw_conninfo_host(ci, 0, &h);
+    char path[128];
+    assert_int_equal(pgw_host_socket_path(&h, path, sizeof path), 33);
+    assert_string_equal(path, "/var/run/postgresql/.s.PGSQL.5432");
+    assert_int_equal(pgw_host_socket_path(&h, path, 10), PGW_ERANGE);
+    pgw_conninfo_free(ci);
+
+    ci = parse_ok(NULL);
+    expect(ci, "dbname", os_user());
+    pgw_conninfo_free(ci);
+
+    ci = parse_ok("user=alice");
+    expect(ci, "dbname", "alice");
+    pgw_conninfo_free(ci);
+
+    ci = parse_ok("host=localhost");
+    pgw_conninfo_host(ci, 0, &h);
+    assert_int_equal(pgw_host_socket_path(&h, path, sizeof path), PGW_EINVAL);
+    pgw_conninfo_free(ci);
+}
+
+static void test_keyword_value_quoting(void **state)
+{
+    (void)state;
+    pgw_conninfo_t *ci =
+        parse_ok("  dbname = 'my db'  user='it\\'s' password=a\\ b options='-c x=\\\\y' "
+                 "application_name=''");
+    expect(ci, "dbname", "my db");
+    expect(ci, "user", "it's");
+    expect(ci, "password", "a b");
+    expect(ci, "options", "-c x=\\y");
+    expect(ci, "application_name", "");
+    pgw_conninfo_free(ci);
+
+    /* a later duplicate wins */
+    ci = parse_ok("dbname=a dbname=b");
+    expect(ci, "dbname", "b");
+    pgw_conninfo_free(ci);
+}
+
+static void test_keyword_value_errors(void **state)
+{
+    (void)state;
+    parse_fails("foo=bar", "invalid connection option \"foo\"");
+    parse_fails("host", "missing \"=\" after \"host\"");
+    parse_fails("host localhost", "missing \"=\" after \"host\"");
+    parse_fails("dbname='abc", "unterminated quoted string");
+    parse_fails("sslmode=maybe", "invalid sslmode value: \"maybe\"");
+    parse_fails("target_session_attrs=master", "invalid target_session_attrs value");
+    parse_fails("load_balance_hosts=yes", "invalid load_balance_hosts value");
+    parse_fails("channel_binding=true", "invalid channel_binding value");
+    parse_fails("min_protocol_version=2.0", "invalid min_protocol_version value");
+    parse_fails("max_protocol_version=4", "invalid max_protocol_version value");
+    parse_fails("min_protocol_version=3.2 max_protocol_version=3.0", "cannot be greater");
+    parse_fails("connect_timeout=ten", "invalid integer value \"ten\"");
+    parse_fails("port=0", "invalid port number: \"0\"");
+    parse_fails("port=65536", "invalid port number");
+    parse_fails("port=54x", "invalid port number");
+    parse_fails("hostaddr=not-an-ip", "could not parse network address \"not-an-ip\"");
+    parse_fails("require_auth=kerberos", "invalid require_auth value");
+    parse_fails("require_auth=md5,!password", "cannot be mixed");
+    parse_fails("require_auth=md5,md5", "more than once");
+    parse_fails("require_auth=md5,", "invalid require_auth value");
+}
+
+static void test_require_auth_ok(void **state)
+{
+    (void)state;
+    pgw_conninfo_t *ci = parse_ok("require_auth=scram-sha-256,md5");
+    expect(ci, "require_auth", "scram-sha-256,md5");
+    pgw_conninfo_free(ci);
+    ci = parse_ok("require_auth=!password,!md5 min_protocol_version=3.0 "
+                  "max_protocol_version=latest sslmode=verify-full");
+    pgw_conninfo_free(ci);
+}
+
+/* ---- host lists ---- */
+
+static void test_host_lists(void **state)
+{
+    (void)state;
+    pgw_conninfo_t *ci = parse_ok("host=a,b port=1,2");
+    assert_int_equal(pgw_conninfo_nhosts(ci), 2);
+    expect_host(ci, 0, "a", NULL, 1, 0);
+    expect_host(ci, 1, "b", NULL, 2, 0);
+    pgw_conninfo_free(ci);
+
+    /* one port for all hosts; an empty host is the default socket directory */
+    ci = parse_ok("host=a,,/tmp,@abstract port=6000");
+    assert_int_equal(pgw_conninfo_nhosts(ci), 4);
+    expect_host(ci, 0, "a", NULL, 6000, 0);
+    expect_host(ci, 1, PGW_DEFAULT_SOCKET_DIR, NULL, 6000, 1);
+    expect_host(ci, 2, "/tmp", NULL, 6000, 1);
+    expect_host(ci, 3, "@abstract", NULL, 6000, 1);
+    pgw_host_t h;
+    char path[64];
+    pgw_conninfo_host(ci, 3, &h);
+    assert_true(pgw_host_socket_path(&h, path, sizeof path) > 0);
+    assert_string_equal(path, "@abstract/.s.PGSQL.6000");
+    pgw_conninfo_free(ci);
+
+    /* empty ports fall back to 5432 */
+    ci = parse_ok("host=a,b port=,7");
+    expect_host(ci, 0, "a", NULL, 5432, 0);
+    expect_host(ci, 1, "b", NULL, 7, 0);
+    pgw_conninfo_free(ci);
+
+    /* hostaddr: pairs with host, and alone leaves host empty */
+    ci = parse_ok("host=db.example,other hostaddr=192.0.2.1,2001:db8::1");
+    expect_host(ci, 0, "db.example", "192.0.2.1", 5432, 0);
+    expect_host(ci, 1, "other", "2001:db8::1", 5432, 0);
+    pgw_conninfo_free(ci);
+    ci = parse_ok("hostaddr=127.0.0.1");
+    expect_host(ci, 0, "", "127.0.0.1", 5432, 0);
+    expect(ci, "host", NULL);
+    pgw_conninfo_free(ci);
+
+    parse_fails("host=a,b,c port=1,2", "could not match 2 port numbers to 3 hosts");
+    parse_fails("host=a,b hostaddr=127.0.0.1", "could not match 2 host names to 1 hostaddr");
+}
+
+/* ---- URIs ---- */
+
+static void test_uri_libpq_examples(void **state)
+{
+    (void)state;
+    pgw_conninfo_t *ci = parse_ok("postgresql://");
+    expect(ci, "host", PGW_DEFAULT_SOCKET_DIR);
+    expect(ci, "dbname", os_user());
+    pgw_conninfo_free(ci);
+
+    ci = parse_ok("postgresql://localhost");
+    expect_host(ci, 0, "localhost", NULL, 5432, 0);
+    pgw_conninfo_free(ci);
+
+    ci = parse_ok("postgresql://localhost:5433");
+    expect_host(ci, 0, "localhost", NULL, 5433, 0);
+    expect(ci, "port", "5433");
+    pgw_conninfo_free(ci);
+
+    ci = parse_ok("postgresql://localhost/mydb");
+    expect(ci, "dbname", "mydb");
+    pgw_conninfo_free(ci);
+
+    ci = parse_ok("postgresql://user@localhost");
+    expect(ci, "user", "user");
+    expect(ci, "password", NULL);
+    pgw_conninfo_free(ci);
+
+    ci = parse_ok("postgresql://user:secret@localhost");
+    expect(ci, "user", "user");
+    expect(ci, "password", "secret");
+    pgw_conninfo_free(ci);
+
+    ci = parse_ok("postgresql://other@localhost/otherdb?connect_timeout=10&application_name=myapp");
+    expect(ci, "user", "other");
+    expect(ci, "dbname", "otherdb");
+    expect(ci, "connect_timeout", "10");
+    expect(ci, "application_name", "myapp");
+    pgw_conninfo_free(ci);
+
+    ci = parse_ok("postgresql://host1:123,host2:456/somedb?target_session_attrs=any&"
+                  "application_name=myapp");
+    assert_int_equal(pgw_conninfo_nhosts(ci), 2);
+    expect_host(ci, 0, "host1", NULL, 123, 0);
+    expect_host(ci, 1, "host2", NULL, 456, 0);
+    expect(ci, "dbname", "somedb");
+    pgw_conninfo_free(ci);
+
+    ci = parse_ok("postgresql://[2001:db8::1234]/database");
+    expect_host(ci, 0, "2001:db8::1234", NULL, 5432, 0);
+    expect(ci, "dbname", "database");
+    pgw_conninfo_free(ci);
+
+    ci = parse_ok("postgresql://[::1]:6543,host2/db");
+    expect_host(ci, 0, "::1", NULL, 6543, 0);
+    expect_host(ci, 1, "host2", NULL, 5432, 0);
+    pgw_conninfo_free(ci);
+
+    ci = parse_ok("postgresql:///dbname?host=/var/lib/postgresql");
+    expect_host(ci, 0, "/var/lib/postgresql", NULL, 5432, 1);
+    expect(ci, "dbname", "dbname");
+    pgw_conninfo_free(ci);
+
+    ci = parse_ok("postgresql://%2Fvar%2Flib%2Fpostgresql/dbname");
+    expect_host(ci, 0, "/var/lib/postgresql", NULL, 5432, 1);
+    expect(ci, "dbname", "dbname");
+    pgw_conninfo_free(ci);
+
+    ci = parse_ok("postgres://us%40er:p%3Ass%2F@h/d%20b?ssl=true&options=-c%20a%3Db");
+    expect(ci, "user", "us@er");
+    expect(ci, "password", "p:ss/");
+    expect(ci, "dbname", "d b");
+    expect(ci, "sslmode", "require");
+    expect(ci, "options", "-c a=b");
+    pgw_conninfo_free(ci);
+}
+
+static void test_uri_errors(void **state)
+{
+    (void)state;
+    parse_fails("postgresql://localhost/db?foo=bar", "invalid URI query parameter: \"foo\"");
+    parse_fails("postgresql://localhost/db?sslmode", "missing key/value separator");
+    parse_fails("postgresql://localhost/db?a=b=c", "extra key/value separator");
+    parse_fails("postgresql://[::1/db", "matching \"]\"");
+    parse_fails("postgresql://[]/db", "IPv6 host address may not be empty");
+    parse_fails("postgresql://[::1]x/db", "unexpected character \"x\"");
+    parse_fails("postgresql://localhost/d%zz", "invalid percent-encoded token");
+    parse_fails("postgresql://localhost/d%4", "invalid percent-encoded token");
+    parse_fails("postgresql://localhost/d%00b", "forbidden value %00");
+    parse_fails("postgresql://localhost:abc/db", "invalid port number: \"abc\"");
+    parse_fails("postgresql://localhost/db?sslmode=bogus", "invalid sslmode value");
+}
+
+/* ---- environment and service file ---- */
+
+static void test_environment(void **state)
+{
+    (void)state;
+    setenv("PGHOST", "envhost", 1);
+    setenv("PGPORT", "6000", 1);
+    setenv("PGUSER", "envuser", 1);
+    setenv("PGDATABASE", "envdb", 1);
+    setenv("PGAPPNAME", "envapp", 1);
+    setenv("PGSSLMODE", "require", 1);
+    setenv("PGTARGETSESSIONATTRS", "read-write", 1);
+    setenv("PGCONNECT_TIMEOUT", "7", 1);
+    setenv("PGCLIENTENCODING", "LATIN1", 1);
+    setenv("PGOPTIONS", "-c geqo=off", 1);
+    setenv("PGTZ", "UTC", 1);
+    setenv("PGDATESTYLE", "ISO, MDY", 1);
+    setenv("PGGEQO", "DeFault", 1); /* "default" is not sent */
+
+    /* the string wins over the environment, the environment over defaults */
+    pgw_conninfo_t *ci = parse_ok("port=7000 dbname=strdb");
+    expect(ci, "host", "envhost");
+    expect(ci, "port", "7000");
+    expect(ci, "user", "envuser");
+    expect(ci, "dbname", "strdb");
+    expect(ci, "sslmode", "require");
+    expect(ci, "target_session_attrs", "read-write");
+    expect(ci, "connect_timeout", "7");
+
+    const char *p[32];
+    int n = pgw_conninfo_startup_params(ci, p, 16);
+    assert_int_equal(n, 7);
+    const char *want[] = {"user",
+                          "envuser",
+                          "database",
+                          "strdb",
+                          "options",
+                          "-c geqo=off",
+                          "application_name",
+                          "envapp",
+                          "client_encoding",
+                          "LATIN1",
+                          "DateStyle",
+                          "ISO, MDY",
+                          "TimeZone",
+                          "UTC"};
+    for (int i = 0; i < 14; i++)
+        assert_string_equal(p[i], want[i]);
+    assert_int_equal(pgw_conninfo_startup_params(ci, p, 6), PGW_ERANGE);
+    pgw_conninfo_free(ci);
+
+    setenv("PGSSLMODE", "sometimes", 1);
+    parse_fails("", "invalid sslmode value: \"sometimes\"");
+}
+
+static void test_startup_params_fallback(void **state)
+{
+    (void)state;
+    pgw_conninfo_t *ci =
+        parse_ok("user=u dbname=d fallback_application_name=fb replication=database "
+                 "client_encoding=auto");
+    const char *p[32];
+    int n = pgw_conninfo_startup_params(ci, p, 16);
+    assert_int_equal(n, 4);
+    assert_string_equal(p[0], "user");
+    assert_string_equal(p[1], "u");
+    assert_string_equal(p[2], "database");
+    assert_string_equal(p[3], "d");
+    assert_string_equal(p[4], "replication");
+    assert_string_equal(p[5], "database");
+    assert_string_equal(p[6], "application_name");
+    assert_string_equal(p[7], "fb");
+    pgw_conninfo_free(ci);
+
+    ci = parse_ok("application_name=app fallback_application_name=fb");
+    n = pgw_conninfo_startup_params(ci, p, 16);
+    assert_int_equal(n, 3);
+    assert_string_equal(p[5], "app");
+    pgw_conninfo_free(ci);
+}
+
+static void test_service_file(void **state)
+{
+    (void)state;
+    char path[512], sys[512];
+    write_file("services.conf",
+               "# comment\n"
+               "[other]\n"
+               "host=wrong\n"
+               "\n"
+               "[mysvc]\n"
+               "  host=svchost\n"
+               "port=6001\n"
+               "dbname=svcdb  \r\n"
+               "sslmode=verify-full\n"
+               "[after]\n"
+               "user=wrong\n",
+               0600, path, sizeof path);
+    setenv("PGSERVICEFILE", path, 1);
+    setenv("PGPORT", "9999", 1); /* the service file beats the environment, as in libpq */
+    setenv("PGUSER", "envuser", 1);
+
+    pgw_conninfo_t *ci = parse_ok("service=mysvc dbname=strdb");
+    expect(ci, "host", "svchost");
+    expect(ci, "port", "6001");
+    expect(ci, "dbname", "strdb"); /* the string beats the service */
+    expect(ci, "sslmode", "verify-full");
+    expect(ci, "user", "envuser");
+    pgw_conninfo_free(ci);
+
+    /* PGSERVICE names the service too */
+    setenv("PGSERVICE", "mysvc", 1);
+    ci = parse_ok("");
+    expect(ci, "host", "svchost");
+    pgw_conninfo_free(ci);
+    unsetenv("PGSERVICE");
+
+    parse_fails("service=missing", "definition of service \"missing\" not found");
+
+    /* the system file, when the user file lacks the service */
+    write_file("pg_service.conf", "[syssvc]\nhost=syshost\n", 0644, sys, sizeof sys);
+    ci = parse_ok("service=syssvc");
+    expect(ci, "host", "syshost");
+    pgw_conninfo_free(ci);
+
+    /* ~/.pg_service.conf when PGSERVICEFILE is unset */
+    unsetenv("PGSERVICEFILE");
+    write_file(".pg_service.conf", "[homesvc]\nhost=homehost\n", 0600, path, sizeof path);
+    ci = parse_ok("service=homesvc");
+    expect(ci, "host", "homehost");
+    pgw_conninfo_free(ci);
+
+    write_file("bad.conf", "[s]\nbogus=1\n", 0600, path, sizeof path);
+    setenv("PGSERVICEFILE", path, 1);
+    parse_fails("service=s", "syntax error in service file");
+    write_file("bad.conf", "[s]\nhost\n", 0600, path, sizeof path);
+    parse_fails("service=s", "line 2");
+    write_file("bad.conf", "[s]\nservice=t\n", 0600, path, sizeof path);
+    parse_fails("service=s", "nested \"service\"");
+}
+
+/* ---- the password file ---- */
+
+static const char *password_for(const pgw_conninfo_t *ci, size_t i)
+{
+    pgw_host_t h;
+    assert_int_equal(pgw_conninfo_host(ci, i, &h), 0);
+    return pgw_conninfo_password(ci, &h);
+}
+
+static void test_pgpass(void **state)
+{
+    (void)state;
+    char path[512];
+    write_file("pgpass",
+               "# host:port:db:user:password\n"
+               "dbhost:5432:mydb:alice:exact\n"
+               "dbhost:*:*:bob:wild\n"
+               "localhost:5432:*:carol:sock\n"
+               "we\\:ird:5432:*:dave:esc\\:aped\\\\pw:with:colons\r\n"
+               "\\*:*:*:erin:literal-star\n"
+               "short:line\n"
+               "*:*:*:*:fallback\n",
+               0600, path, sizeof path);
+    setenv("PGPASSFILE", path, 1);
+
+    pgw_conninfo_t *ci = parse_ok("host=dbhost dbname=mydb user=alice");
+    assert_null(pgw_conninfo_passfile_warning(ci));
+    assert_string_equal(password_for(ci, 0), "exact");
+    expect(ci, "password", NULL); /* get() reports only an explicit password */
+    pgw_conninfo_free(ci);
+
+    ci = parse_ok("host=dbhost port=6000 dbname=x user=bob");
+    assert_string_equal(password_for(ci, 0), "wild");
+    pgw_conninfo_free(ci);
+
+    /* the default socket directory matches "localhost" */
+    ci = parse_ok("user=carol");
+    assert_string_equal(password_for(ci, 0), "sock");
+    pgw_conninfo_free(ci);
+    ci = parse_ok("host=/tmp user=carol");
+    assert_string_equal(password_for(ci, 0), "fallback");
+    pgw_conninfo_free(ci);
+
+    ci = parse_ok("host=we:ird user=dave");
+    assert_string_equal(password_for(ci, 0), "esc:aped\\pw:with:colons");
+    pgw_conninfo_free(ci);
+
+    /* "\*" is a literal star, not a wildcard */
+    ci = parse_ok("host=h user=erin");
+    assert_string_equal(password_for(ci, 0), "fallback");
+    pgw_conninfo_free(ci);
+    ci = parse_ok("host=* user=erin");
+    assert_string_equal(password_for(ci, 0), "literal-star");
+    pgw_conninfo_free(ci);
+
+    /* per host of a list, and by hostaddr when host is empty */
+    ci = parse_ok("host=dbhost,other dbname=mydb user=alice");
+    assert_string_equal(password_for(ci, 0), "exact");
+    assert_string_equal(password_for(ci, 1), "fallback");
+    pgw_conninfo_free(ci);
+
+    /* an explicit password wins; an empty one does not count */
+    ci = parse_ok("host=dbhost dbname=mydb user=alice password=given");
+    assert_string_equal(password_for(ci, 0), "given");
+    pgw_conninfo_free(ci);
+    ci = parse_ok("host=dbhost dbname=mydb user=alice password=");
+    assert_string_equal(password_for(ci, 0), "exact");
+    pgw_conninfo_free(ci);
+
+    /* passfile= beats PGPASSFILE */
+    char other[512];
+    write_file("pgpass2", "*:*:*:*:second\n", 0600, other, sizeof other);
+    char s[700];
+    snprintf(s, sizeof s, "passfile=%s user=zed", other);
+    ci = parse_ok(s);
+    assert_string_equal(password_for(ci, 0), "second");
+    pgw_conninfo_free(ci);
+}
+
+static void test_pgpass_hostaddr_and_nomatch(void **state)
+{
+    (void)state;
+    char path[512];
+    write_file("pgpass", "10.0.0.1:5432:*:u:byaddr\n", 0600, path, sizeof path);
+    setenv("PGPASSFILE", path, 1);
+    pgw_conninfo_t *ci = parse_ok("hostaddr=10.0.0.1 user=u");
+    assert_string_equal(password_for(ci, 0), "byaddr");
+    pgw_conninfo_free(ci);
+    ci = parse_ok("host=elsewhere hostaddr=10.0.0.1 user=u");
+    assert_null(password_for(ci, 0));
+    pgw_conninfo_free(ci);
+}
+
+static void test_pgpass_permissions(void **state)
+{
+    (void)state;
+    char path[512];
+    write_file(".pgpass", "*:*:*:*:secret\n", 0644, path, sizeof path);
+    /* ~/.pgpass by default; group/world readable => ignored with a reason */
+    pgw_conninfo_t *ci = parse_ok("host=h");
+    assert_null(password_for(ci, 0));
+    const char *w = pgw_conninfo_passfile_warning(ci);
+    assert_non_null(w);
+    assert_non_null(strstr(w, "group or world access"));
+    pgw_conninfo_free(ci);
+
+    assert_int_equal(chmod(path, 0600), 0);
+    ci = parse_ok("host=h");
+    assert_string_equal(password_for(ci, 0), "secret");
+    assert_null(pgw_conninfo_passfile_warning(ci));
+    pgw_conninfo_free(ci);
+
+    /* a directory is not a password file */
+    setenv("PGPASSFILE", tmpdir, 1);
+    ci = parse_ok("host=h");
+    assert_null(password_for(ci, 0));
+    assert_non_null(strstr(pgw_conninfo_passfile_warning(ci), "not a plain file"));
+    pgw_conninfo_free(ci);
+
+    /* a missing file is silently absent */
+    setenv("PGPASSFILE", "/nonexistent/pgpass", 1);
+    ci = parse_ok("host=h");
+    assert_null(password_for(ci, 0));
+    assert_null(pgw_conninfo_passfile_warning(ci));
+    pgw_conninfo_free(ci);
+}
+
+/* ---- misc ---- */
+
+static void test_keywords_listing(void **state)
+{
+    (void)state;
+    size_t n = 0;
+    int saw_sslmode = 0;
+    for (const char *k; (k = pgw_conninfo_keyword(n)) != NULL; n++)
+        if (strcmp(k, "sslmode") == 0) saw_sslmode = 1;
+    assert_true(n > 30);
+    assert_true(saw_sslmode);
+    assert_string_equal(pgw_conninfo_keyword_envvar("host"), "PGHOST");
+    assert_null(pgw_conninfo_keyword_envvar("fallback_application_name"));
+    assert_null(pgw_conninfo_keyword_envvar("bogus"));
+}
+
+typedef struct counting {
+    long live, calls, fail_at;
+} counting_t;
+
+static void *c_malloc(size_t n, void *ud)
+{
+    counting_t *c = ud;
+    if (c->fail_at && ++c->calls == c->fail_at) return NULL;
+    void *p = malloc(n);
+    if (p) c->live++;
+    return p;
+}
+
+static void *c_realloc(void *p, size_t n, void *ud)
+{
+    counting_t *c = ud;
+    if (c->fail_at && ++c->calls == c->fail_at) return NULL;
+    void *q = realloc(p, n);
+    if (q && !p) c->live++;
+    return q;
+}
+
+static void c_free(void *p, void *ud)
+{
+    counting_t *c = ud;
+    if (p) c->live--;
+    free(p);
+}
+
+static void test_out_of_memory(void **state)
+{
+    (void)state;
+    char path[512];
+    write_file("pgpass", "*:*:*:*:pw\n", 0600, path, sizeof path);
+    setenv("PGPASSFILE", path, 1);
+    const char *s = "postgresql://u:p@h1:1,h2:2/db?application_name=x&sslmode=require";
+    int saw_ok = 0;
+    for (long n = 1; n < 80; n++) {
+        counting_t c = {0, 0, n};
+        pgw_allocator_t a = {&c, c_malloc, c_realloc, c_free};
+        pgw_conninfo_t *ci = NULL;
+        int rc = pgw_conninfo_parse(&ci, s, &a, errbuf, sizeof errbuf);
+        assert_true(rc == 0 || rc == PGW_ENOMEM);
+        if (rc == 0) saw_ok = 1;
+        pgw_conninfo_free(ci);
+        assert_int_equal(c.live, 0);
+    }
+    assert_true(saw_ok);
+}
+
+int main(void)
+{
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/pgw-conninfo-XXXXXX");
+    if (!mkdtemp(tmpdir)) return 1;
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup(test_keyword_value_basic, clean_env),
+        cmocka_unit_test_setup(test_defaults, clean_env),
+        cmocka_unit_test_setup(test_keyword_value_quoting, clean_env),
+        cmocka_unit_test_setup(test_keyword_value_errors, clean_env),
+        cmocka_unit_test_setup(test_require_auth_ok, clean_env),
+        cmocka_unit_test_setup(test_host_lists, clean_env),
+        cmocka_unit_test_setup(test_uri_libpq_examples, clean_env),
+        cmocka_unit_test_setup(test_uri_errors, clean_env),
+        cmocka_unit_test_setup(test_environment, clean_env),
+        cmocka_unit_test_setup(test_startup_params_fallback, clean_env),
+        cmocka_unit_test_setup(test_service_file, clean_env),
+        cmocka_unit_test_setup(test_pgpass, clean_env),
+        cmocka_unit_test_setup(test_pgpass_hostaddr_and_nomatch, clean_env),
+        cmocka_unit_test_setup(test_pgpass_permissions, clean_env),
+        cmocka_unit_test_setup(test_keywords_listing, clean_env),
+        cmocka_unit_test_setup(test_out_of_memory, clean_env),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    if (system(cmd) != 0) rc = rc ? rc : 1;
+    return rc;
+}
