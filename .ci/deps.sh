@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Install what a fresh Debian 12 machine lacks to build and test libpgwire.
+# Does nothing (and needs no network) when every package is already there.
+set -euo pipefail
+
+PACKAGES=(cmake gcc clang pkg-config make libuv1-dev libssl-dev libcmocka-dev postgresql
+    postgresql-contrib libpq-dev openssl valgrind ca-certificates)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+    status=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
+    [ "$status" = installed ] || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+    echo "deps: all packages present"
+    exit 0
+fi
+
+echo "deps: installing ${missing[*]}"
+SUDO=()
+if [ "$(id -u)" != 0 ]; then
+    command -v sudo >/dev/null || { echo "deps: not root and no sudo; install: ${missing[*]}" >&2; exit 1; }
+    SUDO=(sudo)
+fi
+export DEBIAN_FRONTEND=noninteractive
+"${SUDO[@]}" apt-get update
+"${SUDO[@]}" apt-get install -y --no-install-recommends "${PACKAGES[@]}"
+# Debian's postgresql package may create and start a "main" cluster on 5432.
+# The tests never use it: tests/pg/pg-cluster.sh starts its own cluster on
+# its own port and socket directory.

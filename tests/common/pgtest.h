@@ -1,0 +1,80 @@
+/*
+ * Test helpers: where the throwaway PostgreSQL server is, and how to reach it.
+ *
+ * tests/pg/pg-cluster.sh (run by ctest as the pgcluster fixture) writes
+ * KEY=VALUE lines to an env file whose path is compiled in as
+ * PGW_TEST_ENV_FILE (the environment variable of the same name overrides
+ * it). Keys written there:
+ *   PGHOST PGPORT PGUSER PGDATABASE     the unix socket dir, port, trust user
+ *                                       (a superuser) and its database
+ *   PGW_TEST_TCP_HOST                   127.0.0.1, same port
+ *   PGW_TEST_{SCRAM,MD5,CLEAR}_{USER,PASSWORD}
+ *                                       roles for scram-sha-256, md5 and
+ *                                       password auth (unix socket and TCP)
+ *   PGW_TEST_CERT_USER                  role for cert auth (hostssl only)
+ *   PGW_TEST_SSL_ROOTCERT               the CA that signed the server cert
+ *                                       (CN/SAN localhost and 127.0.0.1)
+ *   PGW_TEST_SSL_CLIENT_CERT/_KEY       client cert for PGW_TEST_CERT_USER
+ *   PGW_TEST_TLS_DIR                    also holds wronghost.{crt,key} (CA
+ *                                       signed, wrong name), selfsigned.* and
+ *                                       expired.* (CA signed, expired 2020),
+ *                                       ca.key, for tests' own TLS listeners
+ *   PGW_TEST_SERVER_VERSION             server_version_num, e.g. 150008
+ *   PGW_TEST_SERVER_VERSION_STRING      e.g. 15.8
+ *   PGW_TEST_DATADIR PGW_TEST_SERVER_LOG PGW_TEST_PGBIN
+ *   PGW_TEST_CLUSTER_DIR PGW_TEST_CLUSTER_SCRIPT
+ *                                       `bash $SCRIPT restart $DIR` restarts
+ *                                       the server (same port and files)
+ * With an existing server (PGHOST and PGPORT set when the fixture started),
+ * only PG* and whatever PGW_TEST_* the environment had are written.
+ *
+ * Everything here may be called from any thread.
+ */
+#ifndef PGW_TESTS_PGTEST_H
+#define PGW_TESTS_PGTEST_H
+
+#include <stddef.h>
+
+/*
+ * The value of key, or NULL if unknown. The env file is read once. Its
+ * values win over the process environment, unless PGW_TEST_USE_ENV=1 is set
+ * or the file does not exist; a key missing from the file is looked up in
+ * the environment. The string lives until the process exits.
+ */
+const char *pgt_env(const char *key);
+
+/* Like pgt_env, but fails the current cmocka test with a message naming the
+ * key when it is unknown. Never returns NULL. */
+const char *pgt_env_required(const char *key);
+
+/* pgt_env(key) as an int, or def if unknown or not a number. */
+int pgt_env_int(const char *key, int def);
+
+/* 1 if a server is configured (PGHOST and PGPORT are known), else 0. */
+int pgt_have_server(void);
+
+/* Fails the current test unless a server is configured. Integration tests
+ * call it first: a missing server is a failure, never a silent skip. */
+void pgt_require_server(void);
+
+/* server_version_num of the test server (e.g. 150008), 0 if unknown. */
+int pgt_server_version(void);
+
+/*
+ * Write a libpq-style keyword/value connection string into buf:
+ * host, port, user and dbname from the env (PGHOST, PGPORT, PGUSER,
+ * PGDATABASE), each value quoted as libpq requires, then " " and extra when
+ * extra is not NULL (e.g. "sslmode=require"). Fails the test if buf is too
+ * small or no server is configured. Returns buf.
+ */
+char *pgt_conninfo(char *buf, size_t n, const char *extra);
+
+/* Same, but for TCP on PGW_TEST_TCP_HOST as user with password (NULL: none). */
+char *pgt_conninfo_tcp(char *buf, size_t n, const char *user, const char *password,
+                       const char *extra);
+
+/* Append "key='value'" (libpq quoting: \ and ' escaped) to the string in buf.
+ * Returns 0, or -1 if it does not fit (buf is then unchanged). */
+int pgt_conninfo_append(char *buf, size_t n, const char *key, const char *value);
+
+#endif /* PGW_TESTS_PGTEST_H */
