@@ -288,6 +288,383 @@ PGW_EXTERN int pgw_get_float8(const pgw_value_t *v, double *out);
  * out views the value's bytes in place (no copy, not NUL-terminated). */
 PGW_EXTERN int pgw_get_text(const pgw_value_t *v, pgw_str_t *out);
 
+/* 1 if v is the OID (uint32) it holds: accepts oid and any integer type
+ * whose value is in 0..UINT32_MAX. */
+PGW_EXTERN int pgw_get_oid(const pgw_value_t *v, uint32_t *out);
+/* "char" (a single byte; the text form's \ooo escape is decoded). */
+PGW_EXTERN int pgw_get_char(const pgw_value_t *v, char *out);
+
+/*
+ * json, jsonb, jsonpath: out views the JSON text in place (for binary
+ * jsonb/jsonpath, after the version byte, which must be 1: any other version
+ * gives PGW_EFORMAT). Numbers are kept as the server wrote them, so large
+ * integers lose nothing. Also accepts text-like types in text format.
+ */
+PGW_EXTERN int pgw_get_json(const pgw_value_t *v, pgw_str_t *out);
+
+/* bytea, binary format only: out views the bytes in place (zero-copy).
+ * PGW_ETYPE for the text format (use pgw_get_bytea). */
+PGW_EXTERN int pgw_get_bytea_view(const pgw_value_t *v, pgw_view_t *out);
+/*
+ * bytea in either format, copied into buf[0..cap): the text format's hex
+ * (\x...) and escape (\ooo, \\) forms are decoded. *len is set to the
+ * decoded length even when it does not fit (then PGW_ERANGE and buf holds
+ * nothing useful), so a caller can size its buffer with buf NULL, cap 0.
+ * The decoded length never exceeds v->len.
+ */
+PGW_EXTERN int pgw_get_bytea(const pgw_value_t *v, uint8_t *buf, size_t cap, size_t *len);
+
+/* uuid: the 16 bytes. */
+PGW_EXTERN int pgw_get_uuid(const pgw_value_t *v, uint8_t out[16]);
+/* Parse a uuid's text (canonical 8-4-4-4-12, 32 hex digits, optionally in
+ * braces, as the server accepts). Returns 0 or PGW_EFORMAT. */
+PGW_EXTERN int pgw_uuid_parse(const char *s, size_t len, uint8_t out[16]);
+/* Format the canonical lower-case form: 36 characters and a NUL. */
+PGW_EXTERN void pgw_uuid_format(const uint8_t uuid[16], char out[37]);
+
+/* macaddr (6 bytes) and macaddr8 (8 bytes). Text: hex pairs separated by
+ * ':' or '-' or nothing, as the server writes them. */
+PGW_EXTERN int pgw_get_macaddr(const pgw_value_t *v, uint8_t out[6]);
+PGW_EXTERN int pgw_get_macaddr8(const pgw_value_t *v, uint8_t out[8]);
+
+/* money as an int64 count of the currency's smallest unit (cents). Binary:
+ * always exact. Text depends on the server's lc_monetary: only the C
+ * locale's form ("$1,234.56", "-$1.00", two fraction digits) is decoded;
+ * anything else gives PGW_EFORMAT, so ask for binary (the default). */
+PGW_EXTERN int pgw_get_money(const pgw_value_t *v, int64_t *cents);
+
+/* ------------------------------------------------------------------------ */
+/* numeric                                                                  */
+/* ------------------------------------------------------------------------ */
+
+/* numeric sign word, as in the server's binary format. */
+enum pgw_numeric_sign {
+    PGW_NUMERIC_POS = 0x0000,
+    PGW_NUMERIC_NEG = 0x4000,
+    PGW_NUMERIC_NAN = 0xC000,
+    PGW_NUMERIC_PINF = 0xD000,
+    PGW_NUMERIC_NINF = 0xF000
+};
+
+/*
+ * An exact numeric: value = sum(digit[i] * 10000^(weight - i)), with dscale
+ * decimal digits shown after the point. digits views ndigits base-10000
+ * digits, each stored as 2 bytes big-endian (the wire layout): read them
+ * with pgw_numeric_digit. For NaN and the infinities ndigits is 0.
+ */
+typedef struct pgw_numeric {
+    uint16_t sign; /* enum pgw_numeric_sign */
+    int16_t weight;
+    uint16_t dscale;
+    uint16_t ndigits;
+    const uint8_t *digits;
+} pgw_numeric_t;
+
+static inline uint16_t pgw_numeric_digit(const pgw_numeric_t *n, size_t i)
+{
+    return (uint16_t)((uint16_t)n->digits[2 * i] << 8 | n->digits[2 * i + 1]);
+}
+
+/* Storage that is always enough for pgw_get_numeric on a text value of len
+ * bytes (and for pgw_numeric_parse of len characters without exponent). */
+#define PGW_NUMERIC_STORAGE(len) ((size_t)(len) + 8)
+
+/*
+ * numeric in either format. Binary: out->digits views v's bytes in place
+ * (storage is not used and may be NULL). Text: the digits are written to
+ * storage[0..cap) (PGW_NUMERIC_STORAGE(v->len) bytes are always enough;
+ * PGW_ERANGE if cap is too small). out lives as long as v's bytes and
+ * storage.
+ */
+PGW_EXTERN int pgw_get_numeric(const pgw_value_t *v, pgw_numeric_t *out, uint8_t *storage,
+                               size_t cap);
+/*
+ * Parse a decimal string ("-12.50", "1e-5", "NaN", "Infinity", "-inf",
+ * case-insensitive words, as the server accepts) into out, digits written
+ * to storage[0..cap). Returns 0, PGW_EFORMAT, or PGW_ERANGE (storage too
+ * small, or the value is beyond numeric's range: weight, or dscale above
+ * 16383).
+ */
+PGW_EXTERN int pgw_numeric_parse(const char *s, size_t len, pgw_numeric_t *out, uint8_t *storage,
+                                 size_t cap);
+/*
+ * Format n as the server does ("-12.50", "NaN", "Infinity") into
+ * buf[0..cap), NUL-terminated. *needed is set to the length including the
+ * NUL; PGW_ERANGE if cap is smaller (buf then holds nothing useful).
+ */
+PGW_EXTERN int pgw_numeric_to_str(const pgw_numeric_t *n, char *buf, size_t cap, size_t *needed);
+/* The numeric value of v as a decimal string (text: copied as is; binary:
+ * formatted). Same buffer contract as pgw_numeric_to_str. */
+PGW_EXTERN int pgw_get_numeric_str(const pgw_value_t *v, char *buf, size_t cap, size_t *needed);
+/* Correctly rounded double. NaN and the infinities map to their doubles.
+ * PGW_ERANGE if the magnitude is beyond DBL_MAX; PGW_ELOSS if a non-zero
+ * value underflows to 0. */
+PGW_EXTERN int pgw_numeric_to_double(const pgw_numeric_t *n, double *out);
+/* Exact int64. PGW_ELOSS if there is a non-zero fraction, PGW_ERANGE if out
+ * of range or NaN/infinite. */
+PGW_EXTERN int pgw_numeric_to_int64(const pgw_numeric_t *n, int64_t *out);
+/* Convenience: pgw_get_numeric + conversion, with no storage needed. */
+PGW_EXTERN int pgw_get_numeric_double(const pgw_value_t *v, double *out);
+PGW_EXTERN int pgw_get_numeric_int64(const pgw_value_t *v, int64_t *out);
+
+/* ------------------------------------------------------------------------ */
+/* Date and time                                                            */
+/* ------------------------------------------------------------------------ */
+/*
+ * The server's representation is used as is: date is int32 days since
+ * 2000-01-01, time is int64 microseconds since midnight, timestamp and
+ * timestamptz are int64 microseconds since 2000-01-01 00:00:00 (UTC for
+ * timestamptz; for timestamp, the wall-clock reading, never shifted by any
+ * time zone). Infinite values are the extremes below. Text is parsed in the
+ * ISO DateStyle (the library's connections set it); no libc time or locale
+ * function is involved. Calendars are proleptic Gregorian; years in
+ * pgw_tm_t are astronomical: 0 is 1 BC, -4713 is 4714 BC.
+ */
+#define PGW_DATE_NEG_INFINITY INT32_MIN
+#define PGW_DATE_INFINITY     INT32_MAX
+#define PGW_TS_NEG_INFINITY   INT64_MIN
+#define PGW_TS_INFINITY       INT64_MAX
+/* Microseconds between 1970-01-01 and 2000-01-01. */
+#define PGW_EPOCH_DIFF_USEC INT64_C(946684800000000)
+#define PGW_EPOCH_DIFF_DAYS 10957
+
+/* Broken-down time. gmtoff: seconds east of UTC of the value (for
+ * timestamptz from text, the offset the server wrote; otherwise 0). */
+typedef struct pgw_tm {
+    int32_t year;
+    int32_t month; /* 1..12 */
+    int32_t day;   /* 1..31 */
+    int32_t hour, min, sec;
+    int32_t usec;
+    int32_t gmtoff;
+} pgw_tm_t;
+
+/* time with time zone: gmtoff is seconds east of UTC (ISO sign: -06 is
+ * -21600; the binary format stores the opposite sign, converted here). */
+typedef struct pgw_timetz {
+    int64_t usec;
+    int32_t gmtoff;
+} pgw_timetz_t;
+
+/* interval: the three independent fields the server keeps. */
+typedef struct pgw_interval {
+    int64_t usec;
+    int32_t days;
+    int32_t months;
+} pgw_interval_t;
+
+PGW_EXTERN int pgw_get_date(const pgw_value_t *v, int32_t *days);
+PGW_EXTERN int pgw_get_time(const pgw_value_t *v, int64_t *usec);
+PGW_EXTERN int pgw_get_timetz(const pgw_value_t *v, pgw_timetz_t *out);
+/* timestamp only (PGW_ETYPE for timestamptz: they mean different things). */
+PGW_EXTERN int pgw_get_timestamp(const pgw_value_t *v, int64_t *usec);
+/* timestamptz only: UTC microseconds since 2000-01-01. */
+PGW_EXTERN int pgw_get_timestamptz(const pgw_value_t *v, int64_t *usec);
+/* timestamp or timestamptz as microseconds since the Unix epoch (timestamp:
+ * its wall-clock reading taken as UTC). PGW_ERANGE for the infinities. */
+PGW_EXTERN int pgw_get_timestamp_unix(const pgw_value_t *v, int64_t *unix_usec);
+/* date, timestamp or timestamptz broken down. For timestamptz from text the
+ * fields and gmtoff are those the server wrote (its TimeZone); from binary
+ * they are UTC. PGW_ERANGE for the infinities. */
+PGW_EXTERN int pgw_get_tm(const pgw_value_t *v, pgw_tm_t *out);
+PGW_EXTERN int pgw_get_interval(const pgw_value_t *v, pgw_interval_t *out);
+
+/* Conversions (pure arithmetic). Each returns 0 or PGW_ERANGE (infinite
+ * input, or a result that does not fit). */
+PGW_EXTERN int pgw_timestamp_to_unix(int64_t pg_usec, int64_t *unix_usec);
+PGW_EXTERN int pgw_timestamp_from_unix(int64_t unix_usec, int64_t *pg_usec);
+/* Breaks down a timestamp (gmtoff set to 0). */
+PGW_EXTERN int pgw_timestamp_to_tm(int64_t pg_usec, pgw_tm_t *out);
+/* Builds a timestamp from fields; gmtoff is subtracted (UTC result). Fields
+ * must be in their normal ranges (PGW_ERANGE otherwise). */
+PGW_EXTERN int pgw_tm_to_timestamp(const pgw_tm_t *tm, int64_t *pg_usec);
+PGW_EXTERN int pgw_date_to_tm(int32_t days, pgw_tm_t *out);
+PGW_EXTERN int pgw_date_from_ymd(int32_t year, int32_t month, int32_t day, int32_t *days);
+
+/* ------------------------------------------------------------------------ */
+/* Network addresses                                                        */
+/* ------------------------------------------------------------------------ */
+
+#define PGW_INET_AF_INET  2 /* the server's PGSQL_AF_INET */
+#define PGW_INET_AF_INET6 3 /* the server's PGSQL_AF_INET6 */
+
+/* inet / cidr: nb address bytes (4 or 16) in addr, bits of netmask. */
+typedef struct pgw_inet {
+    uint8_t family; /* PGW_INET_AF_INET or PGW_INET_AF_INET6 */
+    uint8_t bits;
+    uint8_t is_cidr;
+    uint8_t nb;
+    uint8_t addr[16];
+} pgw_inet_t;
+
+/* inet or cidr, either format. Text: "a.b.c.d[/n]", IPv6 with "::" and an
+ * embedded IPv4 tail, as the server writes them. */
+PGW_EXTERN int pgw_get_inet(const pgw_value_t *v, pgw_inet_t *out);
+/* Parse text; is_cidr is stored as given (a missing /n means all bits).
+ * Returns 0 or PGW_EFORMAT. */
+PGW_EXTERN int pgw_inet_parse(const char *s, size_t len, int is_cidr, pgw_inet_t *out);
+
+/* ------------------------------------------------------------------------ */
+/* Any scalar as a tagged value                                             */
+/* ------------------------------------------------------------------------ */
+
+enum pgw_datum_kind {
+    PGW_DATUM_NULL = 0,
+    PGW_DATUM_BOOL,         /* u.b */
+    PGW_DATUM_INT,          /* u.i: int2, int4, int8, oid */
+    PGW_DATUM_FLOAT4,       /* u.f4 */
+    PGW_DATUM_FLOAT8,       /* u.f8 */
+    PGW_DATUM_TEXT,         /* u.str: text-like (not "char"), json/jsonb */
+    PGW_DATUM_BYTEA,        /* u.bytes: binary bytea, in place */
+    PGW_DATUM_BYTEA_TEXT,   /* u.str: bytea in its escaped text form */
+    PGW_DATUM_NUMERIC,      /* u.num: binary numeric, digits in place */
+    PGW_DATUM_NUMERIC_TEXT, /* u.str: numeric as its decimal text */
+    PGW_DATUM_DATE,         /* u.i: days since 2000-01-01 */
+    PGW_DATUM_TIME,         /* u.i: usec since midnight */
+    PGW_DATUM_TIMETZ,       /* u.timetz */
+    PGW_DATUM_TIMESTAMP,    /* u.i: usec since 2000-01-01 (timestamp) */
+    PGW_DATUM_TIMESTAMPTZ,  /* u.i: UTC usec since 2000-01-01 */
+    PGW_DATUM_INTERVAL,     /* u.interval */
+    PGW_DATUM_UUID,         /* u.uuid */
+    PGW_DATUM_INET,         /* u.inet: inet and cidr */
+    PGW_DATUM_MACADDR,      /* u.mac[0..6) */
+    PGW_DATUM_MACADDR8,     /* u.mac[0..8) */
+    PGW_DATUM_MONEY,        /* u.i: cents */
+    PGW_DATUM_CHAR          /* u.i: the "char" byte, 0..255 */
+};
+
+/* A decoded scalar. Views in it (str, bytes, num.digits) point into the
+ * value's bytes and live as long as they do. */
+typedef struct pgw_datum {
+    uint32_t oid;
+    uint8_t kind; /* enum pgw_datum_kind */
+    union {
+        bool b;
+        int64_t i;
+        float f4;
+        double f8;
+        pgw_str_t str;
+        pgw_view_t bytes;
+        pgw_numeric_t num;
+        pgw_timetz_t timetz;
+        pgw_interval_t interval;
+        uint8_t uuid[16];
+        pgw_inet_t inet;
+        uint8_t mac[8];
+    } u;
+} pgw_datum_t;
+
+/* Decode v (a built-in scalar type, either format) into out with no
+ * allocation. NULL gives kind PGW_DATUM_NULL and returns 0. PGW_ETYPE for
+ * an OID that is not a built-in scalar. */
+PGW_EXTERN int pgw_get_datum(const pgw_value_t *v, pgw_datum_t *out);
+
+/* ------------------------------------------------------------------------ */
+/* Binary encoders and parameter constructors                               */
+/* ------------------------------------------------------------------------ */
+/*
+ * The encoders below have the pgw_encode_fn shape: they append the binary
+ * value at ctx to out and return 0, PGW_ENOMEM, PGW_ETOOBIG (out->max), or
+ * PGW_EFORMAT / PGW_ERANGE / PGW_EINVAL for a value that cannot be sent.
+ *
+ * NOTE (lifetime): the constructors that take a pointer store the pointer,
+ * not a copy: what it points to must stay alive and unchanged until the
+ * parameter has been encoded (the query call returns).
+ */
+/* ctx: a NUL-terminated decimal string (see pgw_numeric_parse). */
+PGW_EXTERN int pgw_encode_numeric_str(const void *ctx, pgw_buf_t *out);
+/* ctx: a pgw_numeric_t. */
+PGW_EXTERN int pgw_encode_numeric(const void *ctx, pgw_buf_t *out);
+/* ctx: NUL-terminated JSON text; writes the version byte 1 and the text. */
+PGW_EXTERN int pgw_encode_jsonb(const void *ctx, pgw_buf_t *out);
+/* ctx: a pgw_interval_t / pgw_timetz_t / pgw_inet_t. */
+PGW_EXTERN int pgw_encode_interval(const void *ctx, pgw_buf_t *out);
+PGW_EXTERN int pgw_encode_timetz(const void *ctx, pgw_buf_t *out);
+PGW_EXTERN int pgw_encode_inet(const void *ctx, pgw_buf_t *out);
+
+static inline pgw_param_t pgw_oid_param(uint32_t v)
+{
+    pgw_param_t p = {PGW_PARAM_INT4, PGW_FORMAT_BINARY, PGW_OID_OID, {0}};
+    p.u.i = (int64_t)v;
+    return p;
+}
+/* A numeric from a decimal string, encoded in binary (s kept alive). */
+static inline pgw_param_t pgw_numeric_str(const char *s)
+{
+    return pgw_encoded(PGW_OID_NUMERIC, pgw_encode_numeric_str, s);
+}
+static inline pgw_param_t pgw_numeric(const pgw_numeric_t *n)
+{
+    return pgw_encoded(PGW_OID_NUMERIC, pgw_encode_numeric, n);
+}
+/* days since 2000-01-01 */
+static inline pgw_param_t pgw_date(int32_t days)
+{
+    pgw_param_t p = {PGW_PARAM_INT4, PGW_FORMAT_BINARY, PGW_OID_DATE, {0}};
+    p.u.i = days;
+    return p;
+}
+/* usec since midnight */
+static inline pgw_param_t pgw_time(int64_t usec)
+{
+    pgw_param_t p = {PGW_PARAM_INT8, PGW_FORMAT_BINARY, PGW_OID_TIME, {0}};
+    p.u.i = usec;
+    return p;
+}
+static inline pgw_param_t pgw_timetz(const pgw_timetz_t *t)
+{
+    return pgw_encoded(PGW_OID_TIMETZ, pgw_encode_timetz, t);
+}
+/* usec since 2000-01-01 (pgw_timestamp_from_unix converts) */
+static inline pgw_param_t pgw_timestamp(int64_t usec)
+{
+    pgw_param_t p = {PGW_PARAM_INT8, PGW_FORMAT_BINARY, PGW_OID_TIMESTAMP, {0}};
+    p.u.i = usec;
+    return p;
+}
+static inline pgw_param_t pgw_timestamptz(int64_t usec)
+{
+    pgw_param_t p = {PGW_PARAM_INT8, PGW_FORMAT_BINARY, PGW_OID_TIMESTAMPTZ, {0}};
+    p.u.i = usec;
+    return p;
+}
+static inline pgw_param_t pgw_interval(const pgw_interval_t *iv)
+{
+    return pgw_encoded(PGW_OID_INTERVAL, pgw_encode_interval, iv);
+}
+static inline pgw_param_t pgw_uuid(const uint8_t uuid[16])
+{
+    return pgw_raw(PGW_OID_UUID, PGW_FORMAT_BINARY, uuid, 16);
+}
+/* inet or cidr according to a->is_cidr. */
+static inline pgw_param_t pgw_inet(const pgw_inet_t *a)
+{
+    return pgw_encoded(a->is_cidr ? PGW_OID_CIDR : PGW_OID_INET, pgw_encode_inet, a);
+}
+static inline pgw_param_t pgw_macaddr(const uint8_t mac[6])
+{
+    return pgw_raw(PGW_OID_MACADDR, PGW_FORMAT_BINARY, mac, 6);
+}
+static inline pgw_param_t pgw_macaddr8(const uint8_t mac[8])
+{
+    return pgw_raw(PGW_OID_MACADDR8, PGW_FORMAT_BINARY, mac, 8);
+}
+static inline pgw_param_t pgw_money(int64_t cents)
+{
+    pgw_param_t p = {PGW_PARAM_INT8, PGW_FORMAT_BINARY, PGW_OID_MONEY, {0}};
+    p.u.i = cents;
+    return p;
+}
+/* json: the text, sent as is (binary json is its text). NUL-terminated. */
+static inline pgw_param_t pgw_json(const char *json)
+{
+    return pgw_raw(PGW_OID_JSON, PGW_FORMAT_BINARY, json, -1);
+}
+static inline pgw_param_t pgw_jsonb(const char *json)
+{
+    return pgw_encoded(PGW_OID_JSONB, pgw_encode_jsonb, json);
+}
+
 #ifdef __cplusplus
 }
 #endif
