@@ -1,0 +1,474 @@
+/*
+ * libpgwire container types: arrays, ranges, multiranges, composites
+ * (records), the type registry, COPY row encoders and SQL escaping helpers.
+ *
+ * Decoders here read a pgw_value_t (see pgwire/types.h) in place: the parsed
+ * headers and iterators below hold pointers into the value's bytes, so they
+ * live exactly as long as those bytes do (a DataRow in a read buffer, a
+ * pgw_result_t...). Elements are handed out as pgw_value_t views that are
+ * decoded with the scalar getters (pgw_get_int4, pgw_get_text, ...).
+ *
+ * Enums need nothing special: their OIDs are not binary_ok (unless
+ * registered), so they arrive in text and pgw_get_text() reads them; their
+ * binary form is the same label bytes, readable as the raw value.
+ *
+ * Error codes used throughout: PGW_EFORMAT for malformed bytes, PGW_ETYPE
+ * for a value of another type, PGW_ENULL for a NULL where none is accepted,
+ * PGW_ERANGE for a caller buffer that is too small (the needed size is
+ * reported), PGW_EINVAL for bad arguments, PGW_ENOMEM, PGW_ETOOBIG for
+ * output that would pass INT32_MAX or the buffer's limit.
+ *
+ * Nothing here is thread-safe except where stated; parsed structs and
+ * iterators are caller-owned, zero-initialisable and need no freeing.
+ */
+#ifndef PGWIRE_TYPES_CONTAINER_H
+#define PGWIRE_TYPES_CONTAINER_H
+
+#include "pgwire/common.h"
+#include "pgwire/types.h"
+
+#include <stdbool.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* Arrays                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* The server's limit on array dimensions (MAXDIM). */
+#define PGW_ARRAY_MAXDIM 6
+
+/*
+ * The element type of array type array_oid, or 0 if array_oid is not a
+ * built-in array type.
+ */
+PGW_EXTERN uint32_t pgw_array_elem_oid(uint32_t array_oid);
+/* The array type whose elements are elem_oid, or 0 if not built in. */
+PGW_EXTERN uint32_t pgw_array_oid_for(uint32_t elem_oid);
+
+/*
+ * A parsed array header. Fill it with pgw_array_parse; the fields are
+ * read-only for the caller. Elements are stored row-major (the last
+ * dimension varies fastest), as the server sends them.
+ */
+typedef struct pgw_array {
+    int ndim;                          /* 0 for an empty array */
+    int32_t dims[PGW_ARRAY_MAXDIM];    /* size of each dimension */
+    int32_t lbounds[PGW_ARRAY_MAXDIM]; /* lower bound of each dimension */
+    uint32_t elem_oid;   /* element type (text format: from the array oid, 0 if unknown) */
+    size_t nelems;       /* product of dims (0 when ndim is 0) */
+    bool has_nulls;      /* binary: the header's flag; text: an element is NULL */
+    int16_t format;      /* format of the value it was parsed from */
+    const uint8_t *_p;   /* private: first element (binary) or outer '{' (text) */
+    const uint8_t *_end; /* private: end of the value */
+} pgw_array_t;
+
+/*
+ * Parse and validate the header of an array value (text or binary) into out.
+ * Binary: ndim in 0..6, flag 0 or 1, positive dims, lower bounds such that
+ * lb + dim - 1 does not overflow, a product that fits in INT32 and the server's
+ * MaxArraySize, at least 4 bytes per element left in the value, and when
+ * v->oid is a built-in array type, an element oid equal to its element type.
+ * Text: the whole value is checked (balanced braces, rectangular
+ * sub-arrays, quoting, escapes, an optional '[lb:ub]...=' prefix that
+ * matches); NULL elements are seen, so has_nulls is exact.
+ * Element lengths of a binary array are checked as they are iterated.
+ * out views v's bytes: it is valid as long as they are.
+ * Returns 0, PGW_ENULL (v is NULL), PGW_EFORMAT, PGW_ETYPE (element oid does
+ * not match the array type) or PGW_EINVAL (unknown format).
+ */
+PGW_EXTERN int pgw_array_parse(const pgw_value_t *v, pgw_array_t *out);
+
+/*
+ * An element iterator over a parsed array. No allocation: binary elements
+ * are views into the value, and so are text elements that need no
+ * unescaping. A text element that contains backslash escapes is unescaped
+ * into the caller's scratch buffer, appended after the previous ones, so
+ * every view handed out stays valid together; a scratch of the value's
+ * length (v->len bytes) is always enough for all elements.
+ */
+typedef struct pgw_array_iter {
+    const pgw_array_t *arr;
+    size_t index;        /* elements returned so far */
+    const uint8_t *pos;  /* private */
+    char *scratch;       /* private */
+    size_t scratch_cap;  /* private */
+    size_t scratch_used; /* private */
+    size_t need;         /* after PGW_ERANGE: scratch bytes needed for the element */
+    int err;             /* private: sticky error */
+} pgw_array_iter_t;
+
+/* Start iterating arr (which must stay alive). scratch may be NULL (cap 0):
+ * text elements with escapes then fail with PGW_ERANGE. */
+PGW_EXTERN void pgw_array_iter_init(pgw_array_iter_t *it, const pgw_array_t *arr, char *scratch,
+                                    size_t scratch_cap);
+/* Give the iterator a new scratch buffer (e.g. a larger one after
+ * PGW_ERANGE); views already handed out from the old one stay in it. */
+PGW_EXTERN void pgw_array_iter_set_scratch(pgw_array_iter_t *it, char *scratch, size_t cap);
+/*
+ * Produce the next element in out: p/len view its bytes (len -1: NULL),
+ * format is the array's, oid the element type. Returns 1 with an element,
+ * 0 at the end, PGW_EFORMAT (malformed element or trailing bytes; the
+ * iterator then stays at that error), or PGW_ERANGE when a text element
+ * needs it->need scratch bytes that are not free (the iterator did not move:
+ * call pgw_array_iter_set_scratch and retry).
+ */
+PGW_EXTERN int pgw_array_next(pgw_array_iter_t *it, pgw_value_t *out);
+
+/*
+ * Typed bulk getters: decode every element of a one- or multi-dimensional
+ * array v into out[0..*n) in storage order. The binary form of the exact
+ * element type is read straight from the wire; other element types and
+ * the text form go through the scalar getters (pgw_get_int4 ...), so they
+ * accept what those accept. nulls, if not NULL, receives a flag per
+ * element (and out[i] is 0 for NULL); with nulls NULL a NULL element fails
+ * with PGW_ENULL. If cap is smaller than the element count, *n is set to the
+ * count and PGW_ERANGE is returned with nothing written.
+ * Returns 0, PGW_ENULL, PGW_ERANGE, PGW_EFORMAT, PGW_ETYPE, PGW_ELOSS.
+ */
+PGW_EXTERN int pgw_array_get_bool(const pgw_value_t *v, bool *out, size_t cap, size_t *n,
+                                  bool *nulls);
+PGW_EXTERN int pgw_array_get_int2(const pgw_value_t *v, int16_t *out, size_t cap, size_t *n,
+                                  bool *nulls);
+PGW_EXTERN int pgw_array_get_int4(const pgw_value_t *v, int32_t *out, size_t cap, size_t *n,
+                                  bool *nulls);
+PGW_EXTERN int pgw_array_get_int8(const pgw_value_t *v, int64_t *out, size_t cap, size_t *n,
+                                  bool *nulls);
+PGW_EXTERN int pgw_array_get_float4(const pgw_value_t *v, float *out, size_t cap, size_t *n,
+                                    bool *nulls);
+PGW_EXTERN int pgw_array_get_float8(const pgw_value_t *v, double *out, size_t cap, size_t *n,
+                                    bool *nulls);
+
+/*
+ * Array parameter encoder context. Fill it (or use pgw_array_enc_init), then
+ * pass pgw_array_param(&ctx) as a parameter or COPY field. The context and
+ * everything it points to must stay alive and unchanged until the value has
+ * been encoded, i.e. until the query or COPY call that takes the parameter
+ * returns; the library keeps no pointer after that.
+ *
+ * elems is a C array of nelems values whose C type follows elem_oid:
+ *   BOOL: bool; INT2: int16_t; INT4, DATE: int32_t; OID: uint32_t;
+ *   INT8, TIMESTAMP, TIMESTAMPTZ, TIME: int64_t (days since / microseconds
+ *   since 2000-01-01, microseconds of day); FLOAT4: float; FLOAT8: double;
+ *   UUID: uint8_t[16] each (16 * nelems bytes);
+ *   TEXT, VARCHAR, BPCHAR, NAME, JSON, XML: const char * each (NUL-terminated,
+ *   or with lens[i] bytes when lens is not NULL; a NULL pointer is SQL NULL);
+ *   JSONB: const char * each, sent with the version-1 prefix byte;
+ *   any other oid: pgw_view_t each, already in that type's binary form
+ *   (len -1: NULL).
+ * nulls (optional) marks NULL elements. ndim 0 with nelems > 0 means one
+ * dimension of nelems elements with lower bound 1; otherwise dims/lbounds
+ * give the shape and their product must equal nelems (nelems 0 with ndim 0
+ * is the empty array). array_oid 0 means pgw_array_oid_for(elem_oid).
+ */
+typedef struct pgw_array_enc {
+    uint32_t elem_oid;
+    uint32_t array_oid;
+    const void *elems;
+    const int32_t *lens;
+    const bool *nulls;
+    size_t nelems;
+    int ndim;
+    int32_t dims[PGW_ARRAY_MAXDIM];
+    int32_t lbounds[PGW_ARRAY_MAXDIM];
+} pgw_array_enc_t;
+
+/* Set ctx to a one-dimensional array of n elements of elem_oid (lower bound
+ * 1), without lens, with the given nulls (may be NULL). */
+PGW_EXTERN void pgw_array_enc_init(pgw_array_enc_t *ctx, uint32_t elem_oid, const void *elems,
+                                   size_t n, const bool *nulls);
+/* The encoder function behind pgw_array_param (pgw_encode_fn). Appends the
+ * binary array to out. Returns 0, PGW_EINVAL (bad shape, more than 6 dims,
+ * missing elems), PGW_ETOOBIG or PGW_ENOMEM. */
+PGW_EXTERN int pgw_array_encode(const void *ctx, pgw_buf_t *out);
+/* A binary parameter of the array's type that encodes ctx (kept by pointer). */
+PGW_EXTERN pgw_param_t pgw_array_param(const pgw_array_enc_t *ctx);
+
+/* ------------------------------------------------------------------------ */
+/* Ranges and multiranges                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* Range flags, the server's own bit values (binary format's flags byte). */
+#define PGW_RANGE_EMPTY  0x01 /* the empty range: no bounds */
+#define PGW_RANGE_LB_INC 0x02 /* lower bound inclusive '[' */
+#define PGW_RANGE_UB_INC 0x04 /* upper bound inclusive ']' */
+#define PGW_RANGE_LB_INF 0x08 /* no lower bound (-infinity) */
+#define PGW_RANGE_UB_INF 0x10 /* no upper bound (+infinity) */
+
+/* The element type of a built-in range type, or 0. */
+PGW_EXTERN uint32_t pgw_range_elem_oid(uint32_t range_oid);
+/* The range type of a built-in multirange type, or 0. */
+PGW_EXTERN uint32_t pgw_multirange_range_oid(uint32_t multirange_oid);
+
+/*
+ * A decoded range. lower/upper view the bound values (in the range's format,
+ * oid the element type, 0 if unknown); a missing bound (empty range or
+ * infinite side) has len -1. Views point into the value or, for text bounds
+ * with escapes, into the caller's scratch.
+ */
+typedef struct pgw_range {
+    uint8_t flags; /* PGW_RANGE_* */
+    pgw_value_t lower;
+    pgw_value_t upper;
+} pgw_range_t;
+
+/*
+ * Decode a range value (text or binary) into out. Text bounds that contain
+ * backslash escapes or doubled quotes are unescaped into scratch (may be
+ * NULL if none are expected; v->len bytes are always enough).
+ * Returns 0, PGW_ENULL, PGW_EFORMAT, PGW_EINVAL (unknown format) or
+ * PGW_ERANGE (scratch too small).
+ */
+PGW_EXTERN int pgw_range_parse(const pgw_value_t *v, pgw_range_t *out, char *scratch,
+                               size_t scratch_cap);
+
+/* A multirange parsed by pgw_multirange_parse: the number of ranges. */
+typedef struct pgw_multirange {
+    size_t count;
+    int16_t format;
+    uint32_t range_oid; /* range type (0 if unknown) */
+    const uint8_t *_p;  /* private */
+    const uint8_t *_end;
+} pgw_multirange_t;
+
+/* Iterator over a multirange's ranges; scratch as for pgw_array_iter_t. */
+typedef struct pgw_multirange_iter {
+    const pgw_multirange_t *mr;
+    size_t index;
+    const uint8_t *pos; /* private */
+    char *scratch;      /* private */
+    size_t scratch_cap; /* private */
+    size_t scratch_used;
+} pgw_multirange_iter_t;
+
+/* Validate the multirange v (every range in it) and count its ranges.
+ * Returns 0, PGW_ENULL, PGW_EFORMAT or PGW_EINVAL. out views v's bytes. */
+PGW_EXTERN int pgw_multirange_parse(const pgw_value_t *v, pgw_multirange_t *out);
+PGW_EXTERN void pgw_multirange_iter_init(pgw_multirange_iter_t *it, const pgw_multirange_t *mr,
+                                         char *scratch, size_t scratch_cap);
+/* Next range into out. Returns 1, 0 at the end, PGW_EFORMAT or PGW_ERANGE
+ * (scratch too small for escaped text bounds). */
+PGW_EXTERN int pgw_multirange_next(pgw_multirange_iter_t *it, pgw_range_t *out);
+
+/*
+ * Range parameter encoder context: flags as above; lower/upper are binary
+ * parameters of the element type (pgw_int4(1), pgw_int8(..), pgw_raw(...) of
+ * a numeric's binary form...), ignored for an empty or infinite side.
+ * range_oid is the parameter's declared type (0: the server infers it).
+ * Lifetime as for pgw_array_enc_t.
+ */
+typedef struct pgw_range_enc {
+    uint32_t range_oid;
+    uint8_t flags;
+    pgw_param_t lower;
+    pgw_param_t upper;
+} pgw_range_enc_t;
+
+/* pgw_encode_fn for a pgw_range_enc_t. Returns 0, PGW_EINVAL (a bound that
+ * is not binary), PGW_ETOOBIG or PGW_ENOMEM. */
+PGW_EXTERN int pgw_range_encode(const void *ctx, pgw_buf_t *out);
+PGW_EXTERN pgw_param_t pgw_range_param(const pgw_range_enc_t *ctx);
+
+/* Multirange encoder context: n ranges (same lifetime rule). */
+typedef struct pgw_multirange_enc {
+    uint32_t multirange_oid;
+    const pgw_range_enc_t *ranges;
+    size_t n;
+} pgw_multirange_enc_t;
+
+PGW_EXTERN int pgw_multirange_encode(const void *ctx, pgw_buf_t *out);
+PGW_EXTERN pgw_param_t pgw_multirange_param(const pgw_multirange_enc_t *ctx);
+
+/* ------------------------------------------------------------------------ */
+/* Composite types (records)                                                */
+/* ------------------------------------------------------------------------ */
+
+/* A parsed record: its field count. Views v's bytes. */
+typedef struct pgw_record {
+    size_t nfields;
+    int16_t format;
+    const uint8_t *_p; /* private */
+    const uint8_t *_end;
+} pgw_record_t;
+
+typedef struct pgw_record_iter {
+    const pgw_record_t *rec;
+    size_t index;
+    const uint8_t *pos; /* private */
+    char *scratch;      /* private */
+    size_t scratch_cap; /* private */
+    size_t scratch_used;
+    size_t need; /* after PGW_ERANGE: scratch bytes needed */
+    int err;     /* private: sticky error */
+} pgw_record_iter_t;
+
+/*
+ * Validate a record value and count its fields. Binary: int32 nfields, then
+ * per field a type oid, an int32 length (-1: NULL) and the bytes. Text:
+ * '(f1,f2,...)', where an empty unquoted field is NULL, "" is the empty
+ * string, and quotes/backslashes escape as in record_out; whitespace is part
+ * of the field. "()" is read as one NULL field (the text form cannot tell it
+ * from a zero-field record). Returns 0, PGW_ENULL, PGW_EFORMAT, PGW_EINVAL.
+ */
+PGW_EXTERN int pgw_record_parse(const pgw_value_t *v, pgw_record_t *out);
+PGW_EXTERN void pgw_record_iter_init(pgw_record_iter_t *it, const pgw_record_t *rec, char *scratch,
+                                     size_t scratch_cap);
+/* Next field into out: oid is the field's type (text format: 0, the text form
+ * does not carry it). Returns 1, 0 at the end, PGW_EFORMAT, or PGW_ERANGE
+ * when a text field with escapes needs it->need scratch bytes that are not
+ * free (the iterator did not move: give it more with
+ * pgw_record_iter_set_scratch and retry). */
+PGW_EXTERN int pgw_record_next(pgw_record_iter_t *it, pgw_value_t *out);
+PGW_EXTERN void pgw_record_iter_set_scratch(pgw_record_iter_t *it, char *scratch, size_t cap);
+
+/* Composite parameter encoder: nfields binary parameters, each sent with its
+ * oid (which must be the column's type: the server checks). type_oid is the
+ * composite type's oid (anonymous records cannot be sent). */
+typedef struct pgw_record_enc {
+    uint32_t type_oid;
+    const pgw_param_t *fields;
+    size_t nfields;
+} pgw_record_enc_t;
+
+PGW_EXTERN int pgw_record_encode(const void *ctx, pgw_buf_t *out);
+PGW_EXTERN pgw_param_t pgw_record_param(const pgw_record_enc_t *ctx);
+
+/* ------------------------------------------------------------------------ */
+/* Type registry                                                            */
+/* ------------------------------------------------------------------------ */
+
+/* Decode callback of a registered type: convert v into *out (its C type is a
+ * contract between the registrant and its callers). Returns 0 or a negative
+ * PGW_E* code. */
+typedef int (*pgw_type_decode_fn)(const pgw_value_t *v, void *out, void *ud);
+
+/* Format support flags. */
+#define PGW_TYPE_TEXT   0x1
+#define PGW_TYPE_BINARY 0x2 /* the decode callback understands the binary form */
+
+typedef struct pgw_type_info {
+    uint32_t oid;
+    const char *name;          /* copied; may be NULL */
+    unsigned formats;          /* PGW_TYPE_TEXT | PGW_TYPE_BINARY */
+    pgw_type_decode_fn decode; /* may be NULL: values stay raw bytes */
+    void *ud;                  /* passed to decode */
+} pgw_type_info_t;
+
+/* A set of registered types (typically one per connection, filled at connect
+ * time for extension types such as hstore or vector). Not thread-safe. */
+typedef struct pgw_type_registry pgw_type_registry_t;
+
+/* Create an empty registry using alloc (NULL: default). Returns 0 or
+ * PGW_ENOMEM. Free with pgw_type_registry_free. */
+PGW_EXTERN int pgw_type_registry_new(pgw_type_registry_t **out, const pgw_allocator_t *alloc);
+PGW_EXTERN void pgw_type_registry_free(pgw_type_registry_t *reg);
+/* The process-wide default registry (created on first use, never freed;
+ * registering in it is not thread-safe: do it before starting threads).
+ * NULL only if that first allocation fails. */
+PGW_EXTERN pgw_type_registry_t *pgw_type_registry_default(void);
+
+/* Register or replace type info->oid (name copied). Returns 0, PGW_EINVAL
+ * (oid 0) or PGW_ENOMEM. */
+PGW_EXTERN int pgw_type_register(pgw_type_registry_t *reg, const pgw_type_info_t *info);
+/* Bind name to oid (adding a name-only entry with text support if oid is not
+ * registered yet). Returns 0, PGW_EINVAL or PGW_ENOMEM. */
+PGW_EXTERN int pgw_type_register_name(pgw_type_registry_t *reg, const char *name, uint32_t oid);
+/* Lookup: *out views the registry's entry, valid until it is changed or
+ * freed. Returns 0 or PGW_ENOTFOUND. */
+PGW_EXTERN int pgw_type_lookup(const pgw_type_registry_t *reg, uint32_t oid,
+                               const pgw_type_info_t **out);
+PGW_EXTERN int pgw_type_lookup_name(const pgw_type_registry_t *reg, const char *name,
+                                    uint32_t *oid);
+/* Decode v with the callback registered for v->oid. Returns the callback's
+ * result, PGW_ENOTFOUND (unregistered or no callback: use v's raw bytes),
+ * or PGW_ETYPE (format not supported by the registration). */
+PGW_EXTERN int pgw_type_decode(const pgw_type_registry_t *reg, const pgw_value_t *v, void *out);
+/* 1 if oid is decoded in binary: pgw_type_binary_ok(oid) or registered in reg
+ * (may be NULL) with PGW_TYPE_BINARY. pgw_type_binary_ok consults the
+ * default registry. */
+PGW_EXTERN int pgw_type_registry_binary_ok(const pgw_type_registry_t *reg, uint32_t oid);
+
+/* ------------------------------------------------------------------------ */
+/* COPY row encoders                                                        */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Binary COPY FROM STDIN: append to b, then send b's bytes as CopyData.
+ * Every function appends and returns 0, PGW_ENOMEM or PGW_ETOOBIG; on error
+ * b is unchanged.
+ */
+/* The 19-byte header: signature, flags 0, header extension length 0. */
+PGW_EXTERN int pgw_copy_bin_begin(pgw_buf_t *b);
+/* Start a row of nfields fields (int16). PGW_EINVAL if nfields > 32767. */
+PGW_EXTERN int pgw_copy_bin_row_begin(pgw_buf_t *b, uint16_t nfields);
+/* One field encoded as a binary parameter would be (int32 length, bytes;
+ * -1 for NULL). Text-format parameters are accepted for text-like types
+ * (text, varchar, bpchar, name, json, xml, unknown, 0) whose binary form is
+ * the text. Also PGW_EINVAL (other text params), or an encoder's error. */
+PGW_EXTERN int pgw_copy_bin_field(pgw_buf_t *b, const pgw_param_t *p);
+PGW_EXTERN int pgw_copy_bin_null(pgw_buf_t *b);
+PGW_EXTERN int pgw_copy_bin_int2(pgw_buf_t *b, int16_t v);
+PGW_EXTERN int pgw_copy_bin_int4(pgw_buf_t *b, int32_t v);
+PGW_EXTERN int pgw_copy_bin_int8(pgw_buf_t *b, int64_t v);
+PGW_EXTERN int pgw_copy_bin_float8(pgw_buf_t *b, double v);
+PGW_EXTERN int pgw_copy_bin_bool(pgw_buf_t *b, bool v);
+/* Text-like field (text/varchar/...): the bytes as given (len bytes). */
+PGW_EXTERN int pgw_copy_bin_text(pgw_buf_t *b, const char *s, size_t len);
+/* The trailer: int16 -1. */
+PGW_EXTERN int pgw_copy_bin_end(pgw_buf_t *b);
+
+/*
+ * Text COPY (FORMAT text, the default) and CSV (FORMAT csv, delimiter ',',
+ * quote '"', NULL as an unquoted empty field). Each field function appends
+ * the field followed by a delimiter; the row end function turns the last
+ * delimiter into the newline. Text format escapes backslash, tab, newline,
+ * carriage return, and writes NULL as \N. CSV quotes a field that is empty
+ * or contains ',', '"', '\r', '\n' or '\\', doubling quotes.
+ * s is UTF-8 in the connection's client_encoding; these functions do not
+ * validate it. Return 0, PGW_ENOMEM or PGW_ETOOBIG.
+ */
+PGW_EXTERN int pgw_copy_text_field(pgw_buf_t *b, const char *s, size_t len);
+PGW_EXTERN int pgw_copy_text_null(pgw_buf_t *b);
+PGW_EXTERN int pgw_copy_text_int4(pgw_buf_t *b, int32_t v);
+PGW_EXTERN int pgw_copy_text_int8(pgw_buf_t *b, int64_t v);
+/* 17 significant digits (reads back to the same double); Infinity, -Infinity,
+ * NaN. */
+PGW_EXTERN int pgw_copy_text_float8(pgw_buf_t *b, double v);
+PGW_EXTERN int pgw_copy_text_row_end(pgw_buf_t *b);
+PGW_EXTERN int pgw_copy_csv_field(pgw_buf_t *b, const char *s, size_t len);
+PGW_EXTERN int pgw_copy_csv_null(pgw_buf_t *b);
+PGW_EXTERN int pgw_copy_csv_row_end(pgw_buf_t *b);
+
+/* ------------------------------------------------------------------------ */
+/* Escaping for SQL text                                                    */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Quote s[0..len) as an SQL identifier: wrapped in double quotes, inner
+ * double quotes doubled. Only UTF-8 input is supported (client_encoding
+ * UTF8): s must be valid UTF-8 without NUL bytes, overlong forms, surrogates
+ * or code points past U+10FFFF, else PGW_EENCODING is returned and *out is
+ * set to NULL; no string is ever returned for invalid input. On success *out
+ * is a NUL-terminated string allocated with alloc (NULL: default), freed
+ * with pgw_escape_free. Returns 0, PGW_EENCODING, PGW_EINVAL or PGW_ENOMEM.
+ */
+PGW_EXTERN int pgw_escape_identifier(const pgw_allocator_t *alloc, const char *s, size_t len,
+                                     char **out);
+/*
+ * Quote s[0..len) as an SQL string literal, as libpq's PQescapeLiteral does
+ * with standard_conforming_strings on: single quotes doubled, wrapped in
+ * '...'; if s contains a backslash, backslashes are doubled and the result
+ * is " E'...'" (with a leading space, so it cannot fuse with a preceding
+ * identifier). Same encoding rules, ownership and codes as above.
+ */
+PGW_EXTERN int pgw_escape_literal(const pgw_allocator_t *alloc, const char *s, size_t len,
+                                  char **out);
+/* Free a string returned by the escaping helpers (same allocator). */
+PGW_EXTERN void pgw_escape_free(const pgw_allocator_t *alloc, char *s);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* PGWIRE_TYPES_CONTAINER_H */

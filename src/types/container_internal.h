@@ -1,0 +1,33 @@
+/*
+ * Internal helpers shared by the container types (array.c, range.c,
+ * composite.c, copy.c). Not installed.
+ */
+#ifndef PGW_TYPES_CONTAINER_INTERNAL_H
+#define PGW_TYPES_CONTAINER_INTERNAL_H
+
+#include "pgwire/types_container.h"
+#include "util/internal.h"
+
+/*
+ * Append p as a length-prefixed binary field: int32 length then the bytes,
+ * or int32 -1 for NULL. Binary parameters of every kind are accepted;
+ * text-format bytes only for text-like types, whose binary form is the
+ * text. On error b is unchanged. Returns 0, PGW_EINVAL, PGW_ETOOBIG,
+ * PGW_ENOMEM or an encoder's error. (copy.c)
+ */
+int pgw__enc_len_field(pgw_buf_t *b, const pgw_param_t *p);
+
+/* Patch the int32 at b->data[at] with the length of what follows it.
+ * Returns 0 or PGW_ETOOBIG (more than INT32_MAX bytes). (copy.c) */
+int pgw__patch_len(pgw_buf_t *b, size_t at);
+
+/* Append a big-endian int32 (reserve first). (copy.c) */
+int pgw__buf_put32(pgw_buf_t *b, uint32_t v);
+
+/* 1 for ASCII whitespace as the server's array/range parsers see it. */
+static inline int pgw__is_space(uint8_t c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+}
+
+#endif
