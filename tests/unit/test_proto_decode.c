@@ -1,0 +1,886 @@
+/*
+ * Unit tests of the backend-message decoder: framing rules, every backend
+ * message type parsed from hand-built bytes (valid and malformed), the
+ * walkers, the sticky streaming decoder, and the hostile-server framing cases
+ * of RELIABILITY.md case 2 at the codec level.
+ *
+ * Every body is parsed from an exact-size heap copy, so a read one byte past
+ * the message is caught by ASan/valgrind.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "pgwire/proto.h"
+
+/* Body literals: sizeof - 1 drops the literal's own NUL, so every NUL the
+ * protocol needs is written explicitly as \0 (or \000 before a digit). */
+#define LIT(s) (const uint8_t *)(s), (sizeof(s) - 1)
+
+/* Exact-size heap copies, freed after each test. */
+static void *copies[256];
+static size_t ncopies;
+
+static const uint8_t *heap_copy(const void *p, size_t n)
+{
+    assert_true(ncopies < 256);
+    uint8_t *c = malloc(n ? n : 1);
+    assert_non_null(c);
+    if (n) memcpy(c, p, n);
+    copies[ncopies++] = c;
+    return c;
+}
+
+static int free_copies(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < ncopies; i++)
+        free(copies[i]);
+    ncopies = 0;
+    return 0;
+}
+
+/* Parses body (len bytes) as a message of the given type, as if framed. */
+static int parse_body(uint8_t type, const uint8_t *body, size_t len, pgw_msg_t *m)
+{
+    pgw_frame_t f = {type, heap_copy(body, len), (uint32_t)len, 5 + len};
+    return pgw_msg_parse(&f, m);
+}
+
+/* Builds a whole frame (type, length, body) as an exact-size heap copy. */
+static const uint8_t *frame_bytes(uint8_t type, uint32_t declared, const uint8_t *body, size_t len,
+                                  size_t *n)
+{
+    uint8_t tmp[512];
+    assert_true(len + 5 <= sizeof tmp);
+    tmp[0] = type;
+    tmp[1] = (uint8_t)(declared >> 24);
+    tmp[2] = (uint8_t)(declared >> 16);
+    tmp[3] = (uint8_t)(declared >> 8);
+    tmp[4] = (uint8_t)declared;
+    if (len) memcpy(tmp + 5, body, len);
+    *n = 5 + len;
+    return heap_copy(tmp, *n);
+}
+
+static int frame_header(uint8_t type, uint32_t declared, uint32_t max_size, pgw_frame_t *f)
+{
+    size_t n;
+    const uint8_t *b = frame_bytes(type, declared, NULL, 0, &n);
+    return pgw_frame_parse(b, n, max_size, f);
+}
+
+static void assert_str(pgw_str_t s, const char *want)
+{
+    assert_int_equal(s.len, strlen(want));
+    assert_memory_equal(s.p, want, s.len);
+}
+
+static void assert_view(pgw_view_t v, const char *want)
+{
+    assert_non_null(v.p);
+    assert_int_equal(v.len, (int32_t)strlen(want));
+    assert_memory_equal(v.p, want, (size_t)v.len);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Framing                                                                  */
+/* ------------------------------------------------------------------------ */
+
+static void test_frame_complete(void **state)
+{
+    (void)state;
+    size_t n;
+    const uint8_t *b = frame_bytes('C', 13, LIT("SELECT 1\0"), &n);
+    pgw_frame_t f;
+    assert_int_equal(pgw_frame_parse(b, n, 0, &f), 0);
+    assert_int_equal(f.type, 'C');
+    assert_ptr_equal(f.body, b + 5);
+    assert_int_equal(f.len, 9);
+    assert_int_equal(f.size, 14);
+}
+
+static void test_frame_byte_by_byte(void **state)
+{
+    (void)state;
+    size_t n;
+    const uint8_t *b = frame_bytes('C', 13, LIT("SELECT 1\0"), &n);
+    pgw_frame_t f;
+    for (size_t k = 0; k < n; k++) {
+        const uint8_t *prefix = heap_copy(b, k);
+        assert_int_equal(pgw_frame_parse(prefix, k, 0, &f), PGW_EAGAIN);
+        assert_int_equal(f.size, k < 5 ? 5 : 14);
+    }
+    assert_int_equal(pgw_frame_parse(b, n, 0, &f), 0);
+}
+
+static void test_frame_length_below_4(void **state)
+{
+    (void)state;
+    pgw_frame_t f;
+    const uint32_t lens[] = {0, 1, 3, 0x80000000u, 0xFFFFFFFFu};
+    const uint8_t types[] = {'D', 'C', 'Z', 'E', '1'};
+    for (size_t t = 0; t < sizeof types; t++)
+        for (size_t i = 0; i < 5; i++) {
+            assert_int_equal(frame_header(types[t], lens[i], 0, &f), PGW_EPROTO);
+            assert_int_equal(f.type, types[t]);
+        }
+}
+
+static void test_frame_fixed_sizes(void **state)
+{
+    (void)state;
+    pgw_frame_t f;
+    const char empty[] = "123nIsc";
+    for (const char *t = empty; *t; t++) {
+        assert_int_equal(frame_header((uint8_t)*t, 4, 0, &f), 0);
+        assert_int_equal(f.size, 5);
+        assert_int_equal(frame_header((uint8_t)*t, 5, 0, &f), PGW_EPROTO);
+        assert_int_equal(frame_header((uint8_t)*t, 40000, 0, &f), PGW_EPROTO);
+    }
+    assert_int_equal(frame_header('Z', 5, 0, &f), PGW_EAGAIN);
+    assert_int_equal(f.size, 6);
+    assert_int_equal(frame_header('Z', 4, 0, &f), PGW_EPROTO);
+    assert_int_equal(frame_header('Z', 6, 0, &f), PGW_EPROTO);
+}
+
+/* Hostile: a length above 30000 for the always-short types is refused at the
+ * header, before the caller would wait for or buffer the body. */
+static void test_frame_short_cap(void **state)
+{
+    (void)state;
+    pgw_frame_t f;
+    const char shorts[] = "RKCGHWvtS";
+    for (const char *t = shorts; *t; t++) {
+        assert_int_equal(frame_header((uint8_t)*t, 30000, 0, &f), PGW_EAGAIN);
+        assert_int_equal(f.size, 30001);
+        assert_int_equal(frame_header((uint8_t)*t, 30001, 0, &f), PGW_EPROTO);
+        assert_int_equal(frame_header((uint8_t)*t, 0x7FFFFFFF, 0, &f), PGW_EPROTO);
+    }
+    const char fixed[] = "Z12";
+    for (const char *t = fixed; *t; t++)
+        assert_int_equal(frame_header((uint8_t)*t, 30001, 0, &f), PGW_EPROTO);
+    const char longs[] = "TDdVENA";
+    for (const char *t = longs; *t; t++) {
+        assert_int_equal(frame_header((uint8_t)*t, 30001, 0, &f), PGW_EAGAIN);
+        assert_int_equal(f.size, 30002);
+    }
+}
+
+/* Hostile: 'D' declaring 0x7FFFFFFF is refused under a small max_size before
+ * anything is buffered: the codec never allocates, and need is never set to
+ * the lying size. */
+static void test_frame_huge_datarow(void **state)
+{
+    (void)state;
+    pgw_frame_t f;
+    assert_int_equal(frame_header('D', 0x7FFFFFFF, 1u << 20, &f), PGW_ETOOBIG);
+    assert_int_equal(f.type, 'D');
+    /* The default maximum (1 GiB - 1) is below 0x7FFFFFFF too. */
+    assert_int_equal(frame_header('D', 0x7FFFFFFF, 0, &f), PGW_ETOOBIG);
+    /* Exactly at the limit is accepted. */
+    assert_int_equal(frame_header('D', 1000, 1000, &f), PGW_EAGAIN);
+    assert_int_equal(f.size, 1001);
+    assert_int_equal(frame_header('D', 1001, 1000, &f), PGW_ETOOBIG);
+    /* With no practical limit the need is reported exactly. */
+    assert_int_equal(frame_header('D', 0x7FFFFFFF, UINT32_MAX, &f), PGW_EAGAIN);
+    assert_int_equal(f.size, (size_t)0x7FFFFFFF + 1);
+
+    pgw_decoder_t d;
+    pgw_decoder_init(&d, 1u << 20);
+    size_t n;
+    const uint8_t *b = frame_bytes('D', 0x7FFFFFFF, LIT("\000\001"), &n);
+    pgw_msg_t m;
+    size_t need = 0;
+    assert_int_equal(pgw_decoder_next(&d, b, n, &m, &need), PGW_ETOOBIG);
+    assert_int_equal(need, 0);
+    assert_int_equal(d.err, PGW_ETOOBIG);
+}
+
+static void test_frame_unknown_type(void **state)
+{
+    (void)state;
+    pgw_frame_t f;
+    const uint8_t bad[] = {'x', 0, 'Q', 'P', 0xFF, 'B'};
+    for (size_t i = 0; i < sizeof bad; i++) {
+        const uint8_t *b = heap_copy(&bad[i], 1);
+        assert_int_equal(pgw_frame_parse(b, 1, 0, &f), PGW_EPROTO);
+        assert_int_equal(f.type, 0);
+    }
+    pgw_msg_t m;
+    assert_int_equal(parse_body('x', LIT(""), &m), PGW_EPROTO);
+    assert_int_equal(parse_body('Q', LIT("x\0"), &m), PGW_EPROTO);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Authentication                                                           */
+/* ------------------------------------------------------------------------ */
+
+static void test_auth_simple(void **state)
+{
+    (void)state;
+    pgw_msg_t m;
+    assert_int_equal(parse_body('R', LIT("\0\0\0\0"), &m), 0);
+    assert_int_equal(m.type, 'R');
+    assert_int_equal(m.u.auth.code, PGW_AUTH_OK);
+    assert_int_equal(m.u.auth.data_len, 0);
+    assert_int_equal(parse_body('R', LIT("\0\0\0\3"), &m), 0);
+    assert_int_equal(m.u.auth.code, PGW_AUTH_CLEARTEXT);
+    assert_int_equal(parse_body('R', LIT("\0\0\0\5\1\2\3\4"), &m), 0);
+    assert_int_equal(m.u.auth.code, PGW_AUTH_MD5);
+    assert_int_equal(m.u.auth.data_len, 4);
+    assert_memory_equal(m.u.auth.data, "\1\2\3\4", 4);
+    assert_int_equal(parse_body('R', LIT("\0\0\0\7"), &m), 0);
+    assert_int_equal(m.u.auth.code, PGW_AUTH_GSS);
+    assert_int_equal(parse_body('R', LIT("\0\0\0\10tok"), &m), 0);
+    assert_int_equal(m.u.auth.code, PGW_AUTH_GSS_CONTINUE);
+    assert_int_equal(m.u.auth.data_len, 3);
+}
+
+static void test_auth_malformed(void **state)
+{
+    (void)state;
+    pgw_msg_t m;
+    assert_int_equal(parse_body('R', LIT(""), &m), PGW_EPROTO);
+    assert_int_equal(parse_body('R', LIT("\0\0\0"), &m), PGW_EPROTO);
+    assert_int_equal(parse_body('R', LIT("\0\0\0\0x"), &m), PGW_EPROTO);      /* trailing */
+    assert_int_equal(parse_body('R', LIT("\0\0\0\3\0"), &m), PGW_EPROTO);     /* trailing */
+    assert_int_equal(parse_body('R', LIT("\0\0\0\5\1\2\3"), &m), PGW_EPROTO); /* short salt */
+    assert_int_equal(parse_body('R', LIT("\0\0\0\5\1\2\3\4\5"), &m), PGW_EPROTO);
+}
+
+static void test_auth_sasl(void **state)
+{
+    (void)state;
+    pgw_msg_t m;
+    assert_int_equal(parse_body('R', LIT("\0\0\0\12SCRAM-SHA-256-PLUS\0SCRAM-SHA-256\0\0"), &m), 0);
+    assert_int_equal(m.u.auth.code, PGW_AUTH_SASL);
+    size_t pos = 0;
+    pgw_str_t mech;
+    assert_int_equal(pgw_sasl_mech_next(&m, &pos, &mech), 1);
+    assert_str(mech, "SCRAM-SHA-256-PLUS");
+    assert_int_equal(pgw_sasl_mech_next(&m, &pos, &mech), 1);
+    assert_str(mech, "SCRAM-SHA-256");
+    assert_int_equal(pgw_sasl_mech_next(&m, &pos, &mech), 0);
+    assert_int_equal(pgw_sasl_mech_next(&m, &pos, &mech), 0);
+
+    /* An empty list is well formed; it simply offers nothing. */
+    assert_int_equal(parse_body('R', LIT("\0\0\0\12\0"), &m), 0);
+    pos = 0;
+    assert_int_equal(pgw_sasl_mech_next(&m, &pos, &mech), 0);
+
+    /* No final terminator, no NUL at all, trailing bytes, empty list. */
+    assert_int_equal(parse_body('R', LIT("\0\0\0\12SCRAM-SHA-256\0"), &m), PGW_EPROTO);
+    assert_int_equal(parse_body('R', LIT("\0\0\0\12SCRAM-SHA-256"), &m), PGW_EPROTO);
+    assert_int_equal(parse_body('R', LIT("\0\0\0\12SCRAM-SHA-256\0\0x"), &m), PGW_EPROTO);
+    assert_int_equal(parse_body('R', LIT("\0\0\0\12"), &m), PGW_EPROTO);
+
+    /* The walker refuses a message that is not a SASL request. */
+    assert_int_equal(parse_body('R', LIT("\0\0\0\0"), &m), 0);
+    pos = 0;
+    assert_int_equal(pgw_sasl_mech_next(&m, &pos, &mech), PGW_EINVAL);
+}
+
+static void test_auth_sasl_continue_final(void **state)
+{
+    (void)state;
+    pgw_msg_t m;
+    assert_int_equal(parse_body('R', LIT("\0\0\0\13r=abc,s=c2FsdA==,i=4096"), &m), 0);
+    assert_int_equal(m.u.auth.code, PGW_AUTH_SASL_CONTINUE);
+    assert_int_equal(m.u.auth.data_len, 23);
+    assert_memory_equal(m.u.auth.data, "r=abc,s=c2FsdA==,i=4096", 23);
+    assert_int_equal(parse_body('R', LIT("\0\0\0\14v=c2ln"), &m), 0);
+    assert_int_equal(m.u.auth.code, PGW_AUTH_SASL_FINAL);
+    assert_int_equal(m.u.auth.data_len, 6);
+    assert_memory_equal(m.u.auth.data, "v=c2ln", 6);
+    /* Empty continue data is passed through: the SCRAM layer judges it. */
+    assert_int_equal(parse_body('R', LIT("\0\0\0\13"), &m), 0);
+    assert_int_equal(m.u.auth.data_len, 0);
+}
+
+/* ------------------------------------------------------------------------ */
+/* BackendKeyData, CommandComplete                                          */
+/* ------------------------------------------------------------------------ */
+
+static void test_backend_key(void **state)
+{
+    (void)state;
+    pgw_msg_t m;
+    assert_int_equal(parse_body('K', LIT("\0\0\060\071\xde\xad\xbe\xef"), &m), 0);
+    assert_int_equal(m.u.backend_key.pid, 12345);
+    assert_int_equal(m.u.backend_key.key_len, 4);
+    assert_memory_equal(m.u.backend_key.key, "\xde\xad\xbe\xef", 4);
+
+    uint8_t body[4 + 257];
+    memset(body, 0xAB, sizeof body);
+    body[0] = 0x7F;
+    body[1] = body[2] = body[3] = 0xFF;
+    assert_int_equal(parse_body('K', body, 4 + 32, &m), 0); /* 3.2 key */
+    assert_int_equal(m.u.backend_key.pid, INT32_MAX);
+    assert_int_equal(m.u.backend_key.key_len, 32);
+    assert_int_equal(parse_body('K', body, 4 + 256, &m), 0);
+    assert_int_equal(m.u.backend_key.key_len, 256);
+    assert_int_equal(parse_body('K', body, 4 + 257, &m), PGW_EPROTO);
+    assert_int_equal(parse_body('K', body, 4 + 3, &m), PGW_EPROTO);
+    assert_int_equal(parse_body('K', body, 4, &m), PGW_EPROTO);
+    assert_int_equal(parse_body('K', body, 2, &m), PGW_EPROTO);
+}
+
+static void check_tag(const char *tag, int has_rows, uint64_t rows)
+{
+    uint8_t body[128];
+    size_t n = strlen(tag) + 1;
+    memcpy(body, tag, n);
+    pgw_msg_t m;
+    assert_int_equal(parse_body('C', body, n, &m), 0);
+    assert_str(m.u.command_complete.tag, tag);
+    assert_int_equal(m.u.command_complete.has_rows, has_rows);
+    assert_int_equal(m.u.command_complete.rows, rows);
+}
+
+static void test_command_complete(void **state)
+{
+    (void)state;
+    check_tag("INSERT 0 5", 1, 5);
+    check_tag("INSERT 16384 1", 1, 1);
+    check_tag("UPDATE 42", 1, 42);
+    check_tag("DELETE 0", 1, 0);
+    check_tag("SELECT 1", 1, 1);
+    check_tag("SELECT 18446744073709551615", 1, UINT64_MAX);
+    check_tag("MOVE 3", 1, 3);
+    check_tag("FETCH 100", 1, 100);
+    check_tag("COPY 1000000", 1, 1000000);
+    check_tag("MERGE 7", 1, 7);
+    check_tag("CREATE TABLE", 0, 0);
+    check_tag("BEGIN", 0, 0);
+    check_tag("", 0, 0);
+    check_tag("INSERT 5", 0, 0); /* INSERT needs an oid */
+    check_tag("INSERT x 5", 0, 0);
+    check_tag("SELECT", 0, 0);
+    check_tag("SELECT ", 0, 0);
+    check_tag("SELECT 1x", 0, 0);
+    check_tag("SELECT 18446744073709551616", 0, 0); /* overflows uint64 */
+    check_tag("CREATE TABLE 5", 0, 0);
+
+    pgw_msg_t m;
+    assert_int_equal(parse_body('C', LIT("SELECT 1"), &m), PGW_EPROTO);     /* no NUL */
+    assert_int_equal(parse_body('C', LIT("SELECT 1\0x"), &m), PGW_EPROTO);  /* trailing */
+    assert_int_equal(parse_body('C', LIT("SELECT 1\0\0"), &m), PGW_EPROTO); /* trailing */
+    assert_int_equal(parse_body('C', LIT(""), &m), PGW_EPROTO);
+}
+
+/* ------------------------------------------------------------------------ */
+/* COPY responses and data                                                  */
+/* ------------------------------------------------------------------------ */
+
+static void test_copy_responses(void **state)
+{
+    (void)state;
+    pgw_msg_t m;
+    const char types[] = "GHW";
+    for (const char *t = types; *t; t++) {
+        assert_int_equal(parse_body((uint8_t)*t, LIT("\1\0\3\0\1\0\1\0\0"), &m), 0);
+        assert_int_equal(m.type, *t);
+        assert_int_equal(m.u.copy_response.format, 1);
+        assert_int_equal(m.u.copy_response.ncols, 3);
+        assert_int_equal(pgw_copy_format(&m, 0), 1);
+        assert_int_equal(pgw_copy_format(&m, 1), 1);
+        assert_int_equal(pgw_copy_format(&m, 2), 0);
+        assert_int_equal(pgw_copy_format(&m, 3), -1);
+
+        assert_int_equal(parse_body((uint8_t)*t, LIT("\0\0\0"), &m), 0);
+        assert_int_equal(m.u.copy_response.ncols, 0);
+        /* Count overruns, trailing byte, bad formats, short header. */
+        assert_int_equal(parse_body((uint8_t)*t, LIT("\0\0\2\0\0"), &m), PGW_EPROTO);
+        assert_int_equal(parse_body((uint8_t)*t, LIT("\0\0\1\0\0\0"), &m), PGW_EPROTO);
+        assert_int_equal(parse_body((uint8_t)*t, LIT("\2\0\0"), &m), PGW_EPROTO);
+        assert_int_equal(parse_body((uint8_t)*t, LIT("\0\0\1\0\2"), &m), PGW_EPROTO);
+        assert_int_equal(parse_body((uint8_t)*t, LIT("\0\0"), &m), PGW_EPROTO);
+    }
+}
+
+static void test_copy_data_done(void **state)
+{
+    (void)state;
+    pgw_msg_t m;
+    assert_int_equal(parse_body('d', LIT("1\tone\n"), &m), 0);
+    assert_view(m.u.data, "1\tone\n");
+    assert_int_equal(parse_body('d', LIT(""), &m), 0);
+    assert_int_equal(m.u.data.len, 0);
+    assert_int_equal(parse_body('c', LIT(""), &m), 0);
+    assert_int_equal(m.type, 'c');
+    assert_int_equal(parse_body('c', LIT("x"), &m), PGW_EPROTO);
+}
+
+/* ------------------------------------------------------------------------ */
+/* DataRow                                                                  */
+/* ------------------------------------------------------------------------ */
+
+static void test_datarow_valid(void **state)
+{
+    (void)state;
+    pgw_msg_t m;
+    /* 4 columns: "42", NULL, "" (empty, not NULL), "hello". */
+    assert_int_equal(parse_body('D',
+                                LIT("\0\4"
+                                    "\0\0\0\00242"
+                                    "\xff\xff\xff\xff"
+                                    "\0\0\0\0"
+                                    "\0\0\0\5hello"),
+                                &m),
+                     0);
+    assert_int_equal(m.u.data_row.ncols, 4);
+    pgw_view_t v[8];
+    assert_int_equal(pgw_datarow_fields(&m, v, 8), 4);
+    assert_view(v[0], "42");
+    assert_null(v[1].p);
+    assert_int_equal(v[1].len, -1);
+    assert_non_null(v[2].p);
+    assert_int_equal(v[2].len, 0);
+    assert_view(v[3], "hello");
+    assert_int_equal(pgw_datarow_fields(&m, v, 3), PGW_EINVAL);
+
+    pgw_row_iter_t it;
+    pgw_row_iter_init(&it, &m);
+    pgw_view_t f;
+    assert_int_equal(pgw_row_iter_next(&it, &f), 1);
+    assert_view(f, "42");
+    assert_int_equal(pgw_row_iter_next(&it, &f), 1);
+    assert_int_equal(f.len, -1);
+    assert_null(f.p);
+    assert_int_equal(pgw_row_iter_next(&it, &f), 1);
+    assert_int_equal(f.len, 0);
+    assert_int_equal(pgw_row_iter_next(&it, &f), 1);
+    assert_view(f, "hello");
+    assert_int_equal(pgw_row_iter_next(&it, &f), 0);
+    assert_int_equal(pgw_row_iter_next(&it, &f), 0);
+
+    /* Zero columns. */
+    assert_int_equal(parse_body('D', LIT("\0\0"), &m), 0);
+    assert_int_equal(pgw_datarow_fields(&m, NULL, 0), 0);
+    pgw_row_iter_init(&it, &m);
+    assert_int_equal(pgw_row_iter_next(&it, &f), 0);
+}
+
+/* Runs both walkers over a DataRow body that must fail with PGW_EPROTO,
+ * after yielding `good` fields through the iterator. */
+static void check_bad_row(const uint8_t *body, size_t len, int good)
+{
+    pgw_msg_t m;
+    assert_int_equal(parse_body('D', body, len, &m), 0); /* only ncols is read */
+    pgw_view_t v[8];
+    assert_int_equal(pgw_datarow_fields(&m, v, 8), PGW_EPROTO);
+    pgw_row_iter_t it;
+    pgw_row_iter_init(&it, &m);
+    pgw_view_t f;
+    for (int i = 0; i < good; i++)
+        assert_int_equal(pgw_row_iter_next(&it, &f), 1);
+    assert_int_equal(pgw_row_iter_next(&it, &f), PGW_EPROTO);
+    assert_int_equal(pgw_row_iter_next(&it, &f), PGW_EPROTO); /* sticky */
+}
+
+static void test_datarow_malformed(void **state)
+{
+    (void)state;
+    /* Hostile: field length -2, and INT32_MIN. */
+    check_bad_row(LIT("\0\1\xff\xff\xff\xfe"), 0);
+    check_bad_row(LIT("\0\2\0\0\0\1a\x80\0\0\0"), 1);
+    /* Hostile: a field longer than the bytes remaining (by one, and huge). */
+    check_bad_row(LIT("\0\1\0\0\0\6hello"), 0);
+    check_bad_row(LIT("\0\1\x7f\xff\xff\xffhello"), 0);
+    /* More columns declared than present; a truncated length word. */
+    check_bad_row(LIT("\0\2\0\0\0\1a"), 1);
+    check_bad_row(LIT("\0\2\0\0\0\1a\0\0"), 1);
+    /* Trailing garbage after the last field. */
+    check_bad_row(LIT("\0\1\0\0\0\1ax"), 1);
+    check_bad_row(LIT("\0\0x"), 0);
+
+    pgw_msg_t m;
+    assert_int_equal(parse_body('D', LIT("\0"), &m), PGW_EPROTO);
+    assert_int_equal(parse_body('D', LIT(""), &m), PGW_EPROTO);
+
+    /* The walkers refuse a message that is not a DataRow. */
+    assert_int_equal(parse_body('C', LIT("SELECT 1\0"), &m), 0);
+    pgw_view_t v;
+    assert_int_equal(pgw_datarow_fields(&m, &v, 1), PGW_EINVAL);
+    pgw_row_iter_t it;
+    pgw_row_iter_init(&it, &m);
+    assert_int_equal(pgw_row_iter_next(&it, &v), PGW_EPROTO);
+}
+
+/* ------------------------------------------------------------------------ */
+/* ErrorResponse / NoticeResponse                                           */
+/* ------------------------------------------------------------------------ */
+
+static void test_error_fields(void **state)
+{
+    (void)state;
+    pgw_msg_t m;
+    const char types[] = "EN";
+    for (const char *t = types; *t; t++) {
+        assert_int_equal(parse_body((uint8_t)*t,
+                                    LIT("SERROR\0VERROR\0C23505\0Mduplicate key\0"
+                                        "Ddetail\0Hhint\0P12\0p3\0qselect x\0Wwhere\0"
+                                        "spublic\0tusers\0cid\0dint4\0nusers_pkey\0"
+                                        "Fnbtinsert.c\0L666\0R_bt_check_unique\0"
+                                        "Zunknown code\0\0"),
+                                    &m),
+                         0);
+        pgw_error_fields_t e;
+        assert_int_equal(pgw_error_fields_parse(&m, &e), 0);
+        assert_view(e.severity, "ERROR");
+        assert_view(e.severity_nonlocal, "ERROR");
+        assert_view(e.sqlstate, "23505");
+        assert_view(e.message, "duplicate key");
+        assert_view(e.detail, "detail");
+        assert_view(e.hint, "hint");
+        assert_view(e.position, "12");
+        assert_view(e.internal_position, "3");
+        assert_view(e.internal_query, "select x");
+        assert_view(e.where, "where");
+        assert_view(e.schema, "public");
+        assert_view(e.table, "users");
+        assert_view(e.column, "id");
+        assert_view(e.datatype, "int4");
+        assert_view(e.constraint, "users_pkey");
+        assert_view(e.file, "nbtinsert.c");
+        assert_view(e.line, "666");
+        assert_view(e.routine, "_bt_check_unique");
+    }
+
+    /* Fields not sent stay absent. */
+    assert_int_equal(parse_body('N', LIT("SNOTICE\0Mhi\0\0"), &m), 0);
+    pgw_error_fields_t e;
+    assert_int_equal(pgw_error_fields_parse(&m, &e), 0);
+    assert_view(e.message, "hi");
+    assert_null(e.sqlstate.p);
+    assert_int_equal(e.sqlstate.len, -1);
+    assert_int_equal(e.detail.len, -1);
+    /* An empty field list is just the terminator. */
+    assert_int_equal(parse_body('E', LIT("\0"), &m), 0);
+    assert_int_equal(pgw_error_fields_parse(&m, &e), 0);
+    assert_int_equal(e.message.len, -1);
+
+    assert_int_equal(parse_body('Z', LIT("I"), &m), 0);
+    assert_int_equal(pgw_error_fields_parse(&m, &e), PGW_EINVAL);
+}
+
+static void test_error_malformed(void **state)
+{
+    (void)state;
+    pgw_msg_t m;
+    const char types[] = "EN";
+    for (const char *t = types; *t; t++) {
+        uint8_t ty = (uint8_t)*t;
+        /* Hostile: a field with no NUL terminator. */
+        assert_int_equal(parse_body(ty, LIT("SERROR\0Mno terminator"), &m), PGW_EPROTO);
+        /* Fields fine but the final zero is missing. */
+        assert_int_equal(parse_body(ty, LIT("SERROR\0Mmsg\0"), &m), PGW_EPROTO);
+        assert_int_equal(parse_body(ty, LIT("S"), &m), PGW_EPROTO);
+        assert_int_equal(parse_body(ty, LIT(""), &m), PGW_EPROTO);
+        /* Trailing bytes after the terminator. */
+        assert_int_equal(parse_body(ty, LIT("SERROR\0\0x"), &m), PGW_EPROTO);
+        assert_int_equal(parse_body(ty, LIT("\0\0"), &m), PGW_EPROTO);
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Other backend messages                                                   */
+/* ------------------------------------------------------------------------ */
+
+static void test_function_result(void **state)
+{
+    (void)state;
+    pgw_msg_t m;
+    assert_int_equal(parse_body('V', LIT("\0\0\0\3abc"), &m), 0);
+    assert_view(m.u.data, "abc");
+    assert_int_equal(parse_body('V', LIT("\xff\xff\xff\xff"), &m), 0);
+    assert_int_equal(m.u.data.len, -1);
+    assert_null(m.u.data.p);
+    assert_int_equal(parse_body('V', LIT("\0\0\0\0"), &m), 0);
+    assert_int_equal(m.u.data.len, 0);
+    assert_int_equal(parse_body('V', LIT("\xff\xff\xff\xfe"), &m), PGW_EPROTO);
+    assert_int_equal(parse_body('V', LIT("\0\0\0\4abc"), &m), PGW_EPROTO);
+    assert_int_equal(parse_body('V', LIT("\0\0\0\2abc"), &m), PGW_EPROTO);
+    assert_int_equal(parse_body('V',
+                                LIT("\xff\xff\xff\xff"
+                                    "x"),
+                                &m),
+                     PGW_EPROTO);
+    assert_int_equal(parse_body('V', LIT("\0\0"), &m), PGW_EPROTO);
+}
+
+static void test_negotiate(void **state)
+{
+    (void)state;
+    pgw_msg_t m;
+    assert_int_equal(parse_body('v', LIT("\0\0\0\0\0\0\0\2_pq_.a\0_pq_.bb\0"), &m), 0);
+    assert_int_equal(m.u.negotiate.newest_minor, 0);
+    assert_int_equal(m.u.negotiate.noptions, 2);
+    size_t pos = 0;
+    pgw_str_t opt;
+    assert_int_equal(pgw_negotiate_option_next(&m, &pos, &opt), 1);
+    assert_str(opt, "_pq_.a");
+    assert_int_equal(pgw_negotiate_option_next(&m, &pos, &opt), 1);
+    assert_str(opt, "_pq_.bb");
+    assert_int_equal(pgw_negotiate_option_next(&m, &pos, &opt), 0);
+
+    assert_int_equal(parse_body('v', LIT("\0\0\0\2\0\0\0\0"), &m), 0);
+    assert_int_equal(m.u.negotiate.newest_minor, 2);
+    pos = 0;
+    assert_int_equal(pgw_negotiate_option_next(&m, &pos, &opt), 0);
+
+    /* Count overruns, trailing string, missing NUL, negative count, short. */
+    assert_int_equal(parse_body('v', LIT("\0\0\0\0\0\0\0\3_pq_.a\0_pq_.b\0"), &m), PGW_EPROTO);
+    assert_int_equal(parse_body('v', LIT("\0\0\0\0\0\0\0\1_pq_.a\0_pq_.b\0"), &m), PGW_EPROTO);
+    assert_int_equal(parse_body('v', LIT("\0\0\0\0\0\0\0\1_pq_.a"), &m), PGW_EPROTO);
+    assert_int_equal(parse_body('v', LIT("\0\0\0\0\xff\xff\xff\xff"), &m), PGW_EPROTO);
+    assert_int_equal(parse_body('v', LIT("\0\0\0\0\0\0"), &m), PGW_EPROTO);
+}
+
+static void test_notification(void **state)
+{
+    (void)state;
+    pgw_msg_t m;
+    assert_int_equal(parse_body('A', LIT("\0\0\1\0chan\0payload\0"), &m), 0);
+    assert_int_equal(m.u.notification.pid, 256);
+    assert_str(m.u.notification.channel, "chan");
+    assert_str(m.u.notification.payload, "payload");
+    assert_int_equal(parse_body('A', LIT("\0\0\1\0chan\0\0"), &m), 0);
+    assert_str(m.u.notification.payload, "");
+    assert_int_equal(parse_body('A', LIT("\0\0\1\0chan\0payload"), &m), PGW_EPROTO);
+    assert_int_equal(parse_body('A', LIT("\0\0\1\0chan\0"), &m), PGW_EPROTO);
+    assert_int_equal(parse_body('A', LIT("\0\0\1\0chan\0p\0x"), &m), PGW_EPROTO);
+    assert_int_equal(parse_body('A', LIT("\0\0\1"), &m), PGW_EPROTO);
+}
+
+static void test_param_desc(void **state)
+{
+    (void)state;
+    pgw_msg_t m;
+    assert_int_equal(parse_body('t', LIT("\0\2\0\0\0\027\0\0\0\031"), &m), 0);
+    assert_int_equal(m.u.param_desc.nparams, 2);
+    assert_int_equal(pgw_param_desc_oid(&m, 0), 23);
+    assert_int_equal(pgw_param_desc_oid(&m, 1), 25);
+    assert_int_equal(pgw_param_desc_oid(&m, 2), 0);
+    assert_int_equal(parse_body('t', LIT("\0\0"), &m), 0);
+    assert_int_equal(parse_body('t', LIT("\0\3\0\0\0\027\0\0\0\031"), &m), PGW_EPROTO);
+    assert_int_equal(parse_body('t', LIT("\0\1\0\0\0\027\0\0\0\031"), &m), PGW_EPROTO);
+    assert_int_equal(parse_body('t', LIT("\0"), &m), PGW_EPROTO);
+}
+
+static void test_param_status(void **state)
+{
+    (void)state;
+    pgw_msg_t m;
+    assert_int_equal(parse_body('S', LIT("client_encoding\0UTF8\0"), &m), 0);
+    assert_str(m.u.param_status.name, "client_encoding");
+    assert_str(m.u.param_status.value, "UTF8");
+    assert_int_equal(parse_body('S', LIT("application_name\0\0"), &m), 0);
+    assert_str(m.u.param_status.value, "");
+    assert_int_equal(parse_body('S', LIT("client_encoding\0UTF8"), &m), PGW_EPROTO);
+    assert_int_equal(parse_body('S', LIT("client_encoding\0"), &m), PGW_EPROTO);
+    assert_int_equal(parse_body('S', LIT("a\0b\0c\0"), &m), PGW_EPROTO);
+    assert_int_equal(parse_body('S', LIT(""), &m), PGW_EPROTO);
+}
+
+static void test_ready(void **state)
+{
+    (void)state;
+    pgw_msg_t m;
+    const char ok[] = "ITE";
+    for (const char *s = ok; *s; s++) {
+        assert_int_equal(parse_body('Z', (const uint8_t *)s, 1, &m), 0);
+        assert_int_equal(m.u.ready.status, *s);
+    }
+    assert_int_equal(parse_body('Z', LIT("X"), &m), PGW_EPROTO);
+    assert_int_equal(parse_body('Z', LIT("\0"), &m), PGW_EPROTO);
+    assert_int_equal(parse_body('Z', LIT(""), &m), PGW_EPROTO);
+    assert_int_equal(parse_body('Z', LIT("II"), &m), PGW_EPROTO);
+}
+
+/* Two columns: id int4 (table 16384, attnum 1, text) and name text binary. */
+#define ROWDESC_BODY                                       \
+    "\0\2"                                                 \
+    "id\0\0\0\100\0\0\1\0\0\0\027\0\4\xff\xff\xff\xff\0\0" \
+    "name\0\0\0\0\0\0\0\0\0\0\031\xff\xff\xff\xff\xff\xff\0\1"
+
+static void test_row_desc(void **state)
+{
+    (void)state;
+    pgw_msg_t m;
+    assert_int_equal(parse_body('T', LIT(ROWDESC_BODY), &m), 0);
+    assert_int_equal(m.u.row_desc.nfields, 2);
+    pgw_rowdesc_iter_t it;
+    pgw_rowdesc_iter_init(&it, &m);
+    pgw_field_desc_t fd;
+    assert_int_equal(pgw_rowdesc_iter_next(&it, &fd), 1);
+    assert_str(fd.name, "id");
+    assert_int_equal(fd.table_oid, 16384);
+    assert_int_equal(fd.attnum, 1);
+    assert_int_equal(fd.type_oid, 23);
+    assert_int_equal(fd.typlen, 4);
+    assert_int_equal(fd.typmod, -1);
+    assert_int_equal(fd.format, 0);
+    assert_int_equal(pgw_rowdesc_iter_next(&it, &fd), 1);
+    assert_str(fd.name, "name");
+    assert_int_equal(fd.table_oid, 0);
+    assert_int_equal(fd.attnum, 0);
+    assert_int_equal(fd.type_oid, 25);
+    assert_int_equal(fd.typlen, -1);
+    assert_int_equal(fd.typmod, -1);
+    assert_int_equal(fd.format, 1);
+    assert_int_equal(pgw_rowdesc_iter_next(&it, &fd), 0);
+
+    assert_int_equal(parse_body('T', LIT("\0\0"), &m), 0);
+    pgw_rowdesc_iter_init(&it, &m);
+    assert_int_equal(pgw_rowdesc_iter_next(&it, &fd), 0);
+}
+
+static void test_row_desc_malformed(void **state)
+{
+    (void)state;
+    pgw_msg_t m;
+    const uint8_t full[] = ROWDESC_BODY;
+    size_t n = sizeof full - 1;
+    /* Every truncation of a valid body is refused, as is trailing garbage. */
+    for (size_t k = 0; k < n; k++)
+        assert_int_equal(parse_body('T', full, k, &m), PGW_EPROTO);
+    uint8_t more[sizeof full];
+    memcpy(more, full, n);
+    more[n] = 0;
+    assert_int_equal(parse_body('T', more, n + 1, &m), PGW_EPROTO);
+    /* A count that overruns the descriptors. */
+    memcpy(more, full, n);
+    more[1] = 3;
+    assert_int_equal(parse_body('T', more, n, &m), PGW_EPROTO);
+    /* A format other than text or binary. */
+    memcpy(more, full, n);
+    more[n - 1] = 2;
+    assert_int_equal(parse_body('T', more, n, &m), PGW_EPROTO);
+    /* A name with no NUL. */
+    assert_int_equal(parse_body('T', LIT("\0\1name"), &m), PGW_EPROTO);
+}
+
+static void test_empty_messages(void **state)
+{
+    (void)state;
+    const char types[] = "123nIsc";
+    pgw_msg_t m;
+    for (const char *t = types; *t; t++) {
+        assert_int_equal(parse_body((uint8_t)*t, LIT(""), &m), 0);
+        assert_int_equal(m.type, *t);
+        assert_int_equal(m.len, 0);
+        assert_int_equal(parse_body((uint8_t)*t, LIT("\0"), &m), PGW_EPROTO);
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Streaming decoder                                                        */
+/* ------------------------------------------------------------------------ */
+
+static void test_decoder_sticky_error(void **state)
+{
+    (void)state;
+    /* Z, then a CommandComplete without its NUL, then a valid Z. */
+    static const uint8_t wire[] = {'Z', 0,   0,   0,   5, 'I', 'C', 0, 0,  0,
+                                   6,   'a', 'b', 'Z', 0, 0,   0,   5, 'I'};
+    const uint8_t *b = heap_copy(wire, sizeof wire);
+    pgw_decoder_t d;
+    pgw_decoder_init(&d, 0);
+    pgw_msg_t m;
+    size_t need = 0;
+    assert_int_equal(pgw_decoder_next(&d, b, sizeof wire, &m, &need), 6);
+    assert_int_equal(m.type, 'Z');
+    assert_int_equal(d.offset, 6);
+    assert_int_equal(pgw_decoder_next(&d, b + 6, sizeof wire - 6, &m, &need), PGW_EPROTO);
+    assert_int_equal(d.err, PGW_EPROTO);
+    assert_int_equal(d.err_offset, 6);
+    /* Sticky: even a valid message is refused now. */
+    assert_int_equal(pgw_decoder_next(&d, b + 13, 6, &m, &need), PGW_EPROTO);
+    assert_int_equal(pgw_decoder_next(&d, b, 6, &m, NULL), PGW_EPROTO);
+    assert_int_equal(d.err_offset, 6);
+
+    /* EAGAIN is not an error: it reports the need and is not sticky. */
+    pgw_decoder_init(&d, 0);
+    assert_int_equal(pgw_decoder_next(&d, b, 3, &m, &need), PGW_EAGAIN);
+    assert_int_equal(need, 5);
+    assert_int_equal(pgw_decoder_next(&d, b, 5, &m, &need), PGW_EAGAIN);
+    assert_int_equal(need, 6);
+    assert_int_equal(pgw_decoder_next(&d, b, 5, &m, NULL), PGW_EAGAIN);
+    assert_int_equal(d.err, 0);
+    assert_int_equal(pgw_decoder_next(&d, b, 6, &m, &need), 6);
+}
+
+static void test_decoder_hostile_stream(void **state)
+{
+    (void)state;
+    pgw_decoder_t d;
+    pgw_msg_t m;
+    size_t need;
+    /* After two good messages, a length below 4. */
+    static const uint8_t w1[] = {'1', 0, 0, 0, 4, '2', 0, 0, 0, 4, 'C', 0, 0, 0, 3};
+    const uint8_t *b = heap_copy(w1, sizeof w1);
+    pgw_decoder_init(&d, 0);
+    size_t off = 0;
+    int64_t rc;
+    while ((rc = pgw_decoder_next(&d, b + off, sizeof w1 - off, &m, &need)) > 0)
+        off += (size_t)rc;
+    assert_int_equal(rc, PGW_EPROTO);
+    assert_int_equal(d.err_offset, 10);
+    /* An unknown type byte after one good message. */
+    static const uint8_t w2[] = {'n', 0, 0, 0, 4, '!', 0, 0, 0, 4};
+    b = heap_copy(w2, sizeof w2);
+    pgw_decoder_init(&d, 0);
+    assert_int_equal(pgw_decoder_next(&d, b, sizeof w2, &m, &need), 5);
+    assert_int_equal(pgw_decoder_next(&d, b + 5, 1, &m, &need), PGW_EPROTO);
+    assert_int_equal(d.err_offset, 5);
+    /* ReadyForQuery declaring 30001 bytes: refused from its header alone. */
+    static const uint8_t w3[] = {'Z', 0, 0, 0x75, 0x31};
+    b = heap_copy(w3, sizeof w3);
+    pgw_decoder_init(&d, 0);
+    assert_int_equal(pgw_decoder_next(&d, b, sizeof w3, &m, &need), PGW_EPROTO);
+    assert_int_equal(d.err_offset, 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_teardown(test_frame_complete, free_copies),
+        cmocka_unit_test_teardown(test_frame_byte_by_byte, free_copies),
+        cmocka_unit_test_teardown(test_frame_length_below_4, free_copies),
+        cmocka_unit_test_teardown(test_frame_fixed_sizes, free_copies),
+        cmocka_unit_test_teardown(test_frame_short_cap, free_copies),
+        cmocka_unit_test_teardown(test_frame_huge_datarow, free_copies),
+        cmocka_unit_test_teardown(test_frame_unknown_type, free_copies),
+        cmocka_unit_test_teardown(test_auth_simple, free_copies),
+        cmocka_unit_test_teardown(test_auth_malformed, free_copies),
+        cmocka_unit_test_teardown(test_auth_sasl, free_copies),
+        cmocka_unit_test_teardown(test_auth_sasl_continue_final, free_copies),
+        cmocka_unit_test_teardown(test_backend_key, free_copies),
+        cmocka_unit_test_teardown(test_command_complete, free_copies),
+        cmocka_unit_test_teardown(test_copy_responses, free_copies),
+        cmocka_unit_test_teardown(test_copy_data_done, free_copies),
+        cmocka_unit_test_teardown(test_datarow_valid, free_copies),
+        cmocka_unit_test_teardown(test_datarow_malformed, free_copies),
+        cmocka_unit_test_teardown(test_error_fields, free_copies),
+        cmocka_unit_test_teardown(test_error_malformed, free_copies),
+        cmocka_unit_test_teardown(test_function_result, free_copies),
+        cmocka_unit_test_teardown(test_negotiate, free_copies),
+        cmocka_unit_test_teardown(test_notification, free_copies),
+        cmocka_unit_test_teardown(test_param_desc, free_copies),
+        cmocka_unit_test_teardown(test_param_status, free_copies),
+        cmocka_unit_test_teardown(test_ready, free_copies),
+        cmocka_unit_test_teardown(test_row_desc, free_copies),
+        cmocka_unit_test_teardown(test_row_desc_malformed, free_copies),
+        cmocka_unit_test_teardown(test_empty_messages, free_copies),
+        cmocka_unit_test_teardown(test_decoder_sticky_error, free_copies),
+        cmocka_unit_test_teardown(test_decoder_hostile_stream, free_copies),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
