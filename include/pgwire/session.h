@@ -168,14 +168,19 @@ PGW_EXTERN int pgw_session_start(pgw_session_t *s);
  * Zero-copy input: get a writable region of the session's read buffer,
  * read from the transport into it, then commit the bytes read. The region
  * is at least 1 byte and is valid until the commit (or any other session
- * call). Returns 0 or PGW_ENOMEM.
+ * call). Returns 0, PGW_ENOMEM, or PGW_ERECURSIVE when called from inside a
+ * callback of this session.
  */
 PGW_EXTERN int pgw_session_input_buffer(pgw_session_t *s, uint8_t **p, size_t *len);
 /*
  * Process n bytes written into the region from pgw_session_input_buffer:
  * messages are parsed and callbacks fire. Returns 0, or the fatal error
  * that broke the session (PGW_EPROTO, PGW_ETOOBIG, PGW_ENOMEM...), after
- * which every pending request has been failed with it.
+ * which every pending request has been failed with it. Also PGW_ECANCELED
+ * when a callback freed the session (s is then gone), PGW_ERECURSIVE from
+ * inside a callback, PGW_EINVAL if n is larger than the region. A FATAL or
+ * PANIC ErrorResponse breaks the session with PGW_ECONNLOST: the head request
+ * gets PGW_ESERVER with the error, the others PGW_ECONNLOST.
  */
 PGW_EXTERN int pgw_session_input_commit(pgw_session_t *s, size_t n);
 /* Copying input: same as getting buffers and committing data[0..n). */
@@ -194,7 +199,9 @@ PGW_EXTERN void pgw_session_consumed_output(pgw_session_t *s, size_t n);
 /* Move all pending output into *out by swapping buffers: *out must be
  * empty (len 0; its capacity is reused as the session's new output
  * buffer). The caller owns *out's bytes until it hands the buffer back in a
- * later swap, so they can stay pinned during an asynchronous write. */
+ * later swap, so they can stay pinned during an asynchronous write. Buffers
+ * carry their allocator: the session's are made with cfg->alloc (the
+ * pointer given to pgw_session_new), which must outlive them. */
 PGW_EXTERN void pgw_session_take_output(pgw_session_t *s, pgw_buf_t *out);
 
 /* --------------------------------------------------------------- requests */
@@ -219,8 +226,10 @@ PGW_EXTERN int pgw_session_simple_query(pgw_session_t *s, const char *sql, pgw_r
  * Extended query through the unnamed statement: Parse, Bind, Describe
  * portal, Execute (and Sync unless in a batch). Parameters are encoded
  * straight into the output buffer. Result columns come in binary unless
- * PGW_Q_TEXT. Returns 0, PGW_EINVAL, PGW_ECLOSED, PGW_ENOMEM, PGW_ETOOBIG;
- * on error nothing was queued.
+ * PGW_Q_TEXT (one round trip: every built-in type has a binary form and the
+ * pgw_get_* decoders read it). Returns 0, PGW_EINVAL, PGW_ECLOSED,
+ * PGW_ENOMEM, PGW_ETOOBIG, or a parameter encoder's error; on error nothing
+ * was queued.
  */
 PGW_EXTERN int pgw_session_query(pgw_session_t *s, const char *sql, const pgw_param_t *params,
                                  uint16_t nparams, unsigned flags, pgw_result_cb cb, void *ud);

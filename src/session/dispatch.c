@@ -1,0 +1,455 @@
+/*
+ * Matching backend messages to the request FIFO.
+ *
+ * Each message goes to the head request, whose entry lists the responses it
+ * still expects (ParseComplete, BindComplete, ParameterDescription,
+ * RowDescription/NoData, rows and CommandComplete, CloseComplete). Every
+ * Sync is an entry of its own, completed by its ReadyForQuery. A simple
+ * query collects one result per statement and completes at ReadyForQuery.
+ *
+ * After an ErrorResponse the head request fails with PGW_ESERVER and every
+ * later request of the same sync group with PGW_EABORTED (the server skips
+ * them until the Sync); the Sync's ReadyForQuery ends the group. A FATAL or
+ * PANIC error, or any message the head request cannot take, breaks the
+ * session.
+ *
+ * An entry is unlinked before its callback runs, so a callback may queue new
+ * requests, break or free the session; the caller checks for that after
+ * every callback.
+ */
+#include "session_internal.h"
+
+/* --------------------------------------------------------- entry lifecycle */
+
+void pgw__req_release(pgw_session_t *s, pgw__req_t *r)
+{
+    if (r->name && r->name != r->name_inline) pgw__free(s->alloc, r->name);
+    r->name = NULL;
+    r->next = s->free_reqs;
+    s->free_reqs = r;
+    s->nfree_reqs++;
+}
+
+static pgw__req_t *pop_head(pgw_session_t *s)
+{
+    pgw__req_t *r = s->head;
+    s->head = r->next;
+    if (!s->head) s->tail = NULL;
+    r->next = NULL;
+    return r;
+}
+
+static void stamp_results(pgw_session_t *s, pgw__req_t *r)
+{
+    uint64_t done = pgw__now(s);
+    for (pgw_result_t *x = r->res; x; x = x->next) {
+        x->t_queued = r->t_queued;
+        x->t_first = r->t_first;
+        x->t_done = done;
+    }
+}
+
+/* Unlink the head request r and fire its callback with status. The result
+ * goes along for 0, PGW_ESERVER and a row callback's own status. */
+static void complete_head(pgw_session_t *s, int status)
+{
+    pgw__req_t *r = pop_head(s);
+    pgw_result_t *res = r->res;
+    bool keep_res = status == 0 || status == PGW_ESERVER ||
+                    (status == r->row_status && (r->flags & PGW__RF_STREAM));
+    if (res && !keep_res) {
+        pgw_result_free(res);
+        res = NULL;
+    }
+    if (res) stamp_results(s, r);
+    if (r->flags & PGW__RF_BATCH_END) {
+        if (status == 0) status = s->rx_batch_status;
+        s->rx_batch_status = 0;
+    } else if ((r->flags & PGW__RF_IN_BATCH) && status < 0 && s->rx_batch_status == 0) {
+        s->rx_batch_status = status;
+    }
+    if (r->flags & PGW__RF_USER) s->npending--;
+    pgw_result_cb cb = r->cb;
+    void *ud = r->ud;
+    pgw__req_release(s, r);
+    if (cb)
+        cb(status, res, ud);
+    else
+        pgw_result_free(res);
+}
+
+static bool halted(const pgw_session_t *s)
+{
+    return s->state == PGW_SESSION_BROKEN || s->free_pending;
+}
+
+void pgw__fail_all(pgw_session_t *s, int err)
+{
+    while (s->head)
+        complete_head(s, err);
+    s->rx_aborting = false;
+}
+
+/* Complete with PGW_EABORTED every request the server skipped. */
+static void abort_skipped(pgw_session_t *s)
+{
+    while (!halted(s) && s->rx_aborting && s->head && s->head->group == s->rx_abort_group &&
+           s->head->kind != PGW__REQ_SYNC && s->head->kind != PGW__REQ_SIMPLE)
+        complete_head(s, PGW_EABORTED);
+}
+
+static int ensure_res(pgw_session_t *s, pgw__req_t *r)
+{
+    if (r->res) return 0;
+    r->res = r->last = pgw__result_new(s->pool);
+    return r->res ? 0 : PGW_ENOMEM;
+}
+
+/* ------------------------------------------------------- async messages */
+
+int pgw__param_set(pgw_session_t *s, pgw_str_t name, pgw_str_t value)
+{
+    pgw__param_entry_t *e = NULL;
+    for (size_t i = 0; i < s->nparams && !e; i++)
+        if (strlen(s->params[i].name) == name.len &&
+            memcmp(s->params[i].name, name.p, name.len) == 0)
+            e = &s->params[i];
+    if (!e) {
+        if (s->nparams == s->params_cap) {
+            size_t cap = s->params_cap ? s->params_cap * 2 : 16;
+            pgw__param_entry_t *a = pgw__realloc(s->alloc, s->params, cap * sizeof *a);
+            if (!a) return PGW_ENOMEM;
+            s->params = a;
+            s->params_cap = cap;
+        }
+        char *n = pgw__strndup(s->alloc, name.p, name.len);
+        if (!n) return PGW_ENOMEM;
+        e = &s->params[s->nparams++];
+        e->name = n;
+        e->value = NULL;
+        e->value_cap = 0;
+    }
+    if (value.len + 1 > e->value_cap) {
+        char *v = pgw__realloc(s->alloc, e->value, value.len + 1);
+        if (!v) return PGW_ENOMEM;
+        e->value = v;
+        e->value_cap = value.len + 1;
+    }
+    memcpy(e->value, value.p, value.len);
+    e->value[value.len] = '\0';
+    return 0;
+}
+
+/* NoticeResponse, NotificationResponse and ParameterStatus may arrive at
+ * any time. Sets *handled; *rc is 0 or the error that breaks the session. */
+void pgw__handle_async(pgw_session_t *s, const pgw_msg_t *m, int *handled, int *rc)
+{
+    *handled = 1;
+    *rc = 0;
+    switch (m->type) {
+    case PGW_B_NOTICE: {
+        pgw_error_fields_t f;
+        if (pgw_error_fields_parse(m, &f) < 0) {
+            *rc = PGW_EPROTO;
+            return;
+        }
+        pgw_error_t e;
+        pgw__error_from_fields(&f, &e);
+        if (s->cb.on_notice) s->cb.on_notice(s, &e, s->ud);
+        return;
+    }
+    case PGW_B_NOTIFICATION:
+        if (s->cb.on_notification)
+            s->cb.on_notification(s, m->u.notification.pid, m->u.notification.channel,
+                                  m->u.notification.payload, s->ud);
+        return;
+    case PGW_B_PARAM_STATUS:
+        *rc = pgw__param_set(s, m->u.param_status.name, m->u.param_status.value);
+        if (*rc == 0 && s->cb.on_parameter) {
+            pgw_str_t n = m->u.param_status.name, v = m->u.param_status.value;
+            s->cb.on_parameter(s, n, v, s->ud);
+        }
+        return;
+    default:
+        *handled = 0;
+    }
+}
+
+/* ------------------------------------------------------------------ rows */
+
+static int stream_row(pgw_session_t *s, pgw__req_t *r, const pgw_msg_t *m)
+{
+    pgw_result_t *res = r->res;
+    uint16_t n = m->u.data_row.ncols;
+    if (!res->have_desc || n != res->ncols) return PGW_EPROTO;
+    if (n > s->row_values_cap) {
+        pgw_value_t *v = pgw__realloc(s->alloc, s->row_values, n * sizeof *v);
+        if (!v) return PGW_ENOMEM;
+        s->row_values = v;
+        s->row_values_cap = n;
+    }
+    pgw_row_iter_t it;
+    pgw_row_iter_init(&it, m);
+    for (uint16_t i = 0; i < n; i++) {
+        pgw_view_t v;
+        if (pgw_row_iter_next(&it, &v) != 1) return PGW_EPROTO;
+        s->row_values[i].p = v.p;
+        s->row_values[i].len = v.len;
+        s->row_values[i].format = res->fields[i].format;
+        s->row_values[i].oid = res->fields[i].type_oid;
+    }
+    pgw_view_t end;
+    if (pgw_row_iter_next(&it, &end) != 0) return PGW_EPROTO;
+    if (r->row_status < 0) return 0; /* the caller stopped: discard */
+    pgw_row_t row = {n, s->row_values, res->fields, r->nrows_streamed++};
+    int rc = r->row_cb(&row, r->ud);
+    /* r is still the head unless the callback broke or freed the session. */
+    if (!halted(s) && rc < 0) r->row_status = rc;
+    return 0;
+}
+
+static int add_row(pgw_session_t *s, pgw__req_t *r, pgw_result_t *res, const pgw_msg_t *m)
+{
+    if (r->flags & PGW__RF_STREAM) return stream_row(s, r, m);
+    return pgw__result_add_row(res, m, s->in);
+}
+
+/* ------------------------------------------------------- extended requests */
+
+/*
+ * A request closed by its own Sync is not done at CommandComplete: the
+ * implicit transaction still has to commit, and a deferred constraint or a
+ * serialization failure is reported only then, at the Sync. So the request
+ * hands its result and callback to its Sync entry, which fires at
+ * ReadyForQuery with PGW_ESERVER if the commit failed. No error the server
+ * reports is lost, and the cost is nothing: the ReadyForQuery follows the
+ * CommandComplete in the same read.
+ */
+static bool hand_to_sync(pgw_session_t *s, pgw__req_t *r)
+{
+    pgw__req_t *sync = r->next;
+    if (!(r->flags & PGW__RF_OWN_SYNC) || !sync || sync->kind != PGW__REQ_SYNC ||
+        (sync->flags & PGW__RF_USER))
+        return false;
+    sync->cb = r->cb;
+    sync->ud = r->ud;
+    sync->res = r->res;
+    sync->row_status = r->row_status;
+    sync->t_queued = r->t_queued;
+    sync->t_first = r->t_first;
+    sync->flags |= r->flags & (PGW__RF_USER | PGW__RF_IN_BATCH | PGW__RF_STREAM);
+    if (sync->row_status < 0) sync->status = sync->row_status;
+    r->res = NULL;
+    pop_head(s);
+    pgw__req_release(s, r); /* its pending count now belongs to the Sync */
+    return true;
+}
+
+static void finish(pgw_session_t *s, pgw__req_t *r)
+{
+    if ((r->flags & PGW__RF_STORE) && r->name && r->res) {
+        /* The table only saves a round trip later: without memory the
+         * statement is executed as an unknown one. */
+        (void)pgw__stmt_store(s, r->name, r->res);
+    }
+    if (hand_to_sync(s, r)) return;
+    int status = (r->flags & PGW__RF_STREAM) && r->row_status < 0 ? r->row_status : 0;
+    complete_head(s, status);
+}
+
+static int step(pgw_session_t *s, pgw__req_t *r)
+{
+    if (++r->step == r->nexp) finish(s, r);
+    return 0;
+}
+
+static int on_extended(pgw_session_t *s, pgw__req_t *r, const pgw_msg_t *m)
+{
+    uint8_t exp = r->step < r->nexp ? r->exp[r->step] : 0;
+    int rc;
+    switch (m->type) {
+    case PGW_B_PARSE_COMPLETE:
+        return exp == PGW__EXP_PARSE ? step(s, r) : PGW_EPROTO;
+    case PGW_B_BIND_COMPLETE:
+        return exp == PGW__EXP_BIND ? step(s, r) : PGW_EPROTO;
+    case PGW_B_CLOSE_COMPLETE:
+        return exp == PGW__EXP_CLOSE ? step(s, r) : PGW_EPROTO;
+    case PGW_B_PARAM_DESC:
+        if (exp != PGW__EXP_PDESC) return PGW_EPROTO;
+        rc = pgw__result_set_params_msg(r->res, m);
+        return rc < 0 ? rc : step(s, r);
+    case PGW_B_ROW_DESC:
+        if (exp != PGW__EXP_RDESC) return PGW_EPROTO;
+        rc = pgw__result_set_desc_msg(r->res, m);
+        return rc < 0 ? rc : step(s, r);
+    case PGW_B_NO_DATA:
+        if (exp != PGW__EXP_RDESC) return PGW_EPROTO;
+        r->res->have_desc = true;
+        r->res->ncols = 0;
+        return step(s, r);
+    case PGW_B_DATA_ROW:
+        return exp == PGW__EXP_ROWS ? add_row(s, r, r->res, m) : PGW_EPROTO;
+    case PGW_B_COMMAND_COMPLETE:
+        if (exp != PGW__EXP_ROWS) return PGW_EPROTO;
+        rc = pgw__result_set_tag(r->res, m);
+        return rc < 0 ? rc : step(s, r);
+    case PGW_B_EMPTY_QUERY:
+    case PGW_B_PORTAL_SUSPENDED:
+        if (exp != PGW__EXP_ROWS) return PGW_EPROTO;
+        r->res->complete = true;
+        return step(s, r);
+    default:
+        return PGW_EPROTO;
+    }
+}
+
+/* ----------------------------------------------------------- simple query */
+
+static pgw_result_t *chain_new(pgw_session_t *s, pgw__req_t *r)
+{
+    pgw_result_t *x = pgw__result_new(s->pool);
+    if (!x) return NULL;
+    if (r->last)
+        r->last->next = x;
+    else
+        r->res = x;
+    r->last = x;
+    return x;
+}
+
+/* The result of the statement in progress (a new one if the last is done). */
+static pgw_result_t *chain_current(pgw_session_t *s, pgw__req_t *r)
+{
+    if (r->last && !r->last->complete) return r->last;
+    return chain_new(s, r);
+}
+
+static int on_simple(pgw_session_t *s, pgw__req_t *r, const pgw_msg_t *m)
+{
+    pgw_result_t *x;
+    switch (m->type) {
+    case PGW_B_ROW_DESC:
+        x = chain_new(s, r);
+        return x ? pgw__result_set_desc_msg(x, m) : PGW_ENOMEM;
+    case PGW_B_DATA_ROW:
+        x = r->last;
+        if (!x || x->complete) return PGW_EPROTO;
+        return pgw__result_add_row(x, m, s->in);
+    case PGW_B_COMMAND_COMPLETE:
+        x = chain_current(s, r);
+        return x ? pgw__result_set_tag(x, m) : PGW_ENOMEM;
+    case PGW_B_EMPTY_QUERY:
+        x = chain_new(s, r);
+        if (!x) return PGW_ENOMEM;
+        x->complete = true;
+        return 0;
+    case PGW_B_ERROR:
+        x = chain_current(s, r);
+        if (!x) return PGW_ENOMEM;
+        r->status = PGW_ESERVER;
+        return pgw__result_set_error(x, m);
+    default:
+        return PGW_EPROTO;
+    }
+}
+
+/* ----------------------------------------------------------------- errors */
+
+static bool is_fatal_error(const pgw_msg_t *m, pgw_error_fields_t *f)
+{
+    pgw_view_t sev = f->severity_nonlocal.len >= 0 ? f->severity_nonlocal : f->severity;
+    PGW__UNUSED(m);
+    if (sev.len == 5 && memcmp(sev.p, "FATAL", 5) == 0) return true;
+    if (sev.len == 5 && memcmp(sev.p, "PANIC", 5) == 0) return true;
+    return false;
+}
+
+/* The server is about to close the connection: the head request gets the
+ * error, the others see the connection lost. */
+static int on_fatal_error(pgw_session_t *s, const pgw_msg_t *m)
+{
+    pgw__req_t *r = s->head;
+    if (r && (r->flags & PGW__RF_USER)) {
+        pgw_result_t *x = r->kind == PGW__REQ_SIMPLE ? chain_current(s, r)
+                                                     : (ensure_res(s, r) == 0 ? r->res : NULL);
+        int rc = x ? pgw__result_set_error(x, m) : PGW_ENOMEM;
+        if (rc < 0) return rc;
+        complete_head(s, PGW_ESERVER);
+    }
+    if (!halted(s)) pgw__session_break(s, PGW_ECONNLOST);
+    return 0;
+}
+
+static int on_error(pgw_session_t *s, pgw__req_t *r, const pgw_msg_t *m)
+{
+    if (r->kind == PGW__REQ_SIMPLE) return on_simple(s, r, m);
+    int rc = 0;
+    if (r->kind == PGW__REQ_SYNC) {
+        /* An error at the Sync itself (e.g. a deferred constraint at the
+         * implicit commit): the Sync's owner gets it at ReadyForQuery. */
+        r->status = PGW_ESERVER;
+        if (r->flags & PGW__RF_USER) rc = pgw__result_set_error(r->res, m);
+        return rc;
+    }
+    rc = pgw__result_set_error(r->res, m);
+    if (rc < 0) return rc;
+    s->rx_aborting = true;
+    s->rx_abort_group = r->group;
+    complete_head(s, PGW_ESERVER);
+    abort_skipped(s);
+    return 0;
+}
+
+/* --------------------------------------------------------- ReadyForQuery */
+
+static int on_ready(pgw_session_t *s, pgw__req_t *r, const pgw_msg_t *m)
+{
+    s->txn_status = m->u.ready.status;
+    if (r->kind == PGW__REQ_SYNC) {
+        if (s->rx_aborting && s->rx_abort_group == r->group) s->rx_aborting = false;
+        complete_head(s, r->status);
+        return 0;
+    }
+    if (r->kind == PGW__REQ_SIMPLE) {
+        if (!r->res && !chain_new(s, r)) return PGW_ENOMEM;
+        complete_head(s, r->status);
+        return 0;
+    }
+    return PGW_EPROTO;
+}
+
+/* ---------------------------------------------------------------- dispatch */
+
+int pgw__dispatch(pgw_session_t *s, const pgw_msg_t *m)
+{
+    int handled, rc;
+    pgw__handle_async(s, m, &handled, &rc);
+    if (handled) return rc;
+    if (s->state == PGW_SESSION_STARTUP || s->state == PGW_SESSION_NEW)
+        return pgw__startup_dispatch(s, m);
+
+    if (m->type == PGW_B_ERROR) {
+        pgw_error_fields_t f;
+        if (pgw_error_fields_parse(m, &f) < 0) return PGW_EPROTO;
+        if (is_fatal_error(m, &f)) return on_fatal_error(s, m);
+    }
+    abort_skipped(s);
+    if (halted(s)) return 0;
+    pgw__req_t *r = s->head;
+    if (!r) return PGW_EPROTO;
+    if (!r->t_first) r->t_first = pgw__now(s);
+    if ((r->flags & PGW__RF_USER) && r->kind != PGW__REQ_SIMPLE) {
+        rc = ensure_res(s, r);
+        if (rc < 0) return rc;
+    }
+    if (m->type == PGW_B_READY) return on_ready(s, r, m);
+    if (m->type == PGW_B_ERROR) return on_error(s, r, m);
+    switch (r->kind) {
+    case PGW__REQ_SIMPLE:
+        return on_simple(s, r, m);
+    case PGW__REQ_SYNC:
+        return PGW_EPROTO;
+    default:
+        return on_extended(s, r, m);
+    }
+}

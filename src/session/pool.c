@@ -1,0 +1,179 @@
+/*
+ * The memory pool shared by a session and its results: read chunks with
+ * reference counts, and recycled results. A session reads into chunks; a
+ * buffered result keeps references to the chunks holding its DataRows, so
+ * rows are never copied. When the last reference to a chunk goes, the chunk
+ * returns to a small free list (steady state allocates nothing) or, when it
+ * is oversized or the list is full, to the allocator.
+ *
+ * The pool itself is reference-counted because results may outlive the
+ * session: it is freed when the session and its last result are gone.
+ */
+#include "session_internal.h"
+
+int pgw__pool_new(pgw__pool_t **out, const pgw_allocator_t *alloc, size_t chunk_size)
+{
+    alloc = pgw__alloc_or_default(alloc);
+    pgw__pool_t *p = pgw__calloc(alloc, 1, sizeof *p);
+    if (!p) return PGW_ENOMEM;
+    p->alloc = *alloc;
+    p->refs = 1;
+    p->chunk_size = chunk_size;
+    *out = p;
+    return 0;
+}
+
+void pgw__pool_ref(pgw__pool_t *p)
+{
+    p->refs++;
+}
+
+static void result_destroy(pgw__pool_t *p, pgw_result_t *r)
+{
+    pgw__arena_block_t *b = r->arena;
+    while (b) {
+        pgw__arena_block_t *next = b->next;
+        pgw__free(&p->alloc, b);
+        b = next;
+    }
+    pgw__free(&p->alloc, r->cells);
+    pgw__free(&p->alloc, r->chunks);
+    pgw__free(&p->alloc, r);
+}
+
+void pgw__pool_unref(pgw__pool_t *p)
+{
+    if (--p->refs > 0) return;
+    pgw_allocator_t a = p->alloc;
+    while (p->free_chunks) {
+        pgw__chunk_t *c = p->free_chunks;
+        p->free_chunks = c->next;
+        pgw__free(&a, c);
+    }
+    while (p->free_results) {
+        pgw_result_t *r = p->free_results;
+        p->free_results = r->next;
+        result_destroy(p, r);
+    }
+    pgw__free(&a, p);
+}
+
+pgw__chunk_t *pgw__chunk_get(pgw__pool_t *p, size_t cap)
+{
+    pgw__chunk_t *c;
+    if (cap <= p->chunk_size && p->free_chunks) {
+        c = p->free_chunks;
+        p->free_chunks = c->next;
+        p->nfree_chunks--;
+    } else {
+        if (cap < p->chunk_size) cap = p->chunk_size;
+        if (cap > SIZE_MAX - sizeof *c) return NULL;
+        c = pgw__malloc(&p->alloc, sizeof *c + cap);
+        if (!c) return NULL;
+        c->pool = p;
+        c->cap = cap;
+        c->data = (uint8_t *)(c + 1);
+    }
+    c->next = NULL;
+    c->refs = 1;
+    return c;
+}
+
+void pgw__chunk_ref(pgw__chunk_t *c)
+{
+    c->refs++;
+}
+
+void pgw__chunk_unref(pgw__chunk_t *c)
+{
+    if (--c->refs > 0) return;
+    pgw__pool_t *p = c->pool;
+    if (c->cap == p->chunk_size && p->nfree_chunks < PGW__POOL_MAX_FREE_CHUNKS) {
+        c->next = p->free_chunks;
+        p->free_chunks = c;
+        p->nfree_chunks++;
+        return;
+    }
+    pgw__free(&p->alloc, c);
+}
+
+/* ------------------------------------------------------------------ results */
+
+pgw_result_t *pgw__result_new(pgw__pool_t *pool)
+{
+    pgw_result_t *r = pool->free_results;
+    if (r) {
+        pool->free_results = r->next;
+        pool->nfree_results--;
+    } else {
+        r = pgw__calloc(&pool->alloc, 1, sizeof *r);
+        if (!r) return NULL;
+        r->pool = pool;
+    }
+    r->next = NULL;
+    r->tag = "";
+    r->rows_affected = -1;
+    pgw__pool_ref(pool);
+    return r;
+}
+
+/* Drop everything the result refers to but keep its reusable storage. */
+static void result_reset(pgw_result_t *r)
+{
+    pgw__pool_t *p = r->pool;
+    for (size_t i = 0; i < r->nchunks; i++)
+        pgw__chunk_unref(r->chunks[i]);
+    r->nchunks = 0;
+    /* Keep the first arena block (the largest ever needed, see
+     * pgw__result_alloc), free the rest. */
+    pgw__arena_block_t *b = r->arena;
+    if (b) {
+        pgw__arena_block_t *rest = b->next;
+        while (rest) {
+            pgw__arena_block_t *next = rest->next;
+            pgw__free(&p->alloc, rest);
+            rest = next;
+        }
+        b->next = NULL;
+        b->used = 0;
+        if (b->size > PGW__RESULT_KEEP_ARENA) {
+            pgw__free(&p->alloc, b);
+            r->arena = NULL;
+        }
+    }
+    if (r->cells_cap > PGW__RESULT_KEEP_CELLS) {
+        pgw__free(&p->alloc, r->cells);
+        r->cells = NULL;
+        r->cells_cap = 0;
+    }
+    pgw_view_t *cells = r->cells;
+    size_t cells_cap = r->cells_cap;
+    pgw__chunk_t **chunks = r->chunks;
+    size_t chunks_cap = r->chunks_cap;
+    pgw__arena_block_t *arena = r->arena;
+    memset(r, 0, sizeof *r);
+    r->pool = p;
+    r->cells = cells;
+    r->cells_cap = cells_cap;
+    r->chunks = chunks;
+    r->chunks_cap = chunks_cap;
+    r->arena = arena;
+}
+
+PGW_EXTERN void pgw_result_free(pgw_result_t *r)
+{
+    while (r) {
+        pgw_result_t *next = r->next;
+        pgw__pool_t *p = r->pool;
+        result_reset(r);
+        if (p->nfree_results < PGW__POOL_MAX_FREE_RESULTS) {
+            r->next = p->free_results;
+            p->free_results = r;
+            p->nfree_results++;
+        } else {
+            result_destroy(p, r);
+        }
+        pgw__pool_unref(p);
+        r = next;
+    }
+}

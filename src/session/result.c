@@ -1,0 +1,345 @@
+/*
+ * Results: column descriptions, rows as views into reference-counted read
+ * chunks, command tag, server error, parameter types and timing.
+ *
+ * A result owns an arena (a list of blocks; the first block is kept when the
+ * result is recycled through the pool) for the small things it copies: the
+ * column descriptions with their names, the command tag, the error fields.
+ * Rows are an array of nrows * ncols views that grows geometrically and is
+ * reused with the result: no allocation per row or per column.
+ */
+#include "session_internal.h"
+
+#define ARENA_MIN_BLOCK 1024u
+
+static size_t align8(size_t n)
+{
+    return (n + 7u) & ~(size_t)7u;
+}
+
+void *pgw__result_alloc(pgw_result_t *r, size_t n)
+{
+    n = align8(n ? n : 1);
+    size_t hdr = align8(sizeof(pgw__arena_block_t));
+    pgw__arena_block_t *b = r->arena;
+    /* Allocation happens in the newest block (the list head). */
+    if (!b || b->size - b->used < n) {
+        size_t size = b ? b->size * 2 : ARENA_MIN_BLOCK;
+        if (size < n) size = n;
+        if (size > SIZE_MAX - hdr) return NULL;
+        pgw__arena_block_t *nb = pgw__malloc(&r->pool->alloc, hdr + size);
+        if (!nb) return NULL;
+        nb->size = size;
+        nb->used = 0;
+        nb->next = b;
+        r->arena = nb;
+        b = nb;
+    }
+    void *p = (uint8_t *)b + hdr + b->used;
+    b->used += n;
+    return p;
+}
+
+char *pgw__result_strdup(pgw_result_t *r, const char *p, size_t n)
+{
+    if (n == SIZE_MAX) return NULL;
+    char *d = pgw__result_alloc(r, n + 1);
+    if (!d) return NULL;
+    if (n) memcpy(d, p, n);
+    d[n] = '\0';
+    return d;
+}
+
+int pgw__result_set_desc(pgw_result_t *r, const pgw_field_desc_t *fields, uint16_t ncols,
+                         const int16_t *formats, uint16_t nformats)
+{
+    pgw_field_desc_t *f = NULL;
+    if (ncols) {
+        f = pgw__result_alloc(r, sizeof *f * ncols);
+        if (!f) return PGW_ENOMEM;
+    }
+    for (uint16_t i = 0; i < ncols; i++) {
+        f[i] = fields[i];
+        char *name = pgw__result_strdup(r, fields[i].name.p, fields[i].name.len);
+        if (!name) return PGW_ENOMEM;
+        f[i].name.p = name;
+        if (nformats == 1)
+            f[i].format = formats[0];
+        else if (nformats == ncols)
+            f[i].format = formats[i];
+    }
+    r->fields = f;
+    r->ncols = ncols;
+    r->have_desc = true;
+    return 0;
+}
+
+int pgw__result_set_desc_msg(pgw_result_t *r, const pgw_msg_t *m)
+{
+    uint16_t n = m->type == PGW_B_ROW_DESC ? m->u.row_desc.nfields : 0;
+    pgw_field_desc_t *f = NULL;
+    if (n) {
+        f = pgw__result_alloc(r, sizeof *f * n);
+        if (!f) return PGW_ENOMEM;
+    }
+    pgw_rowdesc_iter_t it;
+    if (n) pgw_rowdesc_iter_init(&it, m);
+    for (uint16_t i = 0; i < n; i++) {
+        if (pgw_rowdesc_iter_next(&it, &f[i]) != 1) return PGW_EPROTO;
+        /* The wire name is NUL-terminated, but the chunk may be reused
+         * before the result is freed: copy it. */
+        char *name = pgw__result_strdup(r, f[i].name.p, f[i].name.len);
+        if (!name) return PGW_ENOMEM;
+        f[i].name.p = name;
+    }
+    r->fields = f;
+    r->ncols = n;
+    r->have_desc = true;
+    return 0;
+}
+
+int pgw__result_set_params(pgw_result_t *r, const uint32_t *oids, uint16_t n)
+{
+    uint32_t *o = NULL;
+    if (n) {
+        o = pgw__result_alloc(r, sizeof *o * n);
+        if (!o) return PGW_ENOMEM;
+        memcpy(o, oids, sizeof *o * n);
+    }
+    r->param_oids = o;
+    r->nparams = n;
+    return 0;
+}
+
+int pgw__result_set_params_msg(pgw_result_t *r, const pgw_msg_t *m)
+{
+    uint16_t n = m->u.param_desc.nparams;
+    uint32_t *o = NULL;
+    if (n) {
+        o = pgw__result_alloc(r, sizeof *o * n);
+        if (!o) return PGW_ENOMEM;
+    }
+    for (uint16_t i = 0; i < n; i++)
+        o[i] = pgw_param_desc_oid(m, i);
+    r->param_oids = o;
+    r->nparams = n;
+    return 0;
+}
+
+static int reserve_cells(pgw_result_t *r, size_t need)
+{
+    if (need <= r->cells_cap) return 0;
+    size_t cap = r->cells_cap ? r->cells_cap : 64;
+    while (cap < need) {
+        if (cap > SIZE_MAX / 2 / sizeof(pgw_view_t)) return PGW_ENOMEM;
+        cap *= 2;
+    }
+    pgw_view_t *c = pgw__realloc(&r->pool->alloc, r->cells, cap * sizeof *c);
+    if (!c) return PGW_ENOMEM;
+    r->cells = c;
+    r->cells_cap = cap;
+    return 0;
+}
+
+static int ref_chunk(pgw_result_t *r, pgw__chunk_t *c)
+{
+    if (r->nchunks && r->chunks[r->nchunks - 1] == c) return 0;
+    if (r->nchunks == r->chunks_cap) {
+        size_t cap = r->chunks_cap ? r->chunks_cap * 2 : 4;
+        pgw__chunk_t **a = pgw__realloc(&r->pool->alloc, r->chunks, cap * sizeof *a);
+        if (!a) return PGW_ENOMEM;
+        r->chunks = a;
+        r->chunks_cap = cap;
+    }
+    r->chunks[r->nchunks++] = c;
+    pgw__chunk_ref(c);
+    return 0;
+}
+
+int pgw__result_add_row(pgw_result_t *r, const pgw_msg_t *m, pgw__chunk_t *c)
+{
+    if (!r->have_desc || m->u.data_row.ncols != r->ncols) return PGW_EPROTO;
+    size_t nc = r->ncols;
+    if (nc) {
+        if (r->nrows >= (SIZE_MAX / sizeof(pgw_view_t)) / nc - 1) return PGW_ENOMEM;
+        int rc = reserve_cells(r, (r->nrows + 1) * nc);
+        if (rc < 0) return rc;
+        rc = pgw_datarow_fields(m, r->cells + r->nrows * nc, nc);
+        if (rc < 0) return PGW_EPROTO;
+        rc = ref_chunk(r, c);
+        if (rc < 0) return rc;
+    } else {
+        if (pgw_datarow_fields(m, NULL, 0) < 0) return PGW_EPROTO;
+    }
+    r->nrows++;
+    return 0;
+}
+
+int pgw__result_set_tag(pgw_result_t *r, const pgw_msg_t *m)
+{
+    pgw_str_t tag = m->u.command_complete.tag;
+    char *t = pgw__result_strdup(r, tag.p, tag.len);
+    if (!t) return PGW_ENOMEM;
+    r->tag = t;
+    r->rows_affected = m->u.command_complete.has_rows ? (int64_t)m->u.command_complete.rows : -1;
+    r->complete = true;
+    return 0;
+}
+
+static const char *view_cstr(pgw_view_t v)
+{
+    return v.len < 0 ? NULL : (const char *)v.p;
+}
+
+void pgw__error_from_fields(const pgw_error_fields_t *f, pgw_error_t *e)
+{
+    e->severity = view_cstr(f->severity);
+    e->severity_nonlocal = view_cstr(f->severity_nonlocal);
+    e->sqlstate = view_cstr(f->sqlstate);
+    e->message = view_cstr(f->message);
+    e->detail = view_cstr(f->detail);
+    e->hint = view_cstr(f->hint);
+    e->position = view_cstr(f->position);
+    e->internal_position = view_cstr(f->internal_position);
+    e->internal_query = view_cstr(f->internal_query);
+    e->where = view_cstr(f->where);
+    e->schema = view_cstr(f->schema);
+    e->table = view_cstr(f->table);
+    e->column = view_cstr(f->column);
+    e->datatype = view_cstr(f->datatype);
+    e->constraint = view_cstr(f->constraint);
+    e->file = view_cstr(f->file);
+    e->line = view_cstr(f->line);
+    e->routine = view_cstr(f->routine);
+}
+
+int pgw__result_set_error(pgw_result_t *r, const pgw_msg_t *m)
+{
+    /* Copy the whole field list: every string in it is NUL-terminated on
+     * the wire, so the copy's fields are C strings in place. */
+    uint8_t *copy = pgw__result_alloc(r, m->u.error.len);
+    if (!copy) return PGW_ENOMEM;
+    if (m->u.error.len) memcpy(copy, m->u.error.fields, m->u.error.len);
+    pgw_msg_t cm = *m;
+    cm.body = copy;
+    cm.len = m->u.error.len;
+    cm.u.error.fields = copy;
+    pgw_error_fields_t f;
+    if (pgw_error_fields_parse(&cm, &f) < 0) return PGW_EPROTO;
+    pgw__error_from_fields(&f, &r->error);
+    r->has_error = true;
+    r->complete = true;
+    return 0;
+}
+
+/* ---------------------------------------------------------------- accessors */
+
+PGW_EXTERN size_t pgw_result_nrows(const pgw_result_t *r)
+{
+    return r->nrows;
+}
+
+PGW_EXTERN size_t pgw_result_ncols(const pgw_result_t *r)
+{
+    return r->ncols;
+}
+
+PGW_EXTERN const char *pgw_result_fname(const pgw_result_t *r, size_t col)
+{
+    return col < r->ncols ? r->fields[col].name.p : NULL;
+}
+
+PGW_EXTERN uint32_t pgw_result_ftype(const pgw_result_t *r, size_t col)
+{
+    return col < r->ncols ? r->fields[col].type_oid : 0;
+}
+
+PGW_EXTERN int pgw_result_fformat(const pgw_result_t *r, size_t col)
+{
+    return col < r->ncols ? r->fields[col].format : -1;
+}
+
+PGW_EXTERN const pgw_field_desc_t *pgw_result_field(const pgw_result_t *r, size_t col)
+{
+    return col < r->ncols ? &r->fields[col] : NULL;
+}
+
+PGW_EXTERN int pgw_result_column(const pgw_result_t *r, const char *name)
+{
+    if (!name) return PGW_ENOTFOUND;
+    size_t n = strlen(name);
+    for (size_t i = 0; i < r->ncols; i++)
+        if (r->fields[i].name.len == n && memcmp(r->fields[i].name.p, name, n) == 0) return (int)i;
+    return PGW_ENOTFOUND;
+}
+
+PGW_EXTERN int pgw_result_value(const pgw_result_t *r, size_t row, size_t col, pgw_value_t *out)
+{
+    if (row >= r->nrows || col >= r->ncols) return PGW_EINDEX;
+    const pgw_view_t *v = &r->cells[row * r->ncols + col];
+    out->p = v->p;
+    out->len = v->len;
+    out->format = r->fields[col].format;
+    out->oid = r->fields[col].type_oid;
+    return 0;
+}
+
+PGW_EXTERN int pgw_result_isnull(const pgw_result_t *r, size_t row, size_t col)
+{
+    if (row >= r->nrows || col >= r->ncols) return PGW_EINDEX;
+    return r->cells[row * r->ncols + col].len < 0;
+}
+
+#define TYPED_ACCESSOR(fn, ctype, getter)                                        \
+    PGW_EXTERN int fn(const pgw_result_t *r, size_t row, size_t col, ctype *out) \
+    {                                                                            \
+        pgw_value_t v;                                                           \
+        int rc = pgw_result_value(r, row, col, &v);                              \
+        return rc < 0 ? rc : getter(&v, out);                                    \
+    }
+
+TYPED_ACCESSOR(pgw_result_bool, bool, pgw_get_bool)
+TYPED_ACCESSOR(pgw_result_int2, int16_t, pgw_get_int2)
+TYPED_ACCESSOR(pgw_result_int4, int32_t, pgw_get_int4)
+TYPED_ACCESSOR(pgw_result_int8, int64_t, pgw_get_int8)
+TYPED_ACCESSOR(pgw_result_float4, float, pgw_get_float4)
+TYPED_ACCESSOR(pgw_result_float8, double, pgw_get_float8)
+TYPED_ACCESSOR(pgw_result_text, pgw_str_t, pgw_get_text)
+
+PGW_EXTERN const char *pgw_result_command_tag(const pgw_result_t *r)
+{
+    return r->tag ? r->tag : "";
+}
+
+PGW_EXTERN int64_t pgw_result_rows_affected(const pgw_result_t *r)
+{
+    return r->rows_affected;
+}
+
+PGW_EXTERN const pgw_error_t *pgw_result_error(const pgw_result_t *r)
+{
+    return r->has_error ? &r->error : NULL;
+}
+
+PGW_EXTERN size_t pgw_result_nparams(const pgw_result_t *r)
+{
+    return r->nparams;
+}
+
+PGW_EXTERN uint32_t pgw_result_param_type(const pgw_result_t *r, size_t i)
+{
+    return i < r->nparams ? r->param_oids[i] : 0;
+}
+
+PGW_EXTERN pgw_result_t *pgw_result_next(const pgw_result_t *r)
+{
+    return r->next;
+}
+
+PGW_EXTERN void pgw_result_timing(const pgw_result_t *r, uint64_t *queued, uint64_t *first,
+                                  uint64_t *done)
+{
+    if (queued) *queued = r->t_queued;
+    if (first) *first = r->t_first;
+    if (done) *done = r->t_done;
+}

@@ -1,0 +1,451 @@
+/*
+ * The session object: creation and teardown, the zero-copy input path, the
+ * output buffer, breaking, and the state accessors.
+ *
+ * Input: the session reads into reference-counted chunks from its pool.
+ * pgw_session_input_buffer hands out the free tail of the current chunk;
+ * commit frames and dispatches every complete message and keeps the partial
+ * tail. When the partial frame cannot fit in what is left of the chunk, the
+ * next input buffer call moves only that partial message into a chunk big
+ * enough for the whole frame (its header tells the size: the buffer grows
+ * once, never byte by byte). A chunk that no result references is rewound
+ * and reused in place.
+ *
+ * Re-entrancy: every public entry point that may call back into the
+ * application counts its depth; pgw_session_free from inside a callback only
+ * marks the session, and the outermost entry point frees it on the way out.
+ */
+#include "session_internal.h"
+
+#include "auth/auth.h"
+
+#define DEFAULT_READ_CHUNK (64u * 1024u)
+
+uint64_t pgw__now(pgw_session_t *s)
+{
+    return s->cb.now_ns ? s->cb.now_ns(s->ud) : 0;
+}
+
+void pgw__enter(pgw_session_t *s)
+{
+    s->depth++;
+}
+
+static void session_destroy(pgw_session_t *s);
+
+bool pgw__leave(pgw_session_t *s)
+{
+    if (--s->depth == 0 && s->free_pending && !s->freeing) {
+        session_destroy(s);
+        return true;
+    }
+    return false;
+}
+
+/* ------------------------------------------------------------- creation */
+
+static int copy_startup_params(pgw_session_t *s, const pgw_session_config_t *cfg)
+{
+    if (cfg->nstartup_params > SIZE_MAX / 2 / sizeof(char *)) return PGW_EINVAL;
+    size_t n = cfg->nstartup_params * 2;
+    s->startup_params = pgw__calloc(s->alloc, n ? n : 1, sizeof(char *));
+    if (!s->startup_params) return PGW_ENOMEM;
+    s->nstartup_params = cfg->nstartup_params;
+    for (size_t i = 0; i < n; i++) {
+        if (!cfg->startup_params[i]) return PGW_EINVAL;
+        s->startup_params[i] = pgw__strdup(s->alloc, cfg->startup_params[i]);
+        if (!s->startup_params[i]) return PGW_ENOMEM;
+    }
+    for (size_t i = 0; i < cfg->nstartup_params; i++)
+        if (strcmp(s->startup_params[2 * i], "user") == 0) s->user = s->startup_params[2 * i + 1];
+    return s->user ? 0 : PGW_EINVAL;
+}
+
+static int parse_channel_binding(const char *v, uint8_t *mode)
+{
+    if (!v || strcmp(v, "prefer") == 0)
+        *mode = PGW__CB_PREFER;
+    else if (strcmp(v, "disable") == 0)
+        *mode = PGW__CB_DISABLE;
+    else if (strcmp(v, "require") == 0)
+        *mode = PGW__CB_REQUIRE;
+    else
+        return PGW_EINVAL;
+    return 0;
+}
+
+static int configure(pgw_session_t *s, const pgw_session_config_t *cfg)
+{
+    int rc = copy_startup_params(s, cfg);
+    if (rc < 0) return rc;
+    if (cfg->password) {
+        s->password = pgw__strdup(s->alloc, cfg->password);
+        if (!s->password) return PGW_ENOMEM;
+    }
+    s->auth_allowed = PGW__AUTH_ALL;
+    if (cfg->require_auth) {
+        rc = pgw__parse_require_auth(cfg->require_auth, &s->auth_allowed);
+        if (rc < 0) return rc;
+        s->auth_policy = true;
+    }
+    rc = parse_channel_binding(cfg->channel_binding, &s->cb_mode);
+    if (rc < 0) return rc;
+    s->min_protocol = cfg->min_protocol ? cfg->min_protocol : PGW_PROTO_3_0;
+    s->max_protocol = cfg->max_protocol ? cfg->max_protocol : PGW_PROTO_3_0;
+    if ((s->min_protocol != PGW_PROTO_3_0 && s->min_protocol != PGW_PROTO_3_2) ||
+        (s->max_protocol != PGW_PROTO_3_0 && s->max_protocol != PGW_PROTO_3_2) ||
+        s->min_protocol > s->max_protocol)
+        return PGW_EINVAL;
+    s->protocol = s->max_protocol;
+    s->max_message = cfg->max_message_size ? cfg->max_message_size : PGW_DEFAULT_MAX_MESSAGE;
+    return 0;
+}
+
+PGW_EXTERN int pgw_session_new(pgw_session_t **out, const pgw_session_config_t *cfg)
+{
+    if (!out || !cfg) return PGW_EINVAL;
+    pgw__pool_t *pool;
+    size_t chunk = cfg->read_chunk_size ? cfg->read_chunk_size : DEFAULT_READ_CHUNK;
+    if (chunk < 16) chunk = 16;
+    int rc = pgw__pool_new(&pool, cfg->alloc, chunk);
+    if (rc < 0) return rc;
+    pgw_session_t *s = pgw__calloc(&pool->alloc, 1, sizeof *s);
+    if (!s) {
+        pgw__pool_unref(pool);
+        return PGW_ENOMEM;
+    }
+    s->pool = pool;
+    s->alloc = &pool->alloc;
+    s->cb = cfg->cb;
+    s->ud = cfg->ud;
+    s->state = PGW_SESSION_NEW;
+    /* The output buffers use the caller's allocator pointer (not the pool's
+     * copy): pgw_session_take_output hands their storage out, and it must
+     * stay freeable after the session is gone. */
+    pgw_buf_init(&s->out, cfg->alloc);
+    pgw_buf_init(&s->held, cfg->alloc);
+    pgw_buf_init(&s->scratch, s->alloc);
+    rc = configure(s, cfg);
+    if (rc < 0) {
+        session_destroy(s);
+        return rc;
+    }
+    *out = s;
+    return 0;
+}
+
+static void wipe(void *p, size_t n)
+{
+    volatile uint8_t *v = p;
+    while (n--)
+        *v++ = 0;
+}
+
+static void session_destroy(pgw_session_t *s)
+{
+    s->freeing = true;
+    s->depth++;
+    if (s->state != PGW_SESSION_BROKEN) s->state = PGW_SESSION_TERMINATED;
+    pgw__fail_all(s, PGW_ECANCELED);
+    s->depth--;
+    const pgw_allocator_t *a = s->alloc;
+    while (s->free_reqs) {
+        pgw__req_t *r = s->free_reqs;
+        s->free_reqs = r->next;
+        pgw__free(a, r);
+    }
+    if (s->startup_params)
+        for (size_t i = 0; i < s->nstartup_params * 2; i++)
+            pgw__free(a, s->startup_params[i]);
+    pgw__free(a, s->startup_params);
+    if (s->password) {
+        wipe(s->password, strlen(s->password));
+        pgw__free(a, s->password);
+    }
+    pgw__scram_free(s->scram);
+    for (size_t i = 0; i < s->nparams; i++) {
+        pgw__free(a, s->params[i].name);
+        pgw__free(a, s->params[i].value);
+    }
+    pgw__free(a, s->params);
+    pgw__stmt_free_all(s);
+    pgw__free(a, s->row_values);
+    if (s->in) pgw__chunk_unref(s->in);
+    wipe(s->out.data, s->out.len); /* may hold a password message */
+    pgw_buf_free(&s->out);
+    pgw_buf_free(&s->held);
+    wipe(s->scratch.data, s->scratch.cap);
+    pgw_buf_free(&s->scratch);
+    pgw__pool_t *pool = s->pool;
+    pgw__free(a, s);
+    pgw__pool_unref(pool);
+}
+
+PGW_EXTERN void pgw_session_free(pgw_session_t *s)
+{
+    if (!s || s->freeing) return;
+    if (s->depth > 0) {
+        s->free_pending = true;
+        return;
+    }
+    session_destroy(s);
+}
+
+/* ------------------------------------------------------------- breaking */
+
+void pgw__session_break(pgw_session_t *s, int err)
+{
+    if (s->state == PGW_SESSION_BROKEN) return;
+    bool in_startup = s->state == PGW_SESSION_STARTUP || s->state == PGW_SESSION_NEW;
+    s->state = PGW_SESSION_BROKEN;
+    s->err = err;
+    if (in_startup) pgw__startup_failed(s, err, NULL);
+    /* A request's PGW_ESERVER status promises a result with the error:
+     * requests failed by a server error that was not theirs see the
+     * connection going away instead. */
+    pgw__fail_all(s, err == PGW_ESERVER ? PGW_ECONNLOST : err);
+    if (s->cb.on_broken && !s->freeing) s->cb.on_broken(s, err, s->ud);
+}
+
+PGW_EXTERN void pgw_session_fail(pgw_session_t *s, int err)
+{
+    if (s->state == PGW_SESSION_BROKEN || s->freeing) return;
+    if (err >= 0) err = PGW_ECONNLOST;
+    pgw__enter(s);
+    pgw__session_break(s, err);
+    pgw__leave(s);
+}
+
+/* ---------------------------------------------------------------- input */
+
+/* Make room after the partial frame at in_pos: rewind, compact, or move the
+ * partial bytes into a chunk big enough for the whole frame. */
+static int ensure_input_room(pgw_session_t *s)
+{
+    pgw__chunk_t *c = s->in;
+    size_t partial = s->in_fill - s->in_pos;
+    size_t need = partial ? s->in_need : 1;
+    if (need < partial + 1) need = partial + 1;
+    if (c && partial == 0 && c->refs == 1) {
+        s->in_pos = s->in_fill = 0;
+        /* An oversized chunk served one big message: give it back. */
+        if (c->cap > s->pool->chunk_size) {
+            pgw__chunk_unref(c);
+            s->in = c = NULL;
+        }
+    }
+    if (c && c->cap - s->in_pos >= need && s->in_fill < c->cap) return 0;
+    if (c && c->refs == 1 && c->cap >= need) {
+        memmove(c->data, c->data + s->in_pos, partial);
+        s->in_pos = 0;
+        s->in_fill = partial;
+        return 0;
+    }
+    pgw__chunk_t *nc = pgw__chunk_get(s->pool, need);
+    if (!nc) return PGW_ENOMEM;
+    if (partial) memcpy(nc->data, c->data + s->in_pos, partial);
+    if (c) pgw__chunk_unref(c);
+    s->in = nc;
+    s->in_pos = 0;
+    s->in_fill = partial;
+    return 0;
+}
+
+PGW_EXTERN int pgw_session_input_buffer(pgw_session_t *s, uint8_t **p, size_t *len)
+{
+    if (s->depth > 0) return PGW_ERECURSIVE;
+    int rc = ensure_input_room(s);
+    if (rc < 0) return rc;
+    *p = s->in->data + s->in_fill;
+    *len = s->in->cap - s->in_fill;
+    return 0;
+}
+
+static bool halted(const pgw_session_t *s)
+{
+    return s->state == PGW_SESSION_BROKEN || s->free_pending || s->freeing;
+}
+
+/* Frame, parse and dispatch every complete message in the chunk. */
+static int process_input(pgw_session_t *s)
+{
+    while (!halted(s)) {
+        const uint8_t *at = s->in->data + s->in_pos;
+        size_t avail = s->in_fill - s->in_pos;
+        pgw_frame_t f;
+        int rc = pgw_frame_parse(at, avail, s->max_message, &f);
+        if (rc == PGW_EAGAIN) {
+            s->in_need = avail ? f.size : 0;
+            return 0;
+        }
+        pgw_msg_t m;
+        if (rc == 0) rc = pgw_msg_parse(&f, &m);
+        if (rc < 0) {
+            pgw__session_break(s, rc);
+            return rc;
+        }
+        if (s->cb.on_trace) s->cb.on_trace(s, 'B', at, f.size, s->ud);
+        /* Consume before dispatching: callbacks see a consistent session. The
+         * bytes stay in place: input cannot be given while dispatching. */
+        s->in_pos += f.size;
+        s->in_need = 0;
+        if (halted(s)) break;
+        rc = pgw__dispatch(s, &m);
+        if (rc < 0) {
+            pgw__session_break(s, rc);
+            return rc;
+        }
+    }
+    return s->state == PGW_SESSION_BROKEN ? s->err : 0;
+}
+
+PGW_EXTERN int pgw_session_input_commit(pgw_session_t *s, size_t n)
+{
+    if (s->depth > 0) return PGW_ERECURSIVE;
+    if (s->state == PGW_SESSION_BROKEN) return s->err;
+    if (!s->in || n > s->in->cap - s->in_fill) return PGW_EINVAL;
+    s->in_fill += n;
+    pgw__enter(s);
+    int rc = process_input(s);
+    if (pgw__leave(s)) return PGW_ECANCELED;
+    return rc;
+}
+
+PGW_EXTERN int pgw_session_recv(pgw_session_t *s, const uint8_t *data, size_t n)
+{
+    while (n > 0) {
+        uint8_t *p;
+        size_t len;
+        int rc = pgw_session_input_buffer(s, &p, &len);
+        if (rc < 0) {
+            if (rc == PGW_ENOMEM && s->depth == 0) {
+                pgw__enter(s);
+                pgw__session_break(s, rc);
+                if (pgw__leave(s)) return PGW_ECANCELED;
+            }
+            return rc;
+        }
+        if (len > n) len = n;
+        memcpy(p, data, len);
+        data += len;
+        n -= len;
+        rc = pgw_session_input_commit(s, len);
+        if (rc < 0) return rc;
+    }
+    return 0;
+}
+
+/* --------------------------------------------------------------- output */
+
+pgw_buf_t *pgw__req_buf(pgw_session_t *s)
+{
+    return s->state == PGW_SESSION_READY || s->state == PGW_SESSION_TERMINATED ? &s->out : &s->held;
+}
+
+void pgw__trace_out(pgw_session_t *s, const pgw_buf_t *b, size_t from, bool typed)
+{
+    if (!s->cb.on_trace) return;
+    size_t pos = from;
+    while (pos < b->len) {
+        size_t hdr = typed ? 1 : 0;
+        if (b->len - pos < hdr + 4) return;
+        size_t size = hdr + pgw__get32(b->data + pos + hdr);
+        if (size > b->len - pos) return;
+        s->cb.on_trace(s, 'F', b->data + pos, size, s->ud);
+        pos += size;
+    }
+}
+
+void pgw__out_appended(pgw_session_t *s, pgw_buf_t *b, size_t from)
+{
+    if (b != &s->out) return;
+    if (from == s->out_off && s->out.len > from && s->cb.on_want_write)
+        s->cb.on_want_write(s, s->ud);
+}
+
+PGW_EXTERN const uint8_t *pgw_session_pending_output(pgw_session_t *s, size_t *len)
+{
+    *len = s->out.len - s->out_off;
+    return *len ? s->out.data + s->out_off : NULL;
+}
+
+PGW_EXTERN void pgw_session_consumed_output(pgw_session_t *s, size_t n)
+{
+    size_t left = s->out.len - s->out_off;
+    if (n > left) n = left;
+    s->out_off += n;
+    if (s->out_off == s->out.len) s->out_off = s->out.len = 0;
+}
+
+PGW_EXTERN void pgw_session_take_output(pgw_session_t *s, pgw_buf_t *out)
+{
+    if (out->len != 0) return;
+    if (s->out_off) {
+        memmove(s->out.data, s->out.data + s->out_off, s->out.len - s->out_off);
+        s->out.len -= s->out_off;
+        s->out_off = 0;
+    }
+    /* Both buffers carry their allocator (the caller's config pointer, see
+     * pgw_session_new), so each keeps freeing with the one that made it. */
+    pgw_buf_t mine = s->out;
+    s->out = *out;
+    s->out.max = mine.max;
+    out->data = mine.data;
+    out->len = mine.len;
+    out->cap = mine.cap;
+    out->alloc = mine.alloc;
+}
+
+/* ---------------------------------------------------------------- state */
+
+PGW_EXTERN pgw_session_state_t pgw_session_state(const pgw_session_t *s)
+{
+    return s->state;
+}
+
+PGW_EXTERN char pgw_session_txn_status(const pgw_session_t *s)
+{
+    return s->txn_status;
+}
+
+PGW_EXTERN const char *pgw_session_parameter(const pgw_session_t *s, const char *name)
+{
+    for (size_t i = 0; i < s->nparams; i++)
+        if (strcmp(s->params[i].name, name) == 0) return s->params[i].value;
+    return NULL;
+}
+
+PGW_EXTERN uint32_t pgw_session_protocol(const pgw_session_t *s)
+{
+    return s->protocol;
+}
+
+PGW_EXTERN int pgw_session_backend_key(const pgw_session_t *s, int32_t *pid, const uint8_t **key,
+                                       size_t *key_len)
+{
+    if (!s->have_backend_key) return PGW_ENOTFOUND;
+    if (pid) *pid = s->backend_pid;
+    if (key) *key = s->backend_key;
+    if (key_len) *key_len = s->backend_key_len;
+    return 0;
+}
+
+PGW_EXTERN size_t pgw_session_pending(const pgw_session_t *s)
+{
+    return s->npending;
+}
+
+PGW_EXTERN int pgw_session_error(const pgw_session_t *s)
+{
+    return s->state == PGW_SESSION_BROKEN ? s->err : 0;
+}
+
+PGW_EXTERN const char *pgw_session_auth_method(const pgw_session_t *s)
+{
+    return s->auth_method;
+}
+
+PGW_EXTERN void *pgw_session_userdata(const pgw_session_t *s)
+{
+    return s->ud;
+}

@@ -1,0 +1,310 @@
+/*
+ * Internals of the sans-IO session: the memory pool shared by a session and
+ * its results, reference-counted read chunks, result arenas, the request
+ * FIFO and the prepared-statement table. Not installed.
+ *
+ * Memory picture:
+ *
+ *   pool (refcounted: the session + every live result)
+ *     |- allocator copy (results may outlive the session's config)
+ *     |- free list of read chunks of the default size (at most 4)
+ *     `- free list of recycled results (their arenas and cell arrays kept)
+ *
+ *   chunk (refcounted: the session while it reads into it + every result
+ *          holding DataRows in it). DataRow fields of a buffered result are
+ *          views into chunks, never copies.
+ */
+#ifndef PGW_SESSION_INTERNAL_H
+#define PGW_SESSION_INTERNAL_H
+
+#include "pgwire/session.h"
+#include "util/internal.h"
+
+#include <stdbool.h>
+
+/* ------------------------------------------------------------ pool, chunks */
+
+typedef struct pgw__chunk {
+    struct pgw__chunk *next; /* free-list link */
+    struct pgw__pool *pool;
+    uint32_t refs;
+    size_t cap;
+    uint8_t *data; /* cap bytes, allocated with the header */
+} pgw__chunk_t;
+
+#define PGW__POOL_MAX_FREE_CHUNKS  4
+#define PGW__POOL_MAX_FREE_RESULTS 16
+/* A recycled result keeps at most this many cells / arena bytes, so one huge
+ * result does not pin its memory forever. */
+#define PGW__RESULT_KEEP_CELLS (64u * 1024u)
+#define PGW__RESULT_KEEP_ARENA (64u * 1024u)
+
+typedef struct pgw__pool {
+    pgw_allocator_t alloc;
+    size_t refs;
+    size_t chunk_size;
+    pgw__chunk_t *free_chunks;
+    unsigned nfree_chunks;
+    struct pgw_result *free_results;
+    unsigned nfree_results;
+} pgw__pool_t;
+
+int pgw__pool_new(pgw__pool_t **out, const pgw_allocator_t *alloc, size_t chunk_size);
+void pgw__pool_ref(pgw__pool_t *p);
+void pgw__pool_unref(pgw__pool_t *p);
+/* A chunk of at least cap bytes with one reference, or NULL. */
+pgw__chunk_t *pgw__chunk_get(pgw__pool_t *p, size_t cap);
+void pgw__chunk_ref(pgw__chunk_t *c);
+void pgw__chunk_unref(pgw__chunk_t *c);
+
+/* ------------------------------------------------------------------ result */
+
+typedef struct pgw__arena_block {
+    struct pgw__arena_block *next;
+    size_t size, used;
+    /* data follows, 8-byte aligned */
+} pgw__arena_block_t;
+
+struct pgw_result {
+    pgw__pool_t *pool;
+    struct pgw_result *next; /* chain of a simple query; free-list link */
+    pgw__arena_block_t *arena;
+
+    pgw_field_desc_t *fields; /* in the arena; names NUL-terminated */
+    uint16_t ncols;
+    bool have_desc; /* a RowDescription / NoData (or stored one) was seen */
+    bool complete;  /* CommandComplete (or equivalent) seen */
+    uint32_t *param_oids;
+    uint16_t nparams;
+
+    pgw_view_t *cells; /* nrows * ncols views into chunks */
+    size_t cells_cap;
+    size_t nrows;
+    pgw__chunk_t **chunks; /* chunks referenced by the cells */
+    size_t nchunks, chunks_cap;
+
+    const char *tag; /* in the arena; "" if none */
+    int64_t rows_affected;
+    bool has_error;
+    pgw_error_t error; /* strings in the arena */
+
+    uint64_t t_queued, t_first, t_done;
+};
+
+pgw_result_t *pgw__result_new(pgw__pool_t *pool);
+/* Bump allocation in the result's arena (8-byte aligned), or NULL. */
+void *pgw__result_alloc(pgw_result_t *r, size_t n);
+char *pgw__result_strdup(pgw_result_t *r, const char *p, size_t n);
+/* Copy a RowDescription into r (names copied, formats as sent). */
+int pgw__result_set_desc_msg(pgw_result_t *r, const pgw_msg_t *m);
+/* Copy ncols field descriptors (names copied), with formats overridden by
+ * formats (one per column, one for all, or none). */
+int pgw__result_set_desc(pgw_result_t *r, const pgw_field_desc_t *fields, uint16_t ncols,
+                         const int16_t *formats, uint16_t nformats);
+int pgw__result_set_params(pgw_result_t *r, const uint32_t *oids, uint16_t n);
+int pgw__result_set_params_msg(pgw_result_t *r, const pgw_msg_t *m);
+/* Append DataRow m, whose bytes live in chunk c. Returns 0, PGW_EPROTO or
+ * PGW_ENOMEM. */
+int pgw__result_add_row(pgw_result_t *r, const pgw_msg_t *m, pgw__chunk_t *c);
+int pgw__result_set_tag(pgw_result_t *r, const pgw_msg_t *m);
+/* Copy ErrorResponse m into r. */
+int pgw__result_set_error(pgw_result_t *r, const pgw_msg_t *m);
+/* Fill e from the fields of m; the strings point into m's bytes. */
+void pgw__error_from_fields(const pgw_error_fields_t *f, pgw_error_t *e);
+
+/* --------------------------------------------------------------- requests */
+
+enum pgw__req_kind {
+    PGW__REQ_SIMPLE = 1, /* 'Q': completes at ReadyForQuery */
+    PGW__REQ_EXTENDED,   /* query / execute: [1] 2 [T|n] D* C|I|s */
+    PGW__REQ_PREPARE,    /* 1 t T|n */
+    PGW__REQ_DESCRIBE,   /* t T|n */
+    PGW__REQ_CLOSE,      /* 3 */
+    PGW__REQ_SYNC        /* Z (internal, pgw_session_sync or batch end) */
+};
+
+/* Expected responses of an extended-protocol request, in order. */
+enum pgw__exp {
+    PGW__EXP_PARSE = 1, /* '1' */
+    PGW__EXP_BIND,      /* '2' */
+    PGW__EXP_PDESC,     /* 't' */
+    PGW__EXP_RDESC,     /* 'T' or 'n' */
+    PGW__EXP_ROWS,      /* 'D'* then 'C' | 'I' | 's' */
+    PGW__EXP_CLOSE      /* '3' */
+};
+
+enum pgw__req_flag {
+    PGW__RF_USER = 1u << 0,      /* counts in pgw_session_pending (has a callback slot) */
+    PGW__RF_IN_BATCH = 1u << 1,  /* feeds the batch status */
+    PGW__RF_BATCH_END = 1u << 2, /* the Sync of pgw_session_batch_end */
+    PGW__RF_STREAM = 1u << 3,    /* rows go to row_cb */
+    PGW__RF_STORE = 1u << 4,     /* store the description in the statement table */
+    PGW__RF_OWN_SYNC = 1u << 5   /* followed by its own internal Sync entry */
+};
+
+#define PGW__REQ_NAME_INLINE 48
+
+typedef struct pgw__req {
+    struct pgw__req *next;
+    uint8_t kind;
+    uint8_t flags;
+    uint8_t nexp, step;
+    uint8_t exp[5];
+    int status; /* first failure (SYNC entries: ESERVER at the Sync) */
+    int row_status;
+    uint64_t group;
+    uint64_t nrows_streamed;
+    pgw_result_cb cb;
+    pgw_row_cb row_cb;
+    void *ud;
+    pgw_result_t *res;  /* first result (or the only one) */
+    pgw_result_t *last; /* chain tail for simple queries */
+    uint64_t t_queued, t_first;
+    char *name; /* statement name when needed (PGW__RF_STORE) */
+    char name_inline[PGW__REQ_NAME_INLINE];
+} pgw__req_t;
+
+/* ------------------------------------------------------- statement table */
+
+typedef struct pgw__stmt {
+    void *block; /* the one allocation holding everything below */
+    char *name;
+    uint32_t hash;
+    uint16_t nparams;
+    uint16_t ncols;
+    uint32_t *param_oids;
+    pgw_field_desc_t *fields; /* names point into the same block */
+    int16_t *formats;         /* per-column result format for Bind */
+} pgw__stmt_t;
+
+/* ------------------------------------------------------------------ session */
+
+typedef struct pgw__param_entry {
+    char *name;
+    char *value;
+    size_t value_cap;
+} pgw__param_entry_t;
+
+enum pgw__auth_bits {
+    PGW__AUTH_PASSWORD = 1u << 0,
+    PGW__AUTH_MD5 = 1u << 1,
+    PGW__AUTH_GSS = 1u << 2,
+    PGW__AUTH_SSPI = 1u << 3,
+    PGW__AUTH_SCRAM = 1u << 4,
+    PGW__AUTH_NONE = 1u << 5,
+    PGW__AUTH_ALL = 0x3f
+};
+
+enum pgw__cb_mode { PGW__CB_DISABLE = 0, PGW__CB_PREFER, PGW__CB_REQUIRE };
+
+struct pgw__scram;
+
+struct pgw_session {
+    pgw__pool_t *pool;
+    const pgw_allocator_t *alloc; /* &pool->alloc */
+    pgw_session_callbacks_t cb;
+    void *ud;
+    pgw_session_state_t state;
+    int err;
+
+    /* config */
+    char **startup_params;
+    size_t nstartup_params;
+    const char *user; /* points into startup_params */
+    char *password;
+    unsigned auth_allowed; /* PGW__AUTH_* mask */
+    bool auth_policy;      /* require_auth was given */
+    uint8_t cb_mode;
+    uint32_t min_protocol, max_protocol, protocol;
+    uint32_t max_message;
+
+    /* startup / auth */
+    struct pgw__scram *scram;
+    uint8_t scram_step; /* 0: first sent, 1: final sent, 2: verified or failed */
+    bool scram_final_ok;
+    bool auth_done;         /* AuthenticationOk accepted */
+    bool startup_reported;  /* on_startup already called */
+    const char *test_nonce; /* tests only: fixed SCRAM nonce */
+    bool auth_requested;    /* the server asked for some authentication */
+    const char *auth_method;
+    int32_t backend_pid;
+    uint8_t backend_key[256];
+    size_t backend_key_len;
+    bool have_backend_key;
+    pgw__param_entry_t *params;
+    size_t nparams, params_cap;
+    char txn_status;
+
+    /* input */
+    pgw__chunk_t *in;
+    size_t in_pos, in_fill; /* parse position, end of data */
+    size_t in_need;         /* bytes the partial frame at in_pos needs (0: none) */
+
+    /* output */
+    pgw_buf_t out;
+    size_t out_off; /* bytes of out already consumed by the driver */
+    pgw_buf_t held; /* requests encoded before startup completed */
+    pgw_buf_t scratch;
+
+    /* request FIFO */
+    pgw__req_t *head, *tail;
+    pgw__req_t *free_reqs;
+    unsigned nfree_reqs;
+    size_t npending;
+    uint64_t tx_group;
+    bool in_batch;
+    unsigned batch_flags;
+    int rx_batch_status;
+    bool rx_aborting;
+    uint64_t rx_abort_group;
+
+    /* streaming rows */
+    pgw_value_t *row_values;
+    size_t row_values_cap;
+
+    /* statements */
+    pgw__stmt_t *stmts;
+    size_t nstmts, stmts_cap;
+
+    /* re-entrancy */
+    unsigned depth;
+    bool free_pending;
+    bool freeing;
+};
+
+/* session.c */
+uint64_t pgw__now(pgw_session_t *s);
+void pgw__session_break(pgw_session_t *s, int err);
+void pgw__trace_out(pgw_session_t *s, const pgw_buf_t *b, size_t from, bool typed);
+/* The buffer requests are encoded into (out when ready, held before). */
+pgw_buf_t *pgw__req_buf(pgw_session_t *s);
+/* After appending to the output: fire on_want_write if it was empty. */
+void pgw__out_appended(pgw_session_t *s, pgw_buf_t *b, size_t from);
+void pgw__enter(pgw_session_t *s);
+/* Returns true if the session was freed. */
+bool pgw__leave(pgw_session_t *s);
+
+/* startup.c */
+int pgw__parse_require_auth(const char *spec, unsigned *allowed);
+int pgw__startup_dispatch(pgw_session_t *s, const pgw_msg_t *m);
+void pgw__startup_failed(pgw_session_t *s, int err, const pgw_error_t *e);
+/* Tests only: use a fixed SCRAM client nonce and put the user name in the
+ * client-first-message (as in the RFC 7677 example), so server messages can
+ * be scripted. nonce must outlive the exchange. */
+void pgw__session_set_test_nonce(pgw_session_t *s, const char *nonce);
+
+/* dispatch.c */
+int pgw__dispatch(pgw_session_t *s, const pgw_msg_t *m);
+void pgw__fail_all(pgw_session_t *s, int err);
+void pgw__req_release(pgw_session_t *s, pgw__req_t *r);
+/* Set a session parameter (ParameterStatus). */
+int pgw__param_set(pgw_session_t *s, pgw_str_t name, pgw_str_t value);
+void pgw__handle_async(pgw_session_t *s, const pgw_msg_t *m, int *handled, int *rc);
+
+/* stmt.c */
+pgw__stmt_t *pgw__stmt_find(pgw_session_t *s, const char *name);
+int pgw__stmt_store(pgw_session_t *s, const char *name, const pgw_result_t *desc);
+void pgw__stmt_forget(pgw_session_t *s, const char *name);
+void pgw__stmt_free_all(pgw_session_t *s);
+
+#endif

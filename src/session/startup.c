@@ -1,0 +1,337 @@
+/*
+ * Startup and authentication: StartupMessage, NegotiateProtocolVersion,
+ * the authentication exchange (cleartext, MD5, SCRAM-SHA-256 and -PLUS),
+ * BackendKeyData, and the first ReadyForQuery.
+ *
+ * Policy first: every authentication request is checked against
+ * require_auth and channel_binding before anything derived from the password
+ * is computed or sent, so a downgrading server gets nothing.
+ *
+ * Unsupported methods (Kerberos V5, GSSAPI, SSPI) fail with PGW_EAUTH (or
+ * PGW_EAUTHPOLICY when require_auth refuses them anyway). A protocol
+ * downgrade below min_protocol fails with PGW_ENOTSUP.
+ *
+ * Requests queued before startup completes are encoded at once into a held
+ * buffer and moved to the output when the first ReadyForQuery arrives.
+ */
+#include "session_internal.h"
+
+#include "auth/auth.h"
+
+/* ------------------------------------------------------------ require_auth */
+
+static int method_bit(const char *m, size_t n, unsigned *bit)
+{
+    static const struct {
+        const char *name;
+        unsigned bit;
+    } methods[] = {{"password", PGW__AUTH_PASSWORD},
+                   {"md5", PGW__AUTH_MD5},
+                   {"gss", PGW__AUTH_GSS},
+                   {"sspi", PGW__AUTH_SSPI},
+                   {"scram-sha-256", PGW__AUTH_SCRAM},
+                   {"none", PGW__AUTH_NONE}};
+    for (size_t i = 0; i < PGW__ARRAY_LEN(methods); i++) {
+        if (strlen(methods[i].name) == n && memcmp(methods[i].name, m, n) == 0) {
+            *bit = methods[i].bit;
+            return 0;
+        }
+    }
+    return PGW_EINVAL;
+}
+
+/* libpq's rules: a comma-separated list of methods, either all plain (the
+ * allowed set) or all negated with '!' (the refused set); no duplicates. */
+int pgw__parse_require_auth(const char *spec, unsigned *allowed)
+{
+    unsigned set = 0;
+    int negated = -1;
+    const char *p = spec;
+    for (;;) {
+        const char *end = strchr(p, ',');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        int neg = n > 0 && p[0] == '!';
+        if (negated >= 0 && neg != negated) return PGW_EINVAL;
+        negated = neg;
+        unsigned bit;
+        if (method_bit(p + neg, n - (size_t)neg, &bit) < 0) return PGW_EINVAL;
+        if (set & bit) return PGW_EINVAL;
+        set |= bit;
+        if (!end) break;
+        p = end + 1;
+    }
+    *allowed = negated ? (PGW__AUTH_ALL & ~set) : set;
+    return 0;
+}
+
+/* -------------------------------------------------------------------- start */
+
+PGW_EXTERN int pgw_session_start(pgw_session_t *s)
+{
+    if (s->state != PGW_SESSION_NEW) return PGW_EBUSY;
+    size_t from = s->out.len;
+    int rc = pgw_enc_startup(&s->out, s->max_protocol, (const char *const *)s->startup_params,
+                             s->nstartup_params);
+    if (rc < 0) return rc;
+    s->state = PGW_SESSION_STARTUP;
+    pgw__enter(s);
+    pgw__trace_out(s, &s->out, from, false);
+    pgw__out_appended(s, &s->out, from);
+    pgw__leave(s);
+    return 0;
+}
+
+void pgw__startup_failed(pgw_session_t *s, int err, const pgw_error_t *e)
+{
+    if (s->startup_reported) return;
+    s->startup_reported = true;
+    if (s->cb.on_startup && !s->freeing) s->cb.on_startup(s, err, e, s->ud);
+}
+
+/* Append an authentication message built by enc and tell the driver. */
+static int send_auth(pgw_session_t *s, size_t from, int rc)
+{
+    if (rc < 0) return rc;
+    pgw__trace_out(s, &s->out, from, true);
+    pgw__out_appended(s, &s->out, from);
+    return 0;
+}
+
+/* ------------------------------------------------------------------ methods */
+
+static int check_method(pgw_session_t *s, unsigned bit)
+{
+    if (!(s->auth_allowed & bit)) return PGW_EAUTHPOLICY;
+    /* channel_binding=require accepts only SCRAM-SHA-256-PLUS. */
+    if (s->cb_mode == PGW__CB_REQUIRE && bit != PGW__AUTH_SCRAM) return PGW_EAUTHPOLICY;
+    s->auth_requested = true;
+    return 0;
+}
+
+static int auth_cleartext(pgw_session_t *s)
+{
+    int rc = check_method(s, PGW__AUTH_PASSWORD);
+    if (rc < 0) return rc;
+    if (!s->password) return PGW_EAUTH;
+    s->auth_method = "password";
+    size_t from = s->out.len;
+    return send_auth(s, from, pgw_enc_password(&s->out, s->password));
+}
+
+static int auth_md5(pgw_session_t *s, const pgw_msg_t *m)
+{
+    int rc = check_method(s, PGW__AUTH_MD5);
+    if (rc < 0) return rc;
+    if (m->u.auth.data_len != 4) return PGW_EPROTO;
+    if (!s->password) return PGW_EAUTH;
+    s->auth_method = "md5";
+    char hash[36];
+    rc = pgw__md5_password(s->user, s->password, m->u.auth.data, hash);
+    if (rc < 0) return rc;
+    size_t from = s->out.len;
+    rc = send_auth(s, from, pgw_enc_password(&s->out, hash));
+    memset(hash, 0, sizeof hash);
+    return rc;
+}
+
+static int channel_binding_data(pgw_session_t *s, const uint8_t **data, size_t *len)
+{
+    *data = NULL;
+    *len = 0;
+    if (!s->cb.channel_binding) return -1;
+    if (s->cb.channel_binding(s, data, len, s->ud) < 0 || !*data || !*len) return -1;
+    return 0;
+}
+
+static int scram_start(pgw_session_t *s, const char *mech, const uint8_t *cbd, size_t cbl,
+                       int client_cb)
+{
+    int rc = pgw__scram_new(&s->scram, s->alloc, s->password, mech, cbd, cbl, client_cb);
+    if (rc < 0) return rc;
+    if (s->test_nonce) {
+        rc = pgw__scram_set_nonce(s->scram, s->test_nonce);
+        if (rc == 0) rc = pgw__scram_set_user(s->scram, s->user);
+        if (rc < 0) return rc;
+    }
+    s->scratch.len = 0;
+    rc = pgw__scram_client_first(s->scram, &s->scratch);
+    if (rc < 0) return rc;
+    if (s->scratch.len > INT32_MAX) return PGW_ETOOBIG;
+    s->auth_method = mech;
+    size_t from = s->out.len;
+    rc = pgw_enc_sasl_initial(&s->out, mech, s->scratch.data, (int32_t)s->scratch.len);
+    return send_auth(s, from, rc);
+}
+
+static int auth_sasl(pgw_session_t *s, const pgw_msg_t *m)
+{
+    int rc = PGW_EAUTHPOLICY;
+    if (!(s->auth_allowed & PGW__AUTH_SCRAM)) return rc;
+    if (s->scram) return PGW_EPROTO;
+    bool plain = false, plus = false;
+    size_t pos = 0;
+    pgw_str_t mech;
+    while ((rc = pgw_sasl_mech_next(m, &pos, &mech)) == 1) {
+        if (mech.len == 13 && memcmp(mech.p, "SCRAM-SHA-256", 13) == 0) plain = true;
+        if (mech.len == 18 && memcmp(mech.p, "SCRAM-SHA-256-PLUS", 18) == 0) plus = true;
+    }
+    if (rc < 0) return PGW_EPROTO;
+    const uint8_t *cbd;
+    size_t cbl;
+    bool can_bind = s->cb_mode != PGW__CB_DISABLE && channel_binding_data(s, &cbd, &cbl) == 0;
+    s->auth_requested = true;
+    if (plus && can_bind) {
+        if (!s->password) return PGW_EAUTH;
+        return scram_start(s, "SCRAM-SHA-256-PLUS", cbd, cbl, 0);
+    }
+    if (s->cb_mode == PGW__CB_REQUIRE) return PGW_EAUTHPOLICY;
+    if (!plain) return PGW_EAUTH; /* no mechanism we implement */
+    if (!s->password) return PGW_EAUTH;
+    return scram_start(s, "SCRAM-SHA-256", NULL, 0, can_bind ? 1 : 0);
+}
+
+static int auth_sasl_continue(pgw_session_t *s, const pgw_msg_t *m)
+{
+    if (!s->scram || s->scram_step != 0) return PGW_EPROTO;
+    s->scram_step = 1;
+    s->scratch.len = 0;
+    int rc = pgw__scram_client_final(s->scram, m->u.auth.data, m->u.auth.data_len, &s->scratch);
+    if (rc < 0) return rc == PGW_EINVAL ? PGW_EAUTH : rc;
+    size_t from = s->out.len;
+    rc = pgw_enc_sasl_response(&s->out, s->scratch.data, s->scratch.len);
+    return send_auth(s, from, rc);
+}
+
+static int auth_sasl_final(pgw_session_t *s, const pgw_msg_t *m)
+{
+    if (!s->scram || s->scram_step != 1) return PGW_EPROTO;
+    s->scram_step = 2;
+    /* A wrong server signature always fails, whatever the policy. */
+    if (pgw__scram_verify_final(s->scram, m->u.auth.data, m->u.auth.data_len) < 0) return PGW_EAUTH;
+    s->scram_final_ok = true;
+    return 0;
+}
+
+static int auth_ok(pgw_session_t *s)
+{
+    /* A server that skips SASLFinal has not proven it knows the password. */
+    if (s->scram && !s->scram_final_ok) return PGW_EAUTH;
+    if (!s->auth_requested) {
+        if (!(s->auth_allowed & PGW__AUTH_NONE)) return PGW_EAUTHPOLICY;
+        if (s->cb_mode == PGW__CB_REQUIRE) return PGW_EAUTHPOLICY;
+        s->auth_method = "trust";
+    }
+    if (s->cb_mode == PGW__CB_REQUIRE &&
+        !(s->scram && s->scram_final_ok && strcmp(s->auth_method, "SCRAM-SHA-256-PLUS") == 0))
+        return PGW_EAUTHPOLICY;
+    s->auth_done = true;
+    pgw__scram_free(s->scram);
+    s->scram = NULL;
+    return 0;
+}
+
+static int handle_auth(pgw_session_t *s, const pgw_msg_t *m)
+{
+    if (s->auth_done) return PGW_EPROTO;
+    switch (m->u.auth.code) {
+    case PGW_AUTH_OK:
+        return auth_ok(s);
+    case PGW_AUTH_CLEARTEXT:
+        return auth_cleartext(s);
+    case PGW_AUTH_MD5:
+        return auth_md5(s, m);
+    case PGW_AUTH_SASL:
+        return auth_sasl(s, m);
+    case PGW_AUTH_SASL_CONTINUE:
+        return auth_sasl_continue(s, m);
+    case PGW_AUTH_SASL_FINAL:
+        return auth_sasl_final(s, m);
+    case PGW_AUTH_GSS:
+    case PGW_AUTH_GSS_CONTINUE: {
+        int rc = check_method(s, PGW__AUTH_GSS);
+        return rc < 0 ? rc : PGW_EAUTH;
+    }
+    case PGW_AUTH_SSPI: {
+        int rc = check_method(s, PGW__AUTH_SSPI);
+        return rc < 0 ? rc : PGW_EAUTH;
+    }
+    default:
+        /* Kerberos V5 and anything unknown: not implemented. */
+        return s->auth_policy ? PGW_EAUTHPOLICY : PGW_EAUTH;
+    }
+}
+
+/* ---------------------------------------------------------- other messages */
+
+static int handle_negotiate(pgw_session_t *s, const pgw_msg_t *m)
+{
+    if (s->auth_requested || s->auth_done) return PGW_EPROTO;
+    int32_t minor = m->u.negotiate.newest_minor;
+    if (minor < 0 || (uint32_t)minor >= (s->max_protocol & 0xffffu)) return PGW_EPROTO;
+    uint32_t version = (3u << 16) | (uint32_t)minor;
+    if (version < s->min_protocol) return PGW_ENOTSUP;
+    /* 3.1 exists only as a number: it behaves as 3.0. */
+    s->protocol = version >= PGW_PROTO_3_2 ? PGW_PROTO_3_2 : PGW_PROTO_3_0;
+    return 0;
+}
+
+static int handle_backend_key(pgw_session_t *s, const pgw_msg_t *m)
+{
+    uint32_t n = m->u.backend_key.key_len;
+    if (n > sizeof s->backend_key || (s->protocol == PGW_PROTO_3_0 && n != 4)) return PGW_EPROTO;
+    s->backend_pid = m->u.backend_key.pid;
+    memcpy(s->backend_key, m->u.backend_key.key, n);
+    s->backend_key_len = n;
+    s->have_backend_key = true;
+    return 0;
+}
+
+static int handle_ready(pgw_session_t *s, const pgw_msg_t *m)
+{
+    if (!s->auth_done) return PGW_EPROTO;
+    s->txn_status = m->u.ready.status;
+    size_t from = s->out.len;
+    if (s->held.len) {
+        int rc = pgw_buf_append(&s->out, s->held.data, s->held.len);
+        if (rc < 0) return rc;
+        s->held.len = 0;
+    }
+    s->state = PGW_SESSION_READY;
+    pgw__out_appended(s, &s->out, from);
+    s->startup_reported = true;
+    if (s->cb.on_startup) s->cb.on_startup(s, 0, NULL, s->ud);
+    return 0;
+}
+
+static int handle_startup_error(pgw_session_t *s, const pgw_msg_t *m)
+{
+    pgw_error_fields_t f;
+    if (pgw_error_fields_parse(m, &f) < 0) return PGW_EPROTO;
+    pgw_error_t e;
+    pgw__error_from_fields(&f, &e);
+    pgw__startup_failed(s, PGW_ESERVER, &e);
+    return PGW_ESERVER;
+}
+
+int pgw__startup_dispatch(pgw_session_t *s, const pgw_msg_t *m)
+{
+    switch (m->type) {
+    case PGW_B_AUTH:
+        return handle_auth(s, m);
+    case PGW_B_NEGOTIATE_VERSION:
+        return handle_negotiate(s, m);
+    case PGW_B_BACKEND_KEY:
+        return s->auth_done ? handle_backend_key(s, m) : PGW_EPROTO;
+    case PGW_B_ERROR:
+        return handle_startup_error(s, m);
+    case PGW_B_READY:
+        return handle_ready(s, m);
+    default:
+        return PGW_EPROTO;
+    }
+}
+
+void pgw__session_set_test_nonce(pgw_session_t *s, const char *nonce)
+{
+    s->test_nonce = nonce;
+}

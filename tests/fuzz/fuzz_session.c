@@ -1,0 +1,116 @@
+/*
+ * Fuzz target for the session state machine: a session after a scripted
+ * trust startup, with requests of every kind queued (plain, streamed,
+ * prepared, executed, described, closed, a batch and a simple query), is fed
+ * the input as server bytes in two pieces split at a point chosen by the
+ * first byte. Whatever happens, every accepted callback must fire exactly
+ * once by the time the session is freed.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pgwire/session.h"
+
+#define NREQ 9
+
+static int calls[NREQ];
+
+static void done_cb(int status, pgw_result_t *res, void *ud)
+{
+    (void)status;
+    calls[(uintptr_t)ud]++;
+    if (res) {
+        /* Touch what the result offers. */
+        for (pgw_result_t *r = res; r; r = pgw_result_next(r)) {
+            size_t nr = pgw_result_nrows(r), nc = pgw_result_ncols(r);
+            for (size_t i = 0; i < nr && i < 4; i++)
+                for (size_t j = 0; j < nc && j < 4; j++) {
+                    pgw_str_t t;
+                    int64_t v;
+                    (void)pgw_result_text(r, i, j, &t);
+                    (void)pgw_result_int8(r, i, j, &v);
+                }
+            (void)pgw_result_command_tag(r);
+            const pgw_error_t *e = pgw_result_error(r);
+            if (e && e->message) (void)strlen(e->message);
+        }
+        pgw_result_free(res);
+    }
+}
+
+static int row_cb(const pgw_row_t *row, void *ud)
+{
+    (void)ud;
+    for (uint16_t i = 0; i < row->ncols; i++)
+        if (row->values[i].len > 0) (void)row->values[i].p[row->values[i].len - 1];
+    return 0;
+}
+
+static void notice_cb(pgw_session_t *s, const pgw_error_t *n, void *ud)
+{
+    (void)s, (void)ud;
+    if (n->message) (void)strlen(n->message);
+}
+
+static const uint8_t startup[] = {
+    'R', 0, 0, 0, 8,  0,  0, 0, 0,             /* AuthenticationOk */
+    'K', 0, 0, 0, 12, 0,  0, 0, 1, 1, 2, 3, 4, /* BackendKeyData */
+    'Z', 0, 0, 0, 5,  'I'                      /* ReadyForQuery */
+};
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    const char *params[] = {"user", "fuzz"};
+    pgw_session_config_t cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.startup_params = params;
+    cfg.nstartup_params = 1;
+    cfg.read_chunk_size = 64;
+    cfg.max_message_size = 1u << 20;
+    cfg.cb.on_notice = notice_cb;
+    pgw_session_t *s;
+    if (pgw_session_new(&s, &cfg) != 0) return 0;
+    memset(calls, 0, sizeof calls);
+    int accepted[NREQ] = {0};
+    pgw_session_start(s);
+    pgw_session_recv(s, startup, sizeof startup);
+
+    pgw_param_t p = pgw_int8(42);
+    int k = 0;
+    accepted[k] =
+        pgw_session_query(s, "SELECT $1::int8", &p, 1, 0, done_cb, (void *)(uintptr_t)k) == 0,
+    k++;
+    accepted[k] = pgw_session_query_rows(s, "SELECT g", NULL, 0, 0, row_cb, done_cb,
+                                         (void *)(uintptr_t)k) == 0,
+    k++;
+    accepted[k] =
+        pgw_session_simple_query(s, "SELECT 1; SELECT 2", done_cb, (void *)(uintptr_t)k) == 0,
+    k++;
+    accepted[k] =
+        pgw_session_prepare(s, "s", "SELECT $1", NULL, 1, done_cb, (void *)(uintptr_t)k) == 0,
+    k++;
+    accepted[k] = pgw_session_execute(s, "s", &p, 1, 0, done_cb, (void *)(uintptr_t)k) == 0, k++;
+    pgw_session_batch_begin(s, 0);
+    accepted[k] = pgw_session_describe(s, "s", done_cb, (void *)(uintptr_t)k) == 0, k++;
+    accepted[k] = pgw_session_close_statement(s, "s", done_cb, (void *)(uintptr_t)k) == 0, k++;
+    accepted[k] = pgw_session_batch_end(s, done_cb, (void *)(uintptr_t)k) == 0, k++;
+    accepted[k] = pgw_session_sync(s, done_cb, (void *)(uintptr_t)k) == 0, k++;
+
+    if (size > 0) {
+        size_t split = size > 1 ? data[0] % size : 0;
+        const uint8_t *in = data + 1;
+        size_t n = size - 1;
+        if (split > n) split = n;
+        if (pgw_session_recv(s, in, split) == 0) pgw_session_recv(s, in + split, n - split);
+    }
+    size_t out;
+    pgw_session_pending_output(s, &out);
+    pgw_session_consumed_output(s, out);
+    pgw_session_free(s);
+    for (int i = 0; i < k; i++)
+        if (calls[i] != (accepted[i] ? 1 : 0)) abort();
+    return 0;
+}

@@ -1,0 +1,455 @@
+/*
+ * The session against the throwaway cluster, through a small blocking driver
+ * (poll + non-blocking read/write on a socket): trust, SCRAM and MD5 logins;
+ * 10,000 pipelined requests with random Syncs and 5% failing statements
+ * (RELIABILITY.md case 1); equivalents of libpq_pipeline's simple_pipeline,
+ * multi_pipelines, pipeline_abort, transaction, uniqviol and prepared; and a
+ * 10,000-row buffered result read through typed accessors.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "pgtest.h"
+#include "pgwire/session.h"
+
+/* ------------------------------------------------------------------ driver */
+
+typedef struct drv {
+    int fd;
+    pgw_session_t *s;
+    int startup_done, startup_status;
+} drv_t;
+
+static void on_startup(pgw_session_t *s, int status, const pgw_error_t *err, void *ud)
+{
+    drv_t *d = ud;
+    (void)s;
+    d->startup_done = 1;
+    d->startup_status = status;
+    if (err && err->message) fprintf(stderr, "startup: %s\n", err->message);
+}
+
+static int connect_unix(void)
+{
+    const char *host = pgt_env_required("PGHOST");
+    const char *port = pgt_env_required("PGPORT");
+    struct sockaddr_un sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sun_family = AF_UNIX;
+    snprintf(sa.sun_path, sizeof sa.sun_path, "%s/.s.PGSQL.%s", host, port);
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    assert_true(fd >= 0);
+    assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+    return fd;
+}
+
+static int connect_tcp(void)
+{
+    const char *host = pgt_env("PGW_TEST_TCP_HOST");
+    struct sockaddr_in sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sin_family = AF_INET;
+    sa.sin_port = htons((uint16_t)atoi(pgt_env_required("PGPORT")));
+    assert_int_equal(inet_pton(AF_INET, host ? host : "127.0.0.1", &sa.sin_addr), 1);
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    assert_true(fd >= 0);
+    assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+    return fd;
+}
+
+/* Move bytes until done() or the session breaks. Returns 0, or the break. */
+static int pump(drv_t *d, int (*done)(drv_t *, void *), void *arg)
+{
+    while (!done(d, arg)) {
+        if (pgw_session_state(d->s) == PGW_SESSION_BROKEN) return pgw_session_error(d->s);
+        size_t olen;
+        const uint8_t *out = pgw_session_pending_output(d->s, &olen);
+        struct pollfd p = {d->fd, (short)(POLLIN | (olen ? POLLOUT : 0)), 0};
+        int n = poll(&p, 1, 10000);
+        assert_true(n > 0);
+        if (p.revents & POLLOUT) {
+            ssize_t w = write(d->fd, out, olen);
+            if (w > 0) pgw_session_consumed_output(d->s, (size_t)w);
+        }
+        if (p.revents & (POLLIN | POLLHUP | POLLERR)) {
+            uint8_t *buf;
+            size_t cap;
+            assert_int_equal(pgw_session_input_buffer(d->s, &buf, &cap), 0);
+            ssize_t r = read(d->fd, buf, cap);
+            if (r == 0) {
+                pgw_session_fail(d->s, PGW_ECONNLOST);
+                continue;
+            }
+            if (r < 0) {
+                if (errno == EAGAIN || errno == EINTR) continue;
+                pgw_session_fail(d->s, PGW_ECONNLOST);
+                continue;
+            }
+            int rc = pgw_session_input_commit(d->s, (size_t)r);
+            if (rc < 0) return rc;
+        }
+    }
+    return 0;
+}
+
+static int startup_finished(drv_t *d, void *arg)
+{
+    (void)arg;
+    return d->startup_done;
+}
+
+static int nothing_pending(drv_t *d, void *arg)
+{
+    (void)arg;
+    return pgw_session_pending(d->s) == 0;
+}
+
+/* Connect and authenticate; returns the startup status. */
+static int drv_open(drv_t *d, int tcp, const char *user, const char *password,
+                    const char *require_auth)
+{
+    memset(d, 0, sizeof *d);
+    d->fd = tcp ? connect_tcp() : connect_unix();
+    fcntl(d->fd, F_SETFL, fcntl(d->fd, F_GETFL) | O_NONBLOCK);
+    const char *db = pgt_env("PGDATABASE");
+    const char *params[] = {"user", user ? user : pgt_env_required("PGUSER"), "database",
+                            db ? db : "postgres"};
+    pgw_session_config_t cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.startup_params = params;
+    cfg.nstartup_params = 2;
+    cfg.password = password;
+    cfg.require_auth = require_auth;
+    cfg.cb.on_startup = on_startup;
+    cfg.ud = d;
+    assert_int_equal(pgw_session_new(&d->s, &cfg), 0);
+    assert_int_equal(pgw_session_start(d->s), 0);
+    int rc = pump(d, startup_finished, NULL);
+    return d->startup_done ? d->startup_status : rc;
+}
+
+static void drv_close(drv_t *d)
+{
+    if (pgw_session_state(d->s) == PGW_SESSION_READY) {
+        pgw_session_terminate(d->s);
+        size_t n;
+        const uint8_t *p = pgw_session_pending_output(d->s, &n);
+        if (n) (void)!write(d->fd, p, n);
+    }
+    close(d->fd);
+    pgw_session_free(d->s);
+}
+
+/* ------------------------------------------------------------- recording */
+
+enum { MAXREQ = 10000 };
+
+typedef struct done {
+    int calls, status;
+    int64_t value;
+    char sqlstate[8];
+} done_t;
+
+static done_t D[MAXREQ + 16];
+
+static void rec_cb(int status, pgw_result_t *res, void *ud)
+{
+    done_t *d = &D[(uintptr_t)ud];
+    d->calls++;
+    d->status = status;
+    if (res) {
+        if (pgw_result_nrows(res) > 0) {
+            int64_t v;
+            if (pgw_result_int8(res, 0, 0, &v) == 0) d->value = v;
+        }
+        const pgw_error_t *e = pgw_result_error(res);
+        if (e && e->sqlstate) snprintf(d->sqlstate, sizeof d->sqlstate, "%s", e->sqlstate);
+        pgw_result_free(res);
+    }
+}
+
+#define UD(i) ((void *)(uintptr_t)(i))
+
+static void exec_ok(drv_t *d, const char *sql)
+{
+    memset(&D[MAXREQ], 0, sizeof D[MAXREQ]);
+    assert_int_equal(pgw_session_simple_query(d->s, sql, rec_cb, UD(MAXREQ)), 0);
+    assert_int_equal(pump(d, nothing_pending, NULL), 0);
+    assert_int_equal(D[MAXREQ].calls, 1);
+    assert_int_equal(D[MAXREQ].status, 0);
+}
+
+/* ------------------------------------------------------------------ tests */
+
+static void test_logins(void **state)
+{
+    (void)state;
+    pgt_require_server();
+    drv_t d;
+    assert_int_equal(drv_open(&d, 0, NULL, NULL, NULL), 0);
+    assert_string_equal(pgw_session_auth_method(d.s), "trust");
+    assert_non_null(pgw_session_parameter(d.s, "server_version"));
+    drv_close(&d);
+
+    const char *su = pgt_env_required("PGW_TEST_SCRAM_USER");
+    const char *sp = pgt_env_required("PGW_TEST_SCRAM_PASSWORD");
+    assert_int_equal(drv_open(&d, 1, su, sp, "scram-sha-256"), 0);
+    assert_string_equal(pgw_session_auth_method(d.s), "SCRAM-SHA-256");
+    exec_ok(&d, "SELECT 1");
+    drv_close(&d);
+    assert_int_equal(drv_open(&d, 1, su, "wrong", NULL), PGW_ESERVER);
+    drv_close(&d);
+
+    const char *mu = pgt_env_required("PGW_TEST_MD5_USER");
+    const char *mp = pgt_env_required("PGW_TEST_MD5_PASSWORD");
+    assert_int_equal(drv_open(&d, 1, mu, mp, NULL), 0);
+    assert_string_equal(pgw_session_auth_method(d.s), "md5");
+    drv_close(&d);
+    /* The policy refuses MD5 before sending the hash. */
+    assert_int_equal(drv_open(&d, 1, mu, mp, "scram-sha-256"), PGW_EAUTHPOLICY);
+    drv_close(&d);
+}
+
+/* Case 1: 10,000 pipelined requests, random Syncs, 5% failures. */
+static void run_pipeline(unsigned seed)
+{
+    drv_t d;
+    assert_int_equal(drv_open(&d, 0, NULL, NULL, NULL), 0);
+    exec_ok(&d, "CREATE TEMP TABLE uv(k int PRIMARY KEY); INSERT INTO uv VALUES (1)");
+    srand(seed);
+    static int expect[MAXREQ]; /* 0 ok, 1 fails, 2 aborted */
+    memset(D, 0, sizeof D);
+    int i = 0, batches = 0, batch_calls = 0;
+    while (i < MAXREQ) {
+        int k = 1 + rand() % 50;
+        int failed = 0;
+        assert_int_equal(pgw_session_batch_begin(d.s, 0), 0);
+        for (int j = 0; j < k && i < MAXREQ; j++, i++) {
+            int r = rand() % 100;
+            if (r < 5) {
+                static const char *bad[] = {"SELECT 1/0", "INSERT INTO uv VALUES (1)", "SELEC 1"};
+                assert_int_equal(pgw_session_query(d.s, bad[r % 3], NULL, 0, 0, rec_cb, UD(i)), 0);
+                expect[i] = failed ? 2 : 1;
+                failed = 1;
+            } else {
+                pgw_param_t p = pgw_int8(i);
+                assert_int_equal(
+                    pgw_session_query(d.s, "SELECT $1::int8 AS tag", &p, 1, 0, rec_cb, UD(i)), 0);
+                expect[i] = failed ? 2 : 0;
+            }
+        }
+        assert_int_equal(pgw_session_batch_end(d.s, rec_cb, UD(MAXREQ + 1)), 0);
+        batches++;
+    }
+    assert_int_equal(pump(&d, nothing_pending, NULL), 0);
+    batch_calls = D[MAXREQ + 1].calls;
+    assert_int_equal(batch_calls, batches);
+    for (i = 0; i < MAXREQ; i++) {
+        assert_int_equal(D[i].calls, 1);
+        if (expect[i] == 0) {
+            assert_int_equal(D[i].status, 0);
+            assert_int_equal(D[i].value, i);
+        } else if (expect[i] == 1) {
+            assert_int_equal(D[i].status, PGW_ESERVER);
+        } else {
+            assert_int_equal(D[i].status, PGW_EABORTED);
+        }
+    }
+    assert_int_equal(pgw_session_pending(d.s), 0);
+    drv_close(&d);
+}
+
+static void test_pipeline_10k(void **state)
+{
+    (void)state;
+    pgt_require_server();
+    static const unsigned seeds[] = {1, 42, 20240601};
+    for (size_t i = 0; i < sizeof seeds / sizeof seeds[0]; i++)
+        run_pipeline(seeds[i]);
+}
+
+/* simple_pipeline, multi_pipelines, pipeline_abort, transaction, uniqviol. */
+static void test_libpq_pipeline_equivalents(void **state)
+{
+    (void)state;
+    pgt_require_server();
+    drv_t d;
+    assert_int_equal(drv_open(&d, 0, NULL, NULL, NULL), 0);
+    memset(D, 0, sizeof D);
+    pgw_param_t one = pgw_int8(1);
+    /* simple_pipeline + multi_pipelines: two batches sent before reading. */
+    for (int b = 0; b < 2; b++) {
+        assert_int_equal(pgw_session_batch_begin(d.s, 0), 0);
+        assert_int_equal(pgw_session_query(d.s, "SELECT $1::int8", &one, 1, 0, rec_cb, UD(b)), 0);
+        assert_int_equal(pgw_session_batch_end(d.s, rec_cb, UD(10 + b)), 0);
+    }
+    assert_int_equal(pump(&d, nothing_pending, NULL), 0);
+    assert_int_equal(D[0].value, 1);
+    assert_int_equal(D[1].value, 1);
+    assert_true(D[10].calls == 1 && D[11].calls == 1 && D[10].status == 0);
+
+    /* pipeline_abort + transaction: an explicit transaction, a failure, the
+     * rest aborted; after the Sync the session is usable and idle again. */
+    exec_ok(&d, "CREATE TEMP TABLE pa(id int PRIMARY KEY)");
+    memset(D, 0, sizeof D);
+    assert_int_equal(pgw_session_batch_begin(d.s, 0), 0);
+    assert_int_equal(pgw_session_query(d.s, "BEGIN", NULL, 0, 0, rec_cb, UD(0)), 0);
+    assert_int_equal(pgw_session_query(d.s, "INSERT INTO pa VALUES (1)", NULL, 0, 0, rec_cb, UD(1)),
+                     0);
+    assert_int_equal(pgw_session_query(d.s, "INSERT INTO pa VALUES (1)", NULL, 0, 0, rec_cb, UD(2)),
+                     0);
+    assert_int_equal(pgw_session_query(d.s, "INSERT INTO pa VALUES (2)", NULL, 0, 0, rec_cb, UD(3)),
+                     0);
+    assert_int_equal(pgw_session_query(d.s, "COMMIT", NULL, 0, 0, rec_cb, UD(4)), 0);
+    assert_int_equal(pgw_session_batch_end(d.s, rec_cb, UD(5)), 0);
+    assert_int_equal(pump(&d, nothing_pending, NULL), 0);
+    assert_int_equal(D[0].status, 0);
+    assert_int_equal(D[1].status, 0);
+    assert_int_equal(D[2].status, PGW_ESERVER);
+    assert_string_equal(D[2].sqlstate, "23505"); /* uniqviol */
+    assert_int_equal(D[3].status, PGW_EABORTED);
+    assert_int_equal(D[4].status, PGW_EABORTED);
+    assert_int_equal(D[5].status, PGW_ESERVER);
+    /* The failed transaction block is still open at the Sync. */
+    assert_int_equal(pgw_session_txn_status(d.s), 'E');
+    exec_ok(&d, "ROLLBACK");
+    assert_int_equal(pgw_session_txn_status(d.s), 'I');
+    memset(D, 0, sizeof D);
+    assert_int_equal(pgw_session_query(d.s, "SELECT count(*) FROM pa", NULL, 0, 0, rec_cb, UD(0)),
+                     0);
+    assert_int_equal(pump(&d, nothing_pending, NULL), 0);
+    assert_int_equal(D[0].status, 0);
+    assert_int_equal(D[0].value, 0);
+    drv_close(&d);
+}
+
+static pgw_result_t *kept;
+
+static void keep_cb(int status, pgw_result_t *res, void *ud)
+{
+    rec_cb(status, NULL, ud);
+    kept = res;
+}
+
+/* prepared: describe, then execute with the stored per-column formats. */
+static void test_prepared(void **state)
+{
+    (void)state;
+    pgt_require_server();
+    drv_t d;
+    assert_int_equal(drv_open(&d, 0, NULL, NULL, NULL), 0);
+    memset(D, 0, sizeof D);
+    static const uint32_t oids[] = {20};
+    assert_int_equal(pgw_session_prepare(d.s, "p1", "SELECT $1::int8 + 1 AS a, 'x'::text AS b",
+                                         oids, 1, keep_cb, UD(0)),
+                     0);
+    assert_int_equal(pump(&d, nothing_pending, NULL), 0);
+    assert_int_equal(D[0].status, 0);
+    assert_int_equal(pgw_result_nparams(kept), 1);
+    assert_int_equal(pgw_result_param_type(kept, 0), 20);
+    assert_int_equal(pgw_result_ncols(kept), 2);
+    assert_int_equal(pgw_result_ftype(kept, 0), 20);
+    pgw_result_free(kept);
+    pgw_param_t p = pgw_int8(41);
+    assert_int_equal(pgw_session_execute(d.s, "p1", &p, 1, 0, keep_cb, UD(1)), 0);
+    assert_int_equal(pump(&d, nothing_pending, NULL), 0);
+    assert_int_equal(D[1].status, 0);
+    int64_t v;
+    assert_int_equal(pgw_result_int8(kept, 0, 0, &v), 0);
+    assert_int_equal(v, 42);
+    assert_int_equal(pgw_result_fformat(kept, 0), PGW_FORMAT_BINARY);
+    pgw_str_t t;
+    assert_int_equal(pgw_result_text(kept, 0, 1, &t), 0);
+    assert_int_equal(t.len, 1);
+    assert_memory_equal(t.p, "x", 1);
+    pgw_result_free(kept);
+    assert_int_equal(pgw_session_close_statement(d.s, "p1", rec_cb, UD(2)), 0);
+    assert_int_equal(pgw_session_execute(d.s, "p1", &p, 1, 0, rec_cb, UD(3)), 0);
+    assert_int_equal(pump(&d, nothing_pending, NULL), 0);
+    assert_int_equal(D[2].status, 0);
+    assert_int_equal(D[3].status, PGW_ESERVER);
+    assert_string_equal(D[3].sqlstate, "26000");
+    drv_close(&d);
+}
+
+/* A buffered 10,000-row result of mixed types through typed accessors. */
+static void test_big_result(void **state)
+{
+    (void)state;
+    pgt_require_server();
+    drv_t d;
+    assert_int_equal(drv_open(&d, 0, NULL, NULL, NULL), 0);
+    memset(D, 0, sizeof D);
+    assert_int_equal(
+        pgw_session_query(d.s,
+                          "SELECT g::int2 % 100 AS s, g::int4 AS i, g::int8 * 1000000000 AS l, "
+                          "g / 4.0::float8 AS f, 'row ' || g AS t, g % 2 = 0 AS b, "
+                          "CASE WHEN g % 7 = 0 THEN NULL ELSE g END AS n "
+                          "FROM generate_series(1, 10000) g",
+                          NULL, 0, 0, keep_cb, UD(0)),
+        0);
+    assert_int_equal(pump(&d, nothing_pending, NULL), 0);
+    assert_int_equal(D[0].status, 0);
+    pgw_result_t *r = kept;
+    assert_int_equal(pgw_result_nrows(r), 10000);
+    assert_int_equal(pgw_result_ncols(r), 7);
+    char expect[32];
+    for (size_t i = 0; i < 10000; i++) {
+        int g = (int)i + 1;
+        int16_t s;
+        int32_t i4;
+        int64_t l;
+        double f;
+        bool b;
+        pgw_str_t t;
+        assert_int_equal(pgw_result_int2(r, i, 0, &s), 0);
+        assert_int_equal(s, g % 100);
+        assert_int_equal(pgw_result_int4(r, i, 1, &i4), 0);
+        assert_int_equal(i4, g);
+        assert_int_equal(pgw_result_int8(r, i, 2, &l), 0);
+        assert_true(l == (int64_t)g * 1000000000);
+        assert_int_equal(pgw_result_float8(r, i, 3, &f), 0);
+        assert_true(f == g / 4.0);
+        assert_int_equal(pgw_result_text(r, i, 4, &t), 0);
+        snprintf(expect, sizeof expect, "row %d", g);
+        assert_int_equal(t.len, strlen(expect));
+        assert_memory_equal(t.p, expect, t.len);
+        assert_int_equal(pgw_result_bool(r, i, 5, &b), 0);
+        assert_int_equal(b, g % 2 == 0);
+        assert_int_equal(pgw_result_isnull(r, i, 6), g % 7 == 0);
+        if (g % 7 == 0) assert_int_equal(pgw_result_int4(r, i, 6, &i4), PGW_ENULL);
+    }
+    drv_close(&d);
+    /* Still readable after the session is gone. */
+    int32_t last;
+    assert_int_equal(pgw_result_int4(r, 9999, 1, &last), 0);
+    assert_int_equal(last, 10000);
+    pgw_result_free(r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_logins),
+        cmocka_unit_test(test_pipeline_10k),
+        cmocka_unit_test(test_libpq_pipeline_equivalents),
+        cmocka_unit_test(test_prepared),
+        cmocka_unit_test(test_big_result),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,356 @@
+/*
+ * Hostile server input (RELIABILITY.md case 2) and allocation failure: every
+ * case breaks the session with the protocol error, fires every pending
+ * callback exactly once and leaves nothing pending; a 0x7FFFFFFF DataRow is
+ * refused at its header without a large allocation; failing the Nth
+ * allocation of a scripted exchange never crashes or leaks.
+ */
+#include "test_session_util.h"
+
+static rec_t R;
+
+/* Allocator that counts live blocks, records the largest request and can
+ * fail the Nth allocation. */
+static long live, nth, calls;
+static size_t largest;
+
+static void *t_malloc(size_t n, void *ud)
+{
+    (void)ud;
+    if (n > largest) largest = n;
+    if (nth && ++calls == nth) return NULL;
+    void *p = malloc(n);
+    if (p) live++;
+    return p;
+}
+
+static void *t_realloc(void *p, size_t n, void *ud)
+{
+    (void)ud;
+    if (n > largest) largest = n;
+    if (nth && ++calls == nth) return NULL;
+    void *q = realloc(p, n);
+    if (q && !p) live++;
+    return q;
+}
+
+static void t_free(void *p, void *ud)
+{
+    (void)ud;
+    if (p) live--;
+    free(p);
+}
+
+static const pgw_allocator_t talloc = {NULL, t_malloc, t_realloc, t_free};
+
+/* A ready session with one request of each kind pending. */
+static pgw_session_t *loaded_session(int *npending)
+{
+    pgw_session_t *s = ready_session(&R, &(sess_opts_t){.alloc = &talloc});
+    pgw_param_t p = pgw_int8(1);
+    int i = 0;
+    assert_int_equal(pgw_session_query(s, "SELECT $1::int8", &p, 1, 0, rec_cb, UD(i++)), 0);
+    assert_int_equal(pgw_session_simple_query(s, "SELECT 1", rec_cb, UD(i++)), 0);
+    assert_int_equal(pgw_session_prepare(s, "st", "SELECT 1", NULL, 0, rec_cb, UD(i++)), 0);
+    assert_int_equal(pgw_session_batch_begin(s, 0), 0);
+    assert_int_equal(pgw_session_execute(s, "st", NULL, 0, 0, rec_cb, UD(i++)), 0);
+    assert_int_equal(pgw_session_describe(s, "st", rec_cb, UD(i++)), 0);
+    assert_int_equal(pgw_session_close_statement(s, "st", rec_cb, UD(i++)), 0);
+    assert_int_equal(pgw_session_batch_end(s, rec_cb, UD(i++)), 0);
+    assert_int_equal(pgw_session_sync(s, rec_cb, UD(i++)), 0);
+    *npending = i;
+    assert_int_equal(pgw_session_pending(s), (size_t)i);
+    return s;
+}
+
+static void expect_broken(const wire_t *w, int expect_err)
+{
+    int n;
+    pgw_session_t *s = loaded_session(&n);
+    largest = 0;
+    int rc = pgw_session_recv(s, w->p, w->n);
+    assert_int_equal(rc, expect_err);
+    assert_int_equal(pgw_session_state(s), PGW_SESSION_BROKEN);
+    assert_int_equal(pgw_session_error(s), expect_err);
+    assert_int_equal(R.broken_calls, 1);
+    assert_int_equal(R.broken_err, expect_err);
+    assert_int_equal(pgw_session_pending(s), 0);
+    for (int i = 0; i < n; i++) {
+        assert_int_equal(R.done[i].calls, 1);
+        assert_int_equal(R.done[i].status, expect_err);
+    }
+    /* Nothing near the declared size was ever allocated. */
+    assert_true(largest < 1024 * 1024);
+    /* Further input is refused with the same error. */
+    assert_int_equal(pgw_session_recv(s, w->p, w->n), expect_err);
+    pgw_session_free(s);
+    assert_int_equal(live, 0);
+}
+
+static void raw(wire_t *w, char type, uint32_t len)
+{
+    w_u8(w, (uint8_t)type);
+    w_i32(w, (int32_t)len);
+}
+
+static void test_bad_lengths(void **state)
+{
+    (void)state;
+    wire_t w = {0};
+    raw(&w, 'Z', 3); /* below 4 */
+    expect_broken(&w, PGW_EPROTO);
+    static const char short_types[] = {'Z', 'C', '1', '2', 't'};
+    for (size_t i = 0; i < sizeof short_types; i++) {
+        w.n = 0;
+        raw(&w, short_types[i], 30001);
+        expect_broken(&w, PGW_EPROTO);
+    }
+    w.n = 0;
+    raw(&w, 'D', 0x7FFFFFFF);
+    expect_broken(&w, PGW_ETOOBIG);
+    w.n = 0;
+    raw(&w, 'x', 5); /* unknown type */
+    expect_broken(&w, PGW_EPROTO);
+    w_free(&w);
+}
+
+/* Parse, Bind, RowDescription(1 text column) prefix for the first request. */
+static void prefix(wire_t *w)
+{
+    static const char *const names[] = {"a"};
+    static const uint32_t oids[] = {25};
+    w_empty(w, '1');
+    w_empty(w, '2');
+    w_rowdesc(w, 1, names, oids, 1);
+}
+
+static void test_bad_rows(void **state)
+{
+    (void)state;
+    wire_t w = {0};
+    /* Field length -2. */
+    prefix(&w);
+    size_t at = w_begin(&w, 'D');
+    w_i16(&w, 1);
+    w_i32(&w, -2);
+    w_end(&w, at);
+    expect_broken(&w, PGW_EPROTO);
+    /* Field past the end. */
+    w.n = 0;
+    prefix(&w);
+    at = w_begin(&w, 'D');
+    w_i16(&w, 1);
+    w_i32(&w, 10);
+    w_bytes(&w, "abc", 3);
+    w_end(&w, at);
+    expect_broken(&w, PGW_EPROTO);
+    /* Wrong field count against the RowDescription. */
+    w.n = 0;
+    prefix(&w);
+    w_datarow(&w, 2, (const char *const[]){"a", "b"});
+    expect_broken(&w, PGW_EPROTO);
+    /* Trailing bytes after the last field. */
+    w.n = 0;
+    prefix(&w);
+    at = w_begin(&w, 'D');
+    w_i16(&w, 1);
+    w_i32(&w, 1);
+    w_bytes(&w, "ab", 2);
+    w_end(&w, at);
+    expect_broken(&w, PGW_EPROTO);
+    /* A row before any description. */
+    w.n = 0;
+    w_empty(&w, '1');
+    w_empty(&w, '2');
+    w_datarow(&w, 1, (const char *const[]){"a"});
+    expect_broken(&w, PGW_EPROTO);
+    w_free(&w);
+}
+
+static void test_bad_messages(void **state)
+{
+    (void)state;
+    wire_t w = {0};
+    /* ErrorResponse whose last string has no NUL. */
+    size_t at = w_begin(&w, 'E');
+    w_u8(&w, 'S');
+    w_bytes(&w, "ERROR", 5);
+    w_end(&w, at);
+    expect_broken(&w, PGW_EPROTO);
+    /* Unexpected for the head request: CloseComplete for a query. */
+    w.n = 0;
+    w_empty(&w, '3');
+    expect_broken(&w, PGW_EPROTO);
+    /* ReadyForQuery before the query finished. */
+    w.n = 0;
+    w_empty(&w, '1');
+    w_ready(&w, 'I');
+    expect_broken(&w, PGW_EPROTO);
+    /* An authentication message after startup. */
+    w.n = 0;
+    w_auth(&w, 0, NULL, 0);
+    expect_broken(&w, PGW_EPROTO);
+    /* Bad transaction status. */
+    w.n = 0;
+    w_int8_query(&w, 1, 0);
+    w_ready(&w, 'Q');
+    int n;
+    pgw_session_t *s = loaded_session(&n);
+    assert_int_equal(pgw_session_recv(s, w.p, w.n), PGW_EPROTO);
+    /* The query's own Sync never completed, so its commit was never
+     * confirmed: it fails with the protocol error like the rest. */
+    for (int i = 0; i < n; i++) {
+        assert_int_equal(R.done[i].calls, 1);
+        assert_int_equal(R.done[i].status, PGW_EPROTO);
+    }
+    pgw_session_free(s);
+    /* Anything at all with nothing pending. */
+    s = ready_session(&R, NULL);
+    w.n = 0;
+    w_cmd(&w, "SELECT 1");
+    assert_int_equal(pgw_session_recv(s, w.p, w.n), PGW_EPROTO);
+    assert_int_equal(R.broken_calls, 1);
+    pgw_session_free(s);
+    w_free(&w);
+}
+
+/* A message cut off, then EOF from the driver. */
+static void test_truncated_then_eof(void **state)
+{
+    (void)state;
+    int n;
+    pgw_session_t *s = loaded_session(&n);
+    wire_t w = {0};
+    w_int8_query(&w, 1, 1);
+    assert_int_equal(pgw_session_recv(s, w.p, w.n - 3), 0);
+    pgw_session_fail(s, PGW_ECONNLOST);
+    assert_int_equal(R.broken_calls, 1);
+    /* CommandComplete arrived but the ReadyForQuery closing the query's
+     * implicit transaction did not: whether it committed is unknown, so it
+     * reports the lost connection, not success. */
+    for (int i = 0; i < n; i++) {
+        assert_int_equal(R.done[i].calls, 1);
+        assert_int_equal(R.done[i].status, PGW_ECONNLOST);
+    }
+    assert_int_equal(pgw_session_pending(s), 0);
+    pgw_session_free(s);
+    assert_int_equal(live, 0);
+    w_free(&w);
+}
+
+/* The smaller configured limit applies too. */
+static void test_max_message(void **state)
+{
+    (void)state;
+    pgw_session_t *s = ready_session(&R, &(sess_opts_t){.max_message_size = 1000});
+    assert_int_equal(pgw_session_simple_query(s, "SELECT", rec_cb, UD(0)), 0);
+    wire_t w = {0};
+    raw(&w, 'D', 2000);
+    assert_int_equal(pgw_session_recv(s, w.p, w.n), PGW_ETOOBIG);
+    assert_int_equal(R.done[0].status, PGW_ETOOBIG);
+    pgw_session_free(s);
+    w_free(&w);
+}
+
+/* ------------------------------------------------------------- failmalloc */
+
+static int fm_calls[16];
+
+static void fm_cb(int status, pgw_result_t *res, void *ud)
+{
+    fm_calls[(uintptr_t)ud]++;
+    (void)status;
+    pgw_result_free(res);
+}
+
+/* One scripted exchange; returns 1 if it ran without hitting the failure. */
+static int scripted_exchange(void)
+{
+    memset(fm_calls, 0, sizeof fm_calls);
+    memset(&R, 0, sizeof R);
+    g_rec = &R;
+    pgw_session_t *s = NULL;
+    sess_opts_t o = {.alloc = &talloc, .password = "pw", .read_chunk_size = 32};
+    if (new_session_opts(&s, &R, &o) < 0) return 0;
+    int accepted[16] = {0};
+    int k = 0;
+    pgw_param_t p = pgw_int8(7);
+    if (pgw_session_start(s) < 0) {
+        pgw_session_free(s);
+        return 0;
+    }
+    accepted[k] = pgw_session_query(s, "SELECT $1::int8", &p, 1, 0, fm_cb, UD(k)) == 0, k++;
+    accepted[k] = pgw_session_simple_query(s, "SELECT 1; SELECT 2", fm_cb, UD(k)) == 0, k++;
+    accepted[k] = pgw_session_prepare(s, "a_rather_long_statement_name_to_force_a_heap_copy",
+                                      "SELECT 1", NULL, 0, fm_cb, UD(k)) == 0,
+    k++;
+    accepted[k] = pgw_session_execute(s, "x", NULL, 0, 0, fm_cb, UD(k)) == 0, k++;
+    wire_t w = {0};
+    static const uint8_t salt[4] = {1, 2, 3, 4};
+    w_auth(&w, 5, salt, 4);
+    w_auth(&w, 0, NULL, 0);
+    w_param_status(&w, "server_version", "16");
+    w_notice(&w, "hi");
+    w_ready(&w, 'I');
+    w_int8_query(&w, 7, 1);
+    static const char *const names[] = {"a"};
+    static const uint32_t oids[] = {23};
+    for (int i = 0; i < 2; i++) {
+        w_rowdesc(&w, 1, names, oids, 0);
+        w_datarow(&w, 1, (const char *const[]){"1"});
+        w_cmd(&w, "SELECT 1");
+    }
+    w_ready(&w, 'I');
+    w_empty(&w, '1');
+    w_param_desc(&w, 0, NULL);
+    w_rowdesc(&w, 1, names, oids, 0);
+    w_ready(&w, 'I');
+    w_error(&w, "ERROR", "26000", "no such statement");
+    w_ready(&w, 'I');
+    int rc = pgw_session_recv(s, w.p, w.n);
+    int clean = rc == 0 && pgw_session_state(s) == PGW_SESSION_READY;
+    if (rc == 0)
+        assert_int_equal(pgw_session_state(s), PGW_SESSION_READY);
+    else
+        assert_int_equal(pgw_session_state(s), PGW_SESSION_BROKEN);
+    for (int i = 0; i < k; i++)
+        clean = clean && accepted[i];
+    pgw_session_free(s);
+    for (int i = 0; i < k; i++)
+        assert_int_equal(fm_calls[i], accepted[i] ? 1 : 0);
+    w_free(&w);
+    return clean;
+}
+
+static void test_failmalloc(void **state)
+{
+    (void)state;
+    nth = 0;
+    live = 0;
+    assert_true(scripted_exchange());
+    assert_int_equal(live, 0);
+    int clean_runs = 0;
+    for (nth = 1; nth < 400 && clean_runs < 3; nth++) {
+        calls = 0;
+        live = 0;
+        int clean = scripted_exchange();
+        assert_int_equal(live, 0);
+        /* Past the last allocation the exchange must succeed. */
+        if (calls < nth) {
+            assert_true(clean);
+            clean_runs++;
+        }
+    }
+    assert_true(clean_runs > 0); /* we went past the last allocation */
+    nth = 0;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_bad_lengths),  cmocka_unit_test(test_bad_rows),
+        cmocka_unit_test(test_bad_messages), cmocka_unit_test(test_truncated_then_eof),
+        cmocka_unit_test(test_max_message),  cmocka_unit_test(test_failmalloc),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

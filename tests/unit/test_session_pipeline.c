@@ -1,0 +1,787 @@
+/*
+ * Pipelining and result assembly, driven from byte arrays: responses split
+ * at every byte offset, errors inside sync groups, batches, prepared
+ * statement formats, multi-statement simple queries, asynchronous messages
+ * interleaved with rows, streaming, re-entrant callbacks, freeing from a
+ * callback, FATAL errors, chunk growth and results outliving the session.
+ */
+#include "test_session_util.h"
+
+static rec_t R;
+
+/* ------------------------------------------------- pipelined, split input */
+
+static void test_pipeline_split_every_offset(void **state)
+{
+    (void)state;
+    enum { N = 4 };
+    wire_t w = {0};
+    for (int i = 0; i < N; i++)
+        w_int8_query(&w, 1000 + i, 1);
+    for (size_t split = 0; split <= w.n; split++) {
+        pgw_session_t *s = ready_session(&R, &(sess_opts_t){.read_chunk_size = 40});
+        for (int i = 0; i < N; i++) {
+            pgw_param_t p = pgw_int8(1000 + i);
+            assert_int_equal(pgw_session_query(s, "SELECT $1::int8", &p, 1, 0, rec_cb, UD(i)), 0);
+        }
+        assert_int_equal(pgw_session_pending(s), N);
+        assert_int_equal(pgw_session_recv(s, w.p, split), 0);
+        assert_int_equal(pgw_session_recv(s, w.p + split, w.n - split), 0);
+        for (int i = 0; i < N; i++) {
+            assert_int_equal(R.done[i].calls, 1);
+            assert_int_equal(R.done[i].status, 0);
+            assert_true(R.done[i].has_value);
+            assert_int_equal(R.done[i].value, 1000 + i);
+            assert_int_equal(R.done[i].order, i);
+            assert_string_equal(R.done[i].tag, "SELECT 1");
+        }
+        assert_int_equal(pgw_session_pending(s), 0);
+        pgw_session_free(s);
+    }
+    /* And one byte at a time. */
+    pgw_session_t *s = ready_session(&R, NULL);
+    for (int i = 0; i < N; i++) {
+        pgw_param_t p = pgw_int8(1000 + i);
+        assert_int_equal(pgw_session_query(s, "SELECT $1::int8", &p, 1, 0, rec_cb, UD(i)), 0);
+    }
+    char types[64];
+    out_types(s, types, sizeof types);
+    assert_string_equal(types, "PBDESPBDESPBDESPBDES");
+    for (size_t i = 0; i < w.n; i++)
+        assert_int_equal(pgw_session_recv(s, w.p + i, 1), 0);
+    for (int i = 0; i < N; i++)
+        assert_int_equal(R.done[i].value, 1000 + i);
+    assert_int_equal(pgw_session_pending(s), 0);
+    pgw_session_free(s);
+    w_free(&w);
+}
+
+/* ------------------------------------------------------ errors in a group */
+
+static void test_error_in_sync_group(void **state)
+{
+    (void)state;
+    pgw_session_t *s = ready_session(&R, NULL);
+    assert_int_equal(pgw_session_batch_begin(s, 0), 0);
+    assert_int_equal(pgw_session_batch_begin(s, 0), PGW_EBUSY);
+    assert_int_equal(pgw_session_simple_query(s, "SELECT 1", rec_cb, UD(9)), PGW_EBUSY);
+    for (int i = 0; i < 4; i++) {
+        pgw_param_t p = pgw_int8(i);
+        assert_int_equal(pgw_session_query(s, "SELECT $1::int8", &p, 1, 0, rec_cb, UD(i)), 0);
+    }
+    assert_int_equal(pgw_session_batch_end(s, rec_cb, UD(4)), 0);
+    assert_int_equal(pgw_session_batch_end(s, rec_cb, UD(4)), PGW_EBUSY);
+    pgw_param_t p = pgw_int8(77);
+    assert_int_equal(pgw_session_query(s, "SELECT $1::int8", &p, 1, 0, rec_cb, UD(5)), 0);
+    char types[64];
+    out_types(s, types, sizeof types);
+    assert_string_equal(types, "PBDEPBDEPBDEPBDESPBDES");
+
+    wire_t w = {0};
+    w_int8_query(&w, 0, 0);
+    w_empty(&w, '1');
+    w_error(&w, "ERROR", "22012", "division by zero");
+    w_ready(&w, 'I'); /* requests 2 and 3 were skipped */
+    w_int8_query(&w, 77, 1);
+    feed(s, &w);
+    assert_int_equal(R.done[0].status, 0);
+    assert_int_equal(R.done[0].value, 0);
+    assert_int_equal(R.done[1].status, PGW_ESERVER);
+    assert_string_equal(R.done[1].sqlstate, "22012");
+    assert_int_equal(R.done[2].status, PGW_EABORTED);
+    assert_int_equal(R.done[3].status, PGW_EABORTED);
+    assert_int_equal(R.done[4].status, PGW_ESERVER); /* batch: the first failure */
+    assert_true(R.done[4].order > R.done[3].order);
+    assert_int_equal(R.done[5].status, 0);
+    assert_int_equal(R.done[5].value, 77);
+    for (int i = 0; i < 6; i++)
+        assert_int_equal(R.done[i].calls, 1);
+    assert_int_equal(pgw_session_pending(s), 0);
+    assert_int_equal(pgw_session_state(s), PGW_SESSION_READY);
+    pgw_session_free(s);
+    w_free(&w);
+}
+
+/* A query's implicit transaction fails at its Sync (a deferred constraint
+ * checked at commit): the query's callback waits for ReadyForQuery and gets
+ * the commit error with the rows it had, never a success. */
+static void test_commit_failure_at_sync(void **state)
+{
+    (void)state;
+    pgw_session_t *s = ready_session(&R, NULL);
+    pgw_param_t p = pgw_int8(5);
+    assert_int_equal(pgw_session_query(s, "SELECT $1::int8", &p, 1, 0, rec_cb, UD(0)), 0);
+    assert_int_equal(pgw_session_query(s, "SELECT $1::int8", &p, 1, 0, rec_cb, UD(1)), 0);
+
+    wire_t w = {0};
+    w_int8_query(&w, 5, 0);
+    feed(s, &w);
+    assert_int_equal(R.done[0].calls, 0); /* not before its commit is known */
+    w.n = 0;
+    w_error(&w, "ERROR", "23505", "duplicate key value violates unique constraint");
+    w_ready(&w, 'I');
+    w_int8_query(&w, 5, 1);
+    feed(s, &w);
+    assert_int_equal(R.done[0].calls, 1);
+    assert_int_equal(R.done[0].status, PGW_ESERVER);
+    assert_string_equal(R.done[0].sqlstate, "23505");
+    assert_int_equal(R.done[0].value, 5); /* the rows received stay readable */
+    assert_int_equal(R.done[1].calls, 1);
+    assert_int_equal(R.done[1].status, 0);
+    assert_int_equal(pgw_session_pending(s), 0);
+    pgw_session_free(s);
+    w_free(&w);
+}
+
+static void test_batch_sync_each(void **state)
+{
+    (void)state;
+    pgw_session_t *s = ready_session(&R, NULL);
+    assert_int_equal(pgw_session_batch_begin(s, PGW_BATCH_SYNC_EACH), 0);
+    for (int i = 0; i < 3; i++) {
+        pgw_param_t p = pgw_int8(i);
+        assert_int_equal(pgw_session_query(s, "SELECT $1::int8", &p, 1, 0, rec_cb, UD(i)), 0);
+    }
+    assert_int_equal(pgw_session_batch_end(s, rec_cb, UD(3)), 0);
+    char types[64];
+    out_types(s, types, sizeof types);
+    assert_string_equal(types, "PBDESPBDESPBDESS");
+    wire_t w = {0};
+    w_int8_query(&w, 0, 1);
+    w_error(&w, "ERROR", "42601", "syntax error");
+    w_ready(&w, 'I');
+    w_int8_query(&w, 2, 1);
+    w_ready(&w, 'I');
+    feed(s, &w);
+    assert_int_equal(R.done[0].status, 0);
+    assert_int_equal(R.done[1].status, PGW_ESERVER);
+    assert_int_equal(R.done[2].status, 0); /* error barrier: not aborted */
+    assert_int_equal(R.done[2].value, 2);
+    assert_int_equal(R.done[3].status, PGW_ESERVER);
+    assert_int_equal(R.done[3].order, 3);
+    assert_int_equal(pgw_session_pending(s), 0);
+
+    /* A batch where everything succeeds ends with 0 and a result. */
+    assert_int_equal(pgw_session_batch_begin(s, 0), 0);
+    pgw_param_t p = pgw_int8(1);
+    assert_int_equal(pgw_session_query(s, "SELECT $1::int8", &p, 1, 0, rec_cb, UD(10)), 0);
+    assert_int_equal(pgw_session_batch_end(s, rec_cb, UD(11)), 0);
+    w.n = 0;
+    w_int8_query(&w, 1, 1);
+    feed(s, &w);
+    assert_int_equal(R.done[10].status, 0);
+    assert_int_equal(R.done[11].status, 0);
+    assert_int_equal(R.done[11].calls, 1);
+    pgw_session_free(s);
+    w_free(&w);
+}
+
+/* ------------------------------------------------- prepare / execute formats */
+
+/* Result formats in the Bind message at offset at of w. */
+static void bind_result_formats(const wire_t *w, size_t at, int16_t *fmts, int *n)
+{
+    const uint8_t *p = w->p + at + 5;
+    p += strlen((const char *)p) + 1; /* portal */
+    p += strlen((const char *)p) + 1; /* statement */
+    int npf = p[0] << 8 | p[1];
+    p += 2 + 2 * npf;
+    int np = p[0] << 8 | p[1];
+    p += 2;
+    for (int i = 0; i < np; i++) {
+        int32_t len = (int32_t)((uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | p[2] << 8 | p[3]);
+        p += 4 + (len > 0 ? len : 0);
+    }
+    *n = p[0] << 8 | p[1];
+    p += 2;
+    for (int i = 0; i < *n; i++)
+        fmts[i] = (int16_t)(p[2 * i] << 8 | p[2 * i + 1]);
+}
+
+static void test_prepare_execute(void **state)
+{
+    (void)state;
+    pgw_session_t *s = ready_session(&R, NULL);
+    static const uint32_t poids[] = {23};
+    assert_int_equal(pgw_session_prepare(s, "s1", "SELECT $1::int4, x", poids, 1, keep_cb, UD(0)),
+                     0);
+    char types[64];
+    out_types(s, types, sizeof types);
+    assert_string_equal(types, "PDS");
+    wire_t w = {0};
+    static const char *const names[] = {"a", "b"};
+    static const uint32_t coids[] = {23, 99999}; /* int4 and an unknown type */
+    w_empty(&w, '1');
+    w_param_desc(&w, 1, poids);
+    w_rowdesc(&w, 2, names, coids, 0);
+    w_ready(&w, 'I');
+    feed(s, &w);
+    assert_int_equal(R.done[0].status, 0);
+    pgw_result_t *d = R.keep[0];
+    assert_non_null(d);
+    assert_int_equal(pgw_result_nparams(d), 1);
+    assert_int_equal(pgw_result_param_type(d, 0), 23);
+    assert_int_equal(pgw_result_param_type(d, 1), 0);
+    assert_int_equal(pgw_result_ncols(d), 2);
+    assert_string_equal(pgw_result_fname(d, 1), "b");
+    pgw_result_free(d);
+
+    /* Known statement: Bind with per-column formats, no Describe. */
+    pgw_param_t p = pgw_int4(5);
+    assert_int_equal(pgw_session_execute(s, "s1", &p, 1, 0, keep_cb, UD(1)), 0);
+    wire_t out = {0};
+    take_out(s, &out);
+    msg_types(&out, 0, types, sizeof types);
+    assert_string_equal(types, "BES");
+    int16_t fmts[8];
+    int nf;
+    bind_result_formats(&out, 0, fmts, &nf);
+    assert_int_equal(nf, 2);
+    assert_int_equal(fmts[0], 1);
+    assert_int_equal(fmts[1], 0);
+    w.n = 0;
+    w_empty(&w, '2');
+    size_t at = w_begin(&w, 'D');
+    w_i16(&w, 2);
+    w_i32(&w, 4);
+    w_i32(&w, 5);
+    w_i32(&w, 3);
+    w_bytes(&w, "abc", 3);
+    w_end(&w, at);
+    w_cmd(&w, "SELECT 1");
+    w_ready(&w, 'I');
+    feed(s, &w);
+    pgw_result_t *r = R.keep[1];
+    assert_int_equal(R.done[1].status, 0);
+    assert_non_null(r);
+    assert_int_equal(pgw_result_fformat(r, 0), 1);
+    assert_int_equal(pgw_result_fformat(r, 1), 0);
+    assert_int_equal(pgw_result_fformat(r, 2), -1);
+    int32_t v;
+    assert_int_equal(pgw_result_int4(r, 0, 0, &v), 0);
+    assert_int_equal(v, 5);
+    pgw_value_t val;
+    assert_int_equal(pgw_result_value(r, 0, 1, &val), 0);
+    assert_int_equal(val.len, 3);
+    assert_memory_equal(val.p, "abc", 3);
+    assert_int_equal(val.oid, 99999);
+    assert_int_equal(pgw_result_value(r, 1, 0, &val), PGW_EINDEX);
+    assert_int_equal(pgw_result_column(r, "b"), 1);
+    assert_int_equal(pgw_result_column(r, "zz"), PGW_ENOTFOUND);
+    assert_int_equal(pgw_result_rows_affected(r), 1);
+    pgw_result_free(r);
+
+    /* PGW_Q_TEXT: one text format for all. */
+    assert_int_equal(pgw_session_execute(s, "s1", &p, 1, PGW_Q_TEXT, rec_cb, UD(2)), 0);
+    out.n = 0;
+    take_out(s, &out);
+    bind_result_formats(&out, 0, fmts, &nf);
+    assert_int_equal(nf, 1);
+    assert_int_equal(fmts[0], 0);
+
+    /* Unknown statement: Bind + Describe portal, binary for all. */
+    assert_int_equal(pgw_session_execute(s, "other", NULL, 0, 0, rec_cb, UD(3)), 0);
+    out.n = 0;
+    take_out(s, &out);
+    msg_types(&out, 0, types, sizeof types);
+    assert_string_equal(types, "BDES");
+    bind_result_formats(&out, 0, fmts, &nf);
+    assert_int_equal(nf, 1);
+    assert_int_equal(fmts[0], 1);
+
+    /* Close forgets the description. */
+    assert_int_equal(pgw_session_close_statement(s, "s1", rec_cb, UD(4)), 0);
+    assert_int_equal(pgw_session_execute(s, "s1", &p, 1, 0, rec_cb, UD(5)), 0);
+    out.n = 0;
+    take_out(s, &out);
+    msg_types(&out, 0, types, sizeof types);
+    assert_string_equal(types, "CSBDES");
+
+    /* Answers for 2..5. */
+    w.n = 0;
+    w_empty(&w, '2');
+    w_datarow(&w, 2, (const char *const[]){"5", "abc"});
+    w_cmd(&w, "SELECT 1");
+    w_ready(&w, 'I');
+    w_empty(&w, '2');
+    w_empty(&w, 'n');
+    w_cmd(&w, "DO");
+    w_ready(&w, 'I');
+    w_empty(&w, '3');
+    w_ready(&w, 'I');
+    w_error(&w, "ERROR", "26000", "prepared statement \"s1\" does not exist");
+    w_ready(&w, 'I');
+    feed(s, &w);
+    assert_int_equal(R.done[2].status, 0);
+    assert_int_equal(R.done[3].status, 0);
+    assert_string_equal(R.done[3].tag, "DO");
+    assert_int_equal(R.done[4].status, 0);
+    assert_int_equal(R.done[5].status, PGW_ESERVER);
+    assert_string_equal(R.done[5].sqlstate, "26000");
+    assert_int_equal(pgw_session_pending(s), 0);
+    pgw_session_free(s);
+    w_free(&w);
+    w_free(&out);
+}
+
+/* ----------------------------------------------------------- simple query */
+
+static void test_simple_multi(void **state)
+{
+    (void)state;
+    pgw_session_t *s = ready_session(&R, NULL);
+    assert_int_equal(pgw_session_simple_query(
+                         s, "SELECT 1; INSERT INTO t VALUES (1); SELECT 'x', NULL", keep_cb, UD(0)),
+                     0);
+    assert_int_equal(pgw_session_simple_query(s, "SELECT 1; SELECT 1/0; SELECT 3", keep_cb, UD(1)),
+                     0);
+    assert_int_equal(pgw_session_simple_query(s, "", keep_cb, UD(2)), 0);
+    wire_t w = {0};
+    static const char *const n1[] = {"?column?"};
+    static const char *const n2[] = {"a", "b"};
+    static const uint32_t o1[] = {23};
+    static const uint32_t o2[] = {25, 25};
+    w_rowdesc(&w, 1, n1, o1, 0);
+    w_datarow(&w, 1, (const char *const[]){"1"});
+    w_cmd(&w, "SELECT 1");
+    w_cmd(&w, "INSERT 0 1");
+    w_rowdesc(&w, 2, n2, o2, 0);
+    w_datarow(&w, 2, (const char *const[]){"x", NULL});
+    w_datarow(&w, 2, (const char *const[]){"y", "z"});
+    w_cmd(&w, "SELECT 2");
+    w_ready(&w, 'I');
+    w_rowdesc(&w, 1, n1, o1, 0);
+    w_datarow(&w, 1, (const char *const[]){"1"});
+    w_cmd(&w, "SELECT 1");
+    w_rowdesc(&w, 1, n1, o1, 0);
+    w_error(&w, "ERROR", "22012", "division by zero");
+    w_ready(&w, 'I');
+    w_empty(&w, 'I');
+    w_ready(&w, 'I');
+    feed(s, &w);
+
+    assert_int_equal(R.done[0].status, 0);
+    pgw_result_t *r = R.keep[0];
+    assert_string_equal(pgw_result_command_tag(r), "SELECT 1");
+    int32_t v;
+    assert_int_equal(pgw_result_int4(r, 0, 0, &v), 0);
+    assert_int_equal(v, 1);
+    r = pgw_result_next(r);
+    assert_non_null(r);
+    assert_string_equal(pgw_result_command_tag(r), "INSERT 0 1");
+    assert_int_equal(pgw_result_rows_affected(r), 1);
+    assert_int_equal(pgw_result_ncols(r), 0);
+    r = pgw_result_next(r);
+    assert_non_null(r);
+    assert_int_equal(pgw_result_nrows(r), 2);
+    assert_int_equal(pgw_result_isnull(r, 0, 1), 1);
+    assert_int_equal(pgw_result_isnull(r, 1, 1), 0);
+    pgw_str_t t;
+    assert_int_equal(pgw_result_text(r, 1, 1, &t), 0);
+    assert_int_equal(t.len, 1);
+    assert_memory_equal(t.p, "z", 1);
+    assert_int_equal(pgw_result_text(r, 0, 1, &t), PGW_ENULL);
+    assert_null(pgw_result_next(r));
+    pgw_result_free(R.keep[0]);
+
+    assert_int_equal(R.done[1].status, PGW_ESERVER);
+    r = R.keep[1];
+    assert_null(pgw_result_error(r));
+    r = pgw_result_next(r);
+    assert_non_null(r);
+    assert_non_null(pgw_result_error(r));
+    assert_string_equal(pgw_result_error(r)->sqlstate, "22012");
+    assert_string_equal(pgw_result_error(r)->message, "division by zero");
+    assert_string_equal(pgw_result_error(r)->severity, "ERROR");
+    assert_null(pgw_result_error(r)->detail);
+    assert_null(pgw_result_next(r));
+    pgw_result_free(R.keep[1]);
+
+    assert_int_equal(R.done[2].status, 0);
+    assert_int_equal(pgw_result_nrows(R.keep[2]), 0);
+    assert_string_equal(pgw_result_command_tag(R.keep[2]), "");
+    assert_int_equal(pgw_result_rows_affected(R.keep[2]), -1);
+    pgw_result_free(R.keep[2]);
+    assert_int_equal(pgw_session_pending(s), 0);
+    pgw_session_free(s);
+    w_free(&w);
+}
+
+/* --------------------------------------------------------- async messages */
+
+static void test_async_interleaved(void **state)
+{
+    (void)state;
+    pgw_session_t *s = ready_session(&R, NULL);
+    int before = R.params;
+    assert_int_equal(pgw_session_simple_query(s, "SELECT", keep_cb, UD(0)), 0);
+    wire_t w = {0};
+    static const char *const n1[] = {"v"};
+    static const uint32_t o1[] = {25};
+    w_notice(&w, "first");
+    w_rowdesc(&w, 1, n1, o1, 0);
+    w_datarow(&w, 1, (const char *const[]){"a"});
+    w_notify(&w, 31, "chan", "payload");
+    w_datarow(&w, 1, (const char *const[]){"b"});
+    w_param_status(&w, "TimeZone", "Asia/Tokyo");
+    w_notice(&w, "second");
+    w_cmd(&w, "SELECT 2");
+    w_notify(&w, 32, "chan2", "p2");
+    w_ready(&w, 'I');
+    w_notify(&w, 33, "idle", "x"); /* nothing pending: still delivered */
+    feed(s, &w);
+    assert_int_equal(R.done[0].status, 0);
+    assert_int_equal(pgw_result_nrows(R.keep[0]), 2);
+    pgw_str_t t;
+    assert_int_equal(pgw_result_text(R.keep[0], 1, 0, &t), 0);
+    assert_memory_equal(t.p, "b", 1);
+    assert_int_equal(R.notices, 2);
+    assert_string_equal(R.last_notice, "second");
+    assert_int_equal(R.notifies, 3);
+    assert_int_equal(R.last_pid, 33);
+    assert_string_equal(R.last_channel, "idle");
+    assert_int_equal(R.params, before + 1);
+    assert_string_equal(pgw_session_parameter(s, "TimeZone"), "Asia/Tokyo");
+    pgw_result_free(R.keep[0]);
+    pgw_session_free(s);
+    w_free(&w);
+}
+
+/* -------------------------------------------------------------- streaming */
+
+static int rows_seen;
+static int64_t rows_sum;
+
+static int row_cb(const pgw_row_t *row, void *ud)
+{
+    (void)ud;
+    assert_int_equal(row->ncols, 1);
+    assert_int_equal(row->index, (uint64_t)rows_seen);
+    assert_int_equal(row->values[0].format, 1);
+    assert_int_equal(row->values[0].oid, 20);
+    int64_t v;
+    assert_int_equal(pgw_get_int8(&row->values[0], &v), 0);
+    rows_sum += v;
+    rows_seen++;
+    return rows_seen == 3 ? -42 : 0;
+}
+
+static void test_streaming(void **state)
+{
+    (void)state;
+    pgw_session_t *s = ready_session(&R, NULL);
+    assert_int_equal(pgw_session_query_rows(s, "SELECT g", NULL, 0, 0, row_cb, keep_cb, UD(0)), 0);
+    assert_int_equal(pgw_session_query_rows(s, "SELECT g", NULL, 0, 0, NULL, keep_cb, UD(1)),
+                     PGW_EINVAL);
+    wire_t w = {0};
+    static const char *const names[] = {"g"};
+    static const uint32_t oids[] = {20};
+    w_empty(&w, '1');
+    w_empty(&w, '2');
+    w_rowdesc(&w, 1, names, oids, 1);
+    for (int i = 1; i <= 5; i++)
+        w_datarow_int8(&w, i);
+    w_cmd(&w, "SELECT 5");
+    w_ready(&w, 'I');
+    rows_seen = 0;
+    rows_sum = 0;
+    feed(s, &w);
+    assert_int_equal(rows_seen, 3); /* stopped after the third */
+    assert_int_equal(rows_sum, 6);
+    assert_int_equal(R.done[0].calls, 1);
+    assert_int_equal(R.done[0].status, -42);
+    assert_non_null(R.keep[0]);
+    assert_int_equal(pgw_result_nrows(R.keep[0]), 0);
+    assert_string_equal(pgw_result_command_tag(R.keep[0]), "SELECT 5");
+    assert_int_equal(pgw_result_ncols(R.keep[0]), 1);
+    pgw_result_free(R.keep[0]);
+    pgw_session_free(s);
+    w_free(&w);
+}
+
+/* ------------------------------------------------------------ re-entrancy */
+
+static pgw_session_t *g_sess;
+
+static void reissue_cb(int status, pgw_result_t *res, void *ud)
+{
+    rec_cb(status, res, ud);
+    if ((uintptr_t)ud == 0) {
+        pgw_param_t p = pgw_int8(2);
+        assert_int_equal(pgw_session_query(g_sess, "SELECT $1::int8", &p, 1, 0, rec_cb, UD(1)), 0);
+    }
+}
+
+static void free_cb(int status, pgw_result_t *res, void *ud)
+{
+    rec_cb(status, res, ud);
+    pgw_session_free(g_sess);
+    pgw_session_free(g_sess); /* twice: still deferred, still once */
+}
+
+static void test_reentrancy(void **state)
+{
+    (void)state;
+    pgw_session_t *s = ready_session(&R, NULL);
+    g_sess = s;
+    pgw_param_t p = pgw_int8(1);
+    assert_int_equal(pgw_session_query(s, "SELECT $1::int8", &p, 1, 0, reissue_cb, UD(0)), 0);
+    wire_t w = {0};
+    w_int8_query(&w, 1, 1);
+    feed(s, &w);
+    assert_int_equal(R.done[0].value, 1);
+    assert_int_equal(pgw_session_pending(s), 1);
+    char types[64];
+    out_types(s, types, sizeof types);
+    assert_string_equal(types, "PBDESPBDES");
+    w.n = 0;
+    w_int8_query(&w, 2, 1);
+    feed(s, &w);
+    assert_int_equal(R.done[1].value, 2);
+    assert_int_equal(pgw_session_pending(s), 0);
+
+    /* Free from inside a callback, with more requests pending and more
+     * responses in the same input. */
+    assert_int_equal(pgw_session_query(s, "SELECT $1::int8", &p, 1, 0, free_cb, UD(2)), 0);
+    assert_int_equal(pgw_session_query(s, "SELECT $1::int8", &p, 1, 0, rec_cb, UD(3)), 0);
+    assert_int_equal(pgw_session_simple_query(s, "SELECT 1", rec_cb, UD(4)), 0);
+    w.n = 0;
+    w_int8_query(&w, 1, 1);
+    w_int8_query(&w, 1, 1);
+    assert_int_equal(pgw_session_recv(s, w.p, w.n), PGW_ECANCELED);
+    assert_int_equal(R.done[2].calls, 1);
+    assert_int_equal(R.done[2].status, 0);
+    assert_int_equal(R.done[3].calls, 1);
+    assert_int_equal(R.done[3].status, PGW_ECANCELED);
+    assert_int_equal(R.done[4].calls, 1);
+    assert_int_equal(R.done[4].status, PGW_ECANCELED);
+    w_free(&w);
+}
+
+/* ------------------------------------------------------ FATAL, fail, free */
+
+static void test_fatal_error(void **state)
+{
+    (void)state;
+    pgw_session_t *s = ready_session(&R, NULL);
+    for (int i = 0; i < 3; i++) {
+        pgw_param_t p = pgw_int8(i);
+        assert_int_equal(pgw_session_query(s, "SELECT $1::int8", &p, 1, 0, rec_cb, UD(i)), 0);
+    }
+    wire_t w = {0};
+    w_int8_query(&w, 0, 1);
+    w_error(&w, "FATAL", "57P01", "terminating connection due to administrator command");
+    assert_int_equal(pgw_session_recv(s, w.p, w.n), PGW_ECONNLOST);
+    assert_int_equal(R.done[0].status, 0);
+    assert_int_equal(R.done[1].status, PGW_ESERVER);
+    assert_string_equal(R.done[1].sqlstate, "57P01");
+    assert_int_equal(R.done[2].status, PGW_ECONNLOST);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(R.done[i].calls, 1);
+    assert_int_equal(R.broken_calls, 1);
+    assert_int_equal(pgw_session_state(s), PGW_SESSION_BROKEN);
+    assert_int_equal(pgw_session_pending(s), 0);
+    pgw_session_fail(s, PGW_ECONNLOST); /* no second on_broken */
+    assert_int_equal(R.broken_calls, 1);
+    pgw_session_free(s);
+    w_free(&w);
+}
+
+static void test_fail_and_free(void **state)
+{
+    (void)state;
+    pgw_session_t *s = ready_session(&R, NULL);
+    assert_int_equal(pgw_session_simple_query(s, "SELECT 1", rec_cb, UD(0)), 0);
+    assert_int_equal(pgw_session_sync(s, rec_cb, UD(1)), 0);
+    pgw_session_fail(s, PGW_ECONNLOST);
+    assert_int_equal(R.done[0].status, PGW_ECONNLOST);
+    assert_int_equal(R.done[1].status, PGW_ECONNLOST);
+    assert_int_equal(R.broken_calls, 1);
+    assert_int_equal(R.broken_err, PGW_ECONNLOST);
+    assert_int_equal(pgw_session_error(s), PGW_ECONNLOST);
+    assert_int_equal(pgw_session_query(s, "SELECT 1", NULL, 0, 0, rec_cb, UD(2)), PGW_ECLOSED);
+    pgw_session_free(s);
+
+    s = ready_session(&R, NULL);
+    assert_int_equal(pgw_session_simple_query(s, "SELECT 1", rec_cb, UD(0)), 0);
+    assert_int_equal(pgw_session_terminate(s), 0);
+    assert_int_equal(pgw_session_state(s), PGW_SESSION_TERMINATED);
+    assert_int_equal(pgw_session_simple_query(s, "SELECT 1", rec_cb, UD(1)), PGW_ECLOSED);
+    char types[16];
+    out_types(s, types, sizeof types);
+    assert_string_equal(types, "QX");
+    pgw_session_free(s);
+    assert_int_equal(R.done[0].calls, 1);
+    assert_int_equal(R.done[0].status, PGW_ECANCELED);
+    assert_int_equal(R.done[1].calls, 0);
+}
+
+/* --------------------------------------------------- encoding is atomic */
+
+static int failing_encoder(const void *ctx, pgw_buf_t *out)
+{
+    (void)ctx;
+    pgw_buf_append(out, "junk", 4);
+    return PGW_ERANGE;
+}
+
+static void test_encode_failure_rolls_back(void **state)
+{
+    (void)state;
+    pgw_session_t *s = ready_session(&R, NULL);
+    int ww = R.want_write;
+    pgw_param_t p[2] = {pgw_int8(1), pgw_encoded(20, failing_encoder, NULL)};
+    assert_int_equal(pgw_session_query(s, "SELECT $1, $2", p, 2, 0, rec_cb, UD(0)), PGW_ERANGE);
+    size_t n;
+    assert_null(pgw_session_pending_output(s, &n));
+    assert_int_equal(n, 0);
+    assert_int_equal(pgw_session_pending(s), 0);
+    assert_int_equal(R.want_write, ww);
+    assert_int_equal(pgw_session_query(s, "SELECT 1", NULL, 1, 0, rec_cb, UD(0)), PGW_EINVAL);
+    /* A good request after it goes out alone; want_write fires once for two. */
+    pgw_param_t q = pgw_int8(3);
+    assert_int_equal(pgw_session_query(s, "SELECT $1::int8", &q, 1, 0, rec_cb, UD(1)), 0);
+    assert_int_equal(pgw_session_query(s, "SELECT $1::int8", &q, 1, 0, rec_cb, UD(2)), 0);
+    assert_int_equal(R.want_write, ww + 1);
+    pgw_buf_t taken;
+    pgw_buf_init(&taken, NULL);
+    pgw_session_take_output(s, &taken);
+    assert_true(taken.len > 0);
+    assert_int_equal(taken.data[0], 'P');
+    assert_null(pgw_session_pending_output(s, &n));
+    /* Hand the buffer back empty: its storage is reused. */
+    taken.len = 0;
+    pgw_session_take_output(s, &taken);
+    assert_int_equal(taken.len, 0);
+    pgw_buf_free(&taken);
+    assert_int_equal(pgw_session_sync(s, rec_cb, UD(3)), 0);
+    assert_int_equal(R.want_write, ww + 2);
+    assert_int_equal(R.done[0].calls, 0);
+    pgw_session_free(s);
+}
+
+/* --------------------------------------------------- chunks and lifetimes */
+
+static void test_big_rows_and_lifetime(void **state)
+{
+    (void)state;
+    /* 64-byte chunks; rows of 1000 bytes must grow a chunk once each, and
+     * buffered rows must survive later input (no chunk reused under them). */
+    pgw_session_t *s = ready_session(&R, &(sess_opts_t){.read_chunk_size = 64});
+    enum { NQ = 5, NROWS = 20 };
+    for (int i = 0; i < NQ; i++)
+        assert_int_equal(pgw_session_simple_query(s, "SELECT", keep_cb, UD(i)), 0);
+    wire_t w = {0};
+    static const char *const names[] = {"a", "b"};
+    static const uint32_t oids[] = {25, 25};
+    char big[1001], small[16];
+    for (int q = 0; q < NQ; q++) {
+        w_rowdesc(&w, 2, names, oids, 0);
+        for (int r = 0; r < NROWS; r++) {
+            memset(big, 'a' + (q + r) % 26, 1000);
+            big[1000] = 0;
+            snprintf(small, sizeof small, "%d-%d", q, r);
+            w_datarow(&w, 2, (const char *const[]){(q + r) % 3 ? small : big, small});
+        }
+        w_cmd(&w, "SELECT 20");
+        w_ready(&w, 'I');
+    }
+    /* Feed in odd pieces. */
+    for (size_t at = 0; at < w.n;) {
+        size_t n = 1 + (at * 7) % 97;
+        if (n > w.n - at) n = w.n - at;
+        assert_int_equal(pgw_session_recv(s, w.p + at, n), 0);
+        at += n;
+    }
+    pgw_session_free(s); /* results outlive the session */
+    for (int q = 0; q < NQ; q++) {
+        assert_int_equal(R.done[q].status, 0);
+        pgw_result_t *res = R.keep[q];
+        assert_int_equal(pgw_result_nrows(res), NROWS);
+        for (int r = 0; r < NROWS; r++) {
+            pgw_value_t v;
+            snprintf(small, sizeof small, "%d-%d", q, r);
+            assert_int_equal(pgw_result_value(res, r, 1, &v), 0);
+            assert_int_equal(v.len, (int32_t)strlen(small));
+            assert_memory_equal(v.p, small, strlen(small));
+            assert_int_equal(pgw_result_value(res, r, 0, &v), 0);
+            if ((q + r) % 3 == 0) {
+                assert_int_equal(v.len, 1000);
+                assert_int_equal(v.p[0], 'a' + (q + r) % 26);
+                assert_int_equal(v.p[999], 'a' + (q + r) % 26);
+            }
+        }
+        pgw_result_free(res);
+    }
+    w_free(&w);
+}
+
+/* Steady state: once warm, a query/free cycle allocates nothing. */
+static size_t g_allocs;
+
+static void *count_malloc(size_t n, void *ud)
+{
+    (void)ud;
+    g_allocs++;
+    return malloc(n);
+}
+
+static void *count_realloc(void *p, size_t n, void *ud)
+{
+    (void)ud;
+    g_allocs++;
+    return realloc(p, n);
+}
+
+static void count_free(void *p, void *ud)
+{
+    (void)ud;
+    free(p);
+}
+
+static void test_steady_state_no_alloc(void **state)
+{
+    (void)state;
+    static const pgw_allocator_t a = {NULL, count_malloc, count_realloc, count_free};
+    pgw_session_t *s = ready_session(&R, &(sess_opts_t){.alloc = &a});
+    wire_t w = {0};
+    for (int i = 0; i < 50; i++)
+        w_int8_query(&w, i, 1);
+    size_t warm = 0;
+    for (int round = 0; round < 3; round++) {
+        for (int i = 0; i < 50; i++) {
+            pgw_param_t p = pgw_int8(i);
+            assert_int_equal(pgw_session_query(s, "SELECT $1::int8", &p, 1, 0, rec_cb, UD(i)), 0);
+        }
+        size_t n;
+        pgw_session_pending_output(s, &n);
+        pgw_session_consumed_output(s, n);
+        assert_int_equal(pgw_session_recv(s, w.p, w.n), 0);
+        assert_int_equal(R.done[49].value, 49);
+        if (round == 1) warm = g_allocs;
+    }
+    assert_int_equal(g_allocs, warm);
+    pgw_session_free(s);
+    w_free(&w);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_pipeline_split_every_offset),
+        cmocka_unit_test(test_error_in_sync_group),
+        cmocka_unit_test(test_commit_failure_at_sync),
+        cmocka_unit_test(test_batch_sync_each),
+        cmocka_unit_test(test_prepare_execute),
+        cmocka_unit_test(test_simple_multi),
+        cmocka_unit_test(test_async_interleaved),
+        cmocka_unit_test(test_streaming),
+        cmocka_unit_test(test_reentrancy),
+        cmocka_unit_test(test_fatal_error),
+        cmocka_unit_test(test_fail_and_free),
+        cmocka_unit_test(test_encode_failure_rolls_back),
+        cmocka_unit_test(test_big_rows_and_lifetime),
+        cmocka_unit_test(test_steady_state_no_alloc),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
