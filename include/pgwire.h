@@ -2,13 +2,14 @@
  * libpgwire: a pipelining PostgreSQL client library.
  *
  * The umbrella header. Layers, from the bottom:
- *   pgwire/common.h   error codes, allocator, views, buffers
- *   pgwire/proto.h    the sans-IO protocol codec
- *   pgwire/types.h    text and binary value decoders and parameter encoders
- *   pgwire/session.h  the sans-IO protocol state machine and results
- *   pgwire/conninfo.h connection strings, environment, service and password files
- *   pgwire/conn.h     a connection on a libuv loop
- *   pgwire/client.h   blocking calls for programs without an event loop
+ *   pgwire/common.h          error codes, allocator, views, buffers
+ *   pgwire/proto.h           the sans-IO protocol codec
+ *   pgwire/types.h           scalar value decoders and parameter encoders
+ *   pgwire/types_container.h arrays, ranges, records, COPY rows, escaping
+ *   pgwire/session.h         the sans-IO protocol state machine and results
+ *   pgwire/conninfo.h        connection strings, environment, service and password files
+ *   pgwire/conn.h            a connection on a libuv loop
+ *   pgwire/client.h          blocking calls for programs without an event loop
  */
 #ifndef PGWIRE_H
 #define PGWIRE_H
@@ -16,15 +17,10 @@
 #include "pgwire/common.h"
 #include "pgwire/proto.h"
 #include "pgwire/types.h"
+#include "pgwire/types_container.h"
 #include "pgwire/session.h"
-#if __has_include("pgwire/conninfo.h")
 #include "pgwire/conninfo.h"
-#endif
-#if __has_include("pgwire/conn.h")
 #include "pgwire/conn.h"
-#endif
-#if __has_include("pgwire/client.h")
 #include "pgwire/client.h"
-#endif
 
 #endif

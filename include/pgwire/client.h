@@ -1,0 +1,121 @@
+/*
+ * libpgwire client: blocking calls for plain C programs.
+ *
+ * A pgw_client_t is a pgw_conn_t (conn.h) on a private libuv loop: each
+ * call issues its requests and runs that loop until they complete. Results
+ * are the same pgw_result_t objects as the asynchronous API (session.h):
+ * the caller frees each with pgw_result_free.
+ *
+ * THREADS: a client belongs to one thread at a time; only
+ * pgw_client_cancel may be called from another thread (while a call is
+ * blocked in the owning thread).
+ *
+ * Return codes shared by the request functions:
+ *   0              success; *res (if res is not NULL) holds the result.
+ *   PGW_ESERVER    the server answered with an error: *res holds it
+ *                  (pgw_result_error) and must be freed.
+ *   other < 0      the request did not produce a result (*res is NULL):
+ *                  PGW_ECONNLOST, PGW_EPROTO, PGW_ETOOBIG (the connection is
+ *                  broken: only pgw_client_close is useful), PGW_ECLOSED
+ *                  (it broke earlier), PGW_EINVAL, PGW_ENOMEM, PGW_ETOOBIG
+ *                  (request too large: nothing was sent), PGW_EBUSY.
+ * When res is NULL the result is freed for the caller.
+ */
+#ifndef PGWIRE_CLIENT_H
+#define PGWIRE_CLIENT_H
+
+#include "pgwire/conn.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct pgw_client pgw_client_t;
+
+/*
+ * Connect with a libpq connection string (see pgw_conn_connect), blocking
+ * until the connection is ready. cfg may be NULL; its hooks receive the
+ * underlying pgw_conn_t. Returns 0 and sets *out, or one of the codes of
+ * pgw_conn_connect and its callback (PGW_ECONNINFO, PGW_ENOTSUP,
+ * PGW_ECONNECT, PGW_ETARGET, PGW_EAUTH, PGW_EAUTHPOLICY, PGW_ESERVER,
+ * PGW_ECONNLOST, PGW_EPROTO, PGW_ENOMEM; *out is then NULL). When errbuf is
+ * not NULL it receives a NUL-terminated description of a failure (the
+ * server's message for PGW_ESERVER).
+ */
+PGW_EXTERN int pgw_client_connect(pgw_client_t **out, const char *conninfo,
+                                  const pgw_conn_config_t *cfg);
+PGW_EXTERN int pgw_client_connect_err(pgw_client_t **out, const char *conninfo,
+                                      const pgw_conn_config_t *cfg, char *errbuf, size_t errlen);
+
+/* Simple query: sql may hold several statements; *res is the first result
+ * of the chain (pgw_result_next). */
+PGW_EXTERN int pgw_client_exec(pgw_client_t *c, const char *sql, pgw_result_t **res);
+
+/* Extended query with parameters (binary results; see pgw_client_query_flags
+ * for PGW_Q_TEXT). */
+PGW_EXTERN int pgw_client_query(pgw_client_t *c, const char *sql, const pgw_param_t *params,
+                                uint16_t nparams, pgw_result_t **res);
+PGW_EXTERN int pgw_client_query_flags(pgw_client_t *c, const char *sql, const pgw_param_t *params,
+                                      uint16_t nparams, unsigned flags, pgw_result_t **res);
+
+/* Streaming: row_cb sees each row as views valid during the call; *res
+ * (may be NULL) receives the final result without rows. */
+PGW_EXTERN int pgw_client_query_rows(pgw_client_t *c, const char *sql, const pgw_param_t *params,
+                                     uint16_t nparams, unsigned flags, pgw_row_cb row_cb, void *ud,
+                                     pgw_result_t **res);
+
+/* Prepare a named statement (res: parameter types and columns; may be
+ * NULL), execute it, describe it, deallocate it. */
+PGW_EXTERN int pgw_client_prepare(pgw_client_t *c, const char *name, const char *sql,
+                                  const uint32_t *oids, uint16_t nparams, pgw_result_t **res);
+PGW_EXTERN int pgw_client_execute(pgw_client_t *c, const char *name, const pgw_param_t *params,
+                                  uint16_t nparams, pgw_result_t **res);
+
+/* One request of a batch. */
+typedef struct pgw_client_batch_item {
+    const char *sql;
+    const pgw_param_t *params;
+    uint16_t nparams;
+    unsigned flags; /* PGW_Q_TEXT */
+} pgw_client_batch_item_t;
+
+/*
+ * Run n queries as one unit of work: one Sync after the last (one implicit
+ * transaction: an error aborts the rest, which complete with PGW_EABORTED),
+ * or with PGW_BATCH_SYNC_EACH a Sync after each. Everything goes out in one
+ * write. results[i] receives item i's result (NULL when it has none) and
+ * statuses[i] (if statuses is not NULL) its status; the caller frees every
+ * non-NULL result. Returns 0 if every item succeeded, else the first
+ * failure's status (or a code above when nothing was sent; then every
+ * results[i] is NULL).
+ */
+PGW_EXTERN int pgw_client_batch(pgw_client_t *c, const pgw_client_batch_item_t *items, size_t n,
+                                unsigned flags, pgw_result_t **results, int *statuses);
+
+/*
+ * Cancel the request the server is running for this client: opens a
+ * separate connection, sends CancelRequest and waits (at most 10 s) for the
+ * server to close it. Safe to call from another thread than the one
+ * blocked in a call of this client. Returns 0 (delivered; the interrupted
+ * call returns PGW_ESERVER with SQLSTATE 57014 if it was still running),
+ * PGW_ECONNECT, PGW_ETIMEDOUT, PGW_ENOMEM, PGW_ENOTSUP (no BackendKeyData).
+ * The owning thread should issue its next call only after pgw_client_cancel
+ * returned: until the server has closed the cancel connection, the cancel
+ * may still interrupt whatever runs next.
+ */
+PGW_EXTERN int pgw_client_cancel(pgw_client_t *c);
+
+/* The underlying connection and session, for what is not wrapped here.
+ * Never close or free them; do not run their loop from another thread. */
+PGW_EXTERN pgw_conn_t *pgw_client_conn(pgw_client_t *c);
+PGW_EXTERN pgw_session_t *pgw_client_session(pgw_client_t *c);
+
+/* Close the connection (sending Terminate), run the loop until every
+ * handle is closed and free everything. NULL is a no-op. Results already
+ * returned stay valid. */
+PGW_EXTERN void pgw_client_close(pgw_client_t *c);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* PGWIRE_CLIENT_H */

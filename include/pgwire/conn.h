@@ -1,0 +1,216 @@
+/*
+ * libpgwire conn: one PostgreSQL connection driven by a libuv loop.
+ *
+ * The connection only moves bytes and time: it owns the socket (TCP or a
+ * unix-domain socket), the DNS lookups, the connect timer and the write
+ * coalescing; every protocol decision (startup, authentication, the FIFO of
+ * requests, results) is made by the sans-IO session (session.h) it drives.
+ * Request functions are thin wrappers over the session's.
+ *
+ * THREADS: a connection belongs to one uv loop and to the thread that runs
+ * that loop. Every function must be called from that thread; none may be
+ * called concurrently. (pgw_client_t in client.h is the blocking API.)
+ *
+ * CALLBACK RULES (the same as libuv's and the session's):
+ *   - a function that returns an error never calls its callback;
+ *   - an accepted request, connect, cancel or close calls its callback
+ *     exactly once, whatever happens to the connection;
+ *   - callbacks run on the loop thread, from inside uv_run, never from
+ *     inside the function that accepted the request;
+ *   - any function of this header may be called from inside any callback,
+ *     including pgw_conn_close.
+ *
+ * WRITES: requests are encoded into the session's output buffer and flushed
+ * once per loop turn (a uv_prepare_t runs the flush just before the loop
+ * polls), so requests issued together in one turn reach the socket in one
+ * write. Output is also flushed at once when it grows past the write
+ * threshold. A buffer handed to uv_write is never touched until its write
+ * completes (double buffering with the session's output buffer).
+ *
+ * READS: libuv reads straight into the session's input buffer (no copy).
+ *
+ * TLS: not implemented yet. sslmode=disable, allow and prefer connect in
+ * plaintext (no SSLRequest is sent); sslmode=require, verify-ca and
+ * verify-full make pgw_conn_connect fail with PGW_ENOTSUP. gssencmode=require
+ * fails the same way.
+ */
+#ifndef PGWIRE_CONN_H
+#define PGWIRE_CONN_H
+
+#include "pgwire/common.h"
+#include "pgwire/session.h"
+
+/* libuv's loop, declared without <uv.h> so that this header compiles in
+ * strict C11 (uv.h needs POSIX feature macros); include <uv.h> to use it. */
+struct uv_loop_s;
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct pgw_conn pgw_conn_t;
+
+/* Connect finished: status 0 (ready for requests) or the error of the last
+ * host tried: PGW_ECONNECT (no host could be reached: every attempt failed
+ * at the socket level or timed out), PGW_ETARGET (servers were reached but
+ * none matched target_session_attrs), PGW_EAUTH, PGW_EAUTHPOLICY, PGW_ESERVER
+ * (the server refused the startup: err holds its error, valid during the
+ * call), PGW_ECONNLOST (the server closed during startup), PGW_EPROTO,
+ * PGW_ECANCELED (pgw_conn_close was called first). err is NULL unless the
+ * status is PGW_ESERVER. */
+typedef void (*pgw_connect_cb)(pgw_conn_t *conn, int status, const pgw_error_t *err, void *ud);
+/* pgw_conn_close finished: every handle is closed; conn is about to be
+ * freed and must not be used after this callback returns. */
+typedef void (*pgw_close_cb)(pgw_conn_t *conn, void *ud);
+/* A cancel request finished: 0 when the CancelRequest was delivered and the
+ * server closed the cancel connection (whether the query was still running
+ * is not known: the target request completes with SQLSTATE 57014 if it was
+ * interrupted), or a libuv/PGW error (PGW_ECONNECT, PGW_ETIMEDOUT,
+ * PGW_ECANCELED if the connection was closed first). */
+typedef void (*pgw_cancel_cb)(pgw_conn_t *conn, int status, void *ud);
+
+typedef struct pgw_conn_config {
+    const pgw_allocator_t *alloc; /* NULL: malloc; must outlive the conn and its buffers */
+    uint32_t max_message_size;    /* 0: PGW_DEFAULT_MAX_MESSAGE */
+    size_t write_threshold;       /* 0: 256 KiB; flush at once past this */
+    size_t read_chunk_size;       /* 0: the session's default (64 KiB) */
+    /* Optional application hooks (views valid during the call). */
+    void (*on_notice)(pgw_conn_t *conn, const pgw_error_t *notice, void *ud);
+    void (*on_notification)(pgw_conn_t *conn, int32_t pid, pgw_str_t channel, pgw_str_t payload,
+                            void *ud);
+    void (*on_parameter)(pgw_conn_t *conn, pgw_str_t name, pgw_str_t value, void *ud);
+    void (*on_trace)(pgw_conn_t *conn, char direction, const uint8_t *msg, size_t len, void *ud);
+    /* The established connection broke (server closed, network error,
+     * protocol violation): err is PGW_ECONNLOST, PGW_EPROTO, PGW_ETOOBIG,...
+     * Every pending request has already failed with err. The socket is
+     * being closed; new requests fail with PGW_ECLOSED. The application
+     * still calls pgw_conn_close to free the connection. Not called for a
+     * failure during connect (the connect callback reports that) nor after
+     * pgw_conn_close. */
+    void (*on_lost)(pgw_conn_t *conn, int err, void *ud);
+    void *ud; /* passed to the hooks above */
+} pgw_conn_config_t;
+
+/* Traffic counters since pgw_conn_new. */
+typedef struct pgw_conn_stats {
+    uint64_t writes;    /* uv_write calls issued */
+    uint64_t bytes_out; /* bytes handed to uv_write */
+    uint64_t reads;     /* read callbacks that delivered bytes */
+    uint64_t bytes_in;  /* bytes read */
+} pgw_conn_stats_t;
+
+/* Create a connection on loop with cfg (copied; NULL: defaults). Nothing
+ * touches the network until pgw_conn_connect. Returns 0, PGW_EINVAL (loop
+ * NULL) or PGW_ENOMEM. Free it with pgw_conn_close (also when it never
+ * connected). */
+PGW_EXTERN int pgw_conn_new(pgw_conn_t **out, struct uv_loop_s *loop, const pgw_conn_config_t *cfg);
+
+/*
+ * Connect using a libpq connection string (keyword/value or URI; PG*
+ * environment variables, the service file and ~/.pgpass fill the gaps, as
+ * in libpq). Hosts are tried in order (host=a,b port=1,2), or shuffled with
+ * load_balance_hosts=random; each name's addresses are tried in turn; a host
+ * starting with '/' is a unix socket directory (DIR/.s.PGSQL.PORT). Each
+ * attempt is bounded by connect_timeout. TCP sockets get TCP_NODELAY and
+ * keepalive per keepalives/keepalives_idle. target_session_attrs (any,
+ * read-write, read-only, primary, standby, prefer-standby) is checked after
+ * startup; a server that does not match is left for the next host.
+ *
+ * Requests may be issued right after this call returns: they are queued in
+ * the session and sent after startup. If the attempt that carries them is
+ * abandoned (the server closes during startup, or does not match
+ * target_session_attrs), they fail with that attempt's error.
+ *
+ * Returns 0 (cb will be called), or: PGW_ECONNINFO (bad connection string),
+ * PGW_ENOTSUP (sslmode require/verify-ca/verify-full or gssencmode=require:
+ * TLS is not implemented yet), PGW_EBUSY (connect already called),
+ * PGW_ECLOSED (closing), PGW_EINVAL (bad session options: require_auth,
+ * channel_binding, protocol versions), PGW_ENOMEM.
+ */
+PGW_EXTERN int pgw_conn_connect(pgw_conn_t *conn, const char *conninfo, pgw_connect_cb cb,
+                                void *ud);
+
+/*
+ * Close the connection: asynchronous, idempotent, callable from inside any
+ * callback. Pending requests (and a connect in progress, and cancels) fail
+ * with PGW_ECANCELED, each exactly once; Terminate is sent (best effort,
+ * without blocking) when the connection is up; requests not yet written
+ * are discarded, never sent. Memory is freed after every uv handle has
+ * closed, right after cb (may be NULL) returns. Returns 0, or PGW_ECLOSED
+ * when close was already called (cb will then not be called).
+ */
+PGW_EXTERN int pgw_conn_close(pgw_conn_t *conn, pgw_close_cb cb, void *ud);
+
+/*
+ * Ask the server to cancel the request it is running, over a separate
+ * non-blocking connection to the same address, carrying the BackendKeyData
+ * (4-byte key in protocol 3.0, the long key in 3.2). cb fires when the
+ * server has closed that connection, or with PGW_ETIMEDOUT after
+ * connect_timeout (10 s when unset).
+ *
+ * While a cancel is in flight, output is held: requests issued after
+ * pgw_conn_cancel are written only once the server has closed the cancel
+ * connection (it has then signalled the backend), so a cancel that arrives
+ * after its target finished cannot interrupt a request issued after the
+ * cancel. Requests written before the cancel (pipelined behind the target)
+ * can still be the one interrupted: cancel targets "whatever runs now", as
+ * in libpq. With nothing running, a cancel is harmless.
+ * Returns 0, PGW_EBUSY (not connected yet), PGW_ECLOSED, PGW_ENOTSUP (the
+ * server sent no BackendKeyData), PGW_ENOMEM, or a libuv error.
+ */
+PGW_EXTERN int pgw_conn_cancel(pgw_conn_t *conn, pgw_cancel_cb cb, void *ud);
+
+/* Requests: see the session functions of the same name for their
+ * semantics, ownership and results. Each returns 0 or the session's error
+ * codes, plus PGW_ECLOSED after pgw_conn_close or when the connection is
+ * lost, and PGW_EBUSY before pgw_conn_connect. */
+PGW_EXTERN int pgw_conn_simple_query(pgw_conn_t *conn, const char *sql, pgw_result_cb cb, void *ud);
+/* Extended query with binary results (PGW_Q_TEXT in pgw_conn_query_flags
+ * for text). */
+PGW_EXTERN int pgw_conn_query(pgw_conn_t *conn, const char *sql, const pgw_param_t *params,
+                              uint16_t nparams, pgw_result_cb cb, void *ud);
+PGW_EXTERN int pgw_conn_query_flags(pgw_conn_t *conn, const char *sql, const pgw_param_t *params,
+                                    uint16_t nparams, unsigned flags, pgw_result_cb cb, void *ud);
+PGW_EXTERN int pgw_conn_query_rows(pgw_conn_t *conn, const char *sql, const pgw_param_t *params,
+                                   uint16_t nparams, unsigned flags, pgw_row_cb row_cb,
+                                   pgw_result_cb done_cb, void *ud);
+PGW_EXTERN int pgw_conn_prepare(pgw_conn_t *conn, const char *name, const char *sql,
+                                const uint32_t *oids, uint16_t nparams, pgw_result_cb cb, void *ud);
+PGW_EXTERN int pgw_conn_execute(pgw_conn_t *conn, const char *name, const pgw_param_t *params,
+                                uint16_t nparams, unsigned flags, pgw_result_cb cb, void *ud);
+PGW_EXTERN int pgw_conn_execute_rows(pgw_conn_t *conn, const char *name, const pgw_param_t *params,
+                                     uint16_t nparams, unsigned flags, pgw_row_cb row_cb,
+                                     pgw_result_cb done_cb, void *ud);
+PGW_EXTERN int pgw_conn_describe(pgw_conn_t *conn, const char *name, pgw_result_cb cb, void *ud);
+PGW_EXTERN int pgw_conn_close_statement(pgw_conn_t *conn, const char *name, pgw_result_cb cb,
+                                        void *ud);
+/* Batches (one Sync for the group, or PGW_BATCH_SYNC_EACH). */
+PGW_EXTERN int pgw_conn_batch_begin(pgw_conn_t *conn, unsigned flags);
+PGW_EXTERN int pgw_conn_batch_end(pgw_conn_t *conn, pgw_result_cb cb, void *ud);
+PGW_EXTERN int pgw_conn_sync(pgw_conn_t *conn, pgw_result_cb cb, void *ud);
+
+/*
+ * The session being driven, for direct access (parameters, transaction
+ * status, backend key, requests not wrapped here). NULL before
+ * pgw_conn_connect and after pgw_conn_close. The session may be replaced
+ * while connecting (one per host attempt): hold the pointer only once the
+ * connect callback reported success. Never free it.
+ */
+PGW_EXTERN pgw_session_t *pgw_conn_session(pgw_conn_t *conn);
+/* The loop the connection runs on. */
+PGW_EXTERN struct uv_loop_s *pgw_conn_loop(const pgw_conn_t *conn);
+/* 1 once connected (startup done) and until lost or closed. */
+PGW_EXTERN int pgw_conn_is_ready(const pgw_conn_t *conn);
+/* The host and port of the server connected to (or being tried): NUL
+ * terminated, valid until the next attempt or pgw_conn_close. */
+PGW_EXTERN const char *pgw_conn_host(const pgw_conn_t *conn);
+PGW_EXTERN const char *pgw_conn_port(const pgw_conn_t *conn);
+/* Copy the traffic counters into *out. */
+PGW_EXTERN void pgw_conn_stats(const pgw_conn_t *conn, pgw_conn_stats_t *out);
+/* The application data of the config (cfg->ud). */
+PGW_EXTERN void *pgw_conn_userdata(const pgw_conn_t *conn);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* PGWIRE_CONN_H */

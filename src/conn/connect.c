@@ -1,0 +1,486 @@
+/*
+ * Connecting: the host list from the connection string, DNS, one socket
+ * attempt at a time (each bounded by connect_timeout), startup through the
+ * session, and the target_session_attrs check, moving on to the next
+ * address or host as libpq does.
+ *
+ * libpq's rules kept here: hosts are tried in order (or shuffled with
+ * load_balance_hosts=random); every address of a name is tried; a socket
+ * failure, a timeout or a server that closes during startup moves on; an
+ * authentication failure or a server error during startup ends the connect
+ * (the remaining hosts are not tried); a server that does not match
+ * target_session_attrs is left for the next host; prefer-standby makes a
+ * second pass accepting any server when no standby was found.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "conn/conn_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum pgw__target {
+    PGW__TARGET_ANY = 0,
+    PGW__TARGET_READ_WRITE,
+    PGW__TARGET_READ_ONLY,
+    PGW__TARGET_PRIMARY,
+    PGW__TARGET_STANDBY,
+    PGW__TARGET_PREFER_STANDBY
+};
+
+static void attempt_host(pgw_conn_t *c);
+static void next_address(pgw_conn_t *c);
+
+/* -------------------------------------------------------------- finishing */
+
+/* Report the connect result once. On failure the attempt's socket and
+ * session are released after the callback (err points into the session). */
+void pgw__connect_finish(pgw_conn_t *c, int status, const pgw_error_t *err)
+{
+    pgw_connect_cb cb = c->connect_cb;
+    if (!cb) return;
+    c->connect_cb = NULL;
+    uv_timer_stop(&c->timer);
+    if (c->state == PGW__CONN_CONNECTING) c->state = status == 0 ? PGW__CONN_READY : PGW__CONN_LOST;
+    cb(c, status, status == PGW_ESERVER ? err : NULL, c->connect_ud);
+    if (status == 0) {
+        pgw__conn_flush(c);
+        return;
+    }
+    if (c->state != PGW__CONN_LOST) return; /* closed from the callback */
+    pgw__conn_sock_close(c->sock);
+    c->sock = NULL;
+    pgw__conn_session_drop(c, status == PGW_ESERVER ? PGW_ECONNLOST : status);
+}
+
+/* The current attempt failed at a point where the next address (or host)
+ * may still work. The session is replaced if it had started. */
+static void attempt_failed(pgw_conn_t *c, int err, int skip_host)
+{
+    uv_timer_stop(&c->timer);
+    pgw__conn_sock_close(c->sock);
+    c->sock = NULL;
+    c->probing = 0;
+    if (c->last_err != PGW_ETARGET) c->last_err = err;
+    if (c->s && pgw_session_state(c->s) != PGW_SESSION_NEW) {
+        pgw__conn_session_drop(c, err);
+        int rc = pgw__conn_session_create(c, NULL);
+        if (rc < 0) {
+            pgw__connect_finish(c, rc, NULL);
+            return;
+        }
+    }
+    if (skip_host) {
+        if (c->ai_list) uv_freeaddrinfo(c->ai_list);
+        c->ai_list = c->ai_next = NULL;
+    }
+    next_address(c);
+}
+
+void pgw__connect_on_broken(pgw_conn_t *c, int err)
+{
+    /* The server went away during startup: another host may do better.
+     * Anything else (authentication, protocol) ends the connect. */
+    if (err == PGW_ECONNLOST || err == PGW_ETIMEDOUT)
+        attempt_failed(c, err, 0);
+    else
+        pgw__connect_finish(c, err, NULL);
+}
+
+/* ------------------------------------------------- target_session_attrs */
+
+/* 1 yes, 0 no, -1 unknown, from a ParameterStatus value. */
+static int param_bool(const pgw_conn_t *c, const char *name)
+{
+    const char *v = pgw_session_parameter(c->s, name);
+    if (!v) return -1;
+    return strcmp(v, "on") == 0 || strcmp(v, "true") == 0;
+}
+
+/* Does a server with these properties match? read_only/standby are 1/0. */
+static int target_matches(const pgw_conn_t *c, int read_only, int standby)
+{
+    switch (c->target) {
+    case PGW__TARGET_READ_WRITE:
+        return !read_only;
+    case PGW__TARGET_READ_ONLY:
+        return read_only;
+    case PGW__TARGET_PRIMARY:
+        return !standby;
+    case PGW__TARGET_STANDBY:
+        return standby;
+    case PGW__TARGET_PREFER_STANDBY:
+        return c->pass > 0 || standby;
+    default:
+        return 1;
+    }
+}
+
+static void target_decided(pgw_conn_t *c, int ok)
+{
+    c->probing = 0;
+    if (ok) {
+        pgw__connect_finish(c, 0, NULL);
+        return;
+    }
+    c->last_err = PGW_ETARGET;
+    attempt_failed(c, PGW_ETARGET, 1);
+}
+
+static void on_probe(int status, pgw_result_t *res, void *ud)
+{
+    pgw_conn_t *c = ud;
+    pgw_str_t v = {NULL, 0};
+    int got = status == 0 && res && pgw_result_text(res, 0, 0, &v) == 0 && v.len > 0;
+    char first = got ? v.p[0] : 0;
+    pgw_result_free(res);
+    if (!c->probing || c->state != PGW__CONN_CONNECTING) return;
+    if (!got) {
+        /* the session broke, or the server refused the query */
+        if (status == 0 || status == PGW_ESERVER) status = PGW_EPROTO;
+        attempt_failed(c, status, 1);
+        return;
+    }
+    int yes = first == 't' || first == 'o';                  /* "t" / "on" */
+    if (first == 'o' && v.len > 1 && v.p[1] == 'f') yes = 0; /* "off" */
+    if (c->target == PGW__TARGET_READ_WRITE || c->target == PGW__TARGET_READ_ONLY)
+        target_decided(c, target_matches(c, yes, 0));
+    else
+        target_decided(c, target_matches(c, 0, yes));
+}
+
+static void start_probe(pgw_conn_t *c, const char *sql)
+{
+    c->probing = 1;
+    int rc = pgw_session_simple_query(c->s, sql, on_probe, c);
+    if (rc < 0) attempt_failed(c, rc, 1);
+}
+
+/* Startup finished on the current attempt. */
+void pgw__connect_on_startup(pgw_conn_t *c, int status, const pgw_error_t *err)
+{
+    if (status < 0) {
+        pgw__connect_finish(c, status, err);
+        return;
+    }
+    if (c->target == PGW__TARGET_ANY || (c->target == PGW__TARGET_PREFER_STANDBY && c->pass > 0)) {
+        pgw__connect_finish(c, 0, NULL);
+        return;
+    }
+    int hot = param_bool(c, "in_hot_standby");
+    if (c->target == PGW__TARGET_READ_WRITE || c->target == PGW__TARGET_READ_ONLY) {
+        int ro = param_bool(c, "default_transaction_read_only");
+        if (ro < 0 || hot < 0) {
+            start_probe(c, "SHOW transaction_read_only");
+            return;
+        }
+        target_decided(c, target_matches(c, ro || hot, hot));
+        return;
+    }
+    if (hot < 0) {
+        start_probe(c, "SELECT pg_catalog.pg_is_in_recovery()");
+        return;
+    }
+    target_decided(c, target_matches(c, hot, hot));
+}
+
+/* --------------------------------------------------------------- sockets */
+
+static void on_timeout(uv_timer_t *t)
+{
+    pgw_conn_t *c = t->data;
+    if (c->state == PGW__CONN_CONNECTING) attempt_failed(c, PGW_ECONNECT, 0);
+}
+
+static void arm_timeout(pgw_conn_t *c)
+{
+    if (c->connect_timeout_ms) uv_timer_start(&c->timer, on_timeout, c->connect_timeout_ms, 0);
+}
+
+static void on_connected(uv_connect_t *req, int status)
+{
+    pgw__sock_t *k = req->data;
+    pgw_conn_t *c = k->c;
+    if (k != c->sock || c->state != PGW__CONN_CONNECTING) return;
+    if (status < 0) {
+        attempt_failed(c, PGW_ECONNECT, 0);
+        return;
+    }
+    /* A session that has queued nothing is rebuilt with this host's
+     * password (pgpass entries are per host). */
+    const char *pw = c->hosts[c->host_idx].password;
+    if (pgw_session_pending(c->s) == 0) {
+        pgw__conn_session_drop(c, 0);
+        int rc = pgw__conn_session_create(c, pw);
+        if (rc < 0) {
+            pgw__connect_finish(c, rc, NULL);
+            return;
+        }
+    }
+    int rc = pgw__conn_start_io(c);
+    if (rc < 0) attempt_failed(c, PGW_ECONNECT, 0);
+}
+
+static int connect_pipe(pgw_conn_t *c, const pgw__host_t *h)
+{
+    int n = pgw_host_socket_path(&h->h, c->peer_path, sizeof(c->peer_path));
+    if (n < 0) return n;
+    if (c->peer_path[0] == '@') return PGW_ENOTSUP; /* abstract sockets: libuv >= 1.46 */
+    pgw__sock_t *k;
+    int rc = pgw__conn_sock_new(c, 1, &k);
+    if (rc < 0) return rc;
+    c->sock = k;
+    c->peer_is_pipe = 1;
+    uv_pipe_connect(&k->creq, &k->h.pipe, c->peer_path, on_connected);
+    arm_timeout(c);
+    return 0;
+}
+
+static int connect_tcp(pgw_conn_t *c, const struct sockaddr *sa)
+{
+    pgw__sock_t *k;
+    int rc = pgw__conn_sock_new(c, 0, &k);
+    if (rc < 0) return rc;
+    c->sock = k;
+    rc = uv_tcp_connect(&k->creq, &k->h.tcp, sa, on_connected);
+    if (rc < 0) {
+        pgw__conn_sock_close(k);
+        c->sock = NULL;
+        return rc;
+    }
+    memset(&c->peer, 0, sizeof(c->peer));
+    memcpy(&c->peer, sa,
+           sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in));
+    c->peer_is_pipe = 0;
+    arm_timeout(c);
+    return 0;
+}
+
+/* Try the remaining resolved addresses of the current host, then the next
+ * host. */
+static void next_address(pgw_conn_t *c)
+{
+    while (c->ai_next) {
+        struct addrinfo *ai = c->ai_next;
+        c->ai_next = ai->ai_next;
+        if (ai->ai_family != AF_INET && ai->ai_family != AF_INET6) continue;
+        if (connect_tcp(c, ai->ai_addr) == 0) return;
+        c->last_err = c->last_err == PGW_ETARGET ? PGW_ETARGET : PGW_ECONNECT;
+    }
+    if (c->ai_list) uv_freeaddrinfo(c->ai_list);
+    c->ai_list = NULL;
+    c->host_idx++;
+    attempt_host(c);
+}
+
+static void on_resolved(uv_getaddrinfo_t *req, int status, struct addrinfo *res)
+{
+    pgw_conn_t *c = req->data;
+    int stale = req != c->gai;
+    pgw__free(c->alloc, req);
+    if (stale || c->state != PGW__CONN_CONNECTING) {
+        if (res) uv_freeaddrinfo(res);
+        pgw__conn_handle_closed(c); /* may free c: last use */
+        return;
+    }
+    c->gai = NULL;
+    c->handles_open--; /* cannot reach 0: the prepare and timer handles are open */
+    if (status < 0 || !res) {
+        if (c->last_err != PGW_ETARGET) c->last_err = PGW_ECONNECT;
+        c->host_idx++;
+        attempt_host(c);
+        return;
+    }
+    c->ai_list = c->ai_next = res;
+    next_address(c);
+}
+
+static int resolve(pgw_conn_t *c, const pgw__host_t *h)
+{
+    uv_getaddrinfo_t *req = pgw__calloc(c->alloc, 1, sizeof(*req));
+    if (!req) return PGW_ENOMEM;
+    struct addrinfo hints;
+    memset(&hints, 0, sizeof(hints));
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = h->h.hostaddr ? AI_NUMERICHOST : 0;
+    req->data = c;
+    const char *node = h->h.hostaddr ? h->h.hostaddr : h->h.host;
+    int rc = uv_getaddrinfo(c->loop, req, on_resolved, node, h->port, &hints);
+    if (rc < 0) {
+        pgw__free(c->alloc, req);
+        return rc;
+    }
+    c->gai = req;
+    c->handles_open++;
+    return 0;
+}
+
+static void start_pass(pgw_conn_t *c)
+{
+    c->pass++;
+    c->host_idx = 0;
+    attempt_host(c);
+}
+
+/* Start an attempt on hosts[host_idx], moving on while attempts fail
+ * synchronously. */
+static void attempt_host(pgw_conn_t *c)
+{
+    for (; c->host_idx < c->nhosts; c->host_idx++) {
+        const pgw__host_t *h = &c->hosts[c->host_idx];
+        int is_pipe = h->h.is_unix;
+        int rc = is_pipe ? connect_pipe(c, h) : resolve(c, h);
+        if (rc == 0) return;
+        if (c->last_err != PGW_ETARGET) c->last_err = PGW_ECONNECT;
+    }
+    if (c->target == PGW__TARGET_PREFER_STANDBY && c->pass == 0) {
+        start_pass(c);
+        return;
+    }
+    pgw__connect_finish(c, c->last_err ? c->last_err : PGW_ECONNECT, NULL);
+}
+
+static void on_start(uv_timer_t *t)
+{
+    pgw_conn_t *c = t->data;
+    attempt_host(c);
+}
+
+/* ------------------------------------------------------------ public API */
+
+static void shuffle_hosts(pgw_conn_t *c)
+{
+    uint64_t x = uv_hrtime() ^ (uint64_t)(uintptr_t)c;
+    for (size_t i = c->nhosts; i > 1; i--) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        size_t j = (size_t)(x % i);
+        pgw__host_t tmp = c->hosts[i - 1];
+        c->hosts[i - 1] = c->hosts[j];
+        c->hosts[j] = tmp;
+    }
+}
+
+static int parse_target(const char *v, int *out)
+{
+    static const char *const names[] = {"any",     "read-write", "read-only",
+                                        "primary", "standby",    "prefer-standby"};
+    if (!v || !*v) {
+        *out = PGW__TARGET_ANY;
+        return 0;
+    }
+    for (size_t i = 0; i < PGW__ARRAY_LEN(names); i++) {
+        if (strcmp(v, names[i]) == 0) {
+            *out = (int)i;
+            return 0;
+        }
+    }
+    return PGW_ECONNINFO;
+}
+
+/* Apply the connection options that belong to the transport. */
+static int apply_options(pgw_conn_t *c)
+{
+    const char *v = pgw_conninfo_get(c->ci, "sslmode");
+    if (v &&
+        (strcmp(v, "require") == 0 || strcmp(v, "verify-ca") == 0 || strcmp(v, "verify-full") == 0))
+        return PGW_ENOTSUP;
+    v = pgw_conninfo_get(c->ci, "gssencmode");
+    if (v && strcmp(v, "require") == 0) return PGW_ENOTSUP;
+    if (parse_target(pgw_conninfo_get(c->ci, "target_session_attrs"), &c->target) < 0)
+        return PGW_ECONNINFO;
+    v = pgw_conninfo_get(c->ci, "connect_timeout");
+    if (v && *v) {
+        long t = strtol(v, NULL, 10);
+        /* libpq: values below 2 seconds are raised to 2; 0 means none */
+        c->connect_timeout_ms = t <= 0 ? 0 : (uint64_t)(t < 2 ? 2 : t) * 1000u;
+    }
+    v = pgw_conninfo_get(c->ci, "keepalives");
+    c->keepalive = !v || !*v || strtol(v, NULL, 10) != 0;
+    v = pgw_conninfo_get(c->ci, "keepalives_idle");
+    c->keepalive_idle = v && *v ? (unsigned)strtoul(v, NULL, 10) : 0;
+    v = pgw_conninfo_get(c->ci, "load_balance_hosts");
+    if (v && strcmp(v, "random") == 0)
+        shuffle_hosts(c);
+    else if (v && *v && strcmp(v, "disable") != 0)
+        return PGW_ECONNINFO;
+    return 0;
+}
+
+static int parse_protocol(const char *v, uint32_t *out)
+{
+    if (!v || !*v || strcmp(v, "3.0") == 0)
+        *out = PGW_PROTO_3_0;
+    else if (strcmp(v, "3.2") == 0 || strcmp(v, "latest") == 0)
+        *out = PGW_PROTO_3_2;
+    else
+        return PGW_ECONNINFO;
+    return 0;
+}
+
+/* Parse the connection string into the conn: hosts with their passwords,
+ * startup parameters and the session's options. */
+static int load_conninfo(pgw_conn_t *c, const char *conninfo)
+{
+    int rc = pgw_conninfo_parse(&c->ci, conninfo, c->alloc, NULL, 0);
+    if (rc < 0) return rc;
+    size_t n = pgw_conninfo_nhosts(c->ci);
+    c->hosts = pgw__calloc(c->alloc, n ? n : 1, sizeof(*c->hosts));
+    if (!c->hosts) return PGW_ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+        pgw__host_t *h = &c->hosts[i];
+        rc = pgw_conninfo_host(c->ci, i, &h->h);
+        if (rc < 0) return rc;
+        snprintf(h->port, sizeof(h->port), "%u", (unsigned)h->h.port);
+        h->password = pgw_conninfo_password(c->ci, &h->h);
+    }
+    c->nhosts = n;
+    rc = pgw_conninfo_startup_params(c->ci, c->startup_params,
+                                     PGW__ARRAY_LEN(c->startup_params) / 2);
+    if (rc < 0) return rc;
+    c->nstartup_params = (size_t)rc;
+    c->require_auth = pgw_conninfo_get(c->ci, "require_auth");
+    c->channel_binding = pgw_conninfo_get(c->ci, "channel_binding");
+    rc = parse_protocol(pgw_conninfo_get(c->ci, "min_protocol_version"), &c->min_protocol);
+    if (rc == 0)
+        rc = parse_protocol(pgw_conninfo_get(c->ci, "max_protocol_version"), &c->max_protocol);
+    return rc;
+}
+
+int pgw_conn_connect(pgw_conn_t *c, const char *conninfo, pgw_connect_cb cb, void *ud)
+{
+    if (!c || !cb) return PGW_EINVAL;
+    if (c->state == PGW__CONN_CLOSING) return PGW_ECLOSED;
+    if (c->state != PGW__CONN_NEW) return PGW_EBUSY;
+    int rc = load_conninfo(c, conninfo);
+    if (rc == 0) rc = apply_options(c);
+    if (rc == 0 && c->nhosts == 0) rc = PGW_ECONNINFO;
+    if (rc == 0) rc = pgw__conn_session_create(c, c->hosts[0].password);
+    if (rc == 0) rc = uv_timer_start(&c->timer, on_start, 0, 0);
+    if (rc < 0) {
+        pgw__conn_session_drop(c, 0);
+        pgw__connect_free(c);
+        return rc;
+    }
+    c->connect_cb = cb;
+    c->connect_ud = ud;
+    c->state = PGW__CONN_CONNECTING;
+    return 0;
+}
+
+void pgw__connect_free(pgw_conn_t *c)
+{
+    if (c->gai) {
+        uv_cancel((uv_req_t *)c->gai); /* its callback frees it */
+        c->gai = NULL;
+    }
+    if (c->ai_list) uv_freeaddrinfo(c->ai_list);
+    c->ai_list = c->ai_next = NULL;
+    pgw__free(c->alloc, c->hosts);
+    c->hosts = NULL;
+    c->nhosts = 0;
+    pgw_conninfo_free(c->ci);
+    c->ci = NULL;
+}

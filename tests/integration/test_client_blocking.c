@@ -1,0 +1,262 @@
+/*
+ * The blocking client against the throwaway cluster.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "pgtest.h"
+#include "pgwire/client.h"
+
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+static pgw_client_t *connect_default(void)
+{
+    char ci[512];
+    pgw_client_t *c = NULL;
+    pgt_require_server();
+    char err[256];
+    int rc = pgw_client_connect_err(&c, pgt_conninfo(ci, sizeof(ci), NULL), NULL, err, sizeof(err));
+    if (rc != 0) fail_msg("connect: %s: %s", pgw_err_name(rc), err);
+    return c;
+}
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void test_connect_failures(void **state)
+{
+    char ci[512], err[256];
+    pgw_client_t *c = (pgw_client_t *)1;
+    pgt_require_server();
+    pgt_conninfo_tcp(ci, sizeof(ci), pgt_env_required("PGW_TEST_SCRAM_USER"), "not-it", NULL);
+    int rc = pgw_client_connect_err(&c, ci, NULL, err, sizeof(err));
+    assert_true(rc == PGW_ESERVER || rc == PGW_EAUTH);
+    assert_null(c);
+    assert_true(strlen(err) > 0);
+    assert_int_equal(pgw_client_connect(&c, "host=/x sslmode=verify-full", NULL), PGW_ENOTSUP);
+    assert_int_equal(pgw_client_connect(&c, "port=notaport", NULL), PGW_ECONNINFO);
+    pgw_client_close(NULL);
+}
+
+static void test_exec_chain(void **state)
+{
+    pgw_client_t *c = connect_default();
+    pgw_result_t *res;
+    assert_int_equal(pgw_client_exec(c, "SELECT 1 AS a; SELECT 'two' AS b, 3 AS c", &res), 0);
+    assert_int_equal(pgw_result_nrows(res), 1);
+    pgw_str_t s;
+    assert_int_equal(pgw_result_text(res, 0, 0, &s), 0);
+    assert_int_equal(s.len, 1);
+    assert_memory_equal(s.p, "1", 1);
+    pgw_result_t *next = pgw_result_next(res);
+    assert_non_null(next);
+    assert_int_equal(pgw_result_ncols(next), 2);
+    assert_int_equal(pgw_result_text(next, 0, 0, &s), 0);
+    assert_memory_equal(s.p, "two", 3);
+    pgw_result_free(res);
+
+    assert_int_equal(pgw_client_exec(c, "SELECT 1; SELECT nope; SELECT 3", &res), PGW_ESERVER);
+    assert_non_null(res);
+    const pgw_result_t *r = res;
+    while (r && !pgw_result_error(r))
+        r = pgw_result_next(r);
+    assert_non_null(r);
+    assert_string_equal(pgw_result_error(r)->sqlstate, "42703");
+    pgw_result_free(res);
+    /* NULL res: the result is freed for the caller */
+    assert_int_equal(pgw_client_exec(c, "SET application_name = 'x'", NULL), 0);
+    pgw_client_close(c);
+}
+
+static void test_query_typed(void **state)
+{
+    pgw_client_t *c = connect_default();
+    pgw_param_t p[] = {pgw_int4(42), pgw_text("answer")};
+    pgw_result_t *res;
+    assert_int_equal(pgw_client_query(c, "SELECT $1::int4 AS id, $2::text AS name", p, 2, &res), 0);
+    int32_t id;
+    pgw_str_t name;
+    assert_int_equal(pgw_result_int4(res, 0, 0, &id), 0);
+    assert_int_equal(pgw_result_text(res, 0, 1, &name), 0);
+    assert_int_equal(id, 42);
+    assert_int_equal(name.len, 6);
+    assert_memory_equal(name.p, "answer", 6);
+    pgw_result_free(res);
+
+    assert_int_equal(
+        pgw_client_query(c, "SELECT 1/$1::int4", (pgw_param_t[]){pgw_int4(0)}, 1, &res),
+        PGW_ESERVER);
+    assert_string_equal(pgw_result_error(res)->sqlstate, "22012");
+    pgw_result_free(res);
+    pgw_client_close(c);
+}
+
+static void test_prepare_execute(void **state)
+{
+    pgw_client_t *c = connect_default();
+    pgw_result_t *res;
+    assert_int_equal(pgw_client_prepare(c, "mul", "SELECT $1::int8 * $2::int8", NULL, 2, &res), 0);
+    assert_int_equal(pgw_result_nparams(res), 2);
+    assert_int_equal(pgw_result_param_type(res, 0), 20);
+    pgw_result_free(res);
+    for (int i = 0; i < 10; i++) {
+        pgw_param_t p[] = {pgw_int8(i), pgw_int8(1000)};
+        assert_int_equal(pgw_client_execute(c, "mul", p, 2, &res), 0);
+        int64_t v;
+        assert_int_equal(pgw_result_int8(res, 0, 0, &v), 0);
+        assert_int_equal(v, i * 1000);
+        pgw_result_free(res);
+    }
+    pgw_client_close(c);
+}
+
+static void test_batch(void **state)
+{
+    pgw_client_t *c = connect_default();
+    pgw_param_t p1[] = {pgw_int4(7)};
+    pgw_client_batch_item_t items[] = {
+        {"CREATE TEMP TABLE cb(v int4)", NULL, 0, 0},
+        {"INSERT INTO cb VALUES ($1)", p1, 1, 0},
+        {"SELECT sum(v)::int4 FROM cb", NULL, 0, 0},
+    };
+    pgw_result_t *res[4];
+    int st[4];
+    assert_int_equal(pgw_client_batch(c, items, 3, 0, res, st), 0);
+    int32_t v;
+    assert_int_equal(pgw_result_int4(res[2], 0, 0, &v), 0);
+    assert_int_equal(v, 7);
+    for (int i = 0; i < 3; i++)
+        pgw_result_free(res[i]);
+
+    pgw_client_batch_item_t bad[] = {
+        {"INSERT INTO cb VALUES (1)", NULL, 0, 0},
+        {"SELECT 1/0", NULL, 0, 0},
+        {"INSERT INTO cb VALUES (2)", NULL, 0, 0},
+        {"SELECT count(*)::int4 FROM cb", NULL, 0, 0},
+    };
+    /* One Sync: the failure aborts the rest and rolls back the first. */
+    assert_int_equal(pgw_client_batch(c, bad, 4, 0, res, st), PGW_ESERVER);
+    assert_int_equal(st[0], 0);
+    assert_int_equal(st[1], PGW_ESERVER);
+    assert_int_equal(st[2], PGW_EABORTED);
+    assert_int_equal(st[3], PGW_EABORTED);
+    assert_null(res[2]);
+    assert_null(res[3]);
+    pgw_result_free(res[0]);
+    pgw_result_free(res[1]);
+    /* A Sync after each: the others run. */
+    assert_int_equal(pgw_client_batch(c, bad, 4, PGW_BATCH_SYNC_EACH, res, st), PGW_ESERVER);
+    assert_int_equal(st[0], 0);
+    assert_int_equal(st[1], PGW_ESERVER);
+    assert_int_equal(st[2], 0);
+    assert_int_equal(st[3], 0);
+    assert_int_equal(pgw_result_int4(res[3], 0, 0, &v), 0);
+    assert_int_equal(v, 3); /* 7, 1, 2 */
+    for (int i = 0; i < 4; i++)
+        pgw_result_free(res[i]);
+    pgw_client_close(c);
+}
+
+typedef struct sum {
+    int64_t total;
+    uint64_t rows;
+} sum_t;
+
+static int on_row(const pgw_row_t *row, void *ud)
+{
+    sum_t *s = ud;
+    int32_t v;
+    if (pgw_get_int4(&row->values[0], &v) < 0) return -1;
+    s->total += v;
+    s->rows++;
+    return 0;
+}
+
+static void test_query_rows(void **state)
+{
+    pgw_client_t *c = connect_default();
+    sum_t s = {0, 0};
+    pgw_result_t *res;
+    assert_int_equal(pgw_client_query_rows(c, "SELECT g::int4 FROM generate_series(1, 1000) g",
+                                           NULL, 0, 0, on_row, &s, &res),
+                     0);
+    assert_int_equal(s.rows, 1000);
+    assert_int_equal(s.total, 500500);
+    assert_int_equal(pgw_result_nrows(res), 0);
+    assert_int_equal(pgw_result_rows_affected(res), 1000);
+    pgw_result_free(res);
+    pgw_client_close(c);
+}
+
+static void *cancel_later(void *arg)
+{
+    struct timespec ts = {0, 50 * 1000000L};
+    nanosleep(&ts, NULL);
+    *(int *)((void **)arg)[1] = pgw_client_cancel(((void **)arg)[0]);
+    return NULL;
+}
+
+static void test_cancel_from_thread(void **state)
+{
+    pgw_client_t *c = connect_default();
+    int cancel_rc = 1;
+    void *arg[2] = {c, &cancel_rc};
+    pthread_t th;
+    uint64_t t0 = now_ns();
+    assert_int_equal(pthread_create(&th, NULL, cancel_later, arg), 0);
+    pgw_result_t *res;
+    assert_int_equal(pgw_client_exec(c, "SELECT pg_sleep(10)", &res), PGW_ESERVER);
+    assert_true(now_ns() - t0 < 1000000000ull);
+    assert_string_equal(pgw_result_error(res)->sqlstate, "57014");
+    pgw_result_free(res);
+    pthread_join(th, NULL);
+    assert_int_equal(cancel_rc, 0);
+    assert_int_equal(pgw_client_exec(c, "SELECT 1", NULL), 0);
+    pgw_client_close(c);
+}
+
+static void test_connection_lost(void **state)
+{
+    pgw_client_t *c = connect_default();
+    assert_non_null(pgw_client_conn(c));
+    assert_non_null(pgw_client_session(c));
+    pgw_result_t *res = (pgw_result_t *)1;
+    int rc = pgw_client_exec(c, "SELECT pg_terminate_backend(pg_backend_pid())", &res);
+    assert_true(rc == PGW_ESERVER || rc == PGW_ECONNLOST);
+    pgw_result_free(rc == PGW_ESERVER ? res : NULL);
+    if (rc == PGW_ESERVER) {
+        /* the FATAL came with the answer; the EOF follows */
+        rc = pgw_client_exec(c, "SELECT 1", &res);
+        assert_true(rc == PGW_ECONNLOST || rc == PGW_ECLOSED);
+    } else {
+        assert_null(res);
+    }
+    assert_int_equal(pgw_client_exec(c, "SELECT 1", &res), PGW_ECLOSED);
+    assert_null(res);
+    pgw_client_close(c);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_connect_failures),
+        cmocka_unit_test(test_exec_chain),
+        cmocka_unit_test(test_query_typed),
+        cmocka_unit_test(test_prepare_execute),
+        cmocka_unit_test(test_batch),
+        cmocka_unit_test(test_query_rows),
+        cmocka_unit_test(test_cancel_from_thread),
+        cmocka_unit_test(test_connection_lost),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
