@@ -1,0 +1,688 @@
+/* libpgwire's drivers, through the library's fastest path: the asynchronous
+ * connection (conn.h) on a uv loop, every call of an operation issued in one
+ * loop turn (so they leave in one write), binary results (the library's
+ * default), prepared statements, a batch with one Sync for Unit of Work, and
+ * every value decoded through the library's own typed accessors.
+ *
+ * Scenarios whose library feature does not exist yet (binary/text COPY,
+ * cursor streaming with a row limit, the pool) report "not yet implemented";
+ * so does the blocking API (client.h) for now. */
+#define _GNU_SOURCE
+#include "bench.h"
+
+#include <pgwire/conn.h>
+#include <pgwire/types.h>
+#include <pgwire/types_container.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <uv.h>
+
+static const char NYI[] = "not yet implemented";
+
+typedef struct pgs {
+    uv_loop_t loop;
+    pgw_conn_t *c;
+    const bench_env_t *env;
+    int pending;
+    int failed;
+    int connected;
+    int counter;
+    uint64_t h;
+    int limit;
+    int64_t uow_expect[5];
+    char conninfo[512];
+    int32_t *arr;
+} pgs_t;
+
+static int conn_fail(pgs_t *s, const char *what, int rc)
+{
+    s->failed = 1;
+    return bench_fail("libpgwire %s: %s", what, pgw_strerror(rc));
+}
+
+static void run_until_done(pgs_t *s)
+{
+    while (s->pending > 0 && !s->failed)
+        uv_run(&s->loop, UV_RUN_ONCE);
+}
+
+static void on_connect(pgw_conn_t *c, int status, const pgw_error_t *err, void *ud)
+{
+    pgs_t *s = ud;
+    (void)c;
+    s->pending--;
+    if (status != 0) {
+        s->failed = 1;
+        bench_fail("libpgwire connect: %s%s%s", pgw_strerror(status), err ? ": " : "",
+                   err && err->message ? err->message : "");
+    } else {
+        s->connected = 1;
+    }
+}
+
+static void on_close(pgw_conn_t *c, void *ud)
+{
+    (void)c;
+    ((pgs_t *)ud)->pending--;
+}
+
+static int open_conn(pgs_t *s, const char *host)
+{
+    snprintf(s->conninfo, sizeof s->conninfo,
+             "host=%s port=%s user=%s dbname=%s sslmode=disable gssencmode=disable", host,
+             s->env->port, s->env->user, s->env->db);
+    int rc = pgw_conn_new(&s->c, &s->loop, NULL);
+    if (rc != 0) return conn_fail(s, "new", rc);
+    s->pending++;
+    rc = pgw_conn_connect(s->c, s->conninfo, on_connect, s);
+    if (rc != 0) {
+        s->pending--;
+        return conn_fail(s, "connect", rc);
+    }
+    run_until_done(s);
+    return s->failed ? -1 : 0;
+}
+
+static void close_conn(pgs_t *s)
+{
+    if (!s->c) return;
+    s->pending++;
+    if (pgw_conn_close(s->c, on_close, s) != 0) s->pending--;
+    s->failed = 0;
+    run_until_done(s);
+    s->c = NULL;
+}
+
+static pgs_t *new_state(const bench_env_t *env, int connect)
+{
+    pgs_t *s = calloc(1, sizeof *s);
+    s->env = env;
+    uv_loop_init(&s->loop);
+    if (connect && open_conn(s, env->host) != 0) {
+        uv_loop_close(&s->loop);
+        free(s);
+        return NULL;
+    }
+    return s;
+}
+
+static void teardown(void *st)
+{
+    pgs_t *s = st;
+    close_conn(s);
+    uv_run(&s->loop, UV_RUN_DEFAULT);
+    uv_loop_close(&s->loop);
+    free(s->arr);
+    free(s);
+}
+
+static void *plain_setup(const bench_env_t *env)
+{
+    return new_state(env, 1);
+}
+
+/* A request's completion, checked by a scenario-specific function. */
+typedef struct call {
+    pgs_t *s;
+    int64_t want;
+    int (*check)(struct call *k, pgw_result_t *r);
+} call_t;
+
+static void on_result(int status, pgw_result_t *r, void *ud)
+{
+    call_t *k = ud;
+    pgs_t *s = k->s;
+    s->pending--;
+    if (status != 0) {
+        const pgw_error_t *e = r ? pgw_result_error(r) : NULL;
+        bench_fail("libpgwire request: %s%s%s", pgw_strerror(status), e ? ": " : "",
+                   e && e->message ? e->message : "");
+        s->failed = 1;
+    } else if (k->check && k->check(k, r) != 0) {
+        s->failed = 1;
+    }
+    if (r) pgw_result_free(r);
+}
+
+static int issue_done(pgs_t *s, int rc)
+{
+    if (rc != 0) {
+        s->pending--;
+        return conn_fail(s, "request", rc);
+    }
+    return 0;
+}
+
+/* ---- Connect ---------------------------------------------------------------- */
+static void *connect_setup(const bench_env_t *env)
+{
+    return new_state(env, 0);
+}
+static int connect_op(void *st, uint64_t *sum)
+{
+    pgs_t *s = st;
+    if (open_conn(s, s->env->tcp_host) != 0) return -1;
+    close_conn(s);
+    *sum = 0;
+    return 0;
+}
+
+/* ---- single int answers ------------------------------------------------------ */
+static int check_int4(call_t *k, pgw_result_t *r)
+{
+    int32_t v = 0;
+    if (pgw_result_nrows(r) != 1 || pgw_result_int4(r, 0, 0, &v) != 0 || v != k->want)
+        return bench_fail("libpgwire: got %d, expected %lld", v, (long long)k->want);
+    return 0;
+}
+
+static int simple_seq_op(void *st, uint64_t *sum)
+{
+    pgs_t *s = st;
+    call_t k = {s, 1, check_int4};
+    s->pending++;
+    if (issue_done(s, pgw_conn_simple_query(s->c, SQL_SIMPLE_SEQ, on_result, &k))) return -1;
+    run_until_done(s);
+    *sum = 1;
+    return s->failed ? -1 : 0;
+}
+
+static int simple_conc_op(void *st, uint64_t *sum)
+{
+    pgs_t *s = st;
+    call_t k[100];
+    char sql[32];
+    for (int i = 0; i < bench_sz.simple_conc; i++) {
+        k[i] = (call_t){s, ++s->counter, check_int4};
+        snprintf(sql, sizeof sql, "select %d", s->counter);
+        s->pending++;
+        if (issue_done(s, pgw_conn_simple_query(s->c, sql, on_result, &k[i]))) return -1;
+    }
+    run_until_done(s);
+    *sum = 0;
+    return s->failed ? -1 : 0;
+}
+
+/* ---- mixed rows --------------------------------------------------------------- */
+static int fold_mixed(pgs_t *s, pgw_result_t *r, size_t n)
+{
+    uint64_t h = 0;
+    uint8_t hexbuf[64];
+    for (size_t i = 0; i < n; i++) {
+        int16_t i2;
+        int32_t i4;
+        float f4;
+        double f8;
+        pgw_str_t vc, js, jb;
+        pgw_value_t v7, v8, v5, v6, v9;
+        int64_t ts, tz;
+        int bad = pgw_result_int2(r, i, 0, &i2) | pgw_result_int4(r, i, 1, &i4) |
+                  pgw_result_float4(r, i, 2, &f4) | pgw_result_float8(r, i, 3, &f8) |
+                  pgw_result_text(r, i, 4, &vc) | pgw_result_value(r, i, 5, &v5) |
+                  pgw_result_value(r, i, 6, &v6) | pgw_result_value(r, i, 7, &v7) |
+                  pgw_result_value(r, i, 8, &v8) | pgw_result_value(r, i, 9, &v9);
+        bad |= pgw_get_json(&v5, &js) | pgw_get_json(&v6, &jb) | pgw_get_timestamp(&v7, &ts) |
+               pgw_get_timestamptz(&v8, &tz);
+        const uint8_t *b;
+        size_t bl;
+        pgw_view_t view;
+        if (pgw_get_bytea_view(&v9, &view) == 0) {
+            b = view.p;
+            bl = (size_t)view.len;
+        } else {
+            bad |= pgw_get_bytea(&v9, hexbuf, sizeof hexbuf, &bl);
+            b = hexbuf;
+        }
+        if (bad || bl == 0 || js.p[0] != '{' || jb.p[0] != '{')
+            return bench_fail("libpgwire: mixed row %zu did not decode", i);
+        h = bench_mix(h, (uint64_t)(int64_t)i2);
+        h = bench_mix(h, (uint64_t)(int64_t)i4);
+        h = bench_mix(h, bench_fold_f(f4));
+        h = bench_mix(h, bench_fold_f(f8));
+        h = bench_mix(h, vc.len + js.len * 1000 + jb.len * 1000000);
+        h = bench_mix(h, (uint64_t)ts);
+        h = bench_mix(h, (uint64_t)tz);
+        h = bench_mix(h, (uint64_t)bl * 65536 + b[0] * 256u + b[bl - 1]);
+    }
+    s->h = h;
+    return 0;
+}
+
+static int check_mixed(call_t *k, pgw_result_t *r)
+{
+    if (pgw_result_nrows(r) != (size_t)k->want)
+        return bench_fail("libpgwire: %zu rows", pgw_result_nrows(r));
+    return fold_mixed(k->s, r, (size_t)k->want);
+}
+
+static int simple_fetch_op(void *st, uint64_t *sum)
+{
+    pgs_t *s = st;
+    call_t k = {s, 1000, check_mixed};
+    s->pending++;
+    if (issue_done(s, pgw_conn_simple_query(s->c, SQL_SIMPLE_FETCH, on_result, &k))) return -1;
+    run_until_done(s);
+    *sum = s->h;
+    return s->failed ? -1 : 0;
+}
+
+static int mixed_op(pgs_t *s, unsigned flags, uint64_t *sum)
+{
+    call_t k = {s, 1000, check_mixed};
+    pgw_param_t p[] = {pgw_int4(1000)};
+    s->pending++;
+    if (issue_done(s, pgw_conn_query_flags(s->c, SQL_MIXED, p, 1, flags, on_result, &k))) return -1;
+    run_until_done(s);
+    *sum = s->h;
+    return s->failed ? -1 : 0;
+}
+static int mixed_text_op(void *st, uint64_t *sum)
+{
+    return mixed_op(st, PGW_Q_TEXT, sum);
+}
+static int mixed_binary_op(void *st, uint64_t *sum)
+{
+    return mixed_op(st, 0, sum);
+}
+
+/* ---- Extended Query ------------------------------------------------------------ */
+static int ext_n(pgs_t *s, int n)
+{
+    call_t k[64];
+    for (int i = 0; i < n; i++) {
+        k[i] = (call_t){s, ++s->counter, check_int4};
+        pgw_param_t p[] = {pgw_int4(s->counter)};
+        s->pending++;
+        if (issue_done(s, pgw_conn_query(s->c, SQL_EXT_SEQ, p, 1, on_result, &k[i]))) return -1;
+    }
+    run_until_done(s);
+    return s->failed ? -1 : 0;
+}
+static int ext_seq_op(void *st, uint64_t *sum)
+{
+    *sum = 0;
+    return ext_n(st, 1);
+}
+static int ext_conc_op(void *st, uint64_t *sum)
+{
+    *sum = 0;
+    return ext_n(st, bench_sz.ext_conc);
+}
+
+static int check_blob(call_t *k, pgw_result_t *r)
+{
+    uint64_t h = 0;
+    if (pgw_result_nrows(r) != (size_t)bench_sz.blob_rows)
+        return bench_fail("libpgwire blob: %zu rows", pgw_result_nrows(r));
+    for (size_t i = 0; i < pgw_result_nrows(r); i++) {
+        pgw_value_t v;
+        pgw_view_t b;
+        if (pgw_result_value(r, i, 1, &v) || pgw_get_bytea_view(&v, &b) ||
+            b.len != bench_sz.blob_bytes)
+            return bench_fail("libpgwire blob row %zu", i);
+        for (int j = 0; j < b.len; j += 4093)
+            if (b.p[j] != b.p[j % 16])
+                return bench_fail("libpgwire blob row %zu: wrong byte at %d", i, j);
+        h = bench_mix(h, (uint64_t)b.len + b.p[0] + b.p[b.len - 1] * 256u);
+    }
+    k->s->h = h;
+    return 0;
+}
+
+static int check_array(call_t *k, pgw_result_t *r)
+{
+    pgs_t *s = k->s;
+    uint64_t h = 0;
+    if (pgw_result_nrows(r) != (size_t)bench_sz.array_rows)
+        return bench_fail("libpgwire array: %zu rows", pgw_result_nrows(r));
+    for (size_t i = 0; i < pgw_result_nrows(r); i++) {
+        int32_t id;
+        pgw_value_t v;
+        size_t n = 0;
+        if (pgw_result_int4(r, i, 0, &id) || pgw_result_value(r, i, 1, &v) ||
+            pgw_array_get_int4(&v, s->arr, (size_t)bench_sz.array_elems, &n, NULL) ||
+            n != (size_t)bench_sz.array_elems)
+            return bench_fail("libpgwire array row %zu did not decode", i);
+        int64_t acc = 0;
+        for (size_t j = 0; j < n; j++) {
+            int32_t want =
+                j % 2 == 0 ? 2147483647 - (int32_t)j - id : -2147483647 + (int32_t)j + id;
+            if (s->arr[j] != want) return bench_fail("libpgwire array row %d element %zu", id, j);
+            acc += s->arr[j];
+        }
+        h = bench_mix(h, (uint64_t)acc + (uint64_t)n);
+    }
+    s->h = h;
+    return 0;
+}
+
+static int fetch_op(pgs_t *s, const char *sql, int (*check)(call_t *, pgw_result_t *),
+                    uint64_t *sum)
+{
+    call_t k = {s, 0, check};
+    pgw_param_t p[] = {pgw_int4(10)};
+    s->pending++;
+    if (issue_done(s, pgw_conn_query(s->c, sql, p, 1, on_result, &k))) return -1;
+    run_until_done(s);
+    *sum = s->h;
+    return s->failed ? -1 : 0;
+}
+static int blob_op(void *st, uint64_t *sum)
+{
+    return fetch_op(st, SQL_BLOB, check_blob, sum);
+}
+static void *array_setup(const bench_env_t *env)
+{
+    pgs_t *s = new_state(env, 1);
+    if (s) s->arr = bench_xmalloc(sizeof(int32_t) * (size_t)bench_sz.array_elems);
+    return s;
+}
+static int array_op(void *st, uint64_t *sum)
+{
+    return fetch_op(st, SQL_ARRAY, check_array, sum);
+}
+
+/* ---- Prepared Statement Reuse ----------------------------------------------------- */
+static int prepare(pgs_t *s, const char *name, const char *sql, const uint32_t *oids, uint16_t n)
+{
+    call_t k = {s, 0, NULL};
+    s->pending++;
+    if (issue_done(s, pgw_conn_prepare(s->c, name, sql, oids, n, on_result, &k))) return -1;
+    run_until_done(s);
+    return s->failed ? -1 : 0;
+}
+
+static void *prep_setup(const bench_env_t *env)
+{
+    static const uint32_t int4 = 23;
+    pgs_t *s = new_state(env, 1);
+    if (s && prepare(s, "bench_prep", SQL_PREP, &int4, 1) != 0) {
+        teardown(s);
+        return NULL;
+    }
+    return s;
+}
+
+static int check_prep(call_t *k, pgw_result_t *r)
+{
+    int32_t id, i4;
+    double f8;
+    pgw_str_t vc;
+    if (pgw_result_nrows(r) != 1 || pgw_result_int4(r, 0, 0, &id) || id != k->want ||
+        pgw_result_int4(r, 0, 1, &i4) || pgw_result_float8(r, 0, 2, &f8) ||
+        pgw_result_text(r, 0, 3, &vc))
+        return bench_fail("libpgwire prepared: wrong row for id %lld", (long long)k->want);
+    k->s->h = bench_mix(k->s->h, (uint64_t)(int64_t)i4 + bench_fold_f(f8) + vc.len);
+    return 0;
+}
+
+static int prep_seq_op(void *st, uint64_t *sum)
+{
+    pgs_t *s = st;
+    s->h = 0;
+    for (int i = 0; i < bench_sz.prep_reuse; i++) {
+        call_t k = {s, i + 1, check_prep};
+        pgw_param_t p[] = {pgw_int4(i + 1)};
+        s->pending++;
+        if (issue_done(s, pgw_conn_execute(s->c, "bench_prep", p, 1, 0, on_result, &k))) return -1;
+        run_until_done(s);
+        if (s->failed) return -1;
+    }
+    *sum = s->h;
+    return 0;
+}
+
+static int prep_conc_op(void *st, uint64_t *sum)
+{
+    pgs_t *s = st;
+    call_t k[64];
+    int n = bench_sz.prep_reuse, first = s->counter;
+    for (int i = 0; i < n; i++) {
+        int id = (first + i) % 1000 + 1;
+        k[i] = (call_t){s, id, check_prep};
+        pgw_param_t p[] = {pgw_int4(id)};
+        s->pending++;
+        if (issue_done(s, pgw_conn_execute(s->c, "bench_prep", p, 1, 0, on_result, &k[i])))
+            return -1;
+    }
+    s->counter += n;
+    run_until_done(s);
+    *sum = 0;
+    return s->failed ? -1 : 0;
+}
+
+/* ---- Unit of Work ------------------------------------------------------------------- */
+static int check_uow(call_t *k, pgw_result_t *r)
+{
+    if (k->want >= 0) { /* a read: the counter after this unit's writes */
+        int64_t v = -1;
+        if (pgw_result_nrows(r) != 1 || pgw_result_int8(r, 0, 0, &v) != 0 || v != k->want)
+            return bench_fail("libpgwire uow read: %lld, expected %lld", (long long)v,
+                              (long long)k->want);
+        return 0;
+    }
+    if (pgw_result_rows_affected(r) != 1)
+        return bench_fail("libpgwire uow write: %lld rows", (long long)pgw_result_rows_affected(r));
+    return 0;
+}
+
+static int uow_read_base(pgs_t *s);
+
+static void *uow_setup(const bench_env_t *env)
+{
+    pgs_t *s = new_state(env, 1);
+    if (s && uow_read_base(s) != 0) {
+        teardown(s);
+        return NULL;
+    }
+    return s;
+}
+
+static int uow_op(void *st, uint64_t *sum)
+{
+    pgs_t *s = st;
+    call_t k[20];
+    for (int i = 0; i < 5; i++)
+        s->uow_expect[i]++;
+    int rc = pgw_conn_batch_begin(s->c, 0);
+    if (rc != 0) return conn_fail(s, "batch_begin", rc);
+    for (int j = 0; j < bench_sz.uow_stmts; j++) {
+        int read = bench_uow_is_read(j);
+        k[j] = (call_t){s, read ? s->uow_expect[j - 10] : -1, check_uow};
+        pgw_param_t p[] = {pgw_int4(1)};
+        s->pending++;
+        if (issue_done(s,
+                       pgw_conn_query(s->c, bench_uow_sql(j), p, read ? 0 : 1, on_result, &k[j])))
+            return -1;
+    }
+    call_t end = {s, 0, NULL};
+    s->pending++;
+    if (issue_done(s, pgw_conn_batch_end(s->c, on_result, &end))) return -1;
+    run_until_done(s);
+    *sum = 0;
+    return s->failed ? -1 : 0;
+}
+
+static int check_base(call_t *k, pgw_result_t *r)
+{
+    pgs_t *s = k->s;
+    if (pgw_result_nrows(r) != 5)
+        return bench_fail("libpgwire uow setup: %zu rows", pgw_result_nrows(r));
+    for (size_t i = 0; i < 5; i++) {
+        int64_t v;
+        if (pgw_result_int8(r, i, 0, &v) != 0) return bench_fail("libpgwire uow setup: bad value");
+        s->uow_expect[i] = v;
+    }
+    return 0;
+}
+
+static int uow_read_base(pgs_t *s)
+{
+    call_t k = {s, 0, check_base};
+    s->pending++;
+    if (issue_done(s, pgw_conn_query(s->c,
+                                     "select v from bench_uow where id between 1 and 5 order by id",
+                                     NULL, 0, on_result, &k)))
+        return -1;
+    run_until_done(s);
+    return s->failed ? -1 : 0;
+}
+
+/* ---- Suite B -------------------------------------------------------------------------- */
+static int check_b(call_t *k, pgw_result_t *r)
+{
+    pgs_t *s = k->s;
+    if (pgw_result_nrows(r) != (size_t)s->limit || pgw_result_ncols(r) != 5)
+        return bench_fail("libpgwire suite B: %zu rows", pgw_result_nrows(r));
+    for (int i = 0; i < s->limit; i++) {
+        int32_t id, iv;
+        pgw_str_t sv;
+        bool bv = true;
+        if (pgw_result_int4(r, (size_t)i, 0, &id) || pgw_result_int4(r, (size_t)i, 1, &iv) ||
+            pgw_result_text(r, (size_t)i, 2, &sv) || !pgw_result_isnull(r, (size_t)i, 3) ||
+            pgw_result_bool(r, (size_t)i, 4, &bv) || id != i + 1 || iv != 1337 || sv.len != 3 || bv)
+            return bench_fail("libpgwire suite B: wrong row %d", i);
+        s->h += (uint64_t)(id + iv + (int)sv.len);
+    }
+    return 0;
+}
+
+static void *b_setup(const bench_env_t *env, int limit)
+{
+    char sql[128];
+    snprintf(sql, sizeof sql, SQL_B_FMT, limit);
+    pgs_t *s = new_state(env, 1);
+    if (!s) return NULL;
+    s->limit = limit;
+    if (prepare(s, "bench_b", sql, NULL, 0) != 0) {
+        teardown(s);
+        return NULL;
+    }
+    return s;
+}
+
+static int b_op(pgs_t *s, int n, uint64_t *sum)
+{
+    call_t k[10];
+    s->h = 0;
+    for (int i = 0; i < n; i++) {
+        k[i] = (call_t){s, 0, check_b};
+        s->pending++;
+        if (issue_done(s, pgw_conn_execute(s->c, "bench_b", NULL, 0, 0, on_result, &k[i])))
+            return -1;
+    }
+    run_until_done(s);
+    *sum = s->h;
+    return s->failed ? -1 : 0;
+}
+static int b_seq_op(void *st, uint64_t *sum)
+{
+    return b_op(st, 1, sum);
+}
+static int b_pipe_op(void *st, uint64_t *sum)
+{
+    return b_op(st, 10, sum);
+}
+#define B_SETUP(n)                                   \
+    static void *b_setup_##n(const bench_env_t *env) \
+    {                                                \
+        return b_setup(env, n);                      \
+    }
+B_SETUP(1)
+B_SETUP(100)
+B_SETUP(500)
+
+static const char NOTE_ASYNC[] = "pgw_conn_* on a uv loop, calls issued in one loop turn";
+
+static const struct {
+    const char *id;
+    bench_impl_t impl;
+} table[] = {
+    {"connect",
+     {connect_setup, connect_op, teardown, "pgw_conn_connect over TCP + pgw_conn_close"}},
+    {"simple_seq", {plain_setup, simple_seq_op, teardown, "pgw_conn_simple_query"}},
+    {"simple_conc",
+     {plain_setup, simple_conc_op, teardown,
+      "100 pgw_conn_simple_query calls issued together (pipelined Query messages)"}},
+    {"simple_fetch",
+     {plain_setup, simple_fetch_op, teardown, "pgw_conn_simple_query, typed accessors"}},
+    {"ext_seq", {plain_setup, ext_seq_op, teardown, "pgw_conn_query, binary"}},
+    {"ext_conc", {plain_setup, ext_conc_op, teardown, NOTE_ASYNC}},
+    {"mixed_text",
+     {plain_setup, mixed_text_op, teardown, "pgw_conn_query_flags(PGW_Q_TEXT), typed accessors"}},
+    {"mixed_binary", {plain_setup, mixed_binary_op, teardown, "pgw_conn_query, typed accessors"}},
+    {"blob_fetch", {plain_setup, blob_op, teardown, "pgw_conn_query, bytea views"}},
+    {"array_fetch", {array_setup, array_op, teardown, "pgw_conn_query, pgw_array_get_int4"}},
+    {"prep_seq", {prep_setup, prep_seq_op, teardown, "pgw_conn_prepare once, pgw_conn_execute"}},
+    {"prep_conc", {prep_setup, prep_conc_op, teardown, NOTE_ASYNC}},
+    {"unit_of_work",
+     {uow_setup, uow_op, teardown, "pgw_conn_batch_begin, 20 pgw_conn_query, batch_end: one Sync"}},
+    {"c_rtt", {plain_setup, simple_seq_op, teardown, "pgw_conn_simple_query"}},
+    {"b_seq_1", {b_setup_1, b_seq_op, teardown, "pgw_conn_execute, binary"}},
+    {"b_seq_100", {b_setup_100, b_seq_op, teardown, "pgw_conn_execute, binary"}},
+    {"b_seq_500", {b_setup_500, b_seq_op, teardown, "pgw_conn_execute, binary"}},
+    {"b_pipe_1", {b_setup_1, b_pipe_op, teardown, NOTE_ASYNC}},
+    {"b_pipe_100", {b_setup_100, b_pipe_op, teardown, NOTE_ASYNC}},
+    {"b_pipe_500", {b_setup_500, b_pipe_op, teardown, NOTE_ASYNC}},
+};
+
+const bench_impl_t *bench_pgwire_lookup(const char *scenario, const char **reason)
+{
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+        if (strcmp(table[i].id, scenario) == 0) return &table[i].impl;
+    *reason = NYI;
+    return NULL;
+}
+
+const bench_impl_t *bench_pgwire_blocking_lookup(const char *scenario, const char **reason)
+{
+    (void)scenario;
+    *reason = NYI;
+    return NULL;
+}
+
+/* ---- suite C ------------------------------------------------------------------------------ */
+static int check_c(call_t *k, pgw_result_t *r)
+{
+    if (k->want >= 0 && pgw_result_nrows(r) != (size_t)k->want)
+        return bench_fail("libpgwire suite C: %zu rows, expected %lld", pgw_result_nrows(r),
+                          (long long)k->want);
+    return 0;
+}
+
+static int c_run(void *st, const bench_c_test_t *t)
+{
+    pgs_t *s = st;
+    call_t *k = bench_xmalloc(sizeof *k * (size_t)(t->nstmts + 1));
+    int rc = pgw_conn_batch_begin(s->c, t->sync_each ? PGW_BATCH_SYNC_EACH : 0);
+    if (rc != 0) {
+        free(k);
+        return conn_fail(s, "batch_begin", rc);
+    }
+    for (int i = 0; i < t->nstmts; i++) {
+        k[i] = (call_t){s, t->stmts[i].expect_rows, check_c};
+        s->pending++;
+        if (issue_done(s, pgw_conn_query(s->c, t->stmts[i].sql, NULL, 0, on_result, &k[i]))) {
+            free(k);
+            return -1;
+        }
+    }
+    k[t->nstmts] = (call_t){s, -1, NULL};
+    s->pending++;
+    if (issue_done(s, pgw_conn_batch_end(s->c, on_result, &k[t->nstmts]))) {
+        free(k);
+        return -1;
+    }
+    run_until_done(s);
+    free(k);
+    return s->failed ? -1 : 0;
+}
+
+static const bench_c_impl_t c_impl = {plain_setup, c_run, teardown};
+
+const bench_c_impl_t *bench_pgwire_c(const char **reason)
+{
+    (void)reason;
+    return &c_impl;
+}

@@ -1,0 +1,804 @@
+#!/usr/bin/env python3
+"""The bench runner: spawns pgw-bench-driver once per (library, scenario, run),
+one at a time, collects each run's JSON, and writes bench/RESULTS.md,
+bench/results/*.json and bench/results/ratios.svg.
+
+Python 3 standard library only. Called by bench/run.sh, which provides the
+server (PG* variables) and the driver; it can also be run by hand:
+
+    python3 bench/runner.py --driver build-bench/bench/pgw-bench-driver
+    python3 bench/runner.py --render-only      # rebuild RESULTS.md from results/
+
+Exit status: 0 when every scenario that a library claims to run ran and
+verified its answers, 1 otherwise (the report is written either way).
+"""
+import argparse
+import datetime
+import itertools
+import json
+import math
+import os
+import platform
+import re
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+LIBS = ["libpgwire", "libpgwire-blocking", "libpq", "floor"]
+LIB_NAMES = {
+    "libpgwire": "libpgwire (async)",
+    "libpgwire-blocking": "libpgwire (blocking)",
+    "libpq": "libpq",
+    "floor": "wire floor",
+}
+
+# (id, group, title, description) in seed 000's order.
+SUITE_A = [
+    ("connect", "Connection", "Connect",
+     "Open a connection over TCP (127.0.0.1), startup and trust auth to ReadyForQuery, close. "
+     "TLS and GSS encryption are off for every client (`sslmode=disable gssencmode=disable` for "
+     "libpq), so the handshake is the protocol's, not OpenSSL's."),
+    ("simple_seq", "Simple Query", "Sequential Execution",
+     "`select 1`, one call at a time on an open connection, each answer checked."),
+    ("simple_conc", "Simple Query", "Concurrent Execution",
+     "100 Simple Query calls with distinct literals (`select <n>`) on ONE connection, each answer "
+     "checked against its literal."),
+    ("simple_fetch", "Simple Query", "Simple Query Fetch",
+     "1000 mixed-type rows (no int8) through Simple Query, every value decoded."),
+    ("ext_seq", "Extended Query", "Sequential Execution",
+     "`select $1::int4`, a bound parameter, one call at a time; every answer checked."),
+    ("ext_conc", "Extended Query", "Concurrent Execution",
+     "50 `select $1::int4` calls in flight on one connection, distinct values, each with its own "
+     "Sync; every answer checked."),
+    ("mixed_text", "Extended Query", "Mixed-Type Decode (Text)",
+     "1000 rows of int2/int4/float4/float8/varchar/json/jsonb/timestamp/timestamptz/bytea, row "
+     "count as $1, text format, every value decoded (numbers parsed, timestamps to microseconds, "
+     "bytea un-hexed)."),
+    ("mixed_binary", "Extended Query", "Mixed-Type Decode (Binary)",
+     "The same 1000 rows in binary format, every value decoded. The text and binary scenarios must "
+     "produce the same checksum of decoded values."),
+    ("blob_fetch", "Extended Query", "Large Blob Fetch",
+     "10 rows of a 1 MiB bytea, row count as $1; the length and a sampled byte pattern of every "
+     "value are checked."),
+    ("array_fetch", "Extended Query", "Large Array Fetch",
+     "10 rows of int4[50000], full-width values, half negative; every element decoded and checked."),
+    ("prep_seq", "Extended Query", "Prepared Statement Reuse (Sequential)",
+     "Prepare once, execute 50 times one at a time (one operation = 50 executions)."),
+    ("prep_conc", "Extended Query", "Prepared Statement Reuse (Concurrent)",
+     "50 executions of one prepared statement in flight, each with its own Sync."),
+    ("unit_of_work", "Unit of Work", "Unit of Work",
+     "20 different statements (10 writes, 5 reads, 5 writes) sent without waiting, one Sync; the "
+     "reads must see the writes' counters."),
+    ("copy_text", "Bulk Load", "Bulk Load (text COPY)",
+     "TRUNCATE + COPY FROM STDIN of {copy_rows} CSV rows (10-digit int4, 19-digit int8, float8 "
+     "with 17 significant digits, 40-char varchar), formatting inside the timed call; the loaded "
+     "row count is checked."),
+    ("copy_binary", "Bulk Load", "Bulk Load (binary COPY)",
+     "The same rows through the library's binary COPY row encoder."),
+    ("cursor", "Cursor Streaming", "Cursor Streaming",
+     "{cursor_rows} rows (int4, text, float8) through a server-side portal/cursor in batches of "
+     "500 (or streamed row by row where that is the library's fastest way), every value decoded."),
+    ("pool_simple", "Connection Pooling", "Pooled Simple Query",
+     "1000 concurrent `select 1 as one` through a pool of 10 connections."),
+    ("pool_ext", "Connection Pooling", "Pooled Extended Query",
+     "1000 concurrent `select $1::int4 as one` through a pool of 10 connections."),
+]
+PAYLOAD = {"blob_fetch", "array_fetch", "copy_text", "copy_binary"}
+
+SUITE_B = [("b_seq_1", "Sequential", 1), ("b_seq_100", "Sequential", 100),
+           ("b_seq_500", "Sequential", 500), ("b_pipe_1", "Pipelined x10", 1),
+           ("b_pipe_100", "Pipelined x10", 100), ("b_pipe_500", "Pipelined x10", 500)]
+
+failures = []
+
+
+def log(msg):
+    print("[bench] " + msg, file=sys.stderr, flush=True)
+
+
+# ---- running ------------------------------------------------------------------
+def run_driver(args, lib, scenario, label):
+    log(label)
+    cmd = [args.driver, "--lib", lib, "--scenario", scenario, "--scale", str(args.scale)]
+    try:
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           timeout=args.timeout)
+    except subprocess.TimeoutExpired:
+        return {"lib": lib, "scenario": scenario, "status": "failed",
+                "reason": "timed out after %ds" % args.timeout}
+    if p.stderr.strip():
+        sys.stderr.write(p.stderr)
+    try:
+        res = json.loads(p.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        res = {"lib": lib, "scenario": scenario, "status": "failed",
+               "reason": "no JSON from the driver (exit %d): %s" % (p.returncode,
+                                                                    p.stderr.strip()[-300:])}
+    if p.returncode != 0 and res.get("status") == "ok":
+        res["status"] = "failed"
+        res["reason"] = "driver exit %d" % p.returncode
+    if res.get("status") == "failed":
+        failures.append("%s / %s: %s" % (lib, scenario, res.get("reason")))
+        log("FAILED %s / %s: %s" % (lib, scenario, res.get("reason")))
+    return res
+
+
+def selected(args, scenario):
+    return not args.filter or re.search(args.filter, scenario)
+
+
+def run_suite_a(args):
+    out = {}
+    for sid, _, _, _ in SUITE_A:
+        if not selected(args, sid):
+            continue
+        out[sid] = {}
+        for lib in LIBS:
+            runs = []
+            for rep in range(args.reps):
+                r = run_driver(args, lib, sid, "A %s %s run %d/%d" % (lib, sid, rep + 1, args.reps))
+                runs.append(r)
+                if r.get("status") != "ok":
+                    break  # unsupported / not yet implemented / failed: no point repeating
+            out[sid][lib] = runs
+            save(args, "%s.%s.json" % (sid, lib), {"scenario": sid, "lib": lib, "runs": runs})
+    return out
+
+
+def run_suite_b(args):
+    """Every group under every execution order of the libraries; the floor runs
+    after the libraries in every order, as a reference outside the ranking."""
+    libs = [l for l in LIBS if l != "floor"]
+    orders = list(itertools.permutations(libs))
+    out = {}
+    for gid, _, _ in SUITE_B:
+        if not selected(args, gid):
+            continue
+        per_lib = {l: [] for l in LIBS}
+        skip = set()
+        for oi, order in enumerate(orders):
+            for lib in list(order) + ["floor"]:
+                if lib in skip:
+                    continue
+                r = run_driver(args, lib, gid, "B %s %s order %d/%d" % (lib, gid, oi + 1,
+                                                                       len(orders)))
+                r["order"] = oi
+                per_lib[lib].append(r)
+                if r.get("status") != "ok":
+                    skip.add(lib)
+        out[gid] = per_lib
+        for lib in LIBS:
+            save(args, "%s.%s.json" % (gid, lib), {"scenario": gid, "lib": lib,
+                                                   "runs": per_lib[lib]})
+    return out
+
+
+def run_suite_c(args):
+    out = {}
+    for sid in ("c_speed", "c_rtt"):
+        if not selected(args, sid):
+            continue
+        out[sid] = {}
+        for lib in LIBS:
+            runs = []
+            for rep in range(args.reps):
+                r = run_driver(args, lib, sid, "C %s %s run %d/%d" % (lib, sid, rep + 1, args.reps))
+                runs.append(r)
+                if r.get("status") != "ok":
+                    break
+            out[sid][lib] = runs
+            save(args, "%s.%s.json" % (sid, lib), {"scenario": sid, "lib": lib, "runs": runs})
+    return out
+
+
+def save(args, name, obj):
+    os.makedirs(args.results, exist_ok=True)
+    with open(os.path.join(args.results, name), "w") as f:
+        json.dump(obj, f)
+
+
+# ---- statistics ------------------------------------------------------------------
+def median(xs):
+    xs = sorted(xs)
+    n = len(xs)
+    if n == 0:
+        return None
+    return xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2
+
+
+def quantile(sorted_xs, q):
+    if not sorted_xs:
+        return None
+    k = (len(sorted_xs) - 1) * q
+    lo = math.floor(k)
+    hi = math.ceil(k)
+    return sorted_xs[lo] + (sorted_xs[hi] - sorted_xs[lo]) * (k - lo)
+
+
+def run_metrics(r):
+    s = sorted(r["samples_ns"])
+    mean = sum(s) / len(s) / 1e6
+    m = {
+        "mean": mean,
+        "p75": quantile(s, 0.75) / 1e6,
+        "p99": quantile(s, 0.99) / 1e6,
+        "ops": 1000.0 / mean if mean > 0 else 0,
+        "cpu": r["cpu_ns_per_op"] / 1e6,
+        "allocs": r["allocs_per_op"],
+        "akb": r["alloc_bytes_per_op"] / 1024,
+        "rss": r["peak_rss_kb"],
+        "netin": r["net_in_per_op"] / 1024,
+        "netout": r["net_out_per_op"] / 1024,
+    }
+    return m
+
+
+COLS = [("mean", "Mean (ms)", "low", 3), ("p75", "p75 (ms)", "low", 3),
+        ("p99", "p99 (ms)", "low", 3), ("ops", "ops/sec", "high", 1),
+        ("vs_slowest", "vs. slowest", "high", 2), ("vs_floor", "vs floor", "low", 2),
+        ("cpu", "CPU (ms/op)", "low", 4), ("allocs", "Allocs/op", "low", 1),
+        ("akb", "Alloc KB/op", "low", 2), ("rss", "Peak RSS (KB)", "low", 0)]
+NET_COLS = [("netin", "Net in (KB/op)", "low", 2), ("netout", "Net out (KB/op)", "low", 2)]
+
+
+def summarize(runs):
+    """Median over runs of each column, plus each column's min..max (the tie band)."""
+    ok = [r for r in runs if r.get("status") == "ok"]
+    if not ok:
+        return None
+    per = [run_metrics(r) for r in ok]
+    med = {k: median([p[k] for p in per]) for k in per[0]}
+    band = {k: (min(p[k] for p in per), max(p[k] for p in per)) for k in per[0]}
+    return {"med": med, "band": band, "per": per, "n": len(ok), "first": ok[0]}
+
+
+def fmt(v, digits):
+    if v is None:
+        return "—"
+    if digits == 0:
+        return "%d" % round(v)
+    return "%.*f" % (digits, v)
+
+
+# ---- report ---------------------------------------------------------------------
+def sh(cmd):
+    try:
+        return subprocess.run(cmd, shell=True, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                              text=True, timeout=20).stdout.strip()
+    except Exception:
+        return ""
+
+
+def environment():
+    cpu = ""
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem = ""
+    try:
+        for line in open("/proc/meminfo"):
+            if line.startswith("MemTotal"):
+                mem = "%.1f GB" % (int(line.split()[1]) / 1024 / 1024)
+    except OSError:
+        pass
+    osname = platform.platform()
+    try:
+        for line in open("/etc/os-release"):
+            if line.startswith("PRETTY_NAME="):
+                osname = line.split("=", 1)[1].strip().strip('"') + ", kernel " + platform.release()
+    except OSError:
+        pass
+    version = ""
+    m = re.search(r"project\(pgwire VERSION ([0-9.]+)", open(os.path.join(ROOT, "CMakeLists.txt")).read())
+    if m:
+        version = m.group(1)
+    commit = sh("git -C '%s' rev-parse --short HEAD" % ROOT)
+    if commit and sh("git -C '%s' status --porcelain -- src include bench" % ROOT):
+        commit += " (with uncommitted changes)"
+    return {
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "ram": mem,
+        "os": osname,
+        "compiler": sh("cc --version | head -1"),
+        "server": sh("psql -X -A -t -c 'select version()'"),
+        "libpq": sh("pkg-config --modversion libpq"),
+        "libpgwire": version,
+        "commit": commit,
+        "libuv": sh("pkg-config --modversion libuv"),
+    }
+
+
+def cell_status(runs):
+    if not runs:
+        return "not run"
+    r = runs[-1]
+    st = r.get("status")
+    if st == "failed":
+        return "FAILED: " + r.get("reason", "")
+    if st == "nyi":
+        return "Not yet implemented"
+    return r.get("reason") or st
+
+
+def bold_set(rows, key, direction):
+    """Libraries whose median is best, or inside the leader's own min..max."""
+    libs = [l for l in rows if l != "floor" and rows[l] is not None]
+    if not libs:
+        return set()
+    pick = min if direction == "low" else max
+    leader = pick(libs, key=lambda l: rows[l]["med"][key])
+    lo, hi = rows[leader]["band"][key]
+    out = {leader}
+    for l in libs:
+        v = rows[l]["med"][key]
+        if lo <= v <= hi:
+            out.add(l)
+    return out
+
+
+def scenario_table(sid, data):
+    rows = {lib: summarize(data.get(lib, [])) for lib in LIBS}
+    present = {l: r for l, r in rows.items() if r}
+    cols = COLS + (NET_COLS if sid in PAYLOAD else [])
+    # Derived columns per run, so that they have a band too.
+    lib_means = [r["med"]["mean"] for l, r in present.items() if l != "floor"]
+    slowest = max(lib_means) if lib_means else None
+    floor = present.get("floor")
+    for l, r in present.items():
+        for p in r["per"]:
+            p["vs_slowest"] = slowest / p["mean"] if slowest else None
+            p["vs_floor"] = p["mean"] / floor["med"]["mean"] if floor else None
+        for k in ("vs_slowest", "vs_floor"):
+            vals = [p[k] for p in r["per"] if p[k] is not None]
+            r["med"][k] = median(vals) if vals else None
+            r["band"][k] = (min(vals), max(vals)) if vals else (None, None)
+    bolds = {}
+    for key, _, direction, _ in cols:
+        if all(present[l]["med"].get(key) is not None for l in present if l != "floor"):
+            bolds[key] = bold_set({l: r for l, r in present.items()}, key, direction)
+    head = "| Library | " + " | ".join(c[1] for c in cols) + " |"
+    lines = [head, "|---|" + "---:|" * len(cols)]
+    for lib in LIBS:
+        runs = data.get(lib, [])
+        r = rows[lib]
+        if r is None:
+            lines.append("| %s | %s |" % (LIB_NAMES[lib], cell_status(runs)) + " — |" * (len(cols) - 1))
+            continue
+        cells = []
+        for key, _, _, digits in cols:
+            v = r["med"].get(key)
+            s = fmt(v, digits)
+            if key in ("vs_slowest", "vs_floor") and v is not None:
+                s += "x"
+            if lib in bolds.get(key, set()):
+                s = "**" + s + "**"
+            cells.append(s)
+        lines.append("| %s | %s |" % (LIB_NAMES[lib], " | ".join(cells)))
+    notes = []
+    for lib in LIBS:
+        r = rows[lib]
+        if r and r["first"].get("note"):
+            notes.append("- %s: %s. %d runs, %d timed operations each (after %d warm-up)." % (
+                LIB_NAMES[lib], r["first"]["note"].rstrip("."), r["n"], r["first"]["ops"],
+                r["first"]["warmup"]))
+    return "\n".join(lines), notes, rows
+
+
+def check_checksums(sid, data):
+    sums = {}
+    for lib in LIBS:
+        if lib == "floor":
+            continue
+        for r in data.get(lib, []):
+            if r.get("status") == "ok" and r.get("checksum"):
+                sums.setdefault(r["checksum"], set()).add(lib)
+    if len(sums) > 1:
+        msg = "%s: libraries disagree on the decoded values (%s)" % (
+            sid, "; ".join("%s: %s" % (k, ",".join(sorted(v))) for k, v in sums.items()))
+        failures.append(msg)
+        log("FAILED " + msg)
+
+
+def suite_b_report(bdata):
+    lines = []
+    libs = [l for l in LIBS if l != "floor"]
+    ratios = {l: {"Sequential": [], "Pipelined x10": [], "Overall": []} for l in libs}
+    fastest = {l: {"Sequential": 0, "Pipelined x10": 0, "Overall": 0} for l in libs}
+    wins = {l: {"Sequential": 0, "Pipelined x10": 0, "Overall": 0} for l in libs}
+    ngroups = {"Sequential": 0, "Pipelined x10": 0, "Overall": 0}
+    detail = []
+    for gid, mode, limit in SUITE_B:
+        if gid not in bdata:
+            continue
+        per = bdata[gid]
+        pooled = {}
+        by_order = {}
+        for lib in LIBS:
+            ok = [r for r in per.get(lib, []) if r.get("status") == "ok"]
+            if not ok:
+                continue
+            pooled[lib] = median([s for r in ok for s in r["samples_ns"]])
+            by_order[lib] = {r["order"]: median(r["samples_ns"]) for r in ok}
+        title = "LIMIT %d, %s" % (limit, mode.lower())
+        detail.append("\n**%s** (`%s`, %d execution orders, samples pooled per library)\n" % (
+            title, SQL_B % limit, len(list(itertools.permutations(libs)))))
+        detail.append("| Library | Median (ms) | Mean (ms) | Samples | Queries/s |")
+        detail.append("|---|---:|---:|---:|---:|")
+        for lib in LIBS:
+            ok = [r for r in per.get(lib, []) if r.get("status") == "ok"]
+            if not ok:
+                detail.append("| %s | %s | — | — | — |" % (LIB_NAMES[lib], cell_status(per.get(lib, []))))
+                continue
+            allv = [s for r in ok for s in r["samples_ns"]]
+            mean = sum(allv) / len(allv)
+            qps = 1e9 / mean * (10 if mode != "Sequential" else 1)
+            detail.append("| %s | %.4f | %.4f | %d | %.0f |" % (
+                LIB_NAMES[lib], pooled[lib] / 1e6, mean / 1e6, len(allv), qps))
+        contenders = [l for l in libs if l in pooled]
+        if not contenders:
+            continue
+        best = min(pooled[l] for l in contenders)
+        leader = min(contenders, key=lambda l: pooled[l])
+        for bucket in (mode, "Overall"):
+            ngroups[bucket] += 1
+            fastest[leader][bucket] += 1
+        # Outright: lower median than every rival in every execution order.
+        if len(contenders) > 1:
+            outright = all(by_order[leader][o] < by_order[r][o]
+                           for r in contenders if r != leader
+                           for o in by_order[leader] if o in by_order[r])
+            if outright:
+                for bucket in (mode, "Overall"):
+                    wins[leader][bucket] += 1
+        for l in contenders:
+            for bucket in (mode, "Overall"):
+                ratios[l][bucket].append(pooled[l] / best)
+    for bucket in ("Sequential", "Pipelined x10", "Overall"):
+        n = ngroups[bucket]
+        if n == 0:
+            continue
+        lines.append("\n**%s (%d groups)**\n" % (bucket, n))
+        lines.append("| Library | Relative latency | Slower than best | Fastest median | Outright wins |")
+        lines.append("|---|---:|---:|---:|---:|")
+        scored = []
+        for l in libs:
+            rs = ratios[l][bucket]
+            if len(rs) == n:
+                g = math.exp(sum(math.log(x) for x in rs) / n)
+                scored.append((g, l))
+        scored.sort()
+        for g, l in scored:
+            slower = "-" if g == scored[0][0] else "+%.1f%%" % ((g / scored[0][0] - 1) * 100)
+            lines.append("| %s | %.3f | %s | %d/%d | %d/%d |" % (
+                LIB_NAMES[l], g, slower, fastest[l][bucket], n, wins[l][bucket], n))
+        for l in libs:
+            if len(ratios[l][bucket]) != n:
+                lines.append("| %s | not ranked (did not run every group) | — | — | — |" % LIB_NAMES[l])
+    return lines, detail
+
+
+SQL_B = "SELECT * FROM benchmark_rows ORDER BY id LIMIT %d"
+
+
+def suite_c_report(cdata):
+    lines = []
+    speed = cdata.get("c_speed", {})
+    rtt = cdata.get("c_rtt", {})
+    tests = None
+    per_lib = {}
+    for lib in LIBS:
+        ok = [r for r in speed.get(lib, []) if r.get("status") == "ok"]
+        if not ok:
+            continue
+        tests = [(t["id"], t["name"]) for t in ok[0]["tests"]]
+        per_lib[lib] = {t["id"]: median([r["tests"][i]["ms"] for r in ok])
+                        for i, t in enumerate(ok[0]["tests"])}
+    rtt_ms = {}
+    for lib in LIBS:
+        ok = [r for r in rtt.get(lib, []) if r.get("status") == "ok"]
+        if ok:
+            rtt_ms[lib] = median([sum(r["samples_ns"]) / 1e6 for r in ok])
+    lines.append("| Library | Total of the 17 tests (ms) | RTT: 100 × `select 1` (ms) | vs floor (total) |")
+    lines.append("|---|---:|---:|---:|")
+    floor_total = sum(per_lib["floor"].values()) if "floor" in per_lib else None
+    for lib in LIBS:
+        if lib not in per_lib:
+            lines.append("| %s | %s | %s | — |" % (LIB_NAMES[lib], cell_status(speed.get(lib, [])),
+                                                   fmt(rtt_ms.get(lib), 2)))
+            continue
+        tot = sum(per_lib[lib].values())
+        lines.append("| %s | %.1f | %s | %s |" % (LIB_NAMES[lib], tot, fmt(rtt_ms.get(lib), 2),
+                                                  "%.2fx" % (tot / floor_total) if floor_total else "—"))
+    if tests:
+        libs = [l for l in LIBS if l in per_lib]
+        lines.append("\nFull operation table (median ms of the runs; lower is better):\n")
+        lines.append("| # | Test | " + " | ".join(LIB_NAMES[l] for l in libs) + " |")
+        lines.append("|---|---|" + "---:|" * len(libs))
+        for tid, name in tests:
+            vals = {l: per_lib[l][tid] for l in libs}
+            real = [v for l, v in vals.items() if l != "floor"]
+            best = min(real) if real else None
+            cells = []
+            for l in libs:
+                s = "%.2f ms" % vals[l]
+                if l != "floor" and vals[l] == best and len(real) > 1:
+                    s = "**" + s + "**"
+                cells.append(s)
+            lines.append("| %s | %s | %s |" % (tid, name, " | ".join(cells)))
+    return lines
+
+
+def svg_chart(ratios, path):
+    """Horizontal bars of libpgwire/libpq median-mean ratios (below 1 = faster)."""
+    w, bar_h, left, top = 760, 22, 330, 40
+    n = max(len(ratios), 1)
+    h = top + n * (bar_h + 6) + 40
+    out = ['<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" '
+           'font-family="sans-serif" font-size="12">' % (w, h),
+           '<rect width="100%" height="100%" fill="white"/>',
+           '<text x="10" y="20" font-size="14" font-weight="bold">libpgwire (async) mean latency '
+           '÷ libpq mean latency, per scenario (below 1.0 = libpgwire faster)</text>']
+    if not ratios:
+        out.append('<text x="10" y="%d">No scenario has both a libpgwire and a libpq result yet.'
+                   '</text>' % (top + 20))
+    else:
+        vmax = max(2.0, max(r for _, r in ratios) * 1.1)
+        scale = (w - left - 60) / vmax
+        for i, (label, r) in enumerate(ratios):
+            y = top + i * (bar_h + 6)
+            color = "#2b8a3e" if r < 1 else "#c92a2a"
+            out.append('<text x="%d" y="%d" text-anchor="end">%s</text>' % (
+                left - 8, y + bar_h - 6, label.replace("&", "&amp;")))
+            out.append('<rect x="%d" y="%d" width="%.1f" height="%d" fill="%s"/>' % (
+                left, y, r * scale, bar_h, color))
+            out.append('<text x="%.1f" y="%d">%.2f</text>' % (left + r * scale + 4, y + bar_h - 6, r))
+        x1 = left + scale
+        out.append('<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="black" stroke-dasharray="4"/>'
+                   % (x1, top - 6, x1, h - 30))
+        out.append('<text x="%.1f" y="%d" text-anchor="middle">1.0</text>' % (x1, h - 14))
+    out.append("</svg>")
+    with open(path, "w") as f:
+        f.write("\n".join(out) + "\n")
+
+
+def write_report(args, adata, bdata, cdata, env):
+    L = []
+    L.append("# libpgwire benchmarks\n")
+    L.append("Generated by `bench/run.sh` (bench/runner.py). Do not hand-edit: re-run the command "
+             "instead.\n")
+    L.append("## Method\n")
+    L.append(
+        "libpgwire against libpq on the same server, the same machine and the same workload, each "
+        "library through its own fastest calling convention: only the mechanism differs, never the "
+        "work. A third row, the **wire floor**, is a minimal client inside the harness: a raw "
+        "socket, its own startup, every request encoded once before the timed loop and written in "
+        "one go, the answers only scanned for their message types (ReadyForQuery to end the "
+        "exchange, DataRow / CommandComplete counts to verify it), nothing decoded. No library can "
+        "beat it; how close a library comes to it is the honest measure of its overhead.\n")
+    L.append(
+        "- Each (library, scenario) pair runs in a process of its own (`pgw-bench-driver`), one at "
+        "a time, %d times; tables report the median of the runs' values. Inside a run: a warm-up "
+        "(a tenth of the operations), then a timed loop of a fixed number of operations (stopped "
+        "early, after at least 5, when it passes a time cap; the notes give the counts).\n"
+        "- Every operation verifies its answer (distinct values per call, row counts, decoded "
+        "values, a checksum of the decoded values that must be the same on every call and for "
+        "every library): a wrong answer fails the run instead of reporting a fast number.\n"
+        "- **Mean / p75 / p99**: latency of one operation (`CLOCK_MONOTONIC` around the call). "
+        "**ops/sec** = 1000 / mean. **vs. slowest**: the slowest library's mean ÷ this row's "
+        "(1.00x = slowest). **vs floor**: this row's mean ÷ the floor's (1.00x = at the physical "
+        "limit).\n"
+        "- **CPU (ms/op)**: the client process's user+sys time (`getrusage`) over the timed loop, "
+        "per operation.\n"
+        "- **Allocs/op, Alloc KB/op**: every malloc/calloc/realloc/memalign/posix_memalign/"
+        "aligned_alloc in the client process during the timed loop, counted by the driver itself "
+        "(it defines those functions and forwards them to glibc), so libpq's, libpgwire's, "
+        "OpenSSL's and libuv's allocations are all counted alike. realloc counts as one allocation "
+        "of its new size.\n"
+        "- **Peak RSS (KB)**: the driver process's high-water resident set (`VmHWM`) at the end of the run, setup included. The harness does "
+        "not tune malloc for anyone.\n"
+        "- **Net in/out (KB/op)**: bytes through socket descriptors during the timed loop, counted "
+        "by the driver's own read/recv/recvmsg/readv and write/send/sendmsg/writev (forwarded as "
+        "raw system calls), the same for every library; shown on the payload scenarios only.\n"
+        "- A value is **bold** when it is the best among the libraries or inside the leader's own "
+        "run-to-run spread (min..max of its runs) for that column. The floor is never bolded: it "
+        "is not a library.\n"
+        "- What survives a re-run is the ordering and the ratios, not the milliseconds: quote "
+        "ratios.\n" % args.reps)
+    L.append("Settings of this run: BENCH_SCALE=%s, BENCH_REPS=%d%s.\n" % (
+        args.scale, args.reps, (", BENCH_FILTER=%s" % args.filter) if args.filter else ""))
+
+    L.append("## Environment\n")
+    for k, label in (("date", "Run date"), ("cpu", "CPU"), ("cores", "Logical cores"),
+                     ("ram", "RAM"), ("os", "OS"), ("compiler", "Compiler"),
+                     ("server", "PostgreSQL server"), ("libpq", "libpq"),
+                     ("libpgwire", "libpgwire"), ("commit", "libpgwire commit"),
+                     ("libuv", "libuv")):
+        L.append("- %s: %s" % (label, env.get(k) or "unknown"))
+    L.append("- Server: a throwaway cluster (tests/pg/pg-cluster.sh; fsync off) on this machine, "
+             "unix socket for every scenario but Connect (TCP 127.0.0.1) unless PGHOST/PGPORT "
+             "pointed elsewhere.\n")
+
+    L.append("## Where the comparison is not like-for-like\n")
+    L.append(
+        "- **Simple Query cannot be pipelined in libpq.** libpq refuses `PQsendQuery` in pipeline "
+        "mode, and outside it a second `PQsendQuery` must wait until the first's results are "
+        "consumed. libpq's Simple Query *Concurrent Execution* therefore runs its 100 calls one "
+        "after the other; libpgwire and the floor send them together, as the protocol allows. "
+        "(libpq could put 100 statements in one Query string, but that makes them one implicit "
+        "transaction, where one error aborts the rest: not independent calls.)\n"
+        "- **Every PQpipelineSync writes.** libpq 15 has no `PQsendPipelineSync` (PostgreSQL 17); "
+        "in pipeline mode each call's own Sync also flushes the socket. That is libpq's fastest "
+        "convention in this version, and it is what its rows measure.\n"
+        "- **Decoding.** libpq returns values as bytes; \"every value decoded\" means the harness "
+        "decodes them for libpq (text: integer and float parsing, timestamps to microseconds, "
+        "bytea un-hexed; binary: byte swaps), with code of the same kind as a library's decoder. "
+        "libpgwire decodes through its own typed accessors. libpq uses binary results wherever the "
+        "scenario allows it (everything but the text scenarios and Simple Query), which is its "
+        "fastest path.\n"
+        "- **Bulk Load (binary COPY)**: libpq has no binary COPY row encoder (\"No binary COPY "
+        "encoding\"); libpq can carry bytes someone else encoded, but producing them is the "
+        "library's job here. Read it against text COPY, where every client formats the same CSV.\n"
+        "- **Connection Pooling**: libpq has no pool (\"No pool API\"). The floor's pool row is 10 "
+        "raw connections with the 1000 calls spread evenly and pipelined, the least a pool can do.\n"
+        "- **Cursor Streaming**: libpq has no portal row limit; it runs single-row mode "
+        "(`PQsetSingleRowMode`; `PQsetChunkedRowsMode` is PostgreSQL 17) or a `DECLARE ... BINARY "
+        "CURSOR` with `FETCH 500`, whichever was faster in a calibration before the timed loop (the "
+        "note under the table says which). The floor sends all its `Execute(500)` messages at "
+        "once.\n"
+        "- **The floor's requests are encoded once**, before the timed loop: its text COPY row "
+        "does not format CSV inside the timed call (the libraries do), and its concurrent "
+        "scenarios send the same literals every time. It is a limit, not a competitor.\n"
+        "- **TLS is off** for every client, on TCP and on the unix socket.\n"
+        "- **Suite C** sends every test's statements pipelined (libpq: pipeline mode, `PQsendQueryParams` "
+        "without parameters), one Sync per statement for the autocommit tests (1, 6, 12, 13, 14, 16) "
+        "and one for the whole test otherwise (its BEGIN ... COMMIT statements included), so a "
+        "client's overhead per statement shows instead of one round trip per statement.\n")
+    if not args.suites_run.get("D"):
+        L.append("- **Suite D** (seed 002's analytic query shapes) is optional and not part of "
+                 "this harness yet.\n")
+
+    # Suite A.
+    ratio_bars = []
+    if adata:
+        L.append("## Suite A: the scenario tables of seed 000\n")
+        group = None
+        sizes = {}
+        for sid in adata:
+            for lib in LIBS:
+                for r in adata[sid].get(lib, []):
+                    if r.get("status") == "ok" and "sizes" in r:
+                        sizes = r["sizes"]
+        for sid, grp, title, desc in SUITE_A:
+            if sid not in adata:
+                continue
+            check_checksums(sid, adata[sid])
+            if grp != group:
+                L.append("### %s\n" % grp)
+                group = grp
+            L.append("#### %s\n" % title)
+            L.append(desc.format(copy_rows=sizes.get("copy_rows", 200000),
+                                 cursor_rows=sizes.get("cursor_rows", 50000)) + "\n")
+            table, notes, rows = scenario_table(sid, adata[sid])
+            L.append(table + "\n")
+            if notes:
+                L.append("\n".join(notes) + "\n")
+            if rows.get("libpgwire") and rows.get("libpq"):
+                ratio_bars.append(("%s: %s" % (grp, title),
+                                   rows["libpgwire"]["med"]["mean"] / rows["libpq"]["med"]["mean"]))
+
+    if bdata:
+        L.append("## Suite B: seed 001 (prepared `SELECT * FROM benchmark_rows ORDER BY id LIMIT n`)\n")
+        L.append(
+            "n = 1, 100, 500 over seed 001's 500-row table, prepared once, through the unix "
+            "socket. Sequential: one query at a time, latency per query. Pipelined x10: 10 "
+            "queries in flight on one connection, each with its own Sync, latency per batch. "
+            "Each group runs in every execution order of the libraries (one process per library "
+            "per order; the floor runs after them in each order, outside the ranking), and the "
+            "samples are pooled per library. **Relative latency** is the geometric mean over the "
+            "groups of the library's pooled median ÷ the group's fastest median; **Fastest "
+            "median** counts the groups it led; **Outright wins** counts the groups where its "
+            "median was lower than every rival's in every execution order. Every row of every "
+            "answer is decoded and checked.\n")
+        rank, detail = suite_b_report(bdata)
+        L.extend(rank)
+        L.append("\nPer group:")
+        L.extend(detail)
+        L.append("")
+        for gid, _, _ in SUITE_B:
+            if gid in bdata:
+                check_checksums(gid, bdata[gid])
+
+    if cdata:
+        L.append("## Suite C: seed 004's operation table\n")
+        L.append(
+            "The classic speed test's 17 steps (Test 1 ... Test 16 with 2.1 and 3.1), written from "
+            "their names, run once each in order per process (table sizes scale with "
+            "BENCH_SCALE), plus a round-trip test of 100 `select 1` one at a time. Median over "
+            "the runs; lower is better. Every statement's outcome is checked (no error, the "
+            "expected number of rows for the SELECTs).\n")
+        L.extend(suite_c_report(cdata))
+        L.append("")
+
+    L.append("## Chart\n")
+    L.append("![libpgwire ÷ libpq mean latency per scenario](results/ratios.svg)\n")
+    L.append("## Raw data\n")
+    L.append("Every run's JSON (latency samples in ns, CPU, allocations, bytes, notes) is in "
+             "`bench/results/<scenario>.<library>.json`; the environment in "
+             "`bench/results/environment.json`.\n")
+    if failures:
+        L.append("## Failures\n")
+        for f in failures:
+            L.append("- " + f)
+        L.append("")
+    svg_chart(ratio_bars, os.path.join(args.results, "ratios.svg"))
+    with open(args.output, "w") as f:
+        f.write("\n".join(L) + "\n")
+
+
+def load_results(args):
+    adata, bdata, cdata = {}, {}, {}
+    if not os.path.isdir(args.results):
+        return adata, bdata, cdata
+    ids_a = {s[0] for s in SUITE_A}
+    ids_b = {s[0] for s in SUITE_B}
+    for name in sorted(os.listdir(args.results)):
+        m = re.match(r"(.+)\.([a-z-]+)\.json$", name)
+        if not m or m.group(2) not in LIBS:
+            continue
+        obj = json.load(open(os.path.join(args.results, name)))
+        sid, lib = obj["scenario"], obj["lib"]
+        target = adata if sid in ids_a else bdata if sid in ids_b else cdata
+        target.setdefault(sid, {})[lib] = obj["runs"]
+    return adata, bdata, cdata
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--driver", default=os.path.join(ROOT, "build-bench", "bench", "pgw-bench-driver"))
+    ap.add_argument("--scale", type=float, default=float(os.environ.get("BENCH_SCALE", "1")))
+    ap.add_argument("--reps", type=int, default=int(os.environ.get("BENCH_REPS", "3")))
+    ap.add_argument("--filter", default=os.environ.get("BENCH_FILTER", ""))
+    ap.add_argument("--suites", default=os.environ.get("BENCH_SUITES", "A,B,C"))
+    ap.add_argument("--results", default=os.path.join(HERE, "results"))
+    ap.add_argument("--output", default=os.path.join(HERE, "RESULTS.md"))
+    ap.add_argument("--timeout", type=int, default=900)
+    ap.add_argument("--render-only", action="store_true")
+    args = ap.parse_args()
+    suites = {s.strip().upper() for s in args.suites.split(",") if s.strip()}
+    args.suites_run = {s: True for s in suites}
+
+    if args.render_only:
+        adata, bdata, cdata = load_results(args)
+        env = json.load(open(os.path.join(args.results, "environment.json")))
+    else:
+        os.makedirs(args.results, exist_ok=True)
+        for name in os.listdir(args.results):
+            if name.endswith(".json") or name.endswith(".svg"):
+                os.remove(os.path.join(args.results, name))
+        env = environment()
+        save(args, "environment.json", env)
+        adata = run_suite_a(args) if "A" in suites else {}
+        bdata = run_suite_b(args) if "B" in suites else {}
+        cdata = run_suite_c(args) if "C" in suites else {}
+        if "D" in suites:
+            log("suite D is not part of this harness yet: skipped")
+    write_report(args, adata, bdata, cdata, env)
+    log("wrote %s" % args.output)
+    if failures:
+        log("%d failure(s):" % len(failures))
+        for f in failures:
+            log("  " + f)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
