@@ -17,6 +17,7 @@
 #   BENCH_SUITES  comma-separated suites (default A,B,C; D is not implemented)
 #   BENCH_BUILD   build directory (default build-bench)
 #   BENCH_NO_DEPS=1  skip the package installation step
+#   BENCH_OUT     write the report and raw JSON there instead of bench/ (CI)
 # Smoke mode for CI: BENCH_SCALE=0.1 BENCH_REPS=1 bash bench/run.sh
 # Exit status: non-zero if a scenario failed its verification or did not run.
 set -euo pipefail
@@ -91,7 +92,13 @@ psql -X -q -v ON_ERROR_STOP=1 -f "$ROOT/bench/setup.sql" >/dev/null 2>&1 ||
     psql -X -q -v ON_ERROR_STOP=1 -f "$ROOT/bench/setup.sql" >/dev/null
 
 # --- run -----------------------------------------------------------------------------
+REPORT=$ROOT/bench/RESULTS.md
+out_args=()
+if [ -n "${BENCH_OUT:-}" ]; then
+    REPORT=$BENCH_OUT/RESULTS.md
+    out_args=(--results "$BENCH_OUT/results" --output "$REPORT")
+fi
 rc=0
-python3 "$ROOT/bench/runner.py" --driver "$DRIVER" || rc=$?
-if [ $rc = 0 ]; then say "done: bench/RESULTS.md"; else say "FAILED (see bench/RESULTS.md)"; fi
+python3 "$ROOT/bench/runner.py" --driver "$DRIVER" "${out_args[@]}" || rc=$?
+if [ $rc = 0 ]; then say "done: $REPORT"; else say "FAILED (see $REPORT)"; fi
 exit $rc
