@@ -152,7 +152,7 @@ typedef struct fconn {
     counts_t n;
 } fconn_t;
 
-static uint8_t rbuf[256 * 1024];
+static uint8_t rbuf[1024 * 1024];
 
 /* Count the messages in data; bodies are skipped without being looked at
  * (except an error's, kept for the failure message). */

@@ -235,9 +235,9 @@ static size_t pass_decode(const stream_t *s, uint64_t *check)
         uint8_t bytebuf[64];
         size_t bytelen = 0;
         if (pgw_get_int2(&v[0], &i2) || pgw_get_int4(&v[1], &i4) || pgw_get_float4(&v[2], &f4) ||
-            pgw_get_float8(&v[3], &f8) || pgw_get_text(&v[4], &str) ||
-            pgw_get_json(&v[5], &json) || pgw_get_json(&v[6], &jsonb) ||
-            pgw_get_timestamp(&v[7], &ts) || pgw_get_timestamptz(&v[8], &tstz))
+            pgw_get_float8(&v[3], &f8) || pgw_get_text(&v[4], &str) || pgw_get_json(&v[5], &json) ||
+            pgw_get_json(&v[6], &jsonb) || pgw_get_timestamp(&v[7], &ts) ||
+            pgw_get_timestamptz(&v[8], &tstz))
             die("value decode failed");
         /* bytea: a zero-copy view in binary; the text form must be unhexed. */
         if (v[9].format == PGW_FORMAT_BINARY) {

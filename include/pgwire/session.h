@@ -144,6 +144,11 @@ typedef struct pgw_session_config {
     uint32_t max_protocol; /* 0: PGW_PROTO_3_0; PGW_PROTO_3_2 requests 3.2 */
     uint32_t max_message_size; /* 0: PGW_DEFAULT_MAX_MESSAGE */
     size_t read_chunk_size;    /* 0: 64 KiB */
+    /* Bytes of larger read chunks (those that held one big message, such as
+     * a 1 MiB bytea row) kept for reuse once their results are freed, so a
+     * workload of large rows does not make the process fault fresh pages in
+     * on every query. 0: 16 MiB; SIZE_MAX: no limit. */
+    size_t chunk_cache_bytes;
     pgw_session_callbacks_t cb;
     void *ud;
 } pgw_session_config_t;

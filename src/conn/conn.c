@@ -247,17 +247,34 @@ void pgw__conn_flush(pgw_conn_t *c)
     if (pgw_session_state(c->s) == PGW_SESSION_NEW) return; /* socket not up yet */
     c->tp->take_output(c, &c->wbuf);
     if (c->wbuf.len == 0) return;
+    c->stats.writes++;
+    c->stats.bytes_out += c->wbuf.len;
+    /* Try the write right away: when the socket takes it all (the usual
+     * case) it costs one system call, without a write request, its
+     * completion callback, or the epoll update libuv makes after each
+     * queued write. Only what the socket did not take is queued, pinned in
+     * wbuf until on_write. */
     uv_buf_t b = uv_buf_init((char *)c->wbuf.data, (unsigned)c->wbuf.len);
+    int rc = uv_try_write(&c->sock->h.stream, &b, 1);
+    if (rc == (int)c->wbuf.len) {
+        pgw_buf_reset(&c->wbuf);
+        return;
+    }
+    if (rc < 0 && rc != UV_EAGAIN && rc != UV_ENOSYS) {
+        pgw_buf_reset(&c->wbuf);
+        transport_failed(c, PGW_ECONNLOST);
+        return;
+    }
+    size_t done = rc > 0 ? (size_t)rc : 0;
+    b = uv_buf_init((char *)c->wbuf.data + done, (unsigned)(c->wbuf.len - done));
     c->wreq.data = c;
-    int rc = uv_write(&c->wreq, &c->sock->h.stream, &b, 1, on_write);
+    rc = uv_write(&c->wreq, &c->sock->h.stream, &b, 1, on_write);
     if (rc < 0) {
         pgw_buf_reset(&c->wbuf);
         transport_failed(c, PGW_ECONNLOST);
         return;
     }
     c->writing = 1;
-    c->stats.writes++;
-    c->stats.bytes_out += c->wbuf.len;
 }
 
 static void on_prepare(uv_prepare_t *h)

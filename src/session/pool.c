@@ -3,15 +3,19 @@
  * reference counts, and recycled results. A session reads into chunks; a
  * buffered result keeps references to the chunks holding its DataRows, so
  * rows are never copied. When the last reference to a chunk goes, the chunk
- * returns to a small free list (steady state allocates nothing) or, when it
- * is oversized or the list is full, to the allocator.
+ * returns to a free list: default-size chunks to a short one, larger chunks
+ * (each sized for one big message) to a best-fit list bounded in bytes, so
+ * a steady stream of large rows reuses memory that is already mapped
+ * instead of faulting fresh pages in on every query. Past those bounds a
+ * chunk goes back to the allocator.
  *
  * The pool itself is reference-counted because results may outlive the
  * session: it is freed when the session and its last result are gone.
  */
 #include "session_internal.h"
 
-int pgw__pool_new(pgw__pool_t **out, const pgw_allocator_t *alloc, size_t chunk_size)
+int pgw__pool_new(pgw__pool_t **out, const pgw_allocator_t *alloc, size_t chunk_size,
+                  size_t big_budget)
 {
     alloc = pgw__alloc_or_default(alloc);
     pgw__pool_t *p = pgw__calloc(alloc, 1, sizeof *p);
@@ -19,6 +23,7 @@ int pgw__pool_new(pgw__pool_t **out, const pgw_allocator_t *alloc, size_t chunk_
     p->alloc = *alloc;
     p->refs = 1;
     p->chunk_size = chunk_size;
+    p->big_budget = big_budget;
     *out = p;
     return 0;
 }
@@ -45,10 +50,13 @@ void pgw__pool_unref(pgw__pool_t *p)
 {
     if (--p->refs > 0) return;
     pgw_allocator_t a = p->alloc;
-    while (p->free_chunks) {
-        pgw__chunk_t *c = p->free_chunks;
-        p->free_chunks = c->next;
-        pgw__free(&a, c);
+    pgw__chunk_t *lists[] = {p->free_chunks, p->free_big};
+    for (size_t i = 0; i < PGW__ARRAY_LEN(lists); i++) {
+        while (lists[i]) {
+            pgw__chunk_t *c = lists[i];
+            lists[i] = c->next;
+            pgw__free(&a, c);
+        }
     }
     while (p->free_results) {
         pgw_result_t *r = p->free_results;
@@ -58,14 +66,31 @@ void pgw__pool_unref(pgw__pool_t *p)
     pgw__free(&a, p);
 }
 
+/* Unlink and return the smallest kept big chunk of at least cap bytes. */
+static pgw__chunk_t *take_big(pgw__pool_t *p, size_t cap)
+{
+    pgw__chunk_t **best = NULL;
+    for (pgw__chunk_t **at = &p->free_big; *at; at = &(*at)->next)
+        if ((*at)->cap >= cap && (!best || (*at)->cap < (*best)->cap)) best = at;
+    if (!best) return NULL;
+    pgw__chunk_t *c = *best;
+    *best = c->next;
+    p->nfree_big--;
+    p->free_big_bytes -= c->cap;
+    return c;
+}
+
 pgw__chunk_t *pgw__chunk_get(pgw__pool_t *p, size_t cap)
 {
-    pgw__chunk_t *c;
+    pgw__chunk_t *c = NULL;
     if (cap <= p->chunk_size && p->free_chunks) {
         c = p->free_chunks;
         p->free_chunks = c->next;
         p->nfree_chunks--;
-    } else {
+    } else if (cap > p->chunk_size) {
+        c = take_big(p, cap);
+    }
+    if (!c) {
         if (cap < p->chunk_size) cap = p->chunk_size;
         if (cap > SIZE_MAX - sizeof *c) return NULL;
         c = pgw__malloc(&p->alloc, sizeof *c + cap);
@@ -92,6 +117,14 @@ void pgw__chunk_unref(pgw__chunk_t *c)
         c->next = p->free_chunks;
         p->free_chunks = c;
         p->nfree_chunks++;
+        return;
+    }
+    if (c->cap > p->chunk_size && p->nfree_big < PGW__POOL_MAX_FREE_BIG &&
+        c->cap <= p->big_budget - p->free_big_bytes) {
+        c->next = p->free_big;
+        p->free_big = c;
+        p->nfree_big++;
+        p->free_big_bytes += c->cap;
         return;
     }
     pgw__free(&p->alloc, c);

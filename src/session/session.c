@@ -19,7 +19,8 @@
 
 #include "auth/auth.h"
 
-#define DEFAULT_READ_CHUNK (64u * 1024u)
+#define DEFAULT_READ_CHUNK  (64u * 1024u)
+#define DEFAULT_CHUNK_CACHE (16u * 1024u * 1024u)
 
 uint64_t pgw__now(pgw_session_t *s)
 {
@@ -107,7 +108,8 @@ PGW_EXTERN int pgw_session_new(pgw_session_t **out, const pgw_session_config_t *
     pgw__pool_t *pool;
     size_t chunk = cfg->read_chunk_size ? cfg->read_chunk_size : DEFAULT_READ_CHUNK;
     if (chunk < 16) chunk = 16;
-    int rc = pgw__pool_new(&pool, cfg->alloc, chunk);
+    size_t cache = cfg->chunk_cache_bytes ? cfg->chunk_cache_bytes : DEFAULT_CHUNK_CACHE;
+    int rc = pgw__pool_new(&pool, cfg->alloc, chunk, cache);
     if (rc < 0) return rc;
     pgw_session_t *s = pgw__calloc(&pool->alloc, 1, sizeof *s);
     if (!s) {

@@ -32,24 +32,32 @@ typedef struct pgw__chunk {
     uint8_t *data; /* cap bytes, allocated with the header */
 } pgw__chunk_t;
 
-#define PGW__POOL_MAX_FREE_CHUNKS  4
-#define PGW__POOL_MAX_FREE_RESULTS 16
+#define PGW__POOL_MAX_FREE_CHUNKS 4
+/* Enough for the results of a pipeline of concurrent requests to be reused. */
+#define PGW__POOL_MAX_FREE_RESULTS 64
 /* A recycled result keeps at most this many cells / arena bytes, so one huge
  * result does not pin its memory forever. */
 #define PGW__RESULT_KEEP_CELLS (64u * 1024u)
 #define PGW__RESULT_KEEP_ARENA (64u * 1024u)
 
+/* At most this many oversized chunks wait for reuse (bounds the best-fit scan). */
+#define PGW__POOL_MAX_FREE_BIG 32
+
 typedef struct pgw__pool {
     pgw_allocator_t alloc;
     size_t refs;
     size_t chunk_size;
-    pgw__chunk_t *free_chunks;
+    pgw__chunk_t *free_chunks; /* default-size chunks */
     unsigned nfree_chunks;
+    pgw__chunk_t *free_big; /* larger chunks, kept within big_budget bytes */
+    unsigned nfree_big;
+    size_t free_big_bytes, big_budget;
     struct pgw_result *free_results;
     unsigned nfree_results;
 } pgw__pool_t;
 
-int pgw__pool_new(pgw__pool_t **out, const pgw_allocator_t *alloc, size_t chunk_size);
+int pgw__pool_new(pgw__pool_t **out, const pgw_allocator_t *alloc, size_t chunk_size,
+                  size_t big_budget);
 void pgw__pool_ref(pgw__pool_t *p);
 void pgw__pool_unref(pgw__pool_t *p);
 /* A chunk of at least cap bytes with one reference, or NULL. */

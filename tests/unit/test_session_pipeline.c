@@ -765,6 +765,46 @@ static void test_steady_state_no_alloc(void **state)
     w_free(&w);
 }
 
+/* Rows larger than a read chunk each get a chunk of their own; once their
+ * result is freed those chunks are kept (within chunk_cache_bytes) and
+ * reused, so a steady stream of large rows allocates nothing either. */
+static void test_steady_state_big_rows(void **state)
+{
+    (void)state;
+    static const pgw_allocator_t a = {NULL, count_malloc, count_realloc, count_free};
+    pgw_session_t *s = ready_session(&R, &(sess_opts_t){.alloc = &a});
+    enum { ROWS = 10, ROW_BYTES = 300 * 1024 };
+    char *big = malloc(ROW_BYTES + 1);
+    assert_non_null(big);
+    memset(big, 'x', ROW_BYTES);
+    big[ROW_BYTES] = '\0';
+    static const char *const names[] = {"b"};
+    static const uint32_t oids[] = {25};
+    wire_t w = {0};
+    w_empty(&w, '1');
+    w_empty(&w, '2');
+    w_rowdesc(&w, 1, names, oids, 0);
+    for (int i = 0; i < ROWS; i++)
+        w_datarow(&w, 1, (const char *const[]){big});
+    w_cmd(&w, "SELECT 10");
+    w_ready(&w, 'I');
+    size_t warm = 0;
+    for (int round = 0; round < 3; round++) {
+        assert_int_equal(pgw_session_query(s, "SELECT b", NULL, 0, PGW_Q_TEXT, rec_cb, UD(0)), 0);
+        size_t n;
+        pgw_session_pending_output(s, &n);
+        pgw_session_consumed_output(s, n);
+        assert_int_equal(pgw_session_recv(s, w.p, w.n), 0);
+        assert_int_equal(R.done[0].status, 0);
+        assert_string_equal(R.done[0].tag, "SELECT 10");
+        if (round == 1) warm = g_allocs;
+    }
+    assert_int_equal(g_allocs, warm);
+    pgw_session_free(s);
+    w_free(&w);
+    free(big);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -782,6 +822,7 @@ int main(void)
         cmocka_unit_test(test_encode_failure_rolls_back),
         cmocka_unit_test(test_big_rows_and_lifetime),
         cmocka_unit_test(test_steady_state_no_alloc),
+        cmocka_unit_test(test_steady_state_big_rows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
