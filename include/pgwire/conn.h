@@ -111,8 +111,9 @@ PGW_EXTERN int pgw_conn_new(pgw_conn_t **out, struct uv_loop_s *loop, const pgw_
  * in libpq). Hosts are tried in order (host=a,b port=1,2), or shuffled with
  * load_balance_hosts=random; each name's addresses are tried in turn; a host
  * starting with '/' is a unix socket directory (DIR/.s.PGSQL.PORT). Each
- * attempt is bounded by connect_timeout. TCP sockets get TCP_NODELAY and
- * keepalive per keepalives/keepalives_idle. target_session_attrs (any,
+ * attempt is bounded by connect_timeout. TCP sockets get TCP_NODELAY,
+ * keepalive per keepalives, keepalives_idle, keepalives_interval and
+ * keepalives_count, and tcp_user_timeout (milliseconds), as in libpq. target_session_attrs (any,
  * read-write, read-only, primary, standby, prefer-standby) is checked after
  * startup; a server that does not match is left for the next host.
  *
@@ -207,6 +208,12 @@ PGW_EXTERN const char *pgw_conn_host(const pgw_conn_t *conn);
 PGW_EXTERN const char *pgw_conn_port(const pgw_conn_t *conn);
 /* Copy the traffic counters into *out. */
 PGW_EXTERN void pgw_conn_stats(const pgw_conn_t *conn, pgw_conn_stats_t *out);
+
+/* The socket's file descriptor (like libpq's PQsocket), for inspection
+ * such as getsockopt; reading or writing it directly corrupts the
+ * connection. Returns the descriptor, or PGW_ECLOSED when there is no
+ * connected socket. */
+PGW_EXTERN int pgw_conn_fd(const pgw_conn_t *conn);
 /* The application data of the config (cfg->ud). */
 PGW_EXTERN void *pgw_conn_userdata(const pgw_conn_t *conn);
 

@@ -3,10 +3,13 @@
  * writes, close, and the request wrappers. Connecting lives in connect.c,
  * cancels in cancel.c.
  */
-#define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE /* TCP_KEEPINTVL, TCP_KEEPCNT, TCP_USER_TIMEOUT */
 #include "conn/conn_internal.h"
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #define PGW__DEFAULT_WRITE_THRESHOLD (256u * 1024u)
 
@@ -196,10 +199,27 @@ static void on_read(uv_stream_t *st, ssize_t n, const uv_buf_t *buf)
     transport_failed(c, n == UV_ENOBUFS ? PGW_ENOMEM : PGW_ECONNLOST);
 }
 
+/* Set an integer TCP option when the user gave one (value > 0). These are
+ * best effort, as in libpq: a kernel without the option keeps its default. */
+static void set_tcp_int(uv_os_fd_t fd, int opt, unsigned value)
+{
+    int v = value > INT32_MAX ? INT32_MAX : (int)value;
+    if (value > 0) (void)setsockopt(fd, IPPROTO_TCP, opt, &v, sizeof v);
+}
+
 static void set_tcp_options(pgw_conn_t *c, pgw__sock_t *k)
 {
     uv_tcp_nodelay(&k->h.tcp, 1);
     if (c->keepalive) uv_tcp_keepalive(&k->h.tcp, 1, c->keepalive_idle ? c->keepalive_idle : 60);
+    /* libuv 1.44 sets only the idle time; the rest of libpq's keepalive and
+     * timeout options go straight to the socket. */
+    uv_os_fd_t fd;
+    if (uv_fileno(&k->h.handle, &fd) != 0) return;
+    if (c->keepalive) {
+        set_tcp_int(fd, TCP_KEEPINTVL, c->keepalive_interval);
+        set_tcp_int(fd, TCP_KEEPCNT, c->keepalive_count);
+    }
+    set_tcp_int(fd, TCP_USER_TIMEOUT, c->tcp_user_timeout_ms);
 }
 
 /* The attempt's socket is connected: start reading and send the startup
@@ -488,6 +508,13 @@ const char *pgw_conn_host(const pgw_conn_t *c)
 const char *pgw_conn_port(const pgw_conn_t *c)
 {
     return c && c->hosts && c->host_idx < c->nhosts ? c->hosts[c->host_idx].port : NULL;
+}
+
+int pgw_conn_fd(const pgw_conn_t *c)
+{
+    uv_os_fd_t fd;
+    if (!c->sock || uv_fileno(&c->sock->h.handle, &fd) != 0) return PGW_ECLOSED;
+    return fd;
 }
 
 void pgw_conn_stats(const pgw_conn_t *c, pgw_conn_stats_t *out)

@@ -101,7 +101,10 @@ struct pgw_conn {
     struct addrinfo *ai_next;
     uint64_t connect_timeout_ms;
     int keepalive;
-    unsigned keepalive_idle;
+    unsigned keepalive_idle;      /* seconds (0: libuv's default of 60) */
+    unsigned keepalive_interval;  /* seconds (0: the kernel's) */
+    unsigned keepalive_count;     /* probes (0: the kernel's) */
+    unsigned tcp_user_timeout_ms; /* 0: the kernel's */
     int last_err;
     const char *startup_params[64];
     size_t nstartup_params;

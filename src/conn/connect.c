@@ -379,6 +379,14 @@ static int parse_target(const char *v, int *out)
     }
     return PGW_ECONNINFO;
 }
+/* A non-negative integer option (conninfo already checked it is an
+ * integer), 0 when unset. */
+static unsigned conninfo_unsigned(const pgw_conninfo_t *ci, const char *key)
+{
+    const char *v = pgw_conninfo_get(ci, key);
+    long n = v && *v ? strtol(v, NULL, 10) : 0;
+    return n <= 0 ? 0u : n > (long)UINT32_MAX ? UINT32_MAX : (unsigned)n;
+}
 
 /* Apply the connection options that belong to the transport. */
 static int apply_options(pgw_conn_t *c)
@@ -399,8 +407,10 @@ static int apply_options(pgw_conn_t *c)
     }
     v = pgw_conninfo_get(c->ci, "keepalives");
     c->keepalive = !v || !*v || strtol(v, NULL, 10) != 0;
-    v = pgw_conninfo_get(c->ci, "keepalives_idle");
-    c->keepalive_idle = v && *v ? (unsigned)strtoul(v, NULL, 10) : 0;
+    c->keepalive_idle = conninfo_unsigned(c->ci, "keepalives_idle");
+    c->keepalive_interval = conninfo_unsigned(c->ci, "keepalives_interval");
+    c->keepalive_count = conninfo_unsigned(c->ci, "keepalives_count");
+    c->tcp_user_timeout_ms = conninfo_unsigned(c->ci, "tcp_user_timeout");
     v = pgw_conninfo_get(c->ci, "load_balance_hosts");
     if (v && strcmp(v, "random") == 0)
         shuffle_hosts(c);

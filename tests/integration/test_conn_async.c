@@ -4,12 +4,13 @@
  * per loop turn, pipelining, batches, prepared statements, connection
  * loss, close in every state, cancel.
  */
-#define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE /* TCP_KEEPINTVL and friends */
 #include "pgtest.h"
 #include "pgwire/conn.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -178,6 +179,41 @@ static void test_tcp(void **state)
     snprintf(ci, sizeof(ci), "host=localhost port=%s user=%s dbname=%s", pgt_env_required("PGPORT"),
              pgt_env_required("PGUSER"), pgt_env_required("PGDATABASE"));
     connect_and_query(ci, NULL);
+}
+
+static int sockopt_int(int fd, int opt)
+{
+    int v = -1;
+    socklen_t len = sizeof v;
+    assert_int_equal(getsockopt(fd, IPPROTO_TCP, opt, &v, &len), 0);
+    return v;
+}
+
+/* libpq's keepalive and timeout options reach the TCP socket. */
+static void test_tcp_keepalive_options(void **state)
+{
+    char ci[512];
+    pgt_require_server();
+    pgt_conninfo_tcp(ci, sizeof(ci), pgt_env_required("PGUSER"), NULL,
+                     "keepalives=1 keepalives_idle=7 keepalives_interval=3 keepalives_count=4 "
+                     "tcp_user_timeout=9000");
+    ctx_t x;
+    ctx_new(&x, NULL);
+    int rc = ctx_connect(&x, ci);
+    if (rc != 0) fail_msg("connect %s: %s %s", ci, pgw_err_name(rc), x.connect_msg);
+    int fd = pgw_conn_fd(x.conn);
+    assert_true(fd >= 0);
+    int on = 0;
+    socklen_t len = sizeof on;
+    assert_int_equal(getsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, &len), 0);
+    assert_int_equal(on, 1);
+    assert_int_equal(sockopt_int(fd, TCP_KEEPIDLE), 7);
+    assert_int_equal(sockopt_int(fd, TCP_KEEPINTVL), 3);
+    assert_int_equal(sockopt_int(fd, TCP_KEEPCNT), 4);
+    assert_int_equal(sockopt_int(fd, TCP_USER_TIMEOUT), 9000);
+    assert_int_equal(sockopt_int(fd, TCP_NODELAY), 1);
+    ctx_close(&x);
+    ctx_free_loop(&x);
 }
 
 static void test_auth_methods(void **state)
@@ -652,6 +688,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_unix_socket),
         cmocka_unit_test(test_tcp),
+        cmocka_unit_test(test_tcp_keepalive_options),
         cmocka_unit_test(test_auth_methods),
         cmocka_unit_test(test_host_list_first_dead),
         cmocka_unit_test(test_target_session_attrs),
