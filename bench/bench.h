@@ -2,10 +2,11 @@
  *
  * driver.c owns main(), the timed loop and the measurement (latency samples,
  * CPU, allocations, socket bytes); each library's file (drv_libpq.c,
- * drv_floor.c, drv_pgwire.c) provides one bench_impl_t per scenario it can
- * run. common.c holds what every library shares: the scenario table, the data
- * every scenario sends, and the decoders that make "decode every value" the
- * same work for every library that has no decoder of its own.
+ * drv_floor.c, drv_pgwire.c, drv_pgwire_blocking.c) provides one
+ * bench_impl_t per scenario it can run. common.c holds what every library
+ * shares: the scenario table, the data every scenario sends, and the
+ * decoders that make "decode every value" the same work for every library
+ * that has no decoder of its own.
  */
 #ifndef PGW_BENCH_H
 #define PGW_BENCH_H
@@ -87,6 +88,7 @@ const bench_impl_t *bench_pgwire_blocking_lookup(const char *scenario, const cha
 const bench_c_impl_t *bench_libpq_c(void);
 const bench_c_impl_t *bench_floor_c(void);
 const bench_c_impl_t *bench_pgwire_c(const char **reason);
+const bench_c_impl_t *bench_pgwire_blocking_c(const char **reason);
 
 /* Failure reporting: records the first message, returns -1. */
 int bench_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

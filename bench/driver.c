@@ -296,7 +296,7 @@ static int run_suite_c(const char *lib, const bench_env_t *env)
     else if (strcmp(lib, "libpgwire") == 0)
         impl = bench_pgwire_c(&reason);
     else if (strcmp(lib, "libpgwire-blocking") == 0)
-        reason = "suite C runs the asynchronous API only";
+        impl = bench_pgwire_blocking_c(&reason);
     if (!impl)
         return emit_status(lib, "c_speed", strstr(reason, "not yet") ? "nyi" : "unsupported",
                            reason);

@@ -5,8 +5,8 @@
  * every value decoded through the library's own typed accessors.
  *
  * Scenarios whose library feature does not exist yet (binary/text COPY,
- * cursor streaming with a row limit, the pool) report "not yet implemented";
- * so does the blocking API (client.h) for now. */
+ * cursor streaming with a row limit, the pool) report "not yet implemented".
+ * The blocking API (client.h) has its own driver, drv_pgwire_blocking.c. */
 #define _GNU_SOURCE
 #include "bench.h"
 
@@ -631,13 +631,6 @@ const bench_impl_t *bench_pgwire_lookup(const char *scenario, const char **reaso
 {
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
         if (strcmp(table[i].id, scenario) == 0) return &table[i].impl;
-    *reason = NYI;
-    return NULL;
-}
-
-const bench_impl_t *bench_pgwire_blocking_lookup(const char *scenario, const char **reason)
-{
-    (void)scenario;
     *reason = NYI;
     return NULL;
 }

@@ -1,0 +1,603 @@
+/* libpgwire's blocking API (client.h) where a scenario fits it: one call at
+ * a time (pgw_client_exec / query / query_flags / prepare / execute), and
+ * pgw_client_batch for the calls that go out together: with one Sync for
+ * Unit of Work and suite C's transaction tests, with PGW_BATCH_SYNC_EACH
+ * (independent calls, each its own Sync) for Extended Query concurrency and
+ * suite C's autocommit tests. Binary results (the library's default), every
+ * value decoded through the library's typed accessors, folded exactly as the
+ * asynchronous driver (drv_pgwire.c) folds them, so the checksums agree.
+ *
+ * Not applicable, reported as "unsupported": the concurrent scenarios that
+ * pgw_client_batch cannot express (it queues unnamed-statement extended
+ * queries only: no Simple Query, no named prepared statement), and the
+ * features the library does not have yet (COPY, cursor with a row limit,
+ * the pool: "not yet implemented", as for the asynchronous driver). */
+#define _GNU_SOURCE
+#include "bench.h"
+
+#include <pgwire/client.h>
+#include <pgwire/types.h>
+#include <pgwire/types_container.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char NYI[] = "not yet implemented";
+static const char NA_SIMPLE[] =
+    "not applicable: the blocking API runs one Simple Query call at a time "
+    "(pgw_client_batch queues extended queries only)";
+static const char NA_PREPARED[] =
+    "not applicable: pgw_client_batch has no form that executes a named prepared statement; "
+    "the blocking API runs one pgw_client_execute at a time";
+
+#define MAX_CONC 64
+
+typedef struct bls {
+    pgw_client_t *c;
+    const bench_env_t *env;
+    int counter;
+    int limit;
+    uint64_t h;
+    int64_t uow_expect[5];
+    int32_t *arr;
+    char conninfo[512];
+    pgw_client_batch_item_t items[MAX_CONC];
+    pgw_param_t params[MAX_CONC];
+    pgw_result_t *results[MAX_CONC];
+    int statuses[MAX_CONC];
+} bls_t;
+
+/* Report a failed call with the server's message when there is one; frees r. */
+static int call_fail(const char *what, int rc, pgw_result_t *r)
+{
+    const pgw_error_t *e = r ? pgw_result_error(r) : NULL;
+    bench_fail("libpgwire blocking %s: %s%s%s", what, pgw_strerror(rc), e ? ": " : "",
+               e && e->message ? e->message : "");
+    pgw_result_free(r);
+    return -1;
+}
+
+static int open_client(bls_t *s, const char *host)
+{
+    char err[256] = "";
+    snprintf(s->conninfo, sizeof s->conninfo,
+             "host=%s port=%s user=%s dbname=%s sslmode=disable gssencmode=disable", host,
+             s->env->port, s->env->user, s->env->db);
+    int rc = pgw_client_connect_err(&s->c, s->conninfo, NULL, err, sizeof err);
+    if (rc != 0)
+        return bench_fail("libpgwire blocking connect: %s%s%s", pgw_strerror(rc),
+                          err[0] ? ": " : "", err);
+    return 0;
+}
+
+static void close_client(bls_t *s)
+{
+    pgw_client_close(s->c);
+    s->c = NULL;
+}
+
+static bls_t *new_state(const bench_env_t *env, int connect)
+{
+    bls_t *s = calloc(1, sizeof *s);
+    s->env = env;
+    if (connect && open_client(s, env->host) != 0) {
+        free(s);
+        return NULL;
+    }
+    return s;
+}
+
+static void teardown(void *st)
+{
+    bls_t *s = st;
+    close_client(s);
+    free(s->arr);
+    free(s);
+}
+
+static void *plain_setup(const bench_env_t *env)
+{
+    return new_state(env, 1);
+}
+
+/* ---- Connect ---------------------------------------------------------------- */
+static void *connect_setup(const bench_env_t *env)
+{
+    return new_state(env, 0);
+}
+static int connect_op(void *st, uint64_t *sum)
+{
+    bls_t *s = st;
+    if (open_client(s, s->env->tcp_host) != 0) return -1;
+    close_client(s);
+    *sum = 0;
+    return 0;
+}
+
+/* ---- single int answers ------------------------------------------------------ */
+static int check_int4(pgw_result_t *r, int64_t want)
+{
+    int32_t v = 0;
+    if (pgw_result_nrows(r) != 1 || pgw_result_int4(r, 0, 0, &v) != 0 || v != want)
+        return bench_fail("libpgwire blocking: got %d, expected %lld", v, (long long)want);
+    return 0;
+}
+
+static int simple_seq_op(void *st, uint64_t *sum)
+{
+    bls_t *s = st;
+    pgw_result_t *r;
+    int rc = pgw_client_exec(s->c, SQL_SIMPLE_SEQ, &r);
+    if (rc != 0) return call_fail("exec", rc, r);
+    rc = check_int4(r, 1);
+    pgw_result_free(r);
+    *sum = 1;
+    return rc;
+}
+
+/* ---- mixed rows: the same fold as drv_pgwire.c's fold_mixed ------------------- */
+static int fold_mixed(pgw_result_t *r, size_t n, uint64_t *out)
+{
+    uint64_t h = 0;
+    uint8_t hexbuf[64];
+    for (size_t i = 0; i < n; i++) {
+        int16_t i2;
+        int32_t i4;
+        float f4;
+        double f8;
+        pgw_str_t vc, js, jb;
+        pgw_value_t v5, v6, v7, v8, v9;
+        int64_t ts, tz;
+        int bad = pgw_result_int2(r, i, 0, &i2) | pgw_result_int4(r, i, 1, &i4) |
+                  pgw_result_float4(r, i, 2, &f4) | pgw_result_float8(r, i, 3, &f8) |
+                  pgw_result_text(r, i, 4, &vc) | pgw_result_value(r, i, 5, &v5) |
+                  pgw_result_value(r, i, 6, &v6) | pgw_result_value(r, i, 7, &v7) |
+                  pgw_result_value(r, i, 8, &v8) | pgw_result_value(r, i, 9, &v9);
+        bad |= pgw_get_json(&v5, &js) | pgw_get_json(&v6, &jb) | pgw_get_timestamp(&v7, &ts) |
+               pgw_get_timestamptz(&v8, &tz);
+        const uint8_t *b;
+        size_t bl;
+        pgw_view_t view;
+        if (pgw_get_bytea_view(&v9, &view) == 0) { /* binary: a view into the row */
+            b = view.p;
+            bl = (size_t)view.len;
+        } else { /* text: un-hexed into a buffer */
+            bad |= pgw_get_bytea(&v9, hexbuf, sizeof hexbuf, &bl);
+            b = hexbuf;
+        }
+        if (bad || bl == 0 || js.p[0] != '{' || jb.p[0] != '{')
+            return bench_fail("libpgwire blocking: mixed row %zu did not decode", i);
+        h = bench_mix(h, (uint64_t)(int64_t)i2);
+        h = bench_mix(h, (uint64_t)(int64_t)i4);
+        h = bench_mix(h, bench_fold_f(f4));
+        h = bench_mix(h, bench_fold_f(f8));
+        h = bench_mix(h, vc.len + js.len * 1000 + jb.len * 1000000);
+        h = bench_mix(h, (uint64_t)ts);
+        h = bench_mix(h, (uint64_t)tz);
+        h = bench_mix(h, (uint64_t)bl * 65536 + b[0] * 256u + b[bl - 1]);
+    }
+    *out = h;
+    return 0;
+}
+
+/* Check the row count, fold the rows into *sum, free r. */
+static int finish_mixed(pgw_result_t *r, uint64_t *sum)
+{
+    int rc = pgw_result_nrows(r) == (size_t)bench_sz.fetch_rows
+                 ? fold_mixed(r, (size_t)bench_sz.fetch_rows, sum)
+                 : bench_fail("libpgwire blocking: %zu rows", pgw_result_nrows(r));
+    pgw_result_free(r);
+    return rc;
+}
+
+static int simple_fetch_op(void *st, uint64_t *sum)
+{
+    bls_t *s = st;
+    pgw_result_t *r;
+    int rc = pgw_client_exec(s->c, SQL_SIMPLE_FETCH, &r);
+    if (rc != 0) return call_fail("exec", rc, r);
+    return finish_mixed(r, sum);
+}
+
+static int mixed_op(bls_t *s, unsigned flags, uint64_t *sum)
+{
+    pgw_result_t *r;
+    pgw_param_t p[] = {pgw_int4(bench_sz.fetch_rows)};
+    int rc = pgw_client_query_flags(s->c, SQL_MIXED, p, 1, flags, &r);
+    if (rc != 0) return call_fail("query", rc, r);
+    return finish_mixed(r, sum);
+}
+static int mixed_text_op(void *st, uint64_t *sum)
+{
+    return mixed_op(st, PGW_Q_TEXT, sum);
+}
+static int mixed_binary_op(void *st, uint64_t *sum)
+{
+    return mixed_op(st, 0, sum);
+}
+
+/* ---- Extended Query ------------------------------------------------------------ */
+static int ext_seq_op(void *st, uint64_t *sum)
+{
+    bls_t *s = st;
+    pgw_result_t *r;
+    int want = ++s->counter;
+    pgw_param_t p[] = {pgw_int4(want)};
+    *sum = 0;
+    int rc = pgw_client_query(s->c, SQL_EXT_SEQ, p, 1, &r);
+    if (rc != 0) return call_fail("query", rc, r);
+    rc = check_int4(r, want);
+    pgw_result_free(r);
+    return rc;
+}
+
+/* pgw_client_batch, failing when nothing was sent (it then sets no status:
+ * every item keeps the "not reported" mark). */
+#define NOT_REPORTED 1
+static int run_batch(pgw_client_t *c, const pgw_client_batch_item_t *items, size_t n,
+                     unsigned flags, pgw_result_t **res, int *status)
+{
+    for (size_t i = 0; i < n; i++)
+        status[i] = NOT_REPORTED;
+    int rc = pgw_client_batch(c, items, n, flags, res, status);
+    if (rc != 0 && n > 0 && status[0] == NOT_REPORTED) return call_fail("batch", rc, NULL);
+    return 0;
+}
+
+/* Check every item of a finished batch with check(result, k), free them all. */
+static int batch_check(bls_t *s, size_t n, int (*check)(bls_t *, pgw_result_t *, size_t))
+{
+    int rc = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (rc == 0 && s->statuses[i] != 0) {
+            rc = call_fail("batch item", s->statuses[i], s->results[i]);
+            s->results[i] = NULL;
+        } else if (rc == 0 && check(s, s->results[i], i) != 0) {
+            rc = -1;
+        }
+        pgw_result_free(s->results[i]);
+        s->results[i] = NULL;
+    }
+    return rc;
+}
+
+static int check_ext_item(bls_t *s, pgw_result_t *r, size_t i)
+{
+    return check_int4(r, s->params[i].u.i);
+}
+
+/* 50 independent calls: one pgw_client_batch, a Sync after each. */
+static int ext_conc_op(void *st, uint64_t *sum)
+{
+    bls_t *s = st;
+    size_t n = (size_t)bench_sz.ext_conc;
+    for (size_t i = 0; i < n; i++) {
+        s->params[i] = pgw_int4(++s->counter);
+        s->items[i] = (pgw_client_batch_item_t){SQL_EXT_SEQ, &s->params[i], 1, 0};
+    }
+    *sum = 0;
+    if (run_batch(s->c, s->items, n, PGW_BATCH_SYNC_EACH, s->results, s->statuses)) return -1;
+    return batch_check(s, n, check_ext_item);
+}
+
+/* ---- Large fetches ---------------------------------------------------------------- */
+static int fold_blob(pgw_result_t *r, uint64_t *sum)
+{
+    uint64_t h = 0;
+    if (pgw_result_nrows(r) != (size_t)bench_sz.blob_rows)
+        return bench_fail("libpgwire blocking blob: %zu rows", pgw_result_nrows(r));
+    for (size_t i = 0; i < pgw_result_nrows(r); i++) {
+        pgw_value_t v;
+        pgw_view_t b;
+        if (pgw_result_value(r, i, 1, &v) || pgw_get_bytea_view(&v, &b) ||
+            b.len != bench_sz.blob_bytes)
+            return bench_fail("libpgwire blocking blob row %zu", i);
+        for (int j = 0; j < b.len; j += 4093)
+            if (b.p[j] != b.p[j % 16])
+                return bench_fail("libpgwire blocking blob row %zu: wrong byte at %d", i, j);
+        h = bench_mix(h, (uint64_t)b.len + b.p[0] + b.p[b.len - 1] * 256u);
+    }
+    *sum = h;
+    return 0;
+}
+
+static int fold_array(bls_t *s, pgw_result_t *r, uint64_t *sum)
+{
+    uint64_t h = 0;
+    if (pgw_result_nrows(r) != (size_t)bench_sz.array_rows)
+        return bench_fail("libpgwire blocking array: %zu rows", pgw_result_nrows(r));
+    for (size_t i = 0; i < pgw_result_nrows(r); i++) {
+        int32_t id;
+        pgw_value_t v;
+        size_t n = 0;
+        if (pgw_result_int4(r, i, 0, &id) || pgw_result_value(r, i, 1, &v) ||
+            pgw_array_get_int4(&v, s->arr, (size_t)bench_sz.array_elems, &n, NULL) ||
+            n != (size_t)bench_sz.array_elems)
+            return bench_fail("libpgwire blocking array row %zu did not decode", i);
+        int64_t acc = 0;
+        for (size_t j = 0; j < n; j++) {
+            int32_t want =
+                j % 2 == 0 ? 2147483647 - (int32_t)j - id : -2147483647 + (int32_t)j + id;
+            if (s->arr[j] != want)
+                return bench_fail("libpgwire blocking array row %d element %zu", id, j);
+            acc += s->arr[j];
+        }
+        h = bench_mix(h, (uint64_t)acc + (uint64_t)n);
+    }
+    *sum = h;
+    return 0;
+}
+
+static int blob_op(void *st, uint64_t *sum)
+{
+    bls_t *s = st;
+    pgw_result_t *r;
+    pgw_param_t p[] = {pgw_int4(bench_sz.blob_rows)};
+    int rc = pgw_client_query(s->c, SQL_BLOB, p, 1, &r);
+    if (rc != 0) return call_fail("query", rc, r);
+    rc = fold_blob(r, sum);
+    pgw_result_free(r);
+    return rc;
+}
+
+static void *array_setup(const bench_env_t *env)
+{
+    bls_t *s = new_state(env, 1);
+    if (s) s->arr = bench_xmalloc(sizeof(int32_t) * (size_t)bench_sz.array_elems);
+    return s;
+}
+static int array_op(void *st, uint64_t *sum)
+{
+    bls_t *s = st;
+    pgw_result_t *r;
+    pgw_param_t p[] = {pgw_int4(bench_sz.array_rows)};
+    int rc = pgw_client_query(s->c, SQL_ARRAY, p, 1, &r);
+    if (rc != 0) return call_fail("query", rc, r);
+    rc = fold_array(s, r, sum);
+    pgw_result_free(r);
+    return rc;
+}
+
+/* ---- Prepared Statement Reuse ----------------------------------------------------- */
+static int prepare(bls_t *s, const char *name, const char *sql, const uint32_t *oids, uint16_t n)
+{
+    pgw_result_t *r = NULL;
+    int rc = pgw_client_prepare(s->c, name, sql, oids, n, &r);
+    if (rc != 0) return call_fail("prepare", rc, r);
+    pgw_result_free(r);
+    return 0;
+}
+
+static void *prep_setup(const bench_env_t *env)
+{
+    static const uint32_t int4 = 23;
+    bls_t *s = new_state(env, 1);
+    if (s && prepare(s, "bench_prep", SQL_PREP, &int4, 1) != 0) {
+        teardown(s);
+        return NULL;
+    }
+    return s;
+}
+
+static int check_prep(bls_t *s, pgw_result_t *r, int want)
+{
+    int32_t id, i4;
+    double f8;
+    pgw_str_t vc;
+    if (pgw_result_nrows(r) != 1 || pgw_result_int4(r, 0, 0, &id) || id != want ||
+        pgw_result_int4(r, 0, 1, &i4) || pgw_result_float8(r, 0, 2, &f8) ||
+        pgw_result_text(r, 0, 3, &vc))
+        return bench_fail("libpgwire blocking prepared: wrong row for id %d", want);
+    s->h = bench_mix(s->h, (uint64_t)(int64_t)i4 + bench_fold_f(f8) + vc.len);
+    return 0;
+}
+
+static int prep_seq_op(void *st, uint64_t *sum)
+{
+    bls_t *s = st;
+    s->h = 0;
+    for (int i = 0; i < bench_sz.prep_reuse; i++) {
+        pgw_result_t *r;
+        pgw_param_t p[] = {pgw_int4(i + 1)};
+        int rc = pgw_client_execute(s->c, "bench_prep", p, 1, &r);
+        if (rc != 0) return call_fail("execute", rc, r);
+        rc = check_prep(s, r, i + 1);
+        pgw_result_free(r);
+        if (rc != 0) return -1;
+    }
+    *sum = s->h;
+    return 0;
+}
+
+/* ---- Unit of Work ------------------------------------------------------------------- */
+static int check_uow_item(bls_t *s, pgw_result_t *r, size_t j)
+{
+    if (bench_uow_is_read((int)j)) { /* the counter after this unit's writes */
+        int64_t v = -1, want = s->uow_expect[j - 10];
+        if (pgw_result_nrows(r) != 1 || pgw_result_int8(r, 0, 0, &v) != 0 || v != want)
+            return bench_fail("libpgwire blocking uow read: %lld, expected %lld", (long long)v,
+                              (long long)want);
+        return 0;
+    }
+    if (pgw_result_rows_affected(r) != 1)
+        return bench_fail("libpgwire blocking uow write: %lld rows",
+                          (long long)pgw_result_rows_affected(r));
+    return 0;
+}
+
+static int uow_read_base(bls_t *s)
+{
+    pgw_result_t *r;
+    int rc = pgw_client_query(s->c, "select v from bench_uow where id between 1 and 5 order by id",
+                              NULL, 0, &r);
+    if (rc != 0) return call_fail("uow setup", rc, r);
+    rc = pgw_result_nrows(r) == 5 ? 0 : bench_fail("libpgwire blocking uow setup: rows");
+    for (size_t i = 0; rc == 0 && i < 5; i++)
+        if (pgw_result_int8(r, i, 0, &s->uow_expect[i]) != 0)
+            rc = bench_fail("libpgwire blocking uow setup: bad value");
+    pgw_result_free(r);
+    return rc;
+}
+
+static void *uow_setup(const bench_env_t *env)
+{
+    bls_t *s = new_state(env, 1);
+    if (!s) return NULL;
+    if (uow_read_base(s) != 0) {
+        teardown(s);
+        return NULL;
+    }
+    s->params[0] = pgw_int4(1);
+    for (int j = 0; j < bench_sz.uow_stmts; j++) {
+        int read = bench_uow_is_read(j);
+        s->items[j] = (pgw_client_batch_item_t){bench_uow_sql(j), s->params, read ? 0 : 1, 0};
+    }
+    return s;
+}
+
+/* 20 statements, one Sync: one pgw_client_batch without PGW_BATCH_SYNC_EACH. */
+static int uow_op(void *st, uint64_t *sum)
+{
+    bls_t *s = st;
+    for (int i = 0; i < 5; i++)
+        s->uow_expect[i]++;
+    *sum = 0;
+    if (run_batch(s->c, s->items, (size_t)bench_sz.uow_stmts, 0, s->results, s->statuses))
+        return -1;
+    return batch_check(s, (size_t)bench_sz.uow_stmts, check_uow_item);
+}
+
+/* ---- Suite B (sequential groups) --------------------------------------------------- */
+static int check_b(bls_t *s, pgw_result_t *r)
+{
+    if (pgw_result_nrows(r) != (size_t)s->limit || pgw_result_ncols(r) != 5)
+        return bench_fail("libpgwire blocking suite B: %zu rows", pgw_result_nrows(r));
+    for (int i = 0; i < s->limit; i++) {
+        int32_t id, iv;
+        pgw_str_t sv;
+        bool bv = true;
+        if (pgw_result_int4(r, (size_t)i, 0, &id) || pgw_result_int4(r, (size_t)i, 1, &iv) ||
+            pgw_result_text(r, (size_t)i, 2, &sv) || !pgw_result_isnull(r, (size_t)i, 3) ||
+            pgw_result_bool(r, (size_t)i, 4, &bv) || id != i + 1 || iv != 1337 || sv.len != 3 || bv)
+            return bench_fail("libpgwire blocking suite B: wrong row %d", i);
+        s->h += (uint64_t)(id + iv + (int)sv.len);
+    }
+    return 0;
+}
+
+static void *b_setup(const bench_env_t *env, int limit)
+{
+    char sql[128];
+    snprintf(sql, sizeof sql, SQL_B_FMT, limit);
+    bls_t *s = new_state(env, 1);
+    if (!s) return NULL;
+    s->limit = limit;
+    if (prepare(s, "bench_b", sql, NULL, 0) != 0) {
+        teardown(s);
+        return NULL;
+    }
+    return s;
+}
+
+static int b_seq_op(void *st, uint64_t *sum)
+{
+    bls_t *s = st;
+    pgw_result_t *r;
+    s->h = 0;
+    int rc = pgw_client_execute(s->c, "bench_b", NULL, 0, &r);
+    if (rc != 0) return call_fail("execute", rc, r);
+    rc = check_b(s, r);
+    pgw_result_free(r);
+    *sum = s->h;
+    return rc;
+}
+#define B_SETUP(n)                                   \
+    static void *b_setup_##n(const bench_env_t *env) \
+    {                                                \
+        return b_setup(env, n);                      \
+    }
+B_SETUP(1)
+B_SETUP(100)
+B_SETUP(500)
+
+static const char NOTE_B[] = "pgw_client_prepare once, pgw_client_execute, binary";
+
+static const struct {
+    const char *id;
+    bench_impl_t impl;
+} table[] = {
+    {"connect",
+     {connect_setup, connect_op, teardown, "pgw_client_connect over TCP + pgw_client_close"}},
+    {"simple_seq", {plain_setup, simple_seq_op, teardown, "pgw_client_exec"}},
+    {"simple_fetch", {plain_setup, simple_fetch_op, teardown, "pgw_client_exec, typed accessors"}},
+    {"ext_seq", {plain_setup, ext_seq_op, teardown, "pgw_client_query, binary"}},
+    {"ext_conc",
+     {plain_setup, ext_conc_op, teardown,
+      "one pgw_client_batch of 50 queries with PGW_BATCH_SYNC_EACH (a Sync after each)"}},
+    {"mixed_text",
+     {plain_setup, mixed_text_op, teardown, "pgw_client_query_flags(PGW_Q_TEXT), typed accessors"}},
+    {"mixed_binary", {plain_setup, mixed_binary_op, teardown, "pgw_client_query, typed accessors"}},
+    {"blob_fetch", {plain_setup, blob_op, teardown, "pgw_client_query, bytea views"}},
+    {"array_fetch", {array_setup, array_op, teardown, "pgw_client_query, pgw_array_get_int4"}},
+    {"prep_seq",
+     {prep_setup, prep_seq_op, teardown, "pgw_client_prepare once, pgw_client_execute"}},
+    {"unit_of_work", {uow_setup, uow_op, teardown, "one pgw_client_batch of 20 queries: one Sync"}},
+    {"c_rtt", {plain_setup, simple_seq_op, teardown, "pgw_client_exec"}},
+    {"b_seq_1", {b_setup_1, b_seq_op, teardown, NOTE_B}},
+    {"b_seq_100", {b_setup_100, b_seq_op, teardown, NOTE_B}},
+    {"b_seq_500", {b_setup_500, b_seq_op, teardown, NOTE_B}},
+};
+
+static const struct {
+    const char *id;
+    const char *reason;
+} not_applicable[] = {
+    {"simple_conc", NA_SIMPLE},  {"prep_conc", NA_PREPARED},  {"b_pipe_1", NA_PREPARED},
+    {"b_pipe_100", NA_PREPARED}, {"b_pipe_500", NA_PREPARED},
+};
+
+const bench_impl_t *bench_pgwire_blocking_lookup(const char *scenario, const char **reason)
+{
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+        if (strcmp(table[i].id, scenario) == 0) return &table[i].impl;
+    *reason = NYI;
+    for (size_t i = 0; i < sizeof not_applicable / sizeof not_applicable[0]; i++)
+        if (strcmp(not_applicable[i].id, scenario) == 0) *reason = not_applicable[i].reason;
+    return NULL;
+}
+
+/* ---- suite C: one pgw_client_batch per test, with the test's Sync policy ---------- */
+static int c_run(void *st, const bench_c_test_t *t)
+{
+    bls_t *s = st;
+    size_t n = (size_t)t->nstmts;
+    pgw_client_batch_item_t *items = bench_xmalloc(sizeof *items * n);
+    pgw_result_t **res = bench_xmalloc(sizeof *res * n);
+    int *status = bench_xmalloc(sizeof *status * n);
+    for (size_t i = 0; i < n; i++)
+        items[i] = (pgw_client_batch_item_t){t->stmts[i].sql, NULL, 0, 0};
+    int rc = run_batch(s->c, items, n, t->sync_each ? PGW_BATCH_SYNC_EACH : 0, res, status);
+    for (size_t i = 0; i < n && status[0] != NOT_REPORTED; i++) {
+        int want = t->stmts[i].expect_rows;
+        if (rc == 0 && status[i] != 0) {
+            rc = call_fail("suite C statement", status[i], res[i]);
+            res[i] = NULL;
+        } else if (rc == 0 && want >= 0 && pgw_result_nrows(res[i]) != (size_t)want) {
+            rc = bench_fail("libpgwire blocking suite C: %zu rows, expected %d",
+                            pgw_result_nrows(res[i]), want);
+        }
+        pgw_result_free(res[i]);
+    }
+    free(items);
+    free(res);
+    free(status);
+    return rc;
+}
+
+static const bench_c_impl_t c_impl = {plain_setup, c_run, teardown};
+
+const bench_c_impl_t *bench_pgwire_blocking_c(const char **reason)
+{
+    (void)reason;
+    return &c_impl;
+}
