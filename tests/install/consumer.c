@@ -1,0 +1,15 @@
+/* A program built against an installed libpgwire: it must compile with the
+ * umbrella header alone and link with what the package says. */
+#include <pgwire.h>
+
+#include <stdio.h>
+#include <string.h>
+
+int main(void)
+{
+    if (strcmp(pgw_version(), PGW_VERSION_STRING) != 0) return 1;
+    if (strcmp(pgw_err_name(PGW_EPROTO), "EPROTO") != 0) return 1;
+    pgw_param_t p = pgw_int4(42);
+    printf("libpgwire %s, param oid %u\n", pgw_version(), (unsigned)p.oid);
+    return 0;
+}
