@@ -9,16 +9,17 @@
  * The blocking API (client.h) has its own driver, drv_pgwire_blocking.c. */
 #define _GNU_SOURCE
 #include "bench.h"
+#include "pgwire_checks.h"
 
 #include <pgwire/conn.h>
 #include <pgwire/types.h>
-#include <pgwire/types_container.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <uv.h>
 
 static const char NYI[] = "not yet implemented";
+static const char WHO[] = "libpgwire";
 
 typedef struct pgs {
     uv_loop_t loop;
@@ -171,10 +172,7 @@ static int connect_op(void *st, uint64_t *sum)
 /* ---- single int answers ------------------------------------------------------ */
 static int check_int4(call_t *k, pgw_result_t *r)
 {
-    int32_t v = 0;
-    if (pgw_result_nrows(r) != 1 || pgw_result_int4(r, 0, 0, &v) != 0 || v != k->want)
-        return bench_fail("libpgwire: got %d, expected %lld", v, (long long)k->want);
-    return 0;
+    return bench_pgw_check_int4(WHO, r, k->want);
 }
 
 static int simple_seq_op(void *st, uint64_t *sum)
@@ -205,55 +203,9 @@ static int simple_conc_op(void *st, uint64_t *sum)
 }
 
 /* ---- mixed rows --------------------------------------------------------------- */
-static int fold_mixed(pgs_t *s, pgw_result_t *r, size_t n)
-{
-    uint64_t h = 0;
-    uint8_t hexbuf[64];
-    for (size_t i = 0; i < n; i++) {
-        int16_t i2;
-        int32_t i4;
-        float f4;
-        double f8;
-        pgw_str_t vc, js, jb;
-        pgw_value_t v7, v8, v5, v6, v9;
-        int64_t ts, tz;
-        int bad = pgw_result_int2(r, i, 0, &i2) | pgw_result_int4(r, i, 1, &i4) |
-                  pgw_result_float4(r, i, 2, &f4) | pgw_result_float8(r, i, 3, &f8) |
-                  pgw_result_text(r, i, 4, &vc) | pgw_result_value(r, i, 5, &v5) |
-                  pgw_result_value(r, i, 6, &v6) | pgw_result_value(r, i, 7, &v7) |
-                  pgw_result_value(r, i, 8, &v8) | pgw_result_value(r, i, 9, &v9);
-        bad |= pgw_get_json(&v5, &js) | pgw_get_json(&v6, &jb) | pgw_get_timestamp(&v7, &ts) |
-               pgw_get_timestamptz(&v8, &tz);
-        const uint8_t *b;
-        size_t bl;
-        pgw_view_t view;
-        if (pgw_get_bytea_view(&v9, &view) == 0) {
-            b = view.p;
-            bl = (size_t)view.len;
-        } else {
-            bad |= pgw_get_bytea(&v9, hexbuf, sizeof hexbuf, &bl);
-            b = hexbuf;
-        }
-        if (bad || bl == 0 || js.p[0] != '{' || jb.p[0] != '{')
-            return bench_fail("libpgwire: mixed row %zu did not decode", i);
-        h = bench_mix(h, (uint64_t)(int64_t)i2);
-        h = bench_mix(h, (uint64_t)(int64_t)i4);
-        h = bench_mix(h, bench_fold_f(f4));
-        h = bench_mix(h, bench_fold_f(f8));
-        h = bench_mix(h, vc.len + js.len * 1000 + jb.len * 1000000);
-        h = bench_mix(h, (uint64_t)ts);
-        h = bench_mix(h, (uint64_t)tz);
-        h = bench_mix(h, (uint64_t)bl * 65536 + b[0] * 256u + b[bl - 1]);
-    }
-    s->h = h;
-    return 0;
-}
-
 static int check_mixed(call_t *k, pgw_result_t *r)
 {
-    if (pgw_result_nrows(r) != (size_t)k->want)
-        return bench_fail("libpgwire: %zu rows", pgw_result_nrows(r));
-    return fold_mixed(k->s, r, (size_t)k->want);
+    return bench_pgw_fold_mixed(WHO, r, (size_t)k->want, &k->s->h);
 }
 
 static int simple_fetch_op(void *st, uint64_t *sum)
@@ -312,49 +264,12 @@ static int ext_conc_op(void *st, uint64_t *sum)
 
 static int check_blob(call_t *k, pgw_result_t *r)
 {
-    uint64_t h = 0;
-    if (pgw_result_nrows(r) != (size_t)bench_sz.blob_rows)
-        return bench_fail("libpgwire blob: %zu rows", pgw_result_nrows(r));
-    for (size_t i = 0; i < pgw_result_nrows(r); i++) {
-        pgw_value_t v;
-        pgw_view_t b;
-        if (pgw_result_value(r, i, 1, &v) || pgw_get_bytea_view(&v, &b) ||
-            b.len != bench_sz.blob_bytes)
-            return bench_fail("libpgwire blob row %zu", i);
-        for (int j = 0; j < b.len; j += 4093)
-            if (b.p[j] != b.p[j % 16])
-                return bench_fail("libpgwire blob row %zu: wrong byte at %d", i, j);
-        h = bench_mix(h, (uint64_t)b.len + b.p[0] + b.p[b.len - 1] * 256u);
-    }
-    k->s->h = h;
-    return 0;
+    return bench_pgw_fold_blob(WHO, r, &k->s->h);
 }
 
 static int check_array(call_t *k, pgw_result_t *r)
 {
-    pgs_t *s = k->s;
-    uint64_t h = 0;
-    if (pgw_result_nrows(r) != (size_t)bench_sz.array_rows)
-        return bench_fail("libpgwire array: %zu rows", pgw_result_nrows(r));
-    for (size_t i = 0; i < pgw_result_nrows(r); i++) {
-        int32_t id;
-        pgw_value_t v;
-        size_t n = 0;
-        if (pgw_result_int4(r, i, 0, &id) || pgw_result_value(r, i, 1, &v) ||
-            pgw_array_get_int4(&v, s->arr, (size_t)bench_sz.array_elems, &n, NULL) ||
-            n != (size_t)bench_sz.array_elems)
-            return bench_fail("libpgwire array row %zu did not decode", i);
-        int64_t acc = 0;
-        for (size_t j = 0; j < n; j++) {
-            int32_t want =
-                j % 2 == 0 ? 2147483647 - (int32_t)j - id : -2147483647 + (int32_t)j + id;
-            if (s->arr[j] != want) return bench_fail("libpgwire array row %d element %zu", id, j);
-            acc += s->arr[j];
-        }
-        h = bench_mix(h, (uint64_t)acc + (uint64_t)n);
-    }
-    s->h = h;
-    return 0;
+    return bench_pgw_fold_array(WHO, r, k->s->arr, &k->s->h);
 }
 
 static int fetch_op(pgs_t *s, const char *sql, int (*check)(call_t *, pgw_result_t *),
@@ -406,15 +321,7 @@ static void *prep_setup(const bench_env_t *env)
 
 static int check_prep(call_t *k, pgw_result_t *r)
 {
-    int32_t id, i4;
-    double f8;
-    pgw_str_t vc;
-    if (pgw_result_nrows(r) != 1 || pgw_result_int4(r, 0, 0, &id) || id != k->want ||
-        pgw_result_int4(r, 0, 1, &i4) || pgw_result_float8(r, 0, 2, &f8) ||
-        pgw_result_text(r, 0, 3, &vc))
-        return bench_fail("libpgwire prepared: wrong row for id %lld", (long long)k->want);
-    k->s->h = bench_mix(k->s->h, (uint64_t)(int64_t)i4 + bench_fold_f(f8) + vc.len);
-    return 0;
+    return bench_pgw_fold_prep(WHO, r, k->want, &k->s->h);
 }
 
 static int prep_seq_op(void *st, uint64_t *sum)
@@ -453,18 +360,10 @@ static int prep_conc_op(void *st, uint64_t *sum)
 }
 
 /* ---- Unit of Work ------------------------------------------------------------------- */
+/* want: the counter a read returns after this unit's writes; -1 for a write. */
 static int check_uow(call_t *k, pgw_result_t *r)
 {
-    if (k->want >= 0) { /* a read: the counter after this unit's writes */
-        int64_t v = -1;
-        if (pgw_result_nrows(r) != 1 || pgw_result_int8(r, 0, 0, &v) != 0 || v != k->want)
-            return bench_fail("libpgwire uow read: %lld, expected %lld", (long long)v,
-                              (long long)k->want);
-        return 0;
-    }
-    if (pgw_result_rows_affected(r) != 1)
-        return bench_fail("libpgwire uow write: %lld rows", (long long)pgw_result_rows_affected(r));
-    return 0;
+    return bench_pgw_check_uow(WHO, r, k->want);
 }
 
 static int uow_read_base(pgs_t *s);
@@ -506,15 +405,7 @@ static int uow_op(void *st, uint64_t *sum)
 
 static int check_base(call_t *k, pgw_result_t *r)
 {
-    pgs_t *s = k->s;
-    if (pgw_result_nrows(r) != 5)
-        return bench_fail("libpgwire uow setup: %zu rows", pgw_result_nrows(r));
-    for (size_t i = 0; i < 5; i++) {
-        int64_t v;
-        if (pgw_result_int8(r, i, 0, &v) != 0) return bench_fail("libpgwire uow setup: bad value");
-        s->uow_expect[i] = v;
-    }
-    return 0;
+    return bench_pgw_read_uow_base(WHO, r, k->s->uow_expect);
 }
 
 static int uow_read_base(pgs_t *s)
@@ -532,20 +423,7 @@ static int uow_read_base(pgs_t *s)
 /* ---- Suite B -------------------------------------------------------------------------- */
 static int check_b(call_t *k, pgw_result_t *r)
 {
-    pgs_t *s = k->s;
-    if (pgw_result_nrows(r) != (size_t)s->limit || pgw_result_ncols(r) != 5)
-        return bench_fail("libpgwire suite B: %zu rows", pgw_result_nrows(r));
-    for (int i = 0; i < s->limit; i++) {
-        int32_t id, iv;
-        pgw_str_t sv;
-        bool bv = true;
-        if (pgw_result_int4(r, (size_t)i, 0, &id) || pgw_result_int4(r, (size_t)i, 1, &iv) ||
-            pgw_result_text(r, (size_t)i, 2, &sv) || !pgw_result_isnull(r, (size_t)i, 3) ||
-            pgw_result_bool(r, (size_t)i, 4, &bv) || id != i + 1 || iv != 1337 || sv.len != 3 || bv)
-            return bench_fail("libpgwire suite B: wrong row %d", i);
-        s->h += (uint64_t)(id + iv + (int)sv.len);
-    }
-    return 0;
+    return bench_pgw_fold_b(WHO, r, k->s->limit, &k->s->h);
 }
 
 static void *b_setup(const bench_env_t *env, int limit)
@@ -638,10 +516,7 @@ const bench_impl_t *bench_pgwire_lookup(const char *scenario, const char **reaso
 /* ---- suite C ------------------------------------------------------------------------------ */
 static int check_c(call_t *k, pgw_result_t *r)
 {
-    if (k->want >= 0 && pgw_result_nrows(r) != (size_t)k->want)
-        return bench_fail("libpgwire suite C: %zu rows, expected %lld", pgw_result_nrows(r),
-                          (long long)k->want);
-    return 0;
+    return bench_pgw_check_c(WHO, r, k->want);
 }
 
 static int c_run(void *st, const bench_c_test_t *t)

@@ -4,8 +4,9 @@
  * Unit of Work and suite C's transaction tests, with PGW_BATCH_SYNC_EACH
  * (independent calls, each its own Sync) for Extended Query concurrency and
  * suite C's autocommit tests. Binary results (the library's default), every
- * value decoded through the library's typed accessors, folded exactly as the
- * asynchronous driver (drv_pgwire.c) folds them, so the checksums agree.
+ * value decoded through the library's typed accessors, checked and folded
+ * by the functions the asynchronous driver (drv_pgwire.c) uses too
+ * (pgwire_checks.c), so the checksums agree.
  *
  * Not applicable, reported as "unsupported": the concurrent scenarios that
  * pgw_client_batch cannot express (it queues unnamed-statement extended
@@ -14,15 +15,16 @@
  * the pool: "not yet implemented", as for the asynchronous driver). */
 #define _GNU_SOURCE
 #include "bench.h"
+#include "pgwire_checks.h"
 
 #include <pgwire/client.h>
 #include <pgwire/types.h>
-#include <pgwire/types_container.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 static const char NYI[] = "not yet implemented";
+static const char WHO[] = "libpgwire blocking";
 static const char NA_SIMPLE[] =
     "not applicable: the blocking API runs one Simple Query call at a time "
     "(pgw_client_batch queues extended queries only)";
@@ -115,77 +117,23 @@ static int connect_op(void *st, uint64_t *sum)
 }
 
 /* ---- single int answers ------------------------------------------------------ */
-static int check_int4(pgw_result_t *r, int64_t want)
-{
-    int32_t v = 0;
-    if (pgw_result_nrows(r) != 1 || pgw_result_int4(r, 0, 0, &v) != 0 || v != want)
-        return bench_fail("libpgwire blocking: got %d, expected %lld", v, (long long)want);
-    return 0;
-}
-
 static int simple_seq_op(void *st, uint64_t *sum)
 {
     bls_t *s = st;
     pgw_result_t *r;
     int rc = pgw_client_exec(s->c, SQL_SIMPLE_SEQ, &r);
     if (rc != 0) return call_fail("exec", rc, r);
-    rc = check_int4(r, 1);
+    rc = bench_pgw_check_int4(WHO, r, 1);
     pgw_result_free(r);
     *sum = 1;
     return rc;
 }
 
-/* ---- mixed rows: the same fold as drv_pgwire.c's fold_mixed ------------------- */
-static int fold_mixed(pgw_result_t *r, size_t n, uint64_t *out)
-{
-    uint64_t h = 0;
-    uint8_t hexbuf[64];
-    for (size_t i = 0; i < n; i++) {
-        int16_t i2;
-        int32_t i4;
-        float f4;
-        double f8;
-        pgw_str_t vc, js, jb;
-        pgw_value_t v5, v6, v7, v8, v9;
-        int64_t ts, tz;
-        int bad = pgw_result_int2(r, i, 0, &i2) | pgw_result_int4(r, i, 1, &i4) |
-                  pgw_result_float4(r, i, 2, &f4) | pgw_result_float8(r, i, 3, &f8) |
-                  pgw_result_text(r, i, 4, &vc) | pgw_result_value(r, i, 5, &v5) |
-                  pgw_result_value(r, i, 6, &v6) | pgw_result_value(r, i, 7, &v7) |
-                  pgw_result_value(r, i, 8, &v8) | pgw_result_value(r, i, 9, &v9);
-        bad |= pgw_get_json(&v5, &js) | pgw_get_json(&v6, &jb) | pgw_get_timestamp(&v7, &ts) |
-               pgw_get_timestamptz(&v8, &tz);
-        const uint8_t *b;
-        size_t bl;
-        pgw_view_t view;
-        if (pgw_get_bytea_view(&v9, &view) == 0) { /* binary: a view into the row */
-            b = view.p;
-            bl = (size_t)view.len;
-        } else { /* text: un-hexed into a buffer */
-            bad |= pgw_get_bytea(&v9, hexbuf, sizeof hexbuf, &bl);
-            b = hexbuf;
-        }
-        if (bad || bl == 0 || js.p[0] != '{' || jb.p[0] != '{')
-            return bench_fail("libpgwire blocking: mixed row %zu did not decode", i);
-        h = bench_mix(h, (uint64_t)(int64_t)i2);
-        h = bench_mix(h, (uint64_t)(int64_t)i4);
-        h = bench_mix(h, bench_fold_f(f4));
-        h = bench_mix(h, bench_fold_f(f8));
-        h = bench_mix(h, vc.len + js.len * 1000 + jb.len * 1000000);
-        h = bench_mix(h, (uint64_t)ts);
-        h = bench_mix(h, (uint64_t)tz);
-        h = bench_mix(h, (uint64_t)bl * 65536 + b[0] * 256u + b[bl - 1]);
-    }
-    *out = h;
-    return 0;
-}
-
+/* ---- mixed rows ---------------------------------------------------------------- */
 /* Check the row count, fold the rows into *sum, free r. */
 static int finish_mixed(pgw_result_t *r, uint64_t *sum)
 {
-    int rc = pgw_result_nrows(r) == (size_t)bench_sz.fetch_rows
-                 ? fold_mixed(r, (size_t)bench_sz.fetch_rows, sum)
-                 : bench_fail("libpgwire blocking: %zu rows", pgw_result_nrows(r));
+    int rc = bench_pgw_fold_mixed(WHO, r, (size_t)bench_sz.fetch_rows, sum);
     pgw_result_free(r);
     return rc;
 }
@@ -226,7 +174,7 @@ static int ext_seq_op(void *st, uint64_t *sum)
     *sum = 0;
     int rc = pgw_client_query(s->c, SQL_EXT_SEQ, p, 1, &r);
     if (rc != 0) return call_fail("query", rc, r);
-    rc = check_int4(r, want);
+    rc = bench_pgw_check_int4(WHO, r, want);
     pgw_result_free(r);
     return rc;
 }
@@ -263,7 +211,7 @@ static int batch_check(bls_t *s, size_t n, int (*check)(bls_t *, pgw_result_t *,
 
 static int check_ext_item(bls_t *s, pgw_result_t *r, size_t i)
 {
-    return check_int4(r, s->params[i].u.i);
+    return bench_pgw_check_int4(WHO, r, s->params[i].u.i);
 }
 
 /* 50 independent calls: one pgw_client_batch, a Sync after each. */
@@ -281,53 +229,6 @@ static int ext_conc_op(void *st, uint64_t *sum)
 }
 
 /* ---- Large fetches ---------------------------------------------------------------- */
-static int fold_blob(pgw_result_t *r, uint64_t *sum)
-{
-    uint64_t h = 0;
-    if (pgw_result_nrows(r) != (size_t)bench_sz.blob_rows)
-        return bench_fail("libpgwire blocking blob: %zu rows", pgw_result_nrows(r));
-    for (size_t i = 0; i < pgw_result_nrows(r); i++) {
-        pgw_value_t v;
-        pgw_view_t b;
-        if (pgw_result_value(r, i, 1, &v) || pgw_get_bytea_view(&v, &b) ||
-            b.len != bench_sz.blob_bytes)
-            return bench_fail("libpgwire blocking blob row %zu", i);
-        for (int j = 0; j < b.len; j += 4093)
-            if (b.p[j] != b.p[j % 16])
-                return bench_fail("libpgwire blocking blob row %zu: wrong byte at %d", i, j);
-        h = bench_mix(h, (uint64_t)b.len + b.p[0] + b.p[b.len - 1] * 256u);
-    }
-    *sum = h;
-    return 0;
-}
-
-static int fold_array(bls_t *s, pgw_result_t *r, uint64_t *sum)
-{
-    uint64_t h = 0;
-    if (pgw_result_nrows(r) != (size_t)bench_sz.array_rows)
-        return bench_fail("libpgwire blocking array: %zu rows", pgw_result_nrows(r));
-    for (size_t i = 0; i < pgw_result_nrows(r); i++) {
-        int32_t id;
-        pgw_value_t v;
-        size_t n = 0;
-        if (pgw_result_int4(r, i, 0, &id) || pgw_result_value(r, i, 1, &v) ||
-            pgw_array_get_int4(&v, s->arr, (size_t)bench_sz.array_elems, &n, NULL) ||
-            n != (size_t)bench_sz.array_elems)
-            return bench_fail("libpgwire blocking array row %zu did not decode", i);
-        int64_t acc = 0;
-        for (size_t j = 0; j < n; j++) {
-            int32_t want =
-                j % 2 == 0 ? 2147483647 - (int32_t)j - id : -2147483647 + (int32_t)j + id;
-            if (s->arr[j] != want)
-                return bench_fail("libpgwire blocking array row %d element %zu", id, j);
-            acc += s->arr[j];
-        }
-        h = bench_mix(h, (uint64_t)acc + (uint64_t)n);
-    }
-    *sum = h;
-    return 0;
-}
-
 static int blob_op(void *st, uint64_t *sum)
 {
     bls_t *s = st;
@@ -335,7 +236,7 @@ static int blob_op(void *st, uint64_t *sum)
     pgw_param_t p[] = {pgw_int4(bench_sz.blob_rows)};
     int rc = pgw_client_query(s->c, SQL_BLOB, p, 1, &r);
     if (rc != 0) return call_fail("query", rc, r);
-    rc = fold_blob(r, sum);
+    rc = bench_pgw_fold_blob(WHO, r, sum);
     pgw_result_free(r);
     return rc;
 }
@@ -353,7 +254,7 @@ static int array_op(void *st, uint64_t *sum)
     pgw_param_t p[] = {pgw_int4(bench_sz.array_rows)};
     int rc = pgw_client_query(s->c, SQL_ARRAY, p, 1, &r);
     if (rc != 0) return call_fail("query", rc, r);
-    rc = fold_array(s, r, sum);
+    rc = bench_pgw_fold_array(WHO, r, s->arr, sum);
     pgw_result_free(r);
     return rc;
 }
@@ -379,19 +280,6 @@ static void *prep_setup(const bench_env_t *env)
     return s;
 }
 
-static int check_prep(bls_t *s, pgw_result_t *r, int want)
-{
-    int32_t id, i4;
-    double f8;
-    pgw_str_t vc;
-    if (pgw_result_nrows(r) != 1 || pgw_result_int4(r, 0, 0, &id) || id != want ||
-        pgw_result_int4(r, 0, 1, &i4) || pgw_result_float8(r, 0, 2, &f8) ||
-        pgw_result_text(r, 0, 3, &vc))
-        return bench_fail("libpgwire blocking prepared: wrong row for id %d", want);
-    s->h = bench_mix(s->h, (uint64_t)(int64_t)i4 + bench_fold_f(f8) + vc.len);
-    return 0;
-}
-
 static int prep_seq_op(void *st, uint64_t *sum)
 {
     bls_t *s = st;
@@ -401,7 +289,7 @@ static int prep_seq_op(void *st, uint64_t *sum)
         pgw_param_t p[] = {pgw_int4(i + 1)};
         int rc = pgw_client_execute(s->c, "bench_prep", p, 1, &r);
         if (rc != 0) return call_fail("execute", rc, r);
-        rc = check_prep(s, r, i + 1);
+        rc = bench_pgw_fold_prep(WHO, r, i + 1, &s->h);
         pgw_result_free(r);
         if (rc != 0) return -1;
     }
@@ -412,17 +300,8 @@ static int prep_seq_op(void *st, uint64_t *sum)
 /* ---- Unit of Work ------------------------------------------------------------------- */
 static int check_uow_item(bls_t *s, pgw_result_t *r, size_t j)
 {
-    if (bench_uow_is_read((int)j)) { /* the counter after this unit's writes */
-        int64_t v = -1, want = s->uow_expect[j - 10];
-        if (pgw_result_nrows(r) != 1 || pgw_result_int8(r, 0, 0, &v) != 0 || v != want)
-            return bench_fail("libpgwire blocking uow read: %lld, expected %lld", (long long)v,
-                              (long long)want);
-        return 0;
-    }
-    if (pgw_result_rows_affected(r) != 1)
-        return bench_fail("libpgwire blocking uow write: %lld rows",
-                          (long long)pgw_result_rows_affected(r));
-    return 0;
+    int64_t want = bench_uow_is_read((int)j) ? s->uow_expect[j - 10] : -1;
+    return bench_pgw_check_uow(WHO, r, want);
 }
 
 static int uow_read_base(bls_t *s)
@@ -431,10 +310,7 @@ static int uow_read_base(bls_t *s)
     int rc = pgw_client_query(s->c, "select v from bench_uow where id between 1 and 5 order by id",
                               NULL, 0, &r);
     if (rc != 0) return call_fail("uow setup", rc, r);
-    rc = pgw_result_nrows(r) == 5 ? 0 : bench_fail("libpgwire blocking uow setup: rows");
-    for (size_t i = 0; rc == 0 && i < 5; i++)
-        if (pgw_result_int8(r, i, 0, &s->uow_expect[i]) != 0)
-            rc = bench_fail("libpgwire blocking uow setup: bad value");
+    rc = bench_pgw_read_uow_base(WHO, r, s->uow_expect);
     pgw_result_free(r);
     return rc;
 }
@@ -468,23 +344,6 @@ static int uow_op(void *st, uint64_t *sum)
 }
 
 /* ---- Suite B (sequential groups) --------------------------------------------------- */
-static int check_b(bls_t *s, pgw_result_t *r)
-{
-    if (pgw_result_nrows(r) != (size_t)s->limit || pgw_result_ncols(r) != 5)
-        return bench_fail("libpgwire blocking suite B: %zu rows", pgw_result_nrows(r));
-    for (int i = 0; i < s->limit; i++) {
-        int32_t id, iv;
-        pgw_str_t sv;
-        bool bv = true;
-        if (pgw_result_int4(r, (size_t)i, 0, &id) || pgw_result_int4(r, (size_t)i, 1, &iv) ||
-            pgw_result_text(r, (size_t)i, 2, &sv) || !pgw_result_isnull(r, (size_t)i, 3) ||
-            pgw_result_bool(r, (size_t)i, 4, &bv) || id != i + 1 || iv != 1337 || sv.len != 3 || bv)
-            return bench_fail("libpgwire blocking suite B: wrong row %d", i);
-        s->h += (uint64_t)(id + iv + (int)sv.len);
-    }
-    return 0;
-}
-
 static void *b_setup(const bench_env_t *env, int limit)
 {
     char sql[128];
@@ -506,7 +365,7 @@ static int b_seq_op(void *st, uint64_t *sum)
     s->h = 0;
     int rc = pgw_client_execute(s->c, "bench_b", NULL, 0, &r);
     if (rc != 0) return call_fail("execute", rc, r);
-    rc = check_b(s, r);
+    rc = bench_pgw_fold_b(WHO, r, s->limit, &s->h);
     pgw_result_free(r);
     *sum = s->h;
     return rc;
@@ -582,9 +441,8 @@ static int c_run(void *st, const bench_c_test_t *t)
         if (rc == 0 && status[i] != 0) {
             rc = call_fail("suite C statement", status[i], res[i]);
             res[i] = NULL;
-        } else if (rc == 0 && want >= 0 && pgw_result_nrows(res[i]) != (size_t)want) {
-            rc = bench_fail("libpgwire blocking suite C: %zu rows, expected %d",
-                            pgw_result_nrows(res[i]), want);
+        } else if (rc == 0) {
+            rc = bench_pgw_check_c(WHO, res[i], want);
         }
         pgw_result_free(res[i]);
     }

@@ -1,0 +1,168 @@
+/* The result checks and checksum folds of both libpgwire drivers. */
+#include "pgwire_checks.h"
+
+#include "bench.h"
+
+#include <pgwire/types.h>
+#include <pgwire/types_container.h>
+
+int bench_pgw_check_int4(const char *who, pgw_result_t *r, int64_t want)
+{
+    int32_t v = 0;
+    if (pgw_result_nrows(r) != 1 || pgw_result_int4(r, 0, 0, &v) != 0 || v != want)
+        return bench_fail("%s: got %d, expected %lld", who, v, (long long)want);
+    return 0;
+}
+
+int bench_pgw_fold_mixed(const char *who, pgw_result_t *r, size_t want, uint64_t *out)
+{
+    if (pgw_result_nrows(r) != want) return bench_fail("%s: %zu rows", who, pgw_result_nrows(r));
+    uint64_t h = 0;
+    uint8_t hexbuf[64];
+    for (size_t i = 0; i < want; i++) {
+        int16_t i2;
+        int32_t i4;
+        float f4;
+        double f8;
+        pgw_str_t vc, js, jb;
+        pgw_value_t v5, v6, v7, v8, v9;
+        int64_t ts, tz;
+        int bad = pgw_result_int2(r, i, 0, &i2) | pgw_result_int4(r, i, 1, &i4) |
+                  pgw_result_float4(r, i, 2, &f4) | pgw_result_float8(r, i, 3, &f8) |
+                  pgw_result_text(r, i, 4, &vc) | pgw_result_value(r, i, 5, &v5) |
+                  pgw_result_value(r, i, 6, &v6) | pgw_result_value(r, i, 7, &v7) |
+                  pgw_result_value(r, i, 8, &v8) | pgw_result_value(r, i, 9, &v9);
+        bad |= pgw_get_json(&v5, &js) | pgw_get_json(&v6, &jb) | pgw_get_timestamp(&v7, &ts) |
+               pgw_get_timestamptz(&v8, &tz);
+        const uint8_t *b;
+        size_t bl;
+        pgw_view_t view;
+        if (pgw_get_bytea_view(&v9, &view) == 0) { /* binary: a view into the row */
+            b = view.p;
+            bl = (size_t)view.len;
+        } else { /* text: un-hexed into a buffer */
+            bad |= pgw_get_bytea(&v9, hexbuf, sizeof hexbuf, &bl);
+            b = hexbuf;
+        }
+        if (bad || bl == 0 || js.p[0] != '{' || jb.p[0] != '{')
+            return bench_fail("%s: mixed row %zu did not decode", who, i);
+        h = bench_mix(h, (uint64_t)(int64_t)i2);
+        h = bench_mix(h, (uint64_t)(int64_t)i4);
+        h = bench_mix(h, bench_fold_f(f4));
+        h = bench_mix(h, bench_fold_f(f8));
+        h = bench_mix(h, vc.len + js.len * 1000 + jb.len * 1000000);
+        h = bench_mix(h, (uint64_t)ts);
+        h = bench_mix(h, (uint64_t)tz);
+        h = bench_mix(h, (uint64_t)bl * 65536 + b[0] * 256u + b[bl - 1]);
+    }
+    *out = h;
+    return 0;
+}
+
+int bench_pgw_fold_blob(const char *who, pgw_result_t *r, uint64_t *out)
+{
+    uint64_t h = 0;
+    if (pgw_result_nrows(r) != (size_t)bench_sz.blob_rows)
+        return bench_fail("%s blob: %zu rows", who, pgw_result_nrows(r));
+    for (size_t i = 0; i < pgw_result_nrows(r); i++) {
+        pgw_value_t v;
+        pgw_view_t b;
+        if (pgw_result_value(r, i, 1, &v) || pgw_get_bytea_view(&v, &b) ||
+            b.len != bench_sz.blob_bytes)
+            return bench_fail("%s blob row %zu", who, i);
+        for (int j = 0; j < b.len; j += 4093)
+            if (b.p[j] != b.p[j % 16])
+                return bench_fail("%s blob row %zu: wrong byte at %d", who, i, j);
+        h = bench_mix(h, (uint64_t)b.len + b.p[0] + b.p[b.len - 1] * 256u);
+    }
+    *out = h;
+    return 0;
+}
+
+int bench_pgw_fold_array(const char *who, pgw_result_t *r, int32_t *arr, uint64_t *out)
+{
+    uint64_t h = 0;
+    if (pgw_result_nrows(r) != (size_t)bench_sz.array_rows)
+        return bench_fail("%s array: %zu rows", who, pgw_result_nrows(r));
+    for (size_t i = 0; i < pgw_result_nrows(r); i++) {
+        int32_t id;
+        pgw_value_t v;
+        size_t n = 0;
+        if (pgw_result_int4(r, i, 0, &id) || pgw_result_value(r, i, 1, &v) ||
+            pgw_array_get_int4(&v, arr, (size_t)bench_sz.array_elems, &n, NULL) ||
+            n != (size_t)bench_sz.array_elems)
+            return bench_fail("%s array row %zu did not decode", who, i);
+        int64_t acc = 0;
+        for (size_t j = 0; j < n; j++) {
+            int32_t want =
+                j % 2 == 0 ? 2147483647 - (int32_t)j - id : -2147483647 + (int32_t)j + id;
+            if (arr[j] != want) return bench_fail("%s array row %d element %zu", who, id, j);
+            acc += arr[j];
+        }
+        h = bench_mix(h, (uint64_t)acc + (uint64_t)n);
+    }
+    *out = h;
+    return 0;
+}
+
+int bench_pgw_fold_prep(const char *who, pgw_result_t *r, int64_t want, uint64_t *h)
+{
+    int32_t id, i4;
+    double f8;
+    pgw_str_t vc;
+    if (pgw_result_nrows(r) != 1 || pgw_result_int4(r, 0, 0, &id) || id != want ||
+        pgw_result_int4(r, 0, 1, &i4) || pgw_result_float8(r, 0, 2, &f8) ||
+        pgw_result_text(r, 0, 3, &vc))
+        return bench_fail("%s prepared: wrong row for id %lld", who, (long long)want);
+    *h = bench_mix(*h, (uint64_t)(int64_t)i4 + bench_fold_f(f8) + vc.len);
+    return 0;
+}
+
+int bench_pgw_check_uow(const char *who, pgw_result_t *r, int64_t want)
+{
+    if (want >= 0) {
+        int64_t v = -1;
+        if (pgw_result_nrows(r) != 1 || pgw_result_int8(r, 0, 0, &v) != 0 || v != want)
+            return bench_fail("%s uow read: %lld, expected %lld", who, (long long)v,
+                              (long long)want);
+        return 0;
+    }
+    if (pgw_result_rows_affected(r) != 1)
+        return bench_fail("%s uow write: %lld rows", who, (long long)pgw_result_rows_affected(r));
+    return 0;
+}
+
+int bench_pgw_read_uow_base(const char *who, pgw_result_t *r, int64_t out[5])
+{
+    if (pgw_result_nrows(r) != 5)
+        return bench_fail("%s uow setup: %zu rows", who, pgw_result_nrows(r));
+    for (size_t i = 0; i < 5; i++)
+        if (pgw_result_int8(r, i, 0, &out[i]) != 0)
+            return bench_fail("%s uow setup: bad value", who);
+    return 0;
+}
+
+int bench_pgw_fold_b(const char *who, pgw_result_t *r, int limit, uint64_t *h)
+{
+    if (pgw_result_nrows(r) != (size_t)limit || pgw_result_ncols(r) != 5)
+        return bench_fail("%s suite B: %zu rows", who, pgw_result_nrows(r));
+    for (int i = 0; i < limit; i++) {
+        int32_t id, iv;
+        pgw_str_t sv;
+        bool bv = true;
+        if (pgw_result_int4(r, (size_t)i, 0, &id) || pgw_result_int4(r, (size_t)i, 1, &iv) ||
+            pgw_result_text(r, (size_t)i, 2, &sv) || !pgw_result_isnull(r, (size_t)i, 3) ||
+            pgw_result_bool(r, (size_t)i, 4, &bv) || id != i + 1 || iv != 1337 || sv.len != 3 || bv)
+            return bench_fail("%s suite B: wrong row %d", who, i);
+        *h += (uint64_t)(id + iv + (int)sv.len);
+    }
+    return 0;
+}
+
+int bench_pgw_check_c(const char *who, pgw_result_t *r, int64_t want)
+{
+    if (want >= 0 && pgw_result_nrows(r) != (size_t)want)
+        return bench_fail("%s suite C: %zu rows, expected %lld", who, pgw_result_nrows(r),
+                          (long long)want);
+    return 0;
+}

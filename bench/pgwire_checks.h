@@ -1,0 +1,43 @@
+/* The checks and folds both libpgwire drivers (drv_pgwire.c, asynchronous;
+ * drv_pgwire_blocking.c, blocking) apply to a pgw_result_t, in one place so
+ * that the two compute the same checksums by construction. Each takes the
+ * driver's name ("libpgwire", "libpgwire blocking") for its failure message,
+ * returns 0, or -1 after bench_fail, and never frees r. */
+#ifndef PGW_BENCH_PGWIRE_CHECKS_H
+#define PGW_BENCH_PGWIRE_CHECKS_H
+
+#include <pgwire/session.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* One row, one int4 column equal to want. */
+int bench_pgw_check_int4(const char *who, pgw_result_t *r, int64_t want);
+
+/* want rows of SQL_MIXED / SQL_SIMPLE_FETCH, every value decoded and folded
+ * into *out. */
+int bench_pgw_fold_mixed(const char *who, pgw_result_t *r, size_t want, uint64_t *out);
+
+/* bench_sz.blob_rows rows of SQL_BLOB, bytes spot-checked, folded into *out. */
+int bench_pgw_fold_blob(const char *who, pgw_result_t *r, uint64_t *out);
+
+/* bench_sz.array_rows rows of SQL_ARRAY, every element checked, folded into
+ * *out; arr holds bench_sz.array_elems elements (scratch). */
+int bench_pgw_fold_array(const char *who, pgw_result_t *r, int32_t *arr, uint64_t *out);
+
+/* The SQL_PREP row for id want, folded into *h. */
+int bench_pgw_fold_prep(const char *who, pgw_result_t *r, int64_t want, uint64_t *h);
+
+/* A Unit of Work statement: a read (want >= 0: one int8, the counter after
+ * this unit's writes) or a write (want < 0: one row affected). */
+int bench_pgw_check_uow(const char *who, pgw_result_t *r, int64_t want);
+
+/* The five counters of bench_uow (ids 1 to 5) into out. */
+int bench_pgw_read_uow_base(const char *who, pgw_result_t *r, int64_t out[5]);
+
+/* limit rows of SQL_B_FMT, each checked, added into *h. */
+int bench_pgw_fold_b(const char *who, pgw_result_t *r, int limit, uint64_t *h);
+
+/* Suite C: want rows when want >= 0 (a command otherwise: not checked). */
+int bench_pgw_check_c(const char *who, pgw_result_t *r, int64_t want);
+
+#endif
