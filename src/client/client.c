@@ -273,12 +273,7 @@ int pgw_client_batch(pgw_client_t *c, const pgw_client_batch_item_t *items, size
 /* ----------------------------------------------------------------- cancel */
 
 typedef struct blocking_cancel {
-    union {
-        uv_handle_t handle;
-        uv_stream_t stream;
-        uv_tcp_t tcp;
-        uv_pipe_t pipe;
-    } h;
+    pgw__sock_handle_t h;
     uv_timer_t timer;
     uv_connect_t creq;
     uv_write_t wreq;

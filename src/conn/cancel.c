@@ -16,12 +16,7 @@
 #define PGW__CANCEL_TIMEOUT_MS 10000u
 
 struct pgw__cancel {
-    union {
-        uv_handle_t handle;
-        uv_stream_t stream;
-        uv_tcp_t tcp;
-        uv_pipe_t pipe;
-    } h;
+    pgw__sock_handle_t h;
     uv_timer_t timer;
     uv_connect_t creq;
     uv_write_t wreq;

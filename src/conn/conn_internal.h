@@ -15,16 +15,20 @@
 #include <uv.h>
 #include "util/internal.h"
 
-/* A socket of one connect attempt (or of a cancel). Heap-allocated so that
- * an abandoned attempt's handle can finish closing while the next attempt
- * uses a fresh one. */
+/* A TCP or Unix-domain socket handle, seen as whichever libuv type a call
+ * wants (connect attempts, cancels, the blocking client's cancel). */
+typedef union pgw__sock_handle {
+    uv_handle_t handle;
+    uv_stream_t stream;
+    uv_tcp_t tcp;
+    uv_pipe_t pipe;
+} pgw__sock_handle_t;
+
+/* A socket of one connect attempt. Heap-allocated so that an abandoned
+ * attempt's handle can finish closing while the next attempt uses a fresh
+ * one. */
 typedef struct pgw__sock {
-    union {
-        uv_handle_t handle;
-        uv_stream_t stream;
-        uv_tcp_t tcp;
-        uv_pipe_t pipe;
-    } h;
+    pgw__sock_handle_t h;
     uv_connect_t creq;
     pgw_conn_t *c;
 } pgw__sock_t;

@@ -40,8 +40,8 @@ static int scan_field(const uint8_t *p, const uint8_t *end, const uint8_t **stop
     return 0;
 }
 
-/* record_in's unquoting; returns the bytes written to dst (at most stop - p). */
-static size_t unquote_field(const uint8_t *p, const uint8_t *stop, char *dst)
+/* record_in's unquoting, shared with range.c (container_internal.h). */
+size_t pgw__unquote(const uint8_t *p, const uint8_t *stop, char *dst)
 {
     size_t n = 0;
     int inquote = 0;
@@ -62,7 +62,7 @@ static size_t unquote_field(const uint8_t *p, const uint8_t *stop, char *dst)
     return n;
 }
 
-static int simply_quoted(const uint8_t *p, const uint8_t *stop)
+int pgw__simply_quoted(const uint8_t *p, const uint8_t *stop)
 {
     if (stop - p < 2 || *p != '"' || stop[-1] != '"') return 0;
     for (const uint8_t *q = p + 1; q < stop - 1; q++)
@@ -183,7 +183,7 @@ static int next_text_field(pgw_record_iter_t *it, pgw_value_t *out)
         out->p = NULL, out->len = -1;
     } else if (plain) {
         out->p = p, out->len = (int32_t)n;
-    } else if (simply_quoted(p, stop)) {
+    } else if (pgw__simply_quoted(p, stop)) {
         out->p = p + 1, out->len = (int32_t)(n - 2);
     } else {
         if (it->scratch_cap - it->scratch_used < n) {
@@ -191,7 +191,7 @@ static int next_text_field(pgw_record_iter_t *it, pgw_value_t *out)
             return PGW_ERANGE;
         }
         char *dst = it->scratch + it->scratch_used;
-        size_t len = unquote_field(p, stop, dst);
+        size_t len = pgw__unquote(p, stop, dst);
         it->scratch_used += len;
         out->p = (const uint8_t *)dst, out->len = (int32_t)len;
     }

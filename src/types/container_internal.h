@@ -24,6 +24,17 @@ int pgw__patch_len(pgw_buf_t *b, size_t at);
 /* Append a big-endian int32 (reserve first). (copy.c) */
 int pgw__buf_put32(pgw_buf_t *b, uint32_t v);
 
+/* The quoting of record and range text (record_in, range_in): a quote
+ * toggles quoting, "" inside quotes is one quote, a backslash takes the
+ * next byte literally. The field [p, stop) must have been scanned already
+ * (no backslash as its last byte). Writes at most stop - p bytes to dst and
+ * returns how many. (composite.c) */
+size_t pgw__unquote(const uint8_t *p, const uint8_t *stop, char *dst);
+
+/* 1 when [p, stop)'s only quoting is one pair of quotes around all of it,
+ * so the content is the bytes between them. (composite.c) */
+int pgw__simply_quoted(const uint8_t *p, const uint8_t *stop);
+
 /* 1 for ASCII whitespace as the server's array/range parsers see it. */
 static inline int pgw__is_space(uint8_t c)
 {

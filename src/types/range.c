@@ -125,38 +125,6 @@ static int scan_bound(const uint8_t *p, const uint8_t *end, const uint8_t **stop
     return 0;
 }
 
-/* The server's bound unquoting: quotes toggle, "" inside quotes is a quote,
- * backslash takes the next byte literally. Returns the length written. */
-static size_t unquote_bound(const uint8_t *p, const uint8_t *stop, char *dst)
-{
-    size_t n = 0;
-    int inquote = 0;
-    for (; p < stop; p++) {
-        if (*p == '\\') {
-            dst[n++] = (char)*++p;
-        } else if (*p == '"') {
-            if (!inquote)
-                inquote = 1;
-            else if (p + 1 < stop && p[1] == '"')
-                dst[n++] = '"', p++;
-            else
-                inquote = 0;
-        } else {
-            dst[n++] = (char)*p;
-        }
-    }
-    return n;
-}
-
-/* A bound whose only quoting is one pair around the whole thing. */
-static int simply_quoted(const uint8_t *p, const uint8_t *stop)
-{
-    if (stop - p < 2 || *p != '"' || stop[-1] != '"') return 0;
-    for (const uint8_t *q = p + 1; q < stop - 1; q++)
-        if (*q == '"' || *q == '\\') return 0;
-    return 1;
-}
-
 static int read_text_bound(const uint8_t *p, const uint8_t *end, const uint8_t **stop,
                            pgw_value_t *v, scratch_t *s)
 {
@@ -166,14 +134,14 @@ static int read_text_bound(const uint8_t *p, const uint8_t *end, const uint8_t *
     if (n == 0) return 1; /* infinite */
     if (plain) {
         v->p = p, v->len = (int32_t)n;
-    } else if (simply_quoted(p, *stop)) {
+    } else if (pgw__simply_quoted(p, *stop)) {
         v->p = p + 1, v->len = (int32_t)(n - 2);
     } else if (s->dry) {
         v->p = p, v->len = (int32_t)n;
     } else {
         if (!s->p || s->cap - *s->used < n) return PGW_ERANGE; /* n bounds the result */
         char *dst = s->p + *s->used;
-        size_t len = unquote_bound(p, *stop, dst);
+        size_t len = pgw__unquote(p, *stop, dst);
         *s->used += len;
         v->p = (const uint8_t *)dst, v->len = (int32_t)len;
     }

@@ -138,48 +138,46 @@ static int float_text_kind(const char *s, size_t len, double *special)
     return i == len ? 1 : PGW_EFORMAT;
 }
 
-static int float_text_copy(const char *s, size_t len, char *buf)
+/* Everything the two float parsers share: the special values, the syntax
+ * check, and a NUL-terminated copy in buf for strto*_l with the C locale.
+ * Returns 0 with *special set, 1 with buf and *loc ready, or an error. */
+static int float_text_prepare(const char *s, size_t len, double *special, char buf[FLOAT_TEXT_MAX],
+                              locale_t *loc)
 {
+    int k = float_text_kind(s, len, special);
+    if (k <= 0) return k;
     if (len >= FLOAT_TEXT_MAX) return PGW_EFORMAT;
     memcpy(buf, s, len);
     buf[len] = '\0';
-    return 0;
+    *loc = get_c_locale();
+    return *loc == (locale_t)0 ? PGW_ENOMEM : 1;
 }
 
 int pgw__parse_float8(const char *s, size_t len, double *out)
 {
     double special;
-    int k = float_text_kind(s, len, &special);
-    if (k < 0) return k;
-    if (k == 0) {
-        *out = special;
-        return 0;
+    char buf[FLOAT_TEXT_MAX], *end;
+    locale_t loc;
+    int k = float_text_prepare(s, len, &special, buf, &loc);
+    if (k <= 0) {
+        if (k == 0) *out = special;
+        return k;
     }
-    char buf[FLOAT_TEXT_MAX];
-    int rc = float_text_copy(s, len, buf);
-    if (rc < 0) return rc;
-    locale_t loc = get_c_locale();
-    if (loc == (locale_t)0) return PGW_ENOMEM;
-    char *end;
     *out = strtod_l(buf, &end, loc);
     return end == buf + len ? 0 : PGW_EFORMAT;
 }
 
+/* strtof_l, not a narrowed strtod_l: rounding twice could differ. */
 int pgw__parse_float4(const char *s, size_t len, float *out)
 {
     double special;
-    int k = float_text_kind(s, len, &special);
-    if (k < 0) return k;
-    if (k == 0) {
-        *out = (float)special;
-        return 0;
+    char buf[FLOAT_TEXT_MAX], *end;
+    locale_t loc;
+    int k = float_text_prepare(s, len, &special, buf, &loc);
+    if (k <= 0) {
+        if (k == 0) *out = (float)special;
+        return k;
     }
-    char buf[FLOAT_TEXT_MAX];
-    int rc = float_text_copy(s, len, buf);
-    if (rc < 0) return rc;
-    locale_t loc = get_c_locale();
-    if (loc == (locale_t)0) return PGW_ENOMEM;
-    char *end;
     *out = strtof_l(buf, &end, loc);
     return end == buf + len ? 0 : PGW_EFORMAT;
 }
