@@ -153,8 +153,91 @@ static int float_text_prepare(const char *s, size_t len, double *special, char b
     return *loc == (locale_t)0 ? PGW_ENOMEM : 1;
 }
 
+/*
+ * The exact fast path for decimal text (Clinger's): when the significand
+ * fits the target's mantissa and the power of ten is itself exact in that
+ * type, one IEEE multiplication or division of two exact operands rounds
+ * correctly, giving the same bits as strtod. The server's shortest-exact
+ * float output almost always qualifies ("3.141592653589793", "1.25").
+ * Anything else (more digits, large exponents) goes to strto*_l.
+ */
+typedef struct decimal {
+    uint64_t m; /* significant digits as an integer */
+    int e;      /* value = m * 10^e */
+    bool neg;
+} decimal_t;
+
+/* Parse [+-]digits[.digits][(e|E)[+-]digits] with at most 19 significant
+ * digits and a small exponent. Returns false when the text is anything else
+ * (the caller then takes the general path). */
+static bool decimal_parse(const char *s, size_t len, decimal_t *d)
+{
+    size_t i = 0;
+    int sig = 0, frac = 0;
+    d->m = 0;
+    d->neg = false;
+    if (i < len && (s[i] == '-' || s[i] == '+')) d->neg = s[i++] == '-';
+    bool any = false, dot = false;
+    for (; i < len; i++) {
+        char c = s[i];
+        if (c == '.' && !dot) {
+            dot = true;
+            continue;
+        }
+        if (c < '0' || c > '9') break;
+        any = true;
+        if (d->m == 0 && c == '0') { /* leading zeros carry no digits */
+            if (dot) frac++;
+            continue;
+        }
+        if (++sig > 19) return false;
+        d->m = d->m * 10 + (uint64_t)(c - '0');
+        if (dot) frac++;
+    }
+    if (!any) return false;
+    int exp = 0;
+    if (i < len && (s[i] == 'e' || s[i] == 'E')) {
+        bool eneg = false;
+        if (++i < len && (s[i] == '-' || s[i] == '+')) eneg = s[i++] == '-';
+        if (i == len) return false;
+        for (; i < len && s[i] >= '0' && s[i] <= '9'; i++)
+            if ((exp = exp * 10 + (s[i] - '0')) > 400) return false;
+        if (eneg) exp = -exp;
+    }
+    d->e = exp - frac;
+    return i == len;
+}
+
+static bool float8_fast(const char *s, size_t len, double *out)
+{
+    static const double pow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                   1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                   1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+    decimal_t d;
+    if (FLT_EVAL_METHOD != 0 || !decimal_parse(s, len, &d)) return false;
+    if (d.m > (UINT64_C(1) << 53) || d.e < -22 || d.e > 22) return false;
+    double v = (double)d.m;
+    v = d.e < 0 ? v / pow10[-d.e] : v * pow10[d.e];
+    *out = d.neg ? -v : v;
+    return true;
+}
+
+static bool float4_fast(const char *s, size_t len, float *out)
+{
+    static const float pow10f[] = {1e0f, 1e1f, 1e2f, 1e3f, 1e4f, 1e5f,
+                                   1e6f, 1e7f, 1e8f, 1e9f, 1e10f};
+    decimal_t d;
+    if (FLT_EVAL_METHOD != 0 || !decimal_parse(s, len, &d)) return false;
+    if (d.m > (UINT64_C(1) << 24) || d.e < -10 || d.e > 10) return false;
+    float v = (float)d.m;
+    v = d.e < 0 ? v / pow10f[-d.e] : v * pow10f[d.e];
+    *out = d.neg ? -v : v;
+    return true;
+}
+
 int pgw__parse_float8(const char *s, size_t len, double *out)
 {
+    if (float8_fast(s, len, out)) return 0;
     double special;
     char buf[FLOAT_TEXT_MAX], *end;
     locale_t loc;
@@ -170,6 +253,7 @@ int pgw__parse_float8(const char *s, size_t len, double *out)
 /* strtof_l, not a narrowed strtod_l: rounding twice could differ. */
 int pgw__parse_float4(const char *s, size_t len, float *out)
 {
+    if (float4_fast(s, len, out)) return 0;
     double special;
     char buf[FLOAT_TEXT_MAX], *end;
     locale_t loc;
@@ -182,12 +266,18 @@ int pgw__parse_float4(const char *s, size_t len, float *out)
     return end == buf + len ? 0 : PGW_EFORMAT;
 }
 
+/* Hex digit values plus one (0: not a hex digit): one load per digit on the
+ * bytea text path, which un-hexes every byte of every value. */
+static const uint8_t hex_digit1[256] = {
+    ['0'] = 1,  ['1'] = 2,  ['2'] = 3,  ['3'] = 4,  ['4'] = 5,  ['5'] = 6,  ['6'] = 7,  ['7'] = 8,
+    ['8'] = 9,  ['9'] = 10, ['a'] = 11, ['b'] = 12, ['c'] = 13, ['d'] = 14, ['e'] = 15, ['f'] = 16,
+    ['A'] = 11, ['B'] = 12, ['C'] = 13, ['D'] = 14, ['E'] = 15, ['F'] = 16,
+};
+
+/* The value of hex digit c, or -1. */
 static int hexval(int c)
 {
-    if (c >= '0' && c <= '9') return c - '0';
-    c = ascii_lower(c);
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    return -1;
+    return (int)hex_digit1[(unsigned char)c] - 1;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -533,12 +623,12 @@ int pgw_get_bytea(const pgw_value_t *v, uint8_t *buf, size_t cap, size_t *len)
         if (*len) memcpy(buf, v->p, *len);
         return 0;
     }
+    /* One pass: the decoder writes what fits and counts the rest. */
     size_t n;
-    int rc = pgw__bytea_unescape((const char *)v->p, (size_t)v->len, NULL, 0, &n);
+    int rc = pgw__bytea_unescape((const char *)v->p, (size_t)v->len, buf, cap, &n);
     if (rc < 0) return rc;
     *len = n;
-    if (n > cap) return PGW_ERANGE;
-    return pgw__bytea_unescape((const char *)v->p, (size_t)v->len, buf, cap, &n);
+    return n > cap ? PGW_ERANGE : 0;
 }
 
 /* ------------------------------------------------------------------------ */

@@ -8,6 +8,8 @@
 
 #include <locale.h>
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "pgwire/types.h"
@@ -549,6 +551,64 @@ static void test_bind_params(void **state)
     pgw_buf_free(&b);
 }
 
+/* The exact fast path of the float text parsers must give the same bits as
+ * strtod/strtof for every string, including those it hands to the general
+ * path: random values in the forms the server and people write. */
+static uint64_t rng_state = 88172645463325252ull;
+static uint64_t rng(void)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return rng_state;
+}
+
+static void check_float8_text(const char *txt)
+{
+    double got, want = strtod(txt, NULL);
+    assert_int_equal(pgw__parse_float8(txt, strlen(txt), &got), 0);
+    if (memcmp(&got, &want, sizeof got) != 0) fail_msg("float8 '%s': %a != %a", txt, got, want);
+}
+
+static void check_float4_text(const char *txt)
+{
+    float got, want = strtof(txt, NULL);
+    assert_int_equal(pgw__parse_float4(txt, strlen(txt), &got), 0);
+    if (memcmp(&got, &want, sizeof got) != 0) fail_msg("float4 '%s': %a != %a", txt, got, want);
+}
+
+static void test_float_fast_path_exact(void **state)
+{
+    (void)state;
+    static const char *const fixed[] = {"0",          "-0",      "1.25",     "3.141592653589793",
+                                        "0.1",        "1e22",    "1e23",     "9007199254740993",
+                                        "123.456e-3", "-7.5E+2", "0.000001", "4.35",
+                                        "16777217",   "1e-10",   "2.5e10",   "1234567.891"};
+    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) {
+        check_float8_text(fixed[i]);
+        check_float4_text(fixed[i]);
+    }
+    char buf[64];
+    static const char *const fmts[] = {"%.17g", "%.15g", "%.16g", "%g", "%.3f", "%.9g", "%.6g"};
+    for (int i = 0; i < 200000; i++) {
+        uint64_t bits = rng();
+        double d;
+        /* Half raw bit patterns (any magnitude), half "human" decimals. */
+        if (i % 2) {
+            memcpy(&d, &bits, sizeof d);
+            if (!isfinite(d)) continue;
+        } else {
+            d = (double)(int64_t)(bits % 2000000001u - 1000000000) / (double)(1u << (bits >> 60));
+        }
+        snprintf(buf, sizeof buf, fmts[i % 7], d);
+        check_float8_text(buf);
+        if (fabs(d) < 3e38) {
+            snprintf(buf, sizeof buf, fmts[(i / 7) % 7], (double)(float)d);
+            check_float4_text(buf);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -556,6 +616,7 @@ int main(void)
         cmocka_unit_test(test_integers_text),
         cmocka_unit_test(test_integers_binary),
         cmocka_unit_test(test_floats),
+        cmocka_unit_test(test_float_fast_path_exact),
         cmocka_unit_test(test_float_locale),
         cmocka_unit_test(test_text),
         cmocka_unit_test(test_bytea),
