@@ -166,6 +166,8 @@ PGW_EXTERN int pgw_conn_cancel(pgw_conn_t *conn, pgw_cancel_cb cb, void *ud);
  * codes, plus PGW_ECLOSED after pgw_conn_close or when the connection is
  * lost, and PGW_EBUSY before pgw_conn_connect. */
 PGW_EXTERN int pgw_conn_simple_query(pgw_conn_t *conn, const char *sql, pgw_result_cb cb, void *ud);
+PGW_EXTERN int pgw_conn_simple_query_rows(pgw_conn_t *conn, const char *sql, pgw_row_cb row_cb,
+                                          pgw_result_cb done_cb, void *ud);
 /* Extended query with binary results (PGW_Q_TEXT in pgw_conn_query_flags
  * for text). */
 PGW_EXTERN int pgw_conn_query(pgw_conn_t *conn, const char *sql, const pgw_param_t *params,

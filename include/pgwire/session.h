@@ -140,8 +140,8 @@ typedef struct pgw_session_config {
     const char *require_auth;
     /* "disable", "prefer" (default) or "require". */
     const char *channel_binding;
-    uint32_t min_protocol; /* 0: PGW_PROTO_3_0 */
-    uint32_t max_protocol; /* 0: PGW_PROTO_3_0; PGW_PROTO_3_2 requests 3.2 */
+    uint32_t min_protocol;     /* 0: PGW_PROTO_3_0 */
+    uint32_t max_protocol;     /* 0: PGW_PROTO_3_0; PGW_PROTO_3_2 requests 3.2 */
     uint32_t max_message_size; /* 0: PGW_DEFAULT_MAX_MESSAGE */
     size_t read_chunk_size;    /* 0: 64 KiB */
     /* Bytes of larger read chunks (those that held one big message, such as
@@ -227,6 +227,16 @@ enum {
 PGW_EXTERN int pgw_session_simple_query(pgw_session_t *s, const char *sql, pgw_result_cb cb,
                                         void *ud);
 
+/* As pgw_session_simple_query, but the rows of every statement go to row_cb
+ * as views into the read buffer (no copy; row->fields describes the
+ * statement the row belongs to, row->index counts across statements), and
+ * done_cb receives the chain of results without rows at ReadyForQuery.
+ * A negative return from row_cb discards the remaining rows and becomes
+ * the status (unless a statement failed: PGW_ESERVER wins). Returns as
+ * pgw_session_simple_query, or PGW_EINVAL when row_cb is NULL. */
+PGW_EXTERN int pgw_session_simple_query_rows(pgw_session_t *s, const char *sql, pgw_row_cb row_cb,
+                                             pgw_result_cb done_cb, void *ud);
+
 /*
  * Extended query through the unnamed statement: Parse, Bind, Describe
  * portal, Execute (and Sync unless in a batch). Parameters are encoded
@@ -262,12 +272,10 @@ PGW_EXTERN int pgw_session_execute(pgw_session_t *s, const char *name, const pgw
                                    uint16_t nparams, unsigned flags, pgw_result_cb cb, void *ud);
 /* Streaming variant of pgw_session_execute. */
 PGW_EXTERN int pgw_session_execute_rows(pgw_session_t *s, const char *name,
-                                        const pgw_param_t *params, uint16_t nparams,
-                                        unsigned flags, pgw_row_cb row_cb, pgw_result_cb done_cb,
-                                        void *ud);
+                                        const pgw_param_t *params, uint16_t nparams, unsigned flags,
+                                        pgw_row_cb row_cb, pgw_result_cb done_cb, void *ud);
 /* Describe a prepared statement (parameter types and columns). */
-PGW_EXTERN int pgw_session_describe(pgw_session_t *s, const char *name, pgw_result_cb cb,
-                                    void *ud);
+PGW_EXTERN int pgw_session_describe(pgw_session_t *s, const char *name, pgw_result_cb cb, void *ud);
 /* Close (deallocate) a prepared statement and forget its description. */
 PGW_EXTERN int pgw_session_close_statement(pgw_session_t *s, const char *name, pgw_result_cb cb,
                                            void *ud);

@@ -421,6 +421,12 @@ int pgw_conn_simple_query(pgw_conn_t *c, const char *sql, pgw_result_cb cb, void
     PGW__CONN_REQUEST(c, pgw_session_simple_query(c->s, sql, cb, ud));
 }
 
+int pgw_conn_simple_query_rows(pgw_conn_t *c, const char *sql, pgw_row_cb row_cb,
+                               pgw_result_cb done_cb, void *ud)
+{
+    PGW__CONN_REQUEST(c, pgw_session_simple_query_rows(c->s, sql, row_cb, done_cb, ud));
+}
+
 int pgw_conn_query(pgw_conn_t *c, const char *sql, const pgw_param_t *params, uint16_t nparams,
                    pgw_result_cb cb, void *ud)
 {

@@ -177,9 +177,10 @@ void pgw__handle_async(pgw_session_t *s, const pgw_msg_t *m, int *handled, int *
 
 /* ------------------------------------------------------------------ rows */
 
-static int stream_row(pgw_session_t *s, pgw__req_t *r, const pgw_msg_t *m)
+/* Hand DataRow m to the request's row callback; res holds the description
+ * of the rows (the request's result, or a simple query's current one). */
+static int stream_row(pgw_session_t *s, pgw__req_t *r, pgw_result_t *res, const pgw_msg_t *m)
 {
-    pgw_result_t *res = r->res;
     uint16_t n = m->u.data_row.ncols;
     if (!res->have_desc || n != res->ncols) return PGW_EPROTO;
     if (n > s->row_values_cap) {
@@ -210,7 +211,7 @@ static int stream_row(pgw_session_t *s, pgw__req_t *r, const pgw_msg_t *m)
 
 static int add_row(pgw_session_t *s, pgw__req_t *r, pgw_result_t *res, const pgw_msg_t *m)
 {
-    if (r->flags & PGW__RF_STREAM) return stream_row(s, r, m);
+    if (r->flags & PGW__RF_STREAM) return stream_row(s, r, res, m);
     return pgw__result_add_row(res, m, s->in);
 }
 
@@ -334,7 +335,7 @@ static int on_simple(pgw_session_t *s, pgw__req_t *r, const pgw_msg_t *m)
     case PGW_B_DATA_ROW:
         x = r->last;
         if (!x || x->complete) return PGW_EPROTO;
-        return pgw__result_add_row(x, m, s->in);
+        return add_row(s, r, x, m);
     case PGW_B_COMMAND_COMPLETE:
         x = chain_current(s, r);
         return x ? pgw__result_set_tag(x, m) : PGW_ENOMEM;
@@ -412,7 +413,9 @@ static int on_ready(pgw_session_t *s, pgw__req_t *r, const pgw_msg_t *m)
     }
     if (r->kind == PGW__REQ_SIMPLE) {
         if (!r->res && !chain_new(s, r)) return PGW_ENOMEM;
-        complete_head(s, r->status);
+        int status = r->status;
+        if (status == 0 && (r->flags & PGW__RF_STREAM) && r->row_status < 0) status = r->row_status;
+        complete_head(s, status);
         return 0;
     }
     return PGW_EPROTO;

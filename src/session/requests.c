@@ -153,8 +153,8 @@ static const int16_t *all_format(unsigned flags)
 
 /* ------------------------------------------------------------ simple query */
 
-PGW_EXTERN int pgw_session_simple_query(pgw_session_t *s, const char *sql, pgw_result_cb cb,
-                                        void *ud)
+static int simple_query(pgw_session_t *s, const char *sql, pgw_row_cb row_cb, pgw_result_cb cb,
+                        void *ud)
 {
     if (!sql) return PGW_EINVAL;
     if (s->in_batch) return PGW_EBUSY;
@@ -162,12 +162,27 @@ PGW_EXTERN int pgw_session_simple_query(pgw_session_t *s, const char *sql, pgw_r
     int rc = begin(s, &p, PGW__REQ_SIMPLE, false);
     if (rc < 0) return rc;
     p.req->cb = cb;
+    p.req->row_cb = row_cb;
     p.req->ud = ud;
+    if (row_cb) p.req->flags |= PGW__RF_STREAM;
     rc = pgw_enc_query(p.b, sql, strlen(sql), s->max_message);
     rc = end(s, &p, rc);
     /* 'Q' is its own sync point. */
     if (rc == 0) s->tx_group++;
     return rc;
+}
+
+PGW_EXTERN int pgw_session_simple_query(pgw_session_t *s, const char *sql, pgw_result_cb cb,
+                                        void *ud)
+{
+    return simple_query(s, sql, NULL, cb, ud);
+}
+
+PGW_EXTERN int pgw_session_simple_query_rows(pgw_session_t *s, const char *sql, pgw_row_cb row_cb,
+                                             pgw_result_cb done_cb, void *ud)
+{
+    if (!row_cb) return PGW_EINVAL;
+    return simple_query(s, sql, row_cb, done_cb, ud);
 }
 
 /* ----------------------------------------------------------- unnamed query */

@@ -326,6 +326,84 @@ static void test_prepare_execute(void **state)
 
 /* ----------------------------------------------------------- simple query */
 
+/* Simple Query with streamed rows: every statement's rows reach the row
+ * callback with that statement's columns, in order, and the done callback
+ * gets the chain of results without rows. */
+typedef struct simple_rows {
+    int rows;
+    char seen[8][8];
+    uint16_t ncols[8];
+    int done_calls, done_status;
+    char tags[2][16];
+    size_t done_nrows;
+} simple_rows_t;
+
+static void on_simple_rows_done(int status, pgw_result_t *res, void *ud)
+{
+    simple_rows_t *x = ud;
+    x->done_calls++;
+    x->done_status = status;
+    int i = 0;
+    for (pgw_result_t *r = res; r && i < 2; r = pgw_result_next(r), i++) {
+        snprintf(x->tags[i], sizeof x->tags[0], "%s", pgw_result_command_tag(r));
+        x->done_nrows += pgw_result_nrows(r);
+    }
+    pgw_result_free(res);
+}
+
+static int on_simple_row(const pgw_row_t *row, void *ud)
+{
+    simple_rows_t *x = ud;
+    assert_true(x->rows < 8);
+    assert_int_equal(row->index, (uint64_t)x->rows);
+    x->ncols[x->rows] = row->ncols;
+    pgw_str_t t;
+    assert_int_equal(pgw_get_text(&row->values[0], &t), 0);
+    snprintf(x->seen[x->rows], sizeof x->seen[0], "%.*s", (int)t.len, t.p);
+    x->rows++;
+    return 0;
+}
+
+static void test_simple_query_rows(void **state)
+{
+    (void)state;
+    pgw_session_t *s = ready_session(&R, NULL);
+    simple_rows_t x = {0};
+    assert_int_equal(pgw_session_simple_query_rows(s, "SELECT 1", NULL, on_simple_rows_done, &x),
+                     PGW_EINVAL);
+    assert_int_equal(pgw_session_simple_query_rows(s, "SELECT a; SELECT b, c", on_simple_row,
+                                                   on_simple_rows_done, &x),
+                     0);
+    wire_t w = {0};
+    static const char *const n1[] = {"a"};
+    static const char *const n2[] = {"b", "c"};
+    static const uint32_t o1[] = {25};
+    static const uint32_t o2[] = {25, 25};
+    w_rowdesc(&w, 1, n1, o1, 0);
+    w_datarow(&w, 1, (const char *const[]){"p"});
+    w_datarow(&w, 1, (const char *const[]){"q"});
+    w_cmd(&w, "SELECT 2");
+    w_rowdesc(&w, 2, n2, o2, 0);
+    w_datarow(&w, 2, (const char *const[]){"r", NULL});
+    w_cmd(&w, "SELECT 1");
+    w_ready(&w, 'I');
+    feed(s, &w);
+    assert_int_equal(x.rows, 3);
+    assert_string_equal(x.seen[0], "p");
+    assert_string_equal(x.seen[1], "q");
+    assert_string_equal(x.seen[2], "r");
+    assert_int_equal(x.ncols[0], 1);
+    assert_int_equal(x.ncols[2], 2);
+    assert_int_equal(x.done_calls, 1);
+    assert_int_equal(x.done_status, 0);
+    assert_string_equal(x.tags[0], "SELECT 2");
+    assert_string_equal(x.tags[1], "SELECT 1");
+    assert_int_equal(x.done_nrows, 0); /* streamed rows are not kept */
+    assert_int_equal(pgw_session_pending(s), 0);
+    pgw_session_free(s);
+    w_free(&w);
+}
+
 static void test_simple_multi(void **state)
 {
     (void)state;
@@ -814,6 +892,7 @@ int main(void)
         cmocka_unit_test(test_batch_sync_each),
         cmocka_unit_test(test_prepare_execute),
         cmocka_unit_test(test_simple_multi),
+        cmocka_unit_test(test_simple_query_rows),
         cmocka_unit_test(test_async_interleaved),
         cmocka_unit_test(test_streaming),
         cmocka_unit_test(test_reentrancy),
