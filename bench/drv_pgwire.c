@@ -203,30 +203,66 @@ static int simple_conc_op(void *st, uint64_t *sum)
 }
 
 /* ---- mixed rows --------------------------------------------------------------- */
-static int check_mixed(call_t *k, pgw_result_t *r)
+/* The decode scenarios stream: each row is decoded from the read buffer as
+ * it arrives (pgw_conn_query_rows), overlapping decoding with the server's
+ * sending, with no result kept. The work is the same fold, row by row. */
+typedef struct mixed_stream {
+    pgs_t *s;
+    size_t rows;
+    uint64_t h;
+} mixed_stream_t;
+
+static int on_mixed_row(const pgw_row_t *row, void *ud)
 {
-    return bench_pgw_fold_mixed(WHO, r, (size_t)k->want, &k->s->h);
+    mixed_stream_t *m = ud;
+    if (row->ncols != 10) return bench_fail("%s: %u columns", WHO, (unsigned)row->ncols), -1;
+    if (bench_pgw_fold_mixed_row(WHO, row->values, m->rows, &m->h) != 0) return -1;
+    m->rows++;
+    return 0;
+}
+
+static void on_mixed_done(int status, pgw_result_t *res, void *ud)
+{
+    mixed_stream_t *m = ud;
+    pgs_t *s = m->s;
+    s->pending--;
+    if (status != 0) {
+        s->failed = 1;
+        bench_fail("%s mixed: %s", WHO, pgw_strerror(status));
+    } else if (m->rows != (size_t)bench_sz.fetch_rows) {
+        s->failed = 1;
+        bench_fail("%s mixed: %zu rows", WHO, m->rows);
+    }
+    pgw_result_free(res);
 }
 
 static int simple_fetch_op(void *st, uint64_t *sum)
 {
     pgs_t *s = st;
-    call_t k = {s, 1000, check_mixed};
+    mixed_stream_t m = {s, 0, 0};
     s->pending++;
-    if (issue_done(s, pgw_conn_simple_query(s->c, SQL_SIMPLE_FETCH, on_result, &k))) return -1;
+    int rc = pgw_conn_simple_query_rows(s->c, SQL_SIMPLE_FETCH, on_mixed_row, on_mixed_done, &m);
+    if (rc != 0) {
+        s->pending--;
+        return conn_fail(s, "simple_query_rows", rc);
+    }
     run_until_done(s);
-    *sum = s->h;
+    *sum = m.h;
     return s->failed ? -1 : 0;
 }
 
 static int mixed_op(pgs_t *s, unsigned flags, uint64_t *sum)
 {
-    call_t k = {s, 1000, check_mixed};
-    pgw_param_t p[] = {pgw_int4(1000)};
+    mixed_stream_t m = {s, 0, 0};
+    pgw_param_t p[] = {pgw_int4(bench_sz.fetch_rows)};
     s->pending++;
-    if (issue_done(s, pgw_conn_query_flags(s->c, SQL_MIXED, p, 1, flags, on_result, &k))) return -1;
+    int rc = pgw_conn_query_rows(s->c, SQL_MIXED, p, 1, flags, on_mixed_row, on_mixed_done, &m);
+    if (rc != 0) {
+        s->pending--;
+        return conn_fail(s, "query_rows", rc);
+    }
     run_until_done(s);
-    *sum = s->h;
+    *sum = m.h;
     return s->failed ? -1 : 0;
 }
 static int mixed_text_op(void *st, uint64_t *sum)
@@ -484,12 +520,16 @@ static const struct {
      {plain_setup, simple_conc_op, teardown,
       "100 pgw_conn_simple_query calls issued together (pipelined Query messages)"}},
     {"simple_fetch",
-     {plain_setup, simple_fetch_op, teardown, "pgw_conn_simple_query, typed accessors"}},
+     {plain_setup, simple_fetch_op, teardown,
+      "pgw_conn_simple_query_rows: rows decoded as they arrive, typed getters"}},
     {"ext_seq", {plain_setup, ext_seq_op, teardown, "pgw_conn_query, binary"}},
     {"ext_conc", {plain_setup, ext_conc_op, teardown, NOTE_ASYNC}},
     {"mixed_text",
-     {plain_setup, mixed_text_op, teardown, "pgw_conn_query_flags(PGW_Q_TEXT), typed accessors"}},
-    {"mixed_binary", {plain_setup, mixed_binary_op, teardown, "pgw_conn_query, typed accessors"}},
+     {plain_setup, mixed_text_op, teardown,
+      "pgw_conn_query_rows(PGW_Q_TEXT): rows decoded as they arrive, typed getters"}},
+    {"mixed_binary",
+     {plain_setup, mixed_binary_op, teardown,
+      "pgw_conn_query_rows: rows decoded as they arrive, typed getters"}},
     {"blob_fetch", {plain_setup, blob_op, teardown, "pgw_conn_query, bytea views"}},
     {"array_fetch", {array_setup, array_op, teardown, "pgw_conn_query, pgw_array_get_int4"}},
     {"prep_seq", {prep_setup, prep_seq_op, teardown, "pgw_conn_prepare once, pgw_conn_execute"}},

@@ -14,46 +14,53 @@ int bench_pgw_check_int4(const char *who, pgw_result_t *r, int64_t want)
     return 0;
 }
 
+int bench_pgw_fold_mixed_row(const char *who, const pgw_value_t *v, size_t i, uint64_t *h)
+{
+    int16_t i2;
+    int32_t i4;
+    float f4;
+    double f8;
+    pgw_str_t vc, js, jb;
+    int64_t ts, tz;
+    uint8_t hexbuf[64];
+    int bad = pgw_get_int2(&v[0], &i2) | pgw_get_int4(&v[1], &i4) | pgw_get_float4(&v[2], &f4) |
+              pgw_get_float8(&v[3], &f8) | pgw_get_text(&v[4], &vc) | pgw_get_json(&v[5], &js) |
+              pgw_get_json(&v[6], &jb) | pgw_get_timestamp(&v[7], &ts) |
+              pgw_get_timestamptz(&v[8], &tz);
+    const uint8_t *b;
+    size_t bl;
+    pgw_view_t view;
+    if (pgw_get_bytea_view(&v[9], &view) == 0) { /* binary: a view into the row */
+        b = view.p;
+        bl = (size_t)view.len;
+    } else { /* text: un-hexed into a buffer */
+        bad |= pgw_get_bytea(&v[9], hexbuf, sizeof hexbuf, &bl);
+        b = hexbuf;
+    }
+    if (bad || bl == 0 || js.p[0] != '{' || jb.p[0] != '{')
+        return bench_fail("%s: mixed row %zu did not decode", who, i);
+    *h = bench_mix(*h, (uint64_t)(int64_t)i2);
+    *h = bench_mix(*h, (uint64_t)(int64_t)i4);
+    *h = bench_mix(*h, bench_fold_f(f4));
+    *h = bench_mix(*h, bench_fold_f(f8));
+    *h = bench_mix(*h, vc.len + js.len * 1000 + jb.len * 1000000);
+    *h = bench_mix(*h, (uint64_t)ts);
+    *h = bench_mix(*h, (uint64_t)tz);
+    *h = bench_mix(*h, (uint64_t)bl * 65536 + b[0] * 256u + b[bl - 1]);
+    return 0;
+}
+
 int bench_pgw_fold_mixed(const char *who, pgw_result_t *r, size_t want, uint64_t *out)
 {
     if (pgw_result_nrows(r) != want) return bench_fail("%s: %zu rows", who, pgw_result_nrows(r));
+    if (pgw_result_ncols(r) != 10) return bench_fail("%s: %zu columns", who, pgw_result_ncols(r));
     uint64_t h = 0;
-    uint8_t hexbuf[64];
     for (size_t i = 0; i < want; i++) {
-        int16_t i2;
-        int32_t i4;
-        float f4;
-        double f8;
-        pgw_str_t vc, js, jb;
-        pgw_value_t v5, v6, v7, v8, v9;
-        int64_t ts, tz;
-        int bad = pgw_result_int2(r, i, 0, &i2) | pgw_result_int4(r, i, 1, &i4) |
-                  pgw_result_float4(r, i, 2, &f4) | pgw_result_float8(r, i, 3, &f8) |
-                  pgw_result_text(r, i, 4, &vc) | pgw_result_value(r, i, 5, &v5) |
-                  pgw_result_value(r, i, 6, &v6) | pgw_result_value(r, i, 7, &v7) |
-                  pgw_result_value(r, i, 8, &v8) | pgw_result_value(r, i, 9, &v9);
-        bad |= pgw_get_json(&v5, &js) | pgw_get_json(&v6, &jb) | pgw_get_timestamp(&v7, &ts) |
-               pgw_get_timestamptz(&v8, &tz);
-        const uint8_t *b;
-        size_t bl;
-        pgw_view_t view;
-        if (pgw_get_bytea_view(&v9, &view) == 0) { /* binary: a view into the row */
-            b = view.p;
-            bl = (size_t)view.len;
-        } else { /* text: un-hexed into a buffer */
-            bad |= pgw_get_bytea(&v9, hexbuf, sizeof hexbuf, &bl);
-            b = hexbuf;
-        }
-        if (bad || bl == 0 || js.p[0] != '{' || jb.p[0] != '{')
-            return bench_fail("%s: mixed row %zu did not decode", who, i);
-        h = bench_mix(h, (uint64_t)(int64_t)i2);
-        h = bench_mix(h, (uint64_t)(int64_t)i4);
-        h = bench_mix(h, bench_fold_f(f4));
-        h = bench_mix(h, bench_fold_f(f8));
-        h = bench_mix(h, vc.len + js.len * 1000 + jb.len * 1000000);
-        h = bench_mix(h, (uint64_t)ts);
-        h = bench_mix(h, (uint64_t)tz);
-        h = bench_mix(h, (uint64_t)bl * 65536 + b[0] * 256u + b[bl - 1]);
+        pgw_value_t v[10];
+        for (size_t c = 0; c < 10; c++)
+            if (pgw_result_value(r, i, c, &v[c]) != 0)
+                return bench_fail("%s: mixed row %zu has no column %zu", who, i, c);
+        if (bench_pgw_fold_mixed_row(who, v, i, &h) != 0) return -1;
     }
     *out = h;
     return 0;

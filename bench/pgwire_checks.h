@@ -7,14 +7,19 @@
 #define PGW_BENCH_PGWIRE_CHECKS_H
 
 #include <pgwire/session.h>
+#include <pgwire/types.h>
 #include <stddef.h>
 #include <stdint.h>
 
 /* One row, one int4 column equal to want. */
 int bench_pgw_check_int4(const char *who, pgw_result_t *r, int64_t want);
 
+/* Row i of SQL_MIXED / SQL_SIMPLE_FETCH (its 10 values), every value decoded
+ * and folded into *h. For streamed rows. */
+int bench_pgw_fold_mixed_row(const char *who, const pgw_value_t *v, size_t i, uint64_t *h);
+
 /* want rows of SQL_MIXED / SQL_SIMPLE_FETCH, every value decoded and folded
- * into *out. */
+ * into *out (the same fold, row by row). */
 int bench_pgw_fold_mixed(const char *who, pgw_result_t *r, size_t want, uint64_t *out);
 
 /* bench_sz.blob_rows rows of SQL_BLOB, bytes spot-checked, folded into *out. */
