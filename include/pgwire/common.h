@@ -46,43 +46,43 @@ PGW_EXTERN const char *pgw_version(void);
  * session, a connection) is broken: the only legal calls left on it are the
  * ones that close or free it. Non-fatal codes leave it usable.
  */
-#define PGW_ERRNO_MAP(XX)                                                                          \
-    XX(EAGAIN, -1001, 0, "incomplete input: more bytes are needed")                               \
-    XX(ENOMEM, -1002, 0, "out of memory")                                                          \
-    XX(EINVAL, -1003, 0, "invalid argument")                                                       \
-    XX(ERANGE, -1004, 0, "value out of range for the requested type")                             \
-    XX(ETOOBIG, -1005, 1, "message exceeds the configured maximum size")                          \
-    XX(EPROTO, -1006, 1, "protocol violation: malformed or unexpected message from the server")   \
-    XX(ESERVER, -1007, 0, "the server returned an error")                                          \
-    XX(EABORTED, -1008, 0, "pipeline aborted: an earlier request of the same sync group failed")  \
-    XX(ECONNLOST, -1009, 1, "connection to the server lost")                                       \
-    XX(ECANCELED, -1010, 0, "request cancelled: the connection was closed")                       \
-    XX(ETIMEDOUT, -1011, 0, "operation timed out")                                                 \
-    XX(EAUTH, -1012, 1, "authentication failed")                                                   \
-    XX(EAUTHPOLICY, -1013, 1, "authentication method refused by the client's policy")             \
-    XX(ETYPE, -1014, 0, "type or format mismatch for the requested conversion")                   \
-    XX(EFORMAT, -1015, 0, "malformed value")                                                       \
-    XX(ENULL, -1016, 0, "value is NULL")                                                           \
-    XX(ENOTSUP, -1017, 0, "operation not supported")                                               \
-    XX(EENCODING, -1018, 0, "invalid character encoding")                                          \
-    XX(ECLOSED, -1019, 0, "connection is closed")                                                  \
-    XX(EBUSY, -1020, 0, "operation not allowed in the current state")                             \
-    XX(ECONNECT, -1021, 1, "could not connect to the server")                                      \
-    XX(ETLS, -1022, 1, "TLS negotiation or verification failed")                                  \
-    XX(ESTMTINVALID, -1023, 0, "cached prepared statement is no longer valid")                    \
-    XX(EPOOLTIMEOUT, -1024, 0, "timed out waiting to acquire a pooled connection")                \
-    XX(ECONNINFO, -1025, 0, "invalid connection option")                                           \
-    XX(ENOTFOUND, -1026, 0, "not found")                                                           \
-    XX(EINDEX, -1027, 0, "row or column index out of range")                                       \
-    XX(ELOSS, -1028, 0, "value cannot be represented without loss")                               \
-    XX(ETARGET, -1029, 1, "no server matched target_session_attrs")                               \
+#define PGW_ERRNO_MAP(XX)                                                                        \
+    XX(EAGAIN, -1001, 0, "incomplete input: more bytes are needed")                              \
+    XX(ENOMEM, -1002, 0, "out of memory")                                                        \
+    XX(EINVAL, -1003, 0, "invalid argument")                                                     \
+    XX(ERANGE, -1004, 0, "value out of range for the requested type")                            \
+    XX(ETOOBIG, -1005, 1, "message exceeds the configured maximum size")                         \
+    XX(EPROTO, -1006, 1, "protocol violation: malformed or unexpected message from the server")  \
+    XX(ESERVER, -1007, 0, "the server returned an error")                                        \
+    XX(EABORTED, -1008, 0, "pipeline aborted: an earlier request of the same sync group failed") \
+    XX(ECONNLOST, -1009, 1, "connection to the server lost")                                     \
+    XX(ECANCELED, -1010, 0, "request cancelled: the connection was closed")                      \
+    XX(ETIMEDOUT, -1011, 0, "operation timed out")                                               \
+    XX(EAUTH, -1012, 1, "authentication failed")                                                 \
+    XX(EAUTHPOLICY, -1013, 1, "authentication method refused by the client's policy")            \
+    XX(ETYPE, -1014, 0, "type or format mismatch for the requested conversion")                  \
+    XX(EFORMAT, -1015, 0, "malformed value")                                                     \
+    XX(ENULL, -1016, 0, "value is NULL")                                                         \
+    XX(ENOTSUP, -1017, 0, "operation not supported")                                             \
+    XX(EENCODING, -1018, 0, "invalid character encoding")                                        \
+    XX(ECLOSED, -1019, 0, "connection is closed")                                                \
+    XX(EBUSY, -1020, 0, "operation not allowed in the current state")                            \
+    XX(ECONNECT, -1021, 1, "could not connect to the server")                                    \
+    XX(ETLS, -1022, 1, "TLS negotiation or verification failed")                                 \
+    XX(ESTMTINVALID, -1023, 0, "cached prepared statement is no longer valid")                   \
+    XX(EPOOLTIMEOUT, -1024, 0, "timed out waiting to acquire a pooled connection")               \
+    XX(ECONNINFO, -1025, 0, "invalid connection option")                                         \
+    XX(ENOTFOUND, -1026, 0, "not found")                                                         \
+    XX(EINDEX, -1027, 0, "row or column index out of range")                                     \
+    XX(ELOSS, -1028, 0, "value cannot be represented without loss")                              \
+    XX(ETARGET, -1029, 1, "no server matched target_session_attrs")                              \
     XX(ERECURSIVE, -1030, 0, "call not allowed from inside this callback")
 
 typedef enum pgw_err {
 #define PGW__ERR_ENUM(name, value, fatal, msg) PGW_##name = value,
     PGW_ERRNO_MAP(PGW__ERR_ENUM)
 #undef PGW__ERR_ENUM
-    PGW_OK = 0
+        PGW_OK = 0
 } pgw_err_t;
 
 /* A static, human-readable description of code (never NULL; unknown codes,
@@ -133,8 +133,8 @@ typedef struct pgw_buf {
     uint8_t *data;
     size_t len;
     size_t cap;
-    size_t max;                    /* 0: no limit; else growth past max fails with PGW_ETOOBIG */
-    const pgw_allocator_t *alloc;  /* NULL: the default allocator */
+    size_t max;                   /* 0: no limit; else growth past max fails with PGW_ETOOBIG */
+    const pgw_allocator_t *alloc; /* NULL: the default allocator */
 } pgw_buf_t;
 
 /* Initialise b empty, with allocator alloc (NULL for the default). */

@@ -293,9 +293,9 @@ PGW_EXTERN int pgw_negotiate_option_next(const pgw_msg_t *m, size_t *pos, pgw_st
  * (or call pgw_decoder_init) before use.
  */
 typedef struct pgw_decoder {
-    uint32_t max_size; /* 0: PGW_DEFAULT_MAX_MESSAGE */
-    int err;           /* sticky: once set, every call returns it */
-    uint64_t offset;   /* stream offset of the next unread byte */
+    uint32_t max_size;   /* 0: PGW_DEFAULT_MAX_MESSAGE */
+    int err;             /* sticky: once set, every call returns it */
+    uint64_t offset;     /* stream offset of the next unread byte */
     uint64_t err_offset; /* stream offset of the message that failed */
 } pgw_decoder_t;
 
@@ -390,7 +390,7 @@ PGW_EXTERN int pgw_enc_terminate(pgw_buf_t *b);
  */
 typedef struct pgw_msgw {
     pgw_buf_t *b;
-    size_t start; /* offset of the message in b */
+    size_t start;  /* offset of the message in b */
     size_t len_at; /* offset of the length slot */
     int err;
 } pgw_msgw_t;

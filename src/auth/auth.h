@@ -10,8 +10,7 @@
 
 /* "md5" + md5hex(md5hex(password || user) || salt), NUL-terminated, in out[36].
  * Returns 0 or PGW_ENOMEM (crypto failure). */
-int pgw__md5_password(const char *user, const char *password, const uint8_t salt[4],
-                      char out[36]);
+int pgw__md5_password(const char *user, const char *password, const uint8_t salt[4], char out[36]);
 
 typedef struct pgw__scram pgw__scram_t;
 

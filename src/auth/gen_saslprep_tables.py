@@ -127,6 +127,7 @@ def main():
     out.append(" * from Python's unicodedata (Unicode %s)." % unicodedata.unidata_version)
     out.append(" * Included only by saslprep.c.")
     out.append(" */")
+    out.append("/* clang-format off */")
     out.append("#ifndef PGW_SASLPREP_TABLES_H")
     out.append("#define PGW_SASLPREP_TABLES_H")
     out.append("")

@@ -4,6 +4,7 @@
  * from Python's unicodedata (Unicode 14.0.0).
  * Included only by saslprep.c.
  */
+/* clang-format off */
 #ifndef PGW_SASLPREP_TABLES_H
 #define PGW_SASLPREP_TABLES_H
 

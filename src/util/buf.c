@@ -15,7 +15,8 @@ int pgw_buf_reserve(pgw_buf_t *b, size_t extra)
     if (b->max && need > b->max) return PGW_ETOOBIG;
     if (need <= b->cap) return 0;
     size_t cap = b->cap ? b->cap : 256;
-    while (cap < need) cap = cap > SIZE_MAX / 2 ? need : cap * 2;
+    while (cap < need)
+        cap = cap > SIZE_MAX / 2 ? need : cap * 2;
     if (b->max && cap > b->max) cap = b->max;
     uint8_t *p = pgw__realloc(b->alloc, b->data, cap);
     if (!p) return PGW_ENOMEM;

@@ -12,8 +12,8 @@ const char *pgw_version(void)
 const char *pgw_strerror(int code)
 {
     switch (code) {
-#define PGW__ERR_MSG(name, value, fatal, msg)                                                      \
-    case value:                                                                                    \
+#define PGW__ERR_MSG(name, value, fatal, msg) \
+    case value:                               \
         return msg;
         PGW_ERRNO_MAP(PGW__ERR_MSG)
 #undef PGW__ERR_MSG
@@ -33,8 +33,8 @@ const char *pgw_strerror(int code)
 const char *pgw_err_name(int code)
 {
     switch (code) {
-#define PGW__ERR_NAME(name, value, fatal, msg)                                                     \
-    case value:                                                                                    \
+#define PGW__ERR_NAME(name, value, fatal, msg) \
+    case value:                                \
         return #name;
         PGW_ERRNO_MAP(PGW__ERR_NAME)
 #undef PGW__ERR_NAME
@@ -48,8 +48,8 @@ const char *pgw_err_name(int code)
 int pgw_is_fatal(int code)
 {
     switch (code) {
-#define PGW__ERR_FATAL(name, value, fatal, msg)                                                    \
-    case value:                                                                                    \
+#define PGW__ERR_FATAL(name, value, fatal, msg) \
+    case value:                                 \
         return fatal;
         PGW_ERRNO_MAP(PGW__ERR_FATAL)
 #undef PGW__ERR_FATAL

@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#define PGW__UNUSED(x) ((void)(x))
+#define PGW__UNUSED(x)    ((void)(x))
 #define PGW__ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
 static inline const pgw_allocator_t *pgw__alloc_or_default(const pgw_allocator_t *a)
