@@ -129,21 +129,43 @@ def selected(args, scenario):
     return not args.filter or re.search(args.filter, scenario)
 
 
+def checkpoint():
+    """Start a run of a write-heavy scenario from the same server state: a
+    checkpoint, so no library's run pays for the WAL an earlier one wrote.
+    Best effort (needs a superuser; an external server may refuse)."""
+    subprocess.run(["psql", "-X", "-q", "-c", "CHECKPOINT"], stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL)
+
+
+def run_interleaved(args, suite, sid, before=None):
+    """BENCH_REPS runs of every library for one scenario, interleaved: run k
+    goes through the libraries starting at a different one each time
+    (A B C D, B C D A, ...), so slow drift on the server (caches, WAL,
+    autovacuum) does not always land on the same library."""
+    runs = {lib: [] for lib in LIBS}
+    done = set()
+    for rep in range(args.reps):
+        order = LIBS[rep % len(LIBS):] + LIBS[:rep % len(LIBS)]
+        for lib in order:
+            if lib in done:
+                continue
+            if before:
+                before()
+            r = run_driver(args, lib, sid, "%s %s %s run %d/%d" % (suite, lib, sid, rep + 1,
+                                                                   args.reps))
+            runs[lib].append(r)
+            if r.get("status") != "ok":
+                done.add(lib)  # unsupported / not yet implemented / failed: no point repeating
+    for lib in LIBS:
+        save(args, "%s.%s.json" % (sid, lib), {"scenario": sid, "lib": lib, "runs": runs[lib]})
+    return runs
+
+
 def run_suite_a(args):
     out = {}
     for sid, _, _, _ in SUITE_A:
-        if not selected(args, sid):
-            continue
-        out[sid] = {}
-        for lib in LIBS:
-            runs = []
-            for rep in range(args.reps):
-                r = run_driver(args, lib, sid, "A %s %s run %d/%d" % (lib, sid, rep + 1, args.reps))
-                runs.append(r)
-                if r.get("status") != "ok":
-                    break  # unsupported / not yet implemented / failed: no point repeating
-            out[sid][lib] = runs
-            save(args, "%s.%s.json" % (sid, lib), {"scenario": sid, "lib": lib, "runs": runs})
+        if selected(args, sid):
+            out[sid] = run_interleaved(args, "A", sid)
     return out
 
 
@@ -178,18 +200,9 @@ def run_suite_b(args):
 def run_suite_c(args):
     out = {}
     for sid in ("c_speed", "c_rtt"):
-        if not selected(args, sid):
-            continue
-        out[sid] = {}
-        for lib in LIBS:
-            runs = []
-            for rep in range(args.reps):
-                r = run_driver(args, lib, sid, "C %s %s run %d/%d" % (lib, sid, rep + 1, args.reps))
-                runs.append(r)
-                if r.get("status") != "ok":
-                    break
-            out[sid][lib] = runs
-            save(args, "%s.%s.json" % (sid, lib), {"scenario": sid, "lib": lib, "runs": runs})
+        if selected(args, sid):
+            out[sid] = run_interleaved(args, "C", sid,
+                                       before=checkpoint if sid == "c_speed" else None)
     return out
 
 
@@ -585,7 +598,10 @@ def write_report(args, adata, bdata, cdata, env):
         "beat it; how close a library comes to it is the honest measure of its overhead.\n")
     L.append(
         "- Each (library, scenario) pair runs in a process of its own (`pgw-bench-driver`), one at "
-        "a time, %d times; tables report the median of the runs' values. Inside a run: a warm-up "
+        "a time, %d times; the runs are interleaved (run k goes through the libraries starting at "
+        "a different one, so slow drift on the server does not always land on the same library), "
+        "and before every suite C run the server takes a CHECKPOINT, so no run pays for the WAL an "
+        "earlier one wrote. Tables report the median of the runs' values. Inside a run: a warm-up "
         "(a tenth of the operations), then a timed loop of a fixed number of operations (stopped "
         "early, after at least 5, when it passes a time cap; the notes give the counts).\n"
         "- Every operation verifies its answer (distinct values per call, row counts, decoded "
