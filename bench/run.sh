@@ -56,7 +56,7 @@ fi
 say "building (Release) in $BUILD"
 cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DPGW_BUILD_TESTS=OFF \
     -DPGW_BUILD_EXAMPLES=OFF -DPGW_BUILD_BENCH=ON >&2
-cmake --build "$BUILD" -j"$(nproc)" --target pgw-bench-driver >&2
+cmake --build "$BUILD" -j"$(nproc)" --target pgw-bench-driver pgw-bench-micro_codec >&2
 DRIVER=$BUILD/bench/pgw-bench-driver
 
 # --- server ------------------------------------------------------------------------
@@ -99,6 +99,7 @@ if [ -n "${BENCH_OUT:-}" ]; then
     out_args=(--results "$BENCH_OUT/results" --output "$REPORT")
 fi
 rc=0
-python3 "$ROOT/bench/runner.py" --driver "$DRIVER" "${out_args[@]}" || rc=$?
+python3 "$ROOT/bench/runner.py" --driver "$DRIVER" --micro "$BUILD/bench/pgw-bench-micro_codec" \
+    "${out_args[@]}" || rc=$?
 if [ $rc = 0 ]; then say "done: $REPORT"; else say "FAILED (see $REPORT)"; fi
 exit $rc
