@@ -10,7 +10,10 @@
  */
 #include "session_internal.h"
 
-#define ARENA_MIN_BLOCK 1024u
+/* Most results hold only a command tag and a few column descriptions; a
+ * batch of 25,000 statements keeps 25,000 of them alive at once, so the
+ * first block is small and later ones double. */
+#define ARENA_MIN_BLOCK 256u
 
 static size_t align8(size_t n)
 {
