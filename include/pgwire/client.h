@@ -71,12 +71,15 @@ PGW_EXTERN int pgw_client_prepare(pgw_client_t *c, const char *name, const char 
 PGW_EXTERN int pgw_client_execute(pgw_client_t *c, const char *name, const pgw_param_t *params,
                                   uint16_t nparams, pgw_result_t **res);
 
-/* One request of a batch. */
+/* One request of a batch: a query through the unnamed statement, or, when
+ * stmt is set, an execution of that prepared statement (sql is then
+ * ignored). */
 typedef struct pgw_client_batch_item {
     const char *sql;
     const pgw_param_t *params;
     uint16_t nparams;
-    unsigned flags; /* PGW_Q_TEXT */
+    unsigned flags;   /* PGW_Q_TEXT */
+    const char *stmt; /* NULL, or the name of a prepared statement */
 } pgw_client_batch_item_t;
 
 /*

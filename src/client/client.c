@@ -231,8 +231,11 @@ static size_t batch_queue(pgw_client_t *c, const pgw_client_batch_item_t *items,
                           waiter_t *ws, int *err)
 {
     for (size_t i = 0; i < n; i++) {
-        int rc = pgw_conn_query_flags(c->conn, items[i].sql, items[i].params, items[i].nparams,
-                                      items[i].flags, on_done, &ws[i]);
+        const pgw_client_batch_item_t *it = &items[i];
+        int rc = it->stmt ? pgw_conn_execute(c->conn, it->stmt, it->params, it->nparams, it->flags,
+                                             on_done, &ws[i])
+                          : pgw_conn_query_flags(c->conn, it->sql, it->params, it->nparams,
+                                                 it->flags, on_done, &ws[i]);
         if (rc < 0) {
             *err = rc;
             return i;

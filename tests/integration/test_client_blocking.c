@@ -125,9 +125,9 @@ static void test_batch(void **state)
     pgw_client_t *c = connect_default();
     pgw_param_t p1[] = {pgw_int4(7)};
     pgw_client_batch_item_t items[] = {
-        {"CREATE TEMP TABLE cb(v int4)", NULL, 0, 0},
-        {"INSERT INTO cb VALUES ($1)", p1, 1, 0},
-        {"SELECT sum(v)::int4 FROM cb", NULL, 0, 0},
+        {.sql = "CREATE TEMP TABLE cb(v int4)"},
+        {.sql = "INSERT INTO cb VALUES ($1)", .params = p1, .nparams = 1},
+        {.sql = "SELECT sum(v)::int4 FROM cb"},
     };
     pgw_result_t *res[4];
     int st[4];
@@ -139,10 +139,10 @@ static void test_batch(void **state)
         pgw_result_free(res[i]);
 
     pgw_client_batch_item_t bad[] = {
-        {"INSERT INTO cb VALUES (1)", NULL, 0, 0},
-        {"SELECT 1/0", NULL, 0, 0},
-        {"INSERT INTO cb VALUES (2)", NULL, 0, 0},
-        {"SELECT count(*)::int4 FROM cb", NULL, 0, 0},
+        {.sql = "INSERT INTO cb VALUES (1)"},
+        {.sql = "SELECT 1/0"},
+        {.sql = "INSERT INTO cb VALUES (2)"},
+        {.sql = "SELECT count(*)::int4 FROM cb"},
     };
     /* One Sync: the failure aborts the rest and rolls back the first. */
     assert_int_equal(pgw_client_batch(c, bad, 4, 0, res, st), PGW_ESERVER);
@@ -164,6 +164,23 @@ static void test_batch(void **state)
     assert_int_equal(v, 3); /* 7, 1, 2 */
     for (int i = 0; i < 4; i++)
         pgw_result_free(res[i]);
+
+    /* Executions of a prepared statement in a batch, each with its own
+     * parameter and answer. */
+    pgw_result_t *prep;
+    assert_int_equal(pgw_client_prepare(c, "cb_add", "SELECT $1::int4 + 100", NULL, 0, &prep), 0);
+    pgw_result_free(prep);
+    pgw_param_t ps[3] = {pgw_int4(1), pgw_int4(2), pgw_int4(3)};
+    pgw_client_batch_item_t execs[3];
+    for (int i = 0; i < 3; i++)
+        execs[i] = (pgw_client_batch_item_t){.params = &ps[i], .nparams = 1, .stmt = "cb_add"};
+    assert_int_equal(pgw_client_batch(c, execs, 3, PGW_BATCH_SYNC_EACH, res, st), 0);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(st[i], 0);
+        assert_int_equal(pgw_result_int4(res[i], 0, 0, &v), 0);
+        assert_int_equal(v, 101 + i);
+        pgw_result_free(res[i]);
+    }
     pgw_client_close(c);
 }
 
