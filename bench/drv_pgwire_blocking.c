@@ -28,9 +28,6 @@ static const char WHO[] = "libpgwire blocking";
 static const char NA_SIMPLE[] =
     "not applicable: the blocking API runs one Simple Query call at a time "
     "(pgw_client_batch queues extended queries only)";
-static const char NA_PREPARED[] =
-    "not applicable: pgw_client_batch has no form that executes a named prepared statement; "
-    "the blocking API runs one pgw_client_execute at a time";
 
 #define MAX_CONC 64
 
@@ -221,7 +218,8 @@ static int ext_conc_op(void *st, uint64_t *sum)
     size_t n = (size_t)bench_sz.ext_conc;
     for (size_t i = 0; i < n; i++) {
         s->params[i] = pgw_int4(++s->counter);
-        s->items[i] = (pgw_client_batch_item_t){SQL_EXT_SEQ, &s->params[i], 1, 0};
+        s->items[i] =
+            (pgw_client_batch_item_t){.sql = SQL_EXT_SEQ, .params = &s->params[i], .nparams = 1};
     }
     *sum = 0;
     if (run_batch(s->c, s->items, n, PGW_BATCH_SYNC_EACH, s->results, s->statuses)) return -1;
@@ -297,6 +295,29 @@ static int prep_seq_op(void *st, uint64_t *sum)
     return 0;
 }
 
+/* The concurrent variant: one batch, a Sync after each execution (each its
+ * own implicit transaction), every answer checked. */
+static int check_prep_item(bls_t *s, pgw_result_t *r, size_t i)
+{
+    return bench_pgw_fold_prep(WHO, r, s->params[i].u.i, &s->h);
+}
+
+static int prep_conc_op(void *st, uint64_t *sum)
+{
+    bls_t *s = st;
+    size_t n = (size_t)bench_sz.prep_reuse;
+    int first = s->counter;
+    for (size_t i = 0; i < n; i++) {
+        s->params[i] = pgw_int4((first + (int)i) % 1000 + 1);
+        s->items[i] =
+            (pgw_client_batch_item_t){.params = &s->params[i], .nparams = 1, .stmt = "bench_prep"};
+    }
+    s->counter += (int)n;
+    *sum = 0;
+    if (run_batch(s->c, s->items, n, PGW_BATCH_SYNC_EACH, s->results, s->statuses)) return -1;
+    return batch_check(s, n, check_prep_item);
+}
+
 /* ---- Unit of Work ------------------------------------------------------------------- */
 static int check_uow_item(bls_t *s, pgw_result_t *r, size_t j)
 {
@@ -326,7 +347,8 @@ static void *uow_setup(const bench_env_t *env)
     s->params[0] = pgw_int4(1);
     for (int j = 0; j < bench_sz.uow_stmts; j++) {
         int read = bench_uow_is_read(j);
-        s->items[j] = (pgw_client_batch_item_t){bench_uow_sql(j), s->params, read ? 0 : 1, 0};
+        s->items[j] = (pgw_client_batch_item_t){
+            .sql = bench_uow_sql(j), .params = s->params, .nparams = read ? 0 : 1};
     }
     return s;
 }
@@ -370,6 +392,25 @@ static int b_seq_op(void *st, uint64_t *sum)
     *sum = s->h;
     return rc;
 }
+static int check_b_item(bls_t *s, pgw_result_t *r, size_t i)
+{
+    (void)i;
+    return bench_pgw_fold_b(WHO, r, s->limit, &s->h);
+}
+
+/* Pipelined x10: ten executions in one batch, a Sync after each. */
+static int b_pipe_op(void *st, uint64_t *sum)
+{
+    bls_t *s = st;
+    s->h = 0;
+    for (size_t i = 0; i < 10; i++)
+        s->items[i] = (pgw_client_batch_item_t){.stmt = "bench_b"};
+    if (run_batch(s->c, s->items, 10, PGW_BATCH_SYNC_EACH, s->results, s->statuses)) return -1;
+    int rc = batch_check(s, 10, check_b_item);
+    *sum = s->h;
+    return rc;
+}
+
 #define B_SETUP(n)                                   \
     static void *b_setup_##n(const bench_env_t *env) \
     {                                                \
@@ -380,6 +421,8 @@ B_SETUP(100)
 B_SETUP(500)
 
 static const char NOTE_B[] = "pgw_client_prepare once, pgw_client_execute, binary";
+static const char NOTE_B_PIPE[] =
+    "pgw_client_prepare once; one pgw_client_batch of 10 executions, a Sync after each";
 
 static const struct {
     const char *id;
@@ -400,19 +443,24 @@ static const struct {
     {"array_fetch", {array_setup, array_op, teardown, "pgw_client_query, pgw_array_get_int4"}},
     {"prep_seq",
      {prep_setup, prep_seq_op, teardown, "pgw_client_prepare once, pgw_client_execute"}},
+    {"prep_conc",
+     {prep_setup, prep_conc_op, teardown,
+      "pgw_client_prepare once; one pgw_client_batch of 50 executions, a Sync after each"}},
     {"unit_of_work", {uow_setup, uow_op, teardown, "one pgw_client_batch of 20 queries: one Sync"}},
     {"c_rtt", {plain_setup, simple_seq_op, teardown, "pgw_client_exec"}},
     {"b_seq_1", {b_setup_1, b_seq_op, teardown, NOTE_B}},
     {"b_seq_100", {b_setup_100, b_seq_op, teardown, NOTE_B}},
     {"b_seq_500", {b_setup_500, b_seq_op, teardown, NOTE_B}},
+    {"b_pipe_1", {b_setup_1, b_pipe_op, teardown, NOTE_B_PIPE}},
+    {"b_pipe_100", {b_setup_100, b_pipe_op, teardown, NOTE_B_PIPE}},
+    {"b_pipe_500", {b_setup_500, b_pipe_op, teardown, NOTE_B_PIPE}},
 };
 
 static const struct {
     const char *id;
     const char *reason;
 } not_applicable[] = {
-    {"simple_conc", NA_SIMPLE},  {"prep_conc", NA_PREPARED},  {"b_pipe_1", NA_PREPARED},
-    {"b_pipe_100", NA_PREPARED}, {"b_pipe_500", NA_PREPARED},
+    {"simple_conc", NA_SIMPLE},
 };
 
 const bench_impl_t *bench_pgwire_blocking_lookup(const char *scenario, const char **reason)
@@ -434,7 +482,7 @@ static int c_run(void *st, const bench_c_test_t *t)
     pgw_result_t **res = bench_xmalloc(sizeof *res * n);
     int *status = bench_xmalloc(sizeof *status * n);
     for (size_t i = 0; i < n; i++)
-        items[i] = (pgw_client_batch_item_t){t->stmts[i].sql, NULL, 0, 0};
+        items[i] = (pgw_client_batch_item_t){.sql = t->stmts[i].sql};
     int rc = run_batch(s->c, items, n, t->sync_each ? PGW_BATCH_SYNC_EACH : 0, res, status);
     for (size_t i = 0; i < n && status[0] != NOT_REPORTED; i++) {
         int want = t->stmts[i].expect_rows;
