@@ -295,8 +295,29 @@ static void on_resolved(uv_getaddrinfo_t *req, int status, struct addrinfo *res)
     next_address(c);
 }
 
+/* A numeric address needs no resolver: connecting straight away saves a
+ * round trip through libuv's thread pool (and its start-up) on every
+ * connect to 127.0.0.1 or ::1. Returns 1 when node and port were numeric
+ * (the attempt then started, or failed with *rc), 0 otherwise. */
+static int connect_numeric(pgw_conn_t *c, const char *node, const char *port, int *rc)
+{
+    char *end;
+    long p = port && *port ? strtol(port, &end, 10) : -1;
+    if (p <= 0 || p > 65535 || *end) return 0;
+    struct sockaddr_storage ss;
+    memset(&ss, 0, sizeof(ss));
+    if (uv_ip4_addr(node, (int)p, (struct sockaddr_in *)&ss) != 0 &&
+        uv_ip6_addr(node, (int)p, (struct sockaddr_in6 *)&ss) != 0)
+        return 0;
+    *rc = connect_tcp(c, (const struct sockaddr *)&ss);
+    return 1;
+}
+
 static int resolve(pgw_conn_t *c, const pgw__host_t *h)
 {
+    int rc;
+    const char *node = h->h.hostaddr ? h->h.hostaddr : h->h.host;
+    if (connect_numeric(c, node, h->port, &rc)) return rc;
     uv_getaddrinfo_t *req = pgw__calloc(c->alloc, 1, sizeof(*req));
     if (!req) return PGW_ENOMEM;
     struct addrinfo hints;
@@ -305,8 +326,7 @@ static int resolve(pgw_conn_t *c, const pgw__host_t *h)
     hints.ai_socktype = SOCK_STREAM;
     hints.ai_flags = h->h.hostaddr ? AI_NUMERICHOST : 0;
     req->data = c;
-    const char *node = h->h.hostaddr ? h->h.hostaddr : h->h.host;
-    int rc = uv_getaddrinfo(c->loop, req, on_resolved, node, h->port, &hints);
+    rc = uv_getaddrinfo(c->loop, req, on_resolved, node, h->port, &hints);
     if (rc < 0) {
         pgw__free(c->alloc, req);
         return rc;
