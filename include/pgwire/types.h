@@ -465,7 +465,8 @@ PGW_EXTERN int pgw_get_timestamptz(const pgw_value_t *v, int64_t *usec);
 PGW_EXTERN int pgw_get_timestamp_unix(const pgw_value_t *v, int64_t *unix_usec);
 /* date, timestamp or timestamptz broken down. For timestamptz from text the
  * fields and gmtoff are those the server wrote (its TimeZone); from binary
- * they are UTC. PGW_ERANGE for the infinities. */
+ * they are UTC. PGW_ERANGE for the infinities and for binary timestamps
+ * outside the server's range (see pgw_timestamp_to_tm). */
 PGW_EXTERN int pgw_get_tm(const pgw_value_t *v, pgw_tm_t *out);
 PGW_EXTERN int pgw_get_interval(const pgw_value_t *v, pgw_interval_t *out);
 
@@ -473,7 +474,9 @@ PGW_EXTERN int pgw_get_interval(const pgw_value_t *v, pgw_interval_t *out);
  * input, or a result that does not fit). */
 PGW_EXTERN int pgw_timestamp_to_unix(int64_t pg_usec, int64_t *unix_usec);
 PGW_EXTERN int pgw_timestamp_from_unix(int64_t unix_usec, int64_t *pg_usec);
-/* Breaks down a timestamp (gmtoff set to 0). */
+/* Breaks down a timestamp (gmtoff set to 0). Only the server's range
+ * (4714-11-24 BC 00:00 to 294276-12-31 23:59:59.999999) converts: beyond it
+ * PGW_ERANGE, so every result also converts back with pgw_tm_to_timestamp. */
 PGW_EXTERN int pgw_timestamp_to_tm(int64_t pg_usec, pgw_tm_t *out);
 /* Builds a timestamp from fields; gmtoff is subtracted (UTC result). Fields
  * must be in their normal ranges (PGW_ERANGE otherwise). */

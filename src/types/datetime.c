@@ -80,9 +80,16 @@ int pgw_date_to_tm(int32_t days, pgw_tm_t *out)
     return 0;
 }
 
+/* The server's timestamp range (MIN_TIMESTAMP, END_TIMESTAMP exclusive):
+ * Julian day 0 (4714-11-24 BC) to 294277-01-01, in microseconds since 2000. */
+#define TS_MIN_USEC INT64_C(-211813488000000000)
+#define TS_END_USEC INT64_C(9223371331200000000)
+
 int pgw_timestamp_to_tm(int64_t pg_usec, pgw_tm_t *out)
 {
-    if (pg_usec == PGW_TS_INFINITY || pg_usec == PGW_TS_NEG_INFINITY) return PGW_ERANGE;
+    /* Also excludes the infinities, which lie outside. A hostile binary value
+     * beyond the range would break down to a date that cannot convert back. */
+    if (pg_usec < TS_MIN_USEC || pg_usec >= TS_END_USEC) return PGW_ERANGE;
     int64_t days = floor_div(pg_usec, USEC_PER_DAY);
     int64_t rem = pg_usec - days * USEC_PER_DAY;
     int64_t y;

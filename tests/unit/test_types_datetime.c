@@ -260,12 +260,39 @@ static void test_interval(void **state)
     assert_int_equal(pgw_get_interval(&bv, &iv), PGW_EFORMAT);
 }
 
+/* Breaking down converts exactly the server's timestamp range, and every
+ * broken-down value converts back (a fuzz finding: a binary value just past
+ * the range broke down to a date that could not). */
+static void test_tm_range_edges(void **state)
+{
+    (void)state;
+    const int64_t min = INT64_C(-211813488000000000), end = INT64_C(9223371331200000000);
+    const int64_t inside[] = {min, min + 1, 0, -1, end - 1};
+    for (size_t i = 0; i < sizeof inside / sizeof inside[0]; i++) {
+        pgw_tm_t tm;
+        int64_t back;
+        assert_int_equal(pgw_timestamp_to_tm(inside[i], &tm), 0);
+        assert_int_equal(pgw_tm_to_timestamp(&tm, &back), 0);
+        assert_true(back == inside[i]);
+    }
+    pgw_tm_t tm;
+    assert_int_equal(pgw_timestamp_to_tm(end - 1, &tm), 0);
+    assert_int_equal(tm.year, 294276);
+    assert_int_equal(tm.month, 12);
+    assert_int_equal(tm.day, 31);
+    assert_int_equal(pgw_timestamp_to_tm(min, &tm), 0);
+    assert_int_equal(tm.year, -4713); /* astronomical: 4714 BC */
+    const int64_t outside[] = {min - 1, end, INT64_C(0x7FFFFFFF50FFFFFF), INT64_MAX, INT64_MIN};
+    for (size_t i = 0; i < sizeof outside / sizeof outside[0]; i++)
+        assert_int_equal(pgw_timestamp_to_tm(outside[i], &tm), PGW_ERANGE);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_date),           cmocka_unit_test(test_timestamp),
         cmocka_unit_test(test_tm_conversions), cmocka_unit_test(test_time),
-        cmocka_unit_test(test_interval),
+        cmocka_unit_test(test_interval),       cmocka_unit_test(test_tm_range_edges),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
