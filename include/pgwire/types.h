@@ -351,6 +351,9 @@ enum pgw_numeric_sign {
  * decimal digits shown after the point. digits views ndigits base-10000
  * digits, each stored as 2 bytes big-endian (the wire layout): read them
  * with pgw_numeric_digit. For NaN and the infinities ndigits is 0.
+ * Every value the server stores fits: up to 131072 decimal digits before
+ * the point and 16383 after, i.e. weight up to 32767 and up to 36864
+ * base-10000 digits (ndigits is unsigned, as on the wire).
  */
 typedef struct pgw_numeric {
     uint16_t sign; /* enum pgw_numeric_sign */

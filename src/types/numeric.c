@@ -32,10 +32,13 @@ static int is_special(uint16_t sign)
 int pgw__numeric_from_binary(const uint8_t *p, size_t len, pgw_numeric_t *out)
 {
     if (len < NUMERIC_HDR) return PGW_EFORMAT;
-    int16_t ndigits = (int16_t)pgw__get16(p);
-    if (ndigits < 0 || len != NUMERIC_HDR + 2 * (size_t)ndigits) return PGW_EFORMAT;
+    /* An unsigned count, as numeric_send writes it: the server's largest
+     * values (131072 digits before the point, 16383 after) take 36864
+     * base-10000 digits, more than an int16 holds. */
+    uint16_t ndigits = pgw__get16(p);
+    if (len != NUMERIC_HDR + 2 * (size_t)ndigits) return PGW_EFORMAT;
     pgw_numeric_t n;
-    n.ndigits = (uint16_t)ndigits;
+    n.ndigits = ndigits;
     n.weight = (int16_t)pgw__get16(p + 2);
     n.sign = pgw__get16(p + 4);
     n.dscale = pgw__get16(p + 6);
@@ -144,7 +147,7 @@ static int scan_layout(num_scan_t *sc, int64_t exp)
         last--;
     int64_t weight = floor_div4(sc->pointpos - 1 - (int64_t)first);
     int64_t lastw = floor_div4(sc->pointpos - 1 - (int64_t)(last - 1));
-    if (weight > INT16_MAX || lastw < INT16_MIN || weight - lastw + 1 > INT16_MAX)
+    if (weight > INT16_MAX || lastw < INT16_MIN || weight - lastw + 1 > UINT16_MAX)
         return PGW_ERANGE;
     sc->hdr.weight = (int16_t)weight;
     sc->hdr.ndigits = (uint16_t)(weight - lastw + 1);
@@ -241,8 +244,7 @@ int pgw__numeric_write_str(const char *s, size_t len, pgw_buf_t *out)
 
 int pgw__numeric_write(const pgw_numeric_t *n, pgw_buf_t *out)
 {
-    if (!valid_sign(n->sign) || n->dscale > NUMERIC_DSCALE_MAX || n->ndigits > INT16_MAX)
-        return PGW_EINVAL;
+    if (!valid_sign(n->sign) || n->dscale > NUMERIC_DSCALE_MAX) return PGW_EINVAL;
     size_t nd = is_special(n->sign) ? 0 : n->ndigits;
     for (size_t i = 0; i < nd; i++)
         if (pgw_numeric_digit(n, i) >= NBASE) return PGW_EINVAL;

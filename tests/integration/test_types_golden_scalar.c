@@ -68,6 +68,16 @@ static const golden_t cases[] = {
     {"numeric", PGW_OID_NUMERIC, "repeat('9', 1000)", NULL},
     {"numeric", PGW_OID_NUMERIC, "'0.' || repeat('0', 16382) || '1'", NULL},
     {"numeric", PGW_OID_NUMERIC, "'1' || repeat('0', 131071)", NULL},
+    /* The largest values the server stores: 131072 digits before the point
+     * (32768 base-10000 digits, past int16), 16383 after, and both at once
+     * (36864 base-10000 digits). */
+    {"numeric", PGW_OID_NUMERIC, "repeat('9', 131072)", NULL},
+    {"numeric", PGW_OID_NUMERIC, "'-' || repeat('9', 131072)", NULL},
+    {"numeric", PGW_OID_NUMERIC, "'0.' || repeat('9', 16383)", NULL},
+    {"numeric", PGW_OID_NUMERIC, "repeat('9', 131072) || '.' || repeat('9', 16383)", NULL},
+    {"numeric", PGW_OID_NUMERIC, "'-' || repeat('9', 131072) || '.' || repeat('9', 16383)", NULL},
+    {"numeric", PGW_OID_NUMERIC, "'1' || repeat('0', 131071) || '.' || repeat('0', 16382) || '1'",
+     NULL},
     {"text", PGW_OID_TEXT, "'h\xc3\xa9llo'", NULL},
     {"text", PGW_OID_TEXT, "''", NULL},
     {"varchar", PGW_OID_VARCHAR, "'abc'", NULL},

@@ -251,12 +251,93 @@ static void test_binary(void **state)
     assert_int_equal(pgw_get_numeric(&v, &n, st, sizeof st), PGW_ETYPE);
 }
 
+/* "9...9.9...9": nint nines before the point (or "0"), nfrac after (heap). */
+static char *nines(size_t nint, size_t nfrac)
+{
+    char *s = malloc(nint + nfrac + 3);
+    memset(s, '9', nint);
+    size_t n = nint;
+    if (!nint) s[n++] = '0';
+    if (nfrac) {
+        s[n++] = '.';
+        memset(s + n, '9', nfrac);
+        n += nfrac;
+    }
+    s[n] = '\0';
+    return s;
+}
+
+/* The server stores up to 131072 digits before the point and 16383 after:
+ * 32768 + 4096 base-10000 digits, more than an int16 counts. Every decoder
+ * must take them, in both formats. */
+static void test_largest(void **state)
+{
+    (void)state;
+    static const size_t shapes[][2] = {{131072, 0}, {131072, 16383}, {0, 16383}, {131069, 0}};
+    for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
+        char *s = nines(shapes[k][0], shapes[k][1]);
+        size_t len = strlen(s), cap = PGW_NUMERIC_STORAGE(len);
+        uint8_t *st = malloc(cap);
+        pgw_numeric_t n;
+        assert_int_equal(pgw_numeric_parse(s, len, &n, st, cap), 0);
+        size_t want_nd = (shapes[k][0] + 3) / 4 + (shapes[k][1] + 3) / 4;
+        assert_int_equal(n.ndigits, want_nd);
+        assert_int_equal(n.dscale, shapes[k][1]);
+        /* text value: exact string, digit form, double, int64 */
+        pgw_value_t v = tv(s);
+        char *out = malloc(len + 2);
+        size_t need;
+        assert_int_equal(pgw_get_numeric_str(&v, out, len + 2, &need), 0);
+        assert_string_equal(out, s);
+        pgw_numeric_t tn;
+        assert_int_equal(pgw_get_numeric(&v, &tn, st, cap), 0);
+        assert_int_equal(tn.ndigits, want_nd);
+        double d;
+        int64_t i64;
+        int want_d = shapes[k][0] > 308 ? PGW_ERANGE : 0;
+        assert_int_equal(pgw_get_numeric_double(&v, &d), want_d);
+        assert_int_equal(pgw_get_numeric_int64(&v, &i64), shapes[k][0] ? PGW_ERANGE : PGW_ELOSS);
+        /* binary: encoded, then read in place */
+        pgw_buf_t b;
+        pgw_buf_init(&b, NULL);
+        assert_int_equal(pgw__numeric_write_str(s, len, &b), 0);
+        assert_int_equal(pgw__get16(b.data), want_nd);
+        pgw_value_t bv = {b.data, (int32_t)b.len, PGW_FORMAT_BINARY, PGW_OID_NUMERIC};
+        assert_int_equal(pgw_get_numeric_str(&bv, out, len + 2, &need), 0);
+        assert_string_equal(out, s);
+        assert_int_equal(pgw_get_numeric(&bv, &tn, NULL, 0), 0);
+        assert_int_equal(tn.ndigits, want_nd);
+        assert_int_equal(pgw_get_numeric_double(&bv, &d), want_d);
+        assert_int_equal(pgw_get_numeric_int64(&bv, &i64), shapes[k][0] ? PGW_ERANGE : PGW_ELOSS);
+        /* and the struct encoder writes the same bytes back */
+        pgw_buf_t b2;
+        pgw_buf_init(&b2, NULL);
+        assert_int_equal(pgw_encode_numeric(&tn, &b2), 0);
+        assert_int_equal(b2.len, b.len);
+        assert_memory_equal(b2.data, b.data, b.len);
+        pgw_buf_free(&b2);
+        pgw_buf_free(&b);
+        free(out);
+        free(st);
+        free(s);
+    }
+    /* beyond the server's range: 131073 digits is a weight past int16 */
+    char *s = nines(131073, 0);
+    size_t cap = PGW_NUMERIC_STORAGE(strlen(s));
+    uint8_t *st = malloc(cap);
+    pgw_numeric_t n;
+    assert_int_equal(pgw_numeric_parse(s, strlen(s), &n, st, cap), PGW_ERANGE);
+    free(st);
+    free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse_format), cmocka_unit_test(test_format_buffer),
         cmocka_unit_test(test_long),         cmocka_unit_test(test_to_int64),
         cmocka_unit_test(test_to_double),    cmocka_unit_test(test_binary),
+        cmocka_unit_test(test_largest),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
