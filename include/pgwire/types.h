@@ -35,6 +35,7 @@ enum pgw_oid {
     PGW_OID_JSON = 114,
     PGW_OID_XML = 142,
     PGW_OID_POINT = 600,
+    PGW_OID_BOX = 603,
     PGW_OID_CIDR = 650,
     PGW_OID_FLOAT4 = 700,
     PGW_OID_FLOAT8 = 701,
@@ -96,7 +97,8 @@ enum pgw_oid {
     PGW_OID_CIDR_ARRAY = 651,
     PGW_OID_MACADDR_ARRAY = 1040,
     PGW_OID_MACADDR8_ARRAY = 775,
-    PGW_OID_MONEY_ARRAY = 791
+    PGW_OID_MONEY_ARRAY = 791,
+    PGW_OID_BOX_ARRAY = 1020
 };
 
 /* Wire formats. */

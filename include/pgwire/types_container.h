@@ -33,6 +33,9 @@
 extern "C" {
 #endif
 
+/* A set of registered types: see "Type registry" below. */
+typedef struct pgw_type_registry pgw_type_registry_t;
+
 /* ------------------------------------------------------------------------ */
 /* Arrays                                                                   */
 /* ------------------------------------------------------------------------ */
@@ -57,12 +60,16 @@ typedef struct pgw_array {
     int ndim;                          /* 0 for an empty array */
     int32_t dims[PGW_ARRAY_MAXDIM];    /* size of each dimension */
     int32_t lbounds[PGW_ARRAY_MAXDIM]; /* lower bound of each dimension */
-    uint32_t elem_oid;   /* element type (text format: from the array oid, 0 if unknown) */
-    size_t nelems;       /* product of dims (0 when ndim is 0) */
-    bool has_nulls;      /* binary: the header's flag; text: an element is NULL */
-    int16_t format;      /* format of the value it was parsed from */
-    const uint8_t *_p;   /* private: first element (binary) or outer '{' (text) */
-    const uint8_t *_end; /* private: end of the value */
+    uint32_t elem_oid;                 /* element type as the server names it (binary: the header's;
+                                        * text: from the array oid, built in or through the
+                                        * registry; 0 if unknown) */
+    size_t nelems;                     /* product of dims (0 when ndim is 0) */
+    bool has_nulls;                    /* binary: the header's flag; text: an element is NULL */
+    int16_t format;                    /* format of the value it was parsed from */
+    uint8_t _delim;                    /* private: text element delimiter */
+    uint32_t _value_oid;               /* private: elem_oid resolved (pgw_type_resolve_oid) */
+    const uint8_t *_p;                 /* private: first element (binary) or outer '{' (text) */
+    const uint8_t *_end;               /* private: end of the value */
 } pgw_array_t;
 
 /*
@@ -73,13 +80,24 @@ typedef struct pgw_array {
  * v->oid is a built-in array type, an element oid equal to its element type.
  * Text: the whole value is checked (balanced braces, rectangular
  * sub-arrays, quoting, escapes, an optional '[lb:ub]...=' prefix that
- * matches); NULL elements are seen, so has_nulls is exact.
+ * matches); NULL elements are seen, so has_nulls is exact. Elements are
+ * separated by their type's delimiter (typdelim): ';' for box, ',' for
+ * every other built-in type, the loaded typdelim for a user type.
  * Element lengths of a binary array are checked as they are iterated.
+ * Arrays of user-defined types (an array of a domain, of an enum...) are
+ * understood through the default registry: load them first (see
+ * pgw_type_registry_load_row); an unknown array oid is read without an
+ * element type check, with ',' as delimiter and element oid as sent.
  * out views v's bytes: it is valid as long as they are.
- * Returns 0, PGW_ENULL (v is NULL), PGW_EFORMAT, PGW_ETYPE (element oid does
- * not match the array type) or PGW_EINVAL (unknown format).
+ * Returns 0, PGW_ENULL (the value is SQL NULL), PGW_EFORMAT, PGW_ETYPE
+ * (element oid does not match the array type) or PGW_EINVAL (v or out NULL,
+ * unknown format).
  */
 PGW_EXTERN int pgw_array_parse(const pgw_value_t *v, pgw_array_t *out);
+/* pgw_array_parse with the element type and delimiter looked up in reg
+ * (NULL: the default registry). */
+PGW_EXTERN int pgw_array_parse_reg(const pgw_type_registry_t *reg, const pgw_value_t *v,
+                                   pgw_array_t *out);
 
 /*
  * An element iterator over a parsed array. No allocation: binary elements
@@ -109,7 +127,9 @@ PGW_EXTERN void pgw_array_iter_init(pgw_array_iter_t *it, const pgw_array_t *arr
 PGW_EXTERN void pgw_array_iter_set_scratch(pgw_array_iter_t *it, char *scratch, size_t cap);
 /*
  * Produce the next element in out: p/len view its bytes (len -1: NULL),
- * format is the array's, oid the element type. Returns 1 with an element,
+ * format is the array's, oid the element type resolved for decoding
+ * (pgw_type_resolve_oid: a domain's base type, PGW_OID_TEXT for an enum), so
+ * the scalar getters read it. Returns 1 with an element,
  * 0 at the end, PGW_EFORMAT (malformed element or trailing bytes; the
  * iterator then stays at that error), or PGW_ERANGE when a text element
  * needs it->need scratch bytes that are not free (the iterator did not move:
@@ -204,7 +224,8 @@ PGW_EXTERN uint32_t pgw_multirange_range_oid(uint32_t multirange_oid);
 
 /*
  * A decoded range. lower/upper view the bound values (in the range's format,
- * oid the element type, 0 if unknown); a missing bound (empty range or
+ * oid the subtype resolved for decoding as by pgw_type_resolve_oid, from the
+ * built-in ranges or a loaded range type; 0 if unknown); a missing bound (empty range or
  * infinite side) has len -1. Views point into the value or, for text bounds
  * with escapes, into the caller's scratch.
  */
@@ -217,19 +238,24 @@ typedef struct pgw_range {
 /*
  * Decode a range value (text or binary) into out. Text bounds that contain
  * backslash escapes or doubled quotes are unescaped into scratch (may be
- * NULL if none are expected; v->len bytes are always enough).
- * Returns 0, PGW_ENULL, PGW_EFORMAT, PGW_EINVAL (unknown format) or
- * PGW_ERANGE (scratch too small).
+ * NULL if none are expected; v->len bytes are always enough). User range
+ * types are looked up in the default registry.
+ * Returns 0, PGW_ENULL (the value is SQL NULL), PGW_EFORMAT, PGW_EINVAL (v
+ * or out NULL, unknown format) or PGW_ERANGE (scratch too small).
  */
 PGW_EXTERN int pgw_range_parse(const pgw_value_t *v, pgw_range_t *out, char *scratch,
                                size_t scratch_cap);
+/* pgw_range_parse with the range type looked up in reg (NULL: default). */
+PGW_EXTERN int pgw_range_parse_reg(const pgw_type_registry_t *reg, const pgw_value_t *v,
+                                   pgw_range_t *out, char *scratch, size_t scratch_cap);
 
 /* A multirange parsed by pgw_multirange_parse: the number of ranges. */
 typedef struct pgw_multirange {
     size_t count;
     int16_t format;
-    uint32_t range_oid; /* range type (0 if unknown) */
-    const uint8_t *_p;  /* private */
+    uint32_t range_oid;  /* range type (0 if unknown) */
+    uint32_t _bound_oid; /* private: the bounds' oid, resolved */
+    const uint8_t *_p;   /* private */
     const uint8_t *_end;
 } pgw_multirange_t;
 
@@ -243,9 +269,14 @@ typedef struct pgw_multirange_iter {
     size_t scratch_used;
 } pgw_multirange_iter_t;
 
-/* Validate the multirange v (every range in it) and count its ranges.
- * Returns 0, PGW_ENULL, PGW_EFORMAT or PGW_EINVAL. out views v's bytes. */
+/* Validate the multirange v (every range in it) and count its ranges; user
+ * multirange types are looked up in the default registry. Returns 0,
+ * PGW_ENULL (SQL NULL), PGW_EFORMAT or PGW_EINVAL (v or out NULL, unknown
+ * format). out views v's bytes. */
 PGW_EXTERN int pgw_multirange_parse(const pgw_value_t *v, pgw_multirange_t *out);
+/* pgw_multirange_parse with the type looked up in reg (NULL: default). */
+PGW_EXTERN int pgw_multirange_parse_reg(const pgw_type_registry_t *reg, const pgw_value_t *v,
+                                        pgw_multirange_t *out);
 PGW_EXTERN void pgw_multirange_iter_init(pgw_multirange_iter_t *it, const pgw_multirange_t *mr,
                                          char *scratch, size_t scratch_cap);
 /* Next range into out. Returns 1, 0 at the end, PGW_EFORMAT or PGW_ERANGE
@@ -291,6 +322,8 @@ typedef struct pgw_record {
     int16_t format;
     const uint8_t *_p; /* private */
     const uint8_t *_end;
+    const pgw_type_registry_t *_reg; /* private: resolves field types */
+    const uint32_t *_attr_oids;      /* private: text field types, or NULL */
 } pgw_record_t;
 
 typedef struct pgw_record_iter {
@@ -310,13 +343,23 @@ typedef struct pgw_record_iter {
  * '(f1,f2,...)', where an empty unquoted field is NULL, "" is the empty
  * string, and quotes/backslashes escape as in record_out; whitespace is part
  * of the field. "()" is read as one NULL field (the text form cannot tell it
- * from a zero-field record). Returns 0, PGW_ENULL, PGW_EFORMAT, PGW_EINVAL.
+ * from a zero-field record). Field types come from the default registry
+ * (see pgw_record_next). out views v's bytes and, for a loaded composite,
+ * the registry's entry: it is valid while both are unchanged.
+ * Returns 0, PGW_ENULL (the value is SQL NULL), PGW_EFORMAT, PGW_EINVAL (v
+ * or out NULL, unknown format).
  */
 PGW_EXTERN int pgw_record_parse(const pgw_value_t *v, pgw_record_t *out);
+/* pgw_record_parse with field types from reg (NULL: the default registry). */
+PGW_EXTERN int pgw_record_parse_reg(const pgw_type_registry_t *reg, const pgw_value_t *v,
+                                    pgw_record_t *out);
 PGW_EXTERN void pgw_record_iter_init(pgw_record_iter_t *it, const pgw_record_t *rec, char *scratch,
                                      size_t scratch_cap);
-/* Next field into out: oid is the field's type (text format: 0, the text form
- * does not carry it). Returns 1, 0 at the end, PGW_EFORMAT, or PGW_ERANGE
+/* Next field into out: oid is the field's type resolved for decoding
+ * (pgw_type_resolve_oid: a domain field reads as its base type, an enum as
+ * text). Binary records carry each field's type; the text form does not, so
+ * there it is the loaded composite's attribute type, or 0 for an anonymous
+ * record or a type not loaded. Returns 1, 0 at the end, PGW_EFORMAT, or PGW_ERANGE
  * when a text field with escapes needs it->need scratch bytes that are not
  * free (the iterator did not move: give it more with
  * pgw_record_iter_set_scratch and retry). */
@@ -348,6 +391,15 @@ typedef int (*pgw_type_decode_fn)(const pgw_value_t *v, void *out, void *ud);
 #define PGW_TYPE_TEXT   0x1
 #define PGW_TYPE_BINARY 0x2 /* the decode callback understands the binary form */
 
+/* Kinds of type (pg_type.typtype), in pgw_type_info_t.kind. */
+#define PGW_TYPE_KIND_BASE       'b' /* base type; an array type is a base type with elem_oid */
+#define PGW_TYPE_KIND_COMPOSITE  'c'
+#define PGW_TYPE_KIND_DOMAIN     'd'
+#define PGW_TYPE_KIND_ENUM       'e'
+#define PGW_TYPE_KIND_MULTIRANGE 'm'
+#define PGW_TYPE_KIND_PSEUDO     'p'
+#define PGW_TYPE_KIND_RANGE      'r'
+
 typedef struct pgw_type_info {
     uint32_t oid;
     const char *name;          /* copied; may be NULL */
@@ -356,39 +408,133 @@ typedef struct pgw_type_info {
     void *ud;                  /* passed to decode */
 } pgw_type_info_t;
 
-/* A set of registered types (typically one per connection, filled at connect
- * time for extension types such as hstore or vector). Not thread-safe. */
-typedef struct pgw_type_registry pgw_type_registry_t;
+/*
+ * What the server's catalog says about a type, as pgw_type_registry_load_row
+ * loads it. The decoders use it: a domain decodes as its base type, an enum
+ * as text, an array or range of a user type through its element type or
+ * subtype, a composite's text fields get their attribute types.
+ */
+typedef struct pgw_type_catalog {
+    uint32_t oid;
+    char kind;                     /* PGW_TYPE_KIND_* */
+    char delim;                    /* array element delimiter (typdelim) */
+    uint32_t base_oid;             /* domain: its final, non-domain base type */
+    uint32_t elem_oid;             /* array: element type; range: subtype;
+                                    * multirange: its range type; else 0 */
+    uint32_t array_oid;            /* the type's array type, 0 if none */
+    size_t nattrs;                 /* composite: attributes in order (dropped
+                                    * ones left out, as the server sends rows) */
+    const uint32_t *attr_oids;     /* nattrs attribute types */
+    const char *const *attr_names; /* nattrs NUL-terminated names */
+} pgw_type_catalog_t;
 
-/* Create an empty registry using alloc (NULL: default). Returns 0 or
- * PGW_ENOMEM. Free with pgw_type_registry_free. */
+/*
+ * A set of registered types (typically one per connection, filled at connect
+ * time for extension and user-defined types). Not thread-safe: changing a
+ * registry while another thread reads it is a data race; reading one from
+ * several threads at once is safe. (Declared at the top of this header.)
+ */
+
+/* Create an empty registry using alloc (NULL: default). Returns 0,
+ * PGW_EINVAL (out NULL) or PGW_ENOMEM (*out is then NULL). Free with
+ * pgw_type_registry_free. */
 PGW_EXTERN int pgw_type_registry_new(pgw_type_registry_t **out, const pgw_allocator_t *alloc);
+/* Free reg and everything it copied. NULL and the default registry are
+ * no-ops. */
 PGW_EXTERN void pgw_type_registry_free(pgw_type_registry_t *reg);
-/* The process-wide default registry (created on first use, never freed;
- * registering in it is not thread-safe: do it before starting threads).
- * NULL only if that first allocation fails. */
+/* The process-wide default registry: a static object, so this never fails,
+ * never returns NULL and is safe to call from any number of threads at
+ * once. It is never freed. Registering in it is not thread-safe: do it
+ * before other threads use it (decoding consults it). */
 PGW_EXTERN pgw_type_registry_t *pgw_type_registry_default(void);
 
-/* Register or replace type info->oid (name copied). Returns 0, PGW_EINVAL
- * (oid 0) or PGW_ENOMEM. */
+/* Register or replace type info->oid: its name (copied; NULL keeps the
+ * current one), formats, decode and ud; catalog facts loaded for the oid are
+ * kept. Returns 0, PGW_EINVAL (reg or info NULL, oid 0) or PGW_ENOMEM (the
+ * entry is then unchanged). */
 PGW_EXTERN int pgw_type_register(pgw_type_registry_t *reg, const pgw_type_info_t *info);
 /* Bind name to oid (adding a name-only entry with text support if oid is not
  * registered yet). Returns 0, PGW_EINVAL or PGW_ENOMEM. */
 PGW_EXTERN int pgw_type_register_name(pgw_type_registry_t *reg, const char *name, uint32_t oid);
 /* Lookup: *out views the registry's entry, valid until it is changed or
- * freed. Returns 0 or PGW_ENOTFOUND. */
+ * freed. Returns 0, PGW_ENOTFOUND (*out NULL) or PGW_EINVAL (reg or out
+ * NULL). */
 PGW_EXTERN int pgw_type_lookup(const pgw_type_registry_t *reg, uint32_t oid,
                                const pgw_type_info_t **out);
+/* The catalog facts loaded for oid: *out views the registry's copy, valid
+ * until the entry is changed or the registry freed. Returns 0,
+ * PGW_ENOTFOUND (nothing loaded for oid; *out NULL) or PGW_EINVAL (reg or
+ * out NULL). */
+PGW_EXTERN int pgw_type_lookup_catalog(const pgw_type_registry_t *reg, uint32_t oid,
+                                       const pgw_type_catalog_t **out);
+/* The oid registered under name. Returns 0, PGW_ENOTFOUND or PGW_EINVAL
+ * (reg, name or oid NULL). */
 PGW_EXTERN int pgw_type_lookup_name(const pgw_type_registry_t *reg, const char *name,
                                     uint32_t *oid);
 /* Decode v with the callback registered for v->oid. Returns the callback's
  * result, PGW_ENOTFOUND (unregistered or no callback: use v's raw bytes),
- * or PGW_ETYPE (format not supported by the registration). */
+ * PGW_ETYPE (format not supported by the registration) or PGW_EINVAL (reg
+ * or v NULL). */
 PGW_EXTERN int pgw_type_decode(const pgw_type_registry_t *reg, const pgw_value_t *v, void *out);
-/* 1 if oid is decoded in binary: pgw_type_binary_ok(oid) or registered in reg
- * (may be NULL) with PGW_TYPE_BINARY. pgw_type_binary_ok consults the
- * default registry. */
+/*
+ * 1 if oid is decoded in binary: a built-in type, or a type registered in
+ * reg (may be NULL: built-ins only) with PGW_TYPE_BINARY, or a loaded type
+ * whose binary form the library reads: an enum, a domain, array or range of
+ * such a type, a composite whose attributes all are. pgw_type_binary_ok
+ * consults the default registry.
+ */
 PGW_EXTERN int pgw_type_registry_binary_ok(const pgw_type_registry_t *reg, uint32_t oid);
+
+/*
+ * The type whose decoders read values of type oid, through reg (NULL: the
+ * default registry): a domain's final base type, PGW_OID_TEXT for an enum
+ * (its text and binary forms are its label), otherwise oid itself. The
+ * container decoders hand out elements, fields and bounds with their oid
+ * already resolved this way; a top-level column of a domain type needs
+ * nothing, the server reports it as its base type.
+ */
+PGW_EXTERN uint32_t pgw_type_resolve_oid(const pgw_type_registry_t *reg, uint32_t oid);
+
+/*
+ * Loading user-defined types from the server (domains, enums, composites,
+ * ranges, multiranges, and their array types) in one round trip:
+ *
+ *   pgw_array_enc_t ctx;
+ *   pgw_param_t p = pgw_type_load_param(&ctx, names, n);
+ *   run pgw_type_load_sql() with the one parameter p (extended protocol,
+ *   any result format: every column is text);
+ *   for each row: pgw_type_registry_load_row(reg, fields, nfields);
+ *
+ * names are resolved as 'name'::regtype does (schema-qualified or through
+ * the search_path; "integer[]", "public.mood"); names the server does not
+ * know give no row (check with pgw_type_lookup_name). The answer holds a
+ * row for each named type and, recursively, for what decoding it needs:
+ * its array type, a domain's base types, an array's element type, a
+ * range's subtype and multirange, a composite's attribute types (only
+ * types outside the built-in catalog are followed). Rows may come in any
+ * order; each is complete in itself.
+ */
+/* Columns of a row of pgw_type_load_sql's answer. */
+#define PGW_TYPE_LOAD_NFIELDS 9
+/* The catalog query, a constant string with one parameter, $1 text[]. */
+PGW_EXTERN const char *pgw_type_load_sql(void);
+/* Fill ctx with names[0..n) (NUL-terminated, kept by pointer: they and ctx
+ * must live until the query is sent) and return the text[] parameter that
+ * encodes it. With ctx NULL the parameter fails to encode with PGW_EINVAL. */
+PGW_EXTERN pgw_param_t pgw_type_load_param(pgw_array_enc_t *ctx, const char *const *names,
+                                           size_t n);
+/*
+ * Register one row of pgw_type_load_sql's answer into reg: fields[0..nfields)
+ * are the row's values as text views (len -1 for NULL), e.g. a DataRow's
+ * fields, read in place and not kept. The entry for the row's oid gets the
+ * row's name (the name as asked for, or the server's name for it) and its
+ * catalog facts (pgw_type_lookup_catalog); a decode callback, ud and
+ * formats already registered for the oid are kept. Returns 0, PGW_EINVAL (reg or fields NULL,
+ * nfields not PGW_TYPE_LOAD_NFIELDS), PGW_EFORMAT (a field that is not what the query writes; reg
+ * unchanged) or PGW_ENOMEM (reg unchanged).
+ */
+PGW_EXTERN int pgw_type_registry_load_row(pgw_type_registry_t *reg, const pgw_view_t *fields,
+                                          size_t nfields);
 
 /* ------------------------------------------------------------------------ */
 /* COPY row encoders                                                        */

@@ -44,6 +44,23 @@ uint32_t pgw_array_elem_oid(uint32_t array_oid)
     return 0;
 }
 
+uint32_t pgw__array_elem(const pgw_type_registry_t *reg, uint32_t oid)
+{
+    if (oid < PGW__FIRST_USER_OID) return pgw_array_elem_oid(oid);
+    const pgw_type_catalog_t *t = pgw__type_catalog(reg, oid);
+    return t && t->kind == PGW_TYPE_KIND_BASE ? t->elem_oid : 0;
+}
+
+/* The delimiter between elements of type elem in the text form (typdelim):
+ * ';' for box, ',' for every other built-in type, the loaded typdelim for
+ * the others (',' when unknown). */
+static uint8_t elem_delim(const pgw_type_registry_t *reg, uint32_t elem)
+{
+    if (elem == PGW_OID_BOX) return ';';
+    const pgw_type_catalog_t *t = elem >= PGW__FIRST_USER_OID ? pgw__type_catalog(reg, elem) : NULL;
+    return t && t->delim ? (uint8_t)t->delim : ',';
+}
+
 uint32_t pgw_array_oid_for(uint32_t elem_oid)
 {
     for (size_t i = 0; i < PGW__ARRAY_LEN(array_oids); i++)
@@ -76,7 +93,7 @@ static int bounds_ok(int ndim, const int32_t *dims, const int32_t *lbounds)
     return 1;
 }
 
-static int parse_binary(const pgw_value_t *v, pgw_array_t *a)
+static int parse_binary(const pgw_type_registry_t *reg, const pgw_value_t *v, pgw_array_t *a)
 {
     const uint8_t *p = v->p, *end = v->p + v->len;
     if (v->len < 12) return PGW_EFORMAT;
@@ -99,8 +116,9 @@ static int parse_binary(const pgw_value_t *v, pgw_array_t *a)
     /* Every element takes at least its 4-byte length. */
     if (a->nelems > (size_t)(end - p) / 4) return PGW_EFORMAT;
     if (a->nelems == 0 && p != end) return PGW_EFORMAT;
-    uint32_t want = pgw_array_elem_oid(v->oid);
+    uint32_t want = pgw__array_elem(reg, v->oid);
     if (want && want != a->elem_oid) return PGW_ETYPE;
+    a->_value_oid = pgw__type_resolve(reg, a->elem_oid);
     a->_p = p;
     a->_end = end;
     return 0;
@@ -126,8 +144,8 @@ static const uint8_t *skip_space(const uint8_t *p, const uint8_t *end)
     return p;
 }
 
-/* Read the element starting at p (not whitespace, not a brace or comma). */
-static int read_text_elem(const uint8_t *p, const uint8_t *end, text_elem_t *e)
+/* Read the element starting at p (not whitespace, a brace or the delimiter). */
+static int read_text_elem(const uint8_t *p, const uint8_t *end, uint8_t delim, text_elem_t *e)
 {
     e->nescapes = 0;
     e->quoted = *p == '"';
@@ -147,7 +165,7 @@ static int read_text_elem(const uint8_t *p, const uint8_t *end, text_elem_t *e)
     }
     e->begin = p;
     const uint8_t *last = p; /* just past the last significant character */
-    while (p < end && *p != ',' && *p != '}') {
+    while (p < end && *p != delim && *p != '}') {
         if (*p == '"' || *p == '{') return PGW_EFORMAT;
         if (*p == '\\') {
             if (++p == end) return PGW_EFORMAT;
@@ -264,7 +282,7 @@ static int shape_elem(text_shape_t *s, const text_elem_t *e)
 }
 
 /* Walk "{...}" at p; on success *pp is just past the outer '}'. */
-static int scan_braces(const uint8_t **pp, const uint8_t *end, text_shape_t *s)
+static int scan_braces(const uint8_t **pp, const uint8_t *end, uint8_t delim, text_shape_t *s)
 {
     const uint8_t *p = *pp;
     if (p == end || *p != '{') return PGW_EFORMAT;
@@ -284,14 +302,14 @@ static int scan_braces(const uint8_t **pp, const uint8_t *end, text_shape_t *s)
             p = skip_space(p + 1, end);
             continue;
         }
-        if (*p == '}' || *p == ',') return PGW_EFORMAT; /* empty item */
+        if (*p == '}' || *p == delim) return PGW_EFORMAT; /* empty item */
         text_elem_t e;
-        if (read_text_elem(p, end, &e) < 0 || shape_elem(s, &e) < 0) return PGW_EFORMAT;
+        if (read_text_elem(p, end, delim, &e) < 0 || shape_elem(s, &e) < 0) return PGW_EFORMAT;
         p = skip_space(e.next, end);
-        /* After an item: ',' then another item, or '}' closing levels. */
+        /* After an item: the delimiter then another item, or '}' closing levels. */
         for (;;) {
             if (p == end) return PGW_EFORMAT;
-            if (*p == ',') {
+            if (*p == delim) {
                 p = skip_space(p + 1, end);
                 break;
             }
@@ -305,7 +323,7 @@ static int scan_braces(const uint8_t **pp, const uint8_t *end, text_shape_t *s)
     return 0;
 }
 
-static int parse_text(const pgw_value_t *v, pgw_array_t *a)
+static int parse_text(const pgw_type_registry_t *reg, const pgw_value_t *v, pgw_array_t *a)
 {
     const uint8_t *p = v->p, *end = v->p + v->len;
     int pndim;
@@ -318,7 +336,10 @@ static int parse_text(const pgw_value_t *v, pgw_array_t *a)
     s.ndim = -1;
     for (int i = 0; i < PGW_ARRAY_MAXDIM; i++)
         s.dims[i] = -1;
-    if (scan_braces(&p, end, &s) < 0) return PGW_EFORMAT;
+    a->elem_oid = pgw__array_elem(reg, v->oid);
+    a->_value_oid = pgw__type_resolve(reg, a->elem_oid);
+    a->_delim = elem_delim(reg, a->elem_oid);
+    if (scan_braces(&p, end, a->_delim, &s) < 0) return PGW_EFORMAT;
     if (skip_space(p, end) != end) return PGW_EFORMAT;
     if (pndim && pndim != s.ndim) return PGW_EFORMAT;
     a->ndim = s.ndim;
@@ -329,20 +350,27 @@ static int parse_text(const pgw_value_t *v, pgw_array_t *a)
     }
     a->nelems = s.nelems;
     a->has_nulls = s.has_nulls;
-    a->elem_oid = pgw_array_elem_oid(v->oid);
     a->_p = start;
     a->_end = end;
     return 0;
 }
 
+int pgw_array_parse_reg(const pgw_type_registry_t *reg, const pgw_value_t *v, pgw_array_t *out)
+{
+    if (!out) return PGW_EINVAL;
+    memset(out, 0, sizeof *out);
+    if (!v) return PGW_EINVAL;
+    if (v->len < 0) return PGW_ENULL;
+    if (!reg) reg = pgw_type_registry_default();
+    out->format = v->format;
+    if (v->format == PGW_FORMAT_BINARY) return parse_binary(reg, v, out);
+    if (v->format == PGW_FORMAT_TEXT) return parse_text(reg, v, out);
+    return PGW_EINVAL;
+}
+
 int pgw_array_parse(const pgw_value_t *v, pgw_array_t *out)
 {
-    memset(out, 0, sizeof *out);
-    if (v->len < 0) return PGW_ENULL;
-    out->format = v->format;
-    if (v->format == PGW_FORMAT_BINARY) return parse_binary(v, out);
-    if (v->format == PGW_FORMAT_TEXT) return parse_text(v, out);
-    return PGW_EINVAL;
+    return pgw_array_parse_reg(NULL, v, out);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -389,11 +417,12 @@ static void unescape_into(const text_elem_t *e, char *dst)
 static int next_text(pgw_array_iter_t *it, pgw_value_t *out)
 {
     const uint8_t *p = it->pos, *end = it->arr->_end;
-    while (p < end && (*p == '{' || *p == '}' || *p == ',' || pgw__is_space(*p)))
+    uint8_t delim = it->arr->_delim;
+    while (p < end && (*p == '{' || *p == '}' || *p == delim || pgw__is_space(*p)))
         p++;
     if (p == end) return PGW_EFORMAT;
     text_elem_t e;
-    if (read_text_elem(p, end, &e) < 0) return PGW_EFORMAT;
+    if (read_text_elem(p, end, delim, &e) < 0) return PGW_EFORMAT;
     size_t n = (size_t)(e.end - e.begin);
     if (text_elem_is_null(&e)) {
         out->p = NULL;
@@ -427,7 +456,7 @@ int pgw_array_next(pgw_array_iter_t *it, pgw_value_t *out)
         return 0;
     }
     out->format = a->format;
-    out->oid = a->elem_oid;
+    out->oid = a->_value_oid;
     int rc = a->format == PGW_FORMAT_BINARY ? next_binary(it, out) : next_text(it, out);
     if (rc == PGW_EFORMAT) it->err = rc;
     if (rc == 1) it->index++;
@@ -519,7 +548,7 @@ int pgw_array_get_bool(const pgw_value_t *v, bool *out, size_t cap, size_t *n, b
     pgw_array_t a;
     int rc = bulk_prepare(v, &a, cap, n);
     if (rc < 0) return rc;
-    if (a.format == PGW_FORMAT_BINARY && a.elem_oid == PGW_OID_BOOL)
+    if (a.format == PGW_FORMAT_BINARY && a._value_oid == PGW_OID_BOOL)
         PGW__BULK_FAST(bool, 1, *p != 0);
     PGW__BULK_SLOW(pgw_get_bool);
 }
@@ -529,7 +558,7 @@ int pgw_array_get_int2(const pgw_value_t *v, int16_t *out, size_t cap, size_t *n
     pgw_array_t a;
     int rc = bulk_prepare(v, &a, cap, n);
     if (rc < 0) return rc;
-    if (a.format == PGW_FORMAT_BINARY && a.elem_oid == PGW_OID_INT2)
+    if (a.format == PGW_FORMAT_BINARY && a._value_oid == PGW_OID_INT2)
         PGW__BULK_FAST(int16_t, 2, (int16_t)pgw__get16(p));
     PGW__BULK_SLOW(pgw_get_int2);
 }
@@ -539,7 +568,7 @@ int pgw_array_get_int4(const pgw_value_t *v, int32_t *out, size_t cap, size_t *n
     pgw_array_t a;
     int rc = bulk_prepare(v, &a, cap, n);
     if (rc < 0) return rc;
-    if (a.format == PGW_FORMAT_BINARY && a.elem_oid == PGW_OID_INT4)
+    if (a.format == PGW_FORMAT_BINARY && a._value_oid == PGW_OID_INT4)
         PGW__BULK_FAST(int32_t, 4, (int32_t)pgw__get32(p));
     PGW__BULK_SLOW(pgw_get_int4);
 }
@@ -549,7 +578,7 @@ int pgw_array_get_int8(const pgw_value_t *v, int64_t *out, size_t cap, size_t *n
     pgw_array_t a;
     int rc = bulk_prepare(v, &a, cap, n);
     if (rc < 0) return rc;
-    if (a.format == PGW_FORMAT_BINARY && a.elem_oid == PGW_OID_INT8)
+    if (a.format == PGW_FORMAT_BINARY && a._value_oid == PGW_OID_INT8)
         PGW__BULK_FAST(int64_t, 8, (int64_t)pgw__get64(p));
     PGW__BULK_SLOW(pgw_get_int8);
 }
@@ -559,7 +588,7 @@ int pgw_array_get_float4(const pgw_value_t *v, float *out, size_t cap, size_t *n
     pgw_array_t a;
     int rc = bulk_prepare(v, &a, cap, n);
     if (rc < 0) return rc;
-    if (a.format == PGW_FORMAT_BINARY && a.elem_oid == PGW_OID_FLOAT4)
+    if (a.format == PGW_FORMAT_BINARY && a._value_oid == PGW_OID_FLOAT4)
         PGW__BULK_FAST(float, 4, load_f4(p));
     PGW__BULK_SLOW(pgw_get_float4);
 }
@@ -569,7 +598,7 @@ int pgw_array_get_float8(const pgw_value_t *v, double *out, size_t cap, size_t *
     pgw_array_t a;
     int rc = bulk_prepare(v, &a, cap, n);
     if (rc < 0) return rc;
-    if (a.format == PGW_FORMAT_BINARY && a.elem_oid == PGW_OID_FLOAT8)
+    if (a.format == PGW_FORMAT_BINARY && a._value_oid == PGW_OID_FLOAT8)
         PGW__BULK_FAST(double, 8, load_f8(p));
     PGW__BULK_SLOW(pgw_get_float8);
 }

@@ -133,10 +133,13 @@ static int parse_binary(pgw_record_t *r)
     return 0;
 }
 
-int pgw_record_parse(const pgw_value_t *v, pgw_record_t *out)
+int pgw_record_parse_reg(const pgw_type_registry_t *reg, const pgw_value_t *v, pgw_record_t *out)
 {
+    if (!out) return PGW_EINVAL;
     memset(out, 0, sizeof *out);
+    if (!v) return PGW_EINVAL;
     if (v->len < 0) return PGW_ENULL;
+    if (!reg) reg = pgw_type_registry_default();
     out->format = v->format;
     out->_p = v->p;
     out->_end = v->p + v->len;
@@ -147,8 +150,22 @@ int pgw_record_parse(const pgw_value_t *v, pgw_record_t *out)
         rc = parse_text(out);
     else
         rc = PGW_EINVAL;
-    if (rc < 0) memset(out, 0, sizeof *out);
-    return rc;
+    if (rc < 0) {
+        memset(out, 0, sizeof *out);
+        return rc;
+    }
+    out->_reg = reg;
+    /* The text form carries no field types: a loaded composite gives them. */
+    const pgw_type_catalog_t *t =
+        v->oid >= PGW__FIRST_USER_OID ? pgw__type_catalog(reg, v->oid) : NULL;
+    if (t && t->kind == PGW_TYPE_KIND_COMPOSITE && t->nattrs == out->nfields)
+        out->_attr_oids = t->attr_oids;
+    return 0;
+}
+
+int pgw_record_parse(const pgw_value_t *v, pgw_record_t *out)
+{
+    return pgw_record_parse_reg(NULL, v, out);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -178,7 +195,8 @@ static int next_text_field(pgw_record_iter_t *it, pgw_value_t *out)
     if (scan_field(p, it->rec->_end, &stop, &plain) < 0) return PGW_EFORMAT;
     size_t n = (size_t)(stop - p);
     out->format = PGW_FORMAT_TEXT;
-    out->oid = 0;
+    out->oid =
+        it->rec->_attr_oids ? pgw__type_resolve(it->rec->_reg, it->rec->_attr_oids[it->index]) : 0;
     if (n == 0) {
         out->p = NULL, out->len = -1;
     } else if (plain) {
@@ -204,9 +222,10 @@ int pgw_record_next(pgw_record_iter_t *it, pgw_value_t *out)
     if (it->err) return it->err;
     if (it->index >= it->rec->nfields) return 0;
     int rc;
-    if (it->rec->format == PGW_FORMAT_BINARY)
+    if (it->rec->format == PGW_FORMAT_BINARY) {
         rc = next_bin_field(&it->pos, it->rec->_end, out) < 0 ? PGW_EFORMAT : 1;
-    else
+        if (rc == 1) out->oid = pgw__type_resolve(it->rec->_reg, out->oid);
+    } else
         rc = next_text_field(it, out);
     if (rc == PGW_EFORMAT) it->err = rc;
     if (rc == 1) it->index++;

@@ -35,6 +35,31 @@ size_t pgw__unquote(const uint8_t *p, const uint8_t *stop, char *dst);
  * so the content is the bytes between them. (composite.c) */
 int pgw__simply_quoted(const uint8_t *p, const uint8_t *stop);
 
+/* Every type of the built-in catalog (pg_type.dat) has an oid below this
+ * (FirstGenbkiObjectId): the registry is consulted only at or above it. */
+#define PGW__FIRST_USER_OID 10000
+
+/* The allocator reg was created with (NULL: default). (registry.c) */
+const pgw_allocator_t *pgw__type_registry_alloc(const pgw_type_registry_t *reg);
+
+/* The catalog facts loaded for oid in reg (NULL reg: none), or NULL.
+ * (registry.c) */
+const pgw_type_catalog_t *pgw__type_catalog(const pgw_type_registry_t *reg, uint32_t oid);
+
+/* pgw_type_resolve_oid without the default: reg NULL resolves nothing.
+ * (registry.c) */
+uint32_t pgw__type_resolve(const pgw_type_registry_t *reg, uint32_t oid);
+
+/* Give reg's entry for cat->oid the name and the catalog facts (copied),
+ * keeping its callbacks. All or nothing. Returns 0, PGW_EINVAL or
+ * PGW_ENOMEM. (registry.c) */
+int pgw__type_store_catalog(pgw_type_registry_t *reg, const char *name,
+                            const pgw_type_catalog_t *cat);
+
+/* The element type of array type oid: built in, or loaded into reg (NULL:
+ * none). 0 if unknown. (array.c) */
+uint32_t pgw__array_elem(const pgw_type_registry_t *reg, uint32_t oid);
+
 /* 1 for ASCII whitespace as the server's array/range parsers see it. */
 static inline int pgw__is_space(uint8_t c)
 {

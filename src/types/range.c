@@ -40,6 +40,29 @@ uint32_t pgw_multirange_range_oid(uint32_t multirange_oid)
     return 0;
 }
 
+/* The subtype of range oid (built in, or loaded into reg), resolved for
+ * decoding; 0 if unknown. */
+static uint32_t range_bound_oid(const pgw_type_registry_t *reg, uint32_t oid)
+{
+    uint32_t elem = pgw_range_elem_oid(oid);
+    if (!elem && oid >= PGW__FIRST_USER_OID) {
+        const pgw_type_catalog_t *t = pgw__type_catalog(reg, oid);
+        if (t && t->kind == PGW_TYPE_KIND_RANGE) elem = t->elem_oid;
+    }
+    return elem ? pgw__type_resolve(reg, elem) : 0;
+}
+
+/* The range type of multirange oid (built in, or loaded into reg), or 0. */
+static uint32_t multirange_range(const pgw_type_registry_t *reg, uint32_t oid)
+{
+    uint32_t range = pgw_multirange_range_oid(oid);
+    if (!range && oid >= PGW__FIRST_USER_OID) {
+        const pgw_type_catalog_t *t = pgw__type_catalog(reg, oid);
+        if (t && t->kind == PGW_TYPE_KIND_MULTIRANGE) range = t->elem_oid;
+    }
+    return range;
+}
+
 static void set_missing(pgw_value_t *v)
 {
     v->p = NULL;
@@ -206,17 +229,30 @@ static int parse_range_bytes(const uint8_t *p, const uint8_t *end, int16_t forma
     return skip_space(next, end) == end ? 0 : PGW_EFORMAT;
 }
 
-int pgw_range_parse(const pgw_value_t *v, pgw_range_t *out, char *scratch, size_t scratch_cap)
+int pgw_range_parse_reg(const pgw_type_registry_t *reg, const pgw_value_t *v, pgw_range_t *out,
+                        char *scratch, size_t scratch_cap)
 {
     size_t used = 0;
     scratch_t s = {scratch, scratch ? scratch_cap : 0, &used, 0};
+    if (!out) return PGW_EINVAL;
+    if (!v) {
+        range_init(out, PGW_FORMAT_TEXT, 0);
+        return PGW_EINVAL;
+    }
     if (v->len < 0) {
         range_init(out, v->format, 0);
         return PGW_ENULL;
     }
-    int rc = parse_range_bytes(v->p, v->p + v->len, v->format, pgw_range_elem_oid(v->oid), out, &s);
+    if (!reg) reg = pgw_type_registry_default();
+    int rc =
+        parse_range_bytes(v->p, v->p + v->len, v->format, range_bound_oid(reg, v->oid), out, &s);
     if (rc < 0) range_init(out, v->format, 0);
     return rc;
+}
+
+int pgw_range_parse(const pgw_value_t *v, pgw_range_t *out, char *scratch, size_t scratch_cap)
+{
+    return pgw_range_parse_reg(NULL, v, out, scratch, scratch_cap);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -290,12 +326,17 @@ static int walk_text_multirange(const uint8_t *p, const uint8_t *end, size_t *co
     return 0;
 }
 
-int pgw_multirange_parse(const pgw_value_t *v, pgw_multirange_t *out)
+int pgw_multirange_parse_reg(const pgw_type_registry_t *reg, const pgw_value_t *v,
+                             pgw_multirange_t *out)
 {
+    if (!out) return PGW_EINVAL;
     memset(out, 0, sizeof *out);
+    if (!v) return PGW_EINVAL;
     if (v->len < 0) return PGW_ENULL;
+    if (!reg) reg = pgw_type_registry_default();
     out->format = v->format;
-    out->range_oid = pgw_multirange_range_oid(v->oid);
+    out->range_oid = multirange_range(reg, v->oid);
+    out->_bound_oid = range_bound_oid(reg, out->range_oid);
     out->_p = v->p;
     out->_end = v->p + v->len;
     if (v->format == PGW_FORMAT_BINARY) return parse_bin_multirange(out);
@@ -305,6 +346,11 @@ int pgw_multirange_parse(const pgw_value_t *v, pgw_multirange_t *out)
     /* Iteration starts just inside the '{'. */
     out->_p = skip_space(v->p, out->_end) + 1;
     return 0;
+}
+
+int pgw_multirange_parse(const pgw_value_t *v, pgw_multirange_t *out)
+{
+    return pgw_multirange_parse_reg(NULL, v, out);
 }
 
 void pgw_multirange_iter_init(pgw_multirange_iter_t *it, const pgw_multirange_t *mr, char *scratch,
@@ -321,7 +367,7 @@ int pgw_multirange_next(pgw_multirange_iter_t *it, pgw_range_t *out)
 {
     const pgw_multirange_t *m = it->mr;
     if (it->index >= m->count) return 0;
-    uint32_t elem = pgw_range_elem_oid(m->range_oid);
+    uint32_t elem = m->_bound_oid;
     const uint8_t *end = m->_end;
     if (m->format == PGW_FORMAT_BINARY) {
         const uint8_t *rp, *rend;

@@ -11,6 +11,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* strtod_l, newlocale */
 #endif
+#include "types/container_internal.h"
 #include "types/types_internal.h"
 
 #include <float.h>
@@ -510,6 +511,13 @@ int pgw_get_text(const pgw_value_t *v, pgw_str_t *out)
         return 0;
     }
     if (v->oid == PGW_OID_JSONB || v->oid == PGW_OID_JSONPATH) return versioned_text(v, out);
+    /* An enum's binary form is its label; other user types' binary forms
+     * are not text, and an unknown oid could be anything. */
+    if (v->oid >= PGW__FIRST_USER_OID &&
+        pgw__type_resolve(pgw_type_registry_default(), v->oid) == PGW_OID_TEXT) {
+        *out = pgw__value_str(v);
+        return 0;
+    }
     return PGW_ETYPE;
 }
 
@@ -773,6 +781,8 @@ int pgw_get_money(const pgw_value_t *v, int64_t *cents)
 /* Tagged datum                                                             */
 /* ------------------------------------------------------------------------ */
 
+static int decode_user_datum(const pgw_value_t *v, pgw_datum_t *d);
+
 static int decode_datum(const pgw_value_t *v, pgw_datum_t *d)
 {
     switch (v->oid) {
@@ -864,8 +874,19 @@ static int decode_datum(const pgw_value_t *v, pgw_datum_t *d)
         return rc;
     }
     default:
-        return PGW_ETYPE;
+        return decode_user_datum(v, d);
     }
+}
+
+/* A loaded domain decodes as its base type, an enum as text. */
+static int decode_user_datum(const pgw_value_t *v, pgw_datum_t *d)
+{
+    uint32_t oid = v->oid;
+    if (oid >= PGW__FIRST_USER_OID) oid = pgw__type_resolve(pgw_type_registry_default(), oid);
+    if (oid == v->oid) return PGW_ETYPE;
+    pgw_value_t base = *v;
+    base.oid = oid;
+    return decode_datum(&base, d);
 }
 
 int pgw__scalar_decode(const pgw_value_t *v, pgw_datum_t *out)
