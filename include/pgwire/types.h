@@ -8,6 +8,15 @@
  * type or format it cannot convert returns PGW_ETYPE; malformed bytes give
  * PGW_EFORMAT; a value that does not fit the target gives PGW_ERANGE or
  * PGW_ELOSS. None of them ever returns a silently wrong number.
+ *
+ * NULL handles: a function given a NULL value, struct or output pointer
+ * never crashes. Functions returning an int status return PGW_EINVAL (a
+ * NULL value pointer is PGW_EINVAL, distinct from an SQL NULL value, which
+ * is PGW_ENULL); pgw_value_is_null(NULL) is 1; pgw_numeric_digit(NULL, i)
+ * is 0; pgw_uuid_format with a NULL uuid writes "" and with a NULL out does
+ * nothing; a parameter constructor given a NULL context returns a parameter
+ * whose encoding fails with PGW_EINVAL. A buffer pointer may be NULL only
+ * with a capacity of 0 (then the needed size is reported as documented).
  */
 #ifndef PGWIRE_TYPES_H
 #define PGWIRE_TYPES_H
@@ -117,10 +126,11 @@ typedef struct pgw_value {
     uint32_t oid;
 } pgw_value_t;
 
-/* 1 if v is SQL NULL. */
+/* 1 if v is SQL NULL. A NULL v counts as NULL too (there is no value),
+ * like libpq's PQgetisnull on a bad argument. */
 static inline int pgw_value_is_null(const pgw_value_t *v)
 {
-    return v->len < 0;
+    return !v || v->len < 0;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -285,9 +295,18 @@ PGW_EXTERN int pgw_get_int4(const pgw_value_t *v, int32_t *out);
 PGW_EXTERN int pgw_get_int8(const pgw_value_t *v, int64_t *out);
 PGW_EXTERN int pgw_get_float4(const pgw_value_t *v, float *out);
 PGW_EXTERN int pgw_get_float8(const pgw_value_t *v, double *out);
-/* Text-like values (text, varchar, bpchar, name, "char", json, jsonb
- * without its version byte, enums, xml, and the text form of anything):
- * out views the value's bytes in place (no copy, not NUL-terminated). */
+/*
+ * Text-like values (text, varchar, bpchar, name, "char", json, jsonb
+ * without its version byte, xml, enums, and the text form of anything):
+ * out views the value's bytes in place (no copy, not NUL-terminated).
+ * Enums: the text form always; the binary form (what one-shot queries
+ * receive, since they ask binary for every column) is the label's bytes
+ * and is accepted for enum OIDs loaded into the default registry (see
+ * pgw_type_registry_load_row). The binary form of any other OID that is not
+ * text-like gives PGW_ETYPE: a user type's binary form need not be text (a
+ * composite, hstore...), so it is never passed off as text; load the type,
+ * read the raw bytes, or ask text results (PGW_Q_TEXT).
+ */
 PGW_EXTERN int pgw_get_text(const pgw_value_t *v, pgw_str_t *out);
 
 /* 1 if v is the OID (uint32) it holds: accepts oid and any integer type
@@ -365,8 +384,10 @@ typedef struct pgw_numeric {
     const uint8_t *digits;
 } pgw_numeric_t;
 
+/* The i-th base-10000 digit (i < n->ndigits). A NULL n gives 0. */
 static inline uint16_t pgw_numeric_digit(const pgw_numeric_t *n, size_t i)
 {
+    if (!n) return 0;
     return (uint16_t)((uint16_t)n->digits[2 * i] << 8 | n->digits[2 * i + 1]);
 }
 
@@ -563,8 +584,10 @@ typedef struct pgw_datum {
 } pgw_datum_t;
 
 /* Decode v (a built-in scalar type, either format) into out with no
- * allocation. NULL gives kind PGW_DATUM_NULL and returns 0. PGW_ETYPE for
- * an OID that is not a built-in scalar. */
+ * allocation; a domain or enum loaded into the default registry decodes as
+ * its base type or as text (out->oid stays v's). SQL NULL gives kind
+ * PGW_DATUM_NULL and returns 0. PGW_ETYPE for any other OID, PGW_EINVAL for
+ * a NULL v or out. */
 PGW_EXTERN int pgw_get_datum(const pgw_value_t *v, pgw_datum_t *out);
 
 /* ------------------------------------------------------------------------ */
@@ -647,7 +670,7 @@ static inline pgw_param_t pgw_uuid(const uint8_t uuid[16])
 /* inet or cidr according to a->is_cidr. */
 static inline pgw_param_t pgw_inet(const pgw_inet_t *a)
 {
-    return pgw_encoded(a->is_cidr ? PGW_OID_CIDR : PGW_OID_INET, pgw_encode_inet, a);
+    return pgw_encoded(a && a->is_cidr ? PGW_OID_CIDR : PGW_OID_INET, pgw_encode_inet, a);
 }
 static inline pgw_param_t pgw_macaddr(const uint8_t mac[6])
 {

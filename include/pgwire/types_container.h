@@ -8,9 +8,21 @@
  * pgw_result_t...). Elements are handed out as pgw_value_t views that are
  * decoded with the scalar getters (pgw_get_int4, pgw_get_text, ...).
  *
- * Enums need nothing special: their OIDs are not binary_ok (unless
- * registered), so they arrive in text and pgw_get_text() reads them; their
- * binary form is the same label bytes, readable as the raw value.
+ * User-defined types (domains, enums, composites, ranges and their arrays)
+ * decode through their base types once loaded into a registry from the
+ * server's catalog (pgw_type_load_sql, pgw_type_registry_load_row); the
+ * decoders without a registry argument use the default registry, the
+ * *_parse_reg variants take one. Enums: see pgw_get_text in types.h.
+ *
+ * NULL handles: as in types.h, a NULL value, struct, iterator, registry
+ * or output pointer never crashes: int-returning functions give PGW_EINVAL
+ * (except where a NULL registry is documented to mean the default one, or
+ * none for pgw_type_registry_binary_ok), pgw_type_resolve_oid returns oid
+ * unchanged for an empty registry, void functions are no-ops, an iterator
+ * initialised with a NULL array or record fails its next call with
+ * PGW_EINVAL (a NULL multirange iterates as empty), and the parameter
+ * constructors given a NULL context return a parameter whose encoding
+ * fails with PGW_EINVAL.
  *
  * Error codes used throughout: PGW_EFORMAT for malformed bytes, PGW_ETYPE
  * for a value of another type, PGW_ENULL for a NULL where none is accepted,
@@ -133,7 +145,8 @@ PGW_EXTERN void pgw_array_iter_set_scratch(pgw_array_iter_t *it, char *scratch, 
  * 0 at the end, PGW_EFORMAT (malformed element or trailing bytes; the
  * iterator then stays at that error), or PGW_ERANGE when a text element
  * needs it->need scratch bytes that are not free (the iterator did not move:
- * call pgw_array_iter_set_scratch and retry).
+ * call pgw_array_iter_set_scratch and retry), PGW_EINVAL (it or out NULL,
+ * or the iterator was initialised with a NULL array).
  */
 PGW_EXTERN int pgw_array_next(pgw_array_iter_t *it, pgw_value_t *out);
 
@@ -146,7 +159,10 @@ PGW_EXTERN int pgw_array_next(pgw_array_iter_t *it, pgw_value_t *out);
  * element (and out[i] is 0 for NULL); with nulls NULL a NULL element fails
  * with PGW_ENULL. If cap is smaller than the element count, *n is set to the
  * count and PGW_ERANGE is returned with nothing written.
- * Returns 0, PGW_ENULL, PGW_ERANGE, PGW_EFORMAT, PGW_ETYPE, PGW_ELOSS.
+ * Element types are resolved through the default registry, so an array of
+ * a loaded domain over int4 reads as int4[].
+ * Returns 0, PGW_ENULL, PGW_ERANGE, PGW_EFORMAT, PGW_ETYPE, PGW_ELOSS, or
+ * PGW_EINVAL (v or n NULL, or out NULL with cap not 0).
  */
 PGW_EXTERN int pgw_array_get_bool(const pgw_value_t *v, bool *out, size_t cap, size_t *n,
                                   bool *nulls);
@@ -279,7 +295,8 @@ PGW_EXTERN int pgw_multirange_parse_reg(const pgw_type_registry_t *reg, const pg
                                         pgw_multirange_t *out);
 PGW_EXTERN void pgw_multirange_iter_init(pgw_multirange_iter_t *it, const pgw_multirange_t *mr,
                                          char *scratch, size_t scratch_cap);
-/* Next range into out. Returns 1, 0 at the end, PGW_EFORMAT or PGW_ERANGE
+/* Next range into out. Returns 1, 0 at the end, PGW_EFORMAT, PGW_EINVAL
+ * (it or out NULL) or PGW_ERANGE
  * (scratch too small for escaped text bounds). */
 PGW_EXTERN int pgw_multirange_next(pgw_multirange_iter_t *it, pgw_range_t *out);
 
@@ -359,7 +376,8 @@ PGW_EXTERN void pgw_record_iter_init(pgw_record_iter_t *it, const pgw_record_t *
  * (pgw_type_resolve_oid: a domain field reads as its base type, an enum as
  * text). Binary records carry each field's type; the text form does not, so
  * there it is the loaded composite's attribute type, or 0 for an anonymous
- * record or a type not loaded. Returns 1, 0 at the end, PGW_EFORMAT, or PGW_ERANGE
+ * record or a type not loaded. Returns 1, 0 at the end, PGW_EFORMAT,
+ * PGW_EINVAL (it or out NULL, or initialised with a NULL record), or PGW_ERANGE
  * when a text field with escapes needs it->need scratch bytes that are not
  * free (the iterator did not move: give it more with
  * pgw_record_iter_set_scratch and retry). */

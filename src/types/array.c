@@ -380,14 +380,20 @@ int pgw_array_parse(const pgw_value_t *v, pgw_array_t *out)
 void pgw_array_iter_init(pgw_array_iter_t *it, const pgw_array_t *arr, char *scratch,
                          size_t scratch_cap)
 {
+    if (!it) return;
     memset(it, 0, sizeof *it);
     it->arr = arr;
+    if (!arr) {
+        it->err = PGW_EINVAL;
+        return;
+    }
     it->pos = arr->_p;
     pgw_array_iter_set_scratch(it, scratch, scratch_cap);
 }
 
 void pgw_array_iter_set_scratch(pgw_array_iter_t *it, char *scratch, size_t cap)
 {
+    if (!it) return;
     it->scratch = scratch;
     it->scratch_cap = scratch ? cap : 0;
     it->scratch_used = 0;
@@ -448,6 +454,7 @@ static int next_text(pgw_array_iter_t *it, pgw_value_t *out)
 
 int pgw_array_next(pgw_array_iter_t *it, pgw_value_t *out)
 {
+    if (!it || !out) return PGW_EINVAL;
     const pgw_array_t *a = it->arr;
     if (it->err) return it->err;
     if (it->index >= a->nelems) {
@@ -467,8 +474,10 @@ int pgw_array_next(pgw_array_iter_t *it, pgw_value_t *out)
 /* Bulk getters                                                             */
 /* ------------------------------------------------------------------------ */
 
-static int bulk_prepare(const pgw_value_t *v, pgw_array_t *a, size_t cap, size_t *n)
+static int bulk_prepare(const pgw_value_t *v, pgw_array_t *a, const void *out, size_t cap,
+                        size_t *n)
 {
+    if (!n || (!out && cap)) return PGW_EINVAL;
     int rc = pgw_array_parse(v, a);
     if (rc < 0) return rc;
     *n = a->nelems;
@@ -546,7 +555,7 @@ static double load_f8(const uint8_t *p)
 int pgw_array_get_bool(const pgw_value_t *v, bool *out, size_t cap, size_t *n, bool *nulls)
 {
     pgw_array_t a;
-    int rc = bulk_prepare(v, &a, cap, n);
+    int rc = bulk_prepare(v, &a, out, cap, n);
     if (rc < 0) return rc;
     if (a.format == PGW_FORMAT_BINARY && a._value_oid == PGW_OID_BOOL)
         PGW__BULK_FAST(bool, 1, *p != 0);
@@ -556,7 +565,7 @@ int pgw_array_get_bool(const pgw_value_t *v, bool *out, size_t cap, size_t *n, b
 int pgw_array_get_int2(const pgw_value_t *v, int16_t *out, size_t cap, size_t *n, bool *nulls)
 {
     pgw_array_t a;
-    int rc = bulk_prepare(v, &a, cap, n);
+    int rc = bulk_prepare(v, &a, out, cap, n);
     if (rc < 0) return rc;
     if (a.format == PGW_FORMAT_BINARY && a._value_oid == PGW_OID_INT2)
         PGW__BULK_FAST(int16_t, 2, (int16_t)pgw__get16(p));
@@ -566,7 +575,7 @@ int pgw_array_get_int2(const pgw_value_t *v, int16_t *out, size_t cap, size_t *n
 int pgw_array_get_int4(const pgw_value_t *v, int32_t *out, size_t cap, size_t *n, bool *nulls)
 {
     pgw_array_t a;
-    int rc = bulk_prepare(v, &a, cap, n);
+    int rc = bulk_prepare(v, &a, out, cap, n);
     if (rc < 0) return rc;
     if (a.format == PGW_FORMAT_BINARY && a._value_oid == PGW_OID_INT4)
         PGW__BULK_FAST(int32_t, 4, (int32_t)pgw__get32(p));
@@ -576,7 +585,7 @@ int pgw_array_get_int4(const pgw_value_t *v, int32_t *out, size_t cap, size_t *n
 int pgw_array_get_int8(const pgw_value_t *v, int64_t *out, size_t cap, size_t *n, bool *nulls)
 {
     pgw_array_t a;
-    int rc = bulk_prepare(v, &a, cap, n);
+    int rc = bulk_prepare(v, &a, out, cap, n);
     if (rc < 0) return rc;
     if (a.format == PGW_FORMAT_BINARY && a._value_oid == PGW_OID_INT8)
         PGW__BULK_FAST(int64_t, 8, (int64_t)pgw__get64(p));
@@ -586,7 +595,7 @@ int pgw_array_get_int8(const pgw_value_t *v, int64_t *out, size_t cap, size_t *n
 int pgw_array_get_float4(const pgw_value_t *v, float *out, size_t cap, size_t *n, bool *nulls)
 {
     pgw_array_t a;
-    int rc = bulk_prepare(v, &a, cap, n);
+    int rc = bulk_prepare(v, &a, out, cap, n);
     if (rc < 0) return rc;
     if (a.format == PGW_FORMAT_BINARY && a._value_oid == PGW_OID_FLOAT4)
         PGW__BULK_FAST(float, 4, load_f4(p));
@@ -596,7 +605,7 @@ int pgw_array_get_float4(const pgw_value_t *v, float *out, size_t cap, size_t *n
 int pgw_array_get_float8(const pgw_value_t *v, double *out, size_t cap, size_t *n, bool *nulls)
 {
     pgw_array_t a;
-    int rc = bulk_prepare(v, &a, cap, n);
+    int rc = bulk_prepare(v, &a, out, cap, n);
     if (rc < 0) return rc;
     if (a.format == PGW_FORMAT_BINARY && a._value_oid == PGW_OID_FLOAT8)
         PGW__BULK_FAST(double, 8, load_f8(p));
@@ -619,6 +628,7 @@ void pgw_array_enc_init(pgw_array_enc_t *ctx, uint32_t elem_oid, const void *ele
 
 pgw_param_t pgw_array_param(const pgw_array_enc_t *ctx)
 {
+    if (!ctx) return pgw_encoded(0, pgw_array_encode, NULL); /* fails to encode: PGW_EINVAL */
     uint32_t oid = ctx->array_oid ? ctx->array_oid : pgw_array_oid_for(ctx->elem_oid);
     return pgw_encoded(oid, pgw_array_encode, ctx);
 }
@@ -797,7 +807,7 @@ int pgw_array_encode(const void *vctx, pgw_buf_t *out)
     const pgw_array_enc_t *c = vctx;
     int ndim;
     int32_t dims[PGW_ARRAY_MAXDIM], lbounds[PGW_ARRAY_MAXDIM];
-    if (!c || c->elem_oid == 0) return PGW_EINVAL;
+    if (!c || !out || c->elem_oid == 0) return PGW_EINVAL;
     int rc = check_shape(c, &ndim, dims, lbounds);
     if (rc < 0) return rc;
     size_t width;

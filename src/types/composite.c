@@ -175,14 +175,20 @@ int pgw_record_parse(const pgw_value_t *v, pgw_record_t *out)
 void pgw_record_iter_init(pgw_record_iter_t *it, const pgw_record_t *rec, char *scratch,
                           size_t scratch_cap)
 {
+    if (!it) return;
     memset(it, 0, sizeof *it);
     it->rec = rec;
+    if (!rec) {
+        it->err = PGW_EINVAL;
+        return;
+    }
     it->pos = rec->_p;
     pgw_record_iter_set_scratch(it, scratch, scratch_cap);
 }
 
 void pgw_record_iter_set_scratch(pgw_record_iter_t *it, char *scratch, size_t cap)
 {
+    if (!it) return;
     it->scratch = scratch;
     it->scratch_cap = scratch ? cap : 0;
     it->scratch_used = 0;
@@ -219,6 +225,7 @@ static int next_text_field(pgw_record_iter_t *it, pgw_value_t *out)
 
 int pgw_record_next(pgw_record_iter_t *it, pgw_value_t *out)
 {
+    if (!it || !out) return PGW_EINVAL;
     if (it->err) return it->err;
     if (it->index >= it->rec->nfields) return 0;
     int rc;
@@ -239,6 +246,7 @@ int pgw_record_next(pgw_record_iter_t *it, pgw_value_t *out)
 int pgw_record_encode(const void *vctx, pgw_buf_t *out)
 {
     const pgw_record_enc_t *c = vctx;
+    if (!c || !out) return PGW_EINVAL;
     if (c->nfields > INT32_MAX || (c->nfields && !c->fields)) return PGW_EINVAL;
     size_t start = out->len;
     int rc = pgw__buf_put32(out, (uint32_t)c->nfields);
@@ -252,5 +260,5 @@ int pgw_record_encode(const void *vctx, pgw_buf_t *out)
 
 pgw_param_t pgw_record_param(const pgw_record_enc_t *ctx)
 {
-    return pgw_encoded(ctx->type_oid, pgw_record_encode, ctx);
+    return pgw_encoded(ctx ? ctx->type_oid : 0, pgw_record_encode, ctx);
 }

@@ -61,6 +61,7 @@ static int64_t floor_div(int64_t a, int64_t b)
 
 int pgw_date_from_ymd(int32_t year, int32_t month, int32_t day, int32_t *days)
 {
+    if (!days) return PGW_EINVAL;
     if (year < -YEAR_LIMIT || year > YEAR_LIMIT || month < 1 || month > 12 || day < 1 ||
         day > days_in_month(year, month))
         return PGW_ERANGE;
@@ -72,6 +73,7 @@ int pgw_date_from_ymd(int32_t year, int32_t month, int32_t day, int32_t *days)
 
 int pgw_date_to_tm(int32_t days, pgw_tm_t *out)
 {
+    if (!out) return PGW_EINVAL;
     if (days == PGW_DATE_INFINITY || days == PGW_DATE_NEG_INFINITY) return PGW_ERANGE;
     int64_t y;
     memset(out, 0, sizeof *out);
@@ -87,6 +89,7 @@ int pgw_date_to_tm(int32_t days, pgw_tm_t *out)
 
 int pgw_timestamp_to_tm(int64_t pg_usec, pgw_tm_t *out)
 {
+    if (!out) return PGW_EINVAL;
     /* Also excludes the infinities, which lie outside. A hostile binary value
      * beyond the range would break down to a date that cannot convert back. */
     if (pg_usec < TS_MIN_USEC || pg_usec >= TS_END_USEC) return PGW_ERANGE;
@@ -106,6 +109,7 @@ int pgw_timestamp_to_tm(int64_t pg_usec, pgw_tm_t *out)
 
 int pgw_tm_to_timestamp(const pgw_tm_t *tm, int64_t *pg_usec)
 {
+    if (!tm || !pg_usec) return PGW_EINVAL;
     int32_t days;
     int rc = pgw_date_from_ymd(tm->year, tm->month, tm->day, &days);
     if (rc < 0) return rc;
@@ -128,6 +132,7 @@ int pgw_tm_to_timestamp(const pgw_tm_t *tm, int64_t *pg_usec)
 
 int pgw_timestamp_to_unix(int64_t pg_usec, int64_t *unix_usec)
 {
+    if (!unix_usec) return PGW_EINVAL;
     if (pg_usec == PGW_TS_INFINITY || pg_usec == PGW_TS_NEG_INFINITY) return PGW_ERANGE;
     if (pg_usec > INT64_MAX - PGW_EPOCH_DIFF_USEC) return PGW_ERANGE;
     *unix_usec = pg_usec + PGW_EPOCH_DIFF_USEC;
@@ -136,6 +141,7 @@ int pgw_timestamp_to_unix(int64_t pg_usec, int64_t *unix_usec)
 
 int pgw_timestamp_from_unix(int64_t unix_usec, int64_t *pg_usec)
 {
+    if (!pg_usec) return PGW_EINVAL;
     if (unix_usec < INT64_MIN + 1 + PGW_EPOCH_DIFF_USEC) return PGW_ERANGE;
     int64_t r = unix_usec - PGW_EPOCH_DIFF_USEC;
     if (r == PGW_TS_INFINITY) return PGW_ERANGE;
@@ -447,9 +453,9 @@ int pgw__parse_interval(const char *s, size_t len, pgw_interval_t *out)
 /* Getters                                                                  */
 /* ------------------------------------------------------------------------ */
 
-static int check(const pgw_value_t *v, uint32_t oid)
+static int check(const pgw_value_t *v, uint32_t oid, const void *out)
 {
-    if (pgw_value_is_null(v)) return PGW_ENULL;
+    PGW__CHECK_VALUE(v, out);
     return v->oid == oid ? 0 : PGW_ETYPE;
 }
 
@@ -462,7 +468,7 @@ static int is_text(const pgw_value_t *v)
 
 int pgw_get_date(const pgw_value_t *v, int32_t *days)
 {
-    int rc = check(v, PGW_OID_DATE);
+    int rc = check(v, PGW_OID_DATE, days);
     if (rc < 0) return rc;
     if (is_text(v)) return pgw__parse_date(TEXT_ARGS(v), days);
     if (v->len != 4) return PGW_EFORMAT;
@@ -472,7 +478,7 @@ int pgw_get_date(const pgw_value_t *v, int32_t *days)
 
 int pgw_get_time(const pgw_value_t *v, int64_t *usec)
 {
-    int rc = check(v, PGW_OID_TIME);
+    int rc = check(v, PGW_OID_TIME, usec);
     if (rc < 0) return rc;
     if (is_text(v)) return pgw__parse_time(TEXT_ARGS(v), usec);
     if (v->len != 8) return PGW_EFORMAT;
@@ -484,7 +490,7 @@ int pgw_get_time(const pgw_value_t *v, int64_t *usec)
 
 int pgw_get_timetz(const pgw_value_t *v, pgw_timetz_t *out)
 {
-    int rc = check(v, PGW_OID_TIMETZ);
+    int rc = check(v, PGW_OID_TIMETZ, out);
     if (rc < 0) return rc;
     if (is_text(v)) return pgw__parse_timetz(TEXT_ARGS(v), out);
     if (v->len != 12) return PGW_EFORMAT;
@@ -499,7 +505,7 @@ int pgw_get_timetz(const pgw_value_t *v, pgw_timetz_t *out)
 
 static int get_ts(const pgw_value_t *v, uint32_t oid, int64_t *usec)
 {
-    int rc = check(v, oid);
+    int rc = check(v, oid, usec);
     if (rc < 0) return rc;
     if (is_text(v))
         return pgw__parse_timestamp(TEXT_ARGS(v), oid == PGW_OID_TIMESTAMPTZ, usec, NULL);
@@ -520,7 +526,7 @@ int pgw_get_timestamptz(const pgw_value_t *v, int64_t *usec)
 
 int pgw_get_timestamp_unix(const pgw_value_t *v, int64_t *unix_usec)
 {
-    if (pgw_value_is_null(v)) return PGW_ENULL;
+    PGW__CHECK_VALUE(v, unix_usec);
     int64_t t;
     int rc = get_ts(v, v->oid == PGW_OID_TIMESTAMPTZ ? PGW_OID_TIMESTAMPTZ : PGW_OID_TIMESTAMP, &t);
     if (rc < 0) return rc;
@@ -529,7 +535,7 @@ int pgw_get_timestamp_unix(const pgw_value_t *v, int64_t *unix_usec)
 
 int pgw_get_tm(const pgw_value_t *v, pgw_tm_t *out)
 {
-    if (pgw_value_is_null(v)) return PGW_ENULL;
+    PGW__CHECK_VALUE(v, out);
     int64_t t;
     int rc;
     switch (v->oid) {
@@ -558,7 +564,7 @@ int pgw_get_tm(const pgw_value_t *v, pgw_tm_t *out)
 
 int pgw_get_interval(const pgw_value_t *v, pgw_interval_t *out)
 {
-    int rc = check(v, PGW_OID_INTERVAL);
+    int rc = check(v, PGW_OID_INTERVAL, out);
     if (rc < 0) return rc;
     if (is_text(v)) return pgw__parse_interval(TEXT_ARGS(v), out);
     if (v->len != 16) return PGW_EFORMAT;
@@ -575,7 +581,7 @@ int pgw_get_interval(const pgw_value_t *v, pgw_interval_t *out)
 int pgw_encode_interval(const void *ctx, pgw_buf_t *out)
 {
     const pgw_interval_t *iv = ctx;
-    if (!iv) return PGW_EINVAL;
+    if (!iv || !out) return PGW_EINVAL;
     int rc = pgw_buf_reserve(out, 16);
     if (rc < 0) return rc;
     uint8_t *p = out->data + out->len;
@@ -589,7 +595,7 @@ int pgw_encode_interval(const void *ctx, pgw_buf_t *out)
 int pgw_encode_timetz(const void *ctx, pgw_buf_t *out)
 {
     const pgw_timetz_t *t = ctx;
-    if (!t) return PGW_EINVAL;
+    if (!t || !out) return PGW_EINVAL;
     if (t->usec < 0 || t->usec > USEC_PER_DAY || t->gmtoff < -57599 || t->gmtoff > 57599)
         return PGW_ERANGE;
     int rc = pgw_buf_reserve(out, 12);

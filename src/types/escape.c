@@ -48,6 +48,7 @@ static int utf8_valid(const uint8_t *s, size_t n)
  * literals. */
 static int escape(const pgw_allocator_t *alloc, const char *s, size_t len, char quote, char **out)
 {
+    if (!out) return PGW_EINVAL;
     *out = NULL;
     if (!s && len) return PGW_EINVAL;
     if (!utf8_valid((const uint8_t *)s, len)) return PGW_EENCODING;

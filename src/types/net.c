@@ -85,6 +85,7 @@ static int parse_v6(const char *s, size_t len, uint8_t out[16])
 
 int pgw_inet_parse(const char *s, size_t len, int is_cidr, pgw_inet_t *out)
 {
+    if ((!s && len) || !out) return PGW_EINVAL;
     size_t alen = len;
     for (size_t i = 0; i < len; i++)
         if (s[i] == '/') {
@@ -131,7 +132,7 @@ static int inet_from_binary(const uint8_t *p, int32_t len, pgw_inet_t *out)
 
 int pgw_get_inet(const pgw_value_t *v, pgw_inet_t *out)
 {
-    if (pgw_value_is_null(v)) return PGW_ENULL;
+    PGW__CHECK_VALUE(v, out);
     if (v->oid != PGW_OID_INET && v->oid != PGW_OID_CIDR) return PGW_ETYPE;
     if (v->format == PGW_FORMAT_BINARY) return inet_from_binary(v->p, v->len, out);
     return pgw_inet_parse((const char *)v->p, (size_t)v->len, v->oid == PGW_OID_CIDR, out);
@@ -140,7 +141,7 @@ int pgw_get_inet(const pgw_value_t *v, pgw_inet_t *out)
 int pgw_encode_inet(const void *ctx, pgw_buf_t *out)
 {
     const pgw_inet_t *a = ctx;
-    if (!a) return PGW_EINVAL;
+    if (!a || !out) return PGW_EINVAL;
     unsigned want = a->family == PGW_INET_AF_INET ? 4 : a->family == PGW_INET_AF_INET6 ? 16 : 0;
     if (!want || a->nb != want || a->bits > want * 8 || a->is_cidr > 1) return PGW_EINVAL;
     int rc = pgw_buf_reserve(out, 4 + want);

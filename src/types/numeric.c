@@ -214,6 +214,7 @@ static void scan_fill(const num_scan_t *sc, uint8_t *dst)
 
 int pgw_numeric_parse(const char *s, size_t len, pgw_numeric_t *out, uint8_t *storage, size_t cap)
 {
+    if ((!s && len) || !out || (!storage && cap)) return PGW_EINVAL;
     num_scan_t sc;
     int rc = numeric_scan(s, len, &sc);
     if (rc < 0) return rc;
@@ -263,14 +264,14 @@ int pgw__numeric_write(const pgw_numeric_t *n, pgw_buf_t *out)
 
 int pgw_encode_numeric_str(const void *ctx, pgw_buf_t *out)
 {
-    if (!ctx) return PGW_EINVAL;
+    if (!ctx || !out) return PGW_EINVAL;
     const char *s = ctx;
     return pgw__numeric_write_str(s, strlen(s), out);
 }
 
 int pgw_encode_numeric(const void *ctx, pgw_buf_t *out)
 {
-    if (!ctx) return PGW_EINVAL;
+    if (!ctx || !out) return PGW_EINVAL;
     return pgw__numeric_write(ctx, out);
 }
 
@@ -342,6 +343,7 @@ static void numeric_format(const pgw_numeric_t *n, sink_t *k)
 
 int pgw_numeric_to_str(const pgw_numeric_t *n, char *buf, size_t cap, size_t *needed)
 {
+    if (!n || !needed || (!buf && cap)) return PGW_EINVAL;
     sink_t k = {buf, cap, 0};
     numeric_format(n, &k);
     sink_putc(&k, '\0');
@@ -355,6 +357,7 @@ int pgw_numeric_to_str(const pgw_numeric_t *n, char *buf, size_t cap, size_t *ne
 
 int pgw_numeric_to_int64(const pgw_numeric_t *n, int64_t *out)
 {
+    if (!n || !out) return PGW_EINVAL;
     if (is_special(n->sign)) return PGW_ERANGE;
     if (!n->ndigits) {
         *out = 0;
@@ -386,6 +389,7 @@ int pgw_numeric_to_int64(const pgw_numeric_t *n, int64_t *out)
 
 int pgw_numeric_to_double(const pgw_numeric_t *n, double *out)
 {
+    if (!n || !out) return PGW_EINVAL;
     if (n->sign == PGW_NUMERIC_NAN) return *out = NAN, 0;
     if (n->sign == PGW_NUMERIC_PINF) return *out = HUGE_VAL, 0;
     if (n->sign == PGW_NUMERIC_NINF) return *out = -HUGE_VAL, 0;
@@ -427,7 +431,7 @@ int pgw_numeric_to_double(const pgw_numeric_t *n, double *out)
 
 int pgw_get_numeric(const pgw_value_t *v, pgw_numeric_t *out, uint8_t *storage, size_t cap)
 {
-    if (pgw_value_is_null(v)) return PGW_ENULL;
+    PGW__CHECK_VALUE(v, out);
     if (v->oid != PGW_OID_NUMERIC) return PGW_ETYPE;
     if (v->format == PGW_FORMAT_BINARY) return pgw__numeric_from_binary(v->p, (size_t)v->len, out);
     return pgw_numeric_parse((const char *)v->p, (size_t)v->len, out, storage, cap);
@@ -435,7 +439,7 @@ int pgw_get_numeric(const pgw_value_t *v, pgw_numeric_t *out, uint8_t *storage, 
 
 int pgw_get_numeric_str(const pgw_value_t *v, char *buf, size_t cap, size_t *needed)
 {
-    if (pgw_value_is_null(v)) return PGW_ENULL;
+    PGW__CHECK_VALUE(v, needed);
     if (v->oid != PGW_OID_NUMERIC) return PGW_ETYPE;
     if (v->format == PGW_FORMAT_BINARY) {
         pgw_numeric_t n;
@@ -499,7 +503,7 @@ static int numeric_text_conv(const pgw_value_t *v, numeric_conv_fn conv, void *o
 
 int pgw_get_numeric_double(const pgw_value_t *v, double *out)
 {
-    if (pgw_value_is_null(v)) return PGW_ENULL;
+    PGW__CHECK_VALUE(v, out);
     if (v->oid != PGW_OID_NUMERIC) return PGW_ETYPE;
     if (v->format != PGW_FORMAT_BINARY) return numeric_text_conv(v, conv_double, out);
     pgw_numeric_t n;
@@ -509,7 +513,7 @@ int pgw_get_numeric_double(const pgw_value_t *v, double *out)
 
 int pgw_get_numeric_int64(const pgw_value_t *v, int64_t *out)
 {
-    if (pgw_value_is_null(v)) return PGW_ENULL;
+    PGW__CHECK_VALUE(v, out);
     if (v->oid != PGW_OID_NUMERIC) return PGW_ETYPE;
     if (v->format != PGW_FORMAT_BINARY) return numeric_text_conv(v, conv_int64, out);
     pgw_numeric_t n;

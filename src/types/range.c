@@ -356,6 +356,9 @@ int pgw_multirange_parse(const pgw_value_t *v, pgw_multirange_t *out)
 void pgw_multirange_iter_init(pgw_multirange_iter_t *it, const pgw_multirange_t *mr, char *scratch,
                               size_t scratch_cap)
 {
+    static const pgw_multirange_t none; /* a NULL multirange iterates as empty */
+    if (!it) return;
+    if (!mr) mr = &none;
     memset(it, 0, sizeof *it);
     it->mr = mr;
     it->pos = mr->_p;
@@ -365,6 +368,7 @@ void pgw_multirange_iter_init(pgw_multirange_iter_t *it, const pgw_multirange_t 
 
 int pgw_multirange_next(pgw_multirange_iter_t *it, pgw_range_t *out)
 {
+    if (!it || !out || !it->mr) return PGW_EINVAL;
     const pgw_multirange_t *m = it->mr;
     if (it->index >= m->count) return 0;
     uint32_t elem = m->_bound_oid;
@@ -408,6 +412,7 @@ static int put_bound(pgw_buf_t *out, const pgw_param_t *p)
 int pgw_range_encode(const void *vctx, pgw_buf_t *out)
 {
     const pgw_range_enc_t *c = vctx;
+    if (!c || !out) return PGW_EINVAL;
     size_t start = out->len;
     uint8_t flags = c->flags & RANGE_WIRE_FLAGS;
     if (flags & PGW_RANGE_EMPTY) flags = PGW_RANGE_EMPTY;
@@ -423,12 +428,13 @@ int pgw_range_encode(const void *vctx, pgw_buf_t *out)
 
 pgw_param_t pgw_range_param(const pgw_range_enc_t *ctx)
 {
-    return pgw_encoded(ctx->range_oid, pgw_range_encode, ctx);
+    return pgw_encoded(ctx ? ctx->range_oid : 0, pgw_range_encode, ctx);
 }
 
 int pgw_multirange_encode(const void *vctx, pgw_buf_t *out)
 {
     const pgw_multirange_enc_t *c = vctx;
+    if (!c || !out) return PGW_EINVAL;
     size_t start = out->len;
     if (c->n > INT32_MAX || (c->n && !c->ranges)) return PGW_EINVAL;
     int rc = pgw__buf_put32(out, (uint32_t)c->n);
@@ -444,5 +450,5 @@ int pgw_multirange_encode(const void *vctx, pgw_buf_t *out)
 
 pgw_param_t pgw_multirange_param(const pgw_multirange_enc_t *ctx)
 {
-    return pgw_encoded(ctx->multirange_oid, pgw_multirange_encode, ctx);
+    return pgw_encoded(ctx ? ctx->multirange_oid : 0, pgw_multirange_encode, ctx);
 }

@@ -287,7 +287,7 @@ static int hexval(int c)
 
 int pgw_get_bool(const pgw_value_t *v, bool *out)
 {
-    if (pgw_value_is_null(v)) return PGW_ENULL;
+    PGW__CHECK_VALUE(v, out);
     if (v->oid != PGW_OID_BOOL) return PGW_ETYPE;
     if (v->format == PGW_FORMAT_BINARY) {
         if (v->len != 1 || v->p[0] > 1) return PGW_EFORMAT;
@@ -307,7 +307,7 @@ int pgw_get_bool(const pgw_value_t *v, bool *out)
 /* Any integer-typed value (int2, int4, int8, oid) as int64. */
 static int get_integer(const pgw_value_t *v, int64_t *out)
 {
-    if (pgw_value_is_null(v)) return PGW_ENULL;
+    PGW__CHECK_VALUE(v, out);
     int64_t min, max;
     int32_t size;
     switch (v->oid) {
@@ -348,6 +348,7 @@ static int get_integer(const pgw_value_t *v, int64_t *out)
 
 int pgw_get_int2(const pgw_value_t *v, int16_t *out)
 {
+    if (!out) return PGW_EINVAL;
     int64_t x;
     int rc = get_integer(v, &x);
     if (rc < 0) return rc;
@@ -358,6 +359,7 @@ int pgw_get_int2(const pgw_value_t *v, int16_t *out)
 
 int pgw_get_int4(const pgw_value_t *v, int32_t *out)
 {
+    if (!out) return PGW_EINVAL;
     int64_t x;
     int rc = get_integer(v, &x);
     if (rc < 0) return rc;
@@ -373,6 +375,7 @@ int pgw_get_int8(const pgw_value_t *v, int64_t *out)
 
 int pgw_get_oid(const pgw_value_t *v, uint32_t *out)
 {
+    if (!out) return PGW_EINVAL;
     int64_t x;
     int rc = get_integer(v, &x);
     if (rc < 0) return rc;
@@ -414,7 +417,7 @@ static int int64_fits_float(int64_t x)
 
 int pgw_get_float8(const pgw_value_t *v, double *out)
 {
-    if (pgw_value_is_null(v)) return PGW_ENULL;
+    PGW__CHECK_VALUE(v, out);
     int bin = v->format == PGW_FORMAT_BINARY;
     if (v->oid == PGW_OID_FLOAT8) {
         if (!bin) return pgw__parse_float8((const char *)v->p, (size_t)v->len, out);
@@ -444,7 +447,7 @@ int pgw_get_float8(const pgw_value_t *v, double *out)
 
 int pgw_get_float4(const pgw_value_t *v, float *out)
 {
-    if (pgw_value_is_null(v)) return PGW_ENULL;
+    PGW__CHECK_VALUE(v, out);
     int bin = v->format == PGW_FORMAT_BINARY;
     if (v->oid == PGW_OID_FLOAT4) {
         if (!bin) return pgw__parse_float4((const char *)v->p, (size_t)v->len, out);
@@ -505,7 +508,7 @@ static int versioned_text(const pgw_value_t *v, pgw_str_t *out)
 
 int pgw_get_text(const pgw_value_t *v, pgw_str_t *out)
 {
-    if (pgw_value_is_null(v)) return PGW_ENULL;
+    PGW__CHECK_VALUE(v, out);
     if (v->format != PGW_FORMAT_BINARY || is_plain_text_oid(v->oid)) {
         *out = pgw__value_str(v);
         return 0;
@@ -523,7 +526,7 @@ int pgw_get_text(const pgw_value_t *v, pgw_str_t *out)
 
 int pgw_get_json(const pgw_value_t *v, pgw_str_t *out)
 {
-    if (pgw_value_is_null(v)) return PGW_ENULL;
+    PGW__CHECK_VALUE(v, out);
     switch (v->oid) {
     case PGW_OID_JSON:
     case PGW_OID_JSONB:
@@ -537,7 +540,7 @@ int pgw_get_json(const pgw_value_t *v, pgw_str_t *out)
 
 int pgw_get_char(const pgw_value_t *v, char *out)
 {
-    if (pgw_value_is_null(v)) return PGW_ENULL;
+    PGW__CHECK_VALUE(v, out);
     if (v->oid != PGW_OID_CHAR) return PGW_ETYPE;
     const uint8_t *p = v->p;
     if (v->format == PGW_FORMAT_BINARY || v->len <= 1) {
@@ -565,7 +568,7 @@ int pgw_get_char(const pgw_value_t *v, char *out)
 
 int pgw_get_bytea_view(const pgw_value_t *v, pgw_view_t *out)
 {
-    if (pgw_value_is_null(v)) return PGW_ENULL;
+    PGW__CHECK_VALUE(v, out);
     if (v->oid != PGW_OID_BYTEA || v->format != PGW_FORMAT_BINARY) return PGW_ETYPE;
     out->p = v->p;
     out->len = v->len;
@@ -623,7 +626,7 @@ int pgw__bytea_unescape(const char *s, size_t len, uint8_t *buf, size_t cap, siz
 
 int pgw_get_bytea(const pgw_value_t *v, uint8_t *buf, size_t cap, size_t *len)
 {
-    if (pgw_value_is_null(v)) return PGW_ENULL;
+    PGW__CHECK_VALUE(v, len);
     if (v->oid != PGW_OID_BYTEA) return PGW_ETYPE;
     if (v->format == PGW_FORMAT_BINARY) {
         *len = (size_t)v->len;
@@ -645,6 +648,7 @@ int pgw_get_bytea(const pgw_value_t *v, uint8_t *buf, size_t cap, size_t *len)
 
 int pgw_uuid_parse(const char *s, size_t len, uint8_t out[16])
 {
+    if ((!s && len) || !out) return PGW_EINVAL;
     if (len >= 2 && s[0] == '{' && s[len - 1] == '}') s++, len -= 2;
     size_t n = 0, i = 0;
     while (i < len) {
@@ -665,6 +669,11 @@ int pgw_uuid_parse(const char *s, size_t len, uint8_t out[16])
 
 void pgw_uuid_format(const uint8_t uuid[16], char out[37])
 {
+    if (!out) return;
+    if (!uuid) {
+        out[0] = '\0';
+        return;
+    }
     static const char hex[] = "0123456789abcdef";
     size_t o = 0;
     for (int i = 0; i < 16; i++) {
@@ -677,7 +686,7 @@ void pgw_uuid_format(const uint8_t uuid[16], char out[37])
 
 int pgw_get_uuid(const pgw_value_t *v, uint8_t out[16])
 {
-    if (pgw_value_is_null(v)) return PGW_ENULL;
+    PGW__CHECK_VALUE(v, out);
     if (v->oid != PGW_OID_UUID) return PGW_ETYPE;
     if (v->format != PGW_FORMAT_BINARY)
         return pgw_uuid_parse((const char *)v->p, (size_t)v->len, out);
@@ -706,7 +715,7 @@ static int parse_mac(const char *s, size_t len, uint8_t *out, size_t n)
 
 static int get_mac(const pgw_value_t *v, uint32_t oid, uint8_t *out, size_t n)
 {
-    if (pgw_value_is_null(v)) return PGW_ENULL;
+    PGW__CHECK_VALUE(v, out);
     if (v->oid != oid) return PGW_ETYPE;
     if (v->format != PGW_FORMAT_BINARY)
         return parse_mac((const char *)v->p, (size_t)v->len, out, n);
@@ -768,7 +777,7 @@ int pgw__parse_money(const char *s, size_t len, int64_t *cents)
 
 int pgw_get_money(const pgw_value_t *v, int64_t *cents)
 {
-    if (pgw_value_is_null(v)) return PGW_ENULL;
+    PGW__CHECK_VALUE(v, cents);
     if (v->oid != PGW_OID_MONEY) return PGW_ETYPE;
     if (v->format != PGW_FORMAT_BINARY)
         return pgw__parse_money((const char *)v->p, (size_t)v->len, cents);
@@ -891,6 +900,7 @@ static int decode_user_datum(const pgw_value_t *v, pgw_datum_t *d)
 
 int pgw__scalar_decode(const pgw_value_t *v, pgw_datum_t *out)
 {
+    if (!v || !out) return PGW_EINVAL;
     memset(out, 0, sizeof *out);
     out->oid = v->oid;
     if (pgw_value_is_null(v)) return 0;

@@ -50,6 +50,20 @@ int pgw__numeric_from_binary(const uint8_t *p, size_t len, pgw_numeric_t *out);
 int pgw__numeric_write(const pgw_numeric_t *n, pgw_buf_t *out);
 int pgw__numeric_write_str(const char *s, size_t len, pgw_buf_t *out);
 
+/* How every getter starts: PGW_EINVAL for a NULL value or output pointer
+ * (the NULL-handle convention), PGW_ENULL for SQL NULL, else 0. */
+static inline int pgw__value_check(const pgw_value_t *v, const void *out)
+{
+    if (!v || !out) return PGW_EINVAL;
+    return v->len < 0 ? PGW_ENULL : 0;
+}
+
+#define PGW__CHECK_VALUE(v, out)                    \
+    do {                                            \
+        int pgw__rc = pgw__value_check((v), (out)); \
+        if (pgw__rc) return pgw__rc;                \
+    } while (0)
+
 static inline pgw_str_t pgw__value_str(const pgw_value_t *v)
 {
     pgw_str_t s = {(const char *)v->p, (size_t)v->len};
