@@ -317,7 +317,7 @@ static void test_range(void **state)
     static const int fmts[] = {PGW_FORMAT_BINARY, PGW_FORMAT_TEXT};
     for (int f = 0; f < 2; f++) {
         pgt_rows_t rows;
-        pgw_value_t v = select_value("moodrange('sad', 'ok', '[]')", fmts[f], &rows);
+        pgw_value_t v = select_value("pgw_user.moodrange('sad', 'ok', '[]')", fmts[f], &rows);
         pgw_range_t r;
         assert_int_equal(pgw_range_parse_reg(reg, &v, &r, NULL, 0), 0);
         assert_int_equal(r.flags, PGW_RANGE_LB_INC | PGW_RANGE_UB_INC);
@@ -328,7 +328,7 @@ static void test_range(void **state)
         assert_memory_equal(s.p, "ok", 2);
         pgt_rows_free(&rows);
 
-        v = select_value("floatrange(1.5, 2.25)", fmts[f], &rows);
+        v = select_value("pgw_user.floatrange(1.5, 2.25)", fmts[f], &rows);
         assert_int_equal(pgw_range_parse_reg(reg, &v, &r, NULL, 0), 0);
         double lo, hi;
         assert_int_equal(r.lower.oid, PGW_OID_FLOAT8);
@@ -337,7 +337,9 @@ static void test_range(void **state)
         assert_true(lo == 1.5 && hi == 2.25);
         pgt_rows_free(&rows);
 
-        v = select_value("floatmultirange(floatrange(1, 2), floatrange(3, 4))", fmts[f], &rows);
+        v = select_value(
+            "pgw_user.floatmultirange(pgw_user.floatrange(1, 2), pgw_user.floatrange(3, 4))",
+            fmts[f], &rows);
         pgw_multirange_t m;
         assert_int_equal(pgw_multirange_parse_reg(reg, &v, &m), 0);
         assert_int_equal(m.count, 2);
