@@ -374,10 +374,12 @@ int pgw__tls_ctx_new(pgw__tls_ctx_t **out, const pgw__tls_config_t *cfg,
         return pgw__tls_fail(err, errlen, PGW_ENOMEM, "out of memory");
     }
     /* libpq's choices: no renegotiation, no compression, writes may be
-     * retried from a moved buffer (the session's output buffer grows). */
+     * retried from a moved buffer (the session's output buffer grows).
+     * SSL_MODE_RELEASE_BUFFERS is deliberately not set: it would free and
+     * reallocate OpenSSL's record buffers on every idle/busy cycle. */
     SSL_CTX_set_options(c->ssl_ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_NO_COMPRESSION);
-    SSL_CTX_set_mode(c->ssl_ctx, SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER |
-                                     SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_RELEASE_BUFFERS);
+    SSL_CTX_set_mode(c->ssl_ctx,
+                     SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER | SSL_MODE_ENABLE_PARTIAL_WRITE);
     rc = configure(c, cfg, err, errlen);
     if (rc != 0) {
         free_ctx(c);

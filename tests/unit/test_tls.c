@@ -632,6 +632,15 @@ static void test_crl_revocation(void **state)
     expect_success(
         CFG(.sslmode = "verify-ca", .sslrootcert = path("ca.crt"), .sslcrl = path("no-such.crl")),
         NULL, SRV(.cert = "good.crt"));
+    /* sslcrldir: a directory of CRLs named by issuer hash (openssl rehash). */
+    char dir[400], file[500];
+    snprintf(dir, sizeof dir, "%s/crls", g_home);
+    assert_int_equal(mkdir(dir, 0700), 0);
+    snprintf(file, sizeof file, "%s/%08lx.r0", dir,
+             X509_NAME_hash_ex(X509_get_subject_name(g_ca), NULL, NULL, NULL));
+    write_crl(file, 2);
+    expect_failure(CFG(.sslmode = "verify-ca", .sslrootcert = path("ca.crt"), .sslcrldir = dir),
+                   NULL, SRV(.cert = "good.crt"), PGW_ETLS, "certificate revoked");
 }
 
 /* ---- protocol versions ---- */
@@ -809,6 +818,15 @@ static void test_client_key_permissions(void **state)
     expect_failure(
         CFG(.sslmode = "require", .sslcert = path("client.crt"), .sslkey = path("none.key")), NULL,
         SRV(.cert = "good.crt"), PGW_ETLS, want);
+    /* Group-readable: allowed only for root-owned files (libpq's rule). */
+    write_key(path("client-0640.key"), g_client_key, NULL, 0640);
+    const pgw__tls_config_t *cfg0640 =
+        CFG(.sslmode = "require", .sslcert = path("client.crt"), .sslkey = path("client-0640.key"));
+    if (geteuid() == 0)
+        expect_success(cfg0640, NULL, SRV(.cert = "good.crt", .want_client_cert = 1));
+    else
+        expect_failure(cfg0640, NULL, SRV(.cert = "good.crt"), PGW_ETLS,
+                       "has group or world access");
     expect_failure(CFG(.sslmode = "require", .sslcert = path("client.crt"), .sslkey = g_dir), NULL,
                    SRV(.cert = "good.crt"), PGW_ETLS, "is not a regular file");
     expect_failure(
