@@ -22,5 +22,7 @@
 #include "pgwire/conninfo.h"
 #include "pgwire/conn.h"
 #include "pgwire/client.h"
+#include "pgwire/tls.h"
+#include "pgwire/auth.h"
 
 #endif

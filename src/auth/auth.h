@@ -47,6 +47,25 @@ int pgw__scram_verify_final(pgw__scram_t *s, const uint8_t *server_final, size_t
 /* Wipe secrets and free. NULL is a no-op. */
 void pgw__scram_free(pgw__scram_t *s);
 
+/* The password as the server hashes it: SASLprep'ed, or as it is when
+ * SASLprep refuses it (invalid UTF-8, prohibited output), as libpq and the
+ * server do. *out is a new NUL-terminated string the caller wipes and frees.
+ * Returns 0 or PGW_ENOMEM. */
+int pgw__scram_prepare_password(const pgw_allocator_t *alloc, const char *password, char **out);
+
+/* The keys of RFC 5802 section 3 for SCRAM-SHA-256:
+ * SaltedPassword = Hi(password, salt, iterations), ClientKey =
+ * HMAC(SaltedPassword, "Client Key"), StoredKey = H(ClientKey), ServerKey =
+ * HMAC(SaltedPassword, "Server Key"). The caller wipes them after use. */
+typedef struct pgw__scram_keys {
+    uint8_t client_key[32];
+    uint8_t stored_key[32];
+    uint8_t server_key[32];
+} pgw__scram_keys_t;
+/* Returns 0, or PGW_ENOMEM (a crypto failure, or a length beyond INT_MAX). */
+int pgw__scram_derive_keys(const char *password, size_t password_len, const uint8_t *salt,
+                           size_t salt_len, uint32_t iterations, pgw__scram_keys_t *k);
+
 /* SASLprep (RFC 4013, stringprep profile) of a UTF-8 string into a newly
  * allocated NUL-terminated string. Returns 0, PGW_EENCODING (invalid UTF-8),
  * PGW_EINVAL (prohibited output or bidi violation) or PGW_ENOMEM. */

@@ -14,6 +14,7 @@
 #include <openssl/rand.h>
 #include <openssl/sha.h>
 
+#include <limits.h>
 #include <stdbool.h>
 
 #define SCRAM_KEY_LEN        32 /* SHA-256 */
@@ -119,18 +120,24 @@ static int hmac_sha256(const uint8_t *key, size_t key_len, const void *msg, size
 
 /* ---- construction ---- */
 
-static int set_password(pgw__scram_t *s, const char *password)
+int pgw__scram_prepare_password(const pgw_allocator_t *alloc, const char *password, char **out)
 {
     char *prepared;
-    int rc = pgw__saslprep(s->alloc, password, &prepared);
+    int rc = pgw__saslprep(alloc, password, &prepared);
     if (rc == PGW_ENOMEM) return rc;
     /* As libpq does: a password SASLprep refuses (invalid UTF-8, prohibited
      * characters) is used as it is; the server did the same when it stored it. */
-    if (rc != 0) prepared = pgw__strdup(s->alloc, password);
+    if (rc != 0) prepared = pgw__strdup(alloc, password);
     if (!prepared) return PGW_ENOMEM;
-    s->password = prepared;
-    s->password_len = strlen(prepared);
+    *out = prepared;
     return 0;
+}
+
+static int set_password(pgw__scram_t *s, const char *password)
+{
+    int rc = pgw__scram_prepare_password(s->alloc, password, &s->password);
+    if (rc == 0) s->password_len = strlen(s->password);
+    return rc;
 }
 
 static int make_nonce(char *out)
@@ -342,11 +349,24 @@ static char *final_without_proof(pgw__scram_t *s, const server_first_t *sf, size
 }
 
 /* The keys and signatures of RFC 5802 section 3. */
+int pgw__scram_derive_keys(const char *password, size_t password_len, const uint8_t *salt,
+                           size_t salt_len, uint32_t iterations, pgw__scram_keys_t *k)
+{
+    uint8_t salted[SCRAM_KEY_LEN];
+    int rc = -1;
+    if (password_len <= INT_MAX && salt_len <= INT_MAX && iterations <= INT_MAX &&
+        PKCS5_PBKDF2_HMAC(password, (int)password_len, salt, (int)salt_len, (int)iterations,
+                          EVP_sha256(), SCRAM_KEY_LEN, salted) == 1 &&
+        hmac_sha256(salted, SCRAM_KEY_LEN, "Client Key", 10, k->client_key) == 0 &&
+        hmac_sha256(salted, SCRAM_KEY_LEN, "Server Key", 10, k->server_key) == 0 &&
+        SHA256(k->client_key, SCRAM_KEY_LEN, k->stored_key))
+        rc = 0;
+    OPENSSL_cleanse(salted, sizeof salted);
+    return rc == 0 ? 0 : PGW_ENOMEM;
+}
+
 typedef struct scram_keys {
-    uint8_t salted_password[SCRAM_KEY_LEN];
-    uint8_t client_key[SCRAM_KEY_LEN];
-    uint8_t stored_key[SCRAM_KEY_LEN];
-    uint8_t server_key[SCRAM_KEY_LEN];
+    pgw__scram_keys_t base;
     uint8_t client_signature[SCRAM_KEY_LEN];
     uint8_t proof[SCRAM_KEY_LEN];
 } scram_keys_t;
@@ -354,19 +374,16 @@ typedef struct scram_keys {
 static int compute_keys(pgw__scram_t *s, const server_first_t *sf, const char *auth_msg,
                         size_t auth_len, scram_keys_t *k)
 {
-    if (PKCS5_PBKDF2_HMAC(s->password, (int)s->password_len, sf->salt, (int)sf->salt_len,
-                          (int)sf->iterations, EVP_sha256(), SCRAM_KEY_LEN,
-                          k->salted_password) != 1)
+    if (pgw__scram_derive_keys(s->password, s->password_len, sf->salt, sf->salt_len, sf->iterations,
+                               &k->base) != 0)
         return -1;
-    if (hmac_sha256(k->salted_password, SCRAM_KEY_LEN, "Client Key", 10, k->client_key) != 0 ||
-        hmac_sha256(k->salted_password, SCRAM_KEY_LEN, "Server Key", 10, k->server_key) != 0)
-        return -1;
-    if (!SHA256(k->client_key, SCRAM_KEY_LEN, k->stored_key)) return -1;
-    if (hmac_sha256(k->stored_key, SCRAM_KEY_LEN, auth_msg, auth_len, k->client_signature) != 0 ||
-        hmac_sha256(k->server_key, SCRAM_KEY_LEN, auth_msg, auth_len, s->server_signature) != 0)
+    if (hmac_sha256(k->base.stored_key, SCRAM_KEY_LEN, auth_msg, auth_len, k->client_signature) !=
+            0 ||
+        hmac_sha256(k->base.server_key, SCRAM_KEY_LEN, auth_msg, auth_len, s->server_signature) !=
+            0)
         return -1;
     for (size_t i = 0; i < SCRAM_KEY_LEN; i++)
-        k->proof[i] = k->client_key[i] ^ k->client_signature[i];
+        k->proof[i] = k->base.client_key[i] ^ k->client_signature[i];
     return 0;
 }
 

@@ -9,7 +9,6 @@
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
-#include <openssl/hmac.h>
 #include <openssl/rand.h>
 #include <openssl/sha.h>
 
@@ -18,34 +17,6 @@
 #include <stdio.h>
 
 #define KEY_LEN SHA256_DIGEST_LENGTH
-
-/* The password as the server hashes it: SASLprep'ed, or raw when SASLprep
- * refuses it. *prepared is the allocation to wipe and free (NULL if raw). */
-static int server_password(const pgw_allocator_t *alloc, const char *password, char **prepared)
-{
-    int rc = pgw__saslprep(alloc, password, prepared);
-    if (rc == PGW_ENOMEM) return rc;
-    if (rc != 0) *prepared = NULL;
-    return 0;
-}
-
-/* StoredKey = H(HMAC(SaltedPassword, "Client Key")),
- * ServerKey = HMAC(SaltedPassword, "Server Key") (RFC 5802 section 3). */
-static int derive(const char *pw, const uint8_t *salt, size_t salt_len, int iterations,
-                  uint8_t stored_key[KEY_LEN], uint8_t server_key[KEY_LEN])
-{
-    uint8_t salted[KEY_LEN], client_key[KEY_LEN];
-    unsigned int n1 = 0, n2 = 0;
-    int ok =
-        PKCS5_PBKDF2_HMAC(pw, (int)strlen(pw), salt, (int)salt_len, iterations, EVP_sha256(),
-                          KEY_LEN, salted) == 1 &&
-        HMAC(EVP_sha256(), salted, KEY_LEN, (const uint8_t *)"Client Key", 10, client_key, &n1) &&
-        HMAC(EVP_sha256(), salted, KEY_LEN, (const uint8_t *)"Server Key", 10, server_key, &n2) &&
-        SHA256(client_key, KEY_LEN, stored_key);
-    OPENSSL_cleanse(salted, sizeof salted);
-    OPENSSL_cleanse(client_key, sizeof client_key);
-    return ok && n1 == KEY_LEN && n2 == KEY_LEN ? 0 : PGW_ENOMEM;
-}
 
 static int format(char *out, size_t outlen, int iterations, const uint8_t *salt, size_t salt_len,
                   const uint8_t stored_key[KEY_LEN], const uint8_t server_key[KEY_LEN])
@@ -86,15 +57,14 @@ int pgw_scram_verifier(char *out, size_t outlen, const char *password, int itera
         salt_len = sizeof random_salt;
     }
     char *prepared;
-    int rc = server_password(alloc, password, &prepared);
+    int rc = pgw__scram_prepare_password(alloc, password, &prepared);
     if (rc != 0) return rc;
-    uint8_t stored_key[KEY_LEN], server_key[KEY_LEN];
-    rc = derive(prepared ? prepared : password, salt, salt_len, iterations, stored_key, server_key);
-    if (prepared) {
-        OPENSSL_cleanse(prepared, strlen(prepared));
-        pgw__free(alloc, prepared);
-    }
-    if (rc == 0) rc = format(out, outlen, iterations, salt, salt_len, stored_key, server_key);
-    OPENSSL_cleanse(server_key, sizeof server_key);
+    pgw__scram_keys_t k;
+    rc = pgw__scram_derive_keys(prepared, strlen(prepared), salt, salt_len, (uint32_t)iterations,
+                                &k);
+    OPENSSL_cleanse(prepared, strlen(prepared));
+    pgw__free(alloc, prepared);
+    if (rc == 0) rc = format(out, outlen, iterations, salt, salt_len, k.stored_key, k.server_key);
+    OPENSSL_cleanse(&k, sizeof k);
     return rc;
 }
