@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -263,6 +264,96 @@ static void test_connection_lost(void **state)
     pgw_client_close(c);
 }
 
+/* rc is the refusal want, and the call cleared *res (reset for the next
+ * call to a value it must clear again). */
+static void expect_refused(int rc, int want, pgw_result_t **res)
+{
+    assert_int_equal(rc, want);
+    assert_null(*res);
+    *res = (pgw_result_t *)1;
+}
+
+static void on_batch_end(int status, pgw_result_t *res, void *ud)
+{
+    *(int *)ud = status == 0 ? 1 : status;
+    pgw_result_free(res);
+}
+
+static int count_row(const pgw_row_t *row, void *ud)
+{
+    ++*(int *)ud;
+    return 0;
+}
+
+/* A batch opened on the underlying connection: every blocking request
+ * would wait for a Sync only the batch's end sends. Each must refuse with
+ * PGW_EBUSY at once instead of blocking forever (SIGALRM, at its default
+ * disposition, ends the process if one blocks). */
+static void test_requests_refused_in_open_batch(void **state)
+{
+    pgw_client_t *c = connect_default();
+    pgw_conn_t *conn = pgw_client_conn(c);
+    pgw_result_t *res = (pgw_result_t *)1;
+    pgw_result_t *results[1] = {(pgw_result_t *)1};
+    int statuses[1] = {1};
+    pgw_param_t p[] = {pgw_int4(5)};
+    pgw_client_batch_item_t item = {.sql = "SELECT $1::int4", .params = p, .nparams = 1};
+    int rows = 0;
+    assert_int_equal(pgw_conn_in_batch(conn), 0);
+    assert_int_equal(pgw_conn_batch_begin(conn, 0), 0);
+    assert_int_equal(pgw_conn_in_batch(conn), 1);
+    alarm(20);
+    expect_refused(pgw_client_query(c, "SELECT $1::int4", p, 1, &res), PGW_EBUSY, &res);
+    expect_refused(pgw_client_query_flags(c, "SELECT 1", NULL, 0, PGW_Q_TEXT, &res), PGW_EBUSY,
+                   &res);
+    expect_refused(pgw_client_query_rows(c, "SELECT 1", NULL, 0, 0, count_row, &rows, &res),
+                   PGW_EBUSY, &res);
+    expect_refused(pgw_client_exec(c, "SELECT 1", &res), PGW_EBUSY, &res);
+    expect_refused(pgw_client_prepare(c, "inb", "SELECT 1", NULL, 0, &res), PGW_EBUSY, &res);
+    expect_refused(pgw_client_execute(c, "inb", NULL, 0, &res), PGW_EBUSY, &res);
+    assert_int_equal(pgw_client_batch(c, &item, 1, 0, results, statuses), PGW_EBUSY);
+    assert_null(results[0]);
+    alarm(0);
+    assert_int_equal(rows, 0);
+    /* The batch ends normally and the client is usable again. */
+    int ended = 0;
+    assert_int_equal(pgw_conn_batch_end(conn, on_batch_end, &ended), 0);
+    assert_int_equal(pgw_conn_in_batch(conn), 0);
+    assert_int_equal(pgw_client_query(c, "SELECT $1::int4", p, 1, &res), 0);
+    int32_t v = 0;
+    assert_int_equal(pgw_result_int4(res, 0, 0, &v), 0);
+    assert_int_equal(v, 5);
+    assert_int_equal(ended, 1); /* the empty batch's Sync came back first */
+    pgw_result_free(res);
+    pgw_client_close(c);
+}
+
+/* The NULL-handle convention: no function of client.h crashes on NULL. */
+static void test_null_handles(void **state)
+{
+    pgw_result_t *res = (pgw_result_t *)1;
+    pgw_result_t *results[1] = {(pgw_result_t *)1};
+    pgw_client_batch_item_t item = {.sql = "SELECT 1"};
+    int rows = 0;
+    char err[64];
+    assert_int_equal(pgw_client_connect(NULL, "host=/nonexistent", NULL), PGW_EINVAL);
+    assert_int_equal(pgw_client_connect_err(NULL, "host=/nonexistent", NULL, err, sizeof(err)),
+                     PGW_EINVAL);
+    expect_refused(pgw_client_exec(NULL, "SELECT 1", &res), PGW_EINVAL, &res);
+    expect_refused(pgw_client_query(NULL, "SELECT 1", NULL, 0, &res), PGW_EINVAL, &res);
+    expect_refused(pgw_client_query_flags(NULL, "SELECT 1", NULL, 0, 0, &res), PGW_EINVAL, &res);
+    expect_refused(pgw_client_query_rows(NULL, "SELECT 1", NULL, 0, 0, count_row, &rows, &res),
+                   PGW_EINVAL, &res);
+    expect_refused(pgw_client_prepare(NULL, "x", "SELECT 1", NULL, 0, &res), PGW_EINVAL, &res);
+    expect_refused(pgw_client_execute(NULL, "x", NULL, 0, &res), PGW_EINVAL, &res);
+    assert_int_equal(pgw_client_batch(NULL, &item, 1, 0, results, NULL), PGW_EINVAL);
+    assert_int_equal(pgw_client_cancel(NULL), PGW_EINVAL);
+    assert_null(pgw_client_conn(NULL));
+    assert_null(pgw_client_session(NULL));
+    pgw_client_close(NULL);
+    assert_int_equal(rows, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -274,6 +365,8 @@ int main(void)
         cmocka_unit_test(test_query_rows),
         cmocka_unit_test(test_cancel_from_thread),
         cmocka_unit_test(test_connection_lost),
+        cmocka_unit_test(test_requests_refused_in_open_batch),
+        cmocka_unit_test(test_null_handles),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
