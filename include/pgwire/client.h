@@ -17,8 +17,8 @@
  *   other < 0      the request did not produce a result (*res is NULL):
  *                  PGW_ECONNLOST, PGW_EPROTO, PGW_ETOOBIG (the connection is
  *                  broken: only pgw_client_close is useful), PGW_ECLOSED
- *                  (it broke earlier), PGW_EINVAL (c NULL, bad arguments:
- *                  nothing was sent),
+ *                  (it broke earlier), PGW_EINVAL (c NULL, bad arguments,
+ *                  more than 65535 parameters: nothing was sent),
  *                  PGW_ENOMEM, PGW_ETOOBIG (request too large: nothing was
  *                  sent), PGW_EBUSY (a batch is open on the underlying
  *                  connection: pgw_conn_batch_begin on pgw_client_conn
@@ -69,22 +69,22 @@ PGW_EXTERN int pgw_client_exec(pgw_client_t *c, const char *sql, pgw_result_t **
 /* Extended query with parameters (binary results; see pgw_client_query_flags
  * for PGW_Q_TEXT). */
 PGW_EXTERN int pgw_client_query(pgw_client_t *c, const char *sql, const pgw_param_t *params,
-                                uint16_t nparams, pgw_result_t **res);
+                                size_t nparams, pgw_result_t **res);
 PGW_EXTERN int pgw_client_query_flags(pgw_client_t *c, const char *sql, const pgw_param_t *params,
-                                      uint16_t nparams, unsigned flags, pgw_result_t **res);
+                                      size_t nparams, unsigned flags, pgw_result_t **res);
 
 /* Streaming: row_cb sees each row as views valid during the call; *res
  * (may be NULL) receives the final result without rows. */
 PGW_EXTERN int pgw_client_query_rows(pgw_client_t *c, const char *sql, const pgw_param_t *params,
-                                     uint16_t nparams, unsigned flags, pgw_row_cb row_cb, void *ud,
+                                     size_t nparams, unsigned flags, pgw_row_cb row_cb, void *ud,
                                      pgw_result_t **res);
 
 /* Prepare a named statement (res: parameter types and columns; may be
  * NULL), execute it, describe it, deallocate it. */
 PGW_EXTERN int pgw_client_prepare(pgw_client_t *c, const char *name, const char *sql,
-                                  const uint32_t *oids, uint16_t nparams, pgw_result_t **res);
+                                  const uint32_t *oids, size_t nparams, pgw_result_t **res);
 PGW_EXTERN int pgw_client_execute(pgw_client_t *c, const char *name, const pgw_param_t *params,
-                                  uint16_t nparams, pgw_result_t **res);
+                                  size_t nparams, pgw_result_t **res);
 
 /* One request of a batch: a query through the unnamed statement, or, when
  * stmt is set, an execution of that prepared statement (sql is then
@@ -92,7 +92,7 @@ PGW_EXTERN int pgw_client_execute(pgw_client_t *c, const char *name, const pgw_p
 typedef struct pgw_client_batch_item {
     const char *sql;
     const pgw_param_t *params;
-    uint16_t nparams;
+    size_t nparams;
     unsigned flags;   /* PGW_Q_TEXT */
     const char *stmt; /* NULL, or the name of a prepared statement */
 } pgw_client_batch_item_t;

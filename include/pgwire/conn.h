@@ -192,25 +192,27 @@ PGW_EXTERN int pgw_conn_cancel(pgw_conn_t *conn, pgw_cancel_cb cb, void *ud);
  * semantics, ownership and results. Each returns 0 or the session's error
  * codes, plus PGW_EINVAL (conn NULL), PGW_ECLOSED after pgw_conn_close or
  * when the connection is lost, and PGW_EBUSY before pgw_conn_connect.
- */
+ * nparams is passed to the session unchanged: the protocol carries at most
+ * 65535 parameters, and a larger count is refused with PGW_EINVAL before
+ * anything is encoded (the connection stays usable). */
 PGW_EXTERN int pgw_conn_simple_query(pgw_conn_t *conn, const char *sql, pgw_result_cb cb, void *ud);
 PGW_EXTERN int pgw_conn_simple_query_rows(pgw_conn_t *conn, const char *sql, pgw_row_cb row_cb,
                                           pgw_result_cb done_cb, void *ud);
 /* Extended query with binary results (PGW_Q_TEXT in pgw_conn_query_flags
  * for text). */
 PGW_EXTERN int pgw_conn_query(pgw_conn_t *conn, const char *sql, const pgw_param_t *params,
-                              uint16_t nparams, pgw_result_cb cb, void *ud);
+                              size_t nparams, pgw_result_cb cb, void *ud);
 PGW_EXTERN int pgw_conn_query_flags(pgw_conn_t *conn, const char *sql, const pgw_param_t *params,
-                                    uint16_t nparams, unsigned flags, pgw_result_cb cb, void *ud);
+                                    size_t nparams, unsigned flags, pgw_result_cb cb, void *ud);
 PGW_EXTERN int pgw_conn_query_rows(pgw_conn_t *conn, const char *sql, const pgw_param_t *params,
-                                   uint16_t nparams, unsigned flags, pgw_row_cb row_cb,
+                                   size_t nparams, unsigned flags, pgw_row_cb row_cb,
                                    pgw_result_cb done_cb, void *ud);
 PGW_EXTERN int pgw_conn_prepare(pgw_conn_t *conn, const char *name, const char *sql,
-                                const uint32_t *oids, uint16_t nparams, pgw_result_cb cb, void *ud);
+                                const uint32_t *oids, size_t nparams, pgw_result_cb cb, void *ud);
 PGW_EXTERN int pgw_conn_execute(pgw_conn_t *conn, const char *name, const pgw_param_t *params,
-                                uint16_t nparams, unsigned flags, pgw_result_cb cb, void *ud);
+                                size_t nparams, unsigned flags, pgw_result_cb cb, void *ud);
 PGW_EXTERN int pgw_conn_execute_rows(pgw_conn_t *conn, const char *name, const pgw_param_t *params,
-                                     uint16_t nparams, unsigned flags, pgw_row_cb row_cb,
+                                     size_t nparams, unsigned flags, pgw_row_cb row_cb,
                                      pgw_result_cb done_cb, void *ud);
 PGW_EXTERN int pgw_conn_describe(pgw_conn_t *conn, const char *name, pgw_result_cb cb, void *ud);
 PGW_EXTERN int pgw_conn_close_statement(pgw_conn_t *conn, const char *name, pgw_result_cb cb,

@@ -184,7 +184,7 @@ int pgw_client_exec(pgw_client_t *c, const char *sql, pgw_result_t **res)
 }
 
 int pgw_client_query_flags(pgw_client_t *c, const char *sql, const pgw_param_t *params,
-                           uint16_t nparams, unsigned flags, pgw_result_t **res)
+                           size_t nparams, unsigned flags, pgw_result_t **res)
 {
     waiter_t w = {0, 0, NULL};
     int rc = client_check(c);
@@ -193,7 +193,7 @@ int pgw_client_query_flags(pgw_client_t *c, const char *sql, const pgw_param_t *
                   res);
 }
 
-int pgw_client_query(pgw_client_t *c, const char *sql, const pgw_param_t *params, uint16_t nparams,
+int pgw_client_query(pgw_client_t *c, const char *sql, const pgw_param_t *params, size_t nparams,
                      pgw_result_t **res)
 {
     return pgw_client_query_flags(c, sql, params, nparams, 0, res);
@@ -214,7 +214,7 @@ static int rows_trampoline(const pgw_row_t *row, void *ud)
 }
 
 int pgw_client_query_rows(pgw_client_t *c, const char *sql, const pgw_param_t *params,
-                          uint16_t nparams, unsigned flags, pgw_row_cb row_cb, void *ud,
+                          size_t nparams, unsigned flags, pgw_row_cb row_cb, void *ud,
                           pgw_result_t **res)
 {
     int rc = row_cb ? client_check(c) : PGW_EINVAL;
@@ -225,7 +225,7 @@ int pgw_client_query_rows(pgw_client_t *c, const char *sql, const pgw_param_t *p
 }
 
 int pgw_client_prepare(pgw_client_t *c, const char *name, const char *sql, const uint32_t *oids,
-                       uint16_t nparams, pgw_result_t **res)
+                       size_t nparams, pgw_result_t **res)
 {
     waiter_t w = {0, 0, NULL};
     int rc = client_check(c);
@@ -233,8 +233,8 @@ int pgw_client_prepare(pgw_client_t *c, const char *name, const char *sql, const
     return finish(c, pgw_conn_prepare(c->conn, name, sql, oids, nparams, on_done, &w), &w, res);
 }
 
-int pgw_client_execute(pgw_client_t *c, const char *name, const pgw_param_t *params,
-                       uint16_t nparams, pgw_result_t **res)
+int pgw_client_execute(pgw_client_t *c, const char *name, const pgw_param_t *params, size_t nparams,
+                       pgw_result_t **res)
 {
     waiter_t w = {0, 0, NULL};
     int rc = client_check(c);

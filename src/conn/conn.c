@@ -501,19 +501,19 @@ int pgw_conn_simple_query_rows(pgw_conn_t *c, const char *sql, pgw_row_cb row_cb
     PGW__CONN_REQUEST(c, pgw_session_simple_query_rows(c->s, sql, row_cb, done_cb, ud));
 }
 
-int pgw_conn_query(pgw_conn_t *c, const char *sql, const pgw_param_t *params, uint16_t nparams,
+int pgw_conn_query(pgw_conn_t *c, const char *sql, const pgw_param_t *params, size_t nparams,
                    pgw_result_cb cb, void *ud)
 {
     PGW__CONN_REQUEST(c, pgw_session_query(c->s, sql, params, nparams, 0, cb, ud));
 }
 
-int pgw_conn_query_flags(pgw_conn_t *c, const char *sql, const pgw_param_t *params,
-                         uint16_t nparams, unsigned flags, pgw_result_cb cb, void *ud)
+int pgw_conn_query_flags(pgw_conn_t *c, const char *sql, const pgw_param_t *params, size_t nparams,
+                         unsigned flags, pgw_result_cb cb, void *ud)
 {
     PGW__CONN_REQUEST(c, pgw_session_query(c->s, sql, params, nparams, flags, cb, ud));
 }
 
-int pgw_conn_query_rows(pgw_conn_t *c, const char *sql, const pgw_param_t *params, uint16_t nparams,
+int pgw_conn_query_rows(pgw_conn_t *c, const char *sql, const pgw_param_t *params, size_t nparams,
                         unsigned flags, pgw_row_cb row_cb, pgw_result_cb done_cb, void *ud)
 {
     PGW__CONN_REQUEST(
@@ -521,20 +521,20 @@ int pgw_conn_query_rows(pgw_conn_t *c, const char *sql, const pgw_param_t *param
 }
 
 int pgw_conn_prepare(pgw_conn_t *c, const char *name, const char *sql, const uint32_t *oids,
-                     uint16_t nparams, pgw_result_cb cb, void *ud)
+                     size_t nparams, pgw_result_cb cb, void *ud)
 {
     PGW__CONN_REQUEST(c, pgw_session_prepare(c->s, name, sql, oids, nparams, cb, ud));
 }
 
-int pgw_conn_execute(pgw_conn_t *c, const char *name, const pgw_param_t *params, uint16_t nparams,
+int pgw_conn_execute(pgw_conn_t *c, const char *name, const pgw_param_t *params, size_t nparams,
                      unsigned flags, pgw_result_cb cb, void *ud)
 {
     PGW__CONN_REQUEST(c, pgw_session_execute(c->s, name, params, nparams, flags, cb, ud));
 }
 
 int pgw_conn_execute_rows(pgw_conn_t *c, const char *name, const pgw_param_t *params,
-                          uint16_t nparams, unsigned flags, pgw_row_cb row_cb,
-                          pgw_result_cb done_cb, void *ud)
+                          size_t nparams, unsigned flags, pgw_row_cb row_cb, pgw_result_cb done_cb,
+                          void *ud)
 {
     PGW__CONN_REQUEST(
         c, pgw_session_execute_rows(c->s, name, params, nparams, flags, row_cb, done_cb, ud));

@@ -10,6 +10,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -328,6 +329,42 @@ static void test_requests_refused_in_open_batch(void **state)
     pgw_client_close(c);
 }
 
+/* int4 parameters 1..n. */
+static pgw_param_t *int4_params(size_t n)
+{
+    pgw_param_t *p = malloc(n * sizeof(*p));
+    assert_non_null(p);
+    for (size_t i = 0; i < n; i++)
+        p[i] = pgw_int4((int32_t)i + 1);
+    return p;
+}
+
+/* Parameter counts pass through unchanged: 65535 (the protocol's limit)
+ * all reach the server; 70000 is refused with PGW_EINVAL before anything
+ * is sent (it used to be narrowed to 16 bits: 4464), and the client stays
+ * usable. (Depends on the session refusing counts above 65535.) */
+static void test_param_count_limit(void **state)
+{
+    pgw_client_t *c = connect_default();
+    pgw_param_t *p = int4_params(70000);
+    pgw_result_t *res = (pgw_result_t *)1;
+    expect_refused(pgw_client_query(c, "SELECT $70000::int4", p, 70000, &res), PGW_EINVAL, &res);
+    expect_refused(pgw_client_execute(c, "nostmt", p, 70000, &res), PGW_EINVAL, &res);
+    pgw_client_batch_item_t item = {.sql = "SELECT $70000::int4", .params = p, .nparams = 70000};
+    pgw_result_t *results[1];
+    int statuses[1] = {0};
+    assert_int_equal(pgw_client_batch(c, &item, 1, 0, results, statuses), PGW_EINVAL);
+    assert_int_equal(statuses[0], PGW_EINVAL);
+    assert_null(results[0]);
+    assert_int_equal(pgw_client_query(c, "SELECT $65535::int4 + $1", p, 65535, &res), 0);
+    int32_t v = 0;
+    assert_int_equal(pgw_result_int4(res, 0, 0, &v), 0);
+    assert_int_equal(v, 65536);
+    pgw_result_free(res);
+    free(p);
+    pgw_client_close(c);
+}
+
 /* The NULL-handle convention: no function of client.h crashes on NULL. */
 static void test_null_handles(void **state)
 {
@@ -367,6 +404,7 @@ int main(void)
         cmocka_unit_test(test_connection_lost),
         cmocka_unit_test(test_requests_refused_in_open_batch),
         cmocka_unit_test(test_null_handles),
+        cmocka_unit_test(test_param_count_limit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

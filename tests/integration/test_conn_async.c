@@ -683,6 +683,38 @@ static void test_cancel_race(void **state)
     ctx_free_loop(&x);
 }
 
+/* Parameter counts pass through unchanged: more than 65535 is refused with
+ * PGW_EINVAL (no callback, nothing sent: it used to be narrowed to 16
+ * bits) and the connection stays usable; 65535 reach the server.
+ * (Depends on the session refusing counts above 65535.) */
+static void test_param_count_limit(void **state)
+{
+    char ci[512];
+    pgt_require_server();
+    ctx_t x;
+    ctx_new(&x, NULL);
+    assert_int_equal(ctx_connect(&x, pgt_conninfo(ci, sizeof(ci), NULL)), 0);
+    pgw_param_t *p = malloc(70000 * sizeof(*p));
+    assert_non_null(p);
+    for (int i = 0; i < 70000; i++)
+        p[i] = pgw_int4(i + 1);
+    assert_int_equal(pgw_conn_query(x.conn, "SELECT $70000::int4", p, 70000, on_req, &x.req[0]),
+                     PGW_EINVAL);
+    assert_int_equal(
+        pgw_conn_query_rows(x.conn, "SELECT $70000::int4", p, 70000, 0, NULL, on_req, &x.req[0]),
+        PGW_EINVAL);
+    assert_int_equal(pgw_conn_prepare(x.conn, "big", "SELECT 1", NULL, 65536, on_req, &x.req[0]),
+                     PGW_EINVAL);
+    assert_int_equal(pgw_conn_query(x.conn, "SELECT $65535::int4", p, 65535, on_req, &x.req[1]), 0);
+    run_until(&x, &x.req[1].calls);
+    assert_int_equal(x.req[0].calls, 0);
+    assert_int_equal(x.req[1].status, 0);
+    assert_int_equal(x.req[1].value, 65535);
+    free(p);
+    ctx_close(&x);
+    ctx_free_loop(&x);
+}
+
 static int null_row(const pgw_row_t *row, void *ud)
 {
     return 0;
@@ -761,6 +793,7 @@ int main(void)
         cmocka_unit_test(test_cancel),
         cmocka_unit_test(test_cancel_race),
         cmocka_unit_test(test_null_handles),
+        cmocka_unit_test(test_param_count_limit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
