@@ -365,6 +365,84 @@ static void test_param_count_limit(void **state)
     pgw_client_close(c);
 }
 
+/* An allocator that counts the bytes it has handed out and not taken back. */
+typedef struct counting {
+    size_t live;
+    size_t peak;
+} counting_t;
+
+static void *count_malloc(size_t n, void *ud)
+{
+    counting_t *k = ud;
+    size_t *p = malloc(n + sizeof(size_t) * 2);
+    if (!p) return NULL;
+    p[0] = n;
+    k->live += n;
+    if (k->live > k->peak) k->peak = k->live;
+    return p + 2;
+}
+
+static void count_free(void *ptr, void *ud)
+{
+    counting_t *k = ud;
+    if (!ptr) return;
+    size_t *p = (size_t *)ptr - 2;
+    k->live -= p[0];
+    free(p);
+}
+
+static void *count_realloc(void *ptr, size_t n, void *ud)
+{
+    if (!ptr) return count_malloc(n, ud);
+    counting_t *k = ud;
+    size_t *p = (size_t *)ptr - 2;
+    size_t old = p[0];
+    size_t *q = realloc(p, n + sizeof(size_t) * 2);
+    if (!q) return NULL;
+    q[0] = n;
+    k->live = k->live - old + n;
+    if (k->live > k->peak) k->peak = k->live;
+    return q + 2;
+}
+
+/* After one request with a 50 MB parameter, the connection does not keep
+ * a 50 MB write buffer for the rest of its life: what it holds returns to
+ * a small bound. */
+static void test_large_parameter_memory_returns(void **state)
+{
+    char ci[512];
+    pgt_require_server();
+    counting_t k = {0, 0};
+    pgw_allocator_t a = {&k, count_malloc, count_realloc, count_free};
+    pgw_conn_config_t cfg;
+    memset(&cfg, 0, sizeof(cfg));
+    cfg.alloc = &a;
+    pgw_client_t *c;
+    assert_int_equal(pgw_client_connect(&c, pgt_conninfo(ci, sizeof(ci), NULL), &cfg), 0);
+    assert_int_equal(pgw_client_exec(c, "SELECT 1", NULL), 0);
+    size_t base = k.live;
+    const size_t big = 50u * 1024u * 1024u;
+    char *v = malloc(big);
+    assert_non_null(v);
+    memset(v, 'z', big);
+    pgw_param_t p[] = {pgw_bytea(v, (int32_t)big)};
+    pgw_result_t *res;
+    assert_int_equal(pgw_client_query(c, "SELECT length($1)::int4", p, 1, &res), 0);
+    int32_t n = 0;
+    assert_int_equal(pgw_result_int4(res, 0, 0, &n), 0);
+    assert_int_equal(n, (int32_t)big);
+    pgw_result_free(res);
+    free(v);
+    assert_true(k.peak >= base + big); /* the request was encoded in full */
+    /* and afterwards, the connection holds about what it held before (the
+     * 1 MiB the write buffer may keep, plus slack for small buffers) */
+    assert_int_equal(pgw_client_exec(c, "SELECT 2", NULL), 0);
+    if (k.live > base + 2u * 1024u * 1024u)
+        fail_msg("%zu bytes held after the request, %zu before", k.live, base);
+    pgw_client_close(c);
+    assert_int_equal(k.live, 0);
+}
+
 /* The NULL-handle convention: no function of client.h crashes on NULL. */
 static void test_null_handles(void **state)
 {
@@ -405,6 +483,7 @@ int main(void)
         cmocka_unit_test(test_requests_refused_in_open_batch),
         cmocka_unit_test(test_null_handles),
         cmocka_unit_test(test_param_count_limit),
+        cmocka_unit_test(test_large_parameter_memory_returns),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
