@@ -44,6 +44,8 @@
 
 #include <cmocka.h>
 
+#include "test_conn_signals.h"
+
 extern char **environ;
 
 #define NSLOTS   4 /* even: unix, odd: TCP */
@@ -92,16 +94,6 @@ static int slow_mode(void)
 {
     const char *s = getenv("PGW_TEST_SLOW");
     return RUNNING_ON_VALGRIND || (s && *s && strcmp(s, "0") != 0);
-}
-
-static void assert_sigpipe_default(void)
-{
-    struct sigaction sa;
-    assert_int_equal(sigaction(SIGPIPE, NULL, &sa), 0);
-    assert_true(sa.sa_handler == SIG_DFL);
-    sigset_t mask;
-    assert_int_equal(sigprocmask(SIG_SETMASK, NULL, &mask), 0);
-    assert_int_equal(sigismember(&mask, SIGPIPE), 0);
 }
 
 /* ------------------------------------------------------------- requests */
@@ -382,16 +374,6 @@ static void chaos_finish(void)
     assert_sigpipe_default();
 }
 
-static int setup(void **state)
-{
-    signal(SIGPIPE, SIG_DFL);
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGPIPE);
-    sigprocmask(SIG_UNBLOCK, &set, NULL);
-    return 0;
-}
-
 /* ------------------------------------------------ pg_terminate_backend */
 
 static void test_terminate_under_load(void **state)
@@ -525,8 +507,8 @@ static void test_restart_under_load(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup(test_terminate_under_load, setup),
-        cmocka_unit_test_setup(test_restart_under_load, setup),
+        cmocka_unit_test_setup(test_terminate_under_load, setup_sigpipe_default),
+        cmocka_unit_test_setup(test_restart_under_load, setup_sigpipe_default),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

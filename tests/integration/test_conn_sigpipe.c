@@ -25,6 +25,8 @@
 
 #include <cmocka.h>
 
+#include "test_conn_signals.h"
+
 /* Large enough that a write to a TCP socket whose peer is gone takes more
  * than one system call: the first is answered with a reset, the next one
  * fails with EPIPE (and raises SIGPIPE unless suppressed). */
@@ -37,33 +39,6 @@ static char *big_text(void)
     memset(s, 'p', BIG_PARAM);
     s[BIG_PARAM] = 0;
     return s;
-}
-
-/* SIGPIPE is at its default disposition and not blocked: a SIGPIPE raised
- * by a write would kill this process. */
-static void assert_sigpipe_default(void)
-{
-    struct sigaction sa;
-    assert_int_equal(sigaction(SIGPIPE, NULL, &sa), 0);
-    assert_true(sa.sa_handler == SIG_DFL);
-    sigset_t mask;
-    assert_int_equal(sigprocmask(SIG_SETMASK, NULL, &mask), 0);
-    assert_int_equal(sigismember(&mask, SIGPIPE), 0);
-    sigset_t pending;
-    assert_int_equal(sigpending(&pending), 0);
-    assert_int_equal(sigismember(&pending, SIGPIPE), 0);
-}
-
-static int setup(void **state)
-{
-    /* cmocka or the environment must not have changed it: the test means
-     * nothing otherwise. Reset it to be sure the process is exposed. */
-    signal(SIGPIPE, SIG_DFL);
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGPIPE);
-    sigprocmask(SIG_UNBLOCK, &set, NULL);
-    return 0;
 }
 
 static char *conninfo(char *buf, size_t n, int tcp)
@@ -270,10 +245,10 @@ static void test_async_tcp(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup(test_blocking_unix, setup),
-        cmocka_unit_test_setup(test_blocking_tcp, setup),
-        cmocka_unit_test_setup(test_async_unix, setup),
-        cmocka_unit_test_setup(test_async_tcp, setup),
+        cmocka_unit_test_setup(test_blocking_unix, setup_sigpipe_default),
+        cmocka_unit_test_setup(test_blocking_tcp, setup_sigpipe_default),
+        cmocka_unit_test_setup(test_async_unix, setup_sigpipe_default),
+        cmocka_unit_test_setup(test_async_tcp, setup_sigpipe_default),
     };
     /* PGW_TEST_FILTER=test_async_tcp runs one scenario (each one that
      * fails kills the process). */
