@@ -19,8 +19,8 @@
  *                  broken: only pgw_client_close is useful), PGW_ECLOSED
  *                  (it broke earlier), PGW_EINVAL (c NULL, bad arguments,
  *                  more than 65535 parameters: nothing was sent),
- *                  PGW_ENOMEM, PGW_ETOOBIG (request too large: nothing was
- *                  sent), PGW_EBUSY (a batch is open on the underlying
+ *                  PGW_ENOMEM, PGW_ETOOBIG (request too large: nothing
+ *                  was sent), PGW_EBUSY (a batch is open on the underlying
  *                  connection: pgw_conn_batch_begin on pgw_client_conn
  *                  without its pgw_conn_batch_end; the request would wait
  *                  for that batch's Sync, so it is refused, never blocks).
@@ -53,9 +53,8 @@ typedef struct pgw_client pgw_client_t;
  * pgw_conn_connect and its callback (PGW_ECONNINFO, PGW_ENOTSUP,
  * PGW_ECONNECT, PGW_ETARGET, PGW_EAUTH, PGW_EAUTHPOLICY, PGW_ESERVER,
  * PGW_ECONNLOST, PGW_EPROTO, PGW_ENOMEM, PGW_EINVAL when out is NULL; *out
- * is then NULL). When errbuf is
- * not NULL it receives a NUL-terminated description of a failure (the
- * server's message for PGW_ESERVER).
+ * is then NULL). When errbuf is not NULL it receives a NUL-terminated
+ * description of a failure (the server's message for PGW_ESERVER).
  */
 PGW_EXTERN int pgw_client_connect(pgw_client_t **out, const char *conninfo,
                                   const pgw_conn_config_t *cfg);
