@@ -17,9 +17,23 @@
  *   other < 0      the request did not produce a result (*res is NULL):
  *                  PGW_ECONNLOST, PGW_EPROTO, PGW_ETOOBIG (the connection is
  *                  broken: only pgw_client_close is useful), PGW_ECLOSED
- *                  (it broke earlier), PGW_EINVAL, PGW_ENOMEM, PGW_ETOOBIG
- *                  (request too large: nothing was sent), PGW_EBUSY.
- * When res is NULL the result is freed for the caller.
+ *                  (it broke earlier), PGW_EINVAL (c NULL, bad arguments,
+ *                  more than 65535 parameters: nothing was sent),
+ *                  PGW_ENOMEM, PGW_ETOOBIG (request too large: nothing
+ *                  was sent), PGW_EBUSY (a batch is open on the underlying
+ *                  connection: pgw_conn_batch_begin on pgw_client_conn
+ *                  without its pgw_conn_batch_end; the request would wait
+ *                  for that batch's Sync, so it is refused, never blocks).
+ * When res is NULL the result is freed for the caller; when a request is
+ * refused (< 0 returned before anything was sent) *res is set to NULL.
+ *
+ * SIGNALS: as for pgw_conn_t (conn.h), no call raises SIGPIPE: a request on
+ * a connection the server closed fails with PGW_ECONNLOST (or, when the
+ * server's FATAL message was still unread, PGW_ESERVER with that error).
+ *
+ * NULL HANDLES: every function accepts a NULL client without crashing:
+ * int-returning functions return PGW_EINVAL, pointer results are NULL,
+ * pgw_client_close(NULL) is a no-op.
  */
 #ifndef PGWIRE_CLIENT_H
 #define PGWIRE_CLIENT_H
@@ -38,9 +52,9 @@ typedef struct pgw_client pgw_client_t;
  * underlying pgw_conn_t. Returns 0 and sets *out, or one of the codes of
  * pgw_conn_connect and its callback (PGW_ECONNINFO, PGW_ENOTSUP,
  * PGW_ECONNECT, PGW_ETARGET, PGW_EAUTH, PGW_EAUTHPOLICY, PGW_ESERVER,
- * PGW_ECONNLOST, PGW_EPROTO, PGW_ENOMEM; *out is then NULL). When errbuf is
- * not NULL it receives a NUL-terminated description of a failure (the
- * server's message for PGW_ESERVER).
+ * PGW_ECONNLOST, PGW_EPROTO, PGW_ENOMEM, PGW_EINVAL when out is NULL; *out
+ * is then NULL). When errbuf is not NULL it receives a NUL-terminated
+ * description of a failure (the server's message for PGW_ESERVER).
  */
 PGW_EXTERN int pgw_client_connect(pgw_client_t **out, const char *conninfo,
                                   const pgw_conn_config_t *cfg);
@@ -54,22 +68,22 @@ PGW_EXTERN int pgw_client_exec(pgw_client_t *c, const char *sql, pgw_result_t **
 /* Extended query with parameters (binary results; see pgw_client_query_flags
  * for PGW_Q_TEXT). */
 PGW_EXTERN int pgw_client_query(pgw_client_t *c, const char *sql, const pgw_param_t *params,
-                                uint16_t nparams, pgw_result_t **res);
+                                size_t nparams, pgw_result_t **res);
 PGW_EXTERN int pgw_client_query_flags(pgw_client_t *c, const char *sql, const pgw_param_t *params,
-                                      uint16_t nparams, unsigned flags, pgw_result_t **res);
+                                      size_t nparams, unsigned flags, pgw_result_t **res);
 
 /* Streaming: row_cb sees each row as views valid during the call; *res
  * (may be NULL) receives the final result without rows. */
 PGW_EXTERN int pgw_client_query_rows(pgw_client_t *c, const char *sql, const pgw_param_t *params,
-                                     uint16_t nparams, unsigned flags, pgw_row_cb row_cb, void *ud,
+                                     size_t nparams, unsigned flags, pgw_row_cb row_cb, void *ud,
                                      pgw_result_t **res);
 
 /* Prepare a named statement (res: parameter types and columns; may be
  * NULL), execute it, describe it, deallocate it. */
 PGW_EXTERN int pgw_client_prepare(pgw_client_t *c, const char *name, const char *sql,
-                                  const uint32_t *oids, uint16_t nparams, pgw_result_t **res);
+                                  const uint32_t *oids, size_t nparams, pgw_result_t **res);
 PGW_EXTERN int pgw_client_execute(pgw_client_t *c, const char *name, const pgw_param_t *params,
-                                  uint16_t nparams, pgw_result_t **res);
+                                  size_t nparams, pgw_result_t **res);
 
 /* One request of a batch: a query through the unnamed statement, or, when
  * stmt is set, an execution of that prepared statement (sql is then
@@ -77,7 +91,7 @@ PGW_EXTERN int pgw_client_execute(pgw_client_t *c, const char *name, const pgw_p
 typedef struct pgw_client_batch_item {
     const char *sql;
     const pgw_param_t *params;
-    uint16_t nparams;
+    size_t nparams;
     unsigned flags;   /* PGW_Q_TEXT */
     const char *stmt; /* NULL, or the name of a prepared statement */
 } pgw_client_batch_item_t;
@@ -89,7 +103,8 @@ typedef struct pgw_client_batch_item {
  * write. results[i] receives item i's result (NULL when it has none) and
  * statuses[i] (if statuses is not NULL) its status; the caller frees every
  * non-NULL result. Returns 0 if every item succeeded, else the first
- * failure's status (or a code above when nothing was sent; then every
+ * failure's status (or a code above when nothing was sent, such as
+ * PGW_EBUSY when a batch is already open on the connection; then every
  * results[i] is NULL).
  */
 PGW_EXTERN int pgw_client_batch(pgw_client_t *c, const pgw_client_batch_item_t *items, size_t n,
@@ -101,15 +116,17 @@ PGW_EXTERN int pgw_client_batch(pgw_client_t *c, const pgw_client_batch_item_t *
  * server to close it. Safe to call from another thread than the one
  * blocked in a call of this client. Returns 0 (delivered; the interrupted
  * call returns PGW_ESERVER with SQLSTATE 57014 if it was still running),
- * PGW_ECONNECT, PGW_ETIMEDOUT, PGW_ENOMEM, PGW_ENOTSUP (no BackendKeyData).
+ * PGW_ECONNECT, PGW_ETIMEDOUT, PGW_ENOMEM, PGW_ENOTSUP (no BackendKeyData),
+ * PGW_EINVAL (c NULL).
  * The owning thread should issue its next call only after pgw_client_cancel
  * returned: until the server has closed the cancel connection, the cancel
  * may still interrupt whatever runs next.
  */
 PGW_EXTERN int pgw_client_cancel(pgw_client_t *c);
 
-/* The underlying connection and session, for what is not wrapped here.
- * Never close or free them; do not run their loop from another thread. */
+/* The underlying connection and session, for what is not wrapped here
+ * (NULL for a NULL client). Never close or free them; do not run their loop
+ * from another thread. */
 PGW_EXTERN pgw_conn_t *pgw_client_conn(pgw_client_t *c);
 PGW_EXTERN pgw_session_t *pgw_client_session(pgw_client_t *c);
 

@@ -24,10 +24,30 @@
  * once per loop turn (a uv_prepare_t runs the flush just before the loop
  * polls), so requests issued together in one turn reach the socket in one
  * write. Output is also flushed at once when it grows past the write
- * threshold. A buffer handed to uv_write is never touched until its write
- * completes (double buffering with the session's output buffer).
+ * threshold. A flush swaps the session's output buffer with the
+ * connection's write buffer (double buffering) and sends it with
+ * send(MSG_NOSIGNAL) right away; what the socket does not take stays pinned
+ * in the write buffer and is sent as the socket becomes writable, while new
+ * requests fill the session's buffer for the next flush. After a write,
+ * the write buffer keeps its capacity for reuse unless it grew past
+ * max(1 MiB, 4 x write_threshold) for one large request: then it is freed.
  *
- * READS: libuv reads straight into the session's input buffer (no copy).
+ * READS: the socket is watched by one uv_poll_t (readable always once
+ * connected, writable only while a connect or a write is in progress).
+ * recv() reads straight into the session's input buffer (no copy), at most
+ * 16 times per readable event so that one busy connection cannot starve
+ * the others on its loop.
+ *
+ * SIGNALS: the connection owns its sockets (non-blocking, close-on-exec)
+ * and writes only with send(MSG_NOSIGNAL): a write to a connection the
+ * server closed fails the requests with PGW_ECONNLOST and never raises
+ * SIGPIPE, on TCP and unix-domain sockets alike. The library never changes
+ * signal dispositions or masks; the application need not ignore SIGPIPE.
+ *
+ * NULL HANDLES: every function of this header accepts a NULL conn without
+ * crashing: functions returning an int status return PGW_EINVAL,
+ * pgw_conn_is_ready and pgw_conn_in_batch return 0, pointer results are
+ * NULL, and pgw_conn_stats zeroes *out (when out is not NULL).
  *
  * TLS: not implemented yet. sslmode=disable, allow and prefer connect in
  * plaintext (no SSLRequest is sent); sslmode=require, verify-ca and
@@ -73,7 +93,9 @@ typedef struct pgw_conn_config {
     const pgw_allocator_t *alloc; /* NULL: malloc; must outlive the conn and its buffers */
     uint32_t max_message_size;    /* 0: PGW_DEFAULT_MAX_MESSAGE */
     size_t write_threshold;       /* 0: 256 KiB; flush at once past this */
-    size_t read_chunk_size;       /* 0: the session's default (64 KiB) */
+    /* (After a write the write buffer's capacity is kept up to
+     * max(1 MiB, 4 x write_threshold); a larger buffer is freed.) */
+    size_t read_chunk_size; /* 0: the session's default (64 KiB) */
     /* Optional application hooks (views valid during the call). */
     void (*on_notice)(pgw_conn_t *conn, const pgw_error_t *notice, void *ud);
     void (*on_notification)(pgw_conn_t *conn, int32_t pid, pgw_str_t channel, pgw_str_t payload,
@@ -93,15 +115,16 @@ typedef struct pgw_conn_config {
 
 /* Traffic counters since pgw_conn_new. */
 typedef struct pgw_conn_stats {
-    uint64_t writes;    /* uv_write calls issued */
-    uint64_t bytes_out; /* bytes handed to uv_write */
-    uint64_t reads;     /* read callbacks that delivered bytes */
+    uint64_t writes;    /* flushes: output buffers handed to the socket (one
+                           may take several send() calls when it is full) */
+    uint64_t bytes_out; /* bytes of those buffers */
+    uint64_t reads;     /* recv() calls that delivered bytes */
     uint64_t bytes_in;  /* bytes read */
 } pgw_conn_stats_t;
 
 /* Create a connection on loop with cfg (copied; NULL: defaults). Nothing
- * touches the network until pgw_conn_connect. Returns 0, PGW_EINVAL (loop
- * NULL) or PGW_ENOMEM. Free it with pgw_conn_close (also when it never
+ * touches the network until pgw_conn_connect. Returns 0, PGW_EINVAL (out or
+ * loop NULL) or PGW_ENOMEM. Free it with pgw_conn_close (also when it never
  * connected). */
 PGW_EXTERN int pgw_conn_new(pgw_conn_t **out, struct uv_loop_s *loop, const pgw_conn_config_t *cfg);
 
@@ -122,7 +145,8 @@ PGW_EXTERN int pgw_conn_new(pgw_conn_t **out, struct uv_loop_s *loop, const pgw_
  * abandoned (the server closes during startup, or does not match
  * target_session_attrs), they fail with that attempt's error.
  *
- * Returns 0 (cb will be called), or: PGW_ECONNINFO (bad connection string),
+ * Returns 0 (cb will be called), or: PGW_EINVAL (conn or cb NULL),
+ * PGW_ECONNINFO (bad connection string),
  * PGW_ENOTSUP (sslmode require/verify-ca/verify-full or gssencmode=require:
  * TLS is not implemented yet), PGW_EBUSY (connect already called),
  * PGW_ECLOSED (closing), PGW_EINVAL (bad session options: require_auth,
@@ -137,8 +161,9 @@ PGW_EXTERN int pgw_conn_connect(pgw_conn_t *conn, const char *conninfo, pgw_conn
  * with PGW_ECANCELED, each exactly once; Terminate is sent (best effort,
  * without blocking) when the connection is up; requests not yet written
  * are discarded, never sent. Memory is freed after every uv handle has
- * closed, right after cb (may be NULL) returns. Returns 0, or PGW_ECLOSED
- * when close was already called (cb will then not be called).
+ * closed, right after cb (may be NULL) returns. Returns 0, PGW_ECLOSED
+ * when close was already called (cb will then not be called), or
+ * PGW_EINVAL (conn NULL).
  */
 PGW_EXTERN int pgw_conn_close(pgw_conn_t *conn, pgw_close_cb cb, void *ud);
 
@@ -156,33 +181,38 @@ PGW_EXTERN int pgw_conn_close(pgw_conn_t *conn, pgw_close_cb cb, void *ud);
  * cancel. Requests written before the cancel (pipelined behind the target)
  * can still be the one interrupted: cancel targets "whatever runs now", as
  * in libpq. With nothing running, a cancel is harmless.
- * Returns 0, PGW_EBUSY (not connected yet), PGW_ECLOSED, PGW_ENOTSUP (the
- * server sent no BackendKeyData), PGW_ENOMEM, or a libuv error.
+ * Returns 0, PGW_EINVAL (conn NULL), PGW_EBUSY (not connected yet),
+ * PGW_ECLOSED, PGW_ENOTSUP (the server sent no BackendKeyData), PGW_ENOMEM,
+ * or PGW_ECONNECT (the cancel socket could not be opened or connected at
+ * once).
  */
 PGW_EXTERN int pgw_conn_cancel(pgw_conn_t *conn, pgw_cancel_cb cb, void *ud);
 
 /* Requests: see the session functions of the same name for their
  * semantics, ownership and results. Each returns 0 or the session's error
- * codes, plus PGW_ECLOSED after pgw_conn_close or when the connection is
- * lost, and PGW_EBUSY before pgw_conn_connect. */
+ * codes, plus PGW_EINVAL (conn NULL), PGW_ECLOSED after pgw_conn_close or
+ * when the connection is lost, and PGW_EBUSY before pgw_conn_connect.
+ * nparams is passed to the session unchanged: the protocol carries at most
+ * 65535 parameters, and a larger count is refused with PGW_EINVAL before
+ * anything is encoded (the connection stays usable). */
 PGW_EXTERN int pgw_conn_simple_query(pgw_conn_t *conn, const char *sql, pgw_result_cb cb, void *ud);
 PGW_EXTERN int pgw_conn_simple_query_rows(pgw_conn_t *conn, const char *sql, pgw_row_cb row_cb,
                                           pgw_result_cb done_cb, void *ud);
 /* Extended query with binary results (PGW_Q_TEXT in pgw_conn_query_flags
  * for text). */
 PGW_EXTERN int pgw_conn_query(pgw_conn_t *conn, const char *sql, const pgw_param_t *params,
-                              uint16_t nparams, pgw_result_cb cb, void *ud);
+                              size_t nparams, pgw_result_cb cb, void *ud);
 PGW_EXTERN int pgw_conn_query_flags(pgw_conn_t *conn, const char *sql, const pgw_param_t *params,
-                                    uint16_t nparams, unsigned flags, pgw_result_cb cb, void *ud);
+                                    size_t nparams, unsigned flags, pgw_result_cb cb, void *ud);
 PGW_EXTERN int pgw_conn_query_rows(pgw_conn_t *conn, const char *sql, const pgw_param_t *params,
-                                   uint16_t nparams, unsigned flags, pgw_row_cb row_cb,
+                                   size_t nparams, unsigned flags, pgw_row_cb row_cb,
                                    pgw_result_cb done_cb, void *ud);
 PGW_EXTERN int pgw_conn_prepare(pgw_conn_t *conn, const char *name, const char *sql,
-                                const uint32_t *oids, uint16_t nparams, pgw_result_cb cb, void *ud);
+                                const uint32_t *oids, size_t nparams, pgw_result_cb cb, void *ud);
 PGW_EXTERN int pgw_conn_execute(pgw_conn_t *conn, const char *name, const pgw_param_t *params,
-                                uint16_t nparams, unsigned flags, pgw_result_cb cb, void *ud);
+                                size_t nparams, unsigned flags, pgw_result_cb cb, void *ud);
 PGW_EXTERN int pgw_conn_execute_rows(pgw_conn_t *conn, const char *name, const pgw_param_t *params,
-                                     uint16_t nparams, unsigned flags, pgw_row_cb row_cb,
+                                     size_t nparams, unsigned flags, pgw_row_cb row_cb,
                                      pgw_result_cb done_cb, void *ud);
 PGW_EXTERN int pgw_conn_describe(pgw_conn_t *conn, const char *name, pgw_result_cb cb, void *ud);
 PGW_EXTERN int pgw_conn_close_statement(pgw_conn_t *conn, const char *name, pgw_result_cb cb,
@@ -191,6 +221,11 @@ PGW_EXTERN int pgw_conn_close_statement(pgw_conn_t *conn, const char *name, pgw_
 PGW_EXTERN int pgw_conn_batch_begin(pgw_conn_t *conn, unsigned flags);
 PGW_EXTERN int pgw_conn_batch_end(pgw_conn_t *conn, pgw_result_cb cb, void *ud);
 PGW_EXTERN int pgw_conn_sync(pgw_conn_t *conn, pgw_result_cb cb, void *ud);
+/* 1 while a batch opened with pgw_conn_batch_begin has not been ended with
+ * pgw_conn_batch_end (and the session it was opened on is still the
+ * connection's), else 0. (A batch opened on pgw_conn_session directly is
+ * not seen here.) */
+PGW_EXTERN int pgw_conn_in_batch(const pgw_conn_t *conn);
 
 /*
  * The session being driven, for direct access (parameters, transaction
@@ -200,7 +235,7 @@ PGW_EXTERN int pgw_conn_sync(pgw_conn_t *conn, pgw_result_cb cb, void *ud);
  * connect callback reported success. Never free it.
  */
 PGW_EXTERN pgw_session_t *pgw_conn_session(pgw_conn_t *conn);
-/* The loop the connection runs on. */
+/* The loop the connection runs on (NULL for a NULL conn). */
 PGW_EXTERN struct uv_loop_s *pgw_conn_loop(const pgw_conn_t *conn);
 /* 1 once connected (startup done) and until lost or closed. */
 PGW_EXTERN int pgw_conn_is_ready(const pgw_conn_t *conn);
@@ -208,15 +243,17 @@ PGW_EXTERN int pgw_conn_is_ready(const pgw_conn_t *conn);
  * terminated, valid until the next attempt or pgw_conn_close. */
 PGW_EXTERN const char *pgw_conn_host(const pgw_conn_t *conn);
 PGW_EXTERN const char *pgw_conn_port(const pgw_conn_t *conn);
-/* Copy the traffic counters into *out. */
+/* Copy the traffic counters into *out (zeroes when conn is NULL; nothing
+ * when out is NULL). */
 PGW_EXTERN void pgw_conn_stats(const pgw_conn_t *conn, pgw_conn_stats_t *out);
 
 /* The socket's file descriptor (like libpq's PQsocket), for inspection
  * such as getsockopt; reading or writing it directly corrupts the
- * connection. Returns the descriptor, or PGW_ECLOSED when there is no
- * connected socket. */
+ * connection. Returns the descriptor, PGW_ECLOSED when there is no
+ * connected socket (connecting, lost or closed), or PGW_EINVAL (conn
+ * NULL). */
 PGW_EXTERN int pgw_conn_fd(const pgw_conn_t *conn);
-/* The application data of the config (cfg->ud). */
+/* The application data of the config (cfg->ud), NULL for a NULL conn. */
 PGW_EXTERN void *pgw_conn_userdata(const pgw_conn_t *conn);
 
 #ifdef __cplusplus

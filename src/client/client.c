@@ -16,9 +16,7 @@ struct pgw_client {
     pgw_conn_t *conn;
     const pgw_allocator_t *alloc;
     /* Copied at connect, read by pgw_client_cancel from any thread. */
-    struct sockaddr_storage peer;
-    int peer_is_pipe;
-    char peer_path[256];
+    pgw__peer_t peer;
     int32_t pid;
     uint8_t key[256];
     size_t key_len;
@@ -98,8 +96,6 @@ static void copy_cancel_info(pgw_client_t *c)
 {
     pgw_conn_t *conn = c->conn;
     c->peer = conn->peer;
-    c->peer_is_pipe = conn->peer_is_pipe;
-    memcpy(c->peer_path, conn->peer_path, sizeof(c->peer_path));
     const uint8_t *key;
     if (conn->s && pgw_session_backend_key(conn->s, &c->pid, &key, &c->key_len) == 0 &&
         c->key_len <= sizeof(c->key)) {
@@ -162,23 +158,42 @@ int pgw_client_connect(pgw_client_t **out, const char *conninfo, const pgw_conn_
 
 /* --------------------------------------------------------------- requests */
 
+/* Whether a blocking request may be issued now. A request issued inside a
+ * batch opened on the underlying connection (pgw_conn_batch_begin on
+ * pgw_client_conn) would wait for a Sync that only the batch's end sends:
+ * it is refused instead of blocking forever. */
+static int client_check(const pgw_client_t *c)
+{
+    if (!c) return PGW_EINVAL;
+    return pgw_conn_in_batch(c->conn) ? PGW_EBUSY : 0;
+}
+
+/* What a refused request returns (with *res cleared). */
+static int refuse(int rc, pgw_result_t **res)
+{
+    if (res) *res = NULL;
+    return rc;
+}
+
 int pgw_client_exec(pgw_client_t *c, const char *sql, pgw_result_t **res)
 {
     waiter_t w = {0, 0, NULL};
-    if (!c) return PGW_EINVAL;
+    int rc = client_check(c);
+    if (rc < 0) return refuse(rc, res);
     return finish(c, pgw_conn_simple_query(c->conn, sql, on_done, &w), &w, res);
 }
 
 int pgw_client_query_flags(pgw_client_t *c, const char *sql, const pgw_param_t *params,
-                           uint16_t nparams, unsigned flags, pgw_result_t **res)
+                           size_t nparams, unsigned flags, pgw_result_t **res)
 {
     waiter_t w = {0, 0, NULL};
-    if (!c) return PGW_EINVAL;
+    int rc = client_check(c);
+    if (rc < 0) return refuse(rc, res);
     return finish(c, pgw_conn_query_flags(c->conn, sql, params, nparams, flags, on_done, &w), &w,
                   res);
 }
 
-int pgw_client_query(pgw_client_t *c, const char *sql, const pgw_param_t *params, uint16_t nparams,
+int pgw_client_query(pgw_client_t *c, const char *sql, const pgw_param_t *params, size_t nparams,
                      pgw_result_t **res)
 {
     return pgw_client_query_flags(c, sql, params, nparams, 0, res);
@@ -199,29 +214,31 @@ static int rows_trampoline(const pgw_row_t *row, void *ud)
 }
 
 int pgw_client_query_rows(pgw_client_t *c, const char *sql, const pgw_param_t *params,
-                          uint16_t nparams, unsigned flags, pgw_row_cb row_cb, void *ud,
+                          size_t nparams, unsigned flags, pgw_row_cb row_cb, void *ud,
                           pgw_result_t **res)
 {
-    if (!c || !row_cb) return PGW_EINVAL;
+    int rc = row_cb ? client_check(c) : PGW_EINVAL;
+    if (rc < 0) return refuse(rc, res);
     rows_ctx_t x = {{0, 0, NULL}, row_cb, ud};
-    int rc =
-        pgw_conn_query_rows(c->conn, sql, params, nparams, flags, rows_trampoline, on_done, &x);
+    rc = pgw_conn_query_rows(c->conn, sql, params, nparams, flags, rows_trampoline, on_done, &x);
     return finish(c, rc, &x.w, res);
 }
 
 int pgw_client_prepare(pgw_client_t *c, const char *name, const char *sql, const uint32_t *oids,
-                       uint16_t nparams, pgw_result_t **res)
+                       size_t nparams, pgw_result_t **res)
 {
     waiter_t w = {0, 0, NULL};
-    if (!c) return PGW_EINVAL;
+    int rc = client_check(c);
+    if (rc < 0) return refuse(rc, res);
     return finish(c, pgw_conn_prepare(c->conn, name, sql, oids, nparams, on_done, &w), &w, res);
 }
 
-int pgw_client_execute(pgw_client_t *c, const char *name, const pgw_param_t *params,
-                       uint16_t nparams, pgw_result_t **res)
+int pgw_client_execute(pgw_client_t *c, const char *name, const pgw_param_t *params, size_t nparams,
+                       pgw_result_t **res)
 {
     waiter_t w = {0, 0, NULL};
-    if (!c) return PGW_EINVAL;
+    int rc = client_check(c);
+    if (rc < 0) return refuse(rc, res);
     return finish(c, pgw_conn_execute(c->conn, name, params, nparams, 0, on_done, &w), &w, res);
 }
 
@@ -250,10 +267,12 @@ int pgw_client_batch(pgw_client_t *c, const pgw_client_batch_item_t *items, size
     if (!c || (n && (!items || !results))) return PGW_EINVAL;
     for (size_t i = 0; i < n; i++)
         results[i] = NULL;
+    int rc = client_check(c);
+    if (rc < 0) return rc;
     if (n == 0) return 0;
     waiter_t *ws = pgw__calloc(c->alloc, n, sizeof(*ws));
     if (!ws) return PGW_ENOMEM;
-    int rc = pgw_conn_batch_begin(c->conn, flags);
+    rc = pgw_conn_batch_begin(c->conn, flags);
     if (rc < 0) {
         pgw__free(c->alloc, ws);
         return rc;
@@ -275,58 +294,9 @@ int pgw_client_batch(pgw_client_t *c, const pgw_client_batch_item_t *items, size
 
 /* ----------------------------------------------------------------- cancel */
 
-typedef struct blocking_cancel {
-    pgw__sock_handle_t h;
-    uv_timer_t timer;
-    uv_connect_t creq;
-    uv_write_t wreq;
-    pgw_buf_t pkt;
-    char rbuf[64];
-    int status;
-    int finished;
-} blocking_cancel_t;
-
-static void bc_finish(blocking_cancel_t *x, int status)
+static void on_cancel_done(pgw__cancel_req_t *x, int status)
 {
-    if (x->finished) return;
-    x->finished = 1;
-    x->status = status;
-    uv_close(&x->h.handle, NULL);
-    uv_close((uv_handle_t *)&x->timer, NULL);
-}
-
-static void bc_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf)
-{
-    blocking_cancel_t *x = h->data;
-    *buf = uv_buf_init(x->rbuf, sizeof(x->rbuf));
-}
-
-static void bc_read(uv_stream_t *st, ssize_t n, const uv_buf_t *buf)
-{
-    if (n < 0) bc_finish(st->data, n == UV_EOF || n == UV_ECONNRESET ? 0 : PGW_ECONNECT);
-}
-
-static void bc_written(uv_write_t *req, int status)
-{
-    if (status < 0) bc_finish(req->data, PGW_ECONNECT);
-}
-
-static void bc_connected(uv_connect_t *req, int status)
-{
-    blocking_cancel_t *x = req->data;
-    if (status < 0) {
-        bc_finish(x, PGW_ECONNECT);
-        return;
-    }
-    uv_buf_t b = uv_buf_init((char *)x->pkt.data, (unsigned)x->pkt.len);
-    if (uv_write(&x->wreq, &x->h.stream, &b, 1, bc_written) < 0 ||
-        uv_read_start(&x->h.stream, bc_alloc, bc_read) < 0)
-        bc_finish(x, PGW_ECONNECT);
-}
-
-static void bc_timeout(uv_timer_t *t)
-{
-    bc_finish(t->data, PGW_ETIMEDOUT);
+    *(int *)x->owner = status;
 }
 
 int pgw_client_cancel(pgw_client_t *c)
@@ -336,28 +306,17 @@ int pgw_client_cancel(pgw_client_t *c)
     uv_loop_t loop;
     int rc = uv_loop_init(&loop);
     if (rc < 0) return rc;
-    blocking_cancel_t x;
+    int status = 0;
+    pgw__cancel_req_t x;
     memset(&x, 0, sizeof(x));
+    x.done = on_cancel_done;
+    x.owner = &status;
     pgw_buf_init(&x.pkt, c->alloc);
     rc = pgw_enc_cancel_request(&x.pkt, c->pid, c->key, c->key_len);
-    if (rc == 0)
-        rc = c->peer_is_pipe ? uv_pipe_init(&loop, &x.h.pipe, 0) : uv_tcp_init(&loop, &x.h.tcp);
+    if (rc == 0) rc = pgw__cancel_req_start(&x, &loop, &c->peer, PGW__CANCEL_TIMEOUT_MS);
     if (rc == 0) {
-        x.h.handle.data = &x;
-        x.creq.data = &x;
-        x.wreq.data = &x;
-        uv_timer_init(&loop, &x.timer);
-        x.timer.data = &x;
-        uv_timer_start(&x.timer, bc_timeout, PGW__CANCEL_TIMEOUT_MS, 0);
-        if (c->peer_is_pipe) {
-            uv_pipe_connect(&x.creq, &x.h.pipe, c->peer_path, bc_connected);
-        } else {
-            int crc =
-                uv_tcp_connect(&x.creq, &x.h.tcp, (const struct sockaddr *)&c->peer, bc_connected);
-            if (crc < 0) bc_finish(&x, PGW_ECONNECT);
-        }
-        uv_run(&loop, UV_RUN_DEFAULT);
-        rc = x.status;
+        uv_run(&loop, UV_RUN_DEFAULT); /* until it finished and its handles closed */
+        rc = status;
     }
     pgw_buf_free(&x.pkt);
     uv_loop_close(&loop);

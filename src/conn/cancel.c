@@ -3,6 +3,10 @@
  * live connection uses. The server reads the request, signals the backend
  * and closes the socket without answering: EOF is success.
  *
+ * The request itself (pgw__cancel_req_t: connect, send, wait for the
+ * server's close, bounded by a timer) is shared with the blocking client's
+ * pgw_client_cancel, which runs it on a private loop.
+ *
  * While a cancel is in flight the connection writes nothing new (conn.c
  * checks c->cancels): a request sent before the server has acted on the
  * cancel could be the one interrupted (node-postgres #3751). Each cancel is
@@ -11,120 +15,132 @@
 #define _POSIX_C_SOURCE 200809L
 #include "conn/conn_internal.h"
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <string.h>
 
 #define PGW__CANCEL_TIMEOUT_MS 10000u
 
+/* ------------------------------------------------------ the request itself */
+
+static void on_req_closed(uv_handle_t *h)
+{
+    /* h is the first member of either the socket (its poll) or the timer */
+    pgw__cancel_req_t *x = h->data;
+    if (--x->nopen == 0 && x->closed) x->closed(x);
+}
+
+void pgw__cancel_req_finish(pgw__cancel_req_t *x, int status)
+{
+    if (x->finished) return;
+    x->finished = 1;
+    pgw__sock_close(&x->sock, on_req_closed);
+    uv_close((uv_handle_t *)&x->timer, on_req_closed);
+    x->done(x, status);
+}
+
+static void on_req_timeout(uv_timer_t *t)
+{
+    pgw__cancel_req_t *x = t->data;
+    pgw__cancel_req_finish(x, x->sock.events ? PGW_ETIMEDOUT : PGW_ECONNECT);
+}
+
+/* Send what is left of the packet; then wait for the server's close. */
+static void req_send(pgw__cancel_req_t *x)
+{
+    while (x->sent < x->pkt.len) {
+        ssize_t n = pgw__sock_send(&x->sock, x->pkt.data + x->sent, x->pkt.len - x->sent);
+        if (n == PGW_EAGAIN) return; /* still watching writable */
+        if (n < 0) {
+            pgw__cancel_req_finish(x, PGW_ECONNECT);
+            return;
+        }
+        x->sent += (size_t)n;
+    }
+    if (pgw__sock_watch(&x->sock, UV_READABLE) < 0) pgw__cancel_req_finish(x, PGW_ECONNECT);
+}
+
+/* The server sends nothing; any bytes are ignored until it closes. */
+static void req_read(pgw__cancel_req_t *x)
+{
+    uint8_t scratch[64];
+    ssize_t n = pgw__sock_recv(&x->sock, scratch, sizeof(scratch));
+    if (n == 0) pgw__cancel_req_finish(x, 0);
+    if (n == PGW_ECONNLOST) pgw__cancel_req_finish(x, PGW_ECONNECT);
+}
+
+static void on_req_event(pgw__sock_t *k, int status, int events)
+{
+    pgw__cancel_req_t *x = k->owner;
+    if (status < 0 || (k->connecting && pgw__sock_connect_result(k) < 0)) {
+        pgw__cancel_req_finish(x, PGW_ECONNECT);
+        return;
+    }
+    if (x->sent < x->pkt.len) {
+        if (events & UV_WRITABLE) req_send(x);
+        return;
+    }
+    if (events & UV_READABLE) req_read(x);
+}
+
+int pgw__cancel_req_start(pgw__cancel_req_t *x, uv_loop_t *loop, const pgw__peer_t *peer,
+                          uint64_t timeout_ms)
+{
+    int rc = pgw__sock_connect(&x->sock, loop, peer, on_req_event, x);
+    if (rc < 0) return rc;
+    uv_timer_init(loop, &x->timer);
+    x->timer.data = x;
+    x->nopen = 2;
+    x->finished = 0;
+    x->sent = 0;
+    if (pgw__peer_is_tcp(peer)) {
+        int one = 1;
+        (void)setsockopt(x->sock.fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    }
+    /* Should the socket not be watched, the timer reports that at once
+     * (from the loop, like every outcome). */
+    int watching = pgw__sock_watch(&x->sock, UV_WRITABLE) == 0;
+    uv_timer_start(&x->timer, on_req_timeout, watching ? timeout_ms : 0, 0);
+    return 0;
+}
+
+/* ------------------------------------------------- cancels of a connection */
+
 struct pgw__cancel {
-    pgw__sock_handle_t h;
-    uv_timer_t timer;
-    uv_connect_t creq;
-    uv_write_t wreq;
-    int nopen; /* handles of this cancel not closed yet */
+    pgw__cancel_req_t req;
     pgw__cancel_t *next;
     pgw_conn_t *c;
     pgw_cancel_cb cb;
     void *ud;
-    pgw_buf_t pkt;
-    char rbuf[64];
 };
 
-static void on_cancel_closed(uv_handle_t *h)
+static void on_cancel_closed(pgw__cancel_req_t *req)
 {
-    pgw__cancel_t *x = h->data;
+    pgw__cancel_t *x = req->owner;
     pgw_conn_t *c = x->c;
-    if (--x->nopen == 0) {
-        pgw_buf_free(&x->pkt);
-        pgw__free(c->alloc, x);
-    }
+    pgw_buf_free(&x->req.pkt);
+    pgw__free(c->alloc, x);
+    c->handles_open--;          /* the cancel's two handles */
     pgw__conn_handle_closed(c); /* may free c: last use */
 }
 
-/* Report once, unlink, and close the socket (which frees x later). */
-static void cancel_finish(pgw__cancel_t *x, int status)
+/* Report once and unlink (the request closes its handles, freeing x). */
+static void on_cancel_done(pgw__cancel_req_t *req, int status)
 {
+    pgw__cancel_t *x = req->owner;
     pgw_conn_t *c = x->c;
     pgw__cancel_t **pp = &c->cancels;
     while (*pp && *pp != x)
         pp = &(*pp)->next;
-    if (!*pp) return; /* already finished */
-    *pp = x->next;
-    uv_close(&x->h.handle, on_cancel_closed);
-    uv_close((uv_handle_t *)&x->timer, on_cancel_closed);
+    if (*pp) *pp = x->next;
     if (x->cb) x->cb(c, status, x->ud);
     if (!c->cancels) pgw__conn_schedule_flush(c); /* writes were held */
-}
-
-static void on_cancel_timeout(uv_timer_t *t)
-{
-    cancel_finish(t->data, PGW_ETIMEDOUT);
 }
 
 void pgw__cancel_abort_all(pgw_conn_t *c)
 {
     while (c->cancels)
-        cancel_finish(c->cancels, PGW_ECANCELED);
-}
-
-static void on_cancel_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf)
-{
-    pgw__cancel_t *x = h->data;
-    PGW__UNUSED(hint);
-    *buf = uv_buf_init(x->rbuf, sizeof(x->rbuf));
-}
-
-static void on_cancel_read(uv_stream_t *st, ssize_t n, const uv_buf_t *buf)
-{
-    PGW__UNUSED(buf);
-    /* The server sends nothing; any bytes are ignored until it closes. */
-    if (n < 0) cancel_finish(st->data, n == UV_EOF || n == UV_ECONNRESET ? 0 : PGW_ECONNECT);
-}
-
-static void on_cancel_written(uv_write_t *req, int status)
-{
-    pgw__cancel_t *x = req->data;
-    if (status < 0) cancel_finish(x, PGW_ECONNECT);
-}
-
-static void on_cancel_connected(uv_connect_t *req, int status)
-{
-    pgw__cancel_t *x = req->data;
-    if (status < 0) {
-        cancel_finish(x, PGW_ECONNECT);
-        return;
-    }
-    uv_buf_t b = uv_buf_init((char *)x->pkt.data, (unsigned)x->pkt.len);
-    int rc = uv_write(&x->wreq, &x->h.stream, &b, 1, on_cancel_written);
-    if (rc == 0) rc = uv_read_start(&x->h.stream, on_cancel_alloc, on_cancel_read);
-    if (rc < 0) cancel_finish(x, PGW_ECONNECT);
-}
-
-static int cancel_open(pgw_conn_t *c, pgw__cancel_t *x)
-{
-    int rc =
-        c->peer_is_pipe ? uv_pipe_init(c->loop, &x->h.pipe, 0) : uv_tcp_init(c->loop, &x->h.tcp);
-    if (rc < 0) return rc;
-    x->h.handle.data = x;
-    uv_timer_init(c->loop, &x->timer);
-    x->timer.data = x;
-    x->nopen = 2;
-    c->handles_open += 2;
-    x->next = c->cancels;
-    c->cancels = x;
-    uv_timer_start(&x->timer, on_cancel_timeout,
-                   c->connect_timeout_ms ? c->connect_timeout_ms : PGW__CANCEL_TIMEOUT_MS, 0);
-    if (c->peer_is_pipe) {
-        uv_pipe_connect(&x->creq, &x->h.pipe, c->peer_path, on_cancel_connected);
-        return 0;
-    }
-    uv_tcp_nodelay(&x->h.tcp, 1);
-    rc =
-        uv_tcp_connect(&x->creq, &x->h.tcp, (const struct sockaddr *)&c->peer, on_cancel_connected);
-    if (rc < 0) {
-        x->cb = NULL; /* the caller reports the error instead */
-        cancel_finish(x, rc);
-    }
-    return rc;
+        pgw__cancel_req_finish(&c->cancels->req, PGW_ECANCELED);
 }
 
 int pgw_conn_cancel(pgw_conn_t *c, pgw_cancel_cb cb, void *ud)
@@ -141,19 +157,23 @@ int pgw_conn_cancel(pgw_conn_t *c, pgw_cancel_cb cb, void *ud)
     x->c = c;
     x->cb = cb;
     x->ud = ud;
-    x->creq.data = x;
-    x->wreq.data = x;
-    pgw_buf_init(&x->pkt, c->alloc);
-    int rc = pgw_enc_cancel_request(&x->pkt, pid, key, key_len);
+    x->req.done = on_cancel_done;
+    x->req.closed = on_cancel_closed;
+    x->req.owner = x;
+    pgw_buf_init(&x->req.pkt, c->alloc);
+    int rc = pgw_enc_cancel_request(&x->req.pkt, pid, key, key_len);
+    if (rc == 0)
+        rc = pgw__cancel_req_start(&x->req, c->loop, &c->peer,
+                                   c->connect_timeout_ms ? c->connect_timeout_ms
+                                                         : PGW__CANCEL_TIMEOUT_MS);
     if (rc < 0) {
-        pgw_buf_free(&x->pkt);
+        pgw_buf_free(&x->req.pkt);
         pgw__free(c->alloc, x);
         return rc;
     }
-    rc = cancel_open(c, x);
-    if (rc < 0 && !x->h.handle.data) {
-        pgw_buf_free(&x->pkt);
-        pgw__free(c->alloc, x);
-    }
-    return rc;
+    /* Linked before anything can finish it: its done callback unlinks. */
+    c->handles_open += 2;
+    x->next = c->cancels;
+    c->cancels = x;
+    return 0;
 }

@@ -12,37 +12,54 @@
 #include <sys/socket.h>
 
 #define PGW__DEFAULT_WRITE_THRESHOLD (256u * 1024u)
+/* The write buffer's capacity kept after a write: at least this, and at
+ * least four write thresholds (see pgw_conn_config_t in conn.h). */
+#define PGW__WBUF_KEEP_MIN (1024u * 1024u)
 
 /* ---------------------------------------------------------------- handles */
+
+static void on_sock_event(pgw__sock_t *k, int status, int events);
 
 static void on_sock_closed(uv_handle_t *h)
 {
     pgw__sock_t *k = h->data;
-    pgw_conn_t *c = k->c;
+    pgw_conn_t *c = k->owner;
     pgw__free(c->alloc, k);
     pgw__conn_handle_closed(c);
 }
 
-int pgw__conn_sock_new(pgw_conn_t *c, int is_pipe, pgw__sock_t **out)
+/* Start the current attempt's socket towards c->peer. Returns 0 (the
+ * attempt's outcome comes to pgw__connect_on_socket), PGW_ECONNECT (failed
+ * at once) or PGW_ENOMEM. */
+int pgw__conn_sock_open(pgw_conn_t *c)
 {
     pgw__sock_t *k = pgw__calloc(c->alloc, 1, sizeof(*k));
     if (!k) return PGW_ENOMEM;
-    int rc = is_pipe ? uv_pipe_init(c->loop, &k->h.pipe, 0) : uv_tcp_init(c->loop, &k->h.tcp);
+    int rc = pgw__sock_connect(k, c->loop, &c->peer, on_sock_event, c);
     if (rc < 0) {
         pgw__free(c->alloc, k);
         return rc;
     }
-    k->c = c;
-    k->h.handle.data = k;
-    k->creq.data = k;
     c->handles_open++;
-    *out = k;
+    c->sock = k;
+    if (pgw__sock_watch(k, UV_WRITABLE) < 0) {
+        pgw__conn_sock_drop(c);
+        return PGW_ECONNECT;
+    }
     return 0;
 }
 
-void pgw__conn_sock_close(pgw__sock_t *k)
+static void wbuf_release(pgw_conn_t *c);
+
+/* Close the current socket (if any) and forget its unfinished write. */
+void pgw__conn_sock_drop(pgw_conn_t *c)
 {
-    if (k && !uv_is_closing(&k->h.handle)) uv_close(&k->h.handle, on_sock_closed);
+    pgw__sock_t *k = c->sock;
+    if (!k) return;
+    c->sock = NULL;
+    c->write_failed = 0;
+    if (c->writing) wbuf_release(c);
+    pgw__sock_close(k, on_sock_closed);
 }
 
 static void conn_free(pgw_conn_t *c)
@@ -144,6 +161,7 @@ int pgw__conn_session_create(pgw_conn_t *c, const char *password)
     int rc = pgw_session_new(&s, &sc);
     if (rc < 0) return rc;
     c->s = s;
+    c->batch_open = 0;
     return 0;
 }
 
@@ -154,11 +172,16 @@ void pgw__conn_session_drop(pgw_conn_t *c, int err)
     pgw_session_t *s = c->s;
     if (!s) return;
     c->s = NULL; /* from here on its hooks are ignored */
+    c->batch_open = 0;
     if (err && pgw_session_state(s) != PGW_SESSION_BROKEN) pgw_session_fail(s, err);
     pgw_session_free(s);
 }
 
 /* ------------------------------------------------------------------ reads */
+
+/* recv() calls per readable event at most, so that one busy connection
+ * cannot starve the others on its loop; a short read ends the turn sooner. */
+#define PGW__READS_PER_WAKEUP 16
 
 static void transport_failed(pgw_conn_t *c, int err)
 {
@@ -168,58 +191,65 @@ static void transport_failed(pgw_conn_t *c, int err)
     if (c->s == s && c->sock) conn_on_broken(c, err);
 }
 
-static void on_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf)
+/* 1 while k is still the socket of a live session. Callbacks run by a
+ * commit may close the connection, break or replace the session. */
+static int still_current(const pgw_conn_t *c, const pgw__sock_t *k)
 {
-    pgw__sock_t *k = h->data;
-    pgw_conn_t *c = k->c;
-    uint8_t *p = NULL;
-    size_t len = 0;
-    PGW__UNUSED(hint);
-    if (k != c->sock || !c->s || c->tp->read_buffer(c, &p, &len) < 0) {
-        p = NULL;
-        len = 0; /* libuv then reports UV_ENOBUFS */
-    }
-    *buf = uv_buf_init((char *)p, (unsigned)(len > UINT32_MAX ? UINT32_MAX : len));
+    return k == c->sock && c->s != NULL;
 }
 
-static void on_read(uv_stream_t *st, ssize_t n, const uv_buf_t *buf)
+static void conn_read(pgw_conn_t *c, pgw__sock_t *k)
 {
-    pgw__sock_t *k = st->data;
-    pgw_conn_t *c = k->c;
-    PGW__UNUSED(buf);
-    if (k != c->sock || !c->s || n == 0) return;
-    if (n > 0) {
+    for (int i = 0; i < PGW__READS_PER_WAKEUP && still_current(c, k); i++) {
+        uint8_t *p = NULL;
+        size_t len = 0;
+        if (c->tp->read_buffer(c, &p, &len) < 0) {
+            transport_failed(c, PGW_ENOMEM);
+            return;
+        }
+        ssize_t n = pgw__sock_recv(k, p, len);
+        if (n == PGW_EAGAIN) return;
+        if (n <= 0) {
+            transport_failed(c, PGW_ECONNLOST); /* EOF, reset or error */
+            return;
+        }
         c->stats.reads++;
         c->stats.bytes_in += (uint64_t)n;
         int rc = c->tp->read_commit(c, (size_t)n);
         /* a fatal input error broke the session, which called cb_broken */
-        if (rc < 0 && c->s && c->sock == k) conn_on_broken(c, rc);
-        return;
+        if (rc < 0 && still_current(c, k)) conn_on_broken(c, rc);
+        if ((size_t)n < len) return; /* drained */
     }
-    transport_failed(c, n == UV_ENOBUFS ? PGW_ENOMEM : PGW_ECONNLOST);
 }
 
-/* Set an integer TCP option when the user gave one (value > 0). These are
- * best effort, as in libpq: a kernel without the option keeps its default. */
-static void set_tcp_int(uv_os_fd_t fd, int opt, unsigned value)
+/* Set at TCP connect time when the user gave a value (value > 0). These
+ * are best effort, as in libpq: a kernel without the option keeps its
+ * default. */
+static void set_tcp_int(int fd, int level, int opt, unsigned value)
 {
     int v = value > INT32_MAX ? INT32_MAX : (int)value;
-    if (value > 0) (void)setsockopt(fd, IPPROTO_TCP, opt, &v, sizeof v);
+    if (value > 0) (void)setsockopt(fd, level, opt, &v, sizeof v);
 }
 
-static void set_tcp_options(pgw_conn_t *c, pgw__sock_t *k)
+static void set_tcp_options(pgw_conn_t *c, int fd)
 {
-    uv_tcp_nodelay(&k->h.tcp, 1);
-    if (c->keepalive) uv_tcp_keepalive(&k->h.tcp, 1, c->keepalive_idle ? c->keepalive_idle : 60);
-    /* libuv 1.44 sets only the idle time; the rest of libpq's keepalive and
-     * timeout options go straight to the socket. */
-    uv_os_fd_t fd;
-    if (uv_fileno(&k->h.handle, &fd) != 0) return;
+    set_tcp_int(fd, IPPROTO_TCP, TCP_NODELAY, 1);
     if (c->keepalive) {
-        set_tcp_int(fd, TCP_KEEPINTVL, c->keepalive_interval);
-        set_tcp_int(fd, TCP_KEEPCNT, c->keepalive_count);
+        set_tcp_int(fd, SOL_SOCKET, SO_KEEPALIVE, 1);
+        set_tcp_int(fd, IPPROTO_TCP, TCP_KEEPIDLE, c->keepalive_idle ? c->keepalive_idle : 60);
+        set_tcp_int(fd, IPPROTO_TCP, TCP_KEEPINTVL, c->keepalive_interval);
+        set_tcp_int(fd, IPPROTO_TCP, TCP_KEEPCNT, c->keepalive_count);
     }
-    set_tcp_int(fd, TCP_USER_TIMEOUT, c->tcp_user_timeout_ms);
+    set_tcp_int(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, c->tcp_user_timeout_ms);
+}
+
+/* Readable always once connected; writable only while a write waits. */
+static void conn_watch(pgw_conn_t *c)
+{
+    pgw__sock_t *k = c->sock;
+    if (!k) return;
+    int ev = k->connecting ? UV_WRITABLE : UV_READABLE | (c->writing ? UV_WRITABLE : 0);
+    if (pgw__sock_watch(k, ev) < 0) transport_failed(c, PGW_ECONNLOST);
 }
 
 /* The attempt's socket is connected: start reading and send the startup
@@ -227,8 +257,8 @@ static void set_tcp_options(pgw_conn_t *c, pgw__sock_t *k)
 int pgw__conn_start_io(pgw_conn_t *c)
 {
     pgw__sock_t *k = c->sock;
-    if (k->h.handle.type == UV_TCP) set_tcp_options(c, k);
-    int rc = uv_read_start(&k->h.stream, on_alloc, on_read);
+    if (pgw__peer_is_tcp(&c->peer)) set_tcp_options(c, k->fd);
+    int rc = pgw__sock_watch(k, UV_READABLE);
     if (rc < 0) return rc;
     rc = pgw_session_start(c->s);
     if (rc < 0) return rc;
@@ -238,63 +268,100 @@ int pgw__conn_start_io(pgw_conn_t *c)
 
 /* ----------------------------------------------------------------- writes */
 
-static void on_write(uv_write_t *req, int status)
+/* The write of wbuf is over (done or abandoned). wbuf keeps its capacity
+ * for the next swap with the session, unless one large request grew it
+ * past wbuf_keep: then it is freed, so that a single 100 MB parameter does
+ * not pin 100 MB for the connection's lifetime. */
+static void wbuf_release(pgw_conn_t *c)
 {
-    pgw_conn_t *c = req->data;
-    pgw__sock_t *k = (pgw__sock_t *)req->handle->data;
     c->writing = 0;
-    pgw_buf_reset(&c->wbuf); /* keeps its capacity for the next swap */
-    if (k != c->sock || !c->s) return;
-    if (status < 0) {
-        transport_failed(c, PGW_ECONNLOST);
+    c->woff = 0;
+    if (c->wbuf.cap > c->wbuf_keep)
+        pgw_buf_free(&c->wbuf);
+    else
+        pgw_buf_reset(&c->wbuf);
+}
+
+/* A send failed: the connection is lost. Inside a request function (a
+ * flush past the threshold) the failure is reported from the loop's next
+ * prepare phase instead, so that no callback runs inside the function that
+ * accepted the request; nothing more is written meanwhile. */
+static void write_failed(pgw_conn_t *c)
+{
+    if (c->in_request) {
+        c->write_failed = 1;
+        conn_watch(c);
+        pgw__conn_schedule_flush(c);
         return;
     }
-    /* Output queued while this write was in flight goes out in the next
-     * turn's flush (or at once if it passed the threshold meanwhile). */
-    if (c->tp->pending_output(c) > 0) {
-        if (c->tp->pending_output(c) >= c->cfg.write_threshold) {
-            pgw__conn_flush(c);
-        } else {
-            pgw__conn_schedule_flush(c);
+    transport_failed(c, PGW_ECONNLOST);
+}
+
+/* Send wbuf[woff..len) until done or the socket is full. Returns 0 when
+ * all was written, 1 when the rest waits for a writable event, -1 when the
+ * connection failed (the session is broken and the socket dropped). */
+static int conn_write_some(pgw_conn_t *c)
+{
+    while (c->woff < c->wbuf.len) {
+        ssize_t n = pgw__sock_send(c->sock, c->wbuf.data + c->woff, c->wbuf.len - c->woff);
+        if (n == PGW_EAGAIN) return 1;
+        if (n < 0) {
+            wbuf_release(c);
+            write_failed(c);
+            return -1;
         }
+        c->woff += (size_t)n;
     }
+    wbuf_release(c);
+    return 0;
+}
+
+/* The socket took more: go on with the pinned buffer, then with what was
+ * queued meanwhile (in the next turn's flush, or at once past the
+ * threshold). */
+static void conn_on_writable(pgw_conn_t *c)
+{
+    if (c->writing && conn_write_some(c) != 0) return;
+    conn_watch(c);
+    if (!c->s || !c->sock) return;
+    size_t pending = c->tp->pending_output(c);
+    if (pending >= c->cfg.write_threshold)
+        pgw__conn_flush(c);
+    else if (pending > 0)
+        pgw__conn_schedule_flush(c);
 }
 
 void pgw__conn_flush(pgw_conn_t *c)
 {
-    if (c->writing || !c->sock || !c->s || c->state == PGW__CONN_CLOSING) return;
+    if (c->writing || c->write_failed || !c->sock || !c->s || c->state == PGW__CONN_CLOSING) return;
     if (c->cancels) return; /* held until the cancel completes: see cancel.c */
     if (pgw_session_state(c->s) == PGW_SESSION_NEW) return; /* socket not up yet */
     c->tp->take_output(c, &c->wbuf);
     if (c->wbuf.len == 0) return;
     c->stats.writes++;
     c->stats.bytes_out += c->wbuf.len;
-    /* Try the write right away: when the socket takes it all (the usual
-     * case) it costs one system call, without a write request, its
-     * completion callback, or the epoll update libuv makes after each
-     * queued write. Only what the socket did not take is queued, pinned in
-     * wbuf until on_write. */
-    uv_buf_t b = uv_buf_init((char *)c->wbuf.data, (unsigned)c->wbuf.len);
-    int rc = uv_try_write(&c->sock->h.stream, &b, 1);
-    if (rc == (int)c->wbuf.len) {
-        pgw_buf_reset(&c->wbuf);
-        return;
-    }
-    if (rc < 0 && rc != UV_EAGAIN && rc != UV_ENOSYS) {
-        pgw_buf_reset(&c->wbuf);
-        transport_failed(c, PGW_ECONNLOST);
-        return;
-    }
-    size_t done = rc > 0 ? (size_t)rc : 0;
-    b = uv_buf_init((char *)c->wbuf.data + done, (unsigned)(c->wbuf.len - done));
-    c->wreq.data = c;
-    rc = uv_write(&c->wreq, &c->sock->h.stream, &b, 1, on_write);
-    if (rc < 0) {
-        pgw_buf_reset(&c->wbuf);
-        transport_failed(c, PGW_ECONNLOST);
-        return;
-    }
+    /* Write right away: when the socket takes it all (the usual case) it
+     * costs one system call and no poll update. Only what the socket did
+     * not take waits, pinned in wbuf, for a writable event. */
     c->writing = 1;
+    c->woff = 0;
+    if (conn_write_some(c) > 0) conn_watch(c);
+}
+
+static void on_sock_event(pgw__sock_t *k, int status, int events)
+{
+    pgw_conn_t *c = k->owner;
+    if (k != c->sock) return;
+    if (k->connecting) {
+        pgw__connect_on_socket(c, status < 0 ? PGW_ECONNECT : pgw__sock_connect_result(k));
+        return;
+    }
+    if (status < 0) {
+        transport_failed(c, PGW_ECONNLOST);
+        return;
+    }
+    if (events & UV_READABLE) conn_read(c, k);
+    if ((events & UV_WRITABLE) && still_current(c, k)) conn_on_writable(c);
 }
 
 static void on_prepare(uv_prepare_t *h)
@@ -302,6 +369,11 @@ static void on_prepare(uv_prepare_t *h)
     pgw_conn_t *c = h->data;
     uv_prepare_stop(h);
     c->prepare_active = 0;
+    if (c->write_failed) {
+        c->write_failed = 0;
+        transport_failed(c, PGW_ECONNLOST);
+        return;
+    }
     pgw__conn_flush(c);
 }
 
@@ -322,8 +394,7 @@ static void conn_on_broken(pgw_conn_t *c, int err)
         break;
     case PGW__CONN_READY:
         c->state = PGW__CONN_LOST;
-        pgw__conn_sock_close(c->sock);
-        c->sock = NULL;
+        pgw__conn_sock_drop(c);
         if (c->cfg.on_lost) c->cfg.on_lost(c, err, c->cfg.ud);
         break;
     default:
@@ -342,6 +413,8 @@ int pgw_conn_new(pgw_conn_t **out, uv_loop_t *loop, const pgw_conn_config_t *cfg
     if (cfg) c->cfg = *cfg;
     c->cfg.alloc = a;
     if (!c->cfg.write_threshold) c->cfg.write_threshold = PGW__DEFAULT_WRITE_THRESHOLD;
+    c->wbuf_keep = c->cfg.write_threshold > SIZE_MAX / 4 ? SIZE_MAX : c->cfg.write_threshold * 4;
+    if (c->wbuf_keep < PGW__WBUF_KEEP_MIN) c->wbuf_keep = PGW__WBUF_KEEP_MIN;
     c->alloc = a;
     c->loop = loop;
     c->tp = &pgw__transport_plain;
@@ -363,9 +436,7 @@ static void send_terminate(pgw_conn_t *c)
     pgw_session_consumed_output(c->s, len); /* never send what we cancel */
     if (c->writing || pgw_session_terminate(c->s) < 0) return;
     const uint8_t *p = pgw_session_pending_output(c->s, &len);
-    if (!p || !len) return;
-    uv_buf_t b = uv_buf_init((char *)p, (unsigned)len);
-    uv_try_write(&c->sock->h.stream, &b, 1);
+    if (p && len) (void)pgw__sock_send(c->sock, p, len);
 }
 
 int pgw_conn_close(pgw_conn_t *c, pgw_close_cb cb, void *ud)
@@ -381,8 +452,7 @@ int pgw_conn_close(pgw_conn_t *c, pgw_close_cb cb, void *ud)
     if (was == PGW__CONN_CONNECTING) pgw__connect_finish(c, PGW_ECANCELED, NULL);
     pgw__cancel_abort_all(c);
     pgw__connect_free(c);
-    pgw__conn_sock_close(c->sock);
-    c->sock = NULL;
+    pgw__conn_sock_drop(c);
     uv_close((uv_handle_t *)&c->prepare, on_conn_handle_closed);
     uv_close((uv_handle_t *)&c->timer, on_conn_handle_closed);
     return 0;
@@ -391,7 +461,11 @@ int pgw_conn_close(pgw_conn_t *c, pgw_close_cb cb, void *ud)
 /* Flush at once when the output passed the threshold. */
 static int conn_after_request(pgw_conn_t *c, int rc)
 {
-    if (rc == 0 && c->s && c->tp->pending_output(c) >= c->cfg.write_threshold) pgw__conn_flush(c);
+    if (rc == 0 && c->s && c->tp->pending_output(c) >= c->cfg.write_threshold) {
+        c->in_request = 1;
+        pgw__conn_flush(c);
+        c->in_request = 0;
+    }
     return rc;
 }
 
@@ -427,19 +501,19 @@ int pgw_conn_simple_query_rows(pgw_conn_t *c, const char *sql, pgw_row_cb row_cb
     PGW__CONN_REQUEST(c, pgw_session_simple_query_rows(c->s, sql, row_cb, done_cb, ud));
 }
 
-int pgw_conn_query(pgw_conn_t *c, const char *sql, const pgw_param_t *params, uint16_t nparams,
+int pgw_conn_query(pgw_conn_t *c, const char *sql, const pgw_param_t *params, size_t nparams,
                    pgw_result_cb cb, void *ud)
 {
     PGW__CONN_REQUEST(c, pgw_session_query(c->s, sql, params, nparams, 0, cb, ud));
 }
 
-int pgw_conn_query_flags(pgw_conn_t *c, const char *sql, const pgw_param_t *params,
-                         uint16_t nparams, unsigned flags, pgw_result_cb cb, void *ud)
+int pgw_conn_query_flags(pgw_conn_t *c, const char *sql, const pgw_param_t *params, size_t nparams,
+                         unsigned flags, pgw_result_cb cb, void *ud)
 {
     PGW__CONN_REQUEST(c, pgw_session_query(c->s, sql, params, nparams, flags, cb, ud));
 }
 
-int pgw_conn_query_rows(pgw_conn_t *c, const char *sql, const pgw_param_t *params, uint16_t nparams,
+int pgw_conn_query_rows(pgw_conn_t *c, const char *sql, const pgw_param_t *params, size_t nparams,
                         unsigned flags, pgw_row_cb row_cb, pgw_result_cb done_cb, void *ud)
 {
     PGW__CONN_REQUEST(
@@ -447,20 +521,20 @@ int pgw_conn_query_rows(pgw_conn_t *c, const char *sql, const pgw_param_t *param
 }
 
 int pgw_conn_prepare(pgw_conn_t *c, const char *name, const char *sql, const uint32_t *oids,
-                     uint16_t nparams, pgw_result_cb cb, void *ud)
+                     size_t nparams, pgw_result_cb cb, void *ud)
 {
     PGW__CONN_REQUEST(c, pgw_session_prepare(c->s, name, sql, oids, nparams, cb, ud));
 }
 
-int pgw_conn_execute(pgw_conn_t *c, const char *name, const pgw_param_t *params, uint16_t nparams,
+int pgw_conn_execute(pgw_conn_t *c, const char *name, const pgw_param_t *params, size_t nparams,
                      unsigned flags, pgw_result_cb cb, void *ud)
 {
     PGW__CONN_REQUEST(c, pgw_session_execute(c->s, name, params, nparams, flags, cb, ud));
 }
 
 int pgw_conn_execute_rows(pgw_conn_t *c, const char *name, const pgw_param_t *params,
-                          uint16_t nparams, unsigned flags, pgw_row_cb row_cb,
-                          pgw_result_cb done_cb, void *ud)
+                          size_t nparams, unsigned flags, pgw_row_cb row_cb, pgw_result_cb done_cb,
+                          void *ud)
 {
     PGW__CONN_REQUEST(
         c, pgw_session_execute_rows(c->s, name, params, nparams, flags, row_cb, done_cb, ud));
@@ -478,12 +552,23 @@ int pgw_conn_close_statement(pgw_conn_t *c, const char *name, pgw_result_cb cb, 
 
 int pgw_conn_batch_begin(pgw_conn_t *c, unsigned flags)
 {
-    PGW__CONN_REQUEST(c, pgw_session_batch_begin(c->s, flags));
+    int rc = conn_check(c);
+    if (rc == 0) rc = pgw_session_batch_begin(c->s, flags);
+    if (rc == 0) c->batch_open = 1;
+    return rc;
 }
 
 int pgw_conn_batch_end(pgw_conn_t *c, pgw_result_cb cb, void *ud)
 {
-    PGW__CONN_REQUEST(c, pgw_session_batch_end(c->s, cb, ud));
+    int rc = conn_check(c);
+    if (rc == 0) rc = pgw_session_batch_end(c->s, cb, ud);
+    if (rc == 0) c->batch_open = 0;
+    return conn_after_request(c, rc);
+}
+
+int pgw_conn_in_batch(const pgw_conn_t *c)
+{
+    return c && c->s && c->batch_open;
 }
 
 int pgw_conn_sync(pgw_conn_t *c, pgw_result_cb cb, void *ud)
@@ -498,7 +583,7 @@ pgw_session_t *pgw_conn_session(pgw_conn_t *c)
 
 uv_loop_t *pgw_conn_loop(const pgw_conn_t *c)
 {
-    return c->loop;
+    return c ? c->loop : NULL;
 }
 
 int pgw_conn_is_ready(const pgw_conn_t *c)
@@ -518,17 +603,21 @@ const char *pgw_conn_port(const pgw_conn_t *c)
 
 int pgw_conn_fd(const pgw_conn_t *c)
 {
-    uv_os_fd_t fd;
-    if (!c->sock || uv_fileno(&c->sock->h.handle, &fd) != 0) return PGW_ECLOSED;
-    return fd;
+    if (!c) return PGW_EINVAL;
+    if (!c->sock || c->sock->connecting || c->sock->fd < 0) return PGW_ECLOSED;
+    return c->sock->fd;
 }
 
 void pgw_conn_stats(const pgw_conn_t *c, pgw_conn_stats_t *out)
 {
-    *out = c->stats;
+    if (!out) return;
+    if (c)
+        *out = c->stats;
+    else
+        memset(out, 0, sizeof(*out));
 }
 
 void *pgw_conn_userdata(const pgw_conn_t *c)
 {
-    return c->cfg.ud;
+    return c ? c->cfg.ud : NULL;
 }

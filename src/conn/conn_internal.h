@@ -3,8 +3,9 @@
  *
  * Files: conn.c (object, session wiring, reads, writes, close, requests),
  * connect.c (host list, DNS, socket connect, target_session_attrs),
- * cancel.c (CancelRequest over a second socket), transport.c (the seam
- * between socket bytes and session bytes: plaintext today, TLS later).
+ * cancel.c (CancelRequest over a second socket), transport.c (the sockets,
+ * and the seam between socket bytes and session bytes: plaintext today, TLS
+ * later).
  */
 #ifndef PGW_CONN_INTERNAL_H
 #define PGW_CONN_INTERNAL_H
@@ -12,26 +13,96 @@
 #include "pgwire/conn.h"
 #include "pgwire/conninfo.h"
 
+#include <sys/socket.h>
+#include <sys/types.h>
 #include <uv.h>
 #include "util/internal.h"
 
-/* A TCP or Unix-domain socket handle, seen as whichever libuv type a call
- * wants (connect attempts, cancels, the blocking client's cancel). */
-typedef union pgw__sock_handle {
-    uv_handle_t handle;
-    uv_stream_t stream;
-    uv_tcp_t tcp;
-    uv_pipe_t pipe;
-} pgw__sock_handle_t;
+/* Where a server listens: a TCP address or a unix-domain socket path, as
+ * connect() takes it. len 0: none yet. */
+typedef struct pgw__peer {
+    struct sockaddr_storage addr;
+    socklen_t len;
+} pgw__peer_t;
 
-/* A socket of one connect attempt. Heap-allocated so that an abandoned
+/* Set peer to the unix-domain socket path. Returns 0 or PGW_ECONNINFO
+ * (empty, or longer than a sockaddr_un holds). */
+int pgw__peer_unix(pgw__peer_t *peer, const char *path);
+/* Set peer to an AF_INET or AF_INET6 address. */
+void pgw__peer_ip(pgw__peer_t *peer, const struct sockaddr *sa);
+/* 1 for a TCP peer, 0 for a unix-domain socket. */
+int pgw__peer_is_tcp(const pgw__peer_t *peer);
+
+/*
+ * A socket the connection owns (transport.c): non-blocking, close-on-exec,
+ * watched by one uv_poll_t, read with recv() and written with
+ * send(MSG_NOSIGNAL), so that no write ever raises SIGPIPE. Used by the
+ * connection (one per connect attempt, heap-allocated so that an abandoned
  * attempt's handle can finish closing while the next attempt uses a fresh
- * one. */
-typedef struct pgw__sock {
-    pgw__sock_handle_t h;
-    uv_connect_t creq;
-    pgw_conn_t *c;
-} pgw__sock_t;
+ * one) and by cancel requests.
+ */
+typedef struct pgw__sock pgw__sock_t;
+/* The poll handle fired: status < 0 is a poll error, else events holds
+ * UV_READABLE and/or UV_WRITABLE. */
+typedef void (*pgw__sock_cb)(pgw__sock_t *k, int status, int events);
+struct pgw__sock {
+    uv_poll_t poll;
+    int fd;         /* -1 once closed */
+    int events;     /* what the poll handle watches now */
+    int connecting; /* connect() started, result not read yet */
+    pgw__sock_cb cb;
+    void *owner;
+};
+
+/* Create a socket for peer and start connecting it without blocking.
+ * Returns 0 (the poll handle is initialised: close it with pgw__sock_close;
+ * watch UV_WRITABLE to learn when the connect finished, then read
+ * pgw__sock_connect_result) or PGW_ECONNECT (the connect failed at once:
+ * refused, no such socket file, ...; nothing to close) or PGW_EINVAL. */
+int pgw__sock_connect(pgw__sock_t *k, uv_loop_t *loop, const pgw__peer_t *peer, pgw__sock_cb cb,
+                      void *owner);
+/* After the first writable event: 0 connected, or PGW_ECONNECT. */
+int pgw__sock_connect_result(pgw__sock_t *k);
+/* Watch exactly events (UV_READABLE | UV_WRITABLE, 0: none). Returns 0 or
+ * a libuv error. */
+int pgw__sock_watch(pgw__sock_t *k, int events);
+/* Bytes sent (>= 0), PGW_EAGAIN (the socket is full), or PGW_ECONNLOST. */
+ssize_t pgw__sock_send(pgw__sock_t *k, const uint8_t *p, size_t n);
+/* Bytes read (> 0), 0 when the peer closed (EOF or reset), PGW_EAGAIN
+ * (nothing to read now), or PGW_ECONNLOST. */
+ssize_t pgw__sock_recv(pgw__sock_t *k, uint8_t *p, size_t n);
+/* Stop watching, close the descriptor now and the poll handle
+ * asynchronously (cb runs from the loop; k must stay valid until then).
+ * Idempotent. */
+void pgw__sock_close(pgw__sock_t *k, uv_close_cb cb);
+
+/*
+ * A CancelRequest in flight (cancel.c), used by pgw_conn_cancel and by the
+ * blocking client's pgw_client_cancel (on a private loop): connect to the
+ * server, send the packet, wait until the server closes. done fires exactly
+ * once with the outcome; closed (may be NULL) fires when both handles have
+ * closed, after which the object may be freed.
+ */
+typedef struct pgw__cancel_req pgw__cancel_req_t;
+struct pgw__cancel_req {
+    pgw__sock_t sock;
+    uv_timer_t timer;
+    int nopen; /* handles not closed yet */
+    int finished;
+    pgw_buf_t pkt; /* the CancelRequest; filled by the caller */
+    size_t sent;
+    void (*done)(pgw__cancel_req_t *x, int status);
+    void (*closed)(pgw__cancel_req_t *x);
+    void *owner;
+};
+/* Start x (pkt, done, closed and owner set) on loop. Returns 0 (done will
+ * fire: 0 when the server closed the connection, PGW_ECONNECT,
+ * PGW_ETIMEDOUT after timeout_ms, or what pgw__cancel_req_finish gives) or
+ * PGW_ECONNECT/PGW_EINVAL (nothing started, no callback). */
+int pgw__cancel_req_start(pgw__cancel_req_t *x, uv_loop_t *loop, const pgw__peer_t *peer,
+                          uint64_t timeout_ms);
+/* Finish x now with status (no-op once finished) and close its handles. */
+void pgw__cancel_req_finish(pgw__cancel_req_t *x, int status);
 
 /*
  * The transport seam. Socket bytes pass through these three functions on
@@ -42,7 +113,7 @@ typedef struct pgw__sock {
  */
 typedef struct pgw__transport {
     const char *name;
-    /* Where the socket should read into (libuv's alloc_cb). */
+    /* Where the socket's next recv() should read into. */
     int (*read_buffer)(pgw_conn_t *c, uint8_t **p, size_t *len);
     /* n bytes arrived in the region from read_buffer. Returns 0 or the fatal
      * error (the session is then broken). */
@@ -80,13 +151,17 @@ struct pgw_conn {
     pgw_session_t *s;
     const pgw__transport_t *tp;
 
-    pgw__sock_t *sock;
+    pgw__sock_t *sock; /* the current attempt's or the live socket */
     uv_prepare_t prepare;
     uv_timer_t timer;
     int prepare_active;
-    int writing;
-    pgw_buf_t wbuf; /* pinned while writing */
-    uv_write_t wreq;
+    int writing;           /* wbuf[woff..len) is waiting for the socket */
+    int write_failed;      /* a send failed inside a request: reported at prepare */
+    int in_request;        /* a request function is flushing past the threshold */
+    int batch_open;        /* pgw_conn_batch_begin without its batch_end yet */
+    pgw_buf_t wbuf;        /* pinned while writing */
+    size_t woff;           /* bytes of wbuf already sent */
+    size_t wbuf_keep;      /* wbuf capacity kept after a write; larger is freed */
     unsigned handles_open; /* handles whose close_cb has not run yet */
 
     /* Connect state (connect.c). */
@@ -117,10 +192,9 @@ struct pgw_conn {
     uint32_t min_protocol;
     uint32_t max_protocol;
 
-    /* Where the live connection goes (for cancels). */
-    struct sockaddr_storage peer;
-    int peer_is_pipe;
-    char peer_path[256];
+    /* Where the current attempt, then the live connection, goes (cancels
+     * connect there too). */
+    pgw__peer_t peer;
 
     pgw__cancel_t *cancels;
 
@@ -130,8 +204,8 @@ struct pgw_conn {
 };
 
 /* conn.c */
-int pgw__conn_sock_new(pgw_conn_t *c, int is_pipe, pgw__sock_t **out);
-void pgw__conn_sock_close(pgw__sock_t *k);
+int pgw__conn_sock_open(pgw_conn_t *c);
+void pgw__conn_sock_drop(pgw_conn_t *c);
 int pgw__conn_session_create(pgw_conn_t *c, const char *password);
 void pgw__conn_session_drop(pgw_conn_t *c, int err);
 int pgw__conn_start_io(pgw_conn_t *c);
@@ -140,6 +214,7 @@ void pgw__conn_schedule_flush(pgw_conn_t *c);
 void pgw__conn_handle_closed(pgw_conn_t *c);
 
 /* connect.c */
+void pgw__connect_on_socket(pgw_conn_t *c, int status);
 void pgw__connect_on_startup(pgw_conn_t *c, int status, const pgw_error_t *err);
 void pgw__connect_on_broken(pgw_conn_t *c, int err);
 void pgw__connect_finish(pgw_conn_t *c, int status, const pgw_error_t *err);

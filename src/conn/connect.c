@@ -48,8 +48,7 @@ void pgw__connect_finish(pgw_conn_t *c, int status, const pgw_error_t *err)
         return;
     }
     if (c->state != PGW__CONN_LOST) return; /* closed from the callback */
-    pgw__conn_sock_close(c->sock);
-    c->sock = NULL;
+    pgw__conn_sock_drop(c);
     pgw__conn_session_drop(c, status == PGW_ESERVER ? PGW_ECONNLOST : status);
 }
 
@@ -58,8 +57,7 @@ void pgw__connect_finish(pgw_conn_t *c, int status, const pgw_error_t *err)
 static void attempt_failed(pgw_conn_t *c, int err, int skip_host)
 {
     uv_timer_stop(&c->timer);
-    pgw__conn_sock_close(c->sock);
-    c->sock = NULL;
+    pgw__conn_sock_drop(c);
     c->probing = 0;
     if (c->last_err != PGW_ETARGET) c->last_err = err;
     if (c->s && pgw_session_state(c->s) != PGW_SESSION_NEW) {
@@ -197,11 +195,10 @@ static void arm_timeout(pgw_conn_t *c)
     if (c->connect_timeout_ms) uv_timer_start(&c->timer, on_timeout, c->connect_timeout_ms, 0);
 }
 
-static void on_connected(uv_connect_t *req, int status)
+/* The current attempt's socket finished connecting (status 0) or failed. */
+void pgw__connect_on_socket(pgw_conn_t *c, int status)
 {
-    pgw__sock_t *k = req->data;
-    pgw_conn_t *c = k->c;
-    if (k != c->sock || c->state != PGW__CONN_CONNECTING) return;
+    if (c->state != PGW__CONN_CONNECTING) return;
     if (status < 0) {
         attempt_failed(c, PGW_ECONNECT, 0);
         return;
@@ -221,39 +218,29 @@ static void on_connected(uv_connect_t *req, int status)
     if (rc < 0) attempt_failed(c, PGW_ECONNECT, 0);
 }
 
-static int connect_pipe(pgw_conn_t *c, const pgw__host_t *h)
+/* Start the attempt on c->peer, bounded by connect_timeout. */
+static int connect_peer(pgw_conn_t *c)
 {
-    int n = pgw_host_socket_path(&h->h, c->peer_path, sizeof(c->peer_path));
-    if (n < 0) return n;
-    if (c->peer_path[0] == '@') return PGW_ENOTSUP; /* abstract sockets: libuv >= 1.46 */
-    pgw__sock_t *k;
-    int rc = pgw__conn_sock_new(c, 1, &k);
+    int rc = pgw__conn_sock_open(c);
     if (rc < 0) return rc;
-    c->sock = k;
-    c->peer_is_pipe = 1;
-    uv_pipe_connect(&k->creq, &k->h.pipe, c->peer_path, on_connected);
     arm_timeout(c);
     return 0;
 }
 
+static int connect_unix(pgw_conn_t *c, const pgw__host_t *h)
+{
+    char path[256];
+    int n = pgw_host_socket_path(&h->h, path, sizeof(path));
+    if (n < 0) return n;
+    if (path[0] == '@') return PGW_ENOTSUP; /* abstract sockets */
+    int rc = pgw__peer_unix(&c->peer, path);
+    return rc < 0 ? rc : connect_peer(c);
+}
+
 static int connect_tcp(pgw_conn_t *c, const struct sockaddr *sa)
 {
-    pgw__sock_t *k;
-    int rc = pgw__conn_sock_new(c, 0, &k);
-    if (rc < 0) return rc;
-    c->sock = k;
-    rc = uv_tcp_connect(&k->creq, &k->h.tcp, sa, on_connected);
-    if (rc < 0) {
-        pgw__conn_sock_close(k);
-        c->sock = NULL;
-        return rc;
-    }
-    memset(&c->peer, 0, sizeof(c->peer));
-    memcpy(&c->peer, sa,
-           sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in));
-    c->peer_is_pipe = 0;
-    arm_timeout(c);
-    return 0;
+    pgw__peer_ip(&c->peer, sa);
+    return connect_peer(c);
 }
 
 /* Try the remaining resolved addresses of the current host, then the next
@@ -349,8 +336,7 @@ static void attempt_host(pgw_conn_t *c)
 {
     for (; c->host_idx < c->nhosts; c->host_idx++) {
         const pgw__host_t *h = &c->hosts[c->host_idx];
-        int is_pipe = h->h.is_unix;
-        int rc = is_pipe ? connect_pipe(c, h) : resolve(c, h);
+        int rc = h->h.is_unix ? connect_unix(c, h) : resolve(c, h);
         if (rc == 0) return;
         if (c->last_err != PGW_ETARGET) c->last_err = PGW_ECONNECT;
     }

@@ -1,11 +1,141 @@
 /*
+ * Sockets and the plaintext transport.
+ *
+ * The connection owns its sockets instead of handing them to libuv streams:
+ * libuv's streams write with write()/writev(), which raise SIGPIPE in the
+ * calling process when the server has closed the connection, and a library
+ * must neither kill its host nor ask it to ignore the signal. Here every
+ * socket is created non-blocking and close-on-exec, connected without
+ * blocking, watched by one uv_poll_t, read with recv() and written with
+ * send(..., MSG_NOSIGNAL) (which Linux honours for TCP and unix-domain
+ * stream sockets alike), so no system call of ours can raise SIGPIPE.
+ *
  * The plaintext transport: socket bytes are session bytes. Reads land
  * directly in the session's input buffer and the session's output buffer is
  * written as is. src/tls will provide a second pgw__transport_t that keeps
  * ciphertext buffers and runs OpenSSL between the socket and the session.
  */
-#define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE /* SOCK_NONBLOCK, SOCK_CLOEXEC, MSG_NOSIGNAL */
 #include "conn/conn_internal.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <string.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+/* ---------------------------------------------------------------- sockets */
+
+int pgw__peer_unix(pgw__peer_t *peer, const char *path)
+{
+    struct sockaddr_un *un = (struct sockaddr_un *)&peer->addr;
+    size_t n = strlen(path);
+    if (n == 0 || n >= sizeof(un->sun_path)) return PGW_ECONNINFO;
+    memset(peer, 0, sizeof(*peer));
+    un->sun_family = AF_UNIX;
+    memcpy(un->sun_path, path, n + 1);
+    peer->len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n + 1);
+    return 0;
+}
+
+void pgw__peer_ip(pgw__peer_t *peer, const struct sockaddr *sa)
+{
+    memset(peer, 0, sizeof(*peer));
+    peer->len =
+        sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
+    memcpy(&peer->addr, sa, peer->len);
+}
+
+int pgw__peer_is_tcp(const pgw__peer_t *peer)
+{
+    return peer->addr.ss_family == AF_INET || peer->addr.ss_family == AF_INET6;
+}
+
+static void on_poll(uv_poll_t *h, int status, int events)
+{
+    pgw__sock_t *k = h->data;
+    k->cb(k, status, events);
+}
+
+int pgw__sock_connect(pgw__sock_t *k, uv_loop_t *loop, const pgw__peer_t *peer, pgw__sock_cb cb,
+                      void *owner)
+{
+    memset(k, 0, sizeof(*k));
+    k->fd = -1;
+    if (peer->len == 0) return PGW_EINVAL;
+    int fd = socket(peer->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) return PGW_ECONNECT;
+    int rc;
+    do
+        rc = connect(fd, (const struct sockaddr *)&peer->addr, peer->len);
+    while (rc < 0 && errno == EINTR);
+    /* EINPROGRESS: TCP finishes later, reported as writable. A unix-domain
+     * socket connects at once or fails (EAGAIN: the server's backlog is
+     * full; nothing was started, as for ECONNREFUSED). */
+    if ((rc < 0 && errno != EINPROGRESS) || uv_poll_init_socket(loop, &k->poll, fd) < 0) {
+        close(fd);
+        return PGW_ECONNECT;
+    }
+    k->fd = fd;
+    k->cb = cb;
+    k->owner = owner;
+    k->connecting = 1;
+    k->poll.data = k;
+    return 0;
+}
+
+int pgw__sock_connect_result(pgw__sock_t *k)
+{
+    int err = 0;
+    socklen_t len = sizeof(err);
+    k->connecting = 0;
+    if (getsockopt(k->fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0 || err != 0) return PGW_ECONNECT;
+    return 0;
+}
+
+int pgw__sock_watch(pgw__sock_t *k, int events)
+{
+    if (k->fd < 0 || events == k->events) return 0;
+    int rc = events ? uv_poll_start(&k->poll, events, on_poll) : uv_poll_stop(&k->poll);
+    if (rc < 0) return rc;
+    k->events = events;
+    return 0;
+}
+
+ssize_t pgw__sock_send(pgw__sock_t *k, const uint8_t *p, size_t n)
+{
+    for (;;) {
+        ssize_t rc = send(k->fd, p, n, MSG_NOSIGNAL);
+        if (rc >= 0) return rc;
+        if (errno == EINTR) continue;
+        return errno == EAGAIN || errno == EWOULDBLOCK ? PGW_EAGAIN : PGW_ECONNLOST;
+    }
+}
+
+ssize_t pgw__sock_recv(pgw__sock_t *k, uint8_t *p, size_t n)
+{
+    for (;;) {
+        ssize_t rc = recv(k->fd, p, n, 0);
+        if (rc >= 0) return rc;
+        if (errno == EINTR) continue;
+        if (errno == EAGAIN || errno == EWOULDBLOCK) return PGW_EAGAIN;
+        return errno == ECONNRESET ? 0 : PGW_ECONNLOST;
+    }
+}
+
+void pgw__sock_close(pgw__sock_t *k, uv_close_cb cb)
+{
+    if (k->fd < 0) return;
+    /* uv_close stops the poll handle (the fd leaves epoll) before it
+     * returns, so the descriptor can be closed at once: the server sees
+     * the close now, not a loop turn later. */
+    uv_close((uv_handle_t *)&k->poll, cb);
+    close(k->fd);
+    k->fd = -1;
+    k->events = 0;
+}
+
+/* ------------------------------------------------------ plaintext transport */
 
 static int plain_read_buffer(pgw_conn_t *c, uint8_t **p, size_t *len)
 {

@@ -10,8 +10,10 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -263,6 +265,210 @@ static void test_connection_lost(void **state)
     pgw_client_close(c);
 }
 
+/* rc is the refusal want, and the call cleared *res (reset for the next
+ * call to a value it must clear again). */
+static void expect_refused(int rc, int want, pgw_result_t **res)
+{
+    assert_int_equal(rc, want);
+    assert_null(*res);
+    *res = (pgw_result_t *)1;
+}
+
+static void on_batch_end(int status, pgw_result_t *res, void *ud)
+{
+    *(int *)ud = status == 0 ? 1 : status;
+    pgw_result_free(res);
+}
+
+static int count_row(const pgw_row_t *row, void *ud)
+{
+    ++*(int *)ud;
+    return 0;
+}
+
+/* A batch opened on the underlying connection: every blocking request
+ * would wait for a Sync only the batch's end sends. Each must refuse with
+ * PGW_EBUSY at once instead of blocking forever (SIGALRM, at its default
+ * disposition, ends the process if one blocks). */
+static void test_requests_refused_in_open_batch(void **state)
+{
+    pgw_client_t *c = connect_default();
+    pgw_conn_t *conn = pgw_client_conn(c);
+    pgw_result_t *res = (pgw_result_t *)1;
+    pgw_result_t *results[1] = {(pgw_result_t *)1};
+    int statuses[1] = {1};
+    pgw_param_t p[] = {pgw_int4(5)};
+    pgw_client_batch_item_t item = {.sql = "SELECT $1::int4", .params = p, .nparams = 1};
+    int rows = 0;
+    assert_int_equal(pgw_conn_in_batch(conn), 0);
+    assert_int_equal(pgw_conn_batch_begin(conn, 0), 0);
+    assert_int_equal(pgw_conn_in_batch(conn), 1);
+    alarm(20);
+    expect_refused(pgw_client_query(c, "SELECT $1::int4", p, 1, &res), PGW_EBUSY, &res);
+    expect_refused(pgw_client_query_flags(c, "SELECT 1", NULL, 0, PGW_Q_TEXT, &res), PGW_EBUSY,
+                   &res);
+    expect_refused(pgw_client_query_rows(c, "SELECT 1", NULL, 0, 0, count_row, &rows, &res),
+                   PGW_EBUSY, &res);
+    expect_refused(pgw_client_exec(c, "SELECT 1", &res), PGW_EBUSY, &res);
+    expect_refused(pgw_client_prepare(c, "inb", "SELECT 1", NULL, 0, &res), PGW_EBUSY, &res);
+    expect_refused(pgw_client_execute(c, "inb", NULL, 0, &res), PGW_EBUSY, &res);
+    assert_int_equal(pgw_client_batch(c, &item, 1, 0, results, statuses), PGW_EBUSY);
+    assert_null(results[0]);
+    alarm(0);
+    assert_int_equal(rows, 0);
+    /* The batch ends normally and the client is usable again. */
+    int ended = 0;
+    assert_int_equal(pgw_conn_batch_end(conn, on_batch_end, &ended), 0);
+    assert_int_equal(pgw_conn_in_batch(conn), 0);
+    assert_int_equal(pgw_client_query(c, "SELECT $1::int4", p, 1, &res), 0);
+    int32_t v = 0;
+    assert_int_equal(pgw_result_int4(res, 0, 0, &v), 0);
+    assert_int_equal(v, 5);
+    assert_int_equal(ended, 1); /* the empty batch's Sync came back first */
+    pgw_result_free(res);
+    pgw_client_close(c);
+}
+
+/* int4 parameters 1..n. */
+static pgw_param_t *int4_params(size_t n)
+{
+    pgw_param_t *p = malloc(n * sizeof(*p));
+    assert_non_null(p);
+    for (size_t i = 0; i < n; i++)
+        p[i] = pgw_int4((int32_t)i + 1);
+    return p;
+}
+
+/* Parameter counts pass through unchanged: 65535 (the protocol's limit)
+ * all reach the server; 70000 is refused with PGW_EINVAL before anything
+ * is sent (it used to be narrowed to 16 bits: 4464), and the client stays
+ * usable. (Depends on the session refusing counts above 65535.) */
+static void test_param_count_limit(void **state)
+{
+    pgw_client_t *c = connect_default();
+    pgw_param_t *p = int4_params(70000);
+    pgw_result_t *res = (pgw_result_t *)1;
+    expect_refused(pgw_client_query(c, "SELECT $70000::int4", p, 70000, &res), PGW_EINVAL, &res);
+    expect_refused(pgw_client_execute(c, "nostmt", p, 70000, &res), PGW_EINVAL, &res);
+    pgw_client_batch_item_t item = {.sql = "SELECT $70000::int4", .params = p, .nparams = 70000};
+    pgw_result_t *results[1];
+    int statuses[1] = {0};
+    assert_int_equal(pgw_client_batch(c, &item, 1, 0, results, statuses), PGW_EINVAL);
+    assert_int_equal(statuses[0], PGW_EINVAL);
+    assert_null(results[0]);
+    assert_int_equal(pgw_client_query(c, "SELECT $65535::int4 + $1", p, 65535, &res), 0);
+    int32_t v = 0;
+    assert_int_equal(pgw_result_int4(res, 0, 0, &v), 0);
+    assert_int_equal(v, 65536);
+    pgw_result_free(res);
+    free(p);
+    pgw_client_close(c);
+}
+
+/* An allocator that counts the bytes it has handed out and not taken back. */
+typedef struct counting {
+    size_t live;
+    size_t peak;
+} counting_t;
+
+static void *count_malloc(size_t n, void *ud)
+{
+    counting_t *k = ud;
+    size_t *p = malloc(n + sizeof(size_t) * 2);
+    if (!p) return NULL;
+    p[0] = n;
+    k->live += n;
+    if (k->live > k->peak) k->peak = k->live;
+    return p + 2;
+}
+
+static void count_free(void *ptr, void *ud)
+{
+    counting_t *k = ud;
+    if (!ptr) return;
+    size_t *p = (size_t *)ptr - 2;
+    k->live -= p[0];
+    free(p);
+}
+
+static void *count_realloc(void *ptr, size_t n, void *ud)
+{
+    if (!ptr) return count_malloc(n, ud);
+    counting_t *k = ud;
+    size_t *p = (size_t *)ptr - 2;
+    size_t old = p[0];
+    size_t *q = realloc(p, n + sizeof(size_t) * 2);
+    if (!q) return NULL;
+    q[0] = n;
+    k->live = k->live - old + n;
+    if (k->live > k->peak) k->peak = k->live;
+    return q + 2;
+}
+
+/* After one request with a 50 MB parameter, the connection does not keep
+ * a 50 MB write buffer for the rest of its life: what it holds returns to
+ * a small bound. */
+static void test_large_parameter_memory_returns(void **state)
+{
+    char ci[512];
+    pgt_require_server();
+    counting_t k = {0, 0};
+    pgw_allocator_t a = {&k, count_malloc, count_realloc, count_free};
+    pgw_conn_config_t cfg;
+    memset(&cfg, 0, sizeof(cfg));
+    cfg.alloc = &a;
+    pgw_client_t *c;
+    assert_int_equal(pgw_client_connect(&c, pgt_conninfo(ci, sizeof(ci), NULL), &cfg), 0);
+    assert_int_equal(pgw_client_exec(c, "SELECT 1", NULL), 0);
+    size_t base = k.live;
+    const size_t big = 50u * 1024u * 1024u;
+    char *v = malloc(big);
+    assert_non_null(v);
+    memset(v, 'z', big);
+    pgw_param_t p[] = {pgw_bytea(v, (int32_t)big)};
+    pgw_result_t *res;
+    assert_int_equal(pgw_client_query(c, "SELECT length($1)::int4", p, 1, &res), 0);
+    int32_t n = 0;
+    assert_int_equal(pgw_result_int4(res, 0, 0, &n), 0);
+    assert_int_equal(n, (int32_t)big);
+    pgw_result_free(res);
+    free(v);
+    assert_true(k.peak >= base + big); /* the request was encoded in full */
+    /* and afterwards, the connection holds about what it held before (the
+     * 1 MiB the write buffer may keep, plus slack for small buffers) */
+    assert_int_equal(pgw_client_exec(c, "SELECT 2", NULL), 0);
+    if (k.live > base + 2u * 1024u * 1024u)
+        fail_msg("%zu bytes held after the request, %zu before", k.live, base);
+    pgw_client_close(c);
+    assert_int_equal(k.live, 0);
+}
+
+/* The NULL-handle convention: no function of client.h crashes on NULL. */
+static void test_null_handles(void **state)
+{
+    pgw_result_t *res = (pgw_result_t *)1;
+    pgw_result_t *results[1] = {(pgw_result_t *)1};
+    pgw_client_batch_item_t item = {.sql = "SELECT 1"};
+    int rows = 0;
+    char err[64];
+    assert_int_equal(pgw_client_connect(NULL, "host=/nonexistent", NULL), PGW_EINVAL);
+    assert_int_equal(pgw_client_connect_err(NULL, "host=/nonexistent", NULL, err, sizeof(err)),
+                     PGW_EINVAL);
+    expect_refused(pgw_client_exec(NULL, "SELECT 1", &res), PGW_EINVAL, &res);
+    expect_refused(pgw_client_query(NULL, "SELECT 1", NULL, 0, &res), PGW_EINVAL, &res);
+    expect_refused(pgw_client_query_flags(NULL, "SELECT 1", NULL, 0, 0, &res), PGW_EINVAL, &res);
+    expect_refused(pgw_client_query_rows(NULL, "SELECT 1", NULL, 0, 0, count_row, &rows, &res),
+                   PGW_EINVAL, &res);
+    expect_refused(pgw_client_prepare(NULL, "x", "SELECT 1", NULL, 0, &res), PGW_EINVAL, &res);
+    expect_refused(pgw_client_execute(NULL, "x", NULL, 0, &res), PGW_EINVAL, &res);
+    assert_int_equal(pgw_client_batch(NULL, &item, 1, 0, results, NULL), PGW_EINVAL);
+    assert_int_equal(pgw_client_cancel(NULL), PGW_EINVAL);
+    assert_null(pgw_client_conn(NULL));
+    assert_null(pgw_client_session(NULL));
+    pgw_client_close(NULL);
+    assert_int_equal(rows, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -274,6 +480,10 @@ int main(void)
         cmocka_unit_test(test_query_rows),
         cmocka_unit_test(test_cancel_from_thread),
         cmocka_unit_test(test_connection_lost),
+        cmocka_unit_test(test_requests_refused_in_open_batch),
+        cmocka_unit_test(test_null_handles),
+        cmocka_unit_test(test_param_count_limit),
+        cmocka_unit_test(test_large_parameter_memory_returns),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -683,6 +683,95 @@ static void test_cancel_race(void **state)
     ctx_free_loop(&x);
 }
 
+/* Parameter counts pass through unchanged: more than 65535 is refused with
+ * PGW_EINVAL (no callback, nothing sent: it used to be narrowed to 16
+ * bits) and the connection stays usable; 65535 reach the server.
+ * (Depends on the session refusing counts above 65535.) */
+static void test_param_count_limit(void **state)
+{
+    char ci[512];
+    pgt_require_server();
+    ctx_t x;
+    ctx_new(&x, NULL);
+    assert_int_equal(ctx_connect(&x, pgt_conninfo(ci, sizeof(ci), NULL)), 0);
+    pgw_param_t *p = malloc(70000 * sizeof(*p));
+    assert_non_null(p);
+    for (int i = 0; i < 70000; i++)
+        p[i] = pgw_int4(i + 1);
+    assert_int_equal(pgw_conn_query(x.conn, "SELECT $70000::int4", p, 70000, on_req, &x.req[0]),
+                     PGW_EINVAL);
+    assert_int_equal(
+        pgw_conn_query_rows(x.conn, "SELECT $70000::int4", p, 70000, 0, NULL, on_req, &x.req[0]),
+        PGW_EINVAL);
+    assert_int_equal(pgw_conn_prepare(x.conn, "big", "SELECT 1", NULL, 65536, on_req, &x.req[0]),
+                     PGW_EINVAL);
+    assert_int_equal(pgw_conn_query(x.conn, "SELECT $65535::int4", p, 65535, on_req, &x.req[1]), 0);
+    run_until(&x, &x.req[1].calls);
+    assert_int_equal(x.req[0].calls, 0);
+    assert_int_equal(x.req[1].status, 0);
+    assert_int_equal(x.req[1].value, 65535);
+    free(p);
+    ctx_close(&x);
+    ctx_free_loop(&x);
+}
+
+static int null_row(const pgw_row_t *row, void *ud)
+{
+    return 0;
+}
+
+/* The NULL-handle convention: no function of conn.h crashes on NULL. */
+static void test_null_handles(void **state)
+{
+    uv_loop_t loop;
+    pgw_conn_t *conn = (pgw_conn_t *)1;
+    assert_int_equal(uv_loop_init(&loop), 0);
+    assert_int_equal(pgw_conn_new(NULL, &loop, NULL), PGW_EINVAL);
+    assert_int_equal(pgw_conn_new(&conn, NULL, NULL), PGW_EINVAL);
+    assert_int_equal(pgw_conn_connect(NULL, "host=/x", on_connect, NULL), PGW_EINVAL);
+    assert_int_equal(pgw_conn_close(NULL, NULL, NULL), PGW_EINVAL);
+    assert_int_equal(pgw_conn_cancel(NULL, NULL, NULL), PGW_EINVAL);
+    assert_int_equal(pgw_conn_simple_query(NULL, "SELECT 1", on_req, NULL), PGW_EINVAL);
+    assert_int_equal(pgw_conn_simple_query_rows(NULL, "SELECT 1", null_row, on_req, NULL),
+                     PGW_EINVAL);
+    assert_int_equal(pgw_conn_query(NULL, "SELECT 1", NULL, 0, on_req, NULL), PGW_EINVAL);
+    assert_int_equal(pgw_conn_query_flags(NULL, "SELECT 1", NULL, 0, 0, on_req, NULL), PGW_EINVAL);
+    assert_int_equal(pgw_conn_query_rows(NULL, "SELECT 1", NULL, 0, 0, null_row, on_req, NULL),
+                     PGW_EINVAL);
+    assert_int_equal(pgw_conn_prepare(NULL, "s", "SELECT 1", NULL, 0, on_req, NULL), PGW_EINVAL);
+    assert_int_equal(pgw_conn_execute(NULL, "s", NULL, 0, 0, on_req, NULL), PGW_EINVAL);
+    assert_int_equal(pgw_conn_execute_rows(NULL, "s", NULL, 0, 0, null_row, on_req, NULL),
+                     PGW_EINVAL);
+    assert_int_equal(pgw_conn_describe(NULL, "s", on_req, NULL), PGW_EINVAL);
+    assert_int_equal(pgw_conn_close_statement(NULL, "s", on_req, NULL), PGW_EINVAL);
+    assert_int_equal(pgw_conn_batch_begin(NULL, 0), PGW_EINVAL);
+    assert_int_equal(pgw_conn_batch_end(NULL, on_req, NULL), PGW_EINVAL);
+    assert_int_equal(pgw_conn_sync(NULL, on_req, NULL), PGW_EINVAL);
+    assert_int_equal(pgw_conn_in_batch(NULL), 0);
+    assert_null(pgw_conn_session(NULL));
+    assert_null(pgw_conn_loop(NULL));
+    assert_int_equal(pgw_conn_is_ready(NULL), 0);
+    assert_null(pgw_conn_host(NULL));
+    assert_null(pgw_conn_port(NULL));
+    pgw_conn_stats_t st;
+    memset(&st, 0xff, sizeof(st));
+    pgw_conn_stats(NULL, &st);
+    assert_int_equal(st.writes, 0);
+    assert_int_equal(st.bytes_out, 0);
+    assert_int_equal(st.reads, 0);
+    assert_int_equal(st.bytes_in, 0);
+    pgw_conn_stats(NULL, NULL);
+    assert_int_equal(pgw_conn_fd(NULL), PGW_EINVAL);
+    assert_null(pgw_conn_userdata(NULL));
+    /* A real conn: a NULL out for the stats is a no-op too. */
+    assert_int_equal(pgw_conn_new(&conn, &loop, NULL), 0);
+    pgw_conn_stats(conn, NULL);
+    assert_int_equal(pgw_conn_fd(conn), PGW_ECLOSED);
+    assert_int_equal(pgw_conn_close(conn, NULL, NULL), 0);
+    assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
+    assert_int_equal(uv_loop_close(&loop), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -703,6 +792,8 @@ int main(void)
         cmocka_unit_test(test_close_from_callback),
         cmocka_unit_test(test_cancel),
         cmocka_unit_test(test_cancel_race),
+        cmocka_unit_test(test_null_handles),
+        cmocka_unit_test(test_param_count_limit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
