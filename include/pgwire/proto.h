@@ -220,7 +220,11 @@ typedef struct pgw_msg {
         } error;
         /* 'v': newest minor version the server supports, and the options it
          * did not recognise (noptions NUL-terminated strings at options;
-         * walk with pgw_negotiate_option_next). */
+         * walk with pgw_negotiate_option_next). Servers send the whole
+         * version (3 << 16 | minor; PostgreSQL 15 sends 0x00030000), the
+         * protocol documentation only the minor: both are accepted and
+         * newest_minor is the minor (0..65535); a major other than 3 is
+         * PGW_EPROTO. */
         struct {
             int32_t newest_minor;
             uint32_t noptions;

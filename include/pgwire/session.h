@@ -102,7 +102,10 @@ typedef int (*pgw_row_cb)(const pgw_row_t *row, void *ud);
  * optional. ud is passed to each. */
 typedef struct pgw_session_callbacks {
     /* Startup finished: status 0 (ReadyForQuery received) or the error that
-     * ended it (PGW_EAUTH, PGW_EAUTHPOLICY, PGW_ESERVER with err set, ...). */
+     * ended it (PGW_EAUTH, PGW_EAUTHPOLICY, PGW_ESERVER with err set,
+     * PGW_ENOTSUP with err->message naming the protocol version the server
+     * lacks, ...). err (NULL when there is no detail) is valid during the
+     * call. */
     void (*on_startup)(pgw_session_t *s, int status, const pgw_error_t *err, void *ud);
     /* Output went from empty to non-empty: the driver should arrange a
      * write (conn.h coalesces these into one write per loop turn). */
@@ -140,8 +143,14 @@ typedef struct pgw_session_config {
     const char *require_auth;
     /* "disable", "prefer" (default) or "require". */
     const char *channel_binding;
-    uint32_t min_protocol;     /* 0: PGW_PROTO_3_0 */
-    uint32_t max_protocol;     /* 0: PGW_PROTO_3_0; PGW_PROTO_3_2 requests 3.2 */
+    uint32_t min_protocol; /* 0: PGW_PROTO_3_0 */
+    /* 0: PGW_PROTO_3_0; PGW_PROTO_3_2 requests 3.2. A server that offers
+     * less (PostgreSQL 15 to 17 answer NegotiateProtocolVersion 3.0) is
+     * used at its version, as libpq 18 does, unless min_protocol is higher:
+     * startup then fails with PGW_ENOTSUP, and on_startup's err carries a
+     * message such as "server does not support protocol 3.2 (it offers
+     * 3.0; ...)". */
+    uint32_t max_protocol;
     uint32_t max_message_size; /* 0: PGW_DEFAULT_MAX_MESSAGE */
     size_t read_chunk_size;    /* 0: 64 KiB */
     /* Bytes of larger read chunks (those that held one big message, such as

@@ -185,11 +185,24 @@ static int parse_function_result(pgw__rd_t *r, pgw_msg_t *m)
     return pgw__rd_finish(r);
 }
 
+/* The protocol documents the first field as the newest minor version, but
+ * servers (PostgreSQL 9.3 to 18) send the whole version, 3 << 16 | minor,
+ * as libpq 18 reads it. Both forms give the minor; any other major is a
+ * violation. */
+static int negotiate_minor(uint32_t v, int32_t *minor)
+{
+    uint32_t major = v >> 16;
+    if (major != 0 && major != 3) return PGW_EPROTO;
+    *minor = (int32_t)(v & 0xffffu);
+    return 0;
+}
+
 static int parse_negotiate(pgw__rd_t *r, pgw_msg_t *m)
 {
-    m->u.negotiate.newest_minor = (int32_t)pgw__rd_u32(r);
+    uint32_t version = pgw__rd_u32(r);
     int32_t noptions = (int32_t)pgw__rd_u32(r);
     if (r->err || noptions < 0) return PGW_EPROTO;
+    if (negotiate_minor(version, &m->u.negotiate.newest_minor) < 0) return PGW_EPROTO;
     m->u.negotiate.noptions = (uint32_t)noptions;
     m->u.negotiate.options = r->p;
     m->u.negotiate.options_len = (uint32_t)pgw__rd_left(r);

@@ -33,6 +33,7 @@ typedef struct drv {
     int fd;
     pgw_session_t *s;
     int startup_done, startup_status;
+    char startup_message[160];
 } drv_t;
 
 static void on_startup(pgw_session_t *s, int status, const pgw_error_t *err, void *ud)
@@ -41,7 +42,10 @@ static void on_startup(pgw_session_t *s, int status, const pgw_error_t *err, voi
     (void)s;
     d->startup_done = 1;
     d->startup_status = status;
-    if (err && err->message) fprintf(stderr, "startup: %s\n", err->message);
+    if (err && err->message) {
+        snprintf(d->startup_message, sizeof d->startup_message, "%s", err->message);
+        fprintf(stderr, "startup: %s\n", err->message);
+    }
 }
 
 static int connect_unix(void)
@@ -119,28 +123,51 @@ static int nothing_pending(drv_t *d, void *arg)
     return pgw_session_pending(d->s) == 0;
 }
 
+/* What a test may change about a connection (zero: the defaults). */
+typedef struct drv_opts {
+    int tcp;
+    const char *user, *password, *require_auth;
+    const char *database; /* NULL: PGDATABASE */
+    uint32_t min_protocol, max_protocol;
+    const char *extra[4]; /* more (name, value) startup pairs */
+    size_t nextra;
+    const pgw_allocator_t *alloc;
+} drv_opts_t;
+
 /* Connect and authenticate; returns the startup status. */
-static int drv_open(drv_t *d, int tcp, const char *user, const char *password,
-                    const char *require_auth)
+static int drv_open_opts(drv_t *d, const drv_opts_t *o)
 {
     memset(d, 0, sizeof *d);
-    d->fd = tcp ? connect_tcp() : connect_unix();
+    d->fd = o->tcp ? connect_tcp() : connect_unix();
     fcntl(d->fd, F_SETFL, fcntl(d->fd, F_GETFL) | O_NONBLOCK);
-    const char *db = pgt_env("PGDATABASE");
-    const char *params[] = {"user", user ? user : pgt_env_required("PGUSER"), "database",
-                            db ? db : "postgres"};
+    const char *db = o->database ? o->database : pgt_env("PGDATABASE");
+    const char *params[8] = {"user", o->user ? o->user : pgt_env_required("PGUSER"), "database",
+                             db ? db : "postgres"};
+    assert_true(o->nextra <= 2);
+    for (size_t i = 0; i < 2 * o->nextra; i++)
+        params[4 + i] = o->extra[i];
     pgw_session_config_t cfg;
     memset(&cfg, 0, sizeof cfg);
     cfg.startup_params = params;
-    cfg.nstartup_params = 2;
-    cfg.password = password;
-    cfg.require_auth = require_auth;
+    cfg.nstartup_params = 2 + o->nextra;
+    cfg.password = o->password;
+    cfg.require_auth = o->require_auth;
+    cfg.min_protocol = o->min_protocol;
+    cfg.max_protocol = o->max_protocol;
+    cfg.alloc = o->alloc;
     cfg.cb.on_startup = on_startup;
     cfg.ud = d;
     assert_int_equal(pgw_session_new(&d->s, &cfg), 0);
     assert_int_equal(pgw_session_start(d->s), 0);
     int rc = pump(d, startup_finished, NULL);
     return d->startup_done ? d->startup_status : rc;
+}
+
+static int drv_open(drv_t *d, int tcp, const char *user, const char *password,
+                    const char *require_auth)
+{
+    drv_opts_t o = {.tcp = tcp, .user = user, .password = password, .require_auth = require_auth};
+    return drv_open_opts(d, &o);
 }
 
 static void drv_close(drv_t *d)
@@ -442,6 +469,33 @@ static void test_big_result(void **state)
     pgw_result_free(r);
 }
 
+/* max_protocol 3.2 against PostgreSQL 15-17: the server offers 3.0 (its
+ * NegotiateProtocolVersion carries 0x00030000) and the session downgrades;
+ * with min_protocol 3.2 the failure says the server lacks 3.2. */
+static void test_protocol_downgrade(void **state)
+{
+    (void)state;
+    pgt_require_server();
+    drv_t d;
+    drv_opts_t o = {.max_protocol = PGW_PROTO_3_2};
+    assert_int_equal(drv_open_opts(&d, &o), 0);
+    uint32_t expect = pgt_server_version() >= 180000 ? PGW_PROTO_3_2 : PGW_PROTO_3_0;
+    assert_int_equal(pgw_session_protocol(d.s), expect);
+    const uint8_t *key;
+    size_t key_len;
+    assert_int_equal(pgw_session_backend_key(d.s, NULL, &key, &key_len), 0);
+    if (expect == PGW_PROTO_3_0) assert_int_equal(key_len, 4);
+    exec_ok(&d, "SELECT 1");
+    drv_close(&d);
+
+    if (expect == PGW_PROTO_3_2) return;
+    o.min_protocol = PGW_PROTO_3_2;
+    assert_int_equal(drv_open_opts(&d, &o), PGW_ENOTSUP);
+    assert_non_null(strstr(d.startup_message, "server does not support protocol 3.2"));
+    assert_int_equal(pgw_session_state(d.s), PGW_SESSION_BROKEN);
+    drv_close(&d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -450,6 +504,7 @@ int main(void)
         cmocka_unit_test(test_libpq_pipeline_equivalents),
         cmocka_unit_test(test_prepared),
         cmocka_unit_test(test_big_result),
+        cmocka_unit_test(test_protocol_downgrade),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
