@@ -134,7 +134,25 @@ typedef struct pgw_session_config {
     const pgw_allocator_t *alloc; /* NULL: malloc */
     /* StartupMessage parameters as (name, value) pairs: "user" (required),
      * "database", "application_name", "options", "client_encoding", ...
-     * Copied by pgw_session_new. */
+     * Copied by pgw_session_new.
+     *
+     * Date styles: the session adds DateStyle=ISO and IntervalStyle=postgres
+     * (the output styles the types layer's text decoders parse), as pgjdbc
+     * does, unless the application set them itself: a parameter of the same
+     * name in any case ("datestyle"), or an "options" value mentioning the
+     * setting (e.g. "-c DateStyle=SQL,DMY"). Only the output style is named,
+     * not an input order; but a startup parameter replaces a database's or
+     * role's default (ALTER DATABASE ... SET DateStyle = 'SQL, DMY') as a
+     * whole, so the DMY/MDY input order is then the server's configured one
+     * (postgresql.conf). An application that relies on a database's DMY
+     * input order sets DateStyle itself, e.g. "-c DateStyle=ISO,DMY".
+     * If the application later changes either style (SET DateStyle = ...),
+     * the server reports it (on_parameter, pgw_session_parameter): the
+     * session changes nothing, and the text decoders of date, time,
+     * timestamp, timestamptz and interval values still expect ISO and
+     * postgres output, returning PGW_EFORMAT for text they cannot parse.
+     * Binary results (the default on the extended protocol) do not depend
+     * on either style. */
     const char *const *startup_params;
     size_t nstartup_params;
     const char *password; /* NULL: none. Copied; wiped when freed. */

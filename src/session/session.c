@@ -45,17 +45,62 @@ bool pgw__leave(pgw_session_t *s)
 
 /* ------------------------------------------------------------- creation */
 
+static char ascii_lower(char c)
+{
+    return c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c;
+}
+
+/* Does hay contain needle (lower case), ignoring ASCII case? */
+static bool contains_nocase(const char *hay, const char *needle)
+{
+    size_t n = strlen(needle);
+    for (; *hay; hay++) {
+        size_t i = 0;
+        while (i < n && hay[i] && ascii_lower(hay[i]) == needle[i])
+            i++;
+        if (i == n) return true;
+    }
+    return false;
+}
+
+/* Did the application set the server setting name (lower case) itself, as
+ * a startup parameter or through "options" (-c name=...)? */
+static bool app_sets(const char *const *params, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++) {
+        const char *k = params[2 * i];
+        if (contains_nocase(k, name) && strlen(k) == strlen(name)) return true;
+        if (strcmp(k, "options") == 0 && contains_nocase(params[2 * i + 1], name)) return true;
+    }
+    return false;
+}
+
+/* The output styles the text decoders parse (types.h), set at startup as
+ * pgjdbc does unless the application chose its own. */
+static const char *const forced_styles[][3] = {{"datestyle", "DateStyle", "ISO"},
+                                               {"intervalstyle", "IntervalStyle", "postgres"}};
+
 static int copy_startup_params(pgw_session_t *s, const pgw_session_config_t *cfg)
 {
-    if (cfg->nstartup_params > SIZE_MAX / 2 / sizeof(char *)) return PGW_EINVAL;
+    size_t nstyles = PGW__ARRAY_LEN(forced_styles);
+    if (cfg->nstartup_params > SIZE_MAX / 2 / sizeof(char *) - nstyles) return PGW_EINVAL;
     size_t n = cfg->nstartup_params * 2;
-    s->startup_params = pgw__calloc(s->alloc, n ? n : 1, sizeof(char *));
+    for (size_t i = 0; i < n; i++)
+        if (!cfg->startup_params[i]) return PGW_EINVAL;
+    s->startup_params = pgw__calloc(s->alloc, n + 2 * nstyles, sizeof(char *));
     if (!s->startup_params) return PGW_ENOMEM;
     s->nstartup_params = cfg->nstartup_params;
     for (size_t i = 0; i < n; i++) {
-        if (!cfg->startup_params[i]) return PGW_EINVAL;
         s->startup_params[i] = pgw__strdup(s->alloc, cfg->startup_params[i]);
         if (!s->startup_params[i]) return PGW_ENOMEM;
+    }
+    for (size_t k = 0; k < nstyles; k++) {
+        if (app_sets(cfg->startup_params, cfg->nstartup_params, forced_styles[k][0])) continue;
+        size_t at = 2 * s->nstartup_params;
+        s->nstartup_params++;
+        s->startup_params[at] = pgw__strdup(s->alloc, forced_styles[k][1]);
+        s->startup_params[at + 1] = pgw__strdup(s->alloc, forced_styles[k][2]);
+        if (!s->startup_params[at] || !s->startup_params[at + 1]) return PGW_ENOMEM;
     }
     for (size_t i = 0; i < cfg->nstartup_params; i++)
         if (strcmp(s->startup_params[2 * i], "user") == 0) s->user = s->startup_params[2 * i + 1];

@@ -496,6 +496,123 @@ static void test_protocol_downgrade(void **state)
     drv_close(&d);
 }
 
+/* --------------------------------------------------- kept results */
+
+enum { KEEP = MAXREQ + 2 };
+
+/* The ud for a request whose result kept_wait returns. */
+static void *keep_ud(void)
+{
+    memset(&D[KEEP], 0, sizeof D[KEEP]);
+    kept = NULL;
+    return UD(KEEP);
+}
+
+/* Run the requests queued to completion; the one queued with keep_cb and
+ * keep_ud() must have finished with expect_status: its result. */
+static pgw_result_t *kept_wait(drv_t *d, int expect_status)
+{
+    assert_int_equal(pump(d, nothing_pending, NULL), 0);
+    assert_int_equal(D[KEEP].calls, 1);
+    assert_int_equal(D[KEEP].status, expect_status);
+    pgw_result_t *r = kept;
+    kept = NULL;
+    return r;
+}
+
+/* ---------------------------------------------------- date styles */
+
+static const char STYLE_SQL[] =
+    "SELECT '2024-03-05'::date, '2024-03-05 13:14:15.5'::timestamp, "
+    "'2024-03-05 13:14:15.5+02'::timestamptz, '-1 year -2 mons +3 days -04:05:06.5'::interval, "
+    "'1999-12-31 23:59:59'::timestamp";
+
+static void both_values(const pgw_result_t *t, const pgw_result_t *b, size_t col, pgw_value_t *vt,
+                        pgw_value_t *vb)
+{
+    assert_int_equal(pgw_result_value(t, 0, col, vt), 0);
+    assert_int_equal(pgw_result_value(b, 0, col, vb), 0);
+}
+
+/* Text (simple query) and binary (extended query) decodings agree. */
+static void check_styles_decode(drv_t *d)
+{
+    assert_int_equal(pgw_session_simple_query(d->s, STYLE_SQL, keep_cb, keep_ud()), 0);
+    pgw_result_t *t = kept_wait(d, 0);
+    assert_int_equal(pgw_session_query(d->s, STYLE_SQL, NULL, 0, 0, keep_cb, keep_ud()), 0);
+    pgw_result_t *b = kept_wait(d, 0);
+    assert_int_equal(pgw_result_fformat(t, 0), PGW_FORMAT_TEXT);
+    assert_int_equal(pgw_result_fformat(b, 0), PGW_FORMAT_BINARY);
+    pgw_value_t vt, vb;
+    int32_t dt, db;
+    both_values(t, b, 0, &vt, &vb);
+    assert_int_equal(pgw_get_date(&vt, &dt), 0);
+    assert_int_equal(pgw_get_date(&vb, &db), 0);
+    assert_int_equal(dt, db);
+    for (size_t col = 1; col <= 4; col += 3) {
+        int64_t ut, ub;
+        both_values(t, b, col, &vt, &vb);
+        assert_int_equal(pgw_get_timestamp(&vt, &ut), 0);
+        assert_int_equal(pgw_get_timestamp(&vb, &ub), 0);
+        assert_true(ut == ub);
+    }
+    int64_t zt, zb;
+    both_values(t, b, 2, &vt, &vb);
+    assert_int_equal(pgw_get_timestamptz(&vt, &zt), 0);
+    assert_int_equal(pgw_get_timestamptz(&vb, &zb), 0);
+    assert_true(zt == zb);
+    pgw_interval_t it, ib;
+    both_values(t, b, 3, &vt, &vb);
+    assert_int_equal(pgw_get_interval(&vt, &it), 0);
+    assert_int_equal(pgw_get_interval(&vb, &ib), 0);
+    assert_true(it.usec == ib.usec && it.days == ib.days && it.months == ib.months);
+    pgw_result_free(t);
+    pgw_result_free(b);
+}
+
+/* Databases whose defaults are other DateStyles and IntervalStyles: the
+ * session's startup DateStyle=ISO and IntervalStyle=postgres win, and the
+ * text decoders read every value. */
+static void test_date_styles(void **state)
+{
+    (void)state;
+    pgt_require_server();
+    static const char *const settings[] = {
+        "DateStyle = 'SQL, DMY'",           "DateStyle = 'German'",
+        "DateStyle = 'Postgres, MDY'",      "IntervalStyle = sql_standard",
+        "IntervalStyle = postgres_verbose", "IntervalStyle = iso_8601",
+    };
+    drv_t admin;
+    assert_int_equal(drv_open(&admin, 0, NULL, NULL, NULL), 0);
+    for (size_t i = 0; i < sizeof settings / sizeof settings[0]; i++) {
+        char db[64], sql[160];
+        snprintf(db, sizeof db, "pgw_style_%ld_%zu", (long)getpid(), i);
+        snprintf(sql, sizeof sql, "CREATE DATABASE %s", db);
+        exec_ok(&admin, sql);
+        snprintf(sql, sizeof sql, "ALTER DATABASE %s SET %s", db, settings[i]);
+        exec_ok(&admin, sql);
+
+        drv_t d;
+        drv_opts_t o = {.database = db};
+        assert_int_equal(drv_open_opts(&d, &o), 0);
+        assert_int_equal(strncmp(pgw_session_parameter(d.s, "DateStyle"), "ISO,", 4), 0);
+        assert_string_equal(pgw_session_parameter(d.s, "IntervalStyle"), "postgres");
+        check_styles_decode(&d);
+        drv_close(&d);
+
+        /* The application's own choice is left alone. */
+        drv_opts_t own = {
+            .database = db, .extra = {"options", "-c datestyle=SQL,DMY"}, .nextra = 1};
+        assert_int_equal(drv_open_opts(&d, &own), 0);
+        assert_string_equal(pgw_session_parameter(d.s, "DateStyle"), "SQL, DMY");
+        drv_close(&d);
+
+        snprintf(sql, sizeof sql, "DROP DATABASE %s WITH (FORCE)", db);
+        exec_ok(&admin, sql);
+    }
+    drv_close(&admin);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -505,6 +622,7 @@ int main(void)
         cmocka_unit_test(test_prepared),
         cmocka_unit_test(test_big_result),
         cmocka_unit_test(test_protocol_downgrade),
+        cmocka_unit_test(test_date_styles),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,6 +4,7 @@
  * require_auth / channel_binding downgrade cases (RELIABILITY.md case 4),
  * server errors, protocol negotiation, and requests held until ready.
  */
+#define _GNU_SOURCE /* memmem */
 #include "test_session_util.h"
 
 #include <openssl/evp.h>
@@ -560,6 +561,55 @@ static void test_negotiate(void **state)
     w_free(&w);
 }
 
+/* The StartupMessage of a session with these (name, value) pairs. */
+static void startup_packet(const char *const *params, size_t n, wire_t *out)
+{
+    pgw_session_config_t cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.startup_params = params;
+    cfg.nstartup_params = n;
+    pgw_session_t *s;
+    assert_int_equal(pgw_session_new(&s, &cfg), 0);
+    assert_int_equal(pgw_session_start(s), 0);
+    grab(s, out);
+    pgw_session_free(s);
+}
+
+static int has_pair(const wire_t *w, const char *pair, size_t len)
+{
+    return memmem(w->p, w->n, pair, len) != NULL;
+}
+#define HAS_PAIR(w, lit) has_pair((w), (lit), sizeof(lit)) /* with the final NUL */
+
+/* The text decoders parse ISO dates and postgres intervals: the session asks
+ * for them unless the application set the styles itself. */
+static void test_startup_styles(void **state)
+{
+    (void)state;
+    wire_t w = {0};
+    const char *plain[] = {"user", "alice"};
+    startup_packet(plain, 1, &w);
+    assert_true(HAS_PAIR(&w, "\0DateStyle\0ISO"));
+    assert_true(HAS_PAIR(&w, "\0IntervalStyle\0postgres"));
+
+    const char *own[] = {"user", "alice", "datestyle", "SQL, DMY", "INTERVALSTYLE", "iso_8601"};
+    startup_packet(own, 3, &w);
+    assert_false(HAS_PAIR(&w, "\0DateStyle\0"));
+    assert_false(HAS_PAIR(&w, "\0IntervalStyle\0"));
+    assert_true(HAS_PAIR(&w, "\0datestyle\0SQL, DMY"));
+
+    const char *opts[] = {"user", "alice", "options", "-c DateStyle=German"};
+    startup_packet(opts, 2, &w);
+    assert_false(HAS_PAIR(&w, "\0DateStyle\0"));
+    assert_true(HAS_PAIR(&w, "\0IntervalStyle\0postgres"));
+
+    const char *opts2[] = {"user", "alice", "options", "-c intervalstyle=sql_standard"};
+    startup_packet(opts2, 2, &w);
+    assert_true(HAS_PAIR(&w, "\0DateStyle\0ISO"));
+    assert_false(HAS_PAIR(&w, "\0IntervalStyle\0"));
+    w_free(&w);
+}
+
 static void test_unexpected_in_startup(void **state)
 {
     (void)state;
@@ -591,6 +641,7 @@ int main(void)
         cmocka_unit_test(test_held_requests),
         cmocka_unit_test(test_negotiate),
         cmocka_unit_test(test_negotiate_server_form),
+        cmocka_unit_test(test_startup_styles),
         cmocka_unit_test(test_unexpected_in_startup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
