@@ -25,6 +25,11 @@ extern "C" {
 #define PGW_PROTO_3_0 196608u /* 3.0 */
 #define PGW_PROTO_3_2 196610u /* 3.2: variable-length cancel keys */
 
+/* The most parameters (and parameter or result format codes) one message
+ * can carry: the protocol's unsigned 16-bit counts. Every count in this API
+ * is a size_t checked against it (PGW_EINVAL above it), never narrowed. */
+#define PGW_MAX_PARAMS 65535u
+
 /* The server's own limit on a message (MaxAllocSize): the default maximum. */
 #define PGW_DEFAULT_MAX_MESSAGE (1024u * 1024u * 1024u - 1u)
 
@@ -349,22 +354,23 @@ PGW_EXTERN int pgw_enc_sasl_response(pgw_buf_t *b, const uint8_t *data, size_t l
 /* Query: sql need not be NUL-terminated; len bytes are sent. */
 PGW_EXTERN int pgw_enc_query(pgw_buf_t *b, const char *sql, size_t len, uint32_t max_msg);
 /* Parse: name "" is the unnamed statement. param_oids may be NULL when
- * nparams is 0; an OID of 0 lets the server infer the type. */
+ * nparams is 0; an OID of 0 lets the server infer the type. nparams above
+ * PGW_MAX_PARAMS: PGW_EINVAL. */
 PGW_EXTERN int pgw_enc_parse(pgw_buf_t *b, const char *name, const char *sql, size_t sql_len,
-                             const uint32_t *param_oids, uint16_t nparams, uint32_t max_msg);
+                             const uint32_t *param_oids, size_t nparams, uint32_t max_msg);
 
 /*
  * Bind from parameter views. param_formats has nparam_formats entries (0:
  * all text, 1: one format for all, else one per parameter). params[i].len -1
  * sends NULL. result_formats likewise (0, 1 or one per result column).
  * The total is computed before anything is written: oversized input is
- * rejected without reading the parameter bytes.
+ * rejected without reading the parameter bytes. Any count above
+ * PGW_MAX_PARAMS: PGW_EINVAL.
  */
 PGW_EXTERN int pgw_enc_bind(pgw_buf_t *b, const char *portal, const char *stmt,
-                            const int16_t *param_formats, uint16_t nparam_formats,
-                            const pgw_view_t *params, uint16_t nparams,
-                            const int16_t *result_formats, uint16_t nresult_formats,
-                            uint32_t max_msg);
+                            const int16_t *param_formats, size_t nparam_formats,
+                            const pgw_view_t *params, size_t nparams, const int16_t *result_formats,
+                            size_t nresult_formats, uint32_t max_msg);
 
 /* Describe / Close: what is 'S' (statement) or 'P' (portal). */
 PGW_EXTERN int pgw_enc_describe(pgw_buf_t *b, char what, const char *name);

@@ -174,7 +174,9 @@ typedef struct pgw_session_config {
     /* Bytes of larger read chunks (those that held one big message, such as
      * a 1 MiB bytea row) kept for reuse once their results are freed, so a
      * workload of large rows does not make the process fault fresh pages in
-     * on every query. 0: 16 MiB; SIZE_MAX: no limit. */
+     * on every query. 0: 16 MiB; SIZE_MAX: no limit. The same bound applies
+     * to the output buffers: once written out, a buffer that grew past it
+     * for one large request (a big parameter) is released, not kept. */
     size_t chunk_cache_bytes;
     pgw_session_callbacks_t cb;
     void *ud;
@@ -272,15 +274,22 @@ PGW_EXTERN int pgw_session_simple_query_rows(pgw_session_t *s, const char *sql, 
  * pgw_get_* decoders read it). Returns 0, PGW_EINVAL, PGW_ECLOSED,
  * PGW_ENOMEM, PGW_ETOOBIG, or a parameter encoder's error; on error nothing
  * was queued.
+ *
+ * Limits (all request functions): nparams is at most PGW_MAX_PARAMS
+ * (65,535, the protocol's limit); more is PGW_EINVAL before anything is
+ * encoded. A message that would exceed max_message_size is PGW_ETOOBIG
+ * before a byte of it is written or a parameter's bytes are read (an
+ * encoder parameter is stopped as soon as it would pass the limit). Neither
+ * error breaks the session.
  */
 PGW_EXTERN int pgw_session_query(pgw_session_t *s, const char *sql, const pgw_param_t *params,
-                                 uint16_t nparams, unsigned flags, pgw_result_cb cb, void *ud);
+                                 size_t nparams, unsigned flags, pgw_result_cb cb, void *ud);
 
 /* As pgw_session_query, but each row goes to row_cb as views into the read
  * buffer (no copy) and done_cb receives a result without rows (command tag,
  * rows affected, column descriptions). */
 PGW_EXTERN int pgw_session_query_rows(pgw_session_t *s, const char *sql, const pgw_param_t *params,
-                                      uint16_t nparams, unsigned flags, pgw_row_cb row_cb,
+                                      size_t nparams, unsigned flags, pgw_row_cb row_cb,
                                       pgw_result_cb done_cb, void *ud);
 
 /*
@@ -291,15 +300,15 @@ PGW_EXTERN int pgw_session_query_rows(pgw_session_t *s, const char *sql, const p
  * oids may be NULL (all inferred). Returns as pgw_session_query.
  */
 PGW_EXTERN int pgw_session_prepare(pgw_session_t *s, const char *name, const char *sql,
-                                   const uint32_t *oids, uint16_t nparams, pgw_result_cb cb,
+                                   const uint32_t *oids, size_t nparams, pgw_result_cb cb,
                                    void *ud);
 /* Execute a prepared statement: Bind, Execute (Describe portal only if the
  * statement was not prepared through this session). */
 PGW_EXTERN int pgw_session_execute(pgw_session_t *s, const char *name, const pgw_param_t *params,
-                                   uint16_t nparams, unsigned flags, pgw_result_cb cb, void *ud);
+                                   size_t nparams, unsigned flags, pgw_result_cb cb, void *ud);
 /* Streaming variant of pgw_session_execute. */
 PGW_EXTERN int pgw_session_execute_rows(pgw_session_t *s, const char *name,
-                                        const pgw_param_t *params, uint16_t nparams, unsigned flags,
+                                        const pgw_param_t *params, size_t nparams, unsigned flags,
                                         pgw_row_cb row_cb, pgw_result_cb done_cb, void *ud);
 /* Describe a prepared statement (parameter types and columns). */
 PGW_EXTERN int pgw_session_describe(pgw_session_t *s, const char *name, pgw_result_cb cb, void *ud);

@@ -416,12 +416,23 @@ PGW_EXTERN const uint8_t *pgw_session_pending_output(pgw_session_t *s, size_t *l
     return *len ? s->out.data + s->out_off : NULL;
 }
 
+/* The read chunks' policy for output buffers: an empty buffer whose capacity
+ * passed the cache bound (chunk_cache_bytes) after one large request gives
+ * its memory back instead of pinning it for the session's life. */
+void pgw__out_trim(pgw_session_t *s, pgw_buf_t *b)
+{
+    if (b->len == 0 && b->cap > s->pool->big_budget) pgw_buf_free(b);
+}
+
 PGW_EXTERN void pgw_session_consumed_output(pgw_session_t *s, size_t n)
 {
     size_t left = s->out.len - s->out_off;
     if (n > left) n = left;
     s->out_off += n;
-    if (s->out_off == s->out.len) s->out_off = s->out.len = 0;
+    if (s->out_off == s->out.len) {
+        s->out_off = s->out.len = 0;
+        pgw__out_trim(s, &s->out);
+    }
 }
 
 PGW_EXTERN void pgw_session_take_output(pgw_session_t *s, pgw_buf_t *out)
@@ -435,6 +446,7 @@ PGW_EXTERN void pgw_session_take_output(pgw_session_t *s, pgw_buf_t *out)
     /* Both buffers carry their allocator (the caller's config pointer, see
      * pgw_session_new), so each keeps freeing with the one that made it. */
     pgw_buf_t mine = s->out;
+    pgw__out_trim(s, out);
     s->out = *out;
     s->out.max = mine.max;
     out->data = mine.data;

@@ -315,6 +315,7 @@ static int handle_ready(pgw_session_t *s, const pgw_msg_t *m)
         int rc = pgw_buf_append(&s->out, s->held.data, s->held.len);
         if (rc < 0) return rc;
         s->held.len = 0;
+        pgw__out_trim(s, &s->held);
     }
     s->state = PGW_SESSION_READY;
     pgw__out_appended(s, &s->out, from);

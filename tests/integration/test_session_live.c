@@ -613,6 +613,28 @@ static void test_date_styles(void **state)
     drv_close(&admin);
 }
 
+/* The protocol's 65,535 parameters reach the server intact. */
+static void test_max_params(void **state)
+{
+    (void)state;
+    pgt_require_server();
+    drv_t d;
+    assert_int_equal(drv_open(&d, 0, NULL, NULL, NULL), 0);
+    size_t n = 65535;
+    pgw_param_t *p = calloc(n, sizeof *p);
+    for (size_t i = 0; i < n; i++)
+        p[i] = pgw_int4((int32_t)i);
+    memset(&D[0], 0, sizeof D[0]);
+    assert_int_equal(
+        pgw_session_query(d.s, "SELECT $1::int8 + $32768 + $65535", p, n, 0, rec_cb, UD(0)), 0);
+    assert_int_equal(pump(&d, nothing_pending, NULL), 0);
+    assert_int_equal(D[0].status, 0);
+    assert_int_equal(D[0].value, 0 + 32767 + 65534);
+    assert_int_equal(pgw_session_query(d.s, "SELECT 1", p, 65536, 0, rec_cb, UD(0)), PGW_EINVAL);
+    free(p);
+    drv_close(&d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -623,6 +645,7 @@ int main(void)
         cmocka_unit_test(test_big_result),
         cmocka_unit_test(test_protocol_downgrade),
         cmocka_unit_test(test_date_styles),
+        cmocka_unit_test(test_max_params),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
