@@ -7,6 +7,12 @@
  * the caller's buffer; encoding appends frontend messages to a caller-owned
  * pgw_buf_t and allocates only when that buffer must grow.
  *
+ * NULL handles follow common.h's convention: a NULL buffer, frame, message,
+ * decoder or iterator gives PGW_EINVAL (pgw_param_desc_oid 0,
+ * pgw_copy_format -1, the _init functions do nothing); pgw_msgw_begin on a
+ * NULL buffer records PGW_EINVAL for pgw_msgw_end. The pgw_msgw_t itself
+ * must not be NULL (it is the caller's stack object, not a handle).
+ *
  * LIFETIME NOTE: every pointer or view produced by the decoding functions
  * (pgw_frame_t.body, pgw_msg_t fields, pgw_view_t, pgw_str_t, iterators)
  * points into the buffer that was passed in. It stays valid exactly as long

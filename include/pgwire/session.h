@@ -338,6 +338,12 @@ PGW_EXTERN int pgw_session_terminate(pgw_session_t *s);
 
 /* ------------------------------------------------------------------ state */
 
+/* NULL session (common.h's convention, for these and every function above):
+ * int statuses are PGW_EINVAL (pgw_session_error too), pgw_session_state is
+ * PGW_SESSION_BROKEN, txn_status 0, protocol 0, pending 0, pointers NULL;
+ * pgw_session_pending_output sets *len to 0; consumed_output, take_output,
+ * fail and free do nothing. */
+
 PGW_EXTERN pgw_session_state_t pgw_session_state(const pgw_session_t *s);
 /* Transaction status from the last ReadyForQuery: 'I', 'T', 'E', or 0 before
  * the first. */
@@ -364,8 +370,12 @@ PGW_EXTERN void *pgw_session_userdata(const pgw_session_t *s);
 
 /* ---------------------------------------------------------------- results */
 
-/* All accessors take a non-NULL result. Indexes out of range give
- * PGW_EINDEX (or 0 / NULL where noted), never undefined behaviour.
+/* Indexes out of range give PGW_EINDEX (or 0 / NULL where noted), never
+ * undefined behaviour. A NULL result follows common.h's NULL-handle
+ * convention: counts 0, pointers NULL (pgw_result_command_tag too), type
+ * OIDs 0, int statuses PGW_EINVAL (also for a NULL out pointer),
+ * pgw_result_fformat -1 and pgw_result_rows_affected -1 (as for a result
+ * without them), pgw_result_timing zeroes its outputs.
  * LIFETIME: every pointer and view obtained from a result is valid until
  * pgw_result_free of that result. */
 

@@ -36,6 +36,7 @@ static int check_size(uint64_t body_len, uint32_t max_msg)
 static int msg_start(pgw_buf_t *b, uint8_t type, uint64_t body_len, uint32_t max_msg,
                      uint8_t **body)
 {
+    if (!b) return PGW_EINVAL;
     int rc = check_size(body_len, max_msg);
     if (rc < 0) return rc;
     uint32_t declared = (uint32_t)body_len + 4;
@@ -385,6 +386,11 @@ int pgw_enc_terminate(pgw_buf_t *b)
 void pgw_msgw_begin(pgw_buf_t *b, uint8_t type, pgw_msgw_t *w)
 {
     w->b = b;
+    if (!b) {
+        w->start = w->len_at = 0;
+        w->err = PGW_EINVAL;
+        return;
+    }
     w->start = b->len;
     w->len_at = b->len + (type ? 1 : 0);
     w->err = pgw_buf_reserve(b, type ? 5 : 4);
@@ -455,7 +461,7 @@ void pgw_msgw_cstr(pgw_msgw_t *w, const char *s)
 
 size_t pgw_msgw_tell(const pgw_msgw_t *w)
 {
-    return w->b->len;
+    return w->b ? w->b->len : 0;
 }
 
 void pgw_msgw_patch32(pgw_msgw_t *w, size_t at, int32_t v)
@@ -481,7 +487,7 @@ int pgw_msgw_end(pgw_msgw_t *w, uint32_t max_msg)
     if (rc == 0 && (b->len < w->len_at || b->len - w->len_at < 4)) rc = PGW_EINVAL;
     if (rc == 0) rc = check_size((uint64_t)(b->len - w->len_at) - 4, max_msg);
     if (rc < 0) {
-        if (b->len > w->start) b->len = w->start;
+        if (b && b->len > w->start) b->len = w->start;
         w->err = rc;
         return rc;
     }

@@ -40,6 +40,7 @@ static pgw__req_t *req_alloc(pgw_session_t *s)
 
 static int accepting(const pgw_session_t *s)
 {
+    if (!s) return PGW_EINVAL;
     if (s->freeing || s->free_pending) return PGW_ECLOSED;
     if (s->state == PGW_SESSION_BROKEN || s->state == PGW_SESSION_TERMINATED) return PGW_ECLOSED;
     return 0;
@@ -47,7 +48,7 @@ static int accepting(const pgw_session_t *s)
 
 static bool needs_own_sync(const pgw_session_t *s)
 {
-    return !s->in_batch || (s->batch_flags & PGW_BATCH_SYNC_EACH);
+    return !s || !s->in_batch || (s->batch_flags & PGW_BATCH_SYNC_EACH);
 }
 
 static int begin(pgw_session_t *s, pending_req_t *p, uint8_t kind, bool with_sync)
@@ -163,7 +164,7 @@ static const int16_t *all_format(unsigned flags)
 static int simple_query(pgw_session_t *s, const char *sql, pgw_row_cb row_cb, pgw_result_cb cb,
                         void *ud)
 {
-    if (!sql) return PGW_EINVAL;
+    if (!s || !sql) return PGW_EINVAL;
     if (s->in_batch) return PGW_EBUSY;
     pending_req_t p;
     int rc = begin(s, &p, PGW__REQ_SIMPLE, false);
@@ -370,6 +371,7 @@ static int queue_sync(pgw_session_t *s, uint8_t flags, pgw_result_cb cb, void *u
 
 PGW_EXTERN int pgw_session_sync(pgw_session_t *s, pgw_result_cb cb, void *ud)
 {
+    if (!s) return PGW_EINVAL;
     return queue_sync(s, s->in_batch ? PGW__RF_IN_BATCH : 0, cb, ud);
 }
 
@@ -385,6 +387,7 @@ PGW_EXTERN int pgw_session_batch_begin(pgw_session_t *s, unsigned flags)
 
 PGW_EXTERN int pgw_session_batch_end(pgw_session_t *s, pgw_result_cb cb, void *ud)
 {
+    if (!s) return PGW_EINVAL;
     if (!s->in_batch) return PGW_EBUSY;
     int rc = queue_sync(s, PGW__RF_BATCH_END, cb, ud);
     if (rc == 0) s->in_batch = false;
@@ -393,6 +396,7 @@ PGW_EXTERN int pgw_session_batch_end(pgw_session_t *s, pgw_result_cb cb, void *u
 
 PGW_EXTERN int pgw_session_terminate(pgw_session_t *s)
 {
+    if (!s) return PGW_EINVAL;
     if (s->state == PGW_SESSION_NEW) return PGW_EBUSY;
     int rc = accepting(s);
     if (rc < 0) return rc;

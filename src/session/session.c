@@ -256,7 +256,7 @@ void pgw__session_break(pgw_session_t *s, int err)
 
 PGW_EXTERN void pgw_session_fail(pgw_session_t *s, int err)
 {
-    if (s->state == PGW_SESSION_BROKEN || s->freeing) return;
+    if (!s || s->state == PGW_SESSION_BROKEN || s->freeing) return;
     if (err >= 0) err = PGW_ECONNLOST;
     pgw__enter(s);
     pgw__session_break(s, err);
@@ -300,6 +300,7 @@ static int ensure_input_room(pgw_session_t *s)
 
 PGW_EXTERN int pgw_session_input_buffer(pgw_session_t *s, uint8_t **p, size_t *len)
 {
+    if (!s || !p || !len) return PGW_EINVAL;
     if (s->depth > 0) return PGW_ERECURSIVE;
     int rc = ensure_input_room(s);
     if (rc < 0) return rc;
@@ -348,6 +349,7 @@ static int process_input(pgw_session_t *s)
 
 PGW_EXTERN int pgw_session_input_commit(pgw_session_t *s, size_t n)
 {
+    if (!s) return PGW_EINVAL;
     if (s->depth > 0) return PGW_ERECURSIVE;
     if (s->state == PGW_SESSION_BROKEN) return s->err;
     if (!s->in || n > s->in->cap - s->in_fill) return PGW_EINVAL;
@@ -360,6 +362,7 @@ PGW_EXTERN int pgw_session_input_commit(pgw_session_t *s, size_t n)
 
 PGW_EXTERN int pgw_session_recv(pgw_session_t *s, const uint8_t *data, size_t n)
 {
+    if (!s || (n && !data)) return PGW_EINVAL;
     while (n > 0) {
         uint8_t *p;
         size_t len;
@@ -412,6 +415,11 @@ void pgw__out_appended(pgw_session_t *s, pgw_buf_t *b, size_t from)
 
 PGW_EXTERN const uint8_t *pgw_session_pending_output(pgw_session_t *s, size_t *len)
 {
+    if (!s) {
+        if (len) *len = 0;
+        return NULL;
+    }
+    if (!len) return NULL;
     *len = s->out.len - s->out_off;
     return *len ? s->out.data + s->out_off : NULL;
 }
@@ -426,6 +434,7 @@ void pgw__out_trim(pgw_session_t *s, pgw_buf_t *b)
 
 PGW_EXTERN void pgw_session_consumed_output(pgw_session_t *s, size_t n)
 {
+    if (!s) return;
     size_t left = s->out.len - s->out_off;
     if (n > left) n = left;
     s->out_off += n;
@@ -437,7 +446,7 @@ PGW_EXTERN void pgw_session_consumed_output(pgw_session_t *s, size_t n)
 
 PGW_EXTERN void pgw_session_take_output(pgw_session_t *s, pgw_buf_t *out)
 {
-    if (out->len != 0) return;
+    if (!s || !out || out->len != 0) return;
     if (s->out_off) {
         memmove(s->out.data, s->out.data + s->out_off, s->out.len - s->out_off);
         s->out.len -= s->out_off;
@@ -459,16 +468,17 @@ PGW_EXTERN void pgw_session_take_output(pgw_session_t *s, pgw_buf_t *out)
 
 PGW_EXTERN pgw_session_state_t pgw_session_state(const pgw_session_t *s)
 {
-    return s->state;
+    return s ? s->state : PGW_SESSION_BROKEN;
 }
 
 PGW_EXTERN char pgw_session_txn_status(const pgw_session_t *s)
 {
-    return s->txn_status;
+    return s ? s->txn_status : 0;
 }
 
 PGW_EXTERN const char *pgw_session_parameter(const pgw_session_t *s, const char *name)
 {
+    if (!s || !name) return NULL;
     for (size_t i = 0; i < s->nparams; i++)
         if (strcmp(s->params[i].name, name) == 0) return s->params[i].value;
     return NULL;
@@ -476,12 +486,13 @@ PGW_EXTERN const char *pgw_session_parameter(const pgw_session_t *s, const char 
 
 PGW_EXTERN uint32_t pgw_session_protocol(const pgw_session_t *s)
 {
-    return s->protocol;
+    return s ? s->protocol : 0;
 }
 
 PGW_EXTERN int pgw_session_backend_key(const pgw_session_t *s, int32_t *pid, const uint8_t **key,
                                        size_t *key_len)
 {
+    if (!s) return PGW_EINVAL;
     if (!s->have_backend_key) return PGW_ENOTFOUND;
     if (pid) *pid = s->backend_pid;
     if (key) *key = s->backend_key;
@@ -491,20 +502,21 @@ PGW_EXTERN int pgw_session_backend_key(const pgw_session_t *s, int32_t *pid, con
 
 PGW_EXTERN size_t pgw_session_pending(const pgw_session_t *s)
 {
-    return s->npending;
+    return s ? s->npending : 0;
 }
 
 PGW_EXTERN int pgw_session_error(const pgw_session_t *s)
 {
+    if (!s) return PGW_EINVAL;
     return s->state == PGW_SESSION_BROKEN ? s->err : 0;
 }
 
 PGW_EXTERN const char *pgw_session_auth_method(const pgw_session_t *s)
 {
-    return s->auth_method;
+    return s ? s->auth_method : NULL;
 }
 
 PGW_EXTERN void *pgw_session_userdata(const pgw_session_t *s)
 {
-    return s->ud;
+    return s ? s->ud : NULL;
 }

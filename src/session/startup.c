@@ -71,6 +71,7 @@ int pgw__parse_require_auth(const char *spec, unsigned *allowed)
 
 PGW_EXTERN int pgw_session_start(pgw_session_t *s)
 {
+    if (!s) return PGW_EINVAL;
     if (s->state != PGW_SESSION_NEW) return PGW_EBUSY;
     size_t from = s->out.len;
     int rc = pgw_enc_startup(&s->out, s->max_protocol, (const char *const *)s->startup_params,

@@ -179,12 +179,109 @@ static void test_output_buffer_released(void **state)
     pgw_session_free(s);
 }
 
+/* ------------------------------------------------------- NULL handles */
+
+static void test_null_handles(void **state)
+{
+    (void)state;
+    pgw_result_t *r = NULL;
+    pgw_value_t v;
+    int32_t i4;
+    assert_int_equal(pgw_result_nrows(r), 0);
+    assert_int_equal(pgw_result_ncols(r), 0);
+    assert_null(pgw_result_fname(r, 0));
+    assert_int_equal(pgw_result_ftype(r, 0), 0);
+    assert_int_equal(pgw_result_fformat(r, 0), -1);
+    assert_null(pgw_result_field(r, 0));
+    assert_int_equal(pgw_result_column(r, "a"), PGW_EINVAL);
+    assert_int_equal(pgw_result_value(r, 0, 0, &v), PGW_EINVAL);
+    assert_int_equal(pgw_result_isnull(r, 0, 0), PGW_EINVAL);
+    assert_int_equal(pgw_result_int4(r, 0, 0, &i4), PGW_EINVAL);
+    assert_null(pgw_result_command_tag(r));
+    assert_int_equal(pgw_result_rows_affected(r), -1);
+    assert_null(pgw_result_error(r));
+    assert_int_equal(pgw_result_nparams(r), 0);
+    assert_int_equal(pgw_result_param_type(r, 0), 0);
+    assert_null(pgw_result_next(r));
+    uint64_t q = 1, f = 1, d = 1;
+    pgw_result_timing(r, &q, &f, &d);
+    assert_true(q == 0 && f == 0 && d == 0);
+    pgw_result_free(r);
+
+    pgw_session_t *s = NULL;
+    assert_int_equal(pgw_session_state(s), PGW_SESSION_BROKEN);
+    assert_int_equal(pgw_session_txn_status(s), 0);
+    assert_null(pgw_session_parameter(s, "server_version"));
+    assert_int_equal(pgw_session_protocol(s), 0);
+    assert_int_equal(pgw_session_backend_key(s, NULL, NULL, NULL), PGW_EINVAL);
+    assert_int_equal(pgw_session_pending(s), 0);
+    assert_int_equal(pgw_session_error(s), PGW_EINVAL);
+    assert_null(pgw_session_auth_method(s));
+    assert_null(pgw_session_userdata(s));
+    size_t len = 7;
+    assert_null(pgw_session_pending_output(s, &len));
+    assert_int_equal(len, 0);
+    pgw_session_consumed_output(s, 1);
+    pgw_buf_t b = {0};
+    pgw_session_take_output(s, &b);
+    pgw_session_fail(s, PGW_ECONNLOST);
+    uint8_t *p;
+    assert_int_equal(pgw_session_input_buffer(s, &p, &len), PGW_EINVAL);
+    assert_int_equal(pgw_session_input_commit(s, 0), PGW_EINVAL);
+    assert_int_equal(pgw_session_recv(s, (const uint8_t *)"x", 1), PGW_EINVAL);
+    assert_int_equal(pgw_session_start(s), PGW_EINVAL);
+    assert_int_equal(pgw_session_simple_query(s, "SELECT 1", NULL, NULL), PGW_EINVAL);
+    assert_int_equal(pgw_session_query(s, "SELECT 1", NULL, 0, 0, NULL, NULL), PGW_EINVAL);
+    assert_int_equal(pgw_session_prepare(s, "a", "SELECT 1", NULL, 0, NULL, NULL), PGW_EINVAL);
+    assert_int_equal(pgw_session_execute(s, "a", NULL, 0, 0, NULL, NULL), PGW_EINVAL);
+    assert_int_equal(pgw_session_describe(s, "a", NULL, NULL), PGW_EINVAL);
+    assert_int_equal(pgw_session_close_statement(s, "a", NULL, NULL), PGW_EINVAL);
+    assert_int_equal(pgw_session_batch_begin(s, 0), PGW_EINVAL);
+    assert_int_equal(pgw_session_batch_end(s, NULL, NULL), PGW_EINVAL);
+    assert_int_equal(pgw_session_sync(s, NULL, NULL), PGW_EINVAL);
+    assert_int_equal(pgw_session_terminate(s), PGW_EINVAL);
+    pgw_session_free(s);
+
+    /* proto.h */
+    pgw_msg_t m;
+    pgw_frame_t fr;
+    pgw_decoder_init(NULL, 0);
+    assert_int_equal(pgw_decoder_next(NULL, (const uint8_t *)"x", 1, &m, NULL), PGW_EINVAL);
+    assert_int_equal(pgw_frame_parse(NULL, 5, 0, &fr), PGW_EINVAL);
+    assert_int_equal(pgw_msg_parse(NULL, &m), PGW_EINVAL);
+    assert_int_equal(pgw_datarow_fields(NULL, NULL, 0), PGW_EINVAL);
+    pgw_row_iter_t it;
+    pgw_row_iter_init(&it, NULL);
+    pgw_view_t view;
+    assert_int_equal(pgw_row_iter_next(&it, &view), PGW_EPROTO);
+    assert_int_equal(pgw_row_iter_next(NULL, &view), PGW_EINVAL);
+    pgw_rowdesc_iter_t rit;
+    pgw_rowdesc_iter_init(&rit, NULL);
+    pgw_field_desc_t fd;
+    assert_int_equal(pgw_rowdesc_iter_next(NULL, &fd), PGW_EINVAL);
+    assert_int_equal(pgw_param_desc_oid(NULL, 0), 0);
+    assert_int_equal(pgw_copy_format(NULL, 0), -1);
+    pgw_error_fields_t ef;
+    assert_int_equal(pgw_error_fields_parse(NULL, &ef), PGW_EINVAL);
+    size_t pos = 0;
+    pgw_str_t str;
+    assert_int_equal(pgw_sasl_mech_next(NULL, &pos, &str), PGW_EINVAL);
+    assert_int_equal(pgw_negotiate_option_next(NULL, &pos, &str), PGW_EINVAL);
+    assert_int_equal(pgw_enc_sync(NULL), PGW_EINVAL);
+    assert_int_equal(pgw_enc_query(NULL, "x", 1, 0), PGW_EINVAL);
+    pgw_msgw_t w;
+    pgw_msgw_begin(NULL, 'Q', &w);
+    pgw_msgw_cstr(&w, "x");
+    assert_int_equal(pgw_msgw_end(&w, 0), PGW_EINVAL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_param_count_limits),
         cmocka_unit_test(test_oversized_value_not_read),
         cmocka_unit_test(test_output_buffer_released),
+        cmocka_unit_test(test_null_handles),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
