@@ -11,7 +11,15 @@
  *     negated errno values and UV_E* codes, all above -1000); the library's
  *     own codes live in -1000..-1999 and never collide with them;
  *   - a function that returns an error never invokes its callback; a request
- *     that was accepted invokes its callback exactly once.
+ *     that was accepted invokes its callback exactly once;
+ *   - NULL handles (as libpq's PQntuples(NULL) == 0): a function given a NULL
+ *     handle (session, result, connection, decoder, message, iterator,
+ *     buffer) never crashes. Functions returning an int status return
+ *     PGW_EINVAL; counts and sizes return 0; pointers return NULL; OIDs
+ *     return 0; char status values return 0; void functions (free, close,
+ *     consumed/fail notifications) do nothing, and stats-into-out functions
+ *     zero *out when out is not NULL. Each header notes the few accessors
+ *     whose "nothing" value differs (a format of -1, a state).
  */
 #ifndef PGWIRE_COMMON_H
 #define PGWIRE_COMMON_H

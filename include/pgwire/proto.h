@@ -7,6 +7,12 @@
  * the caller's buffer; encoding appends frontend messages to a caller-owned
  * pgw_buf_t and allocates only when that buffer must grow.
  *
+ * NULL handles follow common.h's convention: a NULL buffer, frame, message,
+ * decoder or iterator gives PGW_EINVAL (pgw_param_desc_oid 0,
+ * pgw_copy_format -1, the _init functions do nothing); pgw_msgw_begin on a
+ * NULL buffer records PGW_EINVAL for pgw_msgw_end. The pgw_msgw_t itself
+ * must not be NULL (it is the caller's stack object, not a handle).
+ *
  * LIFETIME NOTE: every pointer or view produced by the decoding functions
  * (pgw_frame_t.body, pgw_msg_t fields, pgw_view_t, pgw_str_t, iterators)
  * points into the buffer that was passed in. It stays valid exactly as long
@@ -24,6 +30,11 @@ extern "C" {
 /* Protocol versions as sent in StartupMessage (major << 16 | minor). */
 #define PGW_PROTO_3_0 196608u /* 3.0 */
 #define PGW_PROTO_3_2 196610u /* 3.2: variable-length cancel keys */
+
+/* The most parameters (and parameter or result format codes) one message
+ * can carry: the protocol's unsigned 16-bit counts. Every count in this API
+ * is a size_t checked against it (PGW_EINVAL above it), never narrowed. */
+#define PGW_MAX_PARAMS 65535u
 
 /* The server's own limit on a message (MaxAllocSize): the default maximum. */
 #define PGW_DEFAULT_MAX_MESSAGE (1024u * 1024u * 1024u - 1u)
@@ -220,7 +231,11 @@ typedef struct pgw_msg {
         } error;
         /* 'v': newest minor version the server supports, and the options it
          * did not recognise (noptions NUL-terminated strings at options;
-         * walk with pgw_negotiate_option_next). */
+         * walk with pgw_negotiate_option_next). Servers send the whole
+         * version (3 << 16 | minor; PostgreSQL 15 sends 0x00030000), the
+         * protocol documentation only the minor: both are accepted and
+         * newest_minor is the minor (0..65535); a major other than 3 is
+         * PGW_EPROTO. */
         struct {
             int32_t newest_minor;
             uint32_t noptions;
@@ -345,22 +360,23 @@ PGW_EXTERN int pgw_enc_sasl_response(pgw_buf_t *b, const uint8_t *data, size_t l
 /* Query: sql need not be NUL-terminated; len bytes are sent. */
 PGW_EXTERN int pgw_enc_query(pgw_buf_t *b, const char *sql, size_t len, uint32_t max_msg);
 /* Parse: name "" is the unnamed statement. param_oids may be NULL when
- * nparams is 0; an OID of 0 lets the server infer the type. */
+ * nparams is 0; an OID of 0 lets the server infer the type. nparams above
+ * PGW_MAX_PARAMS: PGW_EINVAL. */
 PGW_EXTERN int pgw_enc_parse(pgw_buf_t *b, const char *name, const char *sql, size_t sql_len,
-                             const uint32_t *param_oids, uint16_t nparams, uint32_t max_msg);
+                             const uint32_t *param_oids, size_t nparams, uint32_t max_msg);
 
 /*
  * Bind from parameter views. param_formats has nparam_formats entries (0:
  * all text, 1: one format for all, else one per parameter). params[i].len -1
  * sends NULL. result_formats likewise (0, 1 or one per result column).
  * The total is computed before anything is written: oversized input is
- * rejected without reading the parameter bytes.
+ * rejected without reading the parameter bytes. Any count above
+ * PGW_MAX_PARAMS: PGW_EINVAL.
  */
 PGW_EXTERN int pgw_enc_bind(pgw_buf_t *b, const char *portal, const char *stmt,
-                            const int16_t *param_formats, uint16_t nparam_formats,
-                            const pgw_view_t *params, uint16_t nparams,
-                            const int16_t *result_formats, uint16_t nresult_formats,
-                            uint32_t max_msg);
+                            const int16_t *param_formats, size_t nparam_formats,
+                            const pgw_view_t *params, size_t nparams, const int16_t *result_formats,
+                            size_t nresult_formats, uint32_t max_msg);
 
 /* Describe / Close: what is 'S' (statement) or 'P' (portal). */
 PGW_EXTERN int pgw_enc_describe(pgw_buf_t *b, char what, const char *name);

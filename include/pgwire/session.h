@@ -102,7 +102,10 @@ typedef int (*pgw_row_cb)(const pgw_row_t *row, void *ud);
  * optional. ud is passed to each. */
 typedef struct pgw_session_callbacks {
     /* Startup finished: status 0 (ReadyForQuery received) or the error that
-     * ended it (PGW_EAUTH, PGW_EAUTHPOLICY, PGW_ESERVER with err set, ...). */
+     * ended it (PGW_EAUTH, PGW_EAUTHPOLICY, PGW_ESERVER with err set,
+     * PGW_ENOTSUP with err->message naming the protocol version the server
+     * lacks, ...). err (NULL when there is no detail) is valid during the
+     * call. */
     void (*on_startup)(pgw_session_t *s, int status, const pgw_error_t *err, void *ud);
     /* Output went from empty to non-empty: the driver should arrange a
      * write (conn.h coalesces these into one write per loop turn). */
@@ -131,7 +134,25 @@ typedef struct pgw_session_config {
     const pgw_allocator_t *alloc; /* NULL: malloc */
     /* StartupMessage parameters as (name, value) pairs: "user" (required),
      * "database", "application_name", "options", "client_encoding", ...
-     * Copied by pgw_session_new. */
+     * Copied by pgw_session_new.
+     *
+     * Date styles: the session adds DateStyle=ISO and IntervalStyle=postgres
+     * (the output styles the types layer's text decoders parse), as pgjdbc
+     * does, unless the application set them itself: a parameter of the same
+     * name in any case ("datestyle"), or an "options" value mentioning the
+     * setting (e.g. "-c DateStyle=SQL,DMY"). Only the output style is named,
+     * not an input order; but a startup parameter replaces a database's or
+     * role's default (ALTER DATABASE ... SET DateStyle = 'SQL, DMY') as a
+     * whole, so the DMY/MDY input order is then the server's configured one
+     * (postgresql.conf). An application that relies on a database's DMY
+     * input order sets DateStyle itself, e.g. "-c DateStyle=ISO,DMY".
+     * If the application later changes either style (SET DateStyle = ...),
+     * the server reports it (on_parameter, pgw_session_parameter): the
+     * session changes nothing, and the text decoders of date, time,
+     * timestamp, timestamptz and interval values still expect ISO and
+     * postgres output, returning PGW_EFORMAT for text they cannot parse.
+     * Binary results (the default on the extended protocol) do not depend
+     * on either style. */
     const char *const *startup_params;
     size_t nstartup_params;
     const char *password; /* NULL: none. Copied; wiped when freed. */
@@ -140,14 +161,22 @@ typedef struct pgw_session_config {
     const char *require_auth;
     /* "disable", "prefer" (default) or "require". */
     const char *channel_binding;
-    uint32_t min_protocol;     /* 0: PGW_PROTO_3_0 */
-    uint32_t max_protocol;     /* 0: PGW_PROTO_3_0; PGW_PROTO_3_2 requests 3.2 */
+    uint32_t min_protocol; /* 0: PGW_PROTO_3_0 */
+    /* 0: PGW_PROTO_3_0; PGW_PROTO_3_2 requests 3.2. A server that offers
+     * less (PostgreSQL 15 to 17 answer NegotiateProtocolVersion 3.0) is
+     * used at its version, as libpq 18 does, unless min_protocol is higher:
+     * startup then fails with PGW_ENOTSUP, and on_startup's err carries a
+     * message such as "server does not support protocol 3.2 (it offers
+     * 3.0; ...)". */
+    uint32_t max_protocol;
     uint32_t max_message_size; /* 0: PGW_DEFAULT_MAX_MESSAGE */
     size_t read_chunk_size;    /* 0: 64 KiB */
     /* Bytes of larger read chunks (those that held one big message, such as
      * a 1 MiB bytea row) kept for reuse once their results are freed, so a
      * workload of large rows does not make the process fault fresh pages in
-     * on every query. 0: 16 MiB; SIZE_MAX: no limit. */
+     * on every query. 0: 16 MiB; SIZE_MAX: no limit. The same bound applies
+     * to the output buffers: once written out, a buffer that grew past it
+     * for one large request (a big parameter) is released, not kept. */
     size_t chunk_cache_bytes;
     pgw_session_callbacks_t cb;
     void *ud;
@@ -245,15 +274,22 @@ PGW_EXTERN int pgw_session_simple_query_rows(pgw_session_t *s, const char *sql, 
  * pgw_get_* decoders read it). Returns 0, PGW_EINVAL, PGW_ECLOSED,
  * PGW_ENOMEM, PGW_ETOOBIG, or a parameter encoder's error; on error nothing
  * was queued.
+ *
+ * Limits (all request functions): nparams is at most PGW_MAX_PARAMS
+ * (65,535, the protocol's limit); more is PGW_EINVAL before anything is
+ * encoded. A message that would exceed max_message_size is PGW_ETOOBIG
+ * before a byte of it is written or a parameter's bytes are read (an
+ * encoder parameter is stopped as soon as it would pass the limit). Neither
+ * error breaks the session.
  */
 PGW_EXTERN int pgw_session_query(pgw_session_t *s, const char *sql, const pgw_param_t *params,
-                                 uint16_t nparams, unsigned flags, pgw_result_cb cb, void *ud);
+                                 size_t nparams, unsigned flags, pgw_result_cb cb, void *ud);
 
 /* As pgw_session_query, but each row goes to row_cb as views into the read
  * buffer (no copy) and done_cb receives a result without rows (command tag,
  * rows affected, column descriptions). */
 PGW_EXTERN int pgw_session_query_rows(pgw_session_t *s, const char *sql, const pgw_param_t *params,
-                                      uint16_t nparams, unsigned flags, pgw_row_cb row_cb,
+                                      size_t nparams, unsigned flags, pgw_row_cb row_cb,
                                       pgw_result_cb done_cb, void *ud);
 
 /*
@@ -264,15 +300,15 @@ PGW_EXTERN int pgw_session_query_rows(pgw_session_t *s, const char *sql, const p
  * oids may be NULL (all inferred). Returns as pgw_session_query.
  */
 PGW_EXTERN int pgw_session_prepare(pgw_session_t *s, const char *name, const char *sql,
-                                   const uint32_t *oids, uint16_t nparams, pgw_result_cb cb,
+                                   const uint32_t *oids, size_t nparams, pgw_result_cb cb,
                                    void *ud);
 /* Execute a prepared statement: Bind, Execute (Describe portal only if the
  * statement was not prepared through this session). */
 PGW_EXTERN int pgw_session_execute(pgw_session_t *s, const char *name, const pgw_param_t *params,
-                                   uint16_t nparams, unsigned flags, pgw_result_cb cb, void *ud);
+                                   size_t nparams, unsigned flags, pgw_result_cb cb, void *ud);
 /* Streaming variant of pgw_session_execute. */
 PGW_EXTERN int pgw_session_execute_rows(pgw_session_t *s, const char *name,
-                                        const pgw_param_t *params, uint16_t nparams, unsigned flags,
+                                        const pgw_param_t *params, size_t nparams, unsigned flags,
                                         pgw_row_cb row_cb, pgw_result_cb done_cb, void *ud);
 /* Describe a prepared statement (parameter types and columns). */
 PGW_EXTERN int pgw_session_describe(pgw_session_t *s, const char *name, pgw_result_cb cb, void *ud);
@@ -302,6 +338,12 @@ PGW_EXTERN int pgw_session_terminate(pgw_session_t *s);
 
 /* ------------------------------------------------------------------ state */
 
+/* NULL session (common.h's convention, for these and every function above):
+ * int statuses are PGW_EINVAL (pgw_session_error too), pgw_session_state is
+ * PGW_SESSION_BROKEN, txn_status 0, protocol 0, pending 0, pointers NULL;
+ * pgw_session_pending_output sets *len to 0; consumed_output, take_output,
+ * fail and free do nothing. */
+
 PGW_EXTERN pgw_session_state_t pgw_session_state(const pgw_session_t *s);
 /* Transaction status from the last ReadyForQuery: 'I', 'T', 'E', or 0 before
  * the first. */
@@ -328,8 +370,12 @@ PGW_EXTERN void *pgw_session_userdata(const pgw_session_t *s);
 
 /* ---------------------------------------------------------------- results */
 
-/* All accessors take a non-NULL result. Indexes out of range give
- * PGW_EINDEX (or 0 / NULL where noted), never undefined behaviour.
+/* Indexes out of range give PGW_EINDEX (or 0 / NULL where noted), never
+ * undefined behaviour. A NULL result follows common.h's NULL-handle
+ * convention: counts 0, pointers NULL (pgw_result_command_tag too), type
+ * OIDs 0, int statuses PGW_EINVAL (also for a NULL out pointer),
+ * pgw_result_fformat -1 and pgw_result_rows_affected -1 (as for a result
+ * without them), pgw_result_timing zeroes its outputs.
  * LIFETIME: every pointer and view obtained from a result is valid until
  * pgw_result_free of that result. */
 

@@ -36,6 +36,7 @@ static int check_size(uint64_t body_len, uint32_t max_msg)
 static int msg_start(pgw_buf_t *b, uint8_t type, uint64_t body_len, uint32_t max_msg,
                      uint8_t **body)
 {
+    if (!b) return PGW_EINVAL;
     int rc = check_size(body_len, max_msg);
     if (rc < 0) return rc;
     uint32_t declared = (uint32_t)body_len + 4;
@@ -219,9 +220,9 @@ int pgw_enc_query(pgw_buf_t *b, const char *sql, size_t len, uint32_t max_msg)
 }
 
 int pgw_enc_parse(pgw_buf_t *b, const char *name, const char *sql, size_t sql_len,
-                  const uint32_t *param_oids, uint16_t nparams, uint32_t max_msg)
+                  const uint32_t *param_oids, size_t nparams, uint32_t max_msg)
 {
-    if (!name || (nparams && !param_oids)) return PGW_EINVAL;
+    if (!name || (nparams && !param_oids) || nparams > PGW_MAX_PARAMS) return PGW_EINVAL;
     if (sql_len > INT32_MAX) return PGW_ETOOBIG; /* before summing */
     size_t nlen = strlen(name);
     uint64_t body = (uint64_t)nlen + 1 + (uint64_t)sql_len + 1 + 2 + 4 * (uint64_t)nparams;
@@ -233,8 +234,8 @@ int pgw_enc_parse(pgw_buf_t *b, const char *name, const char *sql, size_t sql_le
     if (rc < 0) return rc;
     p = put_cstr(p, name, nlen);
     p = put_cstr(p, sql, sql_len);
-    p = put_i16(p, (int16_t)nparams);
-    for (uint16_t i = 0; i < nparams; i++)
+    p = put_i16(p, (int16_t)(uint16_t)nparams);
+    for (size_t i = 0; i < nparams; i++)
         p = put_i32(p, (int32_t)param_oids[i]);
     msg_done(b, p);
     return 0;
@@ -242,22 +243,22 @@ int pgw_enc_parse(pgw_buf_t *b, const char *name, const char *sql, size_t sql_le
 
 /* A format-code list: count 0, 1 or `per` entries (per == 0: any count),
  * each 0 (text) or 1 (binary). */
-static int check_formats(const int16_t *formats, uint16_t n, uint16_t per)
+static int check_formats(const int16_t *formats, size_t n, size_t per)
 {
     if (n && !formats) return PGW_EINVAL;
-    if (per && n > 1 && n != per) return PGW_EINVAL;
-    for (uint16_t i = 0; i < n; i++)
+    if (n > PGW_MAX_PARAMS || (per && n > 1 && n != per)) return PGW_EINVAL;
+    for (size_t i = 0; i < n; i++)
         if (formats[i] != 0 && formats[i] != 1) return PGW_EINVAL;
     return 0;
 }
 
 /* The bytes the parameters take: lengths only, never the bytes they point
  * at. Each is at most 4 + INT32_MAX, so 65535 of them fit easily in 64 bits. */
-static int params_size(const pgw_view_t *params, uint16_t n, uint64_t *size)
+static int params_size(const pgw_view_t *params, size_t n, uint64_t *size)
 {
-    if (n && !params) return PGW_EINVAL;
+    if ((n && !params) || n > PGW_MAX_PARAMS) return PGW_EINVAL;
     uint64_t total = 0;
-    for (uint16_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n; i++) {
         int32_t len = params[i].len;
         if (len < -1 || (len > 0 && !params[i].p)) return PGW_EINVAL;
         total += 4 + (len > 0 ? (uint64_t)len : 0);
@@ -266,17 +267,17 @@ static int params_size(const pgw_view_t *params, uint16_t n, uint64_t *size)
     return 0;
 }
 
-static uint8_t *put_formats(uint8_t *p, const int16_t *formats, uint16_t n)
+static uint8_t *put_formats(uint8_t *p, const int16_t *formats, size_t n)
 {
-    p = put_i16(p, (int16_t)n);
-    for (uint16_t i = 0; i < n; i++)
+    p = put_i16(p, (int16_t)(uint16_t)n);
+    for (size_t i = 0; i < n; i++)
         p = put_i16(p, formats[i]);
     return p;
 }
 
 int pgw_enc_bind(pgw_buf_t *b, const char *portal, const char *stmt, const int16_t *param_formats,
-                 uint16_t nparam_formats, const pgw_view_t *params, uint16_t nparams,
-                 const int16_t *result_formats, uint16_t nresult_formats, uint32_t max_msg)
+                 size_t nparam_formats, const pgw_view_t *params, size_t nparams,
+                 const int16_t *result_formats, size_t nresult_formats, uint32_t max_msg)
 {
     if (!portal || !stmt) return PGW_EINVAL;
     int rc = check_formats(param_formats, nparam_formats, nparams ? nparams : 1);
@@ -293,8 +294,8 @@ int pgw_enc_bind(pgw_buf_t *b, const char *portal, const char *stmt, const int16
     p = put_cstr(p, portal, plen);
     p = put_cstr(p, stmt, slen);
     p = put_formats(p, param_formats, nparam_formats);
-    p = put_i16(p, (int16_t)nparams);
-    for (uint16_t i = 0; i < nparams; i++) {
+    p = put_i16(p, (int16_t)(uint16_t)nparams);
+    for (size_t i = 0; i < nparams; i++) {
         int32_t len = params[i].len;
         p = put_i32(p, len);
         if (len > 0) p = put_bytes(p, params[i].p, (size_t)len);
@@ -385,6 +386,11 @@ int pgw_enc_terminate(pgw_buf_t *b)
 void pgw_msgw_begin(pgw_buf_t *b, uint8_t type, pgw_msgw_t *w)
 {
     w->b = b;
+    if (!b) {
+        w->start = w->len_at = 0;
+        w->err = PGW_EINVAL;
+        return;
+    }
     w->start = b->len;
     w->len_at = b->len + (type ? 1 : 0);
     w->err = pgw_buf_reserve(b, type ? 5 : 4);
@@ -455,7 +461,7 @@ void pgw_msgw_cstr(pgw_msgw_t *w, const char *s)
 
 size_t pgw_msgw_tell(const pgw_msgw_t *w)
 {
-    return w->b->len;
+    return w->b ? w->b->len : 0;
 }
 
 void pgw_msgw_patch32(pgw_msgw_t *w, size_t at, int32_t v)
@@ -481,7 +487,7 @@ int pgw_msgw_end(pgw_msgw_t *w, uint32_t max_msg)
     if (rc == 0 && (b->len < w->len_at || b->len - w->len_at < 4)) rc = PGW_EINVAL;
     if (rc == 0) rc = check_size((uint64_t)(b->len - w->len_at) - 4, max_msg);
     if (rc < 0) {
-        if (b->len > w->start) b->len = w->start;
+        if (b && b->len > w->start) b->len = w->start;
         w->err = rc;
         return rc;
     }

@@ -51,6 +51,11 @@ static int check_length(uint8_t type, int32_t declared, uint32_t max_size)
 
 int pgw_frame_parse(const uint8_t *buf, size_t n, uint32_t max_size, pgw_frame_t *f)
 {
+    if (!f) return PGW_EINVAL;
+    if (n && !buf) {
+        memset(f, 0, sizeof *f);
+        return PGW_EINVAL;
+    }
     if (max_size == 0) max_size = PGW_DEFAULT_MAX_MESSAGE;
     f->type = n ? buf[0] : 0;
     f->body = NULL;
@@ -76,12 +81,14 @@ int pgw_frame_parse(const uint8_t *buf, size_t n, uint32_t max_size, pgw_frame_t
 
 void pgw_decoder_init(pgw_decoder_t *d, uint32_t max_size)
 {
+    if (!d) return;
     memset(d, 0, sizeof *d);
     d->max_size = max_size;
 }
 
 int64_t pgw_decoder_next(pgw_decoder_t *d, const uint8_t *buf, size_t n, pgw_msg_t *m, size_t *need)
 {
+    if (!d || !m || (n && !buf)) return PGW_EINVAL;
     if (d->err) return d->err;
     pgw_frame_t f;
     int rc = pgw_frame_parse(buf, n, d->max_size, &f);

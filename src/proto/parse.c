@@ -185,11 +185,24 @@ static int parse_function_result(pgw__rd_t *r, pgw_msg_t *m)
     return pgw__rd_finish(r);
 }
 
+/* The protocol documents the first field as the newest minor version, but
+ * servers (PostgreSQL 9.3 to 18) send the whole version, 3 << 16 | minor,
+ * as libpq 18 reads it. Both forms give the minor; any other major is a
+ * violation. */
+static int negotiate_minor(uint32_t v, int32_t *minor)
+{
+    uint32_t major = v >> 16;
+    if (major != 0 && major != 3) return PGW_EPROTO;
+    *minor = (int32_t)(v & 0xffffu);
+    return 0;
+}
+
 static int parse_negotiate(pgw__rd_t *r, pgw_msg_t *m)
 {
-    m->u.negotiate.newest_minor = (int32_t)pgw__rd_u32(r);
+    uint32_t version = pgw__rd_u32(r);
     int32_t noptions = (int32_t)pgw__rd_u32(r);
     if (r->err || noptions < 0) return PGW_EPROTO;
+    if (negotiate_minor(version, &m->u.negotiate.newest_minor) < 0) return PGW_EPROTO;
     m->u.negotiate.noptions = (uint32_t)noptions;
     m->u.negotiate.options = r->p;
     m->u.negotiate.options_len = (uint32_t)pgw__rd_left(r);
@@ -258,6 +271,7 @@ static int parse_row_desc(pgw__rd_t *r, pgw_msg_t *m)
 
 int pgw_msg_parse(const pgw_frame_t *f, pgw_msg_t *m)
 {
+    if (!f || !m) return PGW_EINVAL;
     /* A frame from pgw_frame_parse always passes; a hand-made one might
      * not, and every view length below must fit an int32. */
     int bad_frame = f->len > INT32_MAX - 4 || (!f->body && f->len);
@@ -330,7 +344,7 @@ int pgw_msg_parse(const pgw_frame_t *f, pgw_msg_t *m)
 
 int pgw_datarow_fields(const pgw_msg_t *m, pgw_view_t *out, size_t n)
 {
-    if (m->type != PGW_B_DATA_ROW) return PGW_EINVAL;
+    if (!m || m->type != PGW_B_DATA_ROW || (n && !out)) return PGW_EINVAL;
     uint16_t ncols = m->u.data_row.ncols;
     if (n < ncols) return PGW_EINVAL;
     const uint8_t *p = m->u.data_row.fields;
@@ -355,7 +369,8 @@ int pgw_datarow_fields(const pgw_msg_t *m, pgw_view_t *out, size_t n)
 
 void pgw_row_iter_init(pgw_row_iter_t *it, const pgw_msg_t *m)
 {
-    if (m->type != PGW_B_DATA_ROW) {
+    if (!it) return;
+    if (!m || m->type != PGW_B_DATA_ROW) {
         /* Not a row: an iteration that fails at once. */
         it->p = it->end = NULL;
         it->left = 1;
@@ -368,6 +383,7 @@ void pgw_row_iter_init(pgw_row_iter_t *it, const pgw_msg_t *m)
 
 int pgw_row_iter_next(pgw_row_iter_t *it, pgw_view_t *out)
 {
+    if (!it || !out) return PGW_EINVAL;
     if (it->left == 0) return it->p == it->end ? 0 : PGW_EPROTO;
     const uint8_t *p = it->p;
     if (it->end - p < 4) goto bad;
@@ -398,7 +414,8 @@ bad:
 
 void pgw_rowdesc_iter_init(pgw_rowdesc_iter_t *it, const pgw_msg_t *m)
 {
-    if (m->type != PGW_B_ROW_DESC) {
+    if (!it) return;
+    if (!m || m->type != PGW_B_ROW_DESC) {
         it->p = it->end = NULL;
         it->left = 1;
         return;
@@ -410,6 +427,7 @@ void pgw_rowdesc_iter_init(pgw_rowdesc_iter_t *it, const pgw_msg_t *m)
 
 int pgw_rowdesc_iter_next(pgw_rowdesc_iter_t *it, pgw_field_desc_t *out)
 {
+    if (!it || !out) return PGW_EINVAL;
     if (it->left == 0) return it->p == it->end ? 0 : PGW_EPROTO;
     pgw__rd_t r = {it->p, it->end, 0};
     read_field_desc(&r, out);
@@ -425,12 +443,13 @@ int pgw_rowdesc_iter_next(pgw_rowdesc_iter_t *it, pgw_field_desc_t *out)
 
 uint32_t pgw_param_desc_oid(const pgw_msg_t *m, uint16_t i)
 {
-    if (m->type != PGW_B_PARAM_DESC || i >= m->u.param_desc.nparams) return 0;
+    if (!m || m->type != PGW_B_PARAM_DESC || i >= m->u.param_desc.nparams) return 0;
     return pgw__get32(m->u.param_desc.oids + 4 * (size_t)i);
 }
 
 int16_t pgw_copy_format(const pgw_msg_t *m, uint16_t i)
 {
+    if (!m) return -1;
     if (m->type != PGW_B_COPY_IN && m->type != PGW_B_COPY_OUT && m->type != PGW_B_COPY_BOTH)
         return -1;
     if (i >= m->u.copy_response.ncols) return -1;
@@ -485,6 +504,7 @@ static pgw_view_t *error_field_slot(pgw_error_fields_t *e, uint8_t c)
 int pgw_error_fields_parse(const pgw_msg_t *m, pgw_error_fields_t *out)
 {
     static const char codes[] = "SVCMDHPpqWstcdnFLR";
+    if (!m || !out) return PGW_EINVAL;
     for (const char *c = codes; *c; c++) {
         pgw_view_t *slot = error_field_slot(out, (uint8_t)*c);
         slot->p = NULL;
@@ -524,12 +544,14 @@ static int next_cstr(const uint8_t *list, size_t n, size_t *pos, pgw_str_t *s, i
 
 int pgw_sasl_mech_next(const pgw_msg_t *m, size_t *pos, pgw_str_t *mech)
 {
+    if (!m || !pos || !mech) return PGW_EINVAL;
     if (m->type != PGW_B_AUTH || m->u.auth.code != PGW_AUTH_SASL) return PGW_EINVAL;
     return next_cstr(m->u.auth.data, m->u.auth.data_len, pos, mech, 1);
 }
 
 int pgw_negotiate_option_next(const pgw_msg_t *m, size_t *pos, pgw_str_t *opt)
 {
+    if (!m || !pos || !opt) return PGW_EINVAL;
     if (m->type != PGW_B_NEGOTIATE_VERSION) return PGW_EINVAL;
     return next_cstr(m->u.negotiate.options, m->u.negotiate.options_len, pos, opt, 0);
 }

@@ -40,6 +40,7 @@ static pgw__req_t *req_alloc(pgw_session_t *s)
 
 static int accepting(const pgw_session_t *s)
 {
+    if (!s) return PGW_EINVAL;
     if (s->freeing || s->free_pending) return PGW_ECLOSED;
     if (s->state == PGW_SESSION_BROKEN || s->state == PGW_SESSION_TERMINATED) return PGW_ECLOSED;
     return 0;
@@ -47,7 +48,7 @@ static int accepting(const pgw_session_t *s)
 
 static bool needs_own_sync(const pgw_session_t *s)
 {
-    return !s->in_batch || (s->batch_flags & PGW_BATCH_SYNC_EACH);
+    return !s || !s->in_batch || (s->batch_flags & PGW_BATCH_SYNC_EACH);
 }
 
 static int begin(pgw_session_t *s, pending_req_t *p, uint8_t kind, bool with_sync)
@@ -109,6 +110,7 @@ static int end(pgw_session_t *s, pending_req_t *p, int rc)
     if (rc == 0 && p->sync) rc = pgw_enc_sync(p->b);
     if (rc < 0) {
         p->b->len = p->from;
+        pgw__out_trim(s, p->b);
         if (p->req->res) pgw_result_free(p->req->res);
         p->req->res = NULL;
         pgw__req_release(s, p->req);
@@ -129,16 +131,22 @@ static int end(pgw_session_t *s, pending_req_t *p, int rc)
     return 0;
 }
 
+/* A parameter list the protocol cannot carry (refused before encoding). */
+static bool bad_params(const pgw_param_t *params, size_t n)
+{
+    return (n && !params) || n > PGW_MAX_PARAMS;
+}
+
 /* Parse with the parameter types from oids, from params, or 0 (inferred). */
 static int enc_parse(pgw_session_t *s, pgw_buf_t *b, const char *name, const char *sql,
-                     const uint32_t *oids, const pgw_param_t *params, uint16_t n)
+                     const uint32_t *oids, const pgw_param_t *params, size_t n)
 {
     pgw_msgw_t w;
     pgw_msgw_begin(b, 'P', &w);
     pgw_msgw_cstr(&w, name);
     pgw_msgw_cstr(&w, sql);
-    pgw_msgw_i16(&w, (int16_t)n);
-    for (uint16_t i = 0; i < n; i++)
+    pgw_msgw_i16(&w, (int16_t)(uint16_t)n);
+    for (size_t i = 0; i < n; i++)
         pgw_msgw_i32(&w, (int32_t)(oids ? oids[i] : params ? params[i].oid : 0));
     return pgw_msgw_end(&w, s->max_message);
 }
@@ -156,7 +164,7 @@ static const int16_t *all_format(unsigned flags)
 static int simple_query(pgw_session_t *s, const char *sql, pgw_row_cb row_cb, pgw_result_cb cb,
                         void *ud)
 {
-    if (!sql) return PGW_EINVAL;
+    if (!s || !sql) return PGW_EINVAL;
     if (s->in_batch) return PGW_EBUSY;
     pending_req_t p;
     int rc = begin(s, &p, PGW__REQ_SIMPLE, false);
@@ -187,10 +195,10 @@ PGW_EXTERN int pgw_session_simple_query_rows(pgw_session_t *s, const char *sql, 
 
 /* ----------------------------------------------------------- unnamed query */
 
-static int query(pgw_session_t *s, const char *sql, const pgw_param_t *params, uint16_t nparams,
+static int query(pgw_session_t *s, const char *sql, const pgw_param_t *params, size_t nparams,
                  unsigned flags, pgw_row_cb row_cb, pgw_result_cb cb, void *ud)
 {
-    if (!sql || (nparams && !params)) return PGW_EINVAL;
+    if (!sql || bad_params(params, nparams)) return PGW_EINVAL;
     static const uint8_t exp[] = {PGW__EXP_PARSE, PGW__EXP_BIND, PGW__EXP_RDESC, PGW__EXP_ROWS};
     pending_req_t p;
     int rc = begin(s, &p, PGW__REQ_EXTENDED, needs_own_sync(s));
@@ -202,8 +210,8 @@ static int query(pgw_session_t *s, const char *sql, const pgw_param_t *params, u
     if (row_cb) p.req->flags |= PGW__RF_STREAM;
     rc = enc_parse(s, p.b, "", sql, NULL, params, nparams);
     if (rc == 0)
-        rc =
-            pgw_enc_bind_params(p.b, "", "", params, nparams, all_format(flags), 1, s->max_message);
+        rc = pgw_enc_bind_params(p.b, "", "", params, (uint16_t)nparams, all_format(flags), 1,
+                                 s->max_message);
     if (rc == 0) rc = pgw_enc_describe(p.b, 'P', "");
     if (rc == 0) rc = pgw_enc_execute(p.b, "", 0);
     rc = end(s, &p, rc);
@@ -213,13 +221,13 @@ static int query(pgw_session_t *s, const char *sql, const pgw_param_t *params, u
 }
 
 PGW_EXTERN int pgw_session_query(pgw_session_t *s, const char *sql, const pgw_param_t *params,
-                                 uint16_t nparams, unsigned flags, pgw_result_cb cb, void *ud)
+                                 size_t nparams, unsigned flags, pgw_result_cb cb, void *ud)
 {
     return query(s, sql, params, nparams, flags, NULL, cb, ud);
 }
 
 PGW_EXTERN int pgw_session_query_rows(pgw_session_t *s, const char *sql, const pgw_param_t *params,
-                                      uint16_t nparams, unsigned flags, pgw_row_cb row_cb,
+                                      size_t nparams, unsigned flags, pgw_row_cb row_cb,
                                       pgw_result_cb done_cb, void *ud)
 {
     if (!row_cb) return PGW_EINVAL;
@@ -229,10 +237,9 @@ PGW_EXTERN int pgw_session_query_rows(pgw_session_t *s, const char *sql, const p
 /* ------------------------------------------------------ prepared statements */
 
 PGW_EXTERN int pgw_session_prepare(pgw_session_t *s, const char *name, const char *sql,
-                                   const uint32_t *oids, uint16_t nparams, pgw_result_cb cb,
-                                   void *ud)
+                                   const uint32_t *oids, size_t nparams, pgw_result_cb cb, void *ud)
 {
-    if (!name || !sql) return PGW_EINVAL;
+    if (!name || !sql || nparams > PGW_MAX_PARAMS) return PGW_EINVAL;
     static const uint8_t exp[] = {PGW__EXP_PARSE, PGW__EXP_PDESC, PGW__EXP_RDESC};
     pending_req_t p;
     int rc = begin(s, &p, PGW__REQ_PREPARE, needs_own_sync(s));
@@ -249,7 +256,7 @@ PGW_EXTERN int pgw_session_prepare(pgw_session_t *s, const char *name, const cha
 
 /* Bind + Execute with the stored description (no Describe). */
 static int execute_known(pgw_session_t *s, pending_req_t *p, const pgw__stmt_t *st,
-                         const char *name, const pgw_param_t *params, uint16_t nparams,
+                         const char *name, const pgw_param_t *params, size_t nparams,
                          unsigned flags)
 {
     static const uint8_t exp[] = {PGW__EXP_BIND, PGW__EXP_ROWS};
@@ -263,26 +270,27 @@ static int execute_known(pgw_session_t *s, pending_req_t *p, const pgw__stmt_t *
     int rc = pgw__result_set_desc(res, st->fields, st->ncols, text ? &fmt_text : st->formats,
                                   text ? 1 : st->ncols);
     if (rc == 0)
-        rc = pgw_enc_bind_params(p->b, "", name, params, nparams, text ? &fmt_text : st->formats,
-                                 text ? 1 : st->ncols, s->max_message);
+        rc = pgw_enc_bind_params(p->b, "", name, params, (uint16_t)nparams,
+                                 text ? &fmt_text : st->formats, text ? 1 : st->ncols,
+                                 s->max_message);
     return rc;
 }
 
 static int execute_unknown(pgw_session_t *s, pending_req_t *p, const char *name,
-                           const pgw_param_t *params, uint16_t nparams, unsigned flags)
+                           const pgw_param_t *params, size_t nparams, unsigned flags)
 {
     static const uint8_t exp[] = {PGW__EXP_BIND, PGW__EXP_RDESC, PGW__EXP_ROWS};
     set_expect(p->req, exp, sizeof exp);
-    int rc =
-        pgw_enc_bind_params(p->b, "", name, params, nparams, all_format(flags), 1, s->max_message);
+    int rc = pgw_enc_bind_params(p->b, "", name, params, (uint16_t)nparams, all_format(flags), 1,
+                                 s->max_message);
     if (rc == 0) rc = pgw_enc_describe(p->b, 'P', "");
     return rc;
 }
 
-static int execute(pgw_session_t *s, const char *name, const pgw_param_t *params, uint16_t nparams,
+static int execute(pgw_session_t *s, const char *name, const pgw_param_t *params, size_t nparams,
                    unsigned flags, pgw_row_cb row_cb, pgw_result_cb cb, void *ud)
 {
-    if (!name || (nparams && !params)) return PGW_EINVAL;
+    if (!name || bad_params(params, nparams)) return PGW_EINVAL;
     pending_req_t p;
     int rc = begin(s, &p, PGW__REQ_EXTENDED, needs_own_sync(s));
     if (rc < 0) return rc;
@@ -300,13 +308,13 @@ static int execute(pgw_session_t *s, const char *name, const pgw_param_t *params
 }
 
 PGW_EXTERN int pgw_session_execute(pgw_session_t *s, const char *name, const pgw_param_t *params,
-                                   uint16_t nparams, unsigned flags, pgw_result_cb cb, void *ud)
+                                   size_t nparams, unsigned flags, pgw_result_cb cb, void *ud)
 {
     return execute(s, name, params, nparams, flags, NULL, cb, ud);
 }
 
 PGW_EXTERN int pgw_session_execute_rows(pgw_session_t *s, const char *name,
-                                        const pgw_param_t *params, uint16_t nparams, unsigned flags,
+                                        const pgw_param_t *params, size_t nparams, unsigned flags,
                                         pgw_row_cb row_cb, pgw_result_cb done_cb, void *ud)
 {
     if (!row_cb) return PGW_EINVAL;
@@ -363,6 +371,7 @@ static int queue_sync(pgw_session_t *s, uint8_t flags, pgw_result_cb cb, void *u
 
 PGW_EXTERN int pgw_session_sync(pgw_session_t *s, pgw_result_cb cb, void *ud)
 {
+    if (!s) return PGW_EINVAL;
     return queue_sync(s, s->in_batch ? PGW__RF_IN_BATCH : 0, cb, ud);
 }
 
@@ -378,6 +387,7 @@ PGW_EXTERN int pgw_session_batch_begin(pgw_session_t *s, unsigned flags)
 
 PGW_EXTERN int pgw_session_batch_end(pgw_session_t *s, pgw_result_cb cb, void *ud)
 {
+    if (!s) return PGW_EINVAL;
     if (!s->in_batch) return PGW_EBUSY;
     int rc = queue_sync(s, PGW__RF_BATCH_END, cb, ud);
     if (rc == 0) s->in_batch = false;
@@ -386,6 +396,7 @@ PGW_EXTERN int pgw_session_batch_end(pgw_session_t *s, pgw_result_cb cb, void *u
 
 PGW_EXTERN int pgw_session_terminate(pgw_session_t *s)
 {
+    if (!s) return PGW_EINVAL;
     if (s->state == PGW_SESSION_NEW) return PGW_EBUSY;
     int rc = accepting(s);
     if (rc < 0) return rc;

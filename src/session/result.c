@@ -239,36 +239,37 @@ int pgw__result_set_error(pgw_result_t *r, const pgw_msg_t *m)
 
 PGW_EXTERN size_t pgw_result_nrows(const pgw_result_t *r)
 {
-    return r->nrows;
+    return r ? r->nrows : 0;
 }
 
 PGW_EXTERN size_t pgw_result_ncols(const pgw_result_t *r)
 {
-    return r->ncols;
+    return r ? r->ncols : 0;
 }
 
 PGW_EXTERN const char *pgw_result_fname(const pgw_result_t *r, size_t col)
 {
-    return col < r->ncols ? r->fields[col].name.p : NULL;
+    return r && col < r->ncols ? r->fields[col].name.p : NULL;
 }
 
 PGW_EXTERN uint32_t pgw_result_ftype(const pgw_result_t *r, size_t col)
 {
-    return col < r->ncols ? r->fields[col].type_oid : 0;
+    return r && col < r->ncols ? r->fields[col].type_oid : 0;
 }
 
 PGW_EXTERN int pgw_result_fformat(const pgw_result_t *r, size_t col)
 {
-    return col < r->ncols ? r->fields[col].format : -1;
+    return r && col < r->ncols ? r->fields[col].format : -1;
 }
 
 PGW_EXTERN const pgw_field_desc_t *pgw_result_field(const pgw_result_t *r, size_t col)
 {
-    return col < r->ncols ? &r->fields[col] : NULL;
+    return r && col < r->ncols ? &r->fields[col] : NULL;
 }
 
 PGW_EXTERN int pgw_result_column(const pgw_result_t *r, const char *name)
 {
+    if (!r) return PGW_EINVAL;
     if (!name) return PGW_ENOTFOUND;
     size_t n = strlen(name);
     for (size_t i = 0; i < r->ncols; i++)
@@ -278,6 +279,7 @@ PGW_EXTERN int pgw_result_column(const pgw_result_t *r, const char *name)
 
 PGW_EXTERN int pgw_result_value(const pgw_result_t *r, size_t row, size_t col, pgw_value_t *out)
 {
+    if (!r || !out) return PGW_EINVAL;
     if (row >= r->nrows || col >= r->ncols) return PGW_EINDEX;
     const pgw_view_t *v = &r->cells[row * r->ncols + col];
     out->p = v->p;
@@ -289,6 +291,7 @@ PGW_EXTERN int pgw_result_value(const pgw_result_t *r, size_t row, size_t col, p
 
 PGW_EXTERN int pgw_result_isnull(const pgw_result_t *r, size_t row, size_t col)
 {
+    if (!r) return PGW_EINVAL;
     if (row >= r->nrows || col >= r->ncols) return PGW_EINDEX;
     return r->cells[row * r->ncols + col].len < 0;
 }
@@ -298,6 +301,7 @@ PGW_EXTERN int pgw_result_isnull(const pgw_result_t *r, size_t row, size_t col)
     {                                                                            \
         pgw_value_t v;                                                           \
         int rc = pgw_result_value(r, row, col, &v);                              \
+        if (rc == 0 && !out) rc = PGW_EINVAL;                                    \
         return rc < 0 ? rc : getter(&v, out);                                    \
     }
 
@@ -311,38 +315,39 @@ TYPED_ACCESSOR(pgw_result_text, pgw_str_t, pgw_get_text)
 
 PGW_EXTERN const char *pgw_result_command_tag(const pgw_result_t *r)
 {
+    if (!r) return NULL;
     return r->tag ? r->tag : "";
 }
 
 PGW_EXTERN int64_t pgw_result_rows_affected(const pgw_result_t *r)
 {
-    return r->rows_affected;
+    return r ? r->rows_affected : -1;
 }
 
 PGW_EXTERN const pgw_error_t *pgw_result_error(const pgw_result_t *r)
 {
-    return r->has_error ? &r->error : NULL;
+    return r && r->has_error ? &r->error : NULL;
 }
 
 PGW_EXTERN size_t pgw_result_nparams(const pgw_result_t *r)
 {
-    return r->nparams;
+    return r ? r->nparams : 0;
 }
 
 PGW_EXTERN uint32_t pgw_result_param_type(const pgw_result_t *r, size_t i)
 {
-    return i < r->nparams ? r->param_oids[i] : 0;
+    return r && i < r->nparams ? r->param_oids[i] : 0;
 }
 
 PGW_EXTERN pgw_result_t *pgw_result_next(const pgw_result_t *r)
 {
-    return r->next;
+    return r ? r->next : NULL;
 }
 
 PGW_EXTERN void pgw_result_timing(const pgw_result_t *r, uint64_t *queued, uint64_t *first,
                                   uint64_t *done)
 {
-    if (queued) *queued = r->t_queued;
-    if (first) *first = r->t_first;
-    if (done) *done = r->t_done;
+    if (queued) *queued = r ? r->t_queued : 0;
+    if (first) *first = r ? r->t_first : 0;
+    if (done) *done = r ? r->t_done : 0;
 }

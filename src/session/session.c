@@ -45,17 +45,62 @@ bool pgw__leave(pgw_session_t *s)
 
 /* ------------------------------------------------------------- creation */
 
+static char ascii_lower(char c)
+{
+    return c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c;
+}
+
+/* Does hay contain needle (lower case), ignoring ASCII case? */
+static bool contains_nocase(const char *hay, const char *needle)
+{
+    size_t n = strlen(needle);
+    for (; *hay; hay++) {
+        size_t i = 0;
+        while (i < n && hay[i] && ascii_lower(hay[i]) == needle[i])
+            i++;
+        if (i == n) return true;
+    }
+    return false;
+}
+
+/* Did the application set the server setting name (lower case) itself, as
+ * a startup parameter or through "options" (-c name=...)? */
+static bool app_sets(const char *const *params, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++) {
+        const char *k = params[2 * i];
+        if (contains_nocase(k, name) && strlen(k) == strlen(name)) return true;
+        if (strcmp(k, "options") == 0 && contains_nocase(params[2 * i + 1], name)) return true;
+    }
+    return false;
+}
+
+/* The output styles the text decoders parse (types.h), set at startup as
+ * pgjdbc does unless the application chose its own. */
+static const char *const forced_styles[][3] = {{"datestyle", "DateStyle", "ISO"},
+                                               {"intervalstyle", "IntervalStyle", "postgres"}};
+
 static int copy_startup_params(pgw_session_t *s, const pgw_session_config_t *cfg)
 {
-    if (cfg->nstartup_params > SIZE_MAX / 2 / sizeof(char *)) return PGW_EINVAL;
+    size_t nstyles = PGW__ARRAY_LEN(forced_styles);
+    if (cfg->nstartup_params > SIZE_MAX / 2 / sizeof(char *) - nstyles) return PGW_EINVAL;
     size_t n = cfg->nstartup_params * 2;
-    s->startup_params = pgw__calloc(s->alloc, n ? n : 1, sizeof(char *));
+    for (size_t i = 0; i < n; i++)
+        if (!cfg->startup_params[i]) return PGW_EINVAL;
+    s->startup_params = pgw__calloc(s->alloc, n + 2 * nstyles, sizeof(char *));
     if (!s->startup_params) return PGW_ENOMEM;
     s->nstartup_params = cfg->nstartup_params;
     for (size_t i = 0; i < n; i++) {
-        if (!cfg->startup_params[i]) return PGW_EINVAL;
         s->startup_params[i] = pgw__strdup(s->alloc, cfg->startup_params[i]);
         if (!s->startup_params[i]) return PGW_ENOMEM;
+    }
+    for (size_t k = 0; k < nstyles; k++) {
+        if (app_sets(cfg->startup_params, cfg->nstartup_params, forced_styles[k][0])) continue;
+        size_t at = 2 * s->nstartup_params;
+        s->nstartup_params++;
+        s->startup_params[at] = pgw__strdup(s->alloc, forced_styles[k][1]);
+        s->startup_params[at + 1] = pgw__strdup(s->alloc, forced_styles[k][2]);
+        if (!s->startup_params[at] || !s->startup_params[at + 1]) return PGW_ENOMEM;
     }
     for (size_t i = 0; i < cfg->nstartup_params; i++)
         if (strcmp(s->startup_params[2 * i], "user") == 0) s->user = s->startup_params[2 * i + 1];
@@ -211,7 +256,7 @@ void pgw__session_break(pgw_session_t *s, int err)
 
 PGW_EXTERN void pgw_session_fail(pgw_session_t *s, int err)
 {
-    if (s->state == PGW_SESSION_BROKEN || s->freeing) return;
+    if (!s || s->state == PGW_SESSION_BROKEN || s->freeing) return;
     if (err >= 0) err = PGW_ECONNLOST;
     pgw__enter(s);
     pgw__session_break(s, err);
@@ -255,6 +300,7 @@ static int ensure_input_room(pgw_session_t *s)
 
 PGW_EXTERN int pgw_session_input_buffer(pgw_session_t *s, uint8_t **p, size_t *len)
 {
+    if (!s || !p || !len) return PGW_EINVAL;
     if (s->depth > 0) return PGW_ERECURSIVE;
     int rc = ensure_input_room(s);
     if (rc < 0) return rc;
@@ -303,6 +349,7 @@ static int process_input(pgw_session_t *s)
 
 PGW_EXTERN int pgw_session_input_commit(pgw_session_t *s, size_t n)
 {
+    if (!s) return PGW_EINVAL;
     if (s->depth > 0) return PGW_ERECURSIVE;
     if (s->state == PGW_SESSION_BROKEN) return s->err;
     if (!s->in || n > s->in->cap - s->in_fill) return PGW_EINVAL;
@@ -315,6 +362,7 @@ PGW_EXTERN int pgw_session_input_commit(pgw_session_t *s, size_t n)
 
 PGW_EXTERN int pgw_session_recv(pgw_session_t *s, const uint8_t *data, size_t n)
 {
+    if (!s || (n && !data)) return PGW_EINVAL;
     while (n > 0) {
         uint8_t *p;
         size_t len;
@@ -367,21 +415,38 @@ void pgw__out_appended(pgw_session_t *s, pgw_buf_t *b, size_t from)
 
 PGW_EXTERN const uint8_t *pgw_session_pending_output(pgw_session_t *s, size_t *len)
 {
+    if (!s) {
+        if (len) *len = 0;
+        return NULL;
+    }
+    if (!len) return NULL;
     *len = s->out.len - s->out_off;
     return *len ? s->out.data + s->out_off : NULL;
 }
 
+/* The read chunks' policy for output buffers: an empty buffer whose capacity
+ * passed the cache bound (chunk_cache_bytes) after one large request gives
+ * its memory back instead of pinning it for the session's life. */
+void pgw__out_trim(pgw_session_t *s, pgw_buf_t *b)
+{
+    if (b->len == 0 && b->cap > s->pool->big_budget) pgw_buf_free(b);
+}
+
 PGW_EXTERN void pgw_session_consumed_output(pgw_session_t *s, size_t n)
 {
+    if (!s) return;
     size_t left = s->out.len - s->out_off;
     if (n > left) n = left;
     s->out_off += n;
-    if (s->out_off == s->out.len) s->out_off = s->out.len = 0;
+    if (s->out_off == s->out.len) {
+        s->out_off = s->out.len = 0;
+        pgw__out_trim(s, &s->out);
+    }
 }
 
 PGW_EXTERN void pgw_session_take_output(pgw_session_t *s, pgw_buf_t *out)
 {
-    if (out->len != 0) return;
+    if (!s || !out || out->len != 0) return;
     if (s->out_off) {
         memmove(s->out.data, s->out.data + s->out_off, s->out.len - s->out_off);
         s->out.len -= s->out_off;
@@ -390,6 +455,7 @@ PGW_EXTERN void pgw_session_take_output(pgw_session_t *s, pgw_buf_t *out)
     /* Both buffers carry their allocator (the caller's config pointer, see
      * pgw_session_new), so each keeps freeing with the one that made it. */
     pgw_buf_t mine = s->out;
+    pgw__out_trim(s, out);
     s->out = *out;
     s->out.max = mine.max;
     out->data = mine.data;
@@ -402,16 +468,17 @@ PGW_EXTERN void pgw_session_take_output(pgw_session_t *s, pgw_buf_t *out)
 
 PGW_EXTERN pgw_session_state_t pgw_session_state(const pgw_session_t *s)
 {
-    return s->state;
+    return s ? s->state : PGW_SESSION_BROKEN;
 }
 
 PGW_EXTERN char pgw_session_txn_status(const pgw_session_t *s)
 {
-    return s->txn_status;
+    return s ? s->txn_status : 0;
 }
 
 PGW_EXTERN const char *pgw_session_parameter(const pgw_session_t *s, const char *name)
 {
+    if (!s || !name) return NULL;
     for (size_t i = 0; i < s->nparams; i++)
         if (strcmp(s->params[i].name, name) == 0) return s->params[i].value;
     return NULL;
@@ -419,12 +486,13 @@ PGW_EXTERN const char *pgw_session_parameter(const pgw_session_t *s, const char 
 
 PGW_EXTERN uint32_t pgw_session_protocol(const pgw_session_t *s)
 {
-    return s->protocol;
+    return s ? s->protocol : 0;
 }
 
 PGW_EXTERN int pgw_session_backend_key(const pgw_session_t *s, int32_t *pid, const uint8_t **key,
                                        size_t *key_len)
 {
+    if (!s) return PGW_EINVAL;
     if (!s->have_backend_key) return PGW_ENOTFOUND;
     if (pid) *pid = s->backend_pid;
     if (key) *key = s->backend_key;
@@ -434,20 +502,21 @@ PGW_EXTERN int pgw_session_backend_key(const pgw_session_t *s, int32_t *pid, con
 
 PGW_EXTERN size_t pgw_session_pending(const pgw_session_t *s)
 {
-    return s->npending;
+    return s ? s->npending : 0;
 }
 
 PGW_EXTERN int pgw_session_error(const pgw_session_t *s)
 {
+    if (!s) return PGW_EINVAL;
     return s->state == PGW_SESSION_BROKEN ? s->err : 0;
 }
 
 PGW_EXTERN const char *pgw_session_auth_method(const pgw_session_t *s)
 {
-    return s->auth_method;
+    return s ? s->auth_method : NULL;
 }
 
 PGW_EXTERN void *pgw_session_userdata(const pgw_session_t *s)
 {
-    return s->ud;
+    return s ? s->ud : NULL;
 }

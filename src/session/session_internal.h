@@ -288,6 +288,8 @@ void pgw__trace_out(pgw_session_t *s, const pgw_buf_t *b, size_t from, bool type
 pgw_buf_t *pgw__req_buf(pgw_session_t *s);
 /* After appending to the output: fire on_want_write if it was empty. */
 void pgw__out_appended(pgw_session_t *s, pgw_buf_t *b, size_t from);
+/* Release an empty output buffer whose capacity passed the cache bound. */
+void pgw__out_trim(pgw_session_t *s, pgw_buf_t *b);
 void pgw__enter(pgw_session_t *s);
 /* Returns true if the session was freed. */
 bool pgw__leave(pgw_session_t *s);

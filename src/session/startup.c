@@ -9,7 +9,8 @@
  *
  * Unsupported methods (Kerberos V5, GSSAPI, SSPI) fail with PGW_EAUTH (or
  * PGW_EAUTHPOLICY when require_auth refuses them anyway). A protocol
- * downgrade below min_protocol fails with PGW_ENOTSUP.
+ * downgrade below min_protocol fails with PGW_ENOTSUP and a message saying
+ * which version the server lacks.
  *
  * Requests queued before startup completes are encoded at once into a held
  * buffer and moved to the output when the first ReadyForQuery arrives.
@@ -17,6 +18,8 @@
 #include "session_internal.h"
 
 #include "auth/auth.h"
+
+#include <stdio.h>
 
 /* ------------------------------------------------------------ require_auth */
 
@@ -68,6 +71,7 @@ int pgw__parse_require_auth(const char *spec, unsigned *allowed)
 
 PGW_EXTERN int pgw_session_start(pgw_session_t *s)
 {
+    if (!s) return PGW_EINVAL;
     if (s->state != PGW_SESSION_NEW) return PGW_EBUSY;
     size_t from = s->out.len;
     int rc = pgw_enc_startup(&s->out, s->max_protocol, (const char *const *)s->startup_params,
@@ -263,13 +267,30 @@ static int handle_auth(pgw_session_t *s, const pgw_msg_t *m)
 
 /* ---------------------------------------------------------- other messages */
 
+/* The server offers only an older minor version (PostgreSQL 15 to 17 answer
+ * a 3.2 request with 3.0): downgrade as libpq 18 does, unless min_protocol
+ * forbids it. That refusal is reported to on_startup with an error whose
+ * message names the versions, then breaks the session with PGW_ENOTSUP. */
 static int handle_negotiate(pgw_session_t *s, const pgw_msg_t *m)
 {
     if (s->auth_requested || s->auth_done) return PGW_EPROTO;
     int32_t minor = m->u.negotiate.newest_minor;
+    /* An "offer" at or above what we asked for is not a downgrade. */
     if (minor < 0 || (uint32_t)minor >= (s->max_protocol & 0xffffu)) return PGW_EPROTO;
     uint32_t version = (3u << 16) | (uint32_t)minor;
-    if (version < s->min_protocol) return PGW_ENOTSUP;
+    if (version < s->min_protocol) {
+        char msg[128];
+        snprintf(msg, sizeof msg,
+                 "server does not support protocol 3.%u (it offers 3.%u; "
+                 "min_protocol_version requires 3.%u)",
+                 (unsigned)(s->max_protocol & 0xffffu), (unsigned)minor,
+                 (unsigned)(s->min_protocol & 0xffffu));
+        pgw_error_t e;
+        memset(&e, 0, sizeof e);
+        e.message = msg;
+        pgw__startup_failed(s, PGW_ENOTSUP, &e);
+        return PGW_ENOTSUP;
+    }
     /* 3.1 exists only as a number: it behaves as 3.0. */
     s->protocol = version >= PGW_PROTO_3_2 ? PGW_PROTO_3_2 : PGW_PROTO_3_0;
     return 0;
@@ -295,6 +316,7 @@ static int handle_ready(pgw_session_t *s, const pgw_msg_t *m)
         int rc = pgw_buf_append(&s->out, s->held.data, s->held.len);
         if (rc < 0) return rc;
         s->held.len = 0;
+        pgw__out_trim(s, &s->held);
     }
     s->state = PGW_SESSION_READY;
     pgw__out_appended(s, &s->out, from);

@@ -135,15 +135,75 @@ static int valid_format(int16_t f)
     return f == PGW_FORMAT_TEXT || f == PGW_FORMAT_BINARY;
 }
 
+/* The bytes parameter p's value takes after its length slot, from the
+ * parameter itself and never from the bytes it points at (except a
+ * NUL-terminated string's length). Returns 0, 1 when only its encoder
+ * knows (then *n is 0), or PGW_EINVAL. */
+static int param_size(const pgw_param_t *p, uint64_t *n)
+{
+    static const uint8_t fixed[] = {
+        [PGW_PARAM_NULL] = 0, [PGW_PARAM_BOOL] = 1,   [PGW_PARAM_INT2] = 2,  [PGW_PARAM_INT4] = 4,
+        [PGW_PARAM_INT8] = 8, [PGW_PARAM_FLOAT4] = 4, [PGW_PARAM_FLOAT8] = 8};
+    *n = 0;
+    switch (p->kind) {
+    case PGW_PARAM_NULL:
+    case PGW_PARAM_BOOL:
+    case PGW_PARAM_INT2:
+    case PGW_PARAM_INT4:
+    case PGW_PARAM_INT8:
+    case PGW_PARAM_FLOAT4:
+    case PGW_PARAM_FLOAT8:
+        *n = fixed[p->kind];
+        return 0;
+    case PGW_PARAM_BYTES:
+        if (p->u.bytes.len < -1) return PGW_EINVAL;
+        if (p->u.bytes.p)
+            *n = p->u.bytes.len == -1 ? strlen(p->u.bytes.p) : (uint64_t)p->u.bytes.len;
+        return 0;
+    case PGW_PARAM_ENCODER:
+        return 1;
+    default:
+        return PGW_EINVAL;
+    }
+}
+
+/* The Bind body as far as it is known before encoding (encoder parameters
+ * count only their length slot). */
+static int bind_known_size(const char *portal, const char *stmt, const pgw_param_t *params,
+                           size_t nparams, size_t nresult_formats, uint64_t *size)
+{
+    uint64_t total = strlen(portal) + 1 + strlen(stmt) + 1 + 2 + 2 * (uint64_t)nparams + 2 + 2 +
+                     2 * (uint64_t)nresult_formats;
+    for (size_t i = 0; i < nparams; i++) {
+        if (!valid_format(params[i].format)) return PGW_EINVAL;
+        uint64_t n;
+        int rc = param_size(&params[i], &n);
+        if (rc < 0) return rc;
+        total += 4 + n;
+    }
+    *size = total;
+    return 0;
+}
+
 int pgw_enc_bind_params(pgw_buf_t *b, const char *portal, const char *stmt,
                         const pgw_param_t *params, uint16_t nparams, const int16_t *result_formats,
                         uint16_t nresult_formats, uint32_t max_msg)
 {
-    if ((nparams && !params) || (nresult_formats && !result_formats) || !portal || !stmt ||
-        nparams > INT16_MAX || nresult_formats > INT16_MAX)
+    if ((nparams && !params) || (nresult_formats && !result_formats) || !portal || !stmt)
         return PGW_EINVAL;
-    for (uint16_t i = 0; i < nparams; i++)
-        if (!valid_format(params[i].format)) return PGW_EINVAL;
+    /* Refuse an oversized message before a byte is written or a parameter
+     * value is read, and make room for it with one growth. */
+    uint64_t known;
+    int rc = bind_known_size(portal, stmt, params, nparams, nresult_formats, &known);
+    if (rc < 0) return rc;
+    uint64_t limit = max_msg ? (uint64_t)max_msg - 4 : (uint64_t)INT32_MAX - 4;
+    if (known > limit) return PGW_ETOOBIG;
+    rc = pgw_buf_reserve(b, (size_t)known + 5);
+    if (rc < 0) return rc;
+    /* Encoder parameters cannot grow the buffer past the limit either. */
+    size_t saved_max = b->max;
+    size_t cap_at = b->len + 5 + (size_t)limit;
+    if (!b->max || b->max > cap_at) b->max = cap_at;
     pgw_msgw_t w;
     pgw_msgw_begin(b, 'B', &w);
     pgw_msgw_cstr(&w, portal);
@@ -155,7 +215,9 @@ int pgw_enc_bind_params(pgw_buf_t *b, const char *portal, const char *stmt,
     pgw_msgw_i16(&w, (int16_t)nresult_formats);
     for (uint16_t i = 0; i < nresult_formats; i++)
         pgw_msgw_i16(&w, result_formats[i]);
-    return pgw_msgw_end(&w, max_msg);
+    rc = pgw_msgw_end(&w, max_msg);
+    b->max = saved_max;
+    return rc;
 }
 
 int pgw_encode_jsonb(const void *ctx, pgw_buf_t *out)

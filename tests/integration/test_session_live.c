@@ -33,6 +33,7 @@ typedef struct drv {
     int fd;
     pgw_session_t *s;
     int startup_done, startup_status;
+    char startup_message[160];
 } drv_t;
 
 static void on_startup(pgw_session_t *s, int status, const pgw_error_t *err, void *ud)
@@ -41,7 +42,10 @@ static void on_startup(pgw_session_t *s, int status, const pgw_error_t *err, voi
     (void)s;
     d->startup_done = 1;
     d->startup_status = status;
-    if (err && err->message) fprintf(stderr, "startup: %s\n", err->message);
+    if (err && err->message) {
+        snprintf(d->startup_message, sizeof d->startup_message, "%s", err->message);
+        fprintf(stderr, "startup: %s\n", err->message);
+    }
 }
 
 static int connect_unix(void)
@@ -119,28 +123,51 @@ static int nothing_pending(drv_t *d, void *arg)
     return pgw_session_pending(d->s) == 0;
 }
 
+/* What a test may change about a connection (zero: the defaults). */
+typedef struct drv_opts {
+    int tcp;
+    const char *user, *password, *require_auth;
+    const char *database; /* NULL: PGDATABASE */
+    uint32_t min_protocol, max_protocol;
+    const char *extra[4]; /* more (name, value) startup pairs */
+    size_t nextra;
+    const pgw_allocator_t *alloc;
+} drv_opts_t;
+
 /* Connect and authenticate; returns the startup status. */
-static int drv_open(drv_t *d, int tcp, const char *user, const char *password,
-                    const char *require_auth)
+static int drv_open_opts(drv_t *d, const drv_opts_t *o)
 {
     memset(d, 0, sizeof *d);
-    d->fd = tcp ? connect_tcp() : connect_unix();
+    d->fd = o->tcp ? connect_tcp() : connect_unix();
     fcntl(d->fd, F_SETFL, fcntl(d->fd, F_GETFL) | O_NONBLOCK);
-    const char *db = pgt_env("PGDATABASE");
-    const char *params[] = {"user", user ? user : pgt_env_required("PGUSER"), "database",
-                            db ? db : "postgres"};
+    const char *db = o->database ? o->database : pgt_env("PGDATABASE");
+    const char *params[8] = {"user", o->user ? o->user : pgt_env_required("PGUSER"), "database",
+                             db ? db : "postgres"};
+    assert_true(o->nextra <= 2);
+    for (size_t i = 0; i < 2 * o->nextra; i++)
+        params[4 + i] = o->extra[i];
     pgw_session_config_t cfg;
     memset(&cfg, 0, sizeof cfg);
     cfg.startup_params = params;
-    cfg.nstartup_params = 2;
-    cfg.password = password;
-    cfg.require_auth = require_auth;
+    cfg.nstartup_params = 2 + o->nextra;
+    cfg.password = o->password;
+    cfg.require_auth = o->require_auth;
+    cfg.min_protocol = o->min_protocol;
+    cfg.max_protocol = o->max_protocol;
+    cfg.alloc = o->alloc;
     cfg.cb.on_startup = on_startup;
     cfg.ud = d;
     assert_int_equal(pgw_session_new(&d->s, &cfg), 0);
     assert_int_equal(pgw_session_start(d->s), 0);
     int rc = pump(d, startup_finished, NULL);
     return d->startup_done ? d->startup_status : rc;
+}
+
+static int drv_open(drv_t *d, int tcp, const char *user, const char *password,
+                    const char *require_auth)
+{
+    drv_opts_t o = {.tcp = tcp, .user = user, .password = password, .require_auth = require_auth};
+    return drv_open_opts(d, &o);
 }
 
 static void drv_close(drv_t *d)
@@ -442,6 +469,172 @@ static void test_big_result(void **state)
     pgw_result_free(r);
 }
 
+/* max_protocol 3.2 against PostgreSQL 15-17: the server offers 3.0 (its
+ * NegotiateProtocolVersion carries 0x00030000) and the session downgrades;
+ * with min_protocol 3.2 the failure says the server lacks 3.2. */
+static void test_protocol_downgrade(void **state)
+{
+    (void)state;
+    pgt_require_server();
+    drv_t d;
+    drv_opts_t o = {.max_protocol = PGW_PROTO_3_2};
+    assert_int_equal(drv_open_opts(&d, &o), 0);
+    uint32_t expect = pgt_server_version() >= 180000 ? PGW_PROTO_3_2 : PGW_PROTO_3_0;
+    assert_int_equal(pgw_session_protocol(d.s), expect);
+    const uint8_t *key;
+    size_t key_len;
+    assert_int_equal(pgw_session_backend_key(d.s, NULL, &key, &key_len), 0);
+    if (expect == PGW_PROTO_3_0) assert_int_equal(key_len, 4);
+    exec_ok(&d, "SELECT 1");
+    drv_close(&d);
+
+    if (expect == PGW_PROTO_3_2) return;
+    o.min_protocol = PGW_PROTO_3_2;
+    assert_int_equal(drv_open_opts(&d, &o), PGW_ENOTSUP);
+    assert_non_null(strstr(d.startup_message, "server does not support protocol 3.2"));
+    assert_int_equal(pgw_session_state(d.s), PGW_SESSION_BROKEN);
+    drv_close(&d);
+}
+
+/* --------------------------------------------------- kept results */
+
+enum { KEEP = MAXREQ + 2 };
+
+/* The ud for a request whose result kept_wait returns. */
+static void *keep_ud(void)
+{
+    memset(&D[KEEP], 0, sizeof D[KEEP]);
+    kept = NULL;
+    return UD(KEEP);
+}
+
+/* Run the requests queued to completion; the one queued with keep_cb and
+ * keep_ud() must have finished with expect_status: its result. */
+static pgw_result_t *kept_wait(drv_t *d, int expect_status)
+{
+    assert_int_equal(pump(d, nothing_pending, NULL), 0);
+    assert_int_equal(D[KEEP].calls, 1);
+    assert_int_equal(D[KEEP].status, expect_status);
+    pgw_result_t *r = kept;
+    kept = NULL;
+    return r;
+}
+
+/* ---------------------------------------------------- date styles */
+
+static const char STYLE_SQL[] =
+    "SELECT '2024-03-05'::date, '2024-03-05 13:14:15.5'::timestamp, "
+    "'2024-03-05 13:14:15.5+02'::timestamptz, '-1 year -2 mons +3 days -04:05:06.5'::interval, "
+    "'1999-12-31 23:59:59'::timestamp";
+
+static void both_values(const pgw_result_t *t, const pgw_result_t *b, size_t col, pgw_value_t *vt,
+                        pgw_value_t *vb)
+{
+    assert_int_equal(pgw_result_value(t, 0, col, vt), 0);
+    assert_int_equal(pgw_result_value(b, 0, col, vb), 0);
+}
+
+/* Text (simple query) and binary (extended query) decodings agree. */
+static void check_styles_decode(drv_t *d)
+{
+    assert_int_equal(pgw_session_simple_query(d->s, STYLE_SQL, keep_cb, keep_ud()), 0);
+    pgw_result_t *t = kept_wait(d, 0);
+    assert_int_equal(pgw_session_query(d->s, STYLE_SQL, NULL, 0, 0, keep_cb, keep_ud()), 0);
+    pgw_result_t *b = kept_wait(d, 0);
+    assert_int_equal(pgw_result_fformat(t, 0), PGW_FORMAT_TEXT);
+    assert_int_equal(pgw_result_fformat(b, 0), PGW_FORMAT_BINARY);
+    pgw_value_t vt, vb;
+    int32_t dt, db;
+    both_values(t, b, 0, &vt, &vb);
+    assert_int_equal(pgw_get_date(&vt, &dt), 0);
+    assert_int_equal(pgw_get_date(&vb, &db), 0);
+    assert_int_equal(dt, db);
+    for (size_t col = 1; col <= 4; col += 3) {
+        int64_t ut, ub;
+        both_values(t, b, col, &vt, &vb);
+        assert_int_equal(pgw_get_timestamp(&vt, &ut), 0);
+        assert_int_equal(pgw_get_timestamp(&vb, &ub), 0);
+        assert_true(ut == ub);
+    }
+    int64_t zt, zb;
+    both_values(t, b, 2, &vt, &vb);
+    assert_int_equal(pgw_get_timestamptz(&vt, &zt), 0);
+    assert_int_equal(pgw_get_timestamptz(&vb, &zb), 0);
+    assert_true(zt == zb);
+    pgw_interval_t it, ib;
+    both_values(t, b, 3, &vt, &vb);
+    assert_int_equal(pgw_get_interval(&vt, &it), 0);
+    assert_int_equal(pgw_get_interval(&vb, &ib), 0);
+    assert_true(it.usec == ib.usec && it.days == ib.days && it.months == ib.months);
+    pgw_result_free(t);
+    pgw_result_free(b);
+}
+
+/* Databases whose defaults are other DateStyles and IntervalStyles: the
+ * session's startup DateStyle=ISO and IntervalStyle=postgres win, and the
+ * text decoders read every value. */
+static void test_date_styles(void **state)
+{
+    (void)state;
+    pgt_require_server();
+    static const char *const settings[] = {
+        "DateStyle = 'SQL, DMY'",           "DateStyle = 'German'",
+        "DateStyle = 'Postgres, MDY'",      "IntervalStyle = sql_standard",
+        "IntervalStyle = postgres_verbose", "IntervalStyle = iso_8601",
+    };
+    drv_t admin;
+    assert_int_equal(drv_open(&admin, 0, NULL, NULL, NULL), 0);
+    for (size_t i = 0; i < sizeof settings / sizeof settings[0]; i++) {
+        char db[64], sql[160];
+        snprintf(db, sizeof db, "pgw_style_%ld_%zu", (long)getpid(), i);
+        snprintf(sql, sizeof sql, "CREATE DATABASE %s", db);
+        exec_ok(&admin, sql);
+        snprintf(sql, sizeof sql, "ALTER DATABASE %s SET %s", db, settings[i]);
+        exec_ok(&admin, sql);
+
+        drv_t d;
+        drv_opts_t o = {.database = db};
+        assert_int_equal(drv_open_opts(&d, &o), 0);
+        assert_int_equal(strncmp(pgw_session_parameter(d.s, "DateStyle"), "ISO,", 4), 0);
+        assert_string_equal(pgw_session_parameter(d.s, "IntervalStyle"), "postgres");
+        check_styles_decode(&d);
+        drv_close(&d);
+
+        /* The application's own choice is left alone. */
+        drv_opts_t own = {
+            .database = db, .extra = {"options", "-c datestyle=SQL,DMY"}, .nextra = 1};
+        assert_int_equal(drv_open_opts(&d, &own), 0);
+        assert_string_equal(pgw_session_parameter(d.s, "DateStyle"), "SQL, DMY");
+        drv_close(&d);
+
+        snprintf(sql, sizeof sql, "DROP DATABASE %s WITH (FORCE)", db);
+        exec_ok(&admin, sql);
+    }
+    drv_close(&admin);
+}
+
+/* The protocol's 65,535 parameters reach the server intact. */
+static void test_max_params(void **state)
+{
+    (void)state;
+    pgt_require_server();
+    drv_t d;
+    assert_int_equal(drv_open(&d, 0, NULL, NULL, NULL), 0);
+    size_t n = 65535;
+    pgw_param_t *p = calloc(n, sizeof *p);
+    for (size_t i = 0; i < n; i++)
+        p[i] = pgw_int4((int32_t)i);
+    memset(&D[0], 0, sizeof D[0]);
+    assert_int_equal(
+        pgw_session_query(d.s, "SELECT $1::int8 + $32768 + $65535", p, n, 0, rec_cb, UD(0)), 0);
+    assert_int_equal(pump(&d, nothing_pending, NULL), 0);
+    assert_int_equal(D[0].status, 0);
+    assert_int_equal(D[0].value, 0 + 32767 + 65534);
+    assert_int_equal(pgw_session_query(d.s, "SELECT 1", p, 65536, 0, rec_cb, UD(0)), PGW_EINVAL);
+    free(p);
+    drv_close(&d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -450,6 +643,9 @@ int main(void)
         cmocka_unit_test(test_libpq_pipeline_equivalents),
         cmocka_unit_test(test_prepared),
         cmocka_unit_test(test_big_result),
+        cmocka_unit_test(test_protocol_downgrade),
+        cmocka_unit_test(test_date_styles),
+        cmocka_unit_test(test_max_params),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

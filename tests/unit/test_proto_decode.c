@@ -632,6 +632,12 @@ static void test_negotiate(void **state)
 
     assert_int_equal(parse_body('v', LIT("\0\0\0\2\0\0\0\0"), &m), 0);
     assert_int_equal(m.u.negotiate.newest_minor, 2);
+    /* What servers actually send: the whole version, 3 << 16 | minor. */
+    assert_int_equal(parse_body('v', LIT("\0\3\0\0\0\0\0\0"), &m), 0);
+    assert_int_equal(m.u.negotiate.newest_minor, 0);
+    assert_int_equal(parse_body('v', LIT("\0\3\0\2\0\0\0\0"), &m), 0);
+    assert_int_equal(m.u.negotiate.newest_minor, 2);
+    assert_int_equal(parse_body('v', LIT("\0\2\0\0\0\0\0\0"), &m), PGW_EPROTO);
     pos = 0;
     assert_int_equal(pgw_negotiate_option_next(&m, &pos, &opt), 0);
 

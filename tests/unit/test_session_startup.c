@@ -4,6 +4,7 @@
  * require_auth / channel_binding downgrade cases (RELIABILITY.md case 4),
  * server errors, protocol negotiation, and requests held until ready.
  */
+#define _GNU_SOURCE /* memmem */
 #include "test_session_util.h"
 
 #include <openssl/evp.h>
@@ -475,18 +476,26 @@ static void test_held_requests(void **state)
     assert_int_equal(R.done[0].calls + R.done[1].calls, 2);
 }
 
-static void test_negotiate(void **state)
+static void w_negotiate(wire_t *w, uint32_t version)
 {
-    (void)state;
+    size_t at = w_begin(w, 'v');
+    w_i32(w, (int32_t)version);
+    w_i32(w, 0);
+    w_end(w, at);
+}
+
+/* A 3.2 request answered with NegotiateProtocolVersion version: downgrade
+ * to 3.0, or with min_protocol 3.2 refuse with a message naming the
+ * versions. PostgreSQL 15 to 17 send the whole version 0x00030000, the
+ * protocol documentation describes the bare minor 0: both mean 3.0. */
+static void check_downgrade(uint32_t version)
+{
     sess_opts_t o = {.max_protocol = PGW_PROTO_3_2};
     pgw_session_t *s = fresh(&o);
     wire_t out = {0}, w = {0};
     grab(s, &out);
     assert_int_equal(out.p[7], 2); /* 3.2 requested */
-    size_t at = w_begin(&w, 'v');
-    w_i32(&w, 0);
-    w_i32(&w, 0);
-    w_end(&w, at);
+    w_negotiate(&w, version);
     w_auth(&w, 0, NULL, 0);
     static const uint8_t key4[4] = {1, 2, 3, 4};
     w_backend_key(&w, 1, key4, 4);
@@ -499,11 +508,39 @@ static void test_negotiate(void **state)
     o.min_protocol = PGW_PROTO_3_2;
     s = fresh(&o);
     feed(s, &w);
+    assert_int_equal(R.startup_calls, 1);
     assert_int_equal(R.startup_status, PGW_ENOTSUP);
+    assert_non_null(strstr(R.startup_message, "server does not support protocol 3.2"));
+    assert_int_equal(pgw_session_state(s), PGW_SESSION_BROKEN);
     pgw_session_free(s);
+    w_free(&w);
+    w_free(&out);
+}
+
+static void test_negotiate_server_form(void **state)
+{
+    (void)state;
+    check_downgrade(0x00030000u);
+    /* A major version other than 3 is a violation. */
+    sess_opts_t o = {.max_protocol = PGW_PROTO_3_2};
+    pgw_session_t *s = fresh(&o);
+    wire_t w = {0};
+    w_negotiate(&w, 0x00040000u);
+    feed(s, &w);
+    assert_int_equal(R.startup_status, PGW_EPROTO);
+    pgw_session_free(s);
+    w_free(&w);
+}
+
+static void test_negotiate(void **state)
+{
+    (void)state;
+    check_downgrade(0);
+    sess_opts_t o = {.max_protocol = PGW_PROTO_3_2};
+    pgw_session_t *s;
+    wire_t w = {0};
 
     /* 3.2 accepted: a 32-byte cancel key. */
-    o.min_protocol = 0;
     s = fresh(&o);
     uint8_t key[32];
     for (int i = 0; i < 32; i++)
@@ -522,7 +559,55 @@ static void test_negotiate(void **state)
     assert_memory_equal(k, key, 32);
     pgw_session_free(s);
     w_free(&w);
-    w_free(&out);
+}
+
+/* The StartupMessage of a session with these (name, value) pairs. */
+static void startup_packet(const char *const *params, size_t n, wire_t *out)
+{
+    pgw_session_config_t cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.startup_params = params;
+    cfg.nstartup_params = n;
+    pgw_session_t *s;
+    assert_int_equal(pgw_session_new(&s, &cfg), 0);
+    assert_int_equal(pgw_session_start(s), 0);
+    grab(s, out);
+    pgw_session_free(s);
+}
+
+static int has_pair(const wire_t *w, const char *pair, size_t len)
+{
+    return memmem(w->p, w->n, pair, len) != NULL;
+}
+#define HAS_PAIR(w, lit) has_pair((w), (lit), sizeof(lit)) /* with the final NUL */
+
+/* The text decoders parse ISO dates and postgres intervals: the session asks
+ * for them unless the application set the styles itself. */
+static void test_startup_styles(void **state)
+{
+    (void)state;
+    wire_t w = {0};
+    const char *plain[] = {"user", "alice"};
+    startup_packet(plain, 1, &w);
+    assert_true(HAS_PAIR(&w, "\0DateStyle\0ISO"));
+    assert_true(HAS_PAIR(&w, "\0IntervalStyle\0postgres"));
+
+    const char *own[] = {"user", "alice", "datestyle", "SQL, DMY", "INTERVALSTYLE", "iso_8601"};
+    startup_packet(own, 3, &w);
+    assert_false(HAS_PAIR(&w, "\0DateStyle\0"));
+    assert_false(HAS_PAIR(&w, "\0IntervalStyle\0"));
+    assert_true(HAS_PAIR(&w, "\0datestyle\0SQL, DMY"));
+
+    const char *opts[] = {"user", "alice", "options", "-c DateStyle=German"};
+    startup_packet(opts, 2, &w);
+    assert_false(HAS_PAIR(&w, "\0DateStyle\0"));
+    assert_true(HAS_PAIR(&w, "\0IntervalStyle\0postgres"));
+
+    const char *opts2[] = {"user", "alice", "options", "-c intervalstyle=sql_standard"};
+    startup_packet(opts2, 2, &w);
+    assert_true(HAS_PAIR(&w, "\0DateStyle\0ISO"));
+    assert_false(HAS_PAIR(&w, "\0IntervalStyle\0"));
+    w_free(&w);
 }
 
 static void test_unexpected_in_startup(void **state)
@@ -555,6 +640,8 @@ int main(void)
         cmocka_unit_test(test_startup_error),
         cmocka_unit_test(test_held_requests),
         cmocka_unit_test(test_negotiate),
+        cmocka_unit_test(test_negotiate_server_form),
+        cmocka_unit_test(test_startup_styles),
         cmocka_unit_test(test_unexpected_in_startup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -249,6 +249,7 @@ typedef struct rec_done {
 typedef struct rec {
     int startup_calls, startup_status;
     char startup_sqlstate[8];
+    char startup_message[160];
     int broken_calls, broken_err;
     int notices;
     char last_notice[64];
@@ -271,6 +272,8 @@ static inline void on_startup(pgw_session_t *s, int status, const pgw_error_t *e
     r->startup_calls++;
     r->startup_status = status;
     if (err && err->sqlstate) snprintf(r->startup_sqlstate, 8, "%s", err->sqlstate);
+    if (err && err->message)
+        snprintf(r->startup_message, sizeof r->startup_message, "%s", err->message);
 }
 
 static inline void on_broken(pgw_session_t *s, int err, void *ud)
