@@ -74,7 +74,7 @@ static const option_def_t options[] = {
     {"hostaddr", "PGHOSTADDR", NULL, CHECK_NONE, NULL},
     {"port", "PGPORT", "5432", CHECK_NONE, NULL},
     {"client_encoding", "PGCLIENTENCODING", NULL, CHECK_NONE, NULL},
-    {"options", "PGOPTIONS", NULL, CHECK_NONE, NULL},
+    {"options", "PGOPTIONS", "", CHECK_NONE, NULL}, /* libpq: DefaultOption */
     {"application_name", "PGAPPNAME", NULL, CHECK_NONE, NULL},
     {"fallback_application_name", NULL, NULL, CHECK_NONE, NULL},
     {"keepalives", NULL, NULL, CHECK_NONE, NULL},
