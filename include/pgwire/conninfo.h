@@ -71,7 +71,9 @@ typedef struct pgw_conninfo pgw_conninfo_t;
  *                  value of an enumerated option (sslmode, gssencmode,
  *                  channel_binding, target_session_attrs,
  *                  ssl_min/max_protocol_version and their range, ...), a
- *                  connect_timeout that is not an int, host/hostaddr/port
+ *                  connect_timeout that is not an int, a first host whose
+ *                  port is not an int (libpq fails there before contacting
+ *                  any host; later hosts get pgw_host_t.error), host/hostaddr/port
  *                  lists that do not pair up, a service that is not found,
  *                  a service file that is missing (when named by
  *                  servicefile= or PGSERVICEFILE) or has a syntax error or a

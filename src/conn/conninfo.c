@@ -871,6 +871,10 @@ static int build_hosts(pgw_conninfo_t *ci, err_out_t *e)
         if (!*h->port_text) h->port_text = "5432";
         rc = check_host(ci, i);
     }
+    /* libpq reaches the first host before anything else: a port there that
+     * is not an integer fails the connect before any host is contacted,
+     * which is a parse error here */
+    if (rc == 0 && ci->hosts[0].error_ends_connect) return FAIL(e, "%s", ci->hosts[0].error);
     return rc;
 }
 

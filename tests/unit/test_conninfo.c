@@ -225,7 +225,9 @@ static void test_keyword_value_errors(void **state)
     /* a host's port and address are checked when libpq reaches the host */
     host_fails("port=0", "invalid port number: \"0\"", 0);
     host_fails("port=65536", "invalid port number", 0);
-    host_fails("port=54x", "invalid integer value \"54x\" for connection option \"port\"", 1);
+    /* ... but a first host whose port is not an integer ends the connect
+     * before any host is contacted, as in libpq */
+    parse_fails("port=54x", "invalid integer value \"54x\" for connection option \"port\"");
     host_fails("hostaddr=not-an-ip", "could not parse network address \"not-an-ip\"", 0);
     parse_fails("require_auth=kerberos", "invalid require_auth value");
     parse_fails("require_auth=md5,!password", "cannot be mixed");
@@ -378,7 +380,13 @@ static void test_uri_errors(void **state)
     parse_fails("postgresql://localhost/d%zz", "invalid percent-encoded token");
     parse_fails("postgresql://localhost/d%4", "invalid percent-encoded token");
     parse_fails("postgresql://localhost/d%00b", "forbidden value %00");
-    host_fails("postgresql://localhost:abc/db", "invalid integer value \"abc\"", 1);
+    parse_fails("postgresql://localhost:abc/db", "invalid integer value \"abc\"");
+    pgw_conninfo_t *ci = parse_ok("postgresql://h1,localhost:abc/db");
+    pgw_host_t h;
+    assert_int_equal(pgw_conninfo_host(ci, 1, &h), 0);
+    assert_string_equal(h.error, "invalid integer value \"abc\" for connection option \"port\"");
+    assert_int_equal(h.error_ends_connect, 1);
+    pgw_conninfo_free(ci);
     parse_fails("postgresql://localhost/db?sslmode=bogus", "invalid sslmode value");
 }
 
@@ -736,8 +744,10 @@ static void test_libpq_port_per_host(void **state)
     assert_null(h.error);
     assert_string_equal(h.port_text, "5432");
     pgw_conninfo_free(ci);
-    ci = parse_ok("host=a,b port=abc,5433");
-    expect_host(ci, 1, "b", NULL, 5433, 0);
+    ci = parse_ok("host=a,b port=5433,abc");
+    expect_host(ci, 0, "a", NULL, 5433, 0);
+    assert_int_equal(pgw_conninfo_host(ci, 1, &h), 0);
+    assert_int_equal(h.error_ends_connect, 1);
     pgw_conninfo_free(ci);
     ci = parse_ok("hostaddr=not-an-ip,127.0.0.1");
     expect_host(ci, 1, "", "127.0.0.1", 5432, 0);
