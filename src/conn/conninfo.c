@@ -10,22 +10,33 @@
 #include "pgwire/conninfo.h"
 #include "util/internal.h"
 
-#include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
+#include <langinfo.h>
+#include <limits.h>
+#include <locale.h>
+#include <netdb.h>
 #include <pwd.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <strings.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #define DEFAULT_SYSCONFDIR "/etc/postgresql-common" /* Debian's libpq */
 #define MAX_FILE_SIZE      (1024 * 1024)            /* service and password files */
 
-/* How a value is checked once every source has been applied. */
-enum opt_check { CHECK_NONE, CHECK_INT, CHECK_ENUM };
+/* The longest Unix socket path libpq accepts: sun_path less its NUL. */
+#define UNIX_PATH_MAX (sizeof(((struct sockaddr_un *)0)->sun_path) - 1)
+
+/* How a value is checked once every source has been applied. Options that
+ * libpq checks only later (the TCP options, per-host ports and addresses)
+ * are CHECK_NONE here; see pgw_conninfo_tcp_options and pgw_host_t.error. */
+enum opt_check { CHECK_NONE, CHECK_INT, CHECK_ENUM, CHECK_TLS };
 
 typedef struct option_def {
     const char *keyword;
@@ -45,9 +56,8 @@ static const char *const session_attrs[] = {"any",     "read-write",     "read-o
                                             "standby", "prefer-standby", NULL};
 static const char *const lb_modes[] = {"disable", "random", NULL};
 static const char *const proto_versions[] = {"3.0", "3.2", "latest", NULL};
-static const char *const tls_versions[] = {"", "TLSv1", "TLSv1.1", "TLSv1.2", "TLSv1.3", NULL};
-static const char *const replication_modes[] = {"true", "on", "yes", "1",        "false",
-                                                "off",  "no", "0",   "database", NULL};
+/* Compared without regard to case, as libpq does; "" means unset. */
+static const char *const tls_versions[] = {"TLSv1", "TLSv1.1", "TLSv1.2", "TLSv1.3", NULL};
 
 /* libpq's keywords, environment variables and compiled-in defaults. */
 static const option_def_t options[] = {
@@ -64,14 +74,14 @@ static const option_def_t options[] = {
     {"hostaddr", "PGHOSTADDR", NULL, CHECK_NONE, NULL},
     {"port", "PGPORT", "5432", CHECK_NONE, NULL},
     {"client_encoding", "PGCLIENTENCODING", NULL, CHECK_NONE, NULL},
-    {"options", "PGOPTIONS", NULL, CHECK_NONE, NULL},
+    {"options", "PGOPTIONS", "", CHECK_NONE, NULL}, /* libpq: DefaultOption */
     {"application_name", "PGAPPNAME", NULL, CHECK_NONE, NULL},
     {"fallback_application_name", NULL, NULL, CHECK_NONE, NULL},
-    {"keepalives", NULL, NULL, CHECK_INT, NULL},
-    {"keepalives_idle", NULL, NULL, CHECK_INT, NULL},
-    {"keepalives_interval", NULL, NULL, CHECK_INT, NULL},
-    {"keepalives_count", NULL, NULL, CHECK_INT, NULL},
-    {"tcp_user_timeout", NULL, NULL, CHECK_INT, NULL},
+    {"keepalives", NULL, NULL, CHECK_NONE, NULL},
+    {"keepalives_idle", NULL, NULL, CHECK_NONE, NULL},
+    {"keepalives_interval", NULL, NULL, CHECK_NONE, NULL},
+    {"keepalives_count", NULL, NULL, CHECK_NONE, NULL},
+    {"tcp_user_timeout", NULL, NULL, CHECK_NONE, NULL},
     {"sslmode", "PGSSLMODE", "prefer", CHECK_ENUM, sslmodes},
     {"sslnegotiation", "PGSSLNEGOTIATION", "postgres", CHECK_ENUM, ssl_negotiations},
     {"sslcompression", "PGSSLCOMPRESSION", "0", CHECK_NONE, NULL},
@@ -84,13 +94,13 @@ static const option_def_t options[] = {
     {"sslcrldir", "PGSSLCRLDIR", NULL, CHECK_NONE, NULL},
     {"sslsni", "PGSSLSNI", "1", CHECK_NONE, NULL},
     {"requirepeer", "PGREQUIREPEER", NULL, CHECK_NONE, NULL},
-    {"ssl_min_protocol_version", "PGSSLMINPROTOCOLVERSION", "TLSv1.2", CHECK_ENUM, tls_versions},
-    {"ssl_max_protocol_version", "PGSSLMAXPROTOCOLVERSION", NULL, CHECK_ENUM, tls_versions},
-    {"gssencmode", "PGGSSENCMODE", "disable", CHECK_ENUM, gss_modes},
+    {"ssl_min_protocol_version", "PGSSLMINPROTOCOLVERSION", "TLSv1.2", CHECK_TLS, NULL},
+    {"ssl_max_protocol_version", "PGSSLMAXPROTOCOLVERSION", NULL, CHECK_TLS, NULL},
+    {"gssencmode", "PGGSSENCMODE", "prefer", CHECK_ENUM, gss_modes},
     {"krbsrvname", "PGKRBSRVNAME", "postgres", CHECK_NONE, NULL},
     {"gsslib", "PGGSSLIB", NULL, CHECK_NONE, NULL},
     {"gssdelegation", "PGGSSDELEGATION", "0", CHECK_NONE, NULL},
-    {"replication", NULL, NULL, CHECK_ENUM, replication_modes},
+    {"replication", NULL, NULL, CHECK_NONE, NULL}, /* the server checks it */
     {"target_session_attrs", "PGTARGETSESSIONATTRS", "any", CHECK_ENUM, session_attrs},
     {"load_balance_hosts", "PGLOADBALANCEHOSTS", "disable", CHECK_ENUM, lb_modes},
     {"min_protocol_version", "PGMINPROTOCOLVERSION", "3.0", CHECK_ENUM, proto_versions},
@@ -99,11 +109,12 @@ static const option_def_t options[] = {
 
 #define NOPTS PGW__ARRAY_LEN(options)
 
-/* Environment variables libpq sends as startup parameters (value "default"
- * means "do not send"). */
+/* Environment variables libpq sends as startup parameters, under libpq's
+ * names (a value "default", in any case, means "do not send"; an empty value
+ * is sent). */
 static const struct {
     const char *envvar, *param;
-} env_params[] = {{"PGDATESTYLE", "DateStyle"}, {"PGTZ", "TimeZone"}, {"PGGEQO", "geqo"}};
+} env_params[] = {{"PGDATESTYLE", "datestyle"}, {"PGTZ", "timezone"}, {"PGGEQO", "geqo"}};
 
 #define NENV_PARAMS PGW__ARRAY_LEN(env_params)
 
@@ -119,8 +130,10 @@ struct pgw_conninfo {
     char *env_param[NENV_PARAMS];
     size_t nhosts;
     pgw_host_t *hosts;
-    char *host_list, *addr_list; /* split copies the hosts point into */
-    char *pgpass_text;           /* the file's text, split in place */
+    char *host_list, *addr_list, *port_list; /* split copies the hosts point into */
+    char **host_error;                       /* per host, NULL or owned message */
+    char *client_encoding;                   /* "auto" resolved, or NULL */
+    char *pgpass_text;                       /* the file's text, split in place */
     pgpass_entry_t *pgpass;
     size_t npgpass;
     char *passfile_warning;
@@ -171,11 +184,23 @@ static int store(pgw_conninfo_t *ci, int i, const char *value, bool replace)
     return 0;
 }
 
+/* Store a keyword of the string or URI. Returns 1 if kw is not a keyword.
+ * As in libpq, requiressl=1 means sslmode=require and any other requiressl
+ * sslmode=prefer. */
+static int store_param(pgw_conninfo_t *ci, const char *kw, const char *value)
+{
+    if (strcmp(kw, "requiressl") == 0) {
+        kw = "sslmode";
+        value = value[0] == '1' ? "require" : "prefer";
+    }
+    int i = option_index(kw);
+    return i < 0 ? 1 : store(ci, i, value, true);
+}
+
 static int store_keyword(pgw_conninfo_t *ci, const char *kw, const char *value, err_out_t *e)
 {
-    int i = option_index(kw);
-    if (i < 0) return FAIL(e, "invalid connection option \"%s\"", kw);
-    return store(ci, i, value, true);
+    int rc = store_param(ci, kw, value);
+    return rc == 1 ? FAIL(e, "invalid connection option \"%s\"", kw) : rc;
 }
 
 static bool is_blank(char c)
@@ -203,8 +228,9 @@ static int read_value(const char **pp, char *out, err_out_t *e)
             *out++ = *p++;
         }
     } else {
+        /* a trailing backslash escapes nothing and is dropped, as in libpq */
         while (*p && !is_blank(*p)) {
-            if (*p == '\\' && p[1] != '\0') p++;
+            if (*p == '\\' && *++p == '\0') break;
             *out++ = *p++;
         }
     }
@@ -307,9 +333,8 @@ static int parse_uri_params(pgw_conninfo_t *ci, char *p, err_out_t *e)
             key = "sslmode";
             value = "require";
         }
-        int i = option_index(key);
-        if (i < 0) return FAIL(e, "invalid URI query parameter: \"%s\"", key);
-        rc = store(ci, i, value, true);
+        rc = store_param(ci, key, value);
+        if (rc == 1) return FAIL(e, "invalid URI query parameter: \"%s\"", key);
         if (rc != 0) return rc;
     }
     return 0;
@@ -462,8 +487,9 @@ static int read_file(const pgw_allocator_t *a, const char *path, char **out)
     return 0;
 }
 
-/* The next line of *pp (NUL-terminated in place, trailing CR/LF removed). */
-static char *next_line(char **pp)
+/* The next line of *pp (NUL-terminated in place, trailing CR/LF removed).
+ * *raw_len (if not NULL) receives its length with the newline. */
+static char *next_line(char **pp, size_t *raw_len)
 {
     char *line = *pp;
     if (*line == '\0') return NULL;
@@ -474,6 +500,7 @@ static char *next_line(char **pp)
     } else {
         *pp = line + strlen(line);
     }
+    if (raw_len) *raw_len = (size_t)(*pp - line);
     size_t n = strlen(line);
     while (n && line[n - 1] == '\r')
         line[--n] = '\0';
@@ -490,6 +517,10 @@ static const char *home_dir(void)
 
 /* ---- the service file ---- */
 
+/* libpq reads a service file line into 1024 bytes and refuses a line that
+ * fills them. */
+#define SERVICE_LINE_MAX 1022
+
 /* Apply the lines of section [service] in text to unset options. Returns 1
  * if the section was found, 0 if not, or an error. */
 static int apply_service_text(pgw_conninfo_t *ci, char *text, const char *path, const char *service,
@@ -498,7 +529,10 @@ static int apply_service_text(pgw_conninfo_t *ci, char *text, const char *path, 
     bool in_group = false, found = false;
     size_t service_len = strlen(service);
     char *cursor = text, *line;
-    for (int lineno = 1; (line = next_line(&cursor)) != NULL; lineno++) {
+    size_t raw;
+    for (int lineno = 1; (line = next_line(&cursor, &raw)) != NULL; lineno++) {
+        if (raw > SERVICE_LINE_MAX)
+            return FAIL(e, "line %d too long in service file \"%s\"", lineno, path);
         size_t n = strlen(line);
         while (n && is_blank(line[n - 1]))
             line[--n] = '\0';
@@ -528,21 +562,33 @@ static int apply_service_text(pgw_conninfo_t *ci, char *text, const char *path, 
     return found ? 1 : 0;
 }
 
+/* Returns 1 if the section was found, 0 if not, or an error; a file that
+ * cannot be read is an error (libpq's "service file ... not found"). */
 static int apply_service_file(pgw_conninfo_t *ci, const char *path, const char *service,
                               err_out_t *e)
 {
     char *text = NULL;
     int rc = read_file(ci->alloc, path, &text);
-    if (rc != 0) return rc == 1 ? 0 : rc;
+    if (rc == 1) return FAIL(e, "service file \"%s\" not found", path);
+    if (rc != 0) return rc;
     rc = apply_service_text(ci, text, path, service, e);
     pgw__free(ci->alloc, text);
     return rc;
 }
 
+static bool file_exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+/* libpq's parseServiceInfo: an explicit service file must exist; the
+ * per-user and system files are read when they exist. An empty service name
+ * is a name (section "[]"). */
 static int apply_service(pgw_conninfo_t *ci, err_out_t *e)
 {
     const char *service = VAL(ci, "service") ? VAL(ci, "service") : getenv("PGSERVICE");
-    if (!service || !*service) return 0;
+    if (!service) return 0;
     char path[4096];
     const char *file = VAL(ci, "servicefile") ? VAL(ci, "servicefile") : getenv("PGSERVICEFILE");
     const char *home = file ? NULL : home_dir();
@@ -551,11 +597,11 @@ static int apply_service(pgw_conninfo_t *ci, err_out_t *e)
         snprintf(path, sizeof path, "%s", file);
     else if (home)
         snprintf(path, sizeof path, "%s/.pg_service.conf", home);
-    if (file || home) rc = apply_service_file(ci, path, service, e);
+    if (file || (home && file_exists(path))) rc = apply_service_file(ci, path, service, e);
     if (rc != 0) return rc < 0 ? rc : 0;
     const char *sysconf = getenv("PGSYSCONFDIR");
     snprintf(path, sizeof path, "%s/pg_service.conf", sysconf ? sysconf : DEFAULT_SYSCONFDIR);
-    rc = apply_service_file(ci, path, service, e);
+    if (file_exists(path)) rc = apply_service_file(ci, path, service, e);
     if (rc < 0) return rc;
     if (rc == 0) return FAIL(e, "definition of service \"%s\" not found", service);
     return 0;
@@ -578,9 +624,13 @@ static int apply_environment(pgw_conninfo_t *ci)
         const char *v = options[i].envvar ? getenv(options[i].envvar) : NULL;
         if (v && store(ci, (int)i, v, false) != 0) return PGW_ENOMEM;
     }
+    /* The deprecated PGREQUIRESSL: a value starting with '1' means
+     * sslmode=require, below PGSSLMODE (libpq since 9.3). */
+    const char *req = getenv("PGREQUIRESSL");
+    if (req && req[0] == '1' && store(ci, opt("sslmode"), "require", false) != 0) return PGW_ENOMEM;
     for (size_t i = 0; i < NENV_PARAMS; i++) {
         const char *v = getenv(env_params[i].envvar);
-        if (!v || !*v || is_default_word(v)) continue;
+        if (!v || is_default_word(v)) continue;
         ci->env_param[i] = pgw__strdup(ci->alloc, v);
         if (!ci->env_param[i]) return PGW_ENOMEM;
     }
@@ -608,20 +658,38 @@ static int apply_defaults(pgw_conninfo_t *ci, err_out_t *e)
 
 /* ---- validation ---- */
 
-static bool parse_int(const char *s, long *out)
+/* libpq's parse_int_param: an int in decimal, blanks allowed around it. */
+static bool parse_int(const char *s, int *out)
 {
-    while (is_blank(*s))
-        s++;
-    if (*s == '\0') return false;
     char *end;
     errno = 0;
     long v = strtol(s, &end, 10);
-    if (errno || end == s) return false;
+    if (end == s || errno != 0 || v < INT_MIN || v > INT_MAX) return false;
     while (is_blank(*end))
         end++;
     if (*end) return false;
-    *out = v;
+    *out = (int)v;
     return true;
+}
+
+static int invalid_integer(err_out_t *e, const char *value, const char *keyword)
+{
+    return FAIL(e, "invalid integer value \"%s\" for connection option \"%s\"", value, keyword);
+}
+
+/* libpq's sslVerifyProtocolVersion and sslVerifyProtocolRange. */
+static bool tls_version_ok(const char *v)
+{
+    for (const char *const *t = tls_versions; *t; t++)
+        if (strcasecmp(v, *t) == 0) return true;
+    return !*v;
+}
+
+static bool tls_range_ok(const char *minv, const char *maxv)
+{
+    if (!minv || !maxv || !*minv || !*maxv || strcasecmp(minv, "TLSv1") == 0) return true;
+    if (strcasecmp(maxv, "TLSv1") == 0) return false;
+    return strcasecmp(minv, maxv) <= 0;
 }
 
 static bool in_list(const char *v, const char *const *list)
@@ -670,13 +738,15 @@ static int validate(pgw_conninfo_t *ci, err_out_t *e)
     for (size_t i = 0; i < NOPTS; i++) {
         const char *v = ci->val[i];
         if (!v) continue;
-        long n;
-        if (options[i].check == CHECK_INT && *v && !parse_int(v, &n))
-            return FAIL(e, "invalid integer value \"%s\" for connection option \"%s\"", v,
-                        options[i].keyword);
-        if (options[i].check == CHECK_ENUM && !in_list(v, options[i].allowed))
+        int n;
+        if (options[i].check == CHECK_INT && !parse_int(v, &n))
+            return invalid_integer(e, v, options[i].keyword);
+        if ((options[i].check == CHECK_ENUM && !in_list(v, options[i].allowed)) ||
+            (options[i].check == CHECK_TLS && !tls_version_ok(v)))
             return FAIL(e, "invalid %s value: \"%s\"", options[i].keyword, v);
     }
+    if (!tls_range_ok(VAL(ci, "ssl_min_protocol_version"), VAL(ci, "ssl_max_protocol_version")))
+        return FAIL(e, "invalid SSL protocol version range");
     const char *ra = VAL(ci, "require_auth");
     if (ra && *ra) {
         int rc = check_require_auth(ra, e);
@@ -717,23 +787,56 @@ static const char *list_item(const char *split, size_t i)
     return split;
 }
 
-static int parse_port(const char *s, uint16_t *out, err_out_t *e)
+/* What libpq finds wrong with host h when it reaches it, in its order:
+ * the port, then the address or the socket path. Writes the message into
+ * msg (empty if none) and returns 1 if the whole connect ends there. */
+static int host_problem(pgw_host_t *h, char *msg, size_t len)
 {
-    long n;
-    if (*s == '\0') {
-        *out = PGW_DEFAULT_PORT;
+    int port = PGW_DEFAULT_PORT;
+    msg[0] = '\0';
+    if (*h->port_text && !parse_int(h->port_text, &port)) {
+        snprintf(msg, len, "invalid integer value \"%s\" for connection option \"port\"",
+                 h->port_text);
+        return 1;
+    }
+    if (port < 1 || port > 65535) {
+        snprintf(msg, len, "invalid port number: \"%s\"", h->port_text);
         return 0;
     }
-    if (!parse_int(s, &n) || n < 1 || n > 65535) return FAIL(e, "invalid port number: \"%s\"", s);
-    *out = (uint16_t)n;
+    h->port = (uint16_t)port;
+    if (h->hostaddr) {
+        /* numeric only: no resolver, no DNS */
+        struct addrinfo hints, *res = NULL;
+        memset(&hints, 0, sizeof hints);
+        hints.ai_socktype = SOCK_STREAM;
+        hints.ai_flags = AI_NUMERICHOST;
+        int rc = getaddrinfo(h->hostaddr, NULL, &hints, &res);
+        if (res) freeaddrinfo(res);
+        if (rc != 0 || !res)
+            snprintf(msg, len, "could not parse network address \"%s\": %s", h->hostaddr,
+                     gai_strerror(rc));
+    } else if (h->is_unix) {
+        char path[UNIX_PATH_MAX + 32 + 1];
+        int n = snprintf(path, sizeof path, "%s/.s.PGSQL.%d", h->host, port);
+        if (n < 0 || (size_t)n > UNIX_PATH_MAX)
+            snprintf(msg, len,
+                     "Unix-domain socket path \"%.200s/.s.PGSQL.%d\" is too long (maximum %d "
+                     "bytes)",
+                     h->host, port, (int)UNIX_PATH_MAX);
+    }
     return 0;
 }
 
-static int check_hostaddr(const char *s, err_out_t *e)
+static int check_host(pgw_conninfo_t *ci, size_t i)
 {
-    unsigned char buf[16];
-    if (inet_pton(AF_INET, s, buf) == 1 || inet_pton(AF_INET6, s, buf) == 1) return 0;
-    return FAIL(e, "could not parse network address \"%s\"", s);
+    char msg[512];
+    pgw_host_t *h = &ci->hosts[i];
+    h->error_ends_connect = host_problem(h, msg, sizeof msg);
+    if (!msg[0]) return 0;
+    ci->host_error[i] = pgw__strdup(ci->alloc, msg);
+    if (!ci->host_error[i]) return PGW_ENOMEM;
+    h->error = ci->host_error[i];
+    return 0;
 }
 
 static int build_hosts(pgw_conninfo_t *ci, err_out_t *e)
@@ -747,27 +850,31 @@ static int build_hosts(pgw_conninfo_t *ci, err_out_t *e)
     size_t nport = port && *port ? list_count(port) : 0;
     if (nport > 1 && nport != n)
         return FAIL(e, "could not match %zu port numbers to %zu hosts", nport, n);
-    char *ports = nport ? list_split(ci->alloc, port) : NULL;
+    ci->port_list = nport ? list_split(ci->alloc, port) : NULL;
     ci->host_list = has_host ? list_split(ci->alloc, host) : NULL;
     ci->addr_list = has_addr ? list_split(ci->alloc, addr) : NULL;
     ci->hosts = pgw__calloc(ci->alloc, n, sizeof *ci->hosts);
+    ci->host_error = pgw__calloc(ci->alloc, n, sizeof *ci->host_error);
     int rc = 0;
-    if ((nport && !ports) || (has_host && !ci->host_list) || (has_addr && !ci->addr_list) ||
-        !ci->hosts)
+    if ((nport && !ci->port_list) || (has_host && !ci->host_list) || (has_addr && !ci->addr_list) ||
+        !ci->hosts || !ci->host_error)
         rc = PGW_ENOMEM;
+    ci->nhosts = rc == 0 ? n : 0;
     for (size_t i = 0; rc == 0 && i < n; i++) {
         pgw_host_t *h = &ci->hosts[i];
         h->host = has_host ? list_item(ci->host_list, i) : "";
         h->hostaddr = has_addr ? list_item(ci->addr_list, i) : NULL;
         if (h->hostaddr && !*h->hostaddr) h->hostaddr = NULL;
-        if (h->hostaddr) rc = check_hostaddr(h->hostaddr, e);
         if (!*h->host && !h->hostaddr) h->host = PGW_DEFAULT_SOCKET_DIR;
         h->is_unix = !h->hostaddr && (h->host[0] == '/' || h->host[0] == '@');
-        if (rc == 0)
-            rc = parse_port(nport ? list_item(ports, nport == 1 ? 0 : i) : "", &h->port, e);
+        h->port_text = nport ? list_item(ci->port_list, nport == 1 ? 0 : i) : "";
+        if (!*h->port_text) h->port_text = "5432";
+        rc = check_host(ci, i);
     }
-    pgw__free(ci->alloc, ports);
-    ci->nhosts = n;
+    /* libpq reaches the first host before anything else: a port there that
+     * is not an integer fails the connect before any host is contacted,
+     * which is a parse error here */
+    if (rc == 0 && ci->hosts[0].error_ends_connect) return FAIL(e, "%s", ci->hosts[0].error);
     return rc;
 }
 
@@ -789,10 +896,11 @@ static char *cut_field(char **pp, bool *wild)
     return start;
 }
 
-static void unescape_rest(char *s)
+/* The password field: up to the first unescaped ':' (libpq's rule). */
+static void unescape_password(char *s)
 {
     char *w = s;
-    for (char *r = s; *r; r++) {
+    for (char *r = s; *r && *r != ':'; r++) {
         if (*r == '\\' && r[1]) r++;
         *w++ = *r;
     }
@@ -807,7 +915,7 @@ static int parse_pgpass(pgw_conninfo_t *ci, char *text)
     ci->pgpass = pgw__calloc(ci->alloc, lines, sizeof *ci->pgpass);
     if (!ci->pgpass) return PGW_ENOMEM;
     char *cursor = text, *line;
-    while ((line = next_line(&cursor)) != NULL) {
+    while ((line = next_line(&cursor, NULL)) != NULL) {
         if (*line == '\0' || *line == '#') continue;
         pgpass_entry_t *en = &ci->pgpass[ci->npgpass];
         char *p = line;
@@ -819,7 +927,7 @@ static int parse_pgpass(pgw_conninfo_t *ci, char *text)
             en->field[f] = wild ? NULL : field;
         }
         if (!ok) continue;
-        unescape_rest(p);
+        unescape_password(p);
         en->password = p;
         ci->npgpass++;
     }
@@ -861,11 +969,197 @@ static int load_pgpass(pgw_conninfo_t *ci)
     return parse_pgpass(ci, ci->pgpass_text);
 }
 
+/* ---- client_encoding=auto ---- */
+
+/* libpq's pg_get_encoding_from_locale (src/port/chklocale.c): the codeset
+ * names a C library reports, and the server's name for each. */
+static const struct {
+    const char *codeset, *encoding;
+} codesets[] = {
+    {"EUC-JP", "EUC_JP"},
+    {"eucJP", "EUC_JP"},
+    {"IBM-eucJP", "EUC_JP"},
+    {"sdeckanji", "EUC_JP"},
+    {"CP20932", "EUC_JP"},
+    {"EUC-CN", "EUC_CN"},
+    {"eucCN", "EUC_CN"},
+    {"IBM-eucCN", "EUC_CN"},
+    {"GB2312", "EUC_CN"},
+    {"dechanzi", "EUC_CN"},
+    {"CP20936", "EUC_CN"},
+    {"EUC-KR", "EUC_KR"},
+    {"eucKR", "EUC_KR"},
+    {"IBM-eucKR", "EUC_KR"},
+    {"deckorean", "EUC_KR"},
+    {"5601", "EUC_KR"},
+    {"CP51949", "EUC_KR"},
+    {"EUC-TW", "EUC_TW"},
+    {"eucTW", "EUC_TW"},
+    {"IBM-eucTW", "EUC_TW"},
+    {"cns11643", "EUC_TW"},
+    {"UTF-8", "UTF8"},
+    {"utf8", "UTF8"},
+    {"CP65001", "UTF8"},
+    {"ISO-8859-1", "LATIN1"},
+    {"ISO8859-1", "LATIN1"},
+    {"iso88591", "LATIN1"},
+    {"CP28591", "LATIN1"},
+    {"ISO-8859-2", "LATIN2"},
+    {"ISO8859-2", "LATIN2"},
+    {"iso88592", "LATIN2"},
+    {"CP28592", "LATIN2"},
+    {"ISO-8859-3", "LATIN3"},
+    {"ISO8859-3", "LATIN3"},
+    {"iso88593", "LATIN3"},
+    {"CP28593", "LATIN3"},
+    {"ISO-8859-4", "LATIN4"},
+    {"ISO8859-4", "LATIN4"},
+    {"iso88594", "LATIN4"},
+    {"CP28594", "LATIN4"},
+    {"ISO-8859-9", "LATIN5"},
+    {"ISO8859-9", "LATIN5"},
+    {"iso88599", "LATIN5"},
+    {"CP28599", "LATIN5"},
+    {"ISO-8859-10", "LATIN6"},
+    {"ISO8859-10", "LATIN6"},
+    {"iso885910", "LATIN6"},
+    {"ISO-8859-13", "LATIN7"},
+    {"ISO8859-13", "LATIN7"},
+    {"iso885913", "LATIN7"},
+    {"ISO-8859-14", "LATIN8"},
+    {"ISO8859-14", "LATIN8"},
+    {"iso885914", "LATIN8"},
+    {"ISO-8859-15", "LATIN9"},
+    {"ISO8859-15", "LATIN9"},
+    {"iso885915", "LATIN9"},
+    {"CP28605", "LATIN9"},
+    {"ISO-8859-16", "LATIN10"},
+    {"ISO8859-16", "LATIN10"},
+    {"iso885916", "LATIN10"},
+    {"CP1252", "WIN1252"},
+    {"CP1250", "WIN1250"},
+    {"CP1251", "WIN1251"},
+    {"CP1253", "WIN1253"},
+    {"CP1254", "WIN1254"},
+    {"CP1255", "WIN1255"},
+    {"CP1256", "WIN1256"},
+    {"CP1257", "WIN1257"},
+    {"CP1258", "WIN1258"},
+    {"CP866", "WIN866"},
+    {"ANSI-1251", "WIN1251"},
+    {"CP874", "WIN874"},
+    {"KOI8-R", "KOI8R"},
+    {"CP20866", "KOI8R"},
+    {"KOI8-U", "KOI8U"},
+    {"CP21866", "KOI8U"},
+    {"ISO-8859-5", "ISO_8859_5"},
+    {"ISO8859-5", "ISO_8859_5"},
+    {"iso88595", "ISO_8859_5"},
+    {"CP28595", "ISO_8859_5"},
+    {"ISO-8859-6", "ISO_8859_6"},
+    {"ISO8859-6", "ISO_8859_6"},
+    {"iso88596", "ISO_8859_6"},
+    {"CP28596", "ISO_8859_6"},
+    {"ISO-8859-7", "ISO_8859_7"},
+    {"ISO8859-7", "ISO_8859_7"},
+    {"iso88597", "ISO_8859_7"},
+    {"CP28597", "ISO_8859_7"},
+    {"ISO-8859-8", "ISO_8859_8"},
+    {"ISO8859-8", "ISO_8859_8"},
+    {"iso88598", "ISO_8859_8"},
+    {"CP28598", "ISO_8859_8"},
+    {"SJIS", "SJIS"},
+    {"PCK", "SJIS"},
+    {"CP932", "SJIS"},
+    {"SHIFT_JIS", "SJIS"},
+    {"BIG5", "BIG5"},
+    {"BIG5HKSCS", "BIG5"},
+    {"Big5-HKSCS", "BIG5"},
+    {"CP950", "BIG5"},
+    {"GBK", "GBK"},
+    {"CP936", "GBK"},
+    {"UHC", "UHC"},
+    {"CP949", "UHC"},
+    {"JOHAB", "JOHAB"},
+    {"CP1361", "JOHAB"},
+    {"GB18030", "GB18030"},
+    {"CP54936", "GB18030"},
+    {"SJIS_2004", "SHIFT_JIS_2004"},
+    {"US-ASCII", "SQL_ASCII"},
+};
+
+/* The encoding of the process's LC_CTYPE locale, or "" when it has no
+ * server name (libpq then sends no client_encoding). */
+static const char *locale_encoding(void)
+{
+    const char *ctype = setlocale(LC_CTYPE, NULL);
+    if (!ctype) return "";
+    if (strcasecmp(ctype, "C") == 0 || strcasecmp(ctype, "POSIX") == 0) return "SQL_ASCII";
+    const char *sys = nl_langinfo(CODESET);
+    for (size_t i = 0; sys && i < PGW__ARRAY_LEN(codesets); i++)
+        if (strcasecmp(sys, codesets[i].codeset) == 0) return codesets[i].encoding;
+    return "";
+}
+
+static int resolve_client_encoding(pgw_conninfo_t *ci)
+{
+    const char *enc = VAL(ci, "client_encoding");
+    if (!enc || strcmp(enc, "auto") != 0) return 0;
+    ci->client_encoding = pgw__strdup(ci->alloc, locale_encoding());
+    return ci->client_encoding ? 0 : PGW_ENOMEM;
+}
+
+/* ---- TCP options ---- */
+
+/* One of the integer TCP options: -1 if unset, else its value with
+ * negatives raised to 0 (libpq's setKeepalivesIdle and friends). */
+static int tcp_int(const pgw_conninfo_t *ci, const char *kw, int *out, err_out_t *e)
+{
+    const char *v = VAL(ci, kw);
+    int n;
+    *out = -1;
+    if (!v) return 0;
+    if (!parse_int(v, &n)) return invalid_integer(e, v, kw);
+    *out = n < 0 ? 0 : n;
+    return 0;
+}
+
+int pgw_conninfo_tcp_options(const pgw_conninfo_t *ci, pgw_tcp_options_t *out, char *errbuf,
+                             size_t errlen)
+{
+    if (errbuf && errlen) errbuf[0] = '\0';
+    if (!ci || !out) return PGW_EINVAL;
+    err_out_t e = {errbuf, errlen};
+    out->keepalives = 1;
+    out->keepalives_idle = out->keepalives_interval = out->keepalives_count = -1;
+    out->tcp_user_timeout = -1;
+    const char *v = VAL(ci, "keepalives");
+    int n;
+    if (v) {
+        if (!parse_int(v, &n)) {
+            /* libpq reports both lines */
+            char first[200];
+            err_out_t tmp = {first, sizeof first};
+            invalid_integer(&tmp, v, "keepalives");
+            return FAIL(&e, "%s\nkeepalives parameter must be an integer", first);
+        }
+        out->keepalives = n != 0;
+    }
+    /* with keepalives off, libpq looks at none of the others */
+    if (!out->keepalives) return 0;
+    int rc = tcp_int(ci, "keepalives_idle", &out->keepalives_idle, &e);
+    if (rc == 0) rc = tcp_int(ci, "keepalives_interval", &out->keepalives_interval, &e);
+    if (rc == 0) rc = tcp_int(ci, "keepalives_count", &out->keepalives_count, &e);
+    if (rc == 0) rc = tcp_int(ci, "tcp_user_timeout", &out->tcp_user_timeout, &e);
+    return rc;
+}
+
 /* ---- public API ---- */
 
 int pgw_conninfo_parse(pgw_conninfo_t **out, const char *conninfo, const pgw_allocator_t *alloc,
                        char *errbuf, size_t errlen)
 {
+    if (!out) return PGW_EINVAL;
     *out = NULL;
     if (errbuf && errlen) errbuf[0] = '\0';
     err_out_t e = {errbuf, errlen};
@@ -880,6 +1174,7 @@ int pgw_conninfo_parse(pgw_conninfo_t **out, const char *conninfo, const pgw_all
     if (rc == 0) rc = apply_defaults(ci, &e);
     if (rc == 0) rc = validate(ci, &e);
     if (rc == 0) rc = build_hosts(ci, &e);
+    if (rc == 0) rc = resolve_client_encoding(ci);
     if (rc == 0) rc = load_pgpass(ci);
     if (rc != 0) {
         if (rc == PGW_ENOMEM) set_error(errbuf, errlen, "out of memory");
@@ -911,9 +1206,14 @@ void pgw_conninfo_free(pgw_conninfo_t *ci)
     }
     for (size_t i = 0; i < NENV_PARAMS; i++)
         pgw__free(a, ci->env_param[i]);
+    for (size_t i = 0; ci->host_error && i < ci->nhosts; i++)
+        pgw__free(a, ci->host_error[i]);
+    pgw__free(a, ci->host_error);
+    pgw__free(a, ci->client_encoding);
     pgw__free(a, ci->hosts);
     pgw__free(a, ci->host_list);
     pgw__free(a, ci->addr_list);
+    pgw__free(a, ci->port_list);
     if (ci->pgpass_text) memset(ci->pgpass_text, 0, strlen(ci->pgpass_text));
     pgw__free(a, ci->pgpass_text);
     pgw__free(a, ci->pgpass);
@@ -923,6 +1223,7 @@ void pgw_conninfo_free(pgw_conninfo_t *ci)
 
 const char *pgw_conninfo_get(const pgw_conninfo_t *ci, const char *keyword)
 {
+    if (!ci || !keyword) return NULL;
     int i = option_index(keyword);
     return i < 0 ? NULL : ci->val[i];
 }
@@ -934,17 +1235,19 @@ const char *pgw_conninfo_keyword(size_t i)
 
 const char *pgw_conninfo_keyword_envvar(const char *keyword)
 {
+    if (!keyword) return NULL;
     int i = option_index(keyword);
     return i < 0 ? NULL : options[i].envvar;
 }
 
 size_t pgw_conninfo_nhosts(const pgw_conninfo_t *ci)
 {
-    return ci->nhosts;
+    return ci ? ci->nhosts : 0;
 }
 
 int pgw_conninfo_host(const pgw_conninfo_t *ci, size_t i, pgw_host_t *out)
 {
+    if (!ci || !out) return PGW_EINVAL;
     if (i >= ci->nhosts) return PGW_EINDEX;
     *out = ci->hosts[i];
     return 0;
@@ -952,9 +1255,9 @@ int pgw_conninfo_host(const pgw_conninfo_t *ci, size_t i, pgw_host_t *out)
 
 int pgw_host_socket_path(const pgw_host_t *h, char *buf, size_t len)
 {
-    if (!h->is_unix) return PGW_EINVAL;
+    if (!h || !h->is_unix || !h->host || (!buf && len)) return PGW_EINVAL;
     int n = snprintf(buf, len, "%s/.s.PGSQL.%u", h->host, (unsigned)h->port);
-    if (n < 0 || (size_t)n >= len) return PGW_ERANGE;
+    if (n < 0 || (size_t)n >= len || (size_t)n > UNIX_PATH_MAX) return PGW_ERANGE;
     return n;
 }
 
@@ -965,14 +1268,15 @@ static bool field_matches(const char *field, const char *value)
 
 const char *pgw_conninfo_password(const pgw_conninfo_t *ci, const pgw_host_t *h)
 {
+    if (!ci || !h) return NULL;
     const char *pw = VAL(ci, "password");
     if (pw && *pw) return pw;
     /* libpq matches a socket in the default directory, or no host, as
      * "localhost"; with only hostaddr it matches the address. */
     const char *host = h->host && *h->host ? h->host : h->hostaddr;
     if (!host || !*host || strcmp(host, PGW_DEFAULT_SOCKET_DIR) == 0) host = "localhost";
-    char port[8];
-    snprintf(port, sizeof port, "%u", (unsigned)h->port);
+    /* the port as written: "05432" does not match a line for 5432 */
+    const char *port = h->port_text && *h->port_text ? h->port_text : "5432";
     const char *db = VAL(ci, "dbname"), *user = VAL(ci, "user");
     for (size_t i = 0; i < ci->npgpass; i++) {
         const pgpass_entry_t *en = &ci->pgpass[i];
@@ -985,15 +1289,17 @@ const char *pgw_conninfo_password(const pgw_conninfo_t *ci, const pgw_host_t *h)
 
 const char *pgw_conninfo_passfile_warning(const pgw_conninfo_t *ci)
 {
-    return ci->passfile_warning;
+    return ci ? ci->passfile_warning : NULL;
 }
 
 int pgw_conninfo_startup_params(const pgw_conninfo_t *ci, const char **out, size_t cap)
 {
+    if (!ci || (!out && cap)) return PGW_EINVAL;
+    /* libpq: an application_name that is set, even empty, hides the
+     * fallback */
     const char *app = VAL(ci, "application_name");
-    if (!app || !*app) app = VAL(ci, "fallback_application_name");
-    const char *enc = VAL(ci, "client_encoding");
-    if (enc && strcmp(enc, "auto") == 0) enc = NULL;
+    if (!app) app = VAL(ci, "fallback_application_name");
+    const char *enc = ci->client_encoding ? ci->client_encoding : VAL(ci, "client_encoding");
     const char *pairs[][2] = {
         {"user", VAL(ci, "user")},
         {"database", VAL(ci, "dbname")},
@@ -1001,13 +1307,16 @@ int pgw_conninfo_startup_params(const pgw_conninfo_t *ci, const char **out, size
         {"options", VAL(ci, "options")},
         {"application_name", app},
         {"client_encoding", enc},
+        /* last: see from_env below */
         {env_params[0].param, ci->env_param[0]},
         {env_params[1].param, ci->env_param[1]},
         {env_params[2].param, ci->env_param[2]},
     };
     size_t n = 0;
     for (size_t i = 0; i < PGW__ARRAY_LEN(pairs); i++) {
-        if (!pairs[i][1] || !pairs[i][1][0]) continue;
+        /* the environment's parameters are sent even when empty */
+        bool from_env = i >= PGW__ARRAY_LEN(pairs) - NENV_PARAMS;
+        if (!pairs[i][1] || (!pairs[i][1][0] && !from_env)) continue;
         if (n >= cap) return PGW_ERANGE;
         out[2 * n] = pairs[i][0];
         out[2 * n + 1] = pairs[i][1];

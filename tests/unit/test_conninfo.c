@@ -13,13 +13,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <locale.h>
 #include <sys/stat.h>
 #include <pwd.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
+#include "conn/peercred.h"
 #include "pgwire/conninfo.h"
+#include <sys/socket.h>
 
 extern char **environ;
 
@@ -79,6 +82,20 @@ static void parse_fails(const char *s, const char *message_part)
     assert_null(ci);
     if (!strstr(errbuf, message_part))
         fail_msg("\"%s\": message \"%s\" lacks \"%s\"", s, errbuf, message_part);
+}
+
+/* s parses, and its only host has error message_part (ends_connect: 1 if
+ * reaching it ends the connect). */
+static void host_fails(const char *s, const char *message_part, int ends_connect)
+{
+    pgw_conninfo_t *ci = parse_ok(s);
+    pgw_host_t h;
+    assert_int_equal(pgw_conninfo_host(ci, 0, &h), 0);
+    if (!h.error || !strstr(h.error, message_part))
+        fail_msg("\"%s\": host error \"%s\" lacks \"%s\"", s, h.error ? h.error : "(none)",
+                 message_part);
+    assert_int_equal(h.error_ends_connect, ends_connect);
+    pgw_conninfo_free(ci);
 }
 
 static void expect(const pgw_conninfo_t *ci, const char *kw, const char *want)
@@ -205,10 +222,13 @@ static void test_keyword_value_errors(void **state)
     parse_fails("max_protocol_version=4", "invalid max_protocol_version value");
     parse_fails("min_protocol_version=3.2 max_protocol_version=3.0", "cannot be greater");
     parse_fails("connect_timeout=ten", "invalid integer value \"ten\"");
-    parse_fails("port=0", "invalid port number: \"0\"");
-    parse_fails("port=65536", "invalid port number");
-    parse_fails("port=54x", "invalid port number");
-    parse_fails("hostaddr=not-an-ip", "could not parse network address \"not-an-ip\"");
+    /* a host's port and address are checked when libpq reaches the host */
+    host_fails("port=0", "invalid port number: \"0\"", 0);
+    host_fails("port=65536", "invalid port number", 0);
+    /* ... but a first host whose port is not an integer ends the connect
+     * before any host is contacted, as in libpq */
+    parse_fails("port=54x", "invalid integer value \"54x\" for connection option \"port\"");
+    host_fails("hostaddr=not-an-ip", "could not parse network address \"not-an-ip\"", 0);
     parse_fails("require_auth=kerberos", "invalid require_auth value");
     parse_fails("require_auth=md5,!password", "cannot be mixed");
     parse_fails("require_auth=md5,md5", "more than once");
@@ -360,7 +380,13 @@ static void test_uri_errors(void **state)
     parse_fails("postgresql://localhost/d%zz", "invalid percent-encoded token");
     parse_fails("postgresql://localhost/d%4", "invalid percent-encoded token");
     parse_fails("postgresql://localhost/d%00b", "forbidden value %00");
-    parse_fails("postgresql://localhost:abc/db", "invalid port number: \"abc\"");
+    parse_fails("postgresql://localhost:abc/db", "invalid integer value \"abc\"");
+    pgw_conninfo_t *ci = parse_ok("postgresql://h1,localhost:abc/db");
+    pgw_host_t h;
+    assert_int_equal(pgw_conninfo_host(ci, 1, &h), 0);
+    assert_string_equal(h.error, "invalid integer value \"abc\" for connection option \"port\"");
+    assert_int_equal(h.error_ends_connect, 1);
+    pgw_conninfo_free(ci);
     parse_fails("postgresql://localhost/db?sslmode=bogus", "invalid sslmode value");
 }
 
@@ -406,9 +432,9 @@ static void test_environment(void **state)
                           "envapp",
                           "client_encoding",
                           "LATIN1",
-                          "DateStyle",
+                          "datestyle",
                           "ISO, MDY",
-                          "TimeZone",
+                          "timezone",
                           "UTC"};
     for (int i = 0; i < 14; i++)
         assert_string_equal(p[i], want[i]);
@@ -427,7 +453,7 @@ static void test_startup_params_fallback(void **state)
                  "client_encoding=auto");
     const char *p[32];
     int n = pgw_conninfo_startup_params(ci, p, 16);
-    assert_int_equal(n, 4);
+    assert_int_equal(n, 5); /* client_encoding=auto: SQL_ASCII in the C locale */
     assert_string_equal(p[0], "user");
     assert_string_equal(p[1], "u");
     assert_string_equal(p[2], "database");
@@ -548,8 +574,9 @@ static void test_pgpass(void **state)
     assert_string_equal(password_for(ci, 0), "fallback");
     pgw_conninfo_free(ci);
 
+    /* the password ends at the first unescaped ':' */
     ci = parse_ok("host=we:ird user=dave");
-    assert_string_equal(password_for(ci, 0), "esc:aped\\pw:with:colons");
+    assert_string_equal(password_for(ci, 0), "esc:aped\\pw");
     pgw_conninfo_free(ci);
 
     /* "\*" is a literal star, not a wildcard */
@@ -698,6 +725,359 @@ static void test_out_of_memory(void **state)
     assert_true(saw_ok);
 }
 
+/* ---- libpq 15 compatibility: each case is a difference that was found
+ * by comparing with libpq (tests/integration/test_conninfo_libpq.c) ---- */
+
+/* libpq checks ports per host when it reaches the host: one bad port does
+ * not reject the string. */
+static void test_libpq_port_per_host(void **state)
+{
+    (void)state;
+    pgw_conninfo_t *ci = parse_ok("host=a,b port=0,5432");
+    assert_int_equal(pgw_conninfo_nhosts(ci), 2);
+    expect_host(ci, 1, "b", NULL, 5432, 0);
+    pgw_host_t h;
+    assert_int_equal(pgw_conninfo_host(ci, 0, &h), 0);
+    assert_string_equal(h.error, "invalid port number: \"0\"");
+    assert_int_equal(h.error_ends_connect, 0);
+    assert_int_equal(pgw_conninfo_host(ci, 1, &h), 0);
+    assert_null(h.error);
+    assert_string_equal(h.port_text, "5432");
+    pgw_conninfo_free(ci);
+    ci = parse_ok("host=a,b port=5433,abc");
+    expect_host(ci, 0, "a", NULL, 5433, 0);
+    assert_int_equal(pgw_conninfo_host(ci, 1, &h), 0);
+    assert_int_equal(h.error_ends_connect, 1);
+    pgw_conninfo_free(ci);
+    ci = parse_ok("hostaddr=not-an-ip,127.0.0.1");
+    expect_host(ci, 1, "", "127.0.0.1", 5432, 0);
+    pgw_conninfo_free(ci);
+}
+
+/* Integers follow libpq's parse_int_param: an int, nothing but blanks
+ * around it, and never empty. */
+static void test_libpq_integers(void **state)
+{
+    (void)state;
+    parse_fails("connect_timeout=", "invalid integer value \"\" for connection option "
+                                    "\"connect_timeout\"");
+    parse_fails("connect_timeout=3000000000", "invalid integer value \"3000000000\"");
+    parse_fails("connect_timeout=0x10", "invalid integer value \"0x10\"");
+    pgw_conninfo_t *ci = parse_ok("connect_timeout=' +7 '");
+    pgw_conninfo_free(ci);
+}
+
+/* The TCP options are checked only when a TCP socket is opened. */
+static void test_libpq_keepalives_unix(void **state)
+{
+    (void)state;
+    pgw_conninfo_t *ci = parse_ok("host=/tmp keepalives=abc keepalives_idle=x "
+                                  "tcp_user_timeout=");
+    pgw_tcp_options_t t;
+    assert_int_equal(pgw_conninfo_tcp_options(ci, &t, errbuf, sizeof errbuf), PGW_ECONNINFO);
+    assert_string_equal(errbuf, "invalid integer value \"abc\" for connection option "
+                                "\"keepalives\"\nkeepalives parameter must be an integer");
+    pgw_conninfo_free(ci);
+
+    ci = parse_ok("keepalives_idle=' 30 ' keepalives_interval=-5 tcp_user_timeout=");
+    assert_int_equal(pgw_conninfo_tcp_options(ci, &t, errbuf, sizeof errbuf), PGW_ECONNINFO);
+    assert_string_equal(errbuf, "invalid integer value \"\" for connection option "
+                                "\"tcp_user_timeout\"");
+    pgw_conninfo_free(ci);
+    ci = parse_ok("keepalives_idle=' 30 ' keepalives_interval=-5 keepalives_count=3");
+    assert_int_equal(pgw_conninfo_tcp_options(ci, &t, errbuf, sizeof errbuf), 0);
+    assert_int_equal(t.keepalives, 1);
+    assert_int_equal(t.keepalives_idle, 30);
+    assert_int_equal(t.keepalives_interval, 0);
+    assert_int_equal(t.keepalives_count, 3);
+    assert_int_equal(t.tcp_user_timeout, -1);
+    assert_string_equal(errbuf, "");
+    pgw_conninfo_free(ci);
+    /* keepalives=0: libpq looks at none of the others */
+    ci = parse_ok("keepalives=0 keepalives_idle=x");
+    assert_int_equal(pgw_conninfo_tcp_options(ci, &t, NULL, 0), 0);
+    assert_int_equal(t.keepalives, 0);
+    assert_int_equal(t.keepalives_idle, -1);
+    pgw_conninfo_free(ci);
+    assert_int_equal(pgw_conninfo_tcp_options(NULL, &t, NULL, 0), PGW_EINVAL);
+}
+
+static void test_libpq_ssl_protocol_versions(void **state)
+{
+    (void)state;
+    pgw_conninfo_t *ci = parse_ok("ssl_min_protocol_version=tlsv1.2 "
+                                  "ssl_max_protocol_version=TLSV1.3");
+    pgw_conninfo_free(ci);
+    ci = parse_ok("ssl_min_protocol_version=TLSv1 ssl_max_protocol_version=TLSv1");
+    pgw_conninfo_free(ci);
+    ci = parse_ok("ssl_min_protocol_version='' ssl_max_protocol_version=TLSv1");
+    pgw_conninfo_free(ci);
+    parse_fails("ssl_max_protocol_version=TLSv1", "invalid SSL protocol version range");
+    parse_fails("ssl_min_protocol_version=TLSv1.3 ssl_max_protocol_version=tlsv1.2",
+                "invalid SSL protocol version range");
+    parse_fails("ssl_min_protocol_version=TLSv2", "invalid ssl_min_protocol_version value");
+}
+
+static void test_libpq_service_edge_cases(void **state)
+{
+    (void)state;
+    char path[512];
+    write_file("svc.conf", "[]\nhost=emptyname\n[x]\nhost=x\n", 0600, path, sizeof path);
+    setenv("PGSERVICEFILE", path, 1);
+    pgw_conninfo_t *ci = parse_ok("service=");
+    expect(ci, "host", "emptyname");
+    pgw_conninfo_free(ci);
+
+    write_file("svc.conf", "[x]\nhost=x\n", 0600, path, sizeof path);
+    parse_fails("service=", "definition of service \"\" not found");
+    setenv("PGSERVICE", "", 1);
+    parse_fails("", "definition of service \"\" not found");
+    unsetenv("PGSERVICE");
+
+    char missing[600];
+    snprintf(missing, sizeof missing, "%s/no-such-file", tmpdir);
+    setenv("PGSERVICEFILE", missing, 1);
+    parse_fails("service=x", "service file \"");
+    parse_fails("service=x", "\" not found");
+
+    /* libpq reads lines of up to 1022 characters */
+    char big[1100];
+    memset(big, 'a', sizeof big);
+    memcpy(big, "[x]\nhost=", 9);
+    big[1030] = '\n';
+    big[1031] = '\0';
+    write_file("svc.conf", big, 0600, path, sizeof path);
+    setenv("PGSERVICEFILE", path, 1);
+    parse_fails("service=x", "line 2 too long in service file");
+}
+
+static void test_libpq_accepted_values(void **state)
+{
+    (void)state;
+    pgw_conninfo_t *ci = parse_ok("replication=TRUE");
+    expect(ci, "replication", "TRUE");
+    pgw_conninfo_free(ci);
+    ci = parse_ok("replication=anything");
+    pgw_conninfo_free(ci);
+
+    ci = parse_ok("requiressl=1");
+    expect(ci, "sslmode", "require");
+    pgw_conninfo_free(ci);
+    ci = parse_ok("sslmode=disable requiressl=0");
+    expect(ci, "sslmode", "prefer");
+    pgw_conninfo_free(ci);
+    ci = parse_ok("postgresql:///db?requiressl=1");
+    expect(ci, "sslmode", "require");
+    pgw_conninfo_free(ci);
+
+    /* glibc's numeric forms, as getaddrinfo(AI_NUMERICHOST) reads them */
+    ci = parse_ok("hostaddr=1.2.3");
+    pgw_host_t h;
+    assert_int_equal(pgw_conninfo_host(ci, 0, &h), 0);
+    assert_null(h.error);
+    pgw_conninfo_free(ci);
+}
+
+/* sun_path holds 107 bytes and a NUL. */
+static void test_libpq_socket_path_length(void **state)
+{
+    (void)state;
+    char s[300], path[300];
+    char dir[200];
+    memset(dir, 'd', sizeof dir);
+    dir[0] = '/';
+    dir[107 - 14] = '\0'; /* + "/.s.PGSQL.5432" = 107 bytes */
+    snprintf(s, sizeof s, "host=%s", dir);
+    pgw_conninfo_t *ci = parse_ok(s);
+    pgw_host_t h;
+    assert_int_equal(pgw_conninfo_host(ci, 0, &h), 0);
+    assert_int_equal(pgw_host_socket_path(&h, path, sizeof path), 107);
+    pgw_conninfo_free(ci);
+    dir[107 - 14] = 'd';
+    dir[108 - 14] = '\0';
+    snprintf(s, sizeof s, "host=%s", dir);
+    ci = parse_ok(s);
+    assert_int_equal(pgw_conninfo_host(ci, 0, &h), 0);
+    assert_int_equal(pgw_host_socket_path(&h, path, sizeof path), PGW_ERANGE);
+    assert_non_null(h.error);
+    assert_non_null(strstr(h.error, "is too long (maximum 107 bytes)"));
+    assert_int_equal(h.error_ends_connect, 0);
+    pgw_conninfo_free(ci);
+}
+
+static void test_libpq_trailing_backslash(void **state)
+{
+    (void)state;
+    pgw_conninfo_t *ci = parse_ok("dbname=abc\\");
+    expect(ci, "dbname", "abc");
+    pgw_conninfo_free(ci);
+    ci = parse_ok("dbname=abc\\ user=u");
+    expect(ci, "dbname", "abc user=u");
+    pgw_conninfo_free(ci);
+}
+
+/* The startup parameters as libpq 15's build_startup_packet writes them. */
+static int find_param(const char **p, int n, const char *name, const char **value)
+{
+    for (int i = 0; i < n; i++) {
+        if (strcmp(p[2 * i], name) == 0) {
+            *value = p[2 * i + 1];
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static void test_libpq_startup_params(void **state)
+{
+    (void)state;
+    const char *p[32], *v;
+    /* client_encoding=auto: the locale's encoding (this process runs in
+     * the C locale: SQL_ASCII) */
+    pgw_conninfo_t *ci = parse_ok("client_encoding=auto");
+    int n = pgw_conninfo_startup_params(ci, p, 16);
+    assert_true(find_param(p, n, "client_encoding", &v));
+    assert_string_equal(v, "SQL_ASCII");
+    pgw_conninfo_free(ci);
+
+    /* empty PGTZ / PGDATESTYLE / PGGEQO are sent, empty, in lower case */
+    setenv("PGTZ", "", 1);
+    setenv("PGDATESTYLE", "", 1);
+    setenv("PGGEQO", "DEFAULT", 1);
+    ci = parse_ok("");
+    n = pgw_conninfo_startup_params(ci, p, 16);
+    assert_true(find_param(p, n, "timezone", &v));
+    assert_string_equal(v, "");
+    assert_true(find_param(p, n, "datestyle", &v));
+    assert_string_equal(v, "");
+    assert_false(find_param(p, n, "geqo", &v));
+    pgw_conninfo_free(ci);
+    unsetenv("PGTZ");
+    unsetenv("PGDATESTYLE");
+    unsetenv("PGGEQO");
+
+    /* an empty application_name hides the fallback */
+    ci = parse_ok("application_name='' fallback_application_name=fb");
+    n = pgw_conninfo_startup_params(ci, p, 16);
+    assert_false(find_param(p, n, "application_name", &v));
+    pgw_conninfo_free(ci);
+}
+
+static void test_libpq_requiressl_env(void **state)
+{
+    (void)state;
+    setenv("PGREQUIRESSL", "1", 1);
+    pgw_conninfo_t *ci = parse_ok("");
+    expect(ci, "sslmode", "require");
+    pgw_conninfo_free(ci);
+    setenv("PGSSLMODE", "allow", 1); /* PGSSLMODE wins */
+    ci = parse_ok("");
+    expect(ci, "sslmode", "allow");
+    pgw_conninfo_free(ci);
+    unsetenv("PGSSLMODE");
+    setenv("PGREQUIRESSL", "0", 1);
+    ci = parse_ok("");
+    expect(ci, "sslmode", "prefer");
+    pgw_conninfo_free(ci);
+}
+
+/* The password ends at the first unescaped ':'; the port is matched as
+ * written. */
+static void test_libpq_pgpass_fields(void **state)
+{
+    (void)state;
+    char path[512];
+    write_file("pgpass", "*:05432:d2:*:zero\n*:5432:d1:*:p:w0\n*:*:*:*:q\\:w1\n", 0600, path,
+               sizeof path);
+    setenv("PGPASSFILE", path, 1);
+    pgw_conninfo_t *ci = parse_ok("host=h dbname=d1");
+    assert_string_equal(password_for(ci, 0), "p");
+    pgw_conninfo_free(ci);
+    ci = parse_ok("host=h dbname=d3");
+    assert_string_equal(password_for(ci, 0), "q:w1");
+    pgw_conninfo_free(ci);
+    ci = parse_ok("host=h dbname=d2 port=05432");
+    assert_string_equal(password_for(ci, 0), "zero");
+    pgw_conninfo_free(ci);
+}
+
+/* client_encoding=auto follows the LC_CTYPE locale, as libpq's does. */
+static void test_libpq_client_encoding_locale(void **state)
+{
+    (void)state;
+    if (!setlocale(LC_CTYPE, "C.UTF-8") && !setlocale(LC_CTYPE, "C.utf8"))
+        fail_msg("no C.UTF-8 locale on this machine");
+    const char *p[32], *v;
+    pgw_conninfo_t *ci = parse_ok("client_encoding=auto");
+    setlocale(LC_CTYPE, "C");
+    int n = pgw_conninfo_startup_params(ci, p, 16);
+    assert_true(find_param(p, n, "client_encoding", &v));
+    assert_string_equal(v, "UTF8");
+    expect(ci, "client_encoding", "auto");
+    pgw_conninfo_free(ci);
+}
+
+/* The project's NULL-handle convention. */
+static void test_null_handles(void **state)
+{
+    (void)state;
+    pgw_host_t h;
+    const char *p[2];
+    char buf[8];
+    assert_int_equal(pgw_conninfo_parse(NULL, "", NULL, NULL, 0), PGW_EINVAL);
+    pgw_conninfo_free(NULL);
+    assert_null(pgw_conninfo_get(NULL, "host"));
+    assert_null(pgw_conninfo_keyword_envvar(NULL));
+    assert_int_equal(pgw_conninfo_nhosts(NULL), 0);
+    assert_int_equal(pgw_conninfo_host(NULL, 0, &h), PGW_EINVAL);
+    assert_int_equal(pgw_host_socket_path(NULL, buf, sizeof buf), PGW_EINVAL);
+    assert_null(pgw_conninfo_password(NULL, &h));
+    assert_null(pgw_conninfo_passfile_warning(NULL));
+    assert_int_equal(pgw_conninfo_startup_params(NULL, p, 1), PGW_EINVAL);
+    pgw_conninfo_t *ci = parse_ok("");
+    assert_null(pgw_conninfo_get(ci, NULL));
+    assert_int_equal(pgw_conninfo_host(ci, 0, NULL), PGW_EINVAL);
+    assert_null(pgw_conninfo_password(ci, NULL));
+    pgw_conninfo_free(ci);
+}
+
+/* requirepeer on a socketpair: the peer is this process's user. */
+static void test_peercred_socketpair(void **state)
+{
+    (void)state;
+    int sv[2];
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    assert_int_equal(pgw__peercred_check(sv[0], os_user(), errbuf, sizeof errbuf), 0);
+    assert_string_equal(errbuf, "");
+    assert_int_equal(pgw__peercred_check(sv[0], NULL, errbuf, sizeof errbuf), 0);
+    assert_int_equal(pgw__peercred_check(sv[0], "", errbuf, sizeof errbuf), 0);
+    assert_int_equal(pgw__peercred_check(sv[0], "nosuchpeer", errbuf, sizeof errbuf),
+                     PGW_EAUTHPOLICY);
+    char want[200];
+    snprintf(want, sizeof want,
+             "requirepeer specifies \"nosuchpeer\", but actual peer user name is \"%s\"",
+             os_user());
+    assert_string_equal(errbuf, want);
+    assert_int_equal(pgw__peercred_check(sv[1], "nosuchpeer", NULL, 0), PGW_EAUTHPOLICY);
+    close(sv[0]);
+    close(sv[1]);
+
+    /* not a socket: the peer cannot be identified, which fails */
+    int pfd[2];
+    assert_int_equal(pipe(pfd), 0);
+    assert_int_equal(pgw__peercred_check(pfd[0], "x", errbuf, sizeof errbuf), PGW_EAUTHPOLICY);
+    assert_non_null(strstr(errbuf, "could not get peer credentials: "));
+    close(pfd[0]);
+    close(pfd[1]);
+
+    /* TCP: libpq ignores requirepeer */
+    int t = socket(AF_INET, SOCK_STREAM, 0);
+    assert_true(t >= 0);
+    assert_int_equal(pgw__peercred_check(t, "x", errbuf, sizeof errbuf), 0);
+    close(t);
+    assert_int_equal(pgw__peercred_check(-1, "x", errbuf, sizeof errbuf), PGW_EINVAL);
+}
+
 int main(void)
 {
     snprintf(tmpdir, sizeof tmpdir, "/tmp/pgw-conninfo-XXXXXX");
@@ -719,6 +1099,20 @@ int main(void)
         cmocka_unit_test_setup(test_pgpass_permissions, clean_env),
         cmocka_unit_test_setup(test_keywords_listing, clean_env),
         cmocka_unit_test_setup(test_out_of_memory, clean_env),
+        cmocka_unit_test_setup(test_libpq_port_per_host, clean_env),
+        cmocka_unit_test_setup(test_libpq_integers, clean_env),
+        cmocka_unit_test_setup(test_libpq_keepalives_unix, clean_env),
+        cmocka_unit_test_setup(test_libpq_ssl_protocol_versions, clean_env),
+        cmocka_unit_test_setup(test_libpq_service_edge_cases, clean_env),
+        cmocka_unit_test_setup(test_libpq_accepted_values, clean_env),
+        cmocka_unit_test_setup(test_libpq_socket_path_length, clean_env),
+        cmocka_unit_test_setup(test_libpq_trailing_backslash, clean_env),
+        cmocka_unit_test_setup(test_libpq_startup_params, clean_env),
+        cmocka_unit_test_setup(test_libpq_requiressl_env, clean_env),
+        cmocka_unit_test_setup(test_libpq_pgpass_fields, clean_env),
+        cmocka_unit_test_setup(test_libpq_client_encoding_locale, clean_env),
+        cmocka_unit_test_setup(test_null_handles, clean_env),
+        cmocka_unit_test_setup(test_peercred_socketpair, clean_env),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     char cmd[400];
