@@ -8,6 +8,7 @@
 
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <errno.h>
 #include <string.h>
 #include <sys/socket.h>
 
@@ -222,25 +223,27 @@ static void conn_read(pgw_conn_t *c, pgw__sock_t *k)
     }
 }
 
-/* Set at TCP connect time when the user gave a value (value > 0). These
- * are best effort, as in libpq: a kernel without the option keeps its
- * default. */
-static void set_tcp_int(int fd, int level, int opt, unsigned value)
+/* libpq's TCP options, set when the socket is connected: a value of -1 was
+ * not given and leaves the kernel's default. Returns 0, or the failing
+ * setsockopt's error (the attempt then fails, as in libpq). */
+static int set_tcp_int(int fd, int level, int opt, int value)
 {
-    int v = value > INT32_MAX ? INT32_MAX : (int)value;
-    if (value > 0) (void)setsockopt(fd, level, opt, &v, sizeof v);
+    if (value < 0) return 0;
+    return setsockopt(fd, level, opt, &value, sizeof value) == 0 ? 0 : -errno;
 }
 
-static void set_tcp_options(pgw_conn_t *c, int fd)
+static int set_tcp_options(pgw_conn_t *c, int fd)
 {
-    set_tcp_int(fd, IPPROTO_TCP, TCP_NODELAY, 1);
-    if (c->keepalive) {
-        set_tcp_int(fd, SOL_SOCKET, SO_KEEPALIVE, 1);
-        set_tcp_int(fd, IPPROTO_TCP, TCP_KEEPIDLE, c->keepalive_idle ? c->keepalive_idle : 60);
-        set_tcp_int(fd, IPPROTO_TCP, TCP_KEEPINTVL, c->keepalive_interval);
-        set_tcp_int(fd, IPPROTO_TCP, TCP_KEEPCNT, c->keepalive_count);
+    const pgw_tcp_options_t *t = &c->tcp;
+    int rc = set_tcp_int(fd, IPPROTO_TCP, TCP_NODELAY, 1);
+    if (rc == 0 && t->keepalives) {
+        rc = set_tcp_int(fd, SOL_SOCKET, SO_KEEPALIVE, 1);
+        if (rc == 0) rc = set_tcp_int(fd, IPPROTO_TCP, TCP_KEEPIDLE, t->keepalives_idle);
+        if (rc == 0) rc = set_tcp_int(fd, IPPROTO_TCP, TCP_KEEPINTVL, t->keepalives_interval);
+        if (rc == 0) rc = set_tcp_int(fd, IPPROTO_TCP, TCP_KEEPCNT, t->keepalives_count);
     }
-    set_tcp_int(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, c->tcp_user_timeout_ms);
+    if (rc == 0) rc = set_tcp_int(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, t->tcp_user_timeout);
+    return rc;
 }
 
 /* Readable always once connected; writable only while a write waits. */
@@ -257,8 +260,9 @@ static void conn_watch(pgw_conn_t *c)
 int pgw__conn_start_io(pgw_conn_t *c)
 {
     pgw__sock_t *k = c->sock;
-    if (pgw__peer_is_tcp(&c->peer)) set_tcp_options(c, k->fd);
-    int rc = pgw__sock_watch(k, UV_READABLE);
+    int rc = pgw__peer_is_tcp(&c->peer) ? set_tcp_options(c, k->fd) : 0;
+    if (rc < 0) return rc;
+    rc = pgw__sock_watch(k, UV_READABLE);
     if (rc < 0) return rc;
     rc = pgw_session_start(c->s);
     if (rc < 0) return rc;

@@ -179,11 +179,7 @@ struct pgw_conn {
     struct addrinfo *ai_list;
     struct addrinfo *ai_next;
     uint64_t connect_timeout_ms;
-    int keepalive;
-    unsigned keepalive_idle;      /* seconds (0: libuv's default of 60) */
-    unsigned keepalive_interval;  /* seconds (0: the kernel's) */
-    unsigned keepalive_count;     /* probes (0: the kernel's) */
-    unsigned tcp_user_timeout_ms; /* 0: the kernel's */
+    pgw_tcp_options_t tcp; /* checked for each TCP attempt (pgw_conninfo_tcp_options) */
     int last_err;
     const char *startup_params[64];
     size_t nstartup_params;

@@ -14,6 +14,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "conn/conn_internal.h"
+#include "conn/peercred.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -203,6 +204,15 @@ void pgw__connect_on_socket(pgw_conn_t *c, int status)
         attempt_failed(c, PGW_ECONNECT, 0);
         return;
     }
+    /* requirepeer: who serves a Unix socket is checked before anything is
+     * sent; a mismatch ends the connect (libpq tries no other host). */
+    if (!pgw__peer_is_tcp(&c->peer)) {
+        int rc = pgw__peercred_check(c->sock->fd, pgw_conninfo_get(c->ci, "requirepeer"), NULL, 0);
+        if (rc < 0) {
+            pgw__connect_finish(c, rc, NULL);
+            return;
+        }
+    }
     /* A session that has queued nothing is rebuilt with this host's
      * password (pgpass entries are per host). */
     const char *pw = c->hosts[c->host_idx].password;
@@ -237,10 +247,21 @@ static int connect_unix(pgw_conn_t *c, const pgw__host_t *h)
     return rc < 0 ? rc : connect_peer(c);
 }
 
+/* libpq checks the TCP options each time it opens a TCP socket (never for
+ * a Unix socket): a bad value fails this address with PGW_ECONNINFO. */
 static int connect_tcp(pgw_conn_t *c, const struct sockaddr *sa)
 {
+    int rc = pgw_conninfo_tcp_options(c->ci, &c->tcp, NULL, 0);
+    if (rc < 0) return rc;
     pgw__peer_ip(&c->peer, sa);
     return connect_peer(c);
+}
+
+/* The error an attempt that failed before its socket opened leaves: a
+ * server that did not match target_session_attrs is the better news. */
+static void note_attempt_error(pgw_conn_t *c, int rc)
+{
+    if (c->last_err != PGW_ETARGET) c->last_err = rc == PGW_ECONNINFO ? rc : PGW_ECONNECT;
 }
 
 /* Try the remaining resolved addresses of the current host, then the next
@@ -251,8 +272,9 @@ static void next_address(pgw_conn_t *c)
         struct addrinfo *ai = c->ai_next;
         c->ai_next = ai->ai_next;
         if (ai->ai_family != AF_INET && ai->ai_family != AF_INET6) continue;
-        if (connect_tcp(c, ai->ai_addr) == 0) return;
-        c->last_err = c->last_err == PGW_ETARGET ? PGW_ETARGET : PGW_ECONNECT;
+        int rc = connect_tcp(c, ai->ai_addr);
+        if (rc == 0) return;
+        note_attempt_error(c, rc);
     }
     if (c->ai_list) uv_freeaddrinfo(c->ai_list);
     c->ai_list = NULL;
@@ -336,9 +358,15 @@ static void attempt_host(pgw_conn_t *c)
 {
     for (; c->host_idx < c->nhosts; c->host_idx++) {
         const pgw__host_t *h = &c->hosts[c->host_idx];
-        int rc = h->h.is_unix ? connect_unix(c, h) : resolve(c, h);
+        /* A host the options made unusable (a bad port, hostaddr or
+         * socket path) is skipped, or ends the connect, as in libpq. */
+        if (h->h.error && h->h.error_ends_connect) {
+            pgw__connect_finish(c, PGW_ECONNINFO, NULL);
+            return;
+        }
+        int rc = h->h.error ? PGW_ECONNINFO : h->h.is_unix ? connect_unix(c, h) : resolve(c, h);
         if (rc == 0) return;
-        if (c->last_err != PGW_ETARGET) c->last_err = PGW_ECONNECT;
+        note_attempt_error(c, rc);
     }
     if (c->target == PGW__TARGET_PREFER_STANDBY && c->pass == 0) {
         start_pass(c);
@@ -385,22 +413,17 @@ static int parse_target(const char *v, int *out)
     }
     return PGW_ECONNINFO;
 }
-/* A non-negative integer option (conninfo already checked it is an
- * integer), 0 when unset. */
-static unsigned conninfo_unsigned(const pgw_conninfo_t *ci, const char *key)
-{
-    const char *v = pgw_conninfo_get(ci, key);
-    long n = v && *v ? strtol(v, NULL, 10) : 0;
-    return n <= 0 ? 0u : n > (long)UINT32_MAX ? UINT32_MAX : (unsigned)n;
-}
-
 /* Apply the connection options that belong to the transport. */
 static int apply_options(pgw_conn_t *c)
 {
+    /* No TLS yet: a mode that needs it fails when a TCP host would be
+     * tried. libpq never uses TLS over a Unix socket, so those connect. */
     const char *v = pgw_conninfo_get(c->ci, "sslmode");
-    if (v &&
-        (strcmp(v, "require") == 0 || strcmp(v, "verify-ca") == 0 || strcmp(v, "verify-full") == 0))
-        return PGW_ENOTSUP;
+    if (v && (strcmp(v, "require") == 0 || strcmp(v, "verify-ca") == 0 ||
+              strcmp(v, "verify-full") == 0)) {
+        for (size_t i = 0; i < c->nhosts; i++)
+            if (!c->hosts[i].h.is_unix) return PGW_ENOTSUP;
+    }
     v = pgw_conninfo_get(c->ci, "gssencmode");
     if (v && strcmp(v, "require") == 0) return PGW_ENOTSUP;
     if (parse_target(pgw_conninfo_get(c->ci, "target_session_attrs"), &c->target) < 0)
@@ -411,12 +434,6 @@ static int apply_options(pgw_conn_t *c)
         /* libpq: values below 2 seconds are raised to 2; 0 means none */
         c->connect_timeout_ms = t <= 0 ? 0 : (uint64_t)(t < 2 ? 2 : t) * 1000u;
     }
-    v = pgw_conninfo_get(c->ci, "keepalives");
-    c->keepalive = !v || !*v || strtol(v, NULL, 10) != 0;
-    c->keepalive_idle = conninfo_unsigned(c->ci, "keepalives_idle");
-    c->keepalive_interval = conninfo_unsigned(c->ci, "keepalives_interval");
-    c->keepalive_count = conninfo_unsigned(c->ci, "keepalives_count");
-    c->tcp_user_timeout_ms = conninfo_unsigned(c->ci, "tcp_user_timeout");
     v = pgw_conninfo_get(c->ci, "load_balance_hosts");
     if (v && strcmp(v, "random") == 0)
         shuffle_hosts(c);

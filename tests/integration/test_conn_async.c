@@ -6,6 +6,7 @@
  */
 #define _DEFAULT_SOURCE /* TCP_KEEPINTVL and friends */
 #include "pgtest.h"
+#include "pgwire/client.h"
 #include "pgwire/conn.h"
 
 #include <arpa/inet.h>
@@ -310,14 +311,23 @@ static void test_tls_not_yet(void **state)
     pgt_require_server();
     ctx_t x;
     ctx_new(&x, NULL);
-    assert_int_equal(
-        pgw_conn_connect(x.conn, pgt_conninfo(ci, sizeof(ci), "sslmode=require"), on_connect, &x),
-        PGW_ENOTSUP);
+    assert_int_equal(pgw_conn_connect(x.conn,
+                                      pgt_conninfo_tcp(ci, sizeof(ci), pgt_env_required("PGUSER"),
+                                                       NULL, "sslmode=require"),
+                                      on_connect, &x),
+                     PGW_ENOTSUP);
     assert_int_equal(pgw_conn_connect(x.conn, "host=/nonexistent bogus_option=1", on_connect, &x),
                      PGW_ECONNINFO);
     ctx_close(&x);
     assert_int_equal(x.connected, 0); /* a refused connect never calls back */
     ctx_free_loop(&x);
+
+    /* libpq never uses TLS over a Unix socket, whatever sslmode says: the
+     * same string connects there. */
+    pgw_client_t *c;
+    assert_int_equal(pgw_client_connect(&c, pgt_conninfo(ci, sizeof(ci), "sslmode=require"), NULL),
+                     0);
+    pgw_client_close(c);
 }
 
 /* --------------------------------------------------------------- requests */
