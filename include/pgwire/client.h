@@ -39,6 +39,7 @@
 #define PGWIRE_CLIENT_H
 
 #include "pgwire/conn.h"
+#include "pgwire/types_container.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -109,6 +110,23 @@ typedef struct pgw_client_batch_item {
  */
 PGW_EXTERN int pgw_client_batch(pgw_client_t *c, const pgw_client_batch_item_t *items, size_t n,
                                 unsigned flags, pgw_result_t **results, int *statuses);
+
+/*
+ * Load the server's definitions of the user-defined types names[0..n)
+ * (domains, enums, composites, ranges, multiranges and their arrays,
+ * resolved as 'name'::regtype does, plus whatever decoding them needs) into
+ * reg with one query (pgw_type_load_sql, types_container.h), so that the
+ * decoders read their values through their base types. reg NULL means the
+ * default registry; loading into a registry is not thread-safe, so do it
+ * before other threads decode through it. Each name is registered as
+ * given. Returns 0, PGW_ENOTFOUND (at least one name is unknown to the
+ * server; the others were loaded), PGW_EINVAL (c NULL, or names NULL with
+ * n > 0), PGW_EFORMAT (an answer row the loader rejects), PGW_ENOMEM, or
+ * one of pgw_client_query's codes (PGW_ESERVER: the server refused the
+ * query; its error is not kept).
+ */
+PGW_EXTERN int pgw_client_load_types(pgw_client_t *c, const char *const *names, size_t n,
+                                     pgw_type_registry_t *reg);
 
 /*
  * Cancel the request the server is running for this client: opens a
