@@ -523,7 +523,8 @@ def verify_checksums(*suites):
     scenario, or the three scenarios of the same 1000 mixed rows) and a domain
     (the C formula, or "json-objects" for libraries that hand back json as
     decoded objects, whose checksum folds their content instead of their text
-    length), the checksum most libraries agree on is the answer; a library
+    length), libpq's checksum is the answer (where libpq has none, the one most
+    libraries agree on); a library
     with another one gets its cell failed ("wrong answer"). For the C
     libraries that is a failure of the run; for a peer it is a finding about
     the peer, listed under "Wrong answers" (a failure too with
@@ -546,9 +547,10 @@ def verify_checksums(*suites):
                 votes.setdefault(c, []).append(lib)
         if len(votes) < 2:
             continue
-        # Most libraries; on a tie the one libpq has (the reference decoder), then the C libraries'.
+        # libpq's, where libpq has one (the reference: the harness's own C decoders over
+        # libpq's bytes); otherwise the one most libraries agree on.
         def rank(c):
-            return (len(votes[c]), "libpq" in votes[c], any(l in C_LIBS for l in votes[c]), c)
+            return ("libpq" in votes[c], len(votes[c]), any(l in C_LIBS for l in votes[c]), c)
         answer = max(votes, key=rank)
         agree = ", ".join(LIB_NAMES[l] for l in sorted(votes[answer], key=ALL_LIBS.index))
         for lib, sums in libs.items():

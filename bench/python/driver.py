@@ -205,7 +205,7 @@ class Scenarios:
     async def ext_seq_op(self):
         self.counter += 1
         expect_eq(await self.conn.fetchval("select $1::int4", self.counter), self.counter, "ext seq")
-        return "0"
+        return "%016x" % 0
 
     async def mixed_binary_setup(self):
         await self.open()

@@ -44,7 +44,7 @@ module.exports = function (native) {
     const r = await s.c.query(h.SQL.simpleSeq);
     h.expectRows(r.rows, 1, 'select 1');
     h.expectEq(r.rows[0]['?column?'], 1, 'select 1');
-    return '1';
+    return h.sumHex(1);
   }, "client.query(text) without values: a Simple Query message");
   ops.c_rtt = ops.simple_seq;
   ops.simple_conc = impl((env) => client(env, PIPE), async (s) => {
@@ -64,7 +64,7 @@ module.exports = function (native) {
     const r = await s.c.query(h.SQL.extSeq, [v]);
     h.expectRows(r.rows, 1, 'ext seq');
     h.expectEq(r.rows[0].int4, v, 'ext seq');
-    return '0';
+    return h.sumHex(0);
   }, 'client.query(text, [value]): unnamed statement, text format');
   ops.ext_conc = impl((env) => client(env, PIPE), async (s) => {
     const first = s.counter + 1, calls = [];

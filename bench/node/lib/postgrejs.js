@@ -35,7 +35,7 @@ ops.simple_seq = impl(open, async (s) => {
   const rows = execRows(await s.c.execute(h.SQL.simpleSeq, OBJ));
   h.expectRows(rows, 1, 'select 1');
   h.expectEq(rows[0]['?column?'], 1, 'select 1');
-  return '1';
+  return h.sumHex(1);
 }, 'Connection.execute(sql): a Simple Query message');
 ops.c_rtt = ops.simple_seq;
 ops.simple_conc = impl(open, async (s) => {
@@ -52,7 +52,7 @@ ops.ext_seq = impl(open, async (s) => {
   const rows = rowsOf(await s.c.query(h.SQL.extSeq, withParams([v])));
   h.expectRows(rows, 1, 'ext seq');
   h.expectEq(rows[0].int4, v, 'ext seq');
-  return '0';
+  return h.sumHex(0);
 }, 'Connection.query(sql, {params}), binary results (its default)');
 ops.ext_conc = impl(open, async (s) => {
   const first = s.counter + 1, calls = [];

@@ -46,7 +46,7 @@ ops.simple_seq = impl(open, async (s) => {
   const r = await s.sql.unsafe(h.SQL.simpleSeq).simple();
   h.expectRows(r, 1, 'select 1');
   h.expectEq(r[0]['?column?'], 1, 'select 1');
-  return '1';
+  return h.sumHex(1);
 }, 'sql.unsafe(text).simple(): a Simple Query message');
 ops.c_rtt = ops.simple_seq;
 ops.simple_conc = impl(open, async (s) => {
@@ -63,7 +63,7 @@ ops.ext_seq = impl(open, async (s) => {
   const r = await s.sql.unsafe(h.SQL.extSeq, [v]);
   h.expectRows(r, 1, 'ext seq');
   h.expectEq(r[0].int4, v, 'ext seq');
-  return '0';
+  return h.sumHex(0);
 }, 'sql.unsafe(text, [value]): unprepared (unnamed) statement');
 ops.ext_conc = impl(open, async (s) => {
   const first = s.counter + 1, calls = [];
