@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # bench/run.sh: the one command that reproduces bench/RESULTS.md.
 #
-#   bash bench/run.sh
+#   bash bench/run.sh              # the benchmark
+#   bash bench/run.sh --selftest   # the harness's own checks (bench/selftest.py), no benchmark
 #
 # On a fresh Debian 12 machine it installs what it needs (.ci/deps.sh, and
-# python3 when missing), builds a Release build in build-bench/, starts a
-# throwaway PostgreSQL cluster (unless PGHOST and PGPORT point at a server),
-# loads the data set (bench/setup.sql), runs suites A, B and C and writes
-# bench/RESULTS.md, bench/results/*.json and bench/results/ratios.svg.
+# python3 when missing; for the peers Debian's nodejs, npm, python3-asyncpg
+# and python3-uvloop, and the npm packages of bench/node/package-lock.json),
+# builds a Release build in build-bench/, starts a throwaway PostgreSQL
+# cluster (unless PGHOST and PGPORT point at a server), loads the data set
+# (bench/setup.sql), runs suites A, B and C and writes bench/RESULTS.md,
+# bench/results/*.json and bench/results/ratios.svg.
 #
 # Environment:
 #   BENCH_SCALE   scales row counts and iterations (default 1)
@@ -16,7 +19,10 @@
 #   BENCH_FILTER  regular expression of scenario ids to run (e.g. 'ext_|b_seq')
 #   BENCH_SUITES  comma-separated suites (default A,B,C; D is not implemented)
 #   BENCH_BUILD   build directory (default build-bench)
-#   BENCH_NO_DEPS=1  skip the package installation step
+#   BENCH_NO_DEPS=1  skip the Debian package installation step (the npm packages of
+#                 bench/node are still installed when missing: they are the harness's own)
+#   BENCH_PEERS=0 leave out the Node.js and Python libraries (default 1: run them)
+#   BENCH_PEERS_STRICT=1  a peer library's wrong answer fails the run too
 #   BENCH_OUT     write the report and raw JSON there instead of bench/ (CI)
 # Smoke mode for CI: BENCH_SCALE=0.1 BENCH_REPS=1 bash bench/run.sh
 # Exit status: non-zero if a scenario failed its verification or did not run.
@@ -24,7 +30,18 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
+SELFTEST=0
+for arg in "$@"; do
+    case $arg in
+    --selftest) SELFTEST=1 ;;
+    *)
+        echo "usage: bash bench/run.sh [--selftest]" >&2
+        exit 2
+        ;;
+    esac
+done
 BUILD=${BENCH_BUILD:-$ROOT/build-bench}
+export BENCH_PEERS=${BENCH_PEERS:-1}
 export BENCH_SCALE=${BENCH_SCALE:-1}
 export BENCH_REPS=${BENCH_REPS:-3}
 export BENCH_SUITES=${BENCH_SUITES:-A,B,C}
@@ -52,12 +69,78 @@ if [ "${BENCH_NO_DEPS:-0}" != 1 ]; then
     fi
 fi
 
+# --- the peers: Node.js and Python libraries ------------------------------------
+# Debian's packages when missing (a fresh machine), then the npm packages of
+# bench/node/package-lock.json (npm ci: from npm's cache when it has them).
+# pg-native's libpq binding is compiled against the installed Node headers; if
+# that fails, its cells say it is not installed here.
+peer_debs() {
+    local need=()
+    command -v node >/dev/null || need+=(nodejs)
+    command -v npm >/dev/null || need+=(npm)
+    command -v g++ >/dev/null || need+=(g++)
+    command -v make >/dev/null || need+=(make)
+    /usr/bin/python3 -c 'import asyncpg' 2>/dev/null || need+=(python3-asyncpg)
+    /usr/bin/python3 -c 'import uvloop' 2>/dev/null || need+=(python3-uvloop)
+    [ -f /usr/include/postgresql/libpq-fe.h ] || need+=(libpq-dev)
+    if [ ${#need[@]} -gt 0 ]; then
+        say "installing ${need[*]}"
+        as_root apt-get update -q >&2
+        as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${need[@]}" >&2
+    fi
+}
+
+node_gyp() {
+    local npm_dir
+    npm_dir=$(dirname "$(readlink -f "$(command -v npm)")")/..
+    for g in "$npm_dir/node_modules/node-gyp/bin/node-gyp.js" \
+        /usr/share/nodejs/node-gyp/bin/node-gyp.js /usr/lib/node_modules/node-gyp/bin/node-gyp.js; do
+        if [ -f "$g" ]; then
+            echo "$g"
+            return 0
+        fi
+    done
+    return 1
+}
+
+peer_npm() {
+    local dir=$ROOT/bench/node
+    if ! command -v npm >/dev/null; then
+        say "npm is missing: the Node.js libraries will report that they are not installed"
+        return 0
+    fi
+    # node_modules/.bench-lock: the lock file node_modules was installed from.
+    if ! cmp -s "$dir/package-lock.json" "$dir/node_modules/.bench-lock" 2>/dev/null; then
+        say "installing the Node.js libraries (npm ci in bench/node)"
+        (cd "$dir" && npm ci --prefer-offline --no-audit --no-fund --ignore-scripts >&2)
+        cp "$dir/package-lock.json" "$dir/node_modules/.bench-lock"
+    fi
+    local addon=$dir/node_modules/libpq/build/Release/addon.node gyp nodedir=""
+    if [ -d "$dir/node_modules/libpq" ] && [ ! -f "$addon" ]; then
+        say "building pg-native's libpq binding"
+        for d in /usr /usr/local; do [ -f "$d/include/node/node.h" ] && nodedir=$d && break; done
+        if gyp=$(node_gyp) && [ -n "$nodedir" ] &&
+            (cd "$dir/node_modules/libpq" && npm_config_nodedir=$nodedir node "$gyp" rebuild >&2); then
+            say "pg-native built"
+        else
+            say "pg-native could not be built here (node-gyp, Node headers or libpq-dev missing)"
+        fi
+    fi
+}
+
+if [ "$BENCH_PEERS" != 0 ]; then
+    if [ "${BENCH_NO_DEPS:-0}" != 1 ]; then peer_debs; fi
+    peer_npm
+fi
+
 # --- build -----------------------------------------------------------------------
-say "building (Release) in $BUILD"
-cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DPGW_BUILD_TESTS=OFF \
-    -DPGW_BUILD_EXAMPLES=OFF -DPGW_BUILD_BENCH=ON >&2
-cmake --build "$BUILD" -j"$(nproc)" --target pgw-bench-driver pgw-bench-micro_codec >&2
 DRIVER=$BUILD/bench/pgw-bench-driver
+if [ $SELFTEST = 0 ]; then
+    say "building (Release) in $BUILD"
+    cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DPGW_BUILD_TESTS=OFF \
+        -DPGW_BUILD_EXAMPLES=OFF -DPGW_BUILD_BENCH=ON >&2
+    cmake --build "$BUILD" -j"$(nproc)" --target pgw-bench-driver pgw-bench-micro_codec >&2
+fi
 
 # --- server ------------------------------------------------------------------------
 CLUSTER=""
@@ -92,6 +175,11 @@ psql -X -q -v ON_ERROR_STOP=1 -f "$ROOT/bench/setup.sql" >/dev/null 2>&1 ||
     psql -X -q -v ON_ERROR_STOP=1 -f "$ROOT/bench/setup.sql" >/dev/null
 
 # --- run -----------------------------------------------------------------------------
+if [ $SELFTEST = 1 ]; then
+    rc=0
+    python3 "$ROOT/bench/selftest.py" || rc=$?
+    exit $rc
+fi
 REPORT=$ROOT/bench/RESULTS.md
 out_args=()
 if [ -n "${BENCH_OUT:-}" ]; then

@@ -26,13 +26,31 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 
-LIBS = ["libpgwire", "libpgwire-blocking", "libpq", "floor"]
+C_LIBS = ["libpgwire", "libpgwire-blocking", "libpq", "floor"]
+# The seeds' own libraries and the fastest client a Python user would pick, in
+# their own processes (bench/node/driver.js, bench/python/driver.py), as rows
+# after libpq; the floor stays last. BENCH_PEERS=0 leaves them out.
+NODE_PEERS = ["pg", "pg-native", "postgres", "postgrejs"]
+PY_PEERS = ["asyncpg", "asyncpg-uvloop"]
+PEERS = NODE_PEERS + PY_PEERS
+ALL_LIBS = ["libpgwire", "libpgwire-blocking", "libpq"] + PEERS + ["floor"]
+LIBS = list(C_LIBS)  # the libraries of this run (main() adds the peers)
 LIB_NAMES = {
     "libpgwire": "libpgwire (async)",
     "libpgwire-blocking": "libpgwire (blocking)",
     "libpq": "libpq",
+    "pg": "pg (node-postgres)",
+    "pg-native": "pg-native (libpq)",
+    "postgres": "postgres (postgres.js)",
+    "postgrejs": "PostgreJS",
+    "asyncpg": "asyncpg (asyncio)",
+    "asyncpg-uvloop": "asyncpg (uvloop)",
     "floor": "wire floor",
 }
+BASE_LIB_NAMES = dict(LIB_NAMES)
+# Checksums that must agree across scenarios too: the same 1000 rows decoded
+# through Simple Query, text and binary.
+CHECKSUM_GROUP = {"simple_fetch": "mixed", "mixed_text": "mixed", "mixed_binary": "mixed"}
 
 # (id, group, title, description) in seed 000's order.
 SUITE_A = [
@@ -92,6 +110,7 @@ SUITE_B = [("b_seq_1", "Sequential", 1), ("b_seq_100", "Sequential", 100),
            ("b_pipe_100", "Pipelined x10", 100), ("b_pipe_500", "Pipelined x10", 500)]
 
 failures = []
+wrong_answers = []  # peers whose decoded values disagree with the other libraries'
 
 
 def log(msg):
@@ -99,15 +118,30 @@ def log(msg):
 
 
 # ---- running ------------------------------------------------------------------
+def driver_cmd(args, lib):
+    if lib in NODE_PEERS:
+        return [args.node, os.path.join(HERE, "node", "driver.js")]
+    if lib in PY_PEERS:
+        return [args.python, os.path.join(HERE, "python", "driver.py")]
+    return [args.driver]
+
+
 def run_driver(args, lib, scenario, label):
     log(label)
-    cmd = [args.driver, "--lib", lib, "--scenario", scenario, "--scale", str(args.scale)]
+    cmd = driver_cmd(args, lib) + ["--lib", lib, "--scenario", scenario, "--scale", str(args.scale)]
     try:
         p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                            timeout=args.timeout)
     except subprocess.TimeoutExpired:
-        return {"lib": lib, "scenario": scenario, "status": "failed",
-                "reason": "timed out after %ds" % args.timeout}
+        res = {"lib": lib, "scenario": scenario, "status": "failed",
+               "reason": "timed out after %ds" % args.timeout}
+        failures.append("%s / %s: %s" % (lib, scenario, res["reason"]))
+        return res
+    except OSError as e:  # the runtime itself is missing
+        res = {"lib": lib, "scenario": scenario, "status": "failed",
+               "reason": "cannot start %s: %s" % (cmd[0], e)}
+        failures.append("%s / %s: %s" % (lib, scenario, res["reason"]))
+        return res
     if p.stderr.strip():
         sys.stderr.write(p.stderr)
     try:
@@ -169,11 +203,22 @@ def run_suite_a(args):
     return out
 
 
+def suite_b_orders(libs):
+    """Every execution order of the libraries (seed 001) while that is at most
+    24 orders; beyond that (the peers make 9 libraries, 362880 orders) the n
+    rotations of the fixed order, a Latin square: every library runs once in
+    every position."""
+    if len(libs) <= 4:
+        return list(itertools.permutations(libs))
+    return [tuple(libs[i:] + libs[:i]) for i in range(len(libs))]
+
+
 def run_suite_b(args):
-    """Every group under every execution order of the libraries; the floor runs
-    after the libraries in every order, as a reference outside the ranking."""
+    """Every group under every execution order of the libraries (see
+    suite_b_orders); the floor runs after the libraries in every order, as a
+    reference outside the ranking."""
     libs = [l for l in LIBS if l != "floor"]
-    orders = list(itertools.permutations(libs))
+    orders = suite_b_orders(libs)
     out = {}
     for gid, _, _ in SUITE_B:
         if not selected(args, gid):
@@ -198,11 +243,17 @@ def run_suite_b(args):
 
 
 def run_suite_c(args):
+    """The C libraries only: the peers' rows stop at suites A and B."""
+    global LIBS
+    saved, LIBS = LIBS, list(C_LIBS)
     out = {}
-    for sid in ("c_speed", "c_rtt"):
-        if selected(args, sid):
-            out[sid] = run_interleaved(args, "C", sid,
-                                       before=checkpoint if sid == "c_speed" else None)
+    try:
+        for sid in ("c_speed", "c_rtt"):
+            if selected(args, sid):
+                out[sid] = run_interleaved(args, "C", sid,
+                                           before=checkpoint if sid == "c_speed" else None)
+    finally:
+        LIBS = saved
     return out
 
 
@@ -230,6 +281,13 @@ def quantile(sorted_xs, q):
     return sorted_xs[lo] + (sorted_xs[hi] - sorted_xs[lo]) * (k - lo)
 
 
+def per_op(r, key, unit):
+    """A per-operation figure of a run in the given unit; None where the
+    library's driver cannot measure it (allocations in a GC runtime, GC in C)."""
+    v = r.get(key)
+    return None if v is None else v / unit
+
+
 def run_metrics(r):
     s = sorted(r["samples_ns"])
     mean = sum(s) / len(s) / 1e6
@@ -239,11 +297,12 @@ def run_metrics(r):
         "p99": quantile(s, 0.99) / 1e6,
         "ops": 1000.0 / mean if mean > 0 else 0,
         "cpu": r["cpu_ns_per_op"] / 1e6,
-        "allocs": r["allocs_per_op"],
-        "akb": r["alloc_bytes_per_op"] / 1024,
+        "gc": per_op(r, "gc_ns_per_op", 1e6),
+        "allocs": per_op(r, "allocs_per_op", 1),
+        "akb": per_op(r, "alloc_bytes_per_op", 1024),
         "rss": r["peak_rss_kb"],
-        "netin": r["net_in_per_op"] / 1024,
-        "netout": r["net_out_per_op"] / 1024,
+        "netin": per_op(r, "net_in_per_op", 1024),
+        "netout": per_op(r, "net_out_per_op", 1024),
     }
     return m
 
@@ -251,7 +310,8 @@ def run_metrics(r):
 COLS = [("mean", "Mean (ms)", "low", 3), ("p75", "p75 (ms)", "low", 3),
         ("p99", "p99 (ms)", "low", 3), ("ops", "ops/sec", "high", 1),
         ("vs_slowest", "vs. slowest", "high", 2), ("vs_floor", "vs floor", "low", 2),
-        ("cpu", "CPU (ms/op)", "low", 4), ("allocs", "Allocs/op", "low", 1),
+        ("cpu", "CPU (ms/op)", "low", 4), ("gc", "GC (ms/op)", "low", 4),
+        ("allocs", "Allocs/op", "low", 1),
         ("akb", "Alloc KB/op", "low", 2), ("rss", "Peak RSS (KB)", "low", 0)]
 NET_COLS = [("netin", "Net in (KB/op)", "low", 2), ("netout", "Net out (KB/op)", "low", 2)]
 
@@ -262,9 +322,21 @@ def summarize(runs):
     if not ok:
         return None
     per = [run_metrics(r) for r in ok]
-    med = {k: median([p[k] for p in per]) for k in per[0]}
-    band = {k: (min(p[k] for p in per), max(p[k] for p in per)) for k in per[0]}
+    med, band = {}, {}
+    for k in per[0]:
+        vals = [p[k] for p in per if p[k] is not None]
+        med[k] = median(vals) if vals else None
+        band[k] = (min(vals), max(vals)) if vals else (None, None)
     return {"med": med, "band": band, "per": per, "n": len(ok), "first": ok[0]}
+
+
+def unmeasured(lib, key):
+    """The cell of a column a library's driver cannot measure."""
+    if key in ("allocs", "akb") and lib in PEERS:
+        return "n/a (GC runtime)"
+    if key in ("netin", "netout") and lib in PEERS:
+        return "n/a"
+    return "—"
 
 
 def fmt(v, digits):
@@ -282,6 +354,46 @@ def sh(cmd):
                               text=True, timeout=20).stdout.strip()
     except Exception:
         return ""
+
+
+NODE_PACKAGES = ["pg", "pg-native", "libpq", "pg-types", "pg-copy-streams", "pg-cursor", "postgres",
+                 "postgrejs"]
+
+
+def peer_versions(args):
+    """The versions the peers' drivers load: the runtimes and the installed
+    packages (not package.json's ranges)."""
+    v = {}
+    if not args.peers:
+        return v
+    v["node"] = sh("'%s' --version" % args.node)
+    for name in NODE_PACKAGES:
+        try:
+            with open(os.path.join(HERE, "node", "node_modules", name, "package.json")) as f:
+                v[name] = json.load(f)["version"]
+        except (OSError, ValueError, KeyError):
+            v[name] = ""
+    if v.get("libpq") and not os.path.exists(os.path.join(HERE, "node", "node_modules", "libpq",
+                                                          "build", "Release", "addon.node")):
+        v["pg-native"] = ""  # its libpq binding did not build here
+    py = sh("'%s' -c 'import sys, asyncpg; print(sys.version.split()[0], asyncpg.__version__)'"
+            % args.python).split()
+    v["python"], v["asyncpg"] = (py + ["", ""])[:2]
+    v["uvloop"] = sh("'%s' -c 'import uvloop; print(uvloop.__version__)'" % args.python)
+    return v
+
+
+PEER_VERSION_KEY = {"pg": "pg", "pg-native": "pg-native", "postgres": "postgres",
+                    "postgrejs": "postgrejs", "asyncpg": "asyncpg", "asyncpg-uvloop": "asyncpg"}
+
+
+def name_libraries(env):
+    """Row names carry the versions measured, as seed 000's do."""
+    v = env.get("peers") or {}
+    for lib, key in PEER_VERSION_KEY.items():
+        if v.get(key):
+            extra = " + uvloop %s" % v["uvloop"] if lib == "asyncpg-uvloop" and v.get("uvloop") else ""
+            LIB_NAMES[lib] = "%s %s%s" % (BASE_LIB_NAMES[lib], v[key], extra)
 
 
 def environment():
@@ -375,8 +487,9 @@ def scenario_table(sid, data):
             r["band"][k] = (min(vals), max(vals)) if vals else (None, None)
     bolds = {}
     for key, _, direction, _ in cols:
-        if all(present[l]["med"].get(key) is not None for l in present if l != "floor"):
-            bolds[key] = bold_set({l: r for l, r in present.items()}, key, direction)
+        measured = {l: r for l, r in present.items() if r["med"].get(key) is not None}
+        if measured:
+            bolds[key] = bold_set(measured, key, direction)
     head = "| Library | " + " | ".join(c[1] for c in cols) + " |"
     lines = [head, "|---|" + "---:|" * len(cols)]
     for lib in LIBS:
@@ -388,7 +501,7 @@ def scenario_table(sid, data):
         cells = []
         for key, _, _, digits in cols:
             v = r["med"].get(key)
-            s = fmt(v, digits)
+            s = fmt(v, digits) if v is not None else unmeasured(lib, key)
             if key in ("vs_slowest", "vs_floor") and v is not None:
                 s += "x"
             if lib in bolds.get(key, set()):
@@ -405,19 +518,58 @@ def scenario_table(sid, data):
     return "\n".join(lines), notes, rows
 
 
-def check_checksums(sid, data):
-    sums = {}
-    for lib in LIBS:
-        if lib == "floor":
+def verify_checksums(*suites):
+    """Every library must decode the same values: within a checksum group (a
+    scenario, or the three scenarios of the same 1000 mixed rows) and a domain
+    (the C formula, or "json-objects" for libraries that hand back json as
+    decoded objects, whose checksum folds their content instead of their text
+    length), libpq's checksum is the answer (where libpq has none, the one most
+    libraries agree on); a library
+    with another one gets its cell failed ("wrong answer"). For the C
+    libraries that is a failure of the run; for a peer it is a finding about
+    the peer, listed under "Wrong answers" (a failure too with
+    --strict-peers)."""
+    groups = {}
+    for data in suites:
+        for sid, per in data.items():
+            for lib, runs in per.items():
+                if lib == "floor":
+                    continue
+                for r in runs:
+                    if r.get("status") == "ok" and r.get("checksum"):
+                        key = (CHECKSUM_GROUP.get(sid, sid), r.get("checksum_domain", "c"))
+                        groups.setdefault(key, {}).setdefault(lib, set()).add(r["checksum"])
+                        r["_sid"] = sid
+    for (group, domain), libs in sorted(groups.items()):
+        votes = {}
+        for lib, sums in libs.items():
+            for c in sums:
+                votes.setdefault(c, []).append(lib)
+        if len(votes) < 2:
             continue
-        for r in data.get(lib, []):
-            if r.get("status") == "ok" and r.get("checksum"):
-                sums.setdefault(r["checksum"], set()).add(lib)
-    if len(sums) > 1:
-        msg = "%s: libraries disagree on the decoded values (%s)" % (
-            sid, "; ".join("%s: %s" % (k, ",".join(sorted(v))) for k, v in sums.items()))
-        failures.append(msg)
-        log("FAILED " + msg)
+        # libpq's, where libpq has one (the reference: the harness's own C decoders over
+        # libpq's bytes); otherwise the one most libraries agree on.
+        def rank(c):
+            return ("libpq" in votes[c], len(votes[c]), any(l in C_LIBS for l in votes[c]), c)
+        answer = max(votes, key=rank)
+        for lib, sums in libs.items():
+            if sums == {answer}:
+                continue
+            agree = ", ".join(LIB_NAMES[l] for l in sorted(votes[answer], key=ALL_LIBS.index)
+                              if l != lib)
+            reason = ("wrong answer: its decoded values differ from those of %s (checksum %s, "
+                      "expected %s)" % (agree, ",".join(sorted(sums - {answer})), answer))
+            for data in suites:
+                for sid, per in data.items():
+                    if CHECKSUM_GROUP.get(sid, sid) != group:
+                        continue
+                    for r in per.get(lib, []):
+                        if (r.get("status") == "ok" and r.get("checksum_domain", "c") == domain
+                                and r.get("checksum") != answer):
+                            r["status"], r["reason"] = "failed", reason
+            msg = "%s / %s: %s" % (lib, group, reason)
+            (wrong_answers if lib in PEERS else failures).append(msg)
+            log("FAILED " + msg)
 
 
 def suite_b_report(bdata):
@@ -428,11 +580,13 @@ def suite_b_report(bdata):
     wins = {l: {"Sequential": 0, "Pipelined x10": 0, "Overall": 0} for l in libs}
     ngroups = {"Sequential": 0, "Pipelined x10": 0, "Overall": 0}
     detail = []
+    medians = {}
     for gid, mode, limit in SUITE_B:
         if gid not in bdata:
             continue
         per = bdata[gid]
         pooled = {}
+        medians[gid] = pooled
         by_order = {}
         for lib in LIBS:
             ok = [r for r in per.get(lib, []) if r.get("status") == "ok"]
@@ -442,7 +596,7 @@ def suite_b_report(bdata):
             by_order[lib] = {r["order"]: median(r["samples_ns"]) for r in ok}
         title = "LIMIT %d, %s" % (limit, mode.lower())
         detail.append("\n**%s** (`%s`, %d execution orders, samples pooled per library)\n" % (
-            title, SQL_B % limit, len(list(itertools.permutations(libs)))))
+            title, SQL_B % limit, len(suite_b_orders([l for l in libs if per.get(l)]))))
         detail.append("| Library | Median (ms) | Mean (ms) | Samples | Queries/s |")
         detail.append("|---|---:|---:|---:|---:|")
         for lib in LIBS:
@@ -495,7 +649,7 @@ def suite_b_report(bdata):
         for l in libs:
             if len(ratios[l][bucket]) != n:
                 lines.append("| %s | not ranked (did not run every group) | — | — | — |" % LIB_NAMES[l])
-    return lines, detail
+    return lines, detail, medians
 
 
 SQL_B = "SELECT * FROM benchmark_rows ORDER BY id LIMIT %d"
@@ -507,7 +661,7 @@ def suite_c_report(cdata):
     rtt = cdata.get("c_rtt", {})
     tests = None
     per_lib = {}
-    for lib in LIBS:
+    for lib in C_LIBS:
         ok = [r for r in speed.get(lib, []) if r.get("status") == "ok"]
         if not ok:
             continue
@@ -515,14 +669,14 @@ def suite_c_report(cdata):
         per_lib[lib] = {t["id"]: median([r["tests"][i]["ms"] for r in ok])
                         for i, t in enumerate(ok[0]["tests"])}
     rtt_ms = {}
-    for lib in LIBS:
+    for lib in C_LIBS:
         ok = [r for r in rtt.get(lib, []) if r.get("status") == "ok"]
         if ok:
             rtt_ms[lib] = median([sum(r["samples_ns"]) / 1e6 for r in ok])
     lines.append("| Library | Total of the 17 tests (ms) | RTT: 100 × `select 1` (ms) | vs floor (total) |")
     lines.append("|---|---:|---:|---:|")
     floor_total = sum(per_lib["floor"].values()) if "floor" in per_lib else None
-    for lib in LIBS:
+    for lib in C_LIBS:
         if lib not in per_lib:
             lines.append("| %s | %s | %s | — |" % (LIB_NAMES[lib], cell_status(speed.get(lib, [])),
                                                    fmt(rtt_ms.get(lib), 2)))
@@ -531,7 +685,7 @@ def suite_c_report(cdata):
         lines.append("| %s | %.1f | %s | %s |" % (LIB_NAMES[lib], tot, fmt(rtt_ms.get(lib), 2),
                                                   "%.2fx" % (tot / floor_total) if floor_total else "—"))
     if tests:
-        libs = [l for l in LIBS if l in per_lib]
+        libs = [l for l in C_LIBS if l in per_lib]
         lines.append("\nFull operation table (median ms of the runs; lower is better):\n")
         lines.append("| # | Test | " + " | ".join(LIB_NAMES[l] for l in libs) + " |")
         lines.append("|---|---|" + "---:|" * len(libs))
@@ -549,34 +703,128 @@ def suite_c_report(cdata):
     return lines
 
 
-def svg_chart(ratios, path):
-    """Horizontal bars of libpgwire/libpq median-mean ratios (below 1 = faster)."""
-    w, bar_h, left, top = 760, 22, 330, 40
-    n = max(len(ratios), 1)
-    h = top + n * (bar_h + 6) + 40
+PEER_NOTES = (
+    "- **The peers** (pg, pg-native, postgres.js, PostgreJS from npm; asyncpg from Debian, on "
+    "asyncio and on uvloop) run in their own processes (bench/node/driver.js, "
+    "bench/python/driver.py), interleaved with the C libraries like any other row, against the "
+    "same server and data set, each through its own fastest calling convention as seed 000 "
+    "describes it (the note under each table says which call). Seed 000's notes apply: int8 is "
+    "excluded where the seed excludes it; PostgreJS runs with `objectRows: true` everywhere; no "
+    "custom type parsers anywhere, every library decodes as it does out of the box (pg on "
+    "pg-types 2, as `npm install pg` gives it: seed 001's pg-types 4 override is not applied); "
+    "pg and postgres.js fetch text (pg-types' binary parsers are missing or wrong for these "
+    "columns, postgres.js has no binary format), so their Mixed-Type Decode (Binary) cells say "
+    "so; pooling, pipelining and prepared statements use each library's own mechanism and "
+    "defaults (pg and pg-native with `pipeline: true` wherever calls are in flight together, "
+    "their fastest path since 8.23 / 3.9).\n"
+    "- **Their columns.** Latency, CPU (the process's user+sys time), Peak RSS (VmHWM) and Net "
+    "in/out are measured the same way as for the C rows. Allocations are counted only inside the "
+    "C driver: a garbage-collected runtime's cells say \"n/a (GC runtime)\", and its **GC "
+    "(ms/op)** column (seed 000's) is the collector's time per operation (Node: the `gc` entries "
+    "of a `PerformanceObserver`; Python: the time inside the cyclic collector, from "
+    "`gc.callbacks`). The C rows have no collector: \"—\". pg-native does its socket I/O inside "
+    "libpq, where the Node driver cannot count it (\"n/a\").\n"
+    "- **Verification.** Every answer is checked like the C drivers check theirs (row counts, "
+    "distinct values per call, every array element and suite B row against setup.sql's "
+    "formulas, a checksum of the decoded values that must be the same on every call and agree "
+    "with the other libraries'). The Node libraries hand back json/jsonb as decoded objects, so "
+    "their mixed-row checksum folds the objects' content instead of the text's length and is "
+    "compared among themselves; every other checksum is the C formula, compared across all "
+    "rows. asyncpg's answers that must not change between calls are compared with the first "
+    "call's (`Record` equality, in C) instead of re-hashed in Python. A library whose values "
+    "differ fails its cell (\"wrong answer\", listed at the end).\n"
+    "- **One operation at a time.** asyncpg refuses a second call on a connection while one is "
+    "running, so the scenarios defined as calls in flight together on one connection say so "
+    "instead of running; it has no Simple Query path that returns rows (`execute()` discards "
+    "them), and always requests binary where it has a codec. The version of PostgreJS npm "
+    "serves (2.x; seed 000 measured 3.x) queues the statements of a connection one at a time "
+    "and has no `pipeline()` and no COPY API; it always sends SSLRequest, so its Connect (over "
+    "TCP, where this server offers TLS) is not run. pg-native has no COPY or cursor support "
+    "(pg-copy-streams and pg-cursor need the JavaScript client).\n"
+    "- **Suite B with the peers** runs every group in the rotations of the fixed library order "
+    "(a Latin square: every library once in every position) instead of all 9! orders; "
+    "\"Outright wins\" is over those orders. **Suite C** is run for the C libraries only.\n")
+
+
+def peer_ratio_section(chart):
+    """Per scenario, libpgwire's latency against the fastest peer of the same run."""
+    out = ["## libpgwire against the fastest peer\n",
+           "Per scenario, in this run: libpgwire (async)'s mean latency (suite B: pooled median) "
+           "÷ the fastest peer's (pg, pg-native, postgres.js, PostgreJS, asyncpg). Below 1.00x "
+           "libpgwire is faster. Quote these ratios, not the milliseconds.\n",
+           "| Scenario | libpgwire (ms) | Fastest peer | Its latency (ms) | libpgwire ÷ fastest peer |",
+           "|---|---:|---|---:|---:|"]
+    for label, means in chart:
+        b = label.startswith("B: ")
+        unit = 1e6 if b else 1.0
+        peers = {l: v for l, v in means.items() if l in PEERS}
+        if not peers:
+            continue
+        best = min(peers, key=peers.get)
+        mine = means.get("libpgwire")
+        if mine is None:
+            out.append("| %s | no row yet | %s | %.3f | — |" % (label, LIB_NAMES[best],
+                                                               peers[best] / unit))
+            continue
+        out.append("| %s | %.3f | %s | %.3f | %.2fx |" % (label, mine / unit, LIB_NAMES[best],
+                                                         peers[best] / unit, mine / peers[best]))
+    out.append("")
+    return out
+
+
+CHART_COLORS = ["#1c7ed6", "#74c0fc", "#495057", "#e8590c", "#f59f00", "#2f9e44", "#9c36b5",
+                "#c2255c", "#f783ac"]
+
+
+def svg_chart(chart, path):
+    """Every library's latency ÷ libpgwire (async)'s, per scenario: one group
+    of horizontal bars per scenario, one bar per library, on a log scale
+    (1.0 = libpgwire; right of it = slower than libpgwire)."""
+    libs = [l for l in LIBS if l != "floor"]
+    rows = [(label, {l: v / means["libpgwire"] for l, v in means.items() if l in libs})
+            for label, means in chart if means.get("libpgwire")]
+    bar_h, gap, left, top, width = 9, 10, 330, 50 + 16 * len(libs), 980
+    h = top + sum(len(r) * bar_h + gap for _, r in rows) + 50
     out = ['<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" '
-           'font-family="sans-serif" font-size="12">' % (w, h),
+           'font-family="sans-serif" font-size="11">' % (width, h),
            '<rect width="100%" height="100%" fill="white"/>',
-           '<text x="10" y="20" font-size="14" font-weight="bold">libpgwire (async) mean latency '
-           '÷ libpq mean latency, per scenario (below 1.0 = libpgwire faster)</text>']
-    if not ratios:
-        out.append('<text x="10" y="%d">No scenario has both a libpgwire and a libpq result yet.'
-                   '</text>' % (top + 20))
+           '<text x="10" y="20" font-size="14" font-weight="bold">Mean latency ÷ libpgwire '
+           '(async)\'s, per scenario (log scale; right of 1.0 = slower than libpgwire)</text>']
+    for i, l in enumerate(libs):
+        y = 36 + 16 * i
+        out.append('<rect x="10" y="%d" width="12" height="10" fill="%s"/>' % (
+            y, CHART_COLORS[ALL_LIBS.index(l) % len(CHART_COLORS)]))
+        out.append('<text x="28" y="%d">%s</text>' % (y + 9, LIB_NAMES[l].replace("&", "&amp;")))
+    if not rows:
+        out.append('<text x="10" y="%d">No scenario has a libpgwire result yet.</text>' % (top + 20))
     else:
-        vmax = max(2.0, max(r for _, r in ratios) * 1.1)
-        scale = (w - left - 60) / vmax
-        for i, (label, r) in enumerate(ratios):
-            y = top + i * (bar_h + 6)
-            color = "#2b8a3e" if r < 1 else "#c92a2a"
+        lo = min(min(r.values()) for _, r in rows)
+        hi = max(max(r.values()) for _, r in rows)
+        lmin, lmax = math.log10(min(lo, 0.5)), math.log10(max(hi, 2.0))
+        span = width - left - 60
+
+        def x(v):
+            return left + (math.log10(v) - lmin) / (lmax - lmin) * span
+        y = top
+        for label, r in rows:
             out.append('<text x="%d" y="%d" text-anchor="end">%s</text>' % (
-                left - 8, y + bar_h - 6, label.replace("&", "&amp;")))
-            out.append('<rect x="%d" y="%d" width="%.1f" height="%d" fill="%s"/>' % (
-                left, y, r * scale, bar_h, color))
-            out.append('<text x="%.1f" y="%d">%.2f</text>' % (left + r * scale + 4, y + bar_h - 6, r))
-        x1 = left + scale
-        out.append('<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="black" stroke-dasharray="4"/>'
-                   % (x1, top - 6, x1, h - 30))
-        out.append('<text x="%.1f" y="%d" text-anchor="middle">1.0</text>' % (x1, h - 14))
+                left - 8, y + len(r) * bar_h / 2 + 4, label.replace("&", "&amp;")))
+            for l in libs:
+                if l not in r:
+                    continue
+                x0, x1 = sorted((x(1.0), x(r[l])))
+                out.append('<rect x="%.1f" y="%d" width="%.1f" height="%d" fill="%s">'
+                           '<title>%s: %.2fx</title></rect>' % (
+                               x0, y, max(x1 - x0, 1), bar_h - 1,
+                               CHART_COLORS[ALL_LIBS.index(l) % len(CHART_COLORS)], LIB_NAMES[l], r[l]))
+                y += bar_h
+            y += gap
+        for v in (0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50, 100):
+            if lmin <= math.log10(v) <= lmax:
+                out.append('<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="%s" %s/>' % (
+                    x(v), top - 6, x(v), y, "black" if v == 1 else "#ced4da",
+                    'stroke-dasharray="4"' if v == 1 else ""))
+                out.append('<text x="%.1f" y="%d" text-anchor="middle">%gx</text>' % (x(v), y + 14, v))
     out.append("</svg>")
     with open(path, "w") as f:
         f.write("\n".join(out) + "\n")
@@ -604,7 +852,9 @@ def write_report(args, adata, bdata, cdata, env):
     L.append(
         "libpgwire against libpq on the same server, the same machine and the same workload, each "
         "library through its own fastest calling convention: only the mechanism differs, never the "
-        "work. A third row, the **wire floor**, is a minimal client inside the harness: a raw "
+        "work. Where this run includes them, the seeds' own libraries (pg, pg-native, postgres.js, "
+        "PostgreJS) and asyncpg, the fastest client a Python user would pick, are rows of the same "
+        "tables, measured in the same run (see the notes below). A third row, the **wire floor**, is a minimal client inside the harness: a raw "
         "socket, its own startup, every request encoded once before the timed loop and written in "
         "one go, the answers only scanned for their message types (ReadyForQuery to end the "
         "exchange, DataRow / CommandComplete counts to verify it), nothing decoded. No library can "
@@ -651,6 +901,14 @@ def write_report(args, adata, bdata, cdata, env):
                      ("libpgwire", "libpgwire"), ("commit", "libpgwire commit"),
                      ("libuv", "libuv")):
         L.append("- %s: %s" % (label, env.get(k) or "unknown"))
+    pv = env.get("peers") or {}
+    if pv:
+        L.append("- Node.js: %s; npm packages as installed from bench/node/package-lock.json: %s"
+                 % (pv.get("node") or "unknown", ", ".join(
+                     "%s %s" % (n, pv.get(n) or "not installed") for n in NODE_PACKAGES)))
+        L.append("- Python: %s (Debian's /usr/bin/python3); asyncpg %s; uvloop %s" % (
+            pv.get("python") or "unknown", pv.get("asyncpg") or "not installed",
+            pv.get("uvloop") or "not installed"))
     L.append("- Server: a throwaway cluster (tests/pg/pg-cluster.sh; fsync off) on this machine, "
              "unix socket for every scenario but Connect (TCP 127.0.0.1) unless PGHOST/PGPORT "
              "pointed elsewhere.\n")
@@ -690,12 +948,14 @@ def write_report(args, adata, bdata, cdata, env):
         "without parameters), one Sync per statement for the autocommit tests (1, 6, 12, 13, 14, 16) "
         "and one for the whole test otherwise (its BEGIN ... COMMIT statements included), so a "
         "client's overhead per statement shows instead of one round trip per statement.\n")
+    if args.peers:
+        L.append(PEER_NOTES)
     if not args.suites_run.get("D"):
         L.append("- **Suite D** (seed 002's analytic query shapes) is optional and not part of "
                  "this harness yet.\n")
 
     # Suite A.
-    ratio_bars = []
+    chart = []  # (label, {lib: mean ms}) per scenario and suite B group
     if adata:
         L.append("## Suite A: the scenario tables of seed 000\n")
         group = None
@@ -708,7 +968,6 @@ def write_report(args, adata, bdata, cdata, env):
         for sid, grp, title, desc in SUITE_A:
             if sid not in adata:
                 continue
-            check_checksums(sid, adata[sid])
             if grp != group:
                 L.append("### %s\n" % grp)
                 group = grp
@@ -719,9 +978,8 @@ def write_report(args, adata, bdata, cdata, env):
             L.append(table + "\n")
             if notes:
                 L.append("\n".join(notes) + "\n")
-            if rows.get("libpgwire") and rows.get("libpq"):
-                ratio_bars.append(("%s: %s" % (grp, title),
-                                   rows["libpgwire"]["med"]["mean"] / rows["libpq"]["med"]["mean"]))
+            chart.append(("%s: %s" % (grp, title),
+                          {l: r["med"]["mean"] for l, r in rows.items() if r and l != "floor"}))
 
     if bdata:
         L.append("## Suite B: seed 001 (prepared `SELECT * FROM benchmark_rows ORDER BY id LIMIT n`)\n")
@@ -729,21 +987,22 @@ def write_report(args, adata, bdata, cdata, env):
             "n = 1, 100, 500 over seed 001's 500-row table, prepared once, through the unix "
             "socket. Sequential: one query at a time, latency per query. Pipelined x10: 10 "
             "queries in flight on one connection, each with its own Sync, latency per batch. "
-            "Each group runs in every execution order of the libraries (one process per library "
-            "per order; the floor runs after them in each order, outside the ranking), and the "
+            "Each group runs in every execution order of the libraries (with the peers: every "
+            "rotation of the order, see the notes; one process per library per order; the floor "
+            "runs after them in each order, outside the ranking), and the "
             "samples are pooled per library. **Relative latency** is the geometric mean over the "
             "groups of the library's pooled median ÷ the group's fastest median; **Fastest "
             "median** counts the groups it led; **Outright wins** counts the groups where its "
             "median was lower than every rival's in every execution order. Every row of every "
             "answer is decoded and checked.\n")
-        rank, detail = suite_b_report(bdata)
+        rank, detail, medians = suite_b_report(bdata)
+        for gid, mode, limit in SUITE_B:
+            if gid in medians:
+                chart.append(("B: LIMIT %d, %s" % (limit, mode.lower()), medians[gid]))
         L.extend(rank)
         L.append("\nPer group:")
         L.extend(detail)
         L.append("")
-        for gid, _, _ in SUITE_B:
-            if gid in bdata:
-                check_checksums(gid, bdata[gid])
 
     if cdata:
         L.append("## Suite C: seed 004's operation table\n")
@@ -768,18 +1027,29 @@ def write_report(args, adata, bdata, cdata, env):
         L.append(micro.rstrip())
         L.append("```\n")
 
+    if args.peers and chart:
+        L.extend(peer_ratio_section(chart))
     L.append("## Chart\n")
-    L.append("![libpgwire ÷ libpq mean latency per scenario](results/ratios.svg)\n")
+    L.append("![every library's latency ÷ libpgwire's, per scenario](results/ratios.svg)\n")
     L.append("## Raw data\n")
     L.append("Every run's JSON (latency samples in ns, CPU, allocations, bytes, notes) is in "
              "`bench/results/<scenario>.<library>.json`; the environment in "
              "`bench/results/environment.json`.\n")
+    if wrong_answers:
+        L.append("## Wrong answers from peer libraries\n")
+        L.append("Cells that failed because the library's decoded values differ from the other "
+                 "libraries' (the checksums of bench.h over every decoded value). A finding about "
+                 "that library in this version, not a failure of the harness (unless "
+                 "BENCH_PEERS_STRICT=1):\n")
+        for w in wrong_answers:
+            L.append("- " + w)
+        L.append("")
     if failures:
         L.append("## Failures\n")
         for f in failures:
             L.append("- " + f)
         L.append("")
-    svg_chart(ratio_bars, os.path.join(args.results, "ratios.svg"))
+    svg_chart(chart, os.path.join(args.results, "ratios.svg"))
     with open(args.output, "w") as f:
         f.write("\n".join(L) + "\n")
 
@@ -792,7 +1062,7 @@ def load_results(args):
     ids_b = {s[0] for s in SUITE_B}
     for name in sorted(os.listdir(args.results)):
         m = re.match(r"(.+)\.([a-z-]+)\.json$", name)
-        if not m or m.group(2) not in LIBS:
+        if not m or m.group(2) not in ALL_LIBS:
             continue
         obj = json.load(open(os.path.join(args.results, name)))
         sid, lib = obj["scenario"], obj["lib"]
@@ -814,6 +1084,15 @@ def main():
     ap.add_argument("--render-only", action="store_true")
     ap.add_argument("--micro", default=os.path.join(ROOT, "build-bench", "bench",
                                                     "pgw-bench-micro_codec"))
+    ap.add_argument("--peers", type=int, choices=[0, 1],
+                    default=int(os.environ.get("BENCH_PEERS", "1") or "1"),
+                    help="1: run the Node.js and Python libraries too (BENCH_PEERS)")
+    ap.add_argument("--node", default=os.environ.get("BENCH_NODE", "node"))
+    ap.add_argument("--python", default=os.environ.get("BENCH_PYTHON", "/usr/bin/python3"),
+                    help="the Python that has Debian's python3-asyncpg")
+    ap.add_argument("--strict-peers", action="store_true",
+                    default=os.environ.get("BENCH_PEERS_STRICT") == "1",
+                    help="a peer's wrong answer fails the run too (BENCH_PEERS_STRICT=1)")
     args = ap.parse_args()
     suites = {s.strip().upper() for s in args.suites.split(",") if s.strip()}
     args.suites_run = {s: True for s in suites}
@@ -821,26 +1100,39 @@ def main():
     if args.render_only:
         adata, bdata, cdata = load_results(args)
         env = json.load(open(os.path.join(args.results, "environment.json")))
+        args.peers = int(any(lib in PEERS for d in (adata, bdata) for per in d.values()
+                             for lib in per))
+        use_libraries(args)
     else:
+        use_libraries(args)
         os.makedirs(args.results, exist_ok=True)
         for name in os.listdir(args.results):
             if name.endswith(".json") or name.endswith(".svg"):
                 os.remove(os.path.join(args.results, name))
         env = environment()
+        env["peers"] = peer_versions(args)
         save(args, "environment.json", env)
         adata = run_suite_a(args) if "A" in suites else {}
         bdata = run_suite_b(args) if "B" in suites else {}
         cdata = run_suite_c(args) if "C" in suites else {}
         if "D" in suites:
             log("suite D is not part of this harness yet: skipped")
+    name_libraries(env)
+    verify_checksums(adata, bdata)
     write_report(args, adata, bdata, cdata, env)
     log("wrote %s" % args.output)
-    if failures:
-        log("%d failure(s):" % len(failures))
+    for w in wrong_answers:
+        log("wrong answer from a peer: " + w)
+    if failures or (args.strict_peers and wrong_answers):
+        log("%d failure(s):" % (len(failures) + (len(wrong_answers) if args.strict_peers else 0)))
         for f in failures:
             log("  " + f)
         return 1
     return 0
+
+
+def use_libraries(args):
+    LIBS[:] = [l for l in ALL_LIBS if args.peers or l not in PEERS]
 
 
 if __name__ == "__main__":

@@ -1,0 +1,146 @@
+#!/usr/bin/env python3
+"""The harness's own checks, run by `bash bench/run.sh --selftest` (which
+provides the server: PG* variables) in well under a minute:
+
+1. bench/node/scenarios.json, the scenario table the Node.js and Python
+   drivers read, agrees with bench/driver.c's scenarios[] and init_sizes().
+2. Every peer driver that is installed answers a few scenarios correctly
+   (status "ok") and FAILS them when told to expect wrong values
+   (BENCH_CORRUPT_EXPECT=1): a wrong answer fails its cell.
+3. The runner fails the cell of a library whose decoded values disagree with
+   the other libraries' (a peer's is a wrong answer, a C library's a failure
+   of the run), on synthetic results.
+
+Ends with "N passed, N failed"; exit status 1 when anything failed.
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import runner  # noqa: E402
+
+passed = failed = 0
+
+
+def check(ok, what):
+    global passed, failed
+    if ok:
+        passed += 1
+        print("ok:     " + what)
+    else:
+        failed += 1
+        print("FAILED: " + what)
+
+
+def scenario_table():
+    table = json.load(open(os.path.join(HERE, "node", "scenarios.json")))
+    src = open(os.path.join(HERE, "driver.c")).read()
+    c_rows = {m.group(1): [int(m.group(2)), int(m.group(3)), int(m.group(4))]
+              for m in re.finditer(r'\{"(\w+)", (\d+), (\d), (\d)\}', src)}
+    check(c_rows == table["scenarios"], "scenarios.json matches driver.c's scenario table")
+    sizes = {m.group(1): int(m.group(2)) for m in re.finditer(r"bench_sz\.(\w+) = (\d+);", src)}
+    for k, v in table["sizes"].items():
+        if k in table["scaled_sizes"]:
+            m = re.search(r"bench_sz\.%s = \(int\)\((\d+) \* scale\) < (\d+)" % k, src)
+            ok = bool(m) and int(m.group(1)) == v and int(m.group(2)) == table["scaled_sizes"][k]
+        else:
+            ok = sizes.get(k) == v
+        check(ok, "size %s = %d as in driver.c's init_sizes()" % (k, v))
+
+
+def run_peer(lib, scenario, corrupt):
+    cmd = runner.driver_cmd(ARGS, lib) + ["--lib", lib, "--scenario", scenario, "--scale", "0.01"]
+    env = dict(os.environ, BENCH_TIME_CAP="0.2")
+    if corrupt:
+        env["BENCH_CORRUPT_EXPECT"] = "1"
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                       timeout=120)
+    try:
+        return json.loads(p.stdout.strip().splitlines()[-1]), p.returncode
+    except (ValueError, IndexError):
+        return {"status": "no JSON", "reason": p.stderr[-300:]}, p.returncode
+
+
+class Args:
+    node = os.environ.get("BENCH_NODE", "node")
+    python = os.environ.get("BENCH_PYTHON", "/usr/bin/python3")
+    driver = ""
+
+
+ARGS = Args()
+# Scenarios every peer runs, with different kinds of expectation: a bound
+# value, a prepared row per id, every row of suite B, every element of an array.
+PEER_SCENARIOS = ["ext_seq", "prep_seq", "b_seq_100", "array_fetch"]
+
+
+def peer_drivers():
+    for lib in runner.PEERS:
+        first, _ = run_peer(lib, PEER_SCENARIOS[0], False)
+        if first.get("status") == "unsupported" and "not installed" in first.get("reason", ""):
+            print("skip:   %s (%s)" % (lib, first["reason"]))
+            continue
+        for sid in PEER_SCENARIOS:
+            good, rc = run_peer(lib, sid, False)
+            check(good.get("status") == "ok" and rc == 0,
+                  "%s %s answers correctly (%s)" % (lib, sid, good.get("reason", good.get("status"))))
+            bad, rc = run_peer(lib, sid, True)
+            check(bad.get("status") == "failed" and rc == 1,
+                  "%s %s fails when it expects a wrong value (%s)" % (
+                      lib, sid, bad.get("reason", bad.get("status"))))
+
+
+def runner_checksums():
+    def ok(lib, sum_, domain=None):
+        r = {"lib": lib, "status": "ok", "checksum": sum_}
+        if domain:
+            r["checksum_domain"] = domain
+        return [r]
+    runner.LIBS[:] = runner.ALL_LIBS
+    del runner.failures[:], runner.wrong_answers[:]
+    adata = {
+        "blob_fetch": {"libpgwire": ok("libpgwire", "aa"), "libpq": ok("libpq", "aa"),
+                       "pg": ok("pg", "aa"), "postgres": ok("postgres", "bb")},
+        "mixed_text": {"libpq": ok("libpq", "cc"), "pg": ok("pg", "dd", "json-objects"),
+                       "postgres": ok("postgres", "dd", "json-objects")},
+        "mixed_binary": {"libpgwire": ok("libpgwire", "cc"),
+                         "postgrejs": ok("postgrejs", "ee", "json-objects")},
+    }
+    bdata = {"b_seq_1": {"libpgwire": ok("libpgwire", "11"), "libpq": ok("libpq", "12"),
+                         "libpgwire-blocking": ok("libpgwire-blocking", "12")}}
+    runner.verify_checksums(adata, bdata)
+    check(adata["blob_fetch"]["postgres"][0]["status"] == "failed",
+          "a peer whose checksum differs from the others' fails its cell")
+    check(all(adata["blob_fetch"][l][0]["status"] == "ok" for l in ("libpgwire", "libpq", "pg")),
+          "the libraries that agree keep their cells")
+    check(adata["mixed_binary"]["postgrejs"][0]["status"] == "failed" and
+          adata["mixed_text"]["pg"][0]["status"] == "ok",
+          "json-object checksums are compared across the three mixed-row scenarios")
+    check(adata["mixed_binary"]["libpgwire"][0]["status"] == "ok",
+          "C checksums of the mixed rows agree across text and binary")
+    check(bdata["b_seq_1"]["libpgwire"][0]["status"] == "failed" and
+          any("libpgwire / b_seq_1" in f for f in runner.failures),
+          "a C library that disagrees fails its cell and the run")
+    check(len(runner.wrong_answers) == 2 and
+          all(not w.startswith("libpgwire") for w in runner.wrong_answers),
+          "peers' disagreements are listed as wrong answers")
+    cell = runner.cell_status(adata["blob_fetch"]["postgres"])
+    check(cell.startswith("FAILED: wrong answer"), "the cell says so: " + cell[:60])
+
+
+def main():
+    scenario_table()
+    runner_checksums()
+    if os.environ.get("PGHOST") and os.environ.get("PGPORT"):
+        peer_drivers()
+    else:
+        print("skip:   the peer drivers (no server: run through bash bench/run.sh --selftest)")
+    print("%d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
