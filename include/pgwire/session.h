@@ -73,10 +73,11 @@ typedef enum pgw_session_state {
  *   0              success; res holds the result.
  *   PGW_ESERVER    the server answered with an error; res holds it
  *                  (pgw_result_error) and any rows received before it.
- *   PGW_ESTMTINVALID  a named statement could not be executed because it
- *                  no longer exists or no longer runs as it was prepared
- *                  (pgw_session_execute); res holds the server's error
- *                  (SQLSTATE 26000 or 0A000), as for PGW_ESERVER.
+ *   PGW_ESTMTINVALID  a statement the session prepared could not be
+ *                  executed because it no longer exists or no longer runs
+ *                  as it was prepared (pgw_session_execute, see "Prepared
+ *                  statements"); res holds the server's error (SQLSTATE
+ *                  26000 or 0A000), as for PGW_ESERVER.
  *   PGW_EABORTED   an earlier request of the same sync group failed; this
  *                  one never ran. res is NULL.
  *   PGW_ECONNLOST, PGW_EPROTO, PGW_ETOOBIG, ... the connection failed. res
@@ -337,12 +338,17 @@ PGW_EXTERN int pgw_session_query_rows(pgw_session_t *s, const char *sql, const p
  * in a literal or comment) makes the session forget every description: the
  * next executions describe their portal again. What the session cannot see
  * (a function that runs DEALLOCATE, an ALTER TABLE changing the result type
- * behind a prepared SELECT *) the server reports at Bind: 26000 (no such
- * statement) or 0A000 (cached plan must not change result type) complete
- * the execution with PGW_ESTMTINVALID, the result holding the server's
- * error, and the session forgets that statement's description; prepare it
- * again to use it. (A statement replaced behind the session's back by one
- * with the same number of columns is not detected until the server errs.)
+ * behind a prepared SELECT *) the server reports at Bind: for a statement
+ * the session believes exists (it prepared it, or saw it run, and did not
+ * close it), 26000 (no such statement) or 0A000 (cached plan must not
+ * change result type) complete the execution with PGW_ESTMTINVALID, the
+ * result holding the server's error, and the session forgets that
+ * statement's description (later executions describe their portal and get
+ * PGW_ESTMTINVALID again while the server refuses them); prepare it again
+ * to use it. A name the session never saw, or closed itself, gets
+ * PGW_ESERVER with the server's 26000 (the caller's mistake). A statement
+ * replaced behind the session's back without such SQL by one the server
+ * accepts with the old formats is not detected.
  */
 
 /* Prepare a named statement: Parse and Describe statement. The result

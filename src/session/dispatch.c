@@ -391,9 +391,9 @@ static bool sqlstate_is(const pgw_error_fields_t *f, const char *code)
 /* The server refused to bind a named statement because it does not exist
  * (26000) or can no longer run as it was prepared (0A000: "cached plan must
  * not change result type"). */
-static bool stmt_invalid(const pgw__req_t *r, const pgw_error_fields_t *f)
+static bool stmt_refused(const pgw__req_t *r, const pgw_error_fields_t *f)
 {
-    return (r->flags & PGW__RF_NAMED) && expected(r) == PGW__EXP_BIND &&
+    return r->kind == PGW__REQ_EXTENDED && r->stmt_token && expected(r) == PGW__EXP_BIND &&
            (sqlstate_is(f, "26000") || sqlstate_is(f, "0A000"));
 }
 
@@ -446,9 +446,9 @@ static int on_error(pgw_session_t *s, pgw__req_t *r, const pgw_msg_t *m,
         return 0;
     }
     int status = PGW_ESERVER;
-    if (stmt_invalid(r, f)) {
-        status = PGW_ESTMTINVALID;
-        pgw__stmt_invalidate(s, r->stmt_token);
+    if (stmt_refused(r, f)) {
+        if (r->flags & PGW__RF_VOUCHED) status = PGW_ESTMTINVALID;
+        pgw__stmt_refused(s, r->stmt_token);
     }
     s->rx_aborting = true;
     s->rx_abort_group = r->group;

@@ -153,7 +153,7 @@ static const int16_t *all_format(unsigned flags)
  * trip) and teach the table again. */
 static void forget_if_replacing(pgw_session_t *s, const char *sql, size_t len)
 {
-    if (s->nstmts && pgw__sql_may_replace_statements(sql, len)) pgw__stmt_forget_all(s);
+    if (s->nstmts && pgw__sql_may_replace_statements(sql, len)) pgw__stmt_unsure_all(s);
 }
 
 /* ------------------------------------------------------------ simple query */
@@ -369,21 +369,23 @@ static int execute(pgw_session_t *s, const char *name, const pgw_param_t *params
     p.req->cb = cb;
     p.req->row_cb = row_cb;
     p.req->ud = ud;
-    p.req->flags |= PGW__RF_NAMED;
     if (row_cb) p.req->flags |= PGW__RF_STREAM;
-    const pgw__stmt_t *st = pgw__stmt_known(s, name);
+    /* Read before end(): its callbacks may change the table. */
+    const pgw__stmt_t *st = pgw__stmt_find(s, name);
+    bool known = st && st->known;
     uint64_t token = st ? st->token : 0;
-    if (st)
+    if (st && st->vouched) p.req->flags |= PGW__RF_VOUCHED;
+    if (known)
         rc = execute_known(s, &p, st, name, params, nparams, flags);
     else
         rc = execute_unknown(s, &p, name, params, nparams);
     if (rc == 0) rc = pgw_enc_execute(p.b, "", 0);
     rc = end(s, &p, rc);
     if (rc < 0) return rc;
-    if (st)
-        p.req->stmt_token = token; /* for PGW_ESTMTINVALID only */
+    if (known)
+        p.req->stmt_token = token; /* for a refusal at Bind only */
     else
-        expect_reply(p.req, pgw__stmt_token(s, name));
+        expect_reply(p.req, token ? token : pgw__stmt_token(s, name));
     return 0;
 }
 

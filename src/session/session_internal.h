@@ -148,7 +148,7 @@ enum pgw__req_flag {
     PGW__RF_STREAM = 1u << 3,    /* rows go to row_cb */
     PGW__RF_STORE = 1u << 4,     /* store the description in the statement table */
     PGW__RF_OWN_SYNC = 1u << 5,  /* followed by its own internal Sync entry */
-    PGW__RF_NAMED = 1u << 6      /* executes a named statement (26000/0A000: ESTMTINVALID) */
+    PGW__RF_VOUCHED = 1u << 6    /* executes a statement the table vouches for (ESTMTINVALID) */
 };
 
 /* A one-shot query whose result has a column type without binary output
@@ -205,6 +205,11 @@ typedef struct pgw__stmt {
     char *name;
     uint64_t token;
     bool known; /* fields/formats valid; else pending (only name is set) */
+    /* The session believes the statement exists: it prepared it, or saw it
+     * run, and did not close it. Its 26000 / 0A000 is PGW_ESTMTINVALID; a
+     * name it never saw or closed itself gets PGW_ESERVER (a caller's
+     * mistake, not a change behind its back). */
+    bool vouched;
     uint32_t hash;
     uint16_t nparams;
     uint16_t ncols;
@@ -351,25 +356,27 @@ int pgw__req_rebind(pgw_session_t *s, pgw__req_t *r);
 /* The Bind result format for a column of type oid: binary where the types
  * layer decodes it (pgw_type_binary_ok), text otherwise. */
 int16_t pgw__column_format(uint32_t oid);
-/* The known entry for name, or NULL (absent or pending). */
-const pgw__stmt_t *pgw__stmt_known(pgw_session_t *s, const char *name);
+/* The entry for name (known or pending), or NULL. */
+const pgw__stmt_t *pgw__stmt_find(pgw_session_t *s, const char *name);
 /* A prepare of name was queued: drop what is known and start a pending
  * entry. Returns its token, or 0 without memory (the name is then absent:
  * still safe). */
 uint64_t pgw__stmt_replaced(pgw_session_t *s, const char *name);
-/* The token of name's entry, made pending if there is none (0 without
- * memory). */
+/* The token of name's entry, made pending (not vouched) if there is none
+ * (0 without memory). */
 uint64_t pgw__stmt_token(pgw_session_t *s, const char *name);
 /* Store desc's columns in the entry with token, if it still exists (a reply
  * to a closed or replaced statement is dropped). Without memory the entry
  * stays pending, which is safe. */
 void pgw__stmt_store(pgw_session_t *s, uint64_t token, const pgw_result_t *desc);
-/* Remove the entry with token (the server refused the statement). */
-void pgw__stmt_invalidate(pgw_session_t *s, uint64_t token);
+/* The server refused to bind the statement of the entry with token: a
+ * vouched entry becomes pending (the session still holds the name: it is
+ * prepared again or closed by the caller), another one is removed. */
+void pgw__stmt_refused(pgw_session_t *s, uint64_t token);
 void pgw__stmt_forget(pgw_session_t *s, const char *name);
 /* Every statement may have been replaced (DEALLOCATE, PREPARE, DISCARD
- * run as SQL): forget them all. */
-void pgw__stmt_forget_all(pgw_session_t *s);
+ * run as SQL): every entry becomes pending, with a new token. */
+void pgw__stmt_unsure_all(pgw_session_t *s);
 /* 1 if sql has DEALLOCATE, PREPARE or DISCARD as a whole word (any case). */
 int pgw__sql_may_replace_statements(const char *sql, size_t len);
 void pgw__stmt_free_all(pgw_session_t *s);

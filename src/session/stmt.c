@@ -10,7 +10,7 @@
  * were queued, and the table must describe the statement as the next
  * execution queued will find it. So the table changes at queue time
  * (prepare: pending; close: gone; SQL that may replace statements: all
- * gone) and a reply only fills in the entry it was queued against.
+ * pending) and a reply only fills in the entry it was queued against.
  */
 #include "session_internal.h"
 
@@ -41,10 +41,10 @@ static size_t find_token(const pgw_session_t *s, uint64_t token)
     return SIZE_MAX;
 }
 
-const pgw__stmt_t *pgw__stmt_known(pgw_session_t *s, const char *name)
+const pgw__stmt_t *pgw__stmt_find(pgw_session_t *s, const char *name)
 {
     size_t i = find_index(s, name, name_hash(name));
-    return i != SIZE_MAX && s->stmts[i].known ? &s->stmts[i] : NULL;
+    return i != SIZE_MAX ? &s->stmts[i] : NULL;
 }
 
 static void remove_at(pgw_session_t *s, size_t i)
@@ -59,28 +59,41 @@ void pgw__stmt_forget(pgw_session_t *s, const char *name)
     if (i != SIZE_MAX) remove_at(s, i);
 }
 
-void pgw__stmt_forget_all(pgw_session_t *s)
+/* The entry's description can no longer be trusted; replies queued before
+ * now are dropped. Its block keeps the name. */
+static void make_unsure(pgw_session_t *s, pgw__stmt_t *st)
 {
-    while (s->nstmts)
-        remove_at(s, s->nstmts - 1);
+    st->known = false;
+    st->token = ++s->stmt_seq;
 }
 
-void pgw__stmt_invalidate(pgw_session_t *s, uint64_t token)
+void pgw__stmt_unsure_all(pgw_session_t *s)
+{
+    for (size_t i = 0; i < s->nstmts; i++)
+        make_unsure(s, &s->stmts[i]);
+}
+
+void pgw__stmt_refused(pgw_session_t *s, uint64_t token)
 {
     size_t i = find_token(s, token);
-    if (i != SIZE_MAX) remove_at(s, i);
+    if (i == SIZE_MAX) return;
+    if (s->stmts[i].vouched)
+        make_unsure(s, &s->stmts[i]);
+    else
+        remove_at(s, i);
 }
 
 void pgw__stmt_free_all(pgw_session_t *s)
 {
-    pgw__stmt_forget_all(s);
+    while (s->nstmts)
+        remove_at(s, s->nstmts - 1);
     pgw__free(s->alloc, s->stmts);
     s->stmts = NULL;
     s->stmts_cap = 0;
 }
 
 /* A new pending entry for name (not in the table). Returns its token or 0. */
-static uint64_t add_pending(pgw_session_t *s, const char *name, uint32_t h)
+static uint64_t add_pending(pgw_session_t *s, const char *name, uint32_t h, bool vouched)
 {
     if (s->nstmts == s->stmts_cap) {
         size_t cap = s->stmts_cap ? s->stmts_cap * 2 : 8;
@@ -97,20 +110,21 @@ static uint64_t add_pending(pgw_session_t *s, const char *name, uint32_t h)
     st->name = copy;
     st->hash = h;
     st->token = ++s->stmt_seq;
+    st->vouched = vouched;
     return st->token;
 }
 
 uint64_t pgw__stmt_replaced(pgw_session_t *s, const char *name)
 {
     pgw__stmt_forget(s, name);
-    return add_pending(s, name, name_hash(name));
+    return add_pending(s, name, name_hash(name), true);
 }
 
 uint64_t pgw__stmt_token(pgw_session_t *s, const char *name)
 {
     uint32_t h = name_hash(name);
     size_t i = find_index(s, name, h);
-    return i != SIZE_MAX ? s->stmts[i].token : add_pending(s, name, h);
+    return i != SIZE_MAX ? s->stmts[i].token : add_pending(s, name, h, false);
 }
 
 /* One block: fields | param oids | formats | column names | statement name. */
@@ -149,6 +163,7 @@ void pgw__stmt_store(pgw_session_t *s, uint64_t token, const pgw_result_t *d)
     st.block = blk;
     st.name = str;
     st.known = true;
+    st.vouched = true; /* it ran: it exists */
     s->stmts[at] = st;
 }
 

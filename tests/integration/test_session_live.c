@@ -409,7 +409,7 @@ static void test_prepared(void **state)
     assert_int_equal(pgw_session_execute(d.s, "p1", &p, 1, 0, rec_cb, UD(3)), 0);
     assert_int_equal(pump(&d, nothing_pending, NULL), 0);
     assert_int_equal(D[2].status, 0);
-    assert_int_equal(D[3].status, PGW_ESTMTINVALID);
+    assert_int_equal(D[3].status, PGW_ESERVER);
     assert_string_equal(D[3].sqlstate, "26000");
     drv_close(&d);
 }

@@ -305,7 +305,7 @@ static void test_prepare_execute(void **state)
     assert_int_equal(R.done[3].status, 0);
     assert_string_equal(R.done[3].tag, "DO");
     assert_int_equal(R.done[4].status, 0);
-    assert_int_equal(R.done[5].status, PGW_ESTMTINVALID);
+    assert_int_equal(R.done[5].status, PGW_ESERVER);
     assert_string_equal(R.done[5].sqlstate, "26000");
     assert_int_equal(pgw_session_pending(s), 0);
     pgw_session_free(s);

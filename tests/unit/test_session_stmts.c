@@ -279,6 +279,25 @@ static void test_stmt_invalid(void **state)
     assert_string_equal(pgw_result_error(R.keep[1])->sqlstate, "26000");
     pgw_result_free(R.keep[1]);
 
+    /* A name the session never saw, or closed itself: the caller's mistake,
+     * PGW_ESERVER. */
+    assert_int_equal(pgw_session_execute(s, "never", NULL, 0, 0, rec_cb, UD(7)), 0);
+    assert_int_equal(pgw_session_close_statement(s, "s", rec_cb, UD(8)), 0);
+    assert_int_equal(pgw_session_execute(s, "s", NULL, 0, 0, rec_cb, UD(9)), 0);
+    take_sent(s, &o);
+    assert_string_equal(o.types, "BDESCSBDES");
+    w.n = 0;
+    w_error(&w, "ERROR", "26000", "prepared statement \"never\" does not exist");
+    w_ready(&w, 'I');
+    w_empty(&w, '3');
+    w_ready(&w, 'I');
+    w_error(&w, "ERROR", "26000", "prepared statement \"s\" does not exist");
+    w_ready(&w, 'I');
+    feed(s, &w);
+    assert_int_equal(R.done[7].status, PGW_ESERVER);
+    assert_string_equal(R.done[7].sqlstate, "26000");
+    assert_int_equal(R.done[9].status, PGW_ESERVER);
+
     /* Other errors stay PGW_ESERVER; an unnamed query's 26000 too. */
     prepare_known(s, "s", "a", OID_INT8);
     assert_int_equal(pgw_session_execute(s, "s", NULL, 0, 0, rec_cb, UD(2)), 0);
