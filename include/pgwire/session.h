@@ -73,6 +73,11 @@ typedef enum pgw_session_state {
  *   0              success; res holds the result.
  *   PGW_ESERVER    the server answered with an error; res holds it
  *                  (pgw_result_error) and any rows received before it.
+ *   PGW_ESTMTINVALID  a statement the session prepared could not be
+ *                  executed because it no longer exists or no longer runs
+ *                  as it was prepared (pgw_session_execute, see "Prepared
+ *                  statements"); res holds the server's error (SQLSTATE
+ *                  26000 or 0A000), as for PGW_ESERVER.
  *   PGW_EABORTED   an earlier request of the same sync group failed; this
  *                  one never ran. res is NULL.
  *   PGW_ECONNLOST, PGW_EPROTO, PGW_ETOOBIG, ... the connection failed. res
@@ -269,11 +274,32 @@ PGW_EXTERN int pgw_session_simple_query_rows(pgw_session_t *s, const char *sql, 
 /*
  * Extended query through the unnamed statement: Parse, Bind, Describe
  * portal, Execute (and Sync unless in a batch). Parameters are encoded
- * straight into the output buffer. Result columns come in binary unless
- * PGW_Q_TEXT (one round trip: every built-in type has a binary form and the
- * pgw_get_* decoders read it). Returns 0, PGW_EINVAL, PGW_ECLOSED,
+ * straight into the output buffer. Returns 0, PGW_EINVAL, PGW_ECLOSED,
  * PGW_ENOMEM, PGW_ETOOBIG, or a parameter encoder's error; on error nothing
  * was queued.
+ *
+ * Result formats: every column comes in binary unless PGW_Q_TEXT (one round
+ * trip; the pgw_get_* decoders read the binary form of every type they
+ * know). A few server types have no binary output (aclitem, and extension
+ * types without a send function): the server then fails the query at its
+ * first row with SQLSTATE 42883 ("no binary output function available").
+ * The session then runs the query once more, transparently, bound with text
+ * for the columns whose type pgw_type_binary_ok does not accept and binary
+ * for the others, when a second run changes nothing a caller can see:
+ *   - the request has its own Sync (not inside a batch),
+ *   - no request was queued after it before the error arrived,
+ *   - the ReadyForQuery after the error reports no transaction block ('I':
+ *     the failed implicit transaction was rolled back), and
+ *   - its Bind parameter section is at most 4 KiB (the session keeps a copy
+ *     of that size, in a buffer recycled with the request: no allocation
+ *     per query once warm).
+ * The rerun costs one more round trip, only for such queries. Effects the
+ * rollback does not undo (nextval, session-level advisory locks) happen
+ * once per run, as on any rollback and retry. Otherwise (a transaction
+ * block, a pipeline behind it, a batch, larger parameters) the request
+ * completes with PGW_ESERVER and the server's 42883. Ways that always work:
+ * PGW_Q_TEXT, or pgw_session_prepare then pgw_session_execute (the prepared
+ * path chooses text for such columns from the statement's description).
  *
  * Limits (all request functions): nparams is at most PGW_MAX_PARAMS
  * (65,535, the protocol's limit); more is PGW_EINVAL before anything is
@@ -293,26 +319,63 @@ PGW_EXTERN int pgw_session_query_rows(pgw_session_t *s, const char *sql, const p
                                       pgw_result_cb done_cb, void *ud);
 
 /*
- * Prepare a named statement: Parse and Describe statement. The result
- * carries the parameter types (pgw_result_nparams/param_type) and the
- * column descriptions, which the session keeps so that later executions
- * ask binary for the columns the types layer decodes and text for the rest.
- * oids may be NULL (all inferred). Returns as pgw_session_query.
+ * Prepared statements and their descriptions.
+ *
+ * The session keeps, per statement name, the server's description of the
+ * statement, so that executions need no Describe and ask binary for the
+ * columns the types layer decodes (pgw_type_binary_ok) and text for the
+ * rest. A result never carries a description other than the one the server
+ * sent for that statement: the table changes when a request is queued (a
+ * prepare replaces what was known, a close removes it), and a reply only
+ * fills in the entry it was queued against, so a late reply to a closed or
+ * replaced statement is dropped. An execution queued while the description
+ * is not known (a prepare still in flight, a statement prepared as SQL or
+ * by someone else) asks text for every column (every type has it) plus a
+ * Describe portal, in the same round trip, and its reply teaches the table.
+ *
+ * SQL run through pgw_session_simple_query or pgw_session_query containing
+ * the word DEALLOCATE, PREPARE or DISCARD (any case, as a whole word, even
+ * in a literal or comment) makes the session forget every description: the
+ * next executions describe their portal again. What the session cannot see
+ * (a function that runs DEALLOCATE, an ALTER TABLE changing the result type
+ * behind a prepared SELECT *) the server reports at Bind: for a statement
+ * the session believes exists (it prepared it, or saw it run, and did not
+ * close it), 26000 (no such statement) or 0A000 (cached plan must not
+ * change result type) complete the execution with PGW_ESTMTINVALID, the
+ * result holding the server's error, and the session forgets that
+ * statement's description (later executions describe their portal and get
+ * PGW_ESTMTINVALID again while the server refuses them); prepare it again
+ * to use it. A name the session never saw, or closed itself, gets
+ * PGW_ESERVER with the server's 26000 (the caller's mistake). A statement
+ * replaced behind the session's back without such SQL by one the server
+ * accepts with the old formats is not detected.
  */
+
+/* Prepare a named statement: Parse and Describe statement. The result
+ * carries the parameter types (pgw_result_nparams/param_type) and the
+ * column descriptions, which the session keeps for later executions. oids
+ * may be NULL (all inferred). Returns as pgw_session_query. */
 PGW_EXTERN int pgw_session_prepare(pgw_session_t *s, const char *name, const char *sql,
                                    const uint32_t *oids, size_t nparams, pgw_result_cb cb,
                                    void *ud);
-/* Execute a prepared statement: Bind, Execute (Describe portal only if the
- * statement was not prepared through this session). */
+/* Execute a prepared statement: Bind and Execute with the stored
+ * description's per-column formats (text for all with PGW_Q_TEXT), or, when
+ * the description is not known, Bind with text for all, Describe portal and
+ * Execute. Returns as pgw_session_query; completes with PGW_ESTMTINVALID as
+ * described above. */
 PGW_EXTERN int pgw_session_execute(pgw_session_t *s, const char *name, const pgw_param_t *params,
                                    size_t nparams, unsigned flags, pgw_result_cb cb, void *ud);
 /* Streaming variant of pgw_session_execute. */
 PGW_EXTERN int pgw_session_execute_rows(pgw_session_t *s, const char *name,
                                         const pgw_param_t *params, size_t nparams, unsigned flags,
                                         pgw_row_cb row_cb, pgw_result_cb done_cb, void *ud);
-/* Describe a prepared statement (parameter types and columns). */
+/* Describe a prepared statement (parameter types and columns); the reply
+ * also refreshes the session's description of it. Returns 0, PGW_EINVAL
+ * (NULL session or name), PGW_ECLOSED, PGW_ENOMEM. */
 PGW_EXTERN int pgw_session_describe(pgw_session_t *s, const char *name, pgw_result_cb cb, void *ud);
-/* Close (deallocate) a prepared statement and forget its description. */
+/* Close (deallocate) a prepared statement and forget its description (at
+ * once: executions queued after it describe their portal). Returns 0,
+ * PGW_EINVAL (NULL session or name), PGW_ECLOSED, PGW_ENOMEM. */
 PGW_EXTERN int pgw_session_close_statement(pgw_session_t *s, const char *name, pgw_result_cb cb,
                                            void *ud);
 

@@ -23,8 +23,6 @@
 
 void pgw__req_release(pgw_session_t *s, pgw__req_t *r)
 {
-    if (r->name && r->name != r->name_inline) pgw__free(s->alloc, r->name);
-    r->name = NULL;
     r->next = s->free_reqs;
     s->free_reqs = r;
     s->nfree_reqs++;
@@ -55,7 +53,7 @@ static void complete_head(pgw_session_t *s, int status)
 {
     pgw__req_t *r = pop_head(s);
     pgw_result_t *res = r->res;
-    bool keep_res = status == 0 || status == PGW_ESERVER ||
+    bool keep_res = status == 0 || status == PGW_ESERVER || status == PGW_ESTMTINVALID ||
                     (status == r->row_status && (r->flags & PGW__RF_STREAM));
     if (res && !keep_res) {
         pgw_result_free(res);
@@ -248,11 +246,9 @@ static bool hand_to_sync(pgw_session_t *s, pgw__req_t *r)
 
 static void finish(pgw_session_t *s, pgw__req_t *r)
 {
-    if ((r->flags & PGW__RF_STORE) && r->name && r->res) {
-        /* The table only saves a round trip later: without memory the
-         * statement is executed as an unknown one. */
-        (void)pgw__stmt_store(s, r->name, r->res);
-    }
+    /* Stored only if the entry is still the one the request was queued
+     * against; without memory the entry stays pending (safe). */
+    if ((r->flags & PGW__RF_STORE) && r->res) pgw__stmt_store(s, r->stmt_token, r->res);
     if (hand_to_sync(s, r)) return;
     int status = (r->flags & PGW__RF_STREAM) && r->row_status < 0 ? r->row_status : 0;
     complete_head(s, status);
@@ -264,9 +260,15 @@ static int step(pgw_session_t *s, pgw__req_t *r)
     return 0;
 }
 
+/* The response the request waits for next (PGW__EXP_*), 0 when done. */
+static uint8_t expected(const pgw__req_t *r)
+{
+    return r->step < r->nexp ? r->exp[r->step] : 0;
+}
+
 static int on_extended(pgw_session_t *s, pgw__req_t *r, const pgw_msg_t *m)
 {
-    uint8_t exp = r->step < r->nexp ? r->exp[r->step] : 0;
+    uint8_t exp = expected(r);
     int rc;
     switch (m->type) {
     case PGW_B_PARSE_COMPLETE:
@@ -381,7 +383,52 @@ static int on_fatal_error(pgw_session_t *s, const pgw_msg_t *m)
     return 0;
 }
 
-static int on_error(pgw_session_t *s, pgw__req_t *r, const pgw_msg_t *m)
+static bool sqlstate_is(const pgw_error_fields_t *f, const char *code)
+{
+    return f->sqlstate.len == 5 && memcmp(f->sqlstate.p, code, 5) == 0;
+}
+
+/* The server refused to bind a named statement because it does not exist
+ * (26000) or can no longer run as it was prepared (0A000: "cached plan must
+ * not change result type"). */
+static bool stmt_refused(const pgw__req_t *r, const pgw_error_fields_t *f)
+{
+    return r->kind == PGW__REQ_EXTENDED && r->stmt_token && expected(r) == PGW__EXP_BIND &&
+           (sqlstate_is(f, "26000") || sqlstate_is(f, "0A000"));
+}
+
+/* A query refused binary output for a column libpgwire has no binary
+ * decoder for (42883 at Execute), and may run again if the ReadyForQuery
+ * allows it (requests.c, keep_bind_params). */
+static bool may_rebind(const pgw_session_t *s, const pgw__req_t *r, const pgw_error_fields_t *f)
+{
+    if (r->retry != PGW__RETRY_ARMED || expected(r) != PGW__EXP_ROWS || !sqlstate_is(f, "42883"))
+        return false;
+    const pgw__req_t *sync = r->next;
+    if (!(r->flags & PGW__RF_OWN_SYNC) || !sync || sync->kind != PGW__REQ_SYNC ||
+        (sync->flags & PGW__RF_USER) || sync != s->tail)
+        return false;
+    if (!r->res || !r->res->have_desc || r->nrows_streamed || r->res->nrows) return false;
+    for (uint16_t i = 0; i < r->res->ncols; i++)
+        if (pgw__column_format(r->res->fields[i].type_oid) == PGW_FORMAT_TEXT) return true;
+    return false;
+}
+
+static int on_ready(pgw_session_t *s, pgw__req_t *r, const pgw_msg_t *m);
+
+/* The ReadyForQuery after a query's 42883: bind it again if nothing was
+ * queued since and no transaction block is open, else report the error. */
+static int on_rebind_ready(pgw_session_t *s, pgw__req_t *r, const pgw_msg_t *m)
+{
+    s->txn_status = m->u.ready.status;
+    if (m->u.ready.status == 'I' && r->next == s->tail && pgw__req_rebind(s, r) == 0) return 0;
+    complete_head(s, PGW_ESERVER);
+    if (halted(s)) return 0;
+    return s->head && s->head->kind == PGW__REQ_SYNC ? on_ready(s, s->head, m) : PGW_EPROTO;
+}
+
+static int on_error(pgw_session_t *s, pgw__req_t *r, const pgw_msg_t *m,
+                    const pgw_error_fields_t *f)
 {
     if (r->kind == PGW__REQ_SIMPLE) return on_simple(s, r, m);
     int rc = 0;
@@ -394,9 +441,18 @@ static int on_error(pgw_session_t *s, pgw__req_t *r, const pgw_msg_t *m)
     }
     rc = pgw__result_set_error(r->res, m);
     if (rc < 0) return rc;
+    if (may_rebind(s, r, f)) {
+        r->retry = PGW__RETRY_WAIT; /* its Sync is the only other entry of its group */
+        return 0;
+    }
+    int status = PGW_ESERVER;
+    if (stmt_refused(r, f)) {
+        if (r->flags & PGW__RF_VOUCHED) status = PGW_ESTMTINVALID;
+        pgw__stmt_refused(s, r->stmt_token);
+    }
     s->rx_aborting = true;
     s->rx_abort_group = r->group;
-    complete_head(s, PGW_ESERVER);
+    complete_head(s, status);
     abort_skipped(s);
     return 0;
 }
@@ -431,8 +487,8 @@ int pgw__dispatch(pgw_session_t *s, const pgw_msg_t *m)
     if (s->state == PGW_SESSION_STARTUP || s->state == PGW_SESSION_NEW)
         return pgw__startup_dispatch(s, m);
 
+    pgw_error_fields_t f;
     if (m->type == PGW_B_ERROR) {
-        pgw_error_fields_t f;
         if (pgw_error_fields_parse(m, &f) < 0) return PGW_EPROTO;
         if (is_fatal_error(m, &f)) return on_fatal_error(s, m);
     }
@@ -445,8 +501,10 @@ int pgw__dispatch(pgw_session_t *s, const pgw_msg_t *m)
         rc = ensure_res(s, r);
         if (rc < 0) return rc;
     }
+    if (r->retry == PGW__RETRY_WAIT)
+        return m->type == PGW_B_READY ? on_rebind_ready(s, r, m) : PGW_EPROTO;
     if (m->type == PGW_B_READY) return on_ready(s, r, m);
-    if (m->type == PGW_B_ERROR) return on_error(s, r, m);
+    if (m->type == PGW_B_ERROR) return on_error(s, r, m, &f);
     switch (r->kind) {
     case PGW__REQ_SIMPLE:
         return on_simple(s, r, m);

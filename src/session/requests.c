@@ -6,13 +6,13 @@
  * entries go back to the free list and the error is returned without a
  * callback.
  *
- * Result formats on the extended protocol: an unnamed query and the
- * execution of a statement this session has not described ask binary for
- * every column (every built-in type has a binary form, and pgw_get_* decode
- * them), or text for every column with PGW_Q_TEXT. A statement prepared or
- * described through this session is executed with per-column formats from
- * its stored description (binary where pgw_type_binary_ok, text otherwise)
- * and without a Describe.
+ * Result formats on the extended protocol: an unnamed query asks binary for
+ * every column (or text with PGW_Q_TEXT) and is bound again with per-column
+ * formats if the server has no binary output for a column's type (see
+ * keep_bind_params). A statement whose description the table knows is
+ * executed with per-column formats from it (binary where pgw_type_binary_ok,
+ * text otherwise) and without a Describe; any other named statement with
+ * text for every column and a Describe portal, whose reply the table keeps.
  */
 #include "session_internal.h"
 
@@ -33,8 +33,9 @@ static pgw__req_t *req_alloc(pgw_session_t *s)
     } else {
         r = pgw__malloc(s->alloc, sizeof *r);
         if (!r) return NULL;
+        pgw_buf_init(&r->retry_params, s->alloc);
     }
-    memset(r, 0, offsetof(pgw__req_t, name_inline));
+    memset(r, 0, offsetof(pgw__req_t, retry_params));
     return r;
 }
 
@@ -78,18 +79,6 @@ static void set_expect(pgw__req_t *r, const uint8_t *exp, uint8_t n)
 {
     memcpy(r->exp, exp, n);
     r->nexp = n;
-}
-
-static int set_name(pgw_session_t *s, pgw__req_t *r, const char *name)
-{
-    size_t n = strlen(name);
-    if (n < sizeof r->name_inline) {
-        memcpy(r->name_inline, name, n + 1);
-        r->name = r->name_inline;
-        return 0;
-    }
-    r->name = pgw__strdup(s->alloc, name);
-    return r->name ? 0 : PGW_ENOMEM;
 }
 
 static void link_req(pgw_session_t *s, pgw__req_t *r)
@@ -159,6 +148,14 @@ static const int16_t *all_format(unsigned flags)
     return (flags & PGW_Q_TEXT) ? &fmt_text : &fmt_binary;
 }
 
+/* SQL that may deallocate or replace named statements leaves nothing in the
+ * table to trust: later executions describe their portal (no extra round
+ * trip) and teach the table again. */
+static void forget_if_replacing(pgw_session_t *s, const char *sql, size_t len)
+{
+    if (s->nstmts && pgw__sql_may_replace_statements(sql, len)) pgw__stmt_unsure_all(s);
+}
+
 /* ------------------------------------------------------------ simple query */
 
 static int simple_query(pgw_session_t *s, const char *sql, pgw_row_cb row_cb, pgw_result_cb cb,
@@ -173,11 +170,14 @@ static int simple_query(pgw_session_t *s, const char *sql, pgw_row_cb row_cb, pg
     p.req->row_cb = row_cb;
     p.req->ud = ud;
     if (row_cb) p.req->flags |= PGW__RF_STREAM;
-    rc = pgw_enc_query(p.b, sql, strlen(sql), s->max_message);
+    size_t len = strlen(sql);
+    rc = pgw_enc_query(p.b, sql, len, s->max_message);
     rc = end(s, &p, rc);
+    if (rc < 0) return rc;
     /* 'Q' is its own sync point. */
-    if (rc == 0) s->tx_group++;
-    return rc;
+    s->tx_group++;
+    forget_if_replacing(s, sql, len);
+    return 0;
 }
 
 PGW_EXTERN int pgw_session_simple_query(pgw_session_t *s, const char *sql, pgw_result_cb cb,
@@ -195,6 +195,61 @@ PGW_EXTERN int pgw_session_simple_query_rows(pgw_session_t *s, const char *sql, 
 
 /* ----------------------------------------------------------- unnamed query */
 
+/*
+ * Types without binary output. Binary for every column costs no round trip
+ * and suits every type the types layer decodes, but the server refuses it
+ * (42883 at Execute, at the first row) for a type without a send function,
+ * such as aclitem. The query then runs again, bound with text for the
+ * columns libpgwire has no binary decoder for, when a second run changes
+ * nothing a caller could see: it has its own Sync, nothing was queued after
+ * it, and the ReadyForQuery says no transaction block is open (its implicit
+ * transaction was rolled back). The caller's parameters are gone by then,
+ * so the Bind's parameter section is kept here, in a buffer recycled with
+ * the request (no allocation per query once warm; a larger section is not
+ * kept and the query is not retried).
+ */
+static void keep_bind_params(pgw__req_t *r, const pgw_buf_t *b, size_t bind_at)
+{
+    /* 'B' len "" "" [formats, parameters] nformats=1 format */
+    size_t from = bind_at + 5 + 2, to = b->len - 4;
+    pgw_buf_reset(&r->retry_params);
+    if (to - from > PGW__RETRY_MAX_PARAMS) return;
+    if (pgw_buf_append(&r->retry_params, b->data + from, to - from) == 0)
+        r->retry = PGW__RETRY_ARMED;
+}
+
+int pgw__req_rebind(pgw_session_t *s, pgw__req_t *r)
+{
+    static const uint8_t exp[] = {PGW__EXP_BIND, PGW__EXP_RDESC, PGW__EXP_ROWS};
+    const pgw_result_t *d = r->res;
+    pgw_buf_t *b = pgw__req_buf(s);
+    size_t from = b->len;
+    pgw_msgw_t w;
+    pgw_msgw_begin(b, 'B', &w);
+    pgw_msgw_cstr(&w, "");
+    pgw_msgw_cstr(&w, "");
+    pgw_msgw_bytes(&w, r->retry_params.data, r->retry_params.len);
+    pgw_msgw_i16(&w, (int16_t)d->ncols);
+    for (uint16_t i = 0; i < d->ncols; i++)
+        pgw_msgw_i16(&w, pgw__column_format(d->fields[i].type_oid));
+    int rc = pgw_msgw_end(&w, s->max_message);
+    if (rc == 0) rc = pgw_enc_describe(b, 'P', "");
+    if (rc == 0) rc = pgw_enc_execute(b, "", 0);
+    if (rc == 0) rc = pgw_enc_sync(b);
+    if (rc < 0) {
+        b->len = from;
+        return rc;
+    }
+    pgw_result_free(r->res);
+    r->res = r->last = NULL;
+    set_expect(r, exp, sizeof exp);
+    r->step = 0;
+    r->retry = PGW__RETRY_DONE;
+    pgw__trace_out(s, b, from, true);
+    pgw__out_appended(s, b, from);
+    return 0;
+}
+
 static int query(pgw_session_t *s, const char *sql, const pgw_param_t *params, size_t nparams,
                  unsigned flags, pgw_row_cb row_cb, pgw_result_cb cb, void *ud)
 {
@@ -209,15 +264,19 @@ static int query(pgw_session_t *s, const char *sql, const pgw_param_t *params, s
     p.req->ud = ud;
     if (row_cb) p.req->flags |= PGW__RF_STREAM;
     rc = enc_parse(s, p.b, "", sql, NULL, params, nparams);
+    size_t bind_at = p.b->len;
     if (rc == 0)
         rc = pgw_enc_bind_params(p.b, "", "", params, (uint16_t)nparams, all_format(flags), 1,
                                  s->max_message);
+    if (rc == 0 && p.sync && !(flags & PGW_Q_TEXT)) keep_bind_params(p.req, p.b, bind_at);
     if (rc == 0) rc = pgw_enc_describe(p.b, 'P', "");
     if (rc == 0) rc = pgw_enc_execute(p.b, "", 0);
     rc = end(s, &p, rc);
+    if (rc < 0) return rc;
     /* The unnamed statement was replaced: forget any stored description. */
-    if (rc == 0) pgw__stmt_forget(s, "");
-    return rc;
+    pgw__stmt_forget(s, "");
+    forget_if_replacing(s, sql, strlen(sql));
+    return 0;
 }
 
 PGW_EXTERN int pgw_session_query(pgw_session_t *s, const char *sql, const pgw_param_t *params,
@@ -236,6 +295,13 @@ PGW_EXTERN int pgw_session_query_rows(pgw_session_t *s, const char *sql, const p
 
 /* ------------------------------------------------------ prepared statements */
 
+/* The request's reply describes the statement entry with token (0: none). */
+static void expect_reply(pgw__req_t *r, uint64_t token)
+{
+    r->stmt_token = token;
+    if (token) r->flags |= PGW__RF_STORE;
+}
+
 PGW_EXTERN int pgw_session_prepare(pgw_session_t *s, const char *name, const char *sql,
                                    const uint32_t *oids, size_t nparams, pgw_result_cb cb, void *ud)
 {
@@ -247,11 +313,14 @@ PGW_EXTERN int pgw_session_prepare(pgw_session_t *s, const char *name, const cha
     set_expect(p.req, exp, sizeof exp);
     p.req->cb = cb;
     p.req->ud = ud;
-    p.req->flags |= PGW__RF_STORE;
-    rc = set_name(s, p.req, name);
-    if (rc == 0) rc = enc_parse(s, p.b, name, sql, oids, NULL, nparams);
+    rc = enc_parse(s, p.b, name, sql, oids, NULL, nparams);
     if (rc == 0) rc = pgw_enc_describe(p.b, 'S', name);
-    return end(s, &p, rc);
+    rc = end(s, &p, rc);
+    if (rc < 0) return rc;
+    /* From now on the statement is the new one: executions queued before
+     * its description arrives describe their portal. */
+    expect_reply(p.req, pgw__stmt_replaced(s, name));
+    return 0;
 }
 
 /* Bind + Execute with the stored description (no Describe). */
@@ -276,12 +345,15 @@ static int execute_known(pgw_session_t *s, pending_req_t *p, const pgw__stmt_t *
     return rc;
 }
 
+/* Bind + Describe portal + Execute of a statement whose description is not
+ * known (pending, or never described here): text for every column, which
+ * every type has, and the server's own description of the portal. */
 static int execute_unknown(pgw_session_t *s, pending_req_t *p, const char *name,
-                           const pgw_param_t *params, size_t nparams, unsigned flags)
+                           const pgw_param_t *params, size_t nparams)
 {
     static const uint8_t exp[] = {PGW__EXP_BIND, PGW__EXP_RDESC, PGW__EXP_ROWS};
     set_expect(p->req, exp, sizeof exp);
-    int rc = pgw_enc_bind_params(p->b, "", name, params, (uint16_t)nparams, all_format(flags), 1,
+    int rc = pgw_enc_bind_params(p->b, "", name, params, (uint16_t)nparams, &fmt_text, 1,
                                  s->max_message);
     if (rc == 0) rc = pgw_enc_describe(p->b, 'P', "");
     return rc;
@@ -298,13 +370,23 @@ static int execute(pgw_session_t *s, const char *name, const pgw_param_t *params
     p.req->row_cb = row_cb;
     p.req->ud = ud;
     if (row_cb) p.req->flags |= PGW__RF_STREAM;
+    /* Read before end(): its callbacks may change the table. */
     const pgw__stmt_t *st = pgw__stmt_find(s, name);
-    if (st)
+    bool known = st && st->known;
+    uint64_t token = st ? st->token : 0;
+    if (st && st->vouched) p.req->flags |= PGW__RF_VOUCHED;
+    if (known)
         rc = execute_known(s, &p, st, name, params, nparams, flags);
     else
-        rc = execute_unknown(s, &p, name, params, nparams, flags);
+        rc = execute_unknown(s, &p, name, params, nparams);
     if (rc == 0) rc = pgw_enc_execute(p.b, "", 0);
-    return end(s, &p, rc);
+    rc = end(s, &p, rc);
+    if (rc < 0) return rc;
+    if (known)
+        p.req->stmt_token = token; /* for a refusal at Bind only */
+    else
+        expect_reply(p.req, token ? token : pgw__stmt_token(s, name));
+    return 0;
 }
 
 PGW_EXTERN int pgw_session_execute(pgw_session_t *s, const char *name, const pgw_param_t *params,
@@ -331,10 +413,11 @@ PGW_EXTERN int pgw_session_describe(pgw_session_t *s, const char *name, pgw_resu
     set_expect(p.req, exp, sizeof exp);
     p.req->cb = cb;
     p.req->ud = ud;
-    p.req->flags |= PGW__RF_STORE;
-    rc = set_name(s, p.req, name);
-    if (rc == 0) rc = pgw_enc_describe(p.b, 'S', name);
-    return end(s, &p, rc);
+    rc = pgw_enc_describe(p.b, 'S', name);
+    rc = end(s, &p, rc);
+    if (rc < 0) return rc;
+    expect_reply(p.req, pgw__stmt_token(s, name));
+    return 0;
 }
 
 PGW_EXTERN int pgw_session_close_statement(pgw_session_t *s, const char *name, pgw_result_cb cb,

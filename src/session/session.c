@@ -199,6 +199,7 @@ static void session_destroy(pgw_session_t *s)
     while (s->free_reqs) {
         pgw__req_t *r = s->free_reqs;
         s->free_reqs = r->next;
+        pgw_buf_free(&r->retry_params);
         pgw__free(a, r);
     }
     if (s->startup_params)

@@ -147,10 +147,22 @@ enum pgw__req_flag {
     PGW__RF_BATCH_END = 1u << 2, /* the Sync of pgw_session_batch_end */
     PGW__RF_STREAM = 1u << 3,    /* rows go to row_cb */
     PGW__RF_STORE = 1u << 4,     /* store the description in the statement table */
-    PGW__RF_OWN_SYNC = 1u << 5   /* followed by its own internal Sync entry */
+    PGW__RF_OWN_SYNC = 1u << 5,  /* followed by its own internal Sync entry */
+    PGW__RF_VOUCHED = 1u << 6    /* executes a statement the table vouches for (ESTMTINVALID) */
 };
 
-#define PGW__REQ_NAME_INLINE 48
+/* A one-shot query whose result has a column type without binary output
+ * (the server's 42883 at Execute) can be bound again with text for that
+ * column. It keeps a copy of its Bind parameter section for that, up to
+ * this many bytes (a larger one is not retried). */
+#define PGW__RETRY_MAX_PARAMS 4096
+
+enum pgw__retry {
+    PGW__RETRY_NONE = 0, /* no copy kept: not retried */
+    PGW__RETRY_ARMED,    /* retry_params holds the Bind parameter section */
+    PGW__RETRY_WAIT,     /* got 42883; the ReadyForQuery decides */
+    PGW__RETRY_DONE      /* bound again once; never again */
+};
 
 typedef struct pgw__req {
     struct pgw__req *next;
@@ -168,15 +180,36 @@ typedef struct pgw__req {
     pgw_result_t *res;  /* first result (or the only one) */
     pgw_result_t *last; /* chain tail for simple queries */
     uint64_t t_queued, t_first;
-    char *name; /* statement name when needed (PGW__RF_STORE) */
-    char name_inline[PGW__REQ_NAME_INLINE];
+    /* The statement-table token this request's reply is checked against
+     * (prepare, describe, named execute); 0: none. */
+    uint64_t stmt_token;
+    uint8_t retry; /* enum pgw__retry */
+    /* Kept across recycling (not reset by req_alloc): the Bind parameter
+     * section of a retryable query, at most PGW__RETRY_MAX_PARAMS bytes. */
+    pgw_buf_t retry_params;
 } pgw__req_t;
 
 /* ------------------------------------------------------- statement table */
 
+/*
+ * An entry is either known (the server's description of the statement as it
+ * is now) or pending (a prepare or describe is in flight, or an execute of a
+ * statement never described here). Each entry has a token, unique for the
+ * session's life, given when it is created: a reply stores its description
+ * only into the entry whose token the request was given when it was queued,
+ * so a late reply to a statement closed or replaced since cannot bring back
+ * an old description.
+ */
 typedef struct pgw__stmt {
     void *block; /* the one allocation holding everything below */
     char *name;
+    uint64_t token;
+    bool known; /* fields/formats valid; else pending (only name is set) */
+    /* The session believes the statement exists: it prepared it, or saw it
+     * run, and did not close it. Its 26000 / 0A000 is PGW_ESTMTINVALID; a
+     * name it never saw or closed itself gets PGW_ESERVER (a caller's
+     * mistake, not a change behind its back). */
+    bool vouched;
     uint32_t hash;
     uint16_t nparams;
     uint16_t ncols;
@@ -273,6 +306,7 @@ struct pgw_session {
     /* statements */
     pgw__stmt_t *stmts;
     size_t nstmts, stmts_cap;
+    uint64_t stmt_seq; /* last token given */
 
     /* re-entrancy */
     unsigned depth;
@@ -311,10 +345,40 @@ void pgw__req_release(pgw_session_t *s, pgw__req_t *r);
 int pgw__param_set(pgw_session_t *s, pgw_str_t name, pgw_str_t value);
 void pgw__handle_async(pgw_session_t *s, const pgw_msg_t *m, int *handled, int *rc);
 
+/* requests.c */
+/* Bind the query at the head again, with the parameter section it kept and
+ * per-column formats from its RowDescription, plus Describe, Execute and
+ * Sync; the request starts over at its Bind. Returns 0, PGW_ENOMEM or
+ * PGW_ETOOBIG (nothing queued then). */
+int pgw__req_rebind(pgw_session_t *s, pgw__req_t *r);
+
 /* stmt.c */
-pgw__stmt_t *pgw__stmt_find(pgw_session_t *s, const char *name);
-int pgw__stmt_store(pgw_session_t *s, const char *name, const pgw_result_t *desc);
+/* The Bind result format for a column of type oid: binary where the types
+ * layer decodes it (pgw_type_binary_ok), text otherwise. */
+int16_t pgw__column_format(uint32_t oid);
+/* The entry for name (known or pending), or NULL. */
+const pgw__stmt_t *pgw__stmt_find(pgw_session_t *s, const char *name);
+/* A prepare of name was queued: drop what is known and start a pending
+ * entry. Returns its token, or 0 without memory (the name is then absent:
+ * still safe). */
+uint64_t pgw__stmt_replaced(pgw_session_t *s, const char *name);
+/* The token of name's entry, made pending (not vouched) if there is none
+ * (0 without memory). */
+uint64_t pgw__stmt_token(pgw_session_t *s, const char *name);
+/* Store desc's columns in the entry with token, if it still exists (a reply
+ * to a closed or replaced statement is dropped). Without memory the entry
+ * stays pending, which is safe. */
+void pgw__stmt_store(pgw_session_t *s, uint64_t token, const pgw_result_t *desc);
+/* The server refused to bind the statement of the entry with token: a
+ * vouched entry becomes pending (the session still holds the name: it is
+ * prepared again or closed by the caller), another one is removed. */
+void pgw__stmt_refused(pgw_session_t *s, uint64_t token);
 void pgw__stmt_forget(pgw_session_t *s, const char *name);
+/* Every statement may have been replaced (DEALLOCATE, PREPARE, DISCARD
+ * run as SQL): every entry becomes pending, with a new token. */
+void pgw__stmt_unsure_all(pgw_session_t *s);
+/* 1 if sql has DEALLOCATE, PREPARE or DISCARD as a whole word (any case). */
+int pgw__sql_may_replace_statements(const char *sql, size_t len);
 void pgw__stmt_free_all(pgw_session_t *s);
 
 #endif

@@ -1,11 +1,23 @@
 /*
- * The per-session table of prepared statements described through this
- * session: name -> parameter types, column descriptions and the result
+ * The per-session table of prepared statements: name -> the server's
+ * description of the statement (parameter types, columns) and the result
  * formats to ask in Bind (binary where the types layer decodes the column's
- * type, text otherwise). A small array searched by hash then name: sessions
- * hold tens of statements, not thousands. Each entry is one allocation.
+ * type, text otherwise), or a pending entry while no description can be
+ * trusted. A small array searched by hash then name: sessions hold tens of
+ * statements, not thousands. Each entry is one allocation.
+ *
+ * Why tokens (session_internal.h): replies arrive long after their requests
+ * were queued, and the table must describe the statement as the next
+ * execution queued will find it. So the table changes at queue time
+ * (prepare: pending; close: gone; SQL that may replace statements: all
+ * pending) and a reply only fills in the entry it was queued against.
  */
 #include "session_internal.h"
+
+int16_t pgw__column_format(uint32_t oid)
+{
+    return pgw_type_binary_ok(oid) ? PGW_FORMAT_BINARY : PGW_FORMAT_TEXT;
+}
 
 static uint32_t name_hash(const char *s)
 {
@@ -15,17 +27,24 @@ static uint32_t name_hash(const char *s)
     return h;
 }
 
-static size_t find_index(pgw_session_t *s, const char *name, uint32_t h)
+static size_t find_index(const pgw_session_t *s, const char *name, uint32_t h)
 {
     for (size_t i = 0; i < s->nstmts; i++)
         if (s->stmts[i].hash == h && strcmp(s->stmts[i].name, name) == 0) return i;
     return SIZE_MAX;
 }
 
-pgw__stmt_t *pgw__stmt_find(pgw_session_t *s, const char *name)
+static size_t find_token(const pgw_session_t *s, uint64_t token)
+{
+    for (size_t i = 0; token && i < s->nstmts; i++)
+        if (s->stmts[i].token == token) return i;
+    return SIZE_MAX;
+}
+
+const pgw__stmt_t *pgw__stmt_find(pgw_session_t *s, const char *name)
 {
     size_t i = find_index(s, name, name_hash(name));
-    return i == SIZE_MAX ? NULL : &s->stmts[i];
+    return i != SIZE_MAX ? &s->stmts[i] : NULL;
 }
 
 static void remove_at(pgw_session_t *s, size_t i)
@@ -40,6 +59,30 @@ void pgw__stmt_forget(pgw_session_t *s, const char *name)
     if (i != SIZE_MAX) remove_at(s, i);
 }
 
+/* The entry's description can no longer be trusted; replies queued before
+ * now are dropped. Its block keeps the name. */
+static void make_unsure(pgw_session_t *s, pgw__stmt_t *st)
+{
+    st->known = false;
+    st->token = ++s->stmt_seq;
+}
+
+void pgw__stmt_unsure_all(pgw_session_t *s)
+{
+    for (size_t i = 0; i < s->nstmts; i++)
+        make_unsure(s, &s->stmts[i]);
+}
+
+void pgw__stmt_refused(pgw_session_t *s, uint64_t token)
+{
+    size_t i = find_token(s, token);
+    if (i == SIZE_MAX) return;
+    if (s->stmts[i].vouched)
+        make_unsure(s, &s->stmts[i]);
+    else
+        remove_at(s, i);
+}
+
 void pgw__stmt_free_all(pgw_session_t *s)
 {
     while (s->nstmts)
@@ -49,9 +92,47 @@ void pgw__stmt_free_all(pgw_session_t *s)
     s->stmts_cap = 0;
 }
 
-/* One block: fields | param oids | formats | column names | statement name. */
-int pgw__stmt_store(pgw_session_t *s, const char *name, const pgw_result_t *d)
+/* A new pending entry for name (not in the table). Returns its token or 0. */
+static uint64_t add_pending(pgw_session_t *s, const char *name, uint32_t h, bool vouched)
 {
+    if (s->nstmts == s->stmts_cap) {
+        size_t cap = s->stmts_cap ? s->stmts_cap * 2 : 8;
+        pgw__stmt_t *a = pgw__realloc(s->alloc, s->stmts, cap * sizeof *a);
+        if (!a) return 0;
+        s->stmts = a;
+        s->stmts_cap = cap;
+    }
+    char *copy = pgw__strdup(s->alloc, name);
+    if (!copy) return 0;
+    pgw__stmt_t *st = &s->stmts[s->nstmts++];
+    memset(st, 0, sizeof *st);
+    st->block = copy;
+    st->name = copy;
+    st->hash = h;
+    st->token = ++s->stmt_seq;
+    st->vouched = vouched;
+    return st->token;
+}
+
+uint64_t pgw__stmt_replaced(pgw_session_t *s, const char *name)
+{
+    pgw__stmt_forget(s, name);
+    return add_pending(s, name, name_hash(name), true);
+}
+
+uint64_t pgw__stmt_token(pgw_session_t *s, const char *name)
+{
+    uint32_t h = name_hash(name);
+    size_t i = find_index(s, name, h);
+    return i != SIZE_MAX ? s->stmts[i].token : add_pending(s, name, h, false);
+}
+
+/* One block: fields | param oids | formats | column names | statement name. */
+void pgw__stmt_store(pgw_session_t *s, uint64_t token, const pgw_result_t *d)
+{
+    size_t at = find_token(s, token);
+    if (at == SIZE_MAX) return; /* closed or replaced since it was queued */
+    const char *name = s->stmts[at].name;
     size_t names = 0;
     for (uint16_t i = 0; i < d->ncols; i++)
         names += d->fields[i].name.len + 1;
@@ -59,8 +140,8 @@ int pgw__stmt_store(pgw_session_t *s, const char *name, const pgw_result_t *d)
     size_t size = sizeof(uint32_t) * d->nparams + sizeof(pgw_field_desc_t) * d->ncols +
                   sizeof(int16_t) * d->ncols + nlen + names;
     uint8_t *blk = pgw__malloc(s->alloc, size);
-    if (!blk) return PGW_ENOMEM;
-    pgw__stmt_t st;
+    if (!blk) return;
+    pgw__stmt_t st = s->stmts[at];
     st.fields = (pgw_field_desc_t *)blk;
     st.param_oids = (uint32_t *)(blk + sizeof(pgw_field_desc_t) * d->ncols);
     st.formats = (int16_t *)((uint8_t *)st.param_oids + sizeof(uint32_t) * d->nparams);
@@ -74,28 +155,59 @@ int pgw__stmt_store(pgw_session_t *s, const char *name, const pgw_result_t *d)
         str[d->fields[i].name.len] = '\0';
         st.fields[i].name.p = str;
         str += d->fields[i].name.len + 1;
-        st.formats[i] =
-            pgw_type_binary_ok(d->fields[i].type_oid) ? PGW_FORMAT_BINARY : PGW_FORMAT_TEXT;
+        st.formats[i] = pgw__column_format(d->fields[i].type_oid);
         st.fields[i].format = st.formats[i];
     }
     memcpy(str, name, nlen);
-    st.hash = name_hash(name);
-
+    pgw__free(s->alloc, s->stmts[at].block);
     st.block = blk;
     st.name = str;
-    size_t i = find_index(s, name, st.hash);
-    if (i != SIZE_MAX) {
-        remove_at(s, i);
-    } else if (s->nstmts == s->stmts_cap) {
-        size_t cap = s->stmts_cap ? s->stmts_cap * 2 : 8;
-        pgw__stmt_t *a = pgw__realloc(s->alloc, s->stmts, cap * sizeof *a);
-        if (!a) {
-            pgw__free(s->alloc, blk);
-            return PGW_ENOMEM;
+    st.known = true;
+    st.vouched = true; /* it ran: it exists */
+    s->stmts[at] = st;
+}
+
+/* ------------------------------------------------------------ SQL scan */
+
+/* ASCII rules, whatever the process locale. */
+static int ident_char(unsigned char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '$' || c >= 0x80;
+}
+
+static unsigned char lower(unsigned char c)
+{
+    return c >= 'A' && c <= 'Z' ? (unsigned char)(c - 'A' + 'a') : c;
+}
+
+static int word_is(const char *w, size_t n, const char *kw)
+{
+    if (strlen(kw) != n) return 0;
+    for (size_t i = 0; i < n; i++)
+        if (lower((unsigned char)w[i]) != (unsigned char)kw[i]) return 0;
+    return 1;
+}
+
+/* A cheap over-approximation: a keyword inside a string literal or comment
+ * also counts, which only costs a Describe on the next executions. */
+int pgw__sql_may_replace_statements(const char *sql, size_t len)
+{
+    size_t i = 0;
+    while (i < len) {
+        if (!ident_char((unsigned char)sql[i])) {
+            i++;
+            continue;
         }
-        s->stmts = a;
-        s->stmts_cap = cap;
+        size_t j = i;
+        while (j < len && ident_char((unsigned char)sql[j]))
+            j++;
+        size_t n = j - i;
+        if ((n == 7 || n == 10) &&
+            (word_is(sql + i, n, "prepare") || word_is(sql + i, n, "discard") ||
+             word_is(sql + i, n, "deallocate")))
+            return 1;
+        i = j;
     }
-    s->stmts[s->nstmts++] = st;
     return 0;
 }

@@ -414,6 +414,189 @@ static void test_prepared(void **state)
     drv_close(&d);
 }
 
+/* Run one request alone (its callback keeps the result in kept). */
+static int run_kept(drv_t *d, int rc)
+{
+    assert_int_equal(rc, 0);
+    assert_int_equal(pump(d, nothing_pending, NULL), 0);
+    assert_int_equal(D[0].calls, 1);
+    return D[0].status;
+}
+
+#define RUN_KEPT(d, call) (memset(&D[0], 0, sizeof D[0]), kept = NULL, run_kept(d, (call)))
+
+static void expect_text_column(const char *name, const char *value)
+{
+    assert_non_null(kept);
+    assert_int_equal(pgw_result_ncols(kept), 1);
+    assert_string_equal(pgw_result_fname(kept, 0), name);
+    assert_int_equal(pgw_result_ftype(kept, 0), 25);
+    pgw_str_t t;
+    assert_int_equal(pgw_result_text(kept, 0, 0, &t), 0);
+    assert_int_equal(t.len, strlen(value));
+    assert_memory_equal(t.p, value, t.len);
+    int64_t v;
+    assert_int_equal(pgw_result_int8(kept, 0, 0, &v), PGW_ETYPE);
+    pgw_result_free(kept);
+}
+
+static void expect_stmt_invalid(const char *sqlstate)
+{
+    assert_int_equal(D[0].status, PGW_ESTMTINVALID);
+    assert_non_null(kept);
+    assert_non_null(pgw_result_error(kept));
+    assert_string_equal(pgw_result_error(kept)->sqlstate, sqlstate);
+    pgw_result_free(kept);
+}
+
+/* A result carries the description the server sent for that execution:
+ * after a pipelined prepare/close, after DEALLOCATE + PREPARE run as SQL;
+ * and a statement the server no longer runs as prepared is
+ * PGW_ESTMTINVALID with the server's error. */
+static void test_stale_descriptions(void **state)
+{
+    (void)state;
+    pgt_require_server();
+    drv_t d;
+    assert_int_equal(drv_open(&d, 0, NULL, NULL, NULL), 0);
+    memset(D, 0, sizeof D);
+
+    /* prepare + close pipelined, then prepare + execute pipelined. */
+    assert_int_equal(pgw_session_prepare(d.s, "s", "select 1::int8 as a", NULL, 0, rec_cb, UD(1)),
+                     0);
+    assert_int_equal(pgw_session_close_statement(d.s, "s", rec_cb, UD(2)), 0);
+    assert_int_equal(pump(&d, nothing_pending, NULL), 0);
+    assert_int_equal(D[1].status, 0);
+    assert_int_equal(D[2].status, 0);
+    assert_int_equal(pgw_session_prepare(d.s, "s", "select 'x'::text as z", NULL, 0, rec_cb, UD(3)),
+                     0);
+    assert_int_equal(RUN_KEPT(&d, pgw_session_execute(d.s, "s", NULL, 0, 0, keep_cb, UD(0))), 0);
+    assert_int_equal(D[3].status, 0);
+    expect_text_column("z", "x");
+    /* And again, now on the fast path. */
+    assert_int_equal(RUN_KEPT(&d, pgw_session_execute(d.s, "s", NULL, 0, 0, keep_cb, UD(0))), 0);
+    expect_text_column("z", "x");
+
+    /* Replaced as SQL behind the session's back. */
+    assert_int_equal(pgw_session_prepare(d.s, "q", "select 1::int8 as a", NULL, 0, rec_cb, UD(4)),
+                     0);
+    assert_int_equal(pump(&d, nothing_pending, NULL), 0);
+    exec_ok(&d, "DEALLOCATE q; PREPARE q AS select 'y'::text as w");
+    assert_int_equal(RUN_KEPT(&d, pgw_session_execute(d.s, "q", NULL, 0, 0, keep_cb, UD(0))), 0);
+    expect_text_column("w", "y");
+    assert_int_equal(RUN_KEPT(&d, pgw_session_execute(d.s, "q", NULL, 0, 0, keep_cb, UD(0))), 0);
+    expect_text_column("w", "y");
+
+    /* DISCARD ALL drops every statement: 26000 as PGW_ESTMTINVALID. */
+    exec_ok(&d, "DISCARD ALL");
+    RUN_KEPT(&d, pgw_session_execute(d.s, "s", NULL, 0, 0, keep_cb, UD(0)));
+    expect_stmt_invalid("26000");
+
+    /* The result type of a prepared SELECT * changed: 0A000. */
+    exec_ok(&d, "CREATE TEMP TABLE stale_t (c int4); INSERT INTO stale_t VALUES (1)");
+    assert_int_equal(
+        pgw_session_prepare(d.s, "star", "SELECT * FROM stale_t", NULL, 0, rec_cb, UD(5)), 0);
+    assert_int_equal(pump(&d, nothing_pending, NULL), 0);
+    assert_int_equal(D[5].status, 0);
+    exec_ok(&d, "ALTER TABLE stale_t ALTER COLUMN c TYPE text");
+    RUN_KEPT(&d, pgw_session_execute(d.s, "star", NULL, 0, 0, keep_cb, UD(0)));
+    expect_stmt_invalid("0A000");
+    /* Prepared again, it runs with the new type. */
+    assert_int_equal(pgw_session_close_statement(d.s, "star", rec_cb, UD(6)), 0);
+    assert_int_equal(
+        pgw_session_prepare(d.s, "star", "SELECT * FROM stale_t", NULL, 0, rec_cb, UD(7)), 0);
+    assert_int_equal(RUN_KEPT(&d, pgw_session_execute(d.s, "star", NULL, 0, 0, keep_cb, UD(0))), 0);
+    expect_text_column("c", "1");
+    drv_close(&d);
+}
+
+/* The aclitem column of a kept result: text, with an ACL in it. */
+static void expect_acl_text(size_t col, uint32_t oid)
+{
+    assert_int_equal(pgw_result_ftype(kept, col), oid);
+    assert_int_equal(pgw_result_fformat(kept, col), PGW_FORMAT_TEXT);
+    pgw_str_t t;
+    assert_int_equal(pgw_result_text(kept, 0, col, &t), 0);
+    assert_non_null(memchr(t.p, '=', t.len));
+}
+
+enum { OID_ACLITEM = 1033, OID_ACLITEM_ARRAY = 1034 };
+
+/* Types without a binary output function (aclitem): one-shot queries work;
+ * the columns libpgwire decodes stay binary. */
+static void test_no_binary_output(void **state)
+{
+    (void)state;
+    pgt_require_server();
+    drv_t d;
+    assert_int_equal(drv_open(&d, 0, NULL, NULL, NULL), 0);
+    memset(D, 0, sizeof D);
+    const char *acl = "SELECT relacl FROM pg_class WHERE relacl IS NOT NULL";
+    assert_int_equal(RUN_KEPT(&d, pgw_session_query(d.s, acl, NULL, 0, 0, keep_cb, UD(0))), 0);
+    assert_true(pgw_result_nrows(kept) > 0);
+    expect_acl_text(0, OID_ACLITEM_ARRAY);
+    pgw_result_free(kept);
+    assert_int_equal(RUN_KEPT(&d, pgw_session_query(d.s, "SELECT relacl FROM pg_class", NULL, 0, 0,
+                                                    keep_cb, UD(0))),
+                     0);
+    assert_true(pgw_result_nrows(kept) > 10);
+    pgw_result_free(kept);
+
+    /* Mixed columns: the int4 still comes in binary. */
+    const char *mixed = "SELECT makeaclitem(10, 10, 'SELECT', false), 1::int4";
+    assert_int_equal(RUN_KEPT(&d, pgw_session_query(d.s, mixed, NULL, 0, 0, keep_cb, UD(0))), 0);
+    expect_acl_text(0, OID_ACLITEM);
+    assert_int_equal(pgw_result_fformat(kept, 1), PGW_FORMAT_BINARY);
+    int32_t v;
+    assert_int_equal(pgw_result_int4(kept, 0, 1, &v), 0);
+    assert_int_equal(v, 1);
+    pgw_result_free(kept);
+
+    /* With parameters, streamed rows too. */
+    pgw_param_t p[] = {pgw_int4(7), pgw_text("pg_class")};
+    const char *withp = "SELECT relacl, $1::int4 FROM pg_class WHERE relname = $2";
+    assert_int_equal(RUN_KEPT(&d, pgw_session_query(d.s, withp, p, 2, 0, keep_cb, UD(0))), 0);
+    assert_int_equal(pgw_result_nrows(kept), 1);
+    expect_acl_text(0, OID_ACLITEM_ARRAY);
+    assert_int_equal(pgw_result_int4(kept, 0, 1, &v), 0);
+    assert_int_equal(v, 7);
+    pgw_result_free(kept);
+
+    /* The prepared path picks text for the aclitem column from the
+     * description; PGW_Q_TEXT always works. */
+    assert_int_equal(pgw_session_prepare(d.s, "acl", withp, NULL, 0, rec_cb, UD(1)), 0);
+    assert_int_equal(pump(&d, nothing_pending, NULL), 0);
+    assert_int_equal(D[1].status, 0);
+    assert_int_equal(RUN_KEPT(&d, pgw_session_execute(d.s, "acl", p, 2, 0, keep_cb, UD(0))), 0);
+    expect_acl_text(0, OID_ACLITEM_ARRAY);
+    assert_int_equal(pgw_result_fformat(kept, 1), PGW_FORMAT_BINARY);
+    pgw_result_free(kept);
+    assert_int_equal(
+        RUN_KEPT(&d, pgw_session_query(d.s, mixed, NULL, 0, PGW_Q_TEXT, keep_cb, UD(0))), 0);
+    expect_acl_text(0, OID_ACLITEM);
+    pgw_result_free(kept);
+
+    /* Documented failures: inside a transaction block, and pipelined (a
+     * request queued behind it); the session stays usable. */
+    exec_ok(&d, "BEGIN");
+    RUN_KEPT(&d, pgw_session_query(d.s, mixed, NULL, 0, 0, keep_cb, UD(0)));
+    assert_int_equal(D[0].status, PGW_ESERVER);
+    assert_string_equal(pgw_result_error(kept)->sqlstate, "42883");
+    pgw_result_free(kept);
+    exec_ok(&d, "ROLLBACK");
+    memset(D, 0, sizeof D);
+    kept = NULL;
+    assert_int_equal(pgw_session_query(d.s, mixed, NULL, 0, 0, keep_cb, UD(0)), 0);
+    assert_int_equal(pgw_session_query(d.s, "SELECT 5::int8", NULL, 0, 0, rec_cb, UD(1)), 0);
+    assert_int_equal(pump(&d, nothing_pending, NULL), 0);
+    assert_int_equal(D[0].status, PGW_ESERVER);
+    assert_string_equal(pgw_result_error(kept)->sqlstate, "42883");
+    pgw_result_free(kept);
+    assert_int_equal(D[1].status, 0);
+    assert_int_equal(D[1].value, 5);
+    drv_close(&d);
+}
+
 /* A buffered 10,000-row result of mixed types through typed accessors. */
 static void test_big_result(void **state)
 {
@@ -646,6 +829,8 @@ int main(void)
         cmocka_unit_test(test_protocol_downgrade),
         cmocka_unit_test(test_date_styles),
         cmocka_unit_test(test_max_params),
+        cmocka_unit_test(test_stale_descriptions),
+        cmocka_unit_test(test_no_binary_output),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

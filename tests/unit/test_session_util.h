@@ -466,4 +466,57 @@ static inline pgw_session_t *ready_session(rec_t *rec, const sess_opts_t *o)
     return s;
 }
 
+/* ------------------------------------------------------- frontend messages */
+
+/* The parameter section of the Bind at offset at (after the statement
+ * name, before the result formats) and its result formats. */
+static inline void bind_parts(const wire_t *w, size_t at, const uint8_t **params, size_t *plen,
+                              int16_t *fmts, int *n)
+{
+    const uint8_t *p = w->p + at + 5;
+    p += strlen((const char *)p) + 1; /* portal */
+    p += strlen((const char *)p) + 1; /* statement */
+    *params = p;
+    int npf = p[0] << 8 | p[1];
+    p += 2 + 2 * npf;
+    int np = p[0] << 8 | p[1];
+    p += 2;
+    for (int i = 0; i < np; i++) {
+        int32_t len = (int32_t)((uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | p[2] << 8 | p[3]);
+        p += 4 + (len > 0 ? len : 0);
+    }
+    *plen = (size_t)(p - *params);
+    *n = p[0] << 8 | p[1];
+    p += 2;
+    for (int i = 0; i < *n; i++)
+        fmts[i] = (int16_t)(p[2 * i] << 8 | p[2 * i + 1]);
+}
+
+/* ---------------------------------------------------- counting allocator */
+
+/* An allocator counting malloc/realloc calls in g_allocs. */
+static size_t g_allocs;
+
+static inline void *count_malloc(size_t n, void *ud)
+{
+    (void)ud;
+    g_allocs++;
+    return malloc(n);
+}
+
+static inline void *count_realloc(void *p, size_t n, void *ud)
+{
+    (void)ud;
+    g_allocs++;
+    return realloc(p, n);
+}
+
+static inline void count_free(void *p, void *ud)
+{
+    (void)ud;
+    free(p);
+}
+
+static const pgw_allocator_t count_alloc = {NULL, count_malloc, count_realloc, count_free};
+
 #endif
