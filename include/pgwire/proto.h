@@ -284,10 +284,12 @@ PGW_EXTERN void pgw_rowdesc_iter_init(pgw_rowdesc_iter_t *it, const pgw_msg_t *m
 /* Returns 1 and fills *out, 0 at the end, or PGW_EPROTO. */
 PGW_EXTERN int pgw_rowdesc_iter_next(pgw_rowdesc_iter_t *it, pgw_field_desc_t *out);
 
-/* The i-th parameter type OID of ParameterDescription m (i < nparams). */
-PGW_EXTERN uint32_t pgw_param_desc_oid(const pgw_msg_t *m, uint16_t i);
-/* The i-th column format of a CopyIn/Out/BothResponse m (i < ncols). */
-PGW_EXTERN int16_t pgw_copy_format(const pgw_msg_t *m, uint16_t i);
+/* The i-th parameter type OID of ParameterDescription m; 0 when i >= nparams
+ * or m is NULL or another message. */
+PGW_EXTERN uint32_t pgw_param_desc_oid(const pgw_msg_t *m, size_t i);
+/* The i-th column format of a CopyIn/Out/BothResponse m; -1 when i >= ncols
+ * or m is NULL or another message. */
+PGW_EXTERN int16_t pgw_copy_format(const pgw_msg_t *m, size_t i);
 
 /*
  * Fill *out with the fields of ErrorResponse/NoticeResponse m. Unknown field

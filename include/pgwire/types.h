@@ -261,17 +261,22 @@ static inline pgw_param_t pgw_encoded(uint32_t oid, pgw_encode_fn fn, const void
 
 /*
  * Append a Bind message for the given parameters to b, encoding each value
- * straight into the buffer. result_formats as in pgw_enc_bind. On any error b
- * is unchanged. Returns 0, PGW_ENOMEM, PGW_ETOOBIG (message would pass
- * max_msg or INT32_MAX), PGW_EINVAL (bad parameter) or an encoder's error.
+ * straight into the buffer. result_formats as in pgw_enc_bind. The size is
+ * computed and checked before a byte is written or a parameter value is
+ * read. On any error b is unchanged. Returns 0, PGW_ENOMEM, PGW_ETOOBIG
+ * (message would pass max_msg or INT32_MAX), PGW_EINVAL (b, portal or stmt
+ * NULL, params or result_formats NULL with a count above 0, nparams or
+ * nresult_formats above PGW_MAX_PARAMS, or a bad parameter) or an encoder's
+ * error.
  */
 PGW_EXTERN int pgw_enc_bind_params(pgw_buf_t *b, const char *portal, const char *stmt,
-                                   const pgw_param_t *params, uint16_t nparams,
-                                   const int16_t *result_formats, uint16_t nresult_formats,
+                                   const pgw_param_t *params, size_t nparams,
+                                   const int16_t *result_formats, size_t nresult_formats,
                                    uint32_t max_msg);
 
-/* Fill oids[0..n) with each parameter's declared type (for Parse). */
-PGW_EXTERN void pgw_params_oids(const pgw_param_t *params, uint16_t n, uint32_t *oids);
+/* Fill oids[0..n) with each parameter's declared type (for Parse). A no-op
+ * when params or oids is NULL. */
+PGW_EXTERN void pgw_params_oids(const pgw_param_t *params, size_t n, uint32_t *oids);
 
 /*
  * 1 if the types layer decodes values of type oid from the binary format

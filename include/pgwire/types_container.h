@@ -566,7 +566,7 @@ PGW_EXTERN int pgw_type_registry_load_row(pgw_type_registry_t *reg, const pgw_vi
 /* The 19-byte header: signature, flags 0, header extension length 0. */
 PGW_EXTERN int pgw_copy_bin_begin(pgw_buf_t *b);
 /* Start a row of nfields fields (int16). PGW_EINVAL if nfields > 32767. */
-PGW_EXTERN int pgw_copy_bin_row_begin(pgw_buf_t *b, uint16_t nfields);
+PGW_EXTERN int pgw_copy_bin_row_begin(pgw_buf_t *b, size_t nfields);
 /* One field encoded as a binary parameter would be (int32 length, bytes;
  * -1 for NULL). Text-format parameters are accepted for text-like types
  * (text, varchar, bpchar, name, json, xml, unknown, 0) whose binary form is

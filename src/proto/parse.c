@@ -441,13 +441,13 @@ int pgw_rowdesc_iter_next(pgw_rowdesc_iter_t *it, pgw_field_desc_t *out)
     return 1;
 }
 
-uint32_t pgw_param_desc_oid(const pgw_msg_t *m, uint16_t i)
+uint32_t pgw_param_desc_oid(const pgw_msg_t *m, size_t i)
 {
     if (!m || m->type != PGW_B_PARAM_DESC || i >= m->u.param_desc.nparams) return 0;
     return pgw__get32(m->u.param_desc.oids + 4 * (size_t)i);
 }
 
-int16_t pgw_copy_format(const pgw_msg_t *m, uint16_t i)
+int16_t pgw_copy_format(const pgw_msg_t *m, size_t i)
 {
     if (!m) return -1;
     if (m->type != PGW_B_COPY_IN && m->type != PGW_B_COPY_OUT && m->type != PGW_B_COPY_BOTH)

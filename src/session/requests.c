@@ -266,8 +266,8 @@ static int query(pgw_session_t *s, const char *sql, const pgw_param_t *params, s
     rc = enc_parse(s, p.b, "", sql, NULL, params, nparams);
     size_t bind_at = p.b->len;
     if (rc == 0)
-        rc = pgw_enc_bind_params(p.b, "", "", params, (uint16_t)nparams, all_format(flags), 1,
-                                 s->max_message);
+        rc =
+            pgw_enc_bind_params(p.b, "", "", params, nparams, all_format(flags), 1, s->max_message);
     if (rc == 0 && p.sync && !(flags & PGW_Q_TEXT)) keep_bind_params(p.req, p.b, bind_at);
     if (rc == 0) rc = pgw_enc_describe(p.b, 'P', "");
     if (rc == 0) rc = pgw_enc_execute(p.b, "", 0);
@@ -339,9 +339,8 @@ static int execute_known(pgw_session_t *s, pending_req_t *p, const pgw__stmt_t *
     int rc = pgw__result_set_desc(res, st->fields, st->ncols, text ? &fmt_text : st->formats,
                                   text ? 1 : st->ncols);
     if (rc == 0)
-        rc = pgw_enc_bind_params(p->b, "", name, params, (uint16_t)nparams,
-                                 text ? &fmt_text : st->formats, text ? 1 : st->ncols,
-                                 s->max_message);
+        rc = pgw_enc_bind_params(p->b, "", name, params, nparams, text ? &fmt_text : st->formats,
+                                 text ? 1 : st->ncols, s->max_message);
     return rc;
 }
 
@@ -353,8 +352,7 @@ static int execute_unknown(pgw_session_t *s, pending_req_t *p, const char *name,
 {
     static const uint8_t exp[] = {PGW__EXP_BIND, PGW__EXP_RDESC, PGW__EXP_ROWS};
     set_expect(p->req, exp, sizeof exp);
-    int rc = pgw_enc_bind_params(p->b, "", name, params, (uint16_t)nparams, &fmt_text, 1,
-                                 s->max_message);
+    int rc = pgw_enc_bind_params(p->b, "", name, params, nparams, &fmt_text, 1, s->max_message);
     if (rc == 0) rc = pgw_enc_describe(p->b, 'P', "");
     return rc;
 }

@@ -7,17 +7,18 @@
 
 #include <math.h>
 
-void pgw_params_oids(const pgw_param_t *params, uint16_t n, uint32_t *oids)
+void pgw_params_oids(const pgw_param_t *params, size_t n, uint32_t *oids)
 {
-    for (uint16_t i = 0; i < n; i++)
+    if (!params || !oids) return;
+    for (size_t i = 0; i < n; i++)
         oids[i] = params[i].oid;
 }
 
 /* The format codes: none if all text, one if all binary, else one each. */
-static void write_param_formats(pgw_msgw_t *w, const pgw_param_t *params, uint16_t n)
+static void write_param_formats(pgw_msgw_t *w, const pgw_param_t *params, size_t n)
 {
     int any_text = 0, any_binary = 0;
-    for (uint16_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n; i++) {
         if (params[i].format == PGW_FORMAT_BINARY)
             any_binary = 1;
         else
@@ -30,7 +31,7 @@ static void write_param_formats(pgw_msgw_t *w, const pgw_param_t *params, uint16
         pgw_msgw_i16(w, PGW_FORMAT_BINARY);
     } else {
         pgw_msgw_i16(w, (int16_t)n);
-        for (uint16_t i = 0; i < n; i++)
+        for (size_t i = 0; i < n; i++)
             pgw_msgw_i16(w, params[i].format);
     }
 }
@@ -186,11 +187,12 @@ static int bind_known_size(const char *portal, const char *stmt, const pgw_param
 }
 
 int pgw_enc_bind_params(pgw_buf_t *b, const char *portal, const char *stmt,
-                        const pgw_param_t *params, uint16_t nparams, const int16_t *result_formats,
-                        uint16_t nresult_formats, uint32_t max_msg)
+                        const pgw_param_t *params, size_t nparams, const int16_t *result_formats,
+                        size_t nresult_formats, uint32_t max_msg)
 {
-    if ((nparams && !params) || (nresult_formats && !result_formats) || !portal || !stmt)
+    if (!b || (nparams && !params) || (nresult_formats && !result_formats) || !portal || !stmt)
         return PGW_EINVAL;
+    if (nparams > PGW_MAX_PARAMS || nresult_formats > PGW_MAX_PARAMS) return PGW_EINVAL;
     /* Refuse an oversized message before a byte is written or a parameter
      * value is read, and make room for it with one growth. */
     uint64_t known;
@@ -210,10 +212,10 @@ int pgw_enc_bind_params(pgw_buf_t *b, const char *portal, const char *stmt,
     pgw_msgw_cstr(&w, stmt);
     write_param_formats(&w, params, nparams);
     pgw_msgw_i16(&w, (int16_t)nparams);
-    for (uint16_t i = 0; i < nparams && !w.err; i++)
+    for (size_t i = 0; i < nparams && !w.err; i++)
         write_param(&w, &params[i]);
     pgw_msgw_i16(&w, (int16_t)nresult_formats);
-    for (uint16_t i = 0; i < nresult_formats; i++)
+    for (size_t i = 0; i < nresult_formats; i++)
         pgw_msgw_i16(&w, result_formats[i]);
     rc = pgw_msgw_end(&w, max_msg);
     b->max = saved_max;

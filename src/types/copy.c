@@ -150,11 +150,11 @@ int pgw_copy_bin_begin(pgw_buf_t *b)
     return pgw_buf_append(b, header, sizeof header);
 }
 
-int pgw_copy_bin_row_begin(pgw_buf_t *b, uint16_t nfields)
+int pgw_copy_bin_row_begin(pgw_buf_t *b, size_t nfields)
 {
     if (nfields > INT16_MAX) return PGW_EINVAL;
     uint8_t d[2];
-    pgw__put16(d, nfields);
+    pgw__put16(d, (uint16_t)nfields);
     return pgw_buf_append(b, d, 2);
 }
 

@@ -105,6 +105,17 @@ static void test_param_count_limits(void **state)
     assert_int_equal(pgw_enc_bind_params(&b, "", "", p, 65535, NULL, 0, 0), 0);
     assert_int_equal(be16(b.data + 5 + 2 + 4), 65535);
     assert_int_equal(pgw_enc_parse(&b, "", "x", 1, NULL, 70000, 0), PGW_EINVAL);
+    /* 70,000 is refused, never narrowed (to 4,464) on its way in. */
+    size_t before = b.len;
+    pgw_param_t *many = calloc(70000, sizeof *many);
+    assert_non_null(many);
+    for (size_t i = 0; i < 70000; i++)
+        many[i] = pgw_int4(1);
+    assert_int_equal(pgw_enc_bind_params(&b, "", "", many, 70000, NULL, 0, 0), PGW_EINVAL);
+    int16_t fmt = PGW_FORMAT_BINARY;
+    assert_int_equal(pgw_enc_bind_params(&b, "", "", NULL, 0, &fmt, 70000, 0), PGW_EINVAL);
+    assert_int_equal(b.len, before);
+    free(many);
     pgw_buf_free(&b);
     free(p);
 }

@@ -111,6 +111,7 @@ static void test_binary_errors_leave_buffer(void **state)
     assert_int_equal(pgw_copy_bin_text(&b, "toolong", 7), PGW_ETOOBIG);
     assert_int_equal(b.len, 2);
     assert_int_equal(pgw_copy_bin_row_begin(&b, 40000), PGW_EINVAL);
+    assert_int_equal(pgw_copy_bin_row_begin(&b, 65536 + 7), PGW_EINVAL); /* not 7 */
     pgw_buf_free(&b);
 }
 
