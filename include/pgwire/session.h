@@ -141,16 +141,21 @@ typedef struct pgw_session_config {
      * "database", "application_name", "options", "client_encoding", ...
      * Copied by pgw_session_new.
      *
-     * Date styles: the session adds DateStyle=ISO and IntervalStyle=postgres
-     * (the output styles the types layer's text decoders parse), as pgjdbc
-     * does, unless the application set them itself: a parameter of the same
-     * name in any case ("datestyle"), or an "options" value mentioning the
-     * setting (e.g. "-c DateStyle=SQL,DMY"). Only the output style is named,
-     * not an input order; but a startup parameter replaces a database's or
-     * role's default (ALTER DATABASE ... SET DateStyle = 'SQL, DMY') as a
-     * whole, so the DMY/MDY input order is then the server's configured one
-     * (postgresql.conf). An application that relies on a database's DMY
-     * input order sets DateStyle itself, e.g. "-c DateStyle=ISO,DMY".
+     * Date styles: the text decoders of the types layer read ISO dates
+     * and postgres intervals. The startup packet carries only these
+     * parameters (as libpq's does, so poolers such as PgBouncer, which
+     * refuse parameters they do not know, accept it). When the server
+     * reports other styles at startup (a database's or role's default,
+     * ALTER DATABASE ... SET DateStyle = 'SQL, DMY') and the application
+     * did not set the style itself (a parameter of that name in any case,
+     * or an "options" value mentioning it, e.g. "-c DateStyle=SQL,DMY"),
+     * the session sends "SET DateStyle = 'ISO, <the server's order>'" and/or
+     * "SET IntervalStyle = 'postgres'" as one simple query ahead of every
+     * queued request, keeping the server's DMY/MDY/YMD input order, and
+     * reports startup (on_startup) once it has run. Servers with the
+     * default styles (ISO, postgres) get nothing extra. Behind a pooler in
+     * transaction mode such a SET stays on the server connection it ran
+     * on; give the database ISO and postgres defaults there.
      * If the application later changes either style (SET DateStyle = ...),
      * the server reports it (on_parameter, pgw_session_parameter): the
      * session changes nothing, and the text decoders of date, time,

@@ -93,6 +93,33 @@ static void link_req(pgw_session_t *s, pgw__req_t *r)
     if (r->flags & PGW__RF_USER) s->npending++;
 }
 
+/* The sync group of the session's own queries at the head of the FIFO:
+ * never a user group, so an error in either never aborts the other. */
+#define PGW__GROUP_INTERNAL UINT64_MAX
+
+int pgw__req_simple_first(pgw_session_t *s, pgw_buf_t *out, const char *sql, pgw_result_cb cb,
+                          void *ud)
+{
+    pgw__req_t *r = req_alloc(s);
+    if (!r) return PGW_ENOMEM;
+    size_t from = out->len;
+    int rc = pgw_enc_query(out, sql, strlen(sql), s->max_message);
+    if (rc < 0) {
+        pgw__req_release(s, r);
+        return rc;
+    }
+    r->kind = PGW__REQ_SIMPLE;
+    r->cb = cb;
+    r->ud = ud;
+    r->group = PGW__GROUP_INTERNAL;
+    r->t_queued = pgw__now(s);
+    r->next = s->head;
+    s->head = r;
+    if (!s->tail) s->tail = r;
+    pgw__trace_out(s, out, from, true);
+    return 0;
+}
+
 /* Finish queueing: on error undo everything, else link and announce. */
 static int end(pgw_session_t *s, pending_req_t *p, int rc)
 {

@@ -75,33 +75,23 @@ static bool app_sets(const char *const *params, size_t n, const char *name)
     return false;
 }
 
-/* The output styles the text decoders parse (types.h), set at startup as
- * pgjdbc does unless the application chose its own. */
-static const char *const forced_styles[][3] = {{"datestyle", "DateStyle", "ISO"},
-                                               {"intervalstyle", "IntervalStyle", "postgres"}};
-
 static int copy_startup_params(pgw_session_t *s, const pgw_session_config_t *cfg)
 {
-    size_t nstyles = PGW__ARRAY_LEN(forced_styles);
-    if (cfg->nstartup_params > SIZE_MAX / 2 / sizeof(char *) - nstyles) return PGW_EINVAL;
+    if (cfg->nstartup_params > SIZE_MAX / 2 / sizeof(char *)) return PGW_EINVAL;
     size_t n = cfg->nstartup_params * 2;
     for (size_t i = 0; i < n; i++)
         if (!cfg->startup_params[i]) return PGW_EINVAL;
-    s->startup_params = pgw__calloc(s->alloc, n + 2 * nstyles, sizeof(char *));
+    s->startup_params = pgw__calloc(s->alloc, n ? n : 1, sizeof(char *));
     if (!s->startup_params) return PGW_ENOMEM;
     s->nstartup_params = cfg->nstartup_params;
     for (size_t i = 0; i < n; i++) {
         s->startup_params[i] = pgw__strdup(s->alloc, cfg->startup_params[i]);
         if (!s->startup_params[i]) return PGW_ENOMEM;
     }
-    for (size_t k = 0; k < nstyles; k++) {
-        if (app_sets(cfg->startup_params, cfg->nstartup_params, forced_styles[k][0])) continue;
-        size_t at = 2 * s->nstartup_params;
-        s->nstartup_params++;
-        s->startup_params[at] = pgw__strdup(s->alloc, forced_styles[k][1]);
-        s->startup_params[at + 1] = pgw__strdup(s->alloc, forced_styles[k][2]);
-        if (!s->startup_params[at] || !s->startup_params[at + 1]) return PGW_ENOMEM;
-    }
+    /* The output styles the text decoders parse are set after startup
+     * (startup.c) unless the application chose its own. */
+    s->own_datestyle = app_sets(cfg->startup_params, cfg->nstartup_params, "datestyle");
+    s->own_intervalstyle = app_sets(cfg->startup_params, cfg->nstartup_params, "intervalstyle");
     for (size_t i = 0; i < cfg->nstartup_params; i++)
         if (strcmp(s->startup_params[2 * i], "user") == 0) s->user = s->startup_params[2 * i + 1];
     return s->user ? 0 : PGW_EINVAL;
@@ -244,7 +234,9 @@ PGW_EXTERN void pgw_session_free(pgw_session_t *s)
 void pgw__session_break(pgw_session_t *s, int err)
 {
     if (s->state == PGW_SESSION_BROKEN) return;
-    bool in_startup = s->state == PGW_SESSION_STARTUP || s->state == PGW_SESSION_NEW;
+    /* Startup is over once reported: a session may be ready for requests
+     * while its style settings (startup.c) still run. */
+    bool in_startup = !s->startup_reported;
     s->state = PGW_SESSION_BROKEN;
     s->err = err;
     if (in_startup) pgw__startup_failed(s, err, NULL);

@@ -265,6 +265,8 @@ struct pgw_session {
     bool scram_final_ok;
     bool auth_done;         /* AuthenticationOk accepted */
     bool startup_reported;  /* on_startup already called */
+    bool own_datestyle;     /* the application set DateStyle: left alone */
+    bool own_intervalstyle; /* the application set IntervalStyle: left alone */
     const char *test_nonce; /* tests only: fixed SCRAM nonce */
     bool auth_requested;    /* the server asked for some authentication */
     const char *auth_method;
@@ -351,6 +353,12 @@ void pgw__handle_async(pgw_session_t *s, const pgw_msg_t *m, int *handled, int *
  * Sync; the request starts over at its Bind. Returns 0, PGW_ENOMEM or
  * PGW_ETOOBIG (nothing queued then). */
 int pgw__req_rebind(pgw_session_t *s, pgw__req_t *r);
+/* Queue a simple query of the session's own ahead of every queued request:
+ * encoded at the end of out, linked at the head of the FIFO in a sync
+ * group of its own; cb (may be NULL) gets its result. Returns 0,
+ * PGW_ENOMEM or PGW_ETOOBIG. */
+int pgw__req_simple_first(pgw_session_t *s, pgw_buf_t *out, const char *sql, pgw_result_cb cb,
+                          void *ud);
 
 /* stmt.c */
 /* The Bind result format for a column of type oid: binary where the types

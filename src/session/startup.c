@@ -307,11 +307,73 @@ static int handle_backend_key(pgw_session_t *s, const pgw_msg_t *m)
     return 0;
 }
 
+static void report_ready(pgw_session_t *s)
+{
+    s->startup_reported = true;
+    if (s->cb.on_startup) s->cb.on_startup(s, 0, NULL, s->ud);
+}
+
+/* The style settings ran: the connection is ready as the application will
+ * see it. A failure that broke the session was reported as the startup's
+ * failure already; a server error (not expected for these settings) leaves
+ * the server's styles, which only text results of dates and intervals
+ * notice. */
+static void on_styles_set(int status, pgw_result_t *res, void *ud)
+{
+    pgw_session_t *s = ud;
+    PGW__UNUSED(status);
+    pgw_result_free(res);
+    if (!s->startup_reported) report_ready(s);
+}
+
+/* The DMY/MDY/YMD field order of a reported DateStyle ("SQL, DMY"), or
+ * NULL. */
+static const char *datestyle_order(const char *v)
+{
+    static const char *const orders[] = {"DMY", "MDY", "YMD"};
+    const char *comma = v ? strchr(v, ',') : NULL;
+    if (!comma) return NULL;
+    comma++;
+    while (*comma == ' ')
+        comma++;
+    for (size_t i = 0; i < PGW__ARRAY_LEN(orders); i++)
+        if (strcmp(comma, orders[i]) == 0) return orders[i];
+    return NULL;
+}
+
+/*
+ * The text decoders read ISO dates and postgres intervals (types.h). When
+ * the server reported other styles at startup (a database's or role's
+ * default) and the application did not choose them itself, write into sql
+ * the settings that make them so, keeping the server's DMY/MDY input
+ * order, and return true. Most servers need nothing: their defaults are
+ * ISO and postgres, and nothing is sent.
+ */
+static bool styles_sql(const pgw_session_t *s, char *sql, size_t n)
+{
+    const char *ds = s->own_datestyle ? NULL : pgw_session_parameter(s, "DateStyle");
+    const char *is = s->own_intervalstyle ? NULL : pgw_session_parameter(s, "IntervalStyle");
+    bool fix_ds = ds && strncmp(ds, "ISO,", 4) != 0 && strcmp(ds, "ISO") != 0;
+    bool fix_is = is && strcmp(is, "postgres") != 0;
+    if (!fix_ds && !fix_is) return false;
+    const char *order = fix_ds ? datestyle_order(ds) : NULL;
+    snprintf(sql, n, "%s%s%s%s%s", fix_ds ? "SET DateStyle = 'ISO" : "",
+             fix_ds && order ? ", " : "", fix_ds && order ? order : "", fix_ds ? "'; " : "",
+             fix_is ? "SET IntervalStyle = 'postgres'" : "");
+    return true;
+}
+
 static int handle_ready(pgw_session_t *s, const pgw_msg_t *m)
 {
     if (!s->auth_done) return PGW_EPROTO;
     s->txn_status = m->u.ready.status;
     size_t from = s->out.len;
+    char sql[96];
+    bool set_styles = styles_sql(s, sql, sizeof sql);
+    if (set_styles) {
+        int rc = pgw__req_simple_first(s, &s->out, sql, on_styles_set, s);
+        if (rc < 0) return rc;
+    }
     if (s->held.len) {
         int rc = pgw_buf_append(&s->out, s->held.data, s->held.len);
         if (rc < 0) return rc;
@@ -320,8 +382,7 @@ static int handle_ready(pgw_session_t *s, const pgw_msg_t *m)
     }
     s->state = PGW_SESSION_READY;
     pgw__out_appended(s, &s->out, from);
-    s->startup_reported = true;
-    if (s->cb.on_startup) s->cb.on_startup(s, 0, NULL, s->ud);
+    if (!set_styles) report_ready(s);
     return 0;
 }
 

@@ -753,9 +753,24 @@ static void check_styles_decode(drv_t *d)
     pgw_result_free(b);
 }
 
+/* The server's reading of '01/02/2024': with DMY it is 1 February, with MDY
+ * 2 January (days since 2000-01-01, decoded from binary). */
+static int32_t day_of_slash_date(drv_t *d)
+{
+    assert_int_equal(
+        pgw_session_query(d->s, "SELECT '01/02/2024'::date", NULL, 0, 0, keep_cb, keep_ud()), 0);
+    pgw_result_t *r = kept_wait(d, 0);
+    pgw_value_t v;
+    int32_t day;
+    assert_int_equal(pgw_result_value(r, 0, 0, &v), 0);
+    assert_int_equal(pgw_get_date(&v, &day), 0);
+    pgw_result_free(r);
+    return day;
+}
+
 /* Databases whose defaults are other DateStyles and IntervalStyles: the
- * session's startup DateStyle=ISO and IntervalStyle=postgres win, and the
- * text decoders read every value. */
+ * session sets ISO and postgres output right after startup, the text
+ * decoders read every value, and a database's DMY input order is kept. */
 static void test_date_styles(void **state)
 {
     (void)state;
@@ -781,6 +796,10 @@ static void test_date_styles(void **state)
         assert_int_equal(strncmp(pgw_session_parameter(d.s, "DateStyle"), "ISO,", 4), 0);
         assert_string_equal(pgw_session_parameter(d.s, "IntervalStyle"), "postgres");
         check_styles_decode(&d);
+        if (strstr(settings[i], "DMY") || strstr(settings[i], "German"))
+            assert_int_equal(day_of_slash_date(&d), 8797); /* 2024-02-01 */
+        else
+            assert_int_equal(day_of_slash_date(&d), 8767); /* 2024-01-02 */
         drv_close(&d);
 
         /* The application's own choice is left alone. */

@@ -581,33 +581,97 @@ static int has_pair(const wire_t *w, const char *pair, size_t len)
 }
 #define HAS_PAIR(w, lit) has_pair((w), (lit), sizeof(lit)) /* with the final NUL */
 
-/* The text decoders parse ISO dates and postgres intervals: the session asks
- * for them unless the application set the styles itself. */
+/* The text decoders parse ISO dates and postgres intervals. The startup
+ * packet carries only what the application gave (as libpq's does, and as
+ * PgBouncer accepts); a server reporting other styles gets them set right
+ * after startup, ahead of every queued request and keeping its DMY/MDY
+ * input order, and the connection is reported ready once they are; the
+ * application's own choice is left alone. */
+static void startup_reporting(pgw_session_t *s, const char *datestyle, const char *intervalstyle)
+{
+    wire_t w = {0};
+    w_auth(&w, 0, NULL, 0);
+    w_param_status(&w, "DateStyle", datestyle);
+    w_param_status(&w, "IntervalStyle", intervalstyle);
+    w_ready(&w, 'I');
+    feed(s, &w);
+    w_free(&w);
+}
+
 static void test_startup_styles(void **state)
 {
     (void)state;
-    wire_t w = {0};
+    wire_t w = {0}, out = {0};
     const char *plain[] = {"user", "alice"};
     startup_packet(plain, 1, &w);
-    assert_true(HAS_PAIR(&w, "\0DateStyle\0ISO"));
-    assert_true(HAS_PAIR(&w, "\0IntervalStyle\0postgres"));
-
+    assert_false(HAS_PAIR(&w, "\0DateStyle\0"));
+    assert_false(HAS_PAIR(&w, "\0IntervalStyle\0"));
     const char *own[] = {"user", "alice", "datestyle", "SQL, DMY", "INTERVALSTYLE", "iso_8601"};
     startup_packet(own, 3, &w);
-    assert_false(HAS_PAIR(&w, "\0DateStyle\0"));
-    assert_false(HAS_PAIR(&w, "\0IntervalStyle\0"));
     assert_true(HAS_PAIR(&w, "\0datestyle\0SQL, DMY"));
+    assert_true(HAS_PAIR(&w, "\0INTERVALSTYLE\0iso_8601"));
 
-    const char *opts[] = {"user", "alice", "options", "-c DateStyle=German"};
-    startup_packet(opts, 2, &w);
-    assert_false(HAS_PAIR(&w, "\0DateStyle\0"));
-    assert_true(HAS_PAIR(&w, "\0IntervalStyle\0postgres"));
+    /* The defaults: nothing to set, ready at once. */
+    pgw_session_t *s = fresh(NULL);
+    grab(s, &out);
+    startup_reporting(s, "ISO, MDY", "postgres");
+    assert_int_equal(R.startup_calls, 1);
+    assert_int_equal(R.startup_status, 0);
+    grab(s, &out);
+    assert_int_equal(out.n, 0);
+    pgw_session_free(s);
 
-    const char *opts2[] = {"user", "alice", "options", "-c intervalstyle=sql_standard"};
-    startup_packet(opts2, 2, &w);
-    assert_true(HAS_PAIR(&w, "\0DateStyle\0ISO"));
-    assert_false(HAS_PAIR(&w, "\0IntervalStyle\0"));
+    /* A database defaulting to SQL, DMY and sql_standard, with a request
+     * queued before startup: the settings go first, the request after,
+     * and ready is reported when the settings are done. */
+    memset(&R, 0, sizeof R);
+    g_rec = &R;
+    s = new_session(&R, NULL);
+    assert_int_equal(pgw_session_simple_query(s, "SELECT 1", rec_cb, UD(0)), 0);
+    assert_int_equal(pgw_session_start(s), 0);
+    grab(s, &out);
+    startup_reporting(s, "SQL, DMY", "sql_standard");
+    assert_int_equal(R.startup_calls, 0);
+    grab(s, &out);
+    char types[8];
+    msg_types(&out, 0, types, sizeof types);
+    assert_string_equal(types, "QQ");
+    assert_true(contains(&out, "SET DateStyle = 'ISO, DMY'; SET IntervalStyle = 'postgres'"));
+    assert_true(memmem(out.p, out.n, "SET DateStyle", 13) < memmem(out.p, out.n, "SELECT 1", 8));
+    assert_int_equal(pgw_session_pending(s), 1); /* the application's request only */
+    w.n = 0;
+    w_cmd(&w, "SET");
+    w_param_status(&w, "DateStyle", "ISO, DMY");
+    w_cmd(&w, "SET");
+    w_param_status(&w, "IntervalStyle", "postgres");
+    w_ready(&w, 'I');
+    feed(s, &w);
+    assert_int_equal(R.startup_calls, 1);
+    assert_int_equal(R.startup_status, 0);
+    assert_int_equal(R.done[0].calls, 0); /* SELECT 1 not answered yet */
+    assert_string_equal(pgw_session_parameter(s, "DateStyle"), "ISO, DMY");
+    pgw_session_free(s);
+    assert_int_equal(R.done[0].calls, 1);
+
+    /* Only the style that differs is set. */
+    s = fresh(NULL);
+    grab(s, &out);
+    startup_reporting(s, "German, DMY", "postgres");
+    grab(s, &out);
+    assert_true(contains(&out, "SET DateStyle = 'ISO, DMY'; "));
+    assert_false(contains(&out, "IntervalStyle"));
+    pgw_session_free(s);
+
+    /* The connection dies while the settings run: startup fails once. */
+    s = fresh(NULL);
+    startup_reporting(s, "Postgres, MDY", "iso_8601");
+    assert_int_equal(R.startup_calls, 0);
+    pgw_session_fail(s, PGW_ECONNLOST);
+    assert_int_equal(R.startup_calls, 1);
+    assert_int_equal(R.startup_status, PGW_ECONNLOST);
+    pgw_session_free(s);
     w_free(&w);
+    w_free(&out);
 }
 
 static void test_unexpected_in_startup(void **state)
