@@ -447,8 +447,10 @@ PGW_EXTERN int pgw_get_numeric_int64(const pgw_value_t *v, int64_t *out);
  * timestamptz are int64 microseconds since 2000-01-01 00:00:00 (UTC for
  * timestamptz; for timestamp, the wall-clock reading, never shifted by any
  * time zone). Infinite values are the extremes below. Text is parsed in the
- * ISO DateStyle (the library's connections set it); no libc time or locale
- * function is involved. Calendars are proleptic Gregorian; years in
+ * ISO DateStyle, intervals in the postgres IntervalStyle (the library's
+ * sessions see to both unless the application chose other styles: see
+ * "Date styles" in session.h); other styles are PGW_EFORMAT. No libc time
+ * or locale function is involved. Calendars are proleptic Gregorian; years in
  * pgw_tm_t are astronomical: 0 is 1 BC, -4713 is 4714 BC.
  */
 #define PGW_DATE_NEG_INFINITY INT32_MIN
