@@ -19,6 +19,11 @@
 #include "tls/tls.h"
 #include "util/internal.h"
 
+/* libpq's words for a server that closed the connection before answering. */
+#define PGW__MSG_SERVER_CLOSED                                                     \
+    "server closed the connection unexpectedly\n\tThis probably means the server " \
+    "terminated abnormally\n\tbefore or while processing the request."
+
 /* Where a server listens: a TCP address or a unix-domain socket path, as
  * connect() takes it. len 0: none yet. */
 typedef struct pgw__peer {
@@ -82,8 +87,14 @@ void pgw__sock_close(pgw__sock_t *k, uv_close_cb cb);
  * and cancel requests: SSLRequest, the server's one-byte answer, then the
  * handshake (or, for sslnegotiation=direct, the handshake at once).
  */
-enum pgw__neg_phase { PGW__NEG_IDLE = 0, PGW__NEG_REQUEST, PGW__NEG_ANSWER, PGW__NEG_HANDSHAKE };
-enum { PGW__NEG_TLS = 1, PGW__NEG_PLAIN = 2 };
+enum pgw__neg_phase {
+    PGW__NEG_IDLE = 0,
+    PGW__NEG_REQUEST,
+    PGW__NEG_ANSWER,
+    PGW__NEG_CONTEXT, /* 'S' received, waiting for the caller's context */
+    PGW__NEG_HANDSHAKE
+};
+enum { PGW__NEG_TLS = 1, PGW__NEG_PLAIN = 2, PGW__NEG_NEED_CONTEXT = 3 };
 typedef struct pgw__tlsneg {
     int phase;          /* enum pgw__neg_phase */
     int handshake_fail; /* the failure (if any) came from the handshake itself */
@@ -108,13 +119,16 @@ typedef struct pgw__tls_policy {
 } pgw__tls_policy_t;
 
 /* Start negotiating on a connected socket. Nothing is sent until the first
- * pgw__tlsneg_step. Returns 0, or PGW_ETLS / PGW_ENOMEM (direct: the engine
- * could not be created; message in n->err). */
+ * pgw__tlsneg_step. p->ctx may be NULL except for direct TLS (see
+ * PGW__NEG_NEED_CONTEXT). Returns 0, or PGW_ETLS / PGW_ENOMEM (direct: the
+ * engine could not be created; message in n->err). */
 int pgw__tlsneg_begin(pgw__tlsneg_t *n, const pgw__tls_policy_t *p, const pgw_allocator_t *alloc);
 /* Advance as far as the socket allows, watching what the next step needs.
  * Returns PGW__NEG_TLS (the handshake completed: take n->t, whose output
  * may still hold the last handshake bytes), PGW__NEG_PLAIN (the server
- * said 'N' and the mode allows plaintext), 0 (waiting for the socket), or
+ * said 'N' and the mode allows plaintext), PGW__NEG_NEED_CONTEXT (the
+ * server said 'S' and p->ctx is NULL: build it, then step again; libpq
+ * reads the TLS files only at this point), 0 (waiting for the socket), or
  * the failure (PGW_ETLS, PGW_EPROTO, PGW_ECONNLOST, PGW_ENOMEM; libpq's
  * message in n->err; n->t is freed). phase is PGW__NEG_IDLE after any
  * outcome but 0. */

@@ -51,6 +51,7 @@ void pgw__connect_finish(pgw_conn_t *c, int status, const pgw_error_t *err)
     pgw_connect_cb cb = c->connect_cb;
     if (!cb) return;
     c->connect_cb = NULL;
+    if (status == PGW_ECONNLOST && !c->errmsg[0]) pgw__conn_errmsg_add(c, PGW__MSG_SERVER_CLOSED);
     uv_timer_stop(&c->timer);
     if (c->state == PGW__CONN_CONNECTING) c->state = status == 0 ? PGW__CONN_READY : PGW__CONN_LOST;
     cb(c, status, status == PGW_ESERVER ? err : NULL, c->connect_ud);
@@ -269,7 +270,7 @@ static int tls_context(pgw_conn_t *c)
 /* Negotiate TLS on the connected socket of this attempt. */
 static int start_negotiation(pgw_conn_t *c)
 {
-    int rc = tls_context(c);
+    int rc = c->ssl_direct ? tls_context(c) : 0;
     if (rc < 0) return rc;
     pgw__tls_policy_t p;
     pgw__conn_tls_policy(c, &p);
@@ -288,6 +289,15 @@ void pgw__connect_on_negotiation(pgw_conn_t *c)
     pgw__tls_policy_t p;
     pgw__conn_tls_policy(c, &p);
     int rc = pgw__tlsneg_step(&c->neg, c->sock, &p, c->alloc);
+    if (rc == PGW__NEG_NEED_CONTEXT) {
+        rc = tls_context(c);
+        if (rc < 0) {
+            pgw__connect_finish(c, rc, NULL);
+            return;
+        }
+        pgw__conn_tls_policy(c, &p);
+        rc = pgw__tlsneg_step(&c->neg, c->sock, &p, c->alloc);
+    }
     if (rc == 0) return; /* waiting for the socket */
     if (rc == PGW__NEG_TLS) {
         c->tls = c->neg.t;

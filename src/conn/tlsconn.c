@@ -103,10 +103,7 @@ static int neg_answer(pgw__tlsneg_t *n, pgw__sock_t *k, const pgw__tls_policy_t 
     uint8_t buf[64];
     ssize_t got = pgw__sock_recv(k, buf, sizeof buf);
     if (got == PGW_EAGAIN) return neg_watch(k, UV_READABLE);
-    if (got == 0)
-        return neg_fail(n, PGW_ECONNLOST,
-                        "server closed the connection unexpectedly\n\tThis probably means the "
-                        "server terminated abnormally\n\tbefore or while processing the request.");
+    if (got == 0) return neg_fail(n, PGW_ECONNLOST, PGW__MSG_SERVER_CLOSED);
     if (got < 0) return neg_fail(n, PGW_ECONNLOST, "could not receive data from server");
     int rc = pgw__tls_ssl_response(n->mode, buf, (size_t)got, n->err, sizeof n->err);
     if (rc == PGW__TLS_PLAINTEXT) {
@@ -114,6 +111,11 @@ static int neg_answer(pgw__tlsneg_t *n, pgw__sock_t *k, const pgw__tls_policy_t 
         return PGW__NEG_PLAIN;
     }
     if (rc != PGW__TLS_START) return neg_fail(n, rc, NULL);
+    /* As libpq, the TLS files are read only once the server said 'S'. */
+    if (!p->ctx) {
+        n->phase = PGW__NEG_CONTEXT;
+        return PGW__NEG_NEED_CONTEXT;
+    }
     return neg_new_engine(n, p, alloc);
 }
 
@@ -165,6 +167,12 @@ int pgw__tlsneg_step(pgw__tlsneg_t *n, pgw__sock_t *k, const pgw__tls_policy_t *
         case PGW__NEG_ANSWER:
             rc = neg_answer(n, k, p, alloc);
             if (rc != 0 || n->phase == PGW__NEG_ANSWER) return rc;
+            if (n->phase == PGW__NEG_IDLE) return PGW_EINVAL;
+            break;
+        case PGW__NEG_CONTEXT:
+            if (!p->ctx) return PGW__NEG_NEED_CONTEXT;
+            rc = neg_new_engine(n, p, alloc);
+            if (rc < 0) return rc;
             break;
         case PGW__NEG_HANDSHAKE:
             return neg_handshake(n, k);
