@@ -76,7 +76,12 @@
  * the TLS server certificate (tls-server-end-point). Cancels negotiate TLS
  * like their connection. Once established, reads are decrypted straight
  * into the session's read chunk and each loop turn's output is encrypted
- * into one ring and written with one send(). A failed TLS negotiation ends
+ * into one ring and written with one send(). The TLS context (the parsed
+ * root certificate, CRLs, client certificate and key) of connections using
+ * the default allocator is shared by every connection of the process with
+ * the same TLS settings, and rebuilt when one of those files changes on
+ * disk (size, inode or modification time); with an application allocator
+ * each connection builds its own. A failed TLS negotiation ends
  * the connect with PGW_ETLS (or PGW_EPROTO), libpq's message in
  * pgw_conn_error_message. gssencmode=require fails with PGW_ENOTSUP.
  */

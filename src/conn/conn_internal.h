@@ -316,6 +316,14 @@ void pgw__connect_on_broken(pgw_conn_t *c, int err);
 void pgw__connect_finish(pgw_conn_t *c, int status, const pgw_error_t *err);
 void pgw__connect_free(pgw_conn_t *c);
 
+/* tlsconn.c: a context for cfg (pgw__tls_ctx_new's codes and message).
+ * With the default allocator, the process's last context is reused when
+ * its settings match and its files are unchanged on disk
+ * (pgw__tls_ctx_fresh), so that connections do not re-read and re-parse
+ * the certificates each time; otherwise a new one is built (and, with the
+ * default allocator, kept for the next connection). */
+int pgw__tls_ctx_get(pgw__tls_ctx_t **out, const pgw__tls_config_t *cfg,
+                     const pgw_allocator_t *alloc, char *err, size_t errlen);
 /* tlsconn.c: the conn's TLS policy for its current host. */
 void pgw__conn_tls_policy(const pgw_conn_t *c, pgw__tls_policy_t *p);
 /* The policy a cancel for c uses: c's when c runs over TLS (with a new

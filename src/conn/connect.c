@@ -240,8 +240,9 @@ static void arm_timeout(pgw_conn_t *c)
     if (c->connect_timeout_ms) uv_timer_start(&c->timer, on_timeout, c->connect_timeout_ms, 0);
 }
 
-/* The TLS context, built at the first TLS attempt from the connection's
- * options (files are read then, once for every attempt). Returns 0,
+/* The TLS context, found or built at the first TLS attempt from the
+ * connection's options (files are read then, once for every attempt; see
+ * pgw__tls_ctx_get for the sharing across connections). Returns 0,
  * PGW_ECONNINFO (an invalid combination of settings) or PGW_ETLS /
  * PGW_ENOMEM, with libpq's message in c->errmsg. */
 static int tls_context(pgw_conn_t *c)
@@ -261,7 +262,7 @@ static int tls_context(pgw_conn_t *c)
         pgw_conninfo_get(ci, "ssl_max_protocol_version"),
     };
     char err[PGW__TLS_ERRLEN];
-    int rc = pgw__tls_ctx_new(&c->tls_ctx, &tc, c->alloc, err, sizeof err);
+    int rc = pgw__tls_ctx_get(&c->tls_ctx, &tc, c->alloc, err, sizeof err);
     if (rc == 0) return 0;
     pgw__conn_errmsg_add(c, err);
     return rc == PGW_EINVAL ? PGW_ECONNINFO : rc;

@@ -13,6 +13,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "conn/conn_internal.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -274,6 +275,37 @@ const pgw__transport_t pgw__transport_tls = {
     "tls",        tls_read_buffer,  tls_read_commit,    tls_take_output,
     tls_out_view, tls_out_consumed, tls_pending_output,
 };
+
+/* --------------------------------------------------------- shared context */
+
+/* The last context built with the default allocator, shared by every
+ * connection of the process whose settings match and whose files have not
+ * changed since (one reference held here, for the process's life). */
+static pthread_mutex_t ctx_cache_mu = PTHREAD_MUTEX_INITIALIZER;
+static pgw__tls_ctx_t *ctx_cache;
+
+int pgw__tls_ctx_get(pgw__tls_ctx_t **out, const pgw__tls_config_t *cfg,
+                     const pgw_allocator_t *alloc, char *err, size_t errlen)
+{
+    /* A context made with an application's allocator must not outlive the
+     * connection (the allocator may not): it is never shared. */
+    if (alloc != pgw__alloc_or_default(NULL)) return pgw__tls_ctx_new(out, cfg, alloc, err, errlen);
+    pthread_mutex_lock(&ctx_cache_mu);
+    if (pgw__tls_ctx_matches(ctx_cache, cfg) && pgw__tls_ctx_fresh(ctx_cache)) {
+        *out = pgw__tls_ctx_ref(ctx_cache);
+        pthread_mutex_unlock(&ctx_cache_mu);
+        return 0;
+    }
+    pthread_mutex_unlock(&ctx_cache_mu);
+    int rc = pgw__tls_ctx_new(out, cfg, alloc, err, errlen);
+    if (rc < 0) return rc;
+    pthread_mutex_lock(&ctx_cache_mu);
+    pgw__tls_ctx_t *old = ctx_cache;
+    ctx_cache = pgw__tls_ctx_ref(*out);
+    pthread_mutex_unlock(&ctx_cache_mu);
+    pgw__tls_ctx_unref(old);
+    return 0;
+}
 
 /* -------------------------------------------------------------- policy */
 
