@@ -26,6 +26,7 @@
 #include "pgwire/types.h"
 
 #include <libpq-fe.h>
+#include <malloc.h>
 #include <openssl/crypto.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -45,47 +46,41 @@ static char home[] = "/tmp/pgw-tlshome-XXXXXX";
 
 /* ------------------------------------------------- OpenSSL's allocations */
 
-/* Bytes OpenSSL holds (each block carries its size in front). */
+/* Bytes OpenSSL holds, counted with malloc_usable_size (the same for a
+ * block at its malloc and at its free), so the blocks handed out are
+ * malloc's own: valgrind sees OpenSSL's one-time globals as reachable. */
 static size_t ossl_live;
 static pthread_mutex_t ossl_mu = PTHREAD_MUTEX_INITIALIZER;
-#define OSSL_HDR 16
 
-static void ossl_add(ssize_t d)
+static void ossl_add(size_t plus, size_t minus)
 {
     pthread_mutex_lock(&ossl_mu);
-    ossl_live += (size_t)d;
+    ossl_live = ossl_live + plus - minus;
     pthread_mutex_unlock(&ossl_mu);
 }
 
 static void *ossl_malloc(size_t n, const char *file, int line)
 {
     (void)file, (void)line;
-    size_t *p = malloc(n + OSSL_HDR);
-    if (!p) return NULL;
-    p[0] = n;
-    ossl_add((ssize_t)n);
-    return (char *)p + OSSL_HDR;
+    void *p = malloc(n);
+    if (p) ossl_add(malloc_usable_size(p), 0);
+    return p;
 }
 
 static void *ossl_realloc(void *q, size_t n, const char *file, int line)
 {
-    if (!q) return ossl_malloc(n, file, line);
-    size_t *p = (size_t *)((char *)q - OSSL_HDR);
-    size_t old = p[0];
-    p = realloc(p, n + OSSL_HDR);
-    if (!p) return NULL;
-    p[0] = n;
-    ossl_add((ssize_t)n - (ssize_t)old);
-    return (char *)p + OSSL_HDR;
+    (void)file, (void)line;
+    size_t old = q ? malloc_usable_size(q) : 0;
+    void *p = realloc(q, n);
+    if (p) ossl_add(malloc_usable_size(p), old);
+    return p;
 }
 
 static void ossl_free(void *q, const char *file, int line)
 {
     (void)file, (void)line;
-    if (!q) return;
-    size_t *p = (size_t *)((char *)q - OSSL_HDR);
-    ossl_add(-(ssize_t)p[0]);
-    free(p);
+    if (q) ossl_add(0, malloc_usable_size(q));
+    free(q);
 }
 
 static size_t ossl_count(void)
