@@ -742,7 +742,10 @@ const bench_impl_t *bench_floor_lookup(const char *scenario, const char **reason
 {
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
         if (strcmp(table[i].id, scenario) == 0) return &table[i].impl;
-    *reason = "not in this harness";
+    *reason = strcmp(scenario, "connect_tls") == 0 || strcmp(scenario, "blob_fetch_tls") == 0
+                  ? "the wire floor speaks no TLS: compare with the plaintext row (connect, "
+                    "blob_fetch) for the cost of TLS"
+                  : "not in this harness";
     return NULL;
 }
 

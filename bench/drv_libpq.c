@@ -33,13 +33,20 @@ typedef struct lpq {
 } lpq_t;
 
 static const int BINARY = 1, TEXT = 0;
+static lpq_t *new_state_tls(const bench_env_t *env, int tls);
+static lpq_t *new_state(const bench_env_t *env)
+{
+    return new_state_tls(env, 0);
+}
 
-static PGconn *connect_unix(const bench_env_t *env)
+/* The unix socket, or (tls) TCP with sslmode=require. */
+static PGconn *connect_to(const bench_env_t *env, int tls)
 {
     const char *k[] = {"host", "port", "user", "dbname", "sslmode", "gssencmode", NULL};
-    const char *v[] = {env->host, env->port, env->user, env->db, "disable", "disable", NULL};
+    const char *v[] = {tls ? env->tcp_host : env->host, env->port, env->user, env->db,
+                       tls ? "require" : "disable",     "disable", NULL};
     PGconn *c = PQconnectdbParams(k, v, 0);
-    if (PQstatus(c) != CONNECTION_OK) {
+    if (PQstatus(c) != CONNECTION_OK || PQsslInUse(c) != tls) {
         bench_fail("libpq connect: %s", PQerrorMessage(c));
         PQfinish(c);
         return NULL;
@@ -47,11 +54,11 @@ static PGconn *connect_unix(const bench_env_t *env)
     return c;
 }
 
-static lpq_t *new_state(const bench_env_t *env)
+static lpq_t *new_state_tls(const bench_env_t *env, int tls)
 {
     lpq_t *s = calloc(1, sizeof *s);
     s->env = env;
-    s->c = connect_unix(env);
+    s->c = connect_to(env, tls);
     if (!s->c) {
         free(s);
         return NULL;
@@ -137,23 +144,35 @@ static int expect_sync(PGconn *c)
 /* ---- Connect --------------------------------------------------------------- */
 typedef struct conn_state {
     const char *k[8], *v[8];
+    int tls;
 } conn_state_t;
 
-static void *connect_setup(const bench_env_t *env)
+static void *connect_setup_mode(const bench_env_t *env, const char *sslmode)
 {
     conn_state_t *s = calloc(1, sizeof *s);
     const char *k[] = {"host", "port", "user", "dbname", "sslmode", "gssencmode", NULL};
-    const char *v[] = {env->tcp_host, env->port, env->user, env->db, "disable", "disable", NULL};
+    const char *v[] = {env->tcp_host, env->port, env->user, env->db, sslmode, "disable", NULL};
     memcpy(s->k, k, sizeof k);
     memcpy(s->v, v, sizeof v);
+    s->tls = strcmp(sslmode, "disable") != 0;
     return s;
+}
+
+static void *connect_setup(const bench_env_t *env)
+{
+    return connect_setup_mode(env, "disable");
+}
+
+static void *connect_tls_setup(const bench_env_t *env)
+{
+    return connect_setup_mode(env, "require");
 }
 
 static int connect_op(void *st, uint64_t *sum)
 {
     conn_state_t *s = st;
     PGconn *c = PQconnectdbParams(s->k, s->v, 0);
-    if (PQstatus(c) != CONNECTION_OK) {
+    if (PQstatus(c) != CONNECTION_OK || PQsslInUse(c) != s->tls) {
         bench_fail("connect: %s", PQerrorMessage(c));
         PQfinish(c);
         return -1;
@@ -172,6 +191,12 @@ static void connect_teardown(void *st)
 static void *plain_setup(const bench_env_t *env)
 {
     return new_state(env);
+}
+
+/* TCP with sslmode=require, for the TLS rows. */
+static void *tls_setup(const bench_env_t *env)
+{
+    return new_state_tls(env, 1);
 }
 
 static int simple_seq_op(void *st, uint64_t *sum)
@@ -838,6 +863,9 @@ static bench_impl_t impls[] = {
      "PQexec TRUNCATE, PQputCopyData of 256 KiB CSV chunks formatted in the timed call"},
     {cursor_setup, cursor_op, teardown, NULL},
     {plain_setup, simple_seq_op, teardown, "PQexec"},
+    {connect_tls_setup, connect_op, connect_teardown,
+     "PQconnectdbParams over TCP, sslmode=require + PQfinish"},
+    {tls_setup, blob_op, teardown, "PQexecParams, binary result, TCP with sslmode=require"},
     {b_seq_setup_1, b_seq_op, teardown, "PQexecPrepared, binary"},
     {b_seq_setup_100, b_seq_op, teardown, "PQexecPrepared, binary"},
     {b_seq_setup_500, b_seq_op, teardown, "PQexecPrepared, binary"},
@@ -847,10 +875,10 @@ static bench_impl_t impls[] = {
 };
 
 static const char *ids[] = {
-    "connect",      "simple_seq",   "simple_conc", "simple_fetch", "ext_seq",  "ext_conc",
-    "mixed_text",   "mixed_binary", "blob_fetch",  "array_fetch",  "prep_seq", "prep_conc",
-    "unit_of_work", "copy_text",    "cursor",      "c_rtt",        "b_seq_1",  "b_seq_100",
-    "b_seq_500",    "b_pipe_1",     "b_pipe_100",  "b_pipe_500",
+    "connect",      "simple_seq",   "simple_conc", "simple_fetch", "ext_seq",     "ext_conc",
+    "mixed_text",   "mixed_binary", "blob_fetch",  "array_fetch",  "prep_seq",    "prep_conc",
+    "unit_of_work", "copy_text",    "cursor",      "c_rtt",        "connect_tls", "blob_fetch_tls",
+    "b_seq_1",      "b_seq_100",    "b_seq_500",   "b_pipe_1",     "b_pipe_100",  "b_pipe_500",
 };
 
 const bench_impl_t *bench_libpq_lookup(const char *scenario, const char **reason)

@@ -68,11 +68,12 @@ static void on_close(pgw_conn_t *c, void *ud)
     ((pgs_t *)ud)->pending--;
 }
 
-static int open_conn(pgs_t *s, const char *host)
+/* Connect to host with sslmode (TCP hosts only negotiate TLS). */
+static int open_conn_mode(pgs_t *s, const char *host, const char *sslmode)
 {
     snprintf(s->conninfo, sizeof s->conninfo,
-             "host=%s port=%s user=%s dbname=%s sslmode=disable gssencmode=disable", host,
-             s->env->port, s->env->user, s->env->db);
+             "host=%s port=%s user=%s dbname=%s sslmode=%s gssencmode=disable", host, s->env->port,
+             s->env->user, s->env->db, sslmode);
     int rc = pgw_conn_new(&s->c, &s->loop, NULL);
     if (rc != 0) return conn_fail(s, "new", rc);
     s->pending++;
@@ -82,7 +83,17 @@ static int open_conn(pgs_t *s, const char *host)
         return conn_fail(s, "connect", rc);
     }
     run_until_done(s);
-    return s->failed ? -1 : 0;
+    if (s->failed) return -1;
+    pgw_tls_info_t info;
+    pgw_conn_tls_info(s->c, &info);
+    if (info.in_use != (strcmp(sslmode, "disable") != 0))
+        return bench_fail("libpgwire connect: TLS in use %d with sslmode=%s", info.in_use, sslmode);
+    return 0;
+}
+
+static int open_conn(pgs_t *s, const char *host)
+{
+    return open_conn_mode(s, host, "disable");
 }
 
 static void close_conn(pgs_t *s)
@@ -160,13 +171,37 @@ static void *connect_setup(const bench_env_t *env)
 {
     return new_state(env, 0);
 }
-static int connect_op(void *st, uint64_t *sum)
+static int connect_mode_op(void *st, uint64_t *sum, const char *sslmode)
 {
     pgs_t *s = st;
-    if (open_conn(s, s->env->tcp_host) != 0) return -1;
+    if (open_conn_mode(s, s->env->tcp_host, sslmode) != 0) return -1;
     close_conn(s);
     *sum = 0;
     return 0;
+}
+
+static int connect_op(void *st, uint64_t *sum)
+{
+    return connect_mode_op(st, sum, "disable");
+}
+
+/* Every connect after the first reuses the process's TLS context: no
+ * certificate file is read or parsed again. */
+static int connect_tls_op(void *st, uint64_t *sum)
+{
+    return connect_mode_op(st, sum, "require");
+}
+
+/* TCP with sslmode=require, for the TLS rows. */
+static void *tls_setup(const bench_env_t *env)
+{
+    pgs_t *s = new_state(env, 0);
+    if (s && open_conn_mode(s, env->tcp_host, "require") != 0) {
+        uv_loop_close(&s->loop);
+        free(s);
+        return NULL;
+    }
+    return s;
 }
 
 /* ---- single int answers ------------------------------------------------------ */
@@ -531,6 +566,13 @@ static const struct {
      {plain_setup, mixed_binary_op, teardown,
       "pgw_conn_query_rows: rows decoded as they arrive, typed getters"}},
     {"blob_fetch", {plain_setup, blob_op, teardown, "pgw_conn_query, bytea views"}},
+    {"connect_tls",
+     {connect_setup, connect_tls_op, teardown,
+      "pgw_conn_connect over TCP, sslmode=require (TLS context shared across connects) + "
+      "pgw_conn_close"}},
+    {"blob_fetch_tls",
+     {tls_setup, blob_op, teardown,
+      "pgw_conn_query, bytea views; TCP with sslmode=require, decrypted into the read chunks"}},
     {"array_fetch", {array_setup, array_op, teardown, "pgw_conn_query, pgw_array_get_int4"}},
     {"prep_seq", {prep_setup, prep_seq_op, teardown, "pgw_conn_prepare once, pgw_conn_execute"}},
     {"prep_conc", {prep_setup, prep_conc_op, teardown, NOTE_ASYNC}},

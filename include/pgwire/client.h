@@ -53,9 +53,11 @@ typedef struct pgw_client pgw_client_t;
  * underlying pgw_conn_t. Returns 0 and sets *out, or one of the codes of
  * pgw_conn_connect and its callback (PGW_ECONNINFO, PGW_ENOTSUP,
  * PGW_ECONNECT, PGW_ETARGET, PGW_EAUTH, PGW_EAUTHPOLICY, PGW_ESERVER,
- * PGW_ECONNLOST, PGW_EPROTO, PGW_ENOMEM, PGW_EINVAL when out is NULL; *out
- * is then NULL). When errbuf is not NULL it receives a NUL-terminated
- * description of a failure (the server's message for PGW_ESERVER).
+ * PGW_ECONNLOST, PGW_EPROTO, PGW_ETLS, PGW_ENOMEM, PGW_EINVAL when out is
+ * NULL; *out is then NULL). When errbuf is not NULL it receives a
+ * NUL-terminated description of a failure (the server's message for
+ * PGW_ESERVER, else pgw_conn_error_message's text, libpq's words for TLS
+ * failures, else pgw_strerror of the code).
  */
 PGW_EXTERN int pgw_client_connect(pgw_client_t **out, const char *conninfo,
                                   const pgw_conn_config_t *cfg);
@@ -135,7 +137,9 @@ PGW_EXTERN int pgw_client_load_types(pgw_client_t *c, const char *const *names, 
  * blocked in a call of this client. Returns 0 (delivered; the interrupted
  * call returns PGW_ESERVER with SQLSTATE 57014 if it was still running),
  * PGW_ECONNECT, PGW_ETIMEDOUT, PGW_ENOMEM, PGW_ENOTSUP (no BackendKeyData),
- * PGW_EINVAL (c NULL).
+ * PGW_EINVAL (c NULL), PGW_ETLS / PGW_EPROTO (the connection runs over TLS
+ * and the cancel connection could not negotiate it: the key is never sent
+ * in plaintext then).
  * The owning thread should issue its next call only after pgw_client_cancel
  * returned: until the server has closed the cancel connection, the cancel
  * may still interrupt whatever runs next.
@@ -147,6 +151,10 @@ PGW_EXTERN int pgw_client_cancel(pgw_client_t *c);
  * from another thread. */
 PGW_EXTERN pgw_conn_t *pgw_client_conn(pgw_client_t *c);
 PGW_EXTERN pgw_session_t *pgw_client_session(pgw_client_t *c);
+/* What the connection's TLS negotiated: pgw_conn_tls_info on the
+ * underlying connection (same lifetimes). Returns 0, or PGW_EINVAL (out
+ * NULL; or c NULL, *out then zeroed when out is not NULL). */
+PGW_EXTERN int pgw_client_tls_info(const pgw_client_t *c, pgw_tls_info_t *out);
 
 /* Close the connection (sending Terminate), run the loop until every
  * handle is closed and free everything. NULL is a no-op. Results already

@@ -47,18 +47,50 @@
  * NULL HANDLES: every function of this header accepts a NULL conn without
  * crashing: functions returning an int status return PGW_EINVAL,
  * pgw_conn_is_ready and pgw_conn_in_batch return 0, pointer results are
- * NULL, and pgw_conn_stats zeroes *out (when out is not NULL).
+ * NULL, and pgw_conn_stats and pgw_conn_tls_info zero *out (when out is
+ * not NULL).
  *
- * TLS: not implemented yet. sslmode=disable, allow and prefer connect in
- * plaintext (no SSLRequest is sent); sslmode=require, verify-ca and
- * verify-full make pgw_conn_connect fail with PGW_ENOTSUP. gssencmode=require
- * fails the same way.
+ * TLS (OpenSSL, src/tls) with libpq's options and semantics: sslmode
+ * disable, allow, prefer (the default), require, verify-ca, verify-full;
+ * sslrootcert (a PEM file, or "system" for OpenSSL's default store, which
+ * makes the default sslmode verify-full as in libpq 16), sslcert / sslkey /
+ * sslpassword (the key file must be 0600 or less, 0640 if owned by root),
+ * sslcrl / sslcrldir, sslsni (on by default), sslcertmode,
+ * ssl_min_protocol_version (default TLSv1.2) / ssl_max_protocol_version,
+ * sslcompression (accepted; compression is always off), and
+ * sslnegotiation=direct (PostgreSQL 17: TLS at once with ALPN
+ * "postgresql"; requires sslmode require or stronger). Missing files are
+ * looked up under $HOME/.postgresql/ (root.crt, root.crl, postgresql.crt,
+ * postgresql.key); with a root certificate, require verifies the chain too
+ * (not the host name); verify-full checks the name given as host (also
+ * with hostaddr) against the certificate's DNS and IP subjectAltNames, then
+ * its CN. Over a unix-domain socket TLS is never requested, whatever
+ * sslmode says (as in libpq). The retries are libpq's: prefer tries TLS
+ * and goes on in plaintext on the server's 'N', and retries the address in
+ * plaintext after a failed handshake or when the server refuses the TLS
+ * connection before authentication; allow tries plaintext first and
+ * retries with TLS when the server refuses it. Bytes the server sends
+ * behind its 'S' (or 'N') are refused with PGW_EPROTO (CVE-2021-23222);
+ * an ErrorResponse to SSLRequest fails with PGW_ETLS, its text neither read
+ * nor shown (CVE-2024-10977). SCRAM-SHA-256-PLUS (channel_binding) binds to
+ * the TLS server certificate (tls-server-end-point). Cancels negotiate TLS
+ * like their connection. Once established, reads are decrypted straight
+ * into the session's read chunk and each loop turn's output is encrypted
+ * into one ring and written with one send(). The TLS context (the parsed
+ * root certificate, CRLs, client certificate and key) of connections using
+ * the default allocator is shared by every connection of the process with
+ * the same TLS settings, and rebuilt when one of those files changes on
+ * disk (size, inode or modification time); with an application allocator
+ * each connection builds its own. A failed TLS negotiation ends
+ * the connect with PGW_ETLS (or PGW_EPROTO), libpq's message in
+ * pgw_conn_error_message. gssencmode=require fails with PGW_ENOTSUP.
  */
 #ifndef PGWIRE_CONN_H
 #define PGWIRE_CONN_H
 
 #include "pgwire/common.h"
 #include "pgwire/session.h"
+#include "pgwire/tls.h"
 
 /* libuv's loop, declared without <uv.h> so that this header compiles in
  * strict C11 (uv.h needs POSIX feature macros); include <uv.h> to use it. */
@@ -76,8 +108,11 @@ typedef struct pgw_conn pgw_conn_t;
  * none matched target_session_attrs), PGW_EAUTH, PGW_EAUTHPOLICY, PGW_ESERVER
  * (the server refused the startup: err holds its error, valid during the
  * call), PGW_ECONNLOST (the server closed during startup), PGW_EPROTO,
- * PGW_ECANCELED (pgw_conn_close was called first). err is NULL unless the
- * status is PGW_ESERVER. */
+ * PGW_ECANCELED (pgw_conn_close was called first), PGW_ETLS (TLS could not
+ * be negotiated or verified, or a TLS file could not be used; libpq's
+ * message in pgw_conn_error_message), PGW_ECONNINFO (TLS settings that
+ * contradict each other, found at the first TLS attempt). err is NULL
+ * unless the status is PGW_ESERVER. */
 typedef void (*pgw_connect_cb)(pgw_conn_t *conn, int status, const pgw_error_t *err, void *ud);
 /* pgw_conn_close finished: every handle is closed; conn is about to be
  * freed and must not be used after this callback returns. */
@@ -96,6 +131,8 @@ typedef struct pgw_conn_config {
     /* (After a write the write buffer's capacity is kept up to
      * max(1 MiB, 4 x write_threshold); a larger buffer is freed.) */
     size_t read_chunk_size; /* 0: the session's default (64 KiB) */
+    /* Bytes of each TLS ciphertext ring (input and output); 0: 64 KiB. */
+    size_t tls_ring_size;
     /* Optional application hooks (views valid during the call). */
     void (*on_notice)(pgw_conn_t *conn, const pgw_error_t *notice, void *ud);
     void (*on_notification)(pgw_conn_t *conn, int32_t pid, pgw_str_t channel, pgw_str_t payload,
@@ -147,8 +184,8 @@ PGW_EXTERN int pgw_conn_new(pgw_conn_t **out, struct uv_loop_s *loop, const pgw_
  *
  * Returns 0 (cb will be called), or: PGW_EINVAL (conn or cb NULL),
  * PGW_ECONNINFO (bad connection string),
- * PGW_ENOTSUP (sslmode require/verify-ca/verify-full or gssencmode=require:
- * TLS is not implemented yet), PGW_EBUSY (connect already called),
+ * PGW_ENOTSUP (gssencmode=require: GSSAPI is not implemented), PGW_EBUSY
+ * (connect already called),
  * PGW_ECLOSED (closing), PGW_EINVAL (bad session options: require_auth,
  * channel_binding, protocol versions), PGW_ENOMEM.
  */
@@ -255,6 +292,29 @@ PGW_EXTERN void pgw_conn_stats(const pgw_conn_t *conn, pgw_conn_stats_t *out);
 PGW_EXTERN int pgw_conn_fd(const pgw_conn_t *conn);
 /* The application data of the config (cfg->ud), NULL for a NULL conn. */
 PGW_EXTERN void *pgw_conn_userdata(const pgw_conn_t *conn);
+
+/*
+ * What the connection's TLS negotiated (libpq: PQsslInUse, PQsslAttribute).
+ * Fills *out: in_use 1 with protocol, cipher and the peer certificate for a
+ * TLS connection; all zero for a plaintext one (or before TLS is up). The
+ * strings and views point into the connection and stay valid until it is
+ * closed, lost or its connect moves to another attempt. Returns 0, or
+ * PGW_EINVAL (out NULL; or conn NULL, *out then zeroed).
+ */
+PGW_EXTERN int pgw_conn_tls_info(const pgw_conn_t *conn, pgw_tls_info_t *out);
+
+/*
+ * Why the connect failed, in libpq's words where libpq has them (TLS:
+ * "SSL error: certificate verify failed: ...", "server certificate for
+ * "x" does not match host name "y"", "server does not support SSL,
+ * but SSL was required", ...; the messages of several attempts, such as
+ * prefer's TLS try and its plaintext retry, are joined with newlines, as
+ * libpq does). Without libpq's "connection to server at ... failed: "
+ * prefix. "" when there is none (see pgw_strerror of the status, and err
+ * for PGW_ESERVER). Valid until the next connect or pgw_conn_close. NULL
+ * for a NULL conn.
+ */
+PGW_EXTERN const char *pgw_conn_error_message(const pgw_conn_t *conn);
 
 #ifdef __cplusplus
 }

@@ -21,6 +21,7 @@ struct pgw_client {
     uint8_t key[256];
     size_t key_len;
     int have_key;
+    pgw__tls_policy_t cancel_tls; /* holds a context reference when TLS is in use */
 };
 
 typedef struct waiter {
@@ -81,7 +82,10 @@ static void on_connected(pgw_conn_t *conn, int status, const pgw_error_t *err, v
     w->done = 1;
     w->status = status;
     if (status < 0 && w->errbuf && w->errlen) {
-        const char *msg = err && err->message ? err->message : pgw_strerror(status);
+        const char *why = pgw_conn_error_message(conn);
+        const char *msg = err && err->message ? err->message
+                          : why && *why       ? why
+                                              : pgw_strerror(status);
         snprintf(w->errbuf, w->errlen, "%s", msg);
     }
 }
@@ -96,6 +100,7 @@ static void copy_cancel_info(pgw_client_t *c)
 {
     pgw_conn_t *conn = c->conn;
     c->peer = conn->peer;
+    pgw__conn_cancel_tls(conn, &c->cancel_tls);
     const uint8_t *key;
     if (conn->s && pgw_session_backend_key(conn->s, &c->pid, &key, &c->key_len) == 0 &&
         c->key_len <= sizeof(c->key)) {
@@ -113,6 +118,7 @@ static void client_free(pgw_client_t *c)
     }
     uv_run(&c->loop, UV_RUN_DEFAULT); /* anything left closing */
     uv_loop_close(&c->loop);
+    pgw__tls_ctx_unref(c->cancel_tls.ctx);
     pgw__free(c->alloc, c);
 }
 
@@ -139,7 +145,8 @@ int pgw_client_connect_err(pgw_client_t **out, const char *conninfo, const pgw_c
             run_until(c, &w.done);
             rc = w.done ? w.status : PGW_ECONNECT;
         } else if (errbuf && errlen) {
-            snprintf(errbuf, errlen, "%s", pgw_strerror(rc));
+            const char *why = pgw_conn_error_message(c->conn);
+            snprintf(errbuf, errlen, "%s", why && *why ? why : pgw_strerror(rc));
         }
     }
     if (rc < 0) {
@@ -311,6 +318,8 @@ int pgw_client_cancel(pgw_client_t *c)
     memset(&x, 0, sizeof(x));
     x.done = on_cancel_done;
     x.owner = &status;
+    x.alloc = c->alloc;
+    x.tls = c->cancel_tls; /* the context stays referenced by c */
     pgw_buf_init(&x.pkt, c->alloc);
     rc = pgw_enc_cancel_request(&x.pkt, c->pid, c->key, c->key_len);
     if (rc == 0) rc = pgw__cancel_req_start(&x, &loop, &c->peer, PGW__CANCEL_TIMEOUT_MS);
@@ -333,6 +342,15 @@ pgw_conn_t *pgw_client_conn(pgw_client_t *c)
 pgw_session_t *pgw_client_session(pgw_client_t *c)
 {
     return c ? pgw_conn_session(c->conn) : NULL;
+}
+
+int pgw_client_tls_info(const pgw_client_t *c, pgw_tls_info_t *out)
+{
+    if (!c) {
+        if (out) memset(out, 0, sizeof *out);
+        return PGW_EINVAL;
+    }
+    return pgw_conn_tls_info(c->conn, out);
 }
 
 void pgw_client_close(pgw_client_t *c)

@@ -7,6 +7,14 @@
  * server's close, bounded by a timer) is shared with the blocking client's
  * pgw_client_cancel, which runs it on a private loop.
  *
+ * TLS: a cancel for a connection that runs over TLS negotiates TLS too,
+ * with the connection's context and host name (as libpq 17's
+ * PQcancelCreate): SSLRequest (or direct TLS), the handshake with the same
+ * verification, then the CancelRequest encrypted. The server's 'N' then
+ * fails the cancel instead of sending the key in plaintext. A connection
+ * that runs in plaintext (sslmode disable, or allow/prefer that ended
+ * without TLS, or a unix-domain socket) cancels in plaintext.
+ *
  * While a cancel is in flight the connection writes nothing new (conn.c
  * checks c->cancels): a request sent before the server has acted on the
  * cancel could be the one interrupted (node-postgres #3751). Each cancel is
@@ -34,6 +42,9 @@ void pgw__cancel_req_finish(pgw__cancel_req_t *x, int status)
 {
     if (x->finished) return;
     x->finished = 1;
+    pgw__tlsneg_reset(&x->neg);
+    pgw__tls_free(x->t);
+    x->t = NULL;
     pgw__sock_close(&x->sock, on_req_closed);
     uv_close((uv_handle_t *)&x->timer, on_req_closed);
     x->done(x, status);
@@ -69,11 +80,82 @@ static void req_read(pgw__cancel_req_t *x)
     if (n == PGW_ECONNLOST) pgw__cancel_req_finish(x, PGW_ECONNECT);
 }
 
+/* Over TLS: the encrypted packet is flushed, then whatever arrives is
+ * decrypted and dropped until the server closes. */
+static void req_tls_io(pgw__cancel_req_t *x, int events)
+{
+    int full = pgw__tls_sock_flush(x->t, &x->sock);
+    if (full < 0) {
+        pgw__cancel_req_finish(x, PGW_ECONNECT);
+        return;
+    }
+    if (events & UV_READABLE) {
+        ssize_t n = pgw__tls_sock_fill(x->t, &x->sock);
+        if (n == 0 || (n < 0 && n != PGW_EAGAIN)) {
+            pgw__cancel_req_finish(x, n == 0 || n == PGW_ECONNLOST ? 0 : PGW_ECONNECT);
+            return;
+        }
+        uint8_t scratch[256];
+        size_t got;
+        int rc;
+        while ((rc = pgw__tls_read(x->t, scratch, sizeof scratch, &got)) == 0) {
+        }
+        if (rc == PGW_ECONNLOST) { /* close_notify */
+            pgw__cancel_req_finish(x, 0);
+            return;
+        }
+    }
+    if (pgw__sock_watch(&x->sock, UV_READABLE | (full ? UV_WRITABLE : 0)) < 0)
+        pgw__cancel_req_finish(x, PGW_ECONNECT);
+}
+
+static void req_negotiate(pgw__cancel_req_t *x)
+{
+    int rc = pgw__tlsneg_step(&x->neg, &x->sock, &x->tls, x->alloc);
+    if (rc == 0) return;
+    if (rc < 0) {
+        pgw__cancel_req_finish(x, rc == PGW_ECONNLOST ? PGW_ECONNECT : rc);
+        return;
+    }
+    if (rc == PGW__NEG_PLAIN) { /* only when the policy allows it */
+        req_send(x);
+        return;
+    }
+    x->t = x->neg.t;
+    x->neg.t = NULL;
+    size_t w = 0;
+    rc = pgw__tls_write(x->t, x->pkt.data, x->pkt.len, &w);
+    if (rc < 0 || w != x->pkt.len) {
+        pgw__cancel_req_finish(x, PGW_ETLS);
+        return;
+    }
+    x->sent = x->pkt.len;
+    req_tls_io(x, 0);
+}
+
 static void on_req_event(pgw__sock_t *k, int status, int events)
 {
     pgw__cancel_req_t *x = k->owner;
-    if (status < 0 || (k->connecting && pgw__sock_connect_result(k) < 0)) {
+    if (status < 0) {
         pgw__cancel_req_finish(x, PGW_ECONNECT);
+        return;
+    }
+    if (k->connecting) {
+        if (pgw__sock_connect_result(k) < 0) {
+            pgw__cancel_req_finish(x, PGW_ECONNECT);
+            return;
+        }
+        if (x->tls.ctx && pgw__tlsneg_begin(&x->neg, &x->tls, x->alloc) < 0) {
+            pgw__cancel_req_finish(x, PGW_ETLS);
+            return;
+        }
+    }
+    if (x->neg.phase != PGW__NEG_IDLE) {
+        req_negotiate(x);
+        return;
+    }
+    if (x->t) {
+        req_tls_io(x, events);
         return;
     }
     if (x->sent < x->pkt.len) {
@@ -93,6 +175,9 @@ int pgw__cancel_req_start(pgw__cancel_req_t *x, uv_loop_t *loop, const pgw__peer
     x->nopen = 2;
     x->finished = 0;
     x->sent = 0;
+    x->t = NULL;
+    memset(&x->neg, 0, sizeof x->neg);
+    if (!x->alloc) x->alloc = pgw__alloc_or_default(NULL);
     if (pgw__peer_is_tcp(peer)) {
         int one = 1;
         (void)setsockopt(x->sock.fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
@@ -118,6 +203,7 @@ static void on_cancel_closed(pgw__cancel_req_t *req)
 {
     pgw__cancel_t *x = req->owner;
     pgw_conn_t *c = x->c;
+    pgw__tls_ctx_unref(x->req.tls.ctx);
     pgw_buf_free(&x->req.pkt);
     pgw__free(c->alloc, x);
     c->handles_open--;          /* the cancel's two handles */
@@ -160,6 +246,8 @@ int pgw_conn_cancel(pgw_conn_t *c, pgw_cancel_cb cb, void *ud)
     x->req.done = on_cancel_done;
     x->req.closed = on_cancel_closed;
     x->req.owner = x;
+    x->req.alloc = c->alloc;
+    pgw__conn_cancel_tls(c, &x->req.tls);
     pgw_buf_init(&x->req.pkt, c->alloc);
     int rc = pgw_enc_cancel_request(&x->req.pkt, pid, key, key_len);
     if (rc == 0)
@@ -167,6 +255,7 @@ int pgw_conn_cancel(pgw_conn_t *c, pgw_cancel_cb cb, void *ud)
                                    c->connect_timeout_ms ? c->connect_timeout_ms
                                                          : PGW__CANCEL_TIMEOUT_MS);
     if (rc < 0) {
+        pgw__tls_ctx_unref(x->req.tls.ctx);
         pgw_buf_free(&x->req.pkt);
         pgw__free(c->alloc, x);
         return rc;

@@ -9,6 +9,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 
@@ -60,12 +61,25 @@ void pgw__conn_sock_drop(pgw_conn_t *c)
     c->sock = NULL;
     c->write_failed = 0;
     if (c->writing) wbuf_release(c);
+    /* The TLS session belongs to the socket: never reused across attempts. */
+    pgw__tlsneg_reset(&c->neg);
+    pgw__tls_free(c->tls);
+    c->tls = NULL;
+    c->tp = &pgw__transport_plain;
     pgw__sock_close(k, on_sock_closed);
+}
+
+void pgw__conn_errmsg_add(pgw_conn_t *c, const char *msg)
+{
+    if (!msg || !*msg) return;
+    size_t n = strlen(c->errmsg);
+    snprintf(c->errmsg + n, sizeof c->errmsg - n, "%s%s", n ? "\n" : "", msg);
 }
 
 static void conn_free(pgw_conn_t *c)
 {
     pgw__connect_free(c);
+    pgw__tls_ctx_unref(c->tls_ctx);
     pgw_buf_free(&c->wbuf);
     pgw__free(c->alloc, c);
 }
@@ -126,7 +140,22 @@ static void cb_parameter(pgw_session_t *s, pgw_str_t name, pgw_str_t value, void
 static void cb_trace(pgw_session_t *s, char direction, const uint8_t *msg, size_t len, void *ud)
 {
     pgw_conn_t *c = ud;
+    /* AuthenticationOk ('R', code 0): from here on an ErrorResponse is not
+     * a refusal of the connection's transport (see the sslmode retries in
+     * connect.c). */
+    if (c->state == PGW__CONN_CONNECTING && direction == 'B' && len >= 9 && msg[0] == 'R' &&
+        msg[5] == 0 && msg[6] == 0 && msg[7] == 0 && msg[8] == 0)
+        c->auth_ok_seen = 1;
     if (c->cfg.on_trace) c->cfg.on_trace(c, direction, msg, len, c->cfg.ud);
+}
+
+/* SCRAM-SHA-256-PLUS: tls-server-end-point of the current TLS session. */
+static int cb_channel_binding(pgw_session_t *s, const uint8_t **data, size_t *len, void *ud)
+{
+    pgw_conn_t *c = ud;
+    if (s != c->s || !c->tls || pgw__tls_channel_binding(c->tls, c->cb_data, len) < 0) return -1;
+    *data = c->cb_data;
+    return 0;
 }
 
 static uint64_t cb_now_ns(void *ud)
@@ -157,12 +186,14 @@ int pgw__conn_session_create(pgw_conn_t *c, const char *password)
     sc.cb.on_parameter = cb_parameter;
     sc.cb.on_trace = cb_trace;
     sc.cb.now_ns = cb_now_ns;
+    sc.cb.channel_binding = cb_channel_binding;
     sc.ud = c;
     pgw_session_t *s;
     int rc = pgw_session_new(&s, &sc);
     if (rc < 0) return rc;
     c->s = s;
     c->batch_open = 0;
+    c->auth_ok_seen = 0;
     return 0;
 }
 
@@ -204,19 +235,26 @@ static void conn_read(pgw_conn_t *c, pgw__sock_t *k)
     for (int i = 0; i < PGW__READS_PER_WAKEUP && still_current(c, k); i++) {
         uint8_t *p = NULL;
         size_t len = 0;
-        if (c->tp->read_buffer(c, &p, &len) < 0) {
-            transport_failed(c, PGW_ENOMEM);
+        int rc = c->tp->read_buffer(c, &p, &len);
+        if (rc < 0) {
+            if (still_current(c, k)) transport_failed(c, rc);
             return;
         }
         ssize_t n = pgw__sock_recv(k, p, len);
         if (n == PGW_EAGAIN) return;
         if (n <= 0) {
-            transport_failed(c, PGW_ECONNLOST); /* EOF, reset or error */
+            /* EOF, reset or error. Over TLS, records already received are
+             * delivered first. */
+            if (c->tls) {
+                pgw__tls_input_eof(c->tls);
+                (void)c->tp->read_commit(c, 0);
+            }
+            if (still_current(c, k)) transport_failed(c, PGW_ECONNLOST);
             return;
         }
         c->stats.reads++;
         c->stats.bytes_in += (uint64_t)n;
-        int rc = c->tp->read_commit(c, (size_t)n);
+        rc = c->tp->read_commit(c, (size_t)n);
         /* a fatal input error broke the session, which called cb_broken */
         if (rc < 0 && still_current(c, k)) conn_on_broken(c, rc);
         if ((size_t)n < len) return; /* drained */
@@ -255,14 +293,18 @@ static void conn_watch(pgw_conn_t *c)
     if (pgw__sock_watch(k, ev) < 0) transport_failed(c, PGW_ECONNLOST);
 }
 
-/* The attempt's socket is connected: start reading and send the startup
+/* The attempt's socket is connected: apply the TCP options. */
+int pgw__conn_sock_ready(pgw_conn_t *c)
+{
+    return pgw__peer_is_tcp(&c->peer) ? set_tcp_options(c, c->sock->fd) : 0;
+}
+
+/* The socket (and TLS, if any) is up: start reading and send the startup
  * packet (and, after it, whatever the session has queued). */
 int pgw__conn_start_io(pgw_conn_t *c)
 {
     pgw__sock_t *k = c->sock;
-    int rc = pgw__peer_is_tcp(&c->peer) ? set_tcp_options(c, k->fd) : 0;
-    if (rc < 0) return rc;
-    rc = pgw__sock_watch(k, UV_READABLE);
+    int rc = pgw__sock_watch(k, UV_READABLE);
     if (rc < 0) return rc;
     rc = pgw_session_start(c->s);
     if (rc < 0) return rc;
@@ -301,20 +343,24 @@ static void write_failed(pgw_conn_t *c)
     transport_failed(c, PGW_ECONNLOST);
 }
 
-/* Send wbuf[woff..len) until done or the socket is full. Returns 0 when
- * all was written, 1 when the rest waits for a writable event, -1 when the
+/* Send the transport's output (plaintext: wbuf[woff..len)) until done or the socket is full.
+ * Returns 0 when all was written, 1 when the rest waits for a writable event, -1 when the
  * connection failed (the session is broken and the socket dropped). */
 static int conn_write_some(pgw_conn_t *c)
 {
-    while (c->woff < c->wbuf.len) {
-        ssize_t n = pgw__sock_send(c->sock, c->wbuf.data + c->woff, c->wbuf.len - c->woff);
+    for (;;) {
+        size_t len = 0;
+        const uint8_t *p = c->tp->out_view(c, &len);
+        if (!p || len == 0) break;
+        ssize_t n = pgw__sock_send(c->sock, p, len);
         if (n == PGW_EAGAIN) return 1;
         if (n < 0) {
             wbuf_release(c);
             write_failed(c);
             return -1;
         }
-        c->woff += (size_t)n;
+        c->stats.bytes_out += (uint64_t)n;
+        c->tp->out_consumed(c, (size_t)n);
     }
     wbuf_release(c);
     return 0;
@@ -340,16 +386,25 @@ void pgw__conn_flush(pgw_conn_t *c)
     if (c->writing || c->write_failed || !c->sock || !c->s || c->state == PGW__CONN_CLOSING) return;
     if (c->cancels) return; /* held until the cancel completes: see cancel.c */
     if (pgw_session_state(c->s) == PGW_SESSION_NEW) return; /* socket not up yet */
-    c->tp->take_output(c, &c->wbuf);
-    if (c->wbuf.len == 0) return;
-    c->stats.writes++;
-    c->stats.bytes_out += c->wbuf.len;
     /* Write right away: when the socket takes it all (the usual case) it
      * costs one system call and no poll update. Only what the socket did
-     * not take waits, pinned in wbuf, for a writable event. */
-    c->writing = 1;
-    c->woff = 0;
-    if (conn_write_some(c) > 0) conn_watch(c);
+     * not take waits, pinned (in wbuf, or in the TLS output ring), for a
+     * writable event. Over TLS a full output ring is written and refilled
+     * until the session's output is all encrypted. */
+    for (;;) {
+        if (c->tp->take_output(c) < 0) {
+            write_failed(c);
+            return;
+        }
+        size_t len = 0;
+        c->tp->out_view(c, &len);
+        if (len == 0) return;
+        c->stats.writes++;
+        c->writing = 1;
+        int rc = conn_write_some(c);
+        if (rc > 0) conn_watch(c);
+        if (rc != 0 || !c->s || !c->sock || c->tp->pending_output(c) == 0) return;
+    }
 }
 
 static void on_sock_event(pgw__sock_t *k, int status, int events)
@@ -358,6 +413,10 @@ static void on_sock_event(pgw__sock_t *k, int status, int events)
     if (k != c->sock) return;
     if (k->connecting) {
         pgw__connect_on_socket(c, status < 0 ? PGW_ECONNECT : pgw__sock_connect_result(k));
+        return;
+    }
+    if (c->neg.phase != PGW__NEG_IDLE) {
+        pgw__connect_on_negotiation(c);
         return;
     }
     if (status < 0) {
@@ -432,14 +491,16 @@ int pgw_conn_new(pgw_conn_t **out, uv_loop_t *loop, const pgw_conn_config_t *cfg
     return 0;
 }
 
-/* Send Terminate without blocking, if the socket takes it right now. */
+/* Send Terminate without blocking, if the socket takes it right now (over
+ * TLS followed by close_notify, as libpq does). */
 static void send_terminate(pgw_conn_t *c)
 {
     size_t len;
     pgw_session_pending_output(c->s, &len);
     pgw_session_consumed_output(c->s, len); /* never send what we cancel */
-    if (c->writing || pgw_session_terminate(c->s) < 0) return;
-    const uint8_t *p = pgw_session_pending_output(c->s, &len);
+    if (c->writing || pgw_session_terminate(c->s) < 0 || c->tp->take_output(c) < 0) return;
+    if (c->tls) pgw__tls_shutdown(c->tls);
+    const uint8_t *p = c->tp->out_view(c, &len);
     if (p && len) (void)pgw__sock_send(c->sock, p, len);
 }
 
@@ -624,4 +685,9 @@ void pgw_conn_stats(const pgw_conn_t *c, pgw_conn_stats_t *out)
 void *pgw_conn_userdata(const pgw_conn_t *c)
 {
     return c ? c->cfg.ud : NULL;
+}
+
+const char *pgw_conn_error_message(const pgw_conn_t *c)
+{
+    return c ? c->errmsg : NULL;
 }

@@ -4,8 +4,8 @@
  * Files: conn.c (object, session wiring, reads, writes, close, requests),
  * connect.c (host list, DNS, socket connect, target_session_attrs),
  * cancel.c (CancelRequest over a second socket), transport.c (the sockets,
- * and the seam between socket bytes and session bytes: plaintext today, TLS
- * later).
+ * and the plaintext seam between socket bytes and session bytes), tlsconn.c
+ * (SSLRequest and the handshake on a socket, and the TLS seam).
  */
 #ifndef PGW_CONN_INTERNAL_H
 #define PGW_CONN_INTERNAL_H
@@ -16,7 +16,13 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <uv.h>
+#include "tls/tls.h"
 #include "util/internal.h"
+
+/* libpq's words for a server that closed the connection before answering. */
+#define PGW__MSG_SERVER_CLOSED                                                     \
+    "server closed the connection unexpectedly\n\tThis probably means the server " \
+    "terminated abnormally\n\tbefore or while processing the request."
 
 /* Where a server listens: a TCP address or a unix-domain socket path, as
  * connect() takes it. len 0: none yet. */
@@ -77,6 +83,67 @@ ssize_t pgw__sock_recv(pgw__sock_t *k, uint8_t *p, size_t n);
 void pgw__sock_close(pgw__sock_t *k, uv_close_cb cb);
 
 /*
+ * TLS negotiation on a connected socket (tlsconn.c), shared by connections
+ * and cancel requests: SSLRequest, the server's one-byte answer, then the
+ * handshake (or, for sslnegotiation=direct, the handshake at once).
+ */
+enum pgw__neg_phase {
+    PGW__NEG_IDLE = 0,
+    PGW__NEG_REQUEST,
+    PGW__NEG_ANSWER,
+    PGW__NEG_CONTEXT, /* 'S' received, waiting for the caller's context */
+    PGW__NEG_HANDSHAKE
+};
+enum { PGW__NEG_TLS = 1, PGW__NEG_PLAIN = 2, PGW__NEG_NEED_CONTEXT = 3 };
+typedef struct pgw__tlsneg {
+    int phase;          /* enum pgw__neg_phase */
+    int handshake_fail; /* the failure (if any) came from the handshake itself */
+    pgw__sslmode_t mode;
+    uint8_t req[8]; /* SSLRequest */
+    size_t sent;
+    pgw__tls_t *t; /* created on 'S' (at once for direct) */
+    char err[PGW__TLS_ERRLEN];
+} pgw__tlsneg_t;
+
+/* The TLS policy a socket negotiates with: the context (a reference is
+ * held by whoever owns the policy), the host name (libpq's `host`, also
+ * with hostaddr) for SNI and verify-full, and the per-connection switches.
+ * mode is what the answer to SSLRequest is judged against. */
+typedef struct pgw__tls_policy {
+    pgw__tls_ctx_t *ctx;
+    pgw__sslmode_t mode;
+    int sni;
+    int direct;
+    size_t ring_size;
+    char host[256];
+} pgw__tls_policy_t;
+
+/* Start negotiating on a connected socket. Nothing is sent until the first
+ * pgw__tlsneg_step. p->ctx may be NULL except for direct TLS (see
+ * PGW__NEG_NEED_CONTEXT). Returns 0, or PGW_ETLS / PGW_ENOMEM (direct: the
+ * engine could not be created; message in n->err). */
+int pgw__tlsneg_begin(pgw__tlsneg_t *n, const pgw__tls_policy_t *p, const pgw_allocator_t *alloc);
+/* Advance as far as the socket allows, watching what the next step needs.
+ * Returns PGW__NEG_TLS (the handshake completed: take n->t, whose output
+ * may still hold the last handshake bytes), PGW__NEG_PLAIN (the server
+ * said 'N' and the mode allows plaintext), PGW__NEG_NEED_CONTEXT (the
+ * server said 'S' and p->ctx is NULL: build it, then step again; libpq
+ * reads the TLS files only at this point), 0 (waiting for the socket), or
+ * the failure (PGW_ETLS, PGW_EPROTO, PGW_ECONNLOST, PGW_ENOMEM; libpq's
+ * message in n->err; n->t is freed). phase is PGW__NEG_IDLE after any
+ * outcome but 0. */
+int pgw__tlsneg_step(pgw__tlsneg_t *n, pgw__sock_t *k, const pgw__tls_policy_t *p,
+                     const pgw_allocator_t *alloc);
+/* Abandon a negotiation (frees n->t). */
+void pgw__tlsneg_reset(pgw__tlsneg_t *n);
+/* Send the engine's pending ciphertext: 0 when all was sent, 1 when the
+ * socket is full, PGW_ECONNLOST. */
+int pgw__tls_sock_flush(pgw__tls_t *t, pgw__sock_t *k);
+/* Read ciphertext from the socket into the engine: bytes read (> 0), 0 at
+ * EOF (the engine was told), PGW_EAGAIN, or PGW_ECONNLOST / PGW_EPROTO. */
+ssize_t pgw__tls_sock_fill(pgw__tls_t *t, pgw__sock_t *k);
+
+/*
  * A CancelRequest in flight (cancel.c), used by pgw_conn_cancel and by the
  * blocking client's pgw_client_cancel (on a private loop): connect to the
  * server, send the packet, wait until the server closes. done fires exactly
@@ -91,6 +158,12 @@ struct pgw__cancel_req {
     int finished;
     pgw_buf_t pkt; /* the CancelRequest; filled by the caller */
     size_t sent;
+    /* TLS, as the connection it cancels for (tls.ctx NULL: plaintext); the
+     * caller sets it and keeps the context referenced until done. */
+    pgw__tls_policy_t tls;
+    pgw__tlsneg_t neg;
+    pgw__tls_t *t;
+    const pgw_allocator_t *alloc;
     void (*done)(pgw__cancel_req_t *x, int status);
     void (*closed)(pgw__cancel_req_t *x);
     void *owner;
@@ -105,26 +178,35 @@ int pgw__cancel_req_start(pgw__cancel_req_t *x, uv_loop_t *loop, const pgw__peer
 void pgw__cancel_req_finish(pgw__cancel_req_t *x, int status);
 
 /*
- * The transport seam. Socket bytes pass through these three functions on
- * their way to and from the session. The plaintext transport maps them
- * straight onto the session (zero copy); a TLS transport will decrypt in
- * read_commit and encrypt in take_output, keeping its own ciphertext
- * buffers in its state.
+ * The transport seam. Socket bytes pass through these functions on their
+ * way to and from the session. The plaintext transport maps them straight
+ * onto the session (zero copy: reads land in the session's chunk, writes
+ * go out of the buffer swapped with the session's). The TLS transport
+ * (tlsconn.c) has the socket read into the engine's ciphertext ring and
+ * decrypts into the session's chunk in read_commit; take_output encrypts
+ * the session's output into the engine's output ring, which is written as
+ * is.
  */
 typedef struct pgw__transport {
     const char *name;
-    /* Where the socket's next recv() should read into. */
+    /* Where the socket's next recv() should read into. Returns 0 or an
+     * error (the session may have been broken or replaced meanwhile). */
     int (*read_buffer)(pgw_conn_t *c, uint8_t **p, size_t *len);
-    /* n bytes arrived in the region from read_buffer. Returns 0 or the fatal
-     * error (the session is then broken). */
+    /* n bytes arrived in the region from read_buffer (0: the socket hit
+     * EOF). Returns 0 or the fatal error (the session is then broken). */
     int (*read_commit)(pgw_conn_t *c, size_t n);
-    /* Move the bytes to write into *out (empty on entry). */
-    void (*take_output)(pgw_conn_t *c, pgw_buf_t *out);
-    /* Bytes waiting to be written. */
+    /* Move the session's output to the write side (only called when no
+     * write is in progress). Returns 0 or the fatal error. */
+    int (*take_output)(pgw_conn_t *c);
+    /* The next bytes to send (*len 0: none); stable until out_consumed. */
+    const uint8_t *(*out_view)(pgw_conn_t *c, size_t *len);
+    void (*out_consumed)(pgw_conn_t *c, size_t n);
+    /* Bytes waiting to be written (both sides of the seam). */
     size_t (*pending_output)(pgw_conn_t *c);
 } pgw__transport_t;
 
 extern const pgw__transport_t pgw__transport_plain;
+extern const pgw__transport_t pgw__transport_tls;
 
 enum pgw__conn_state {
     PGW__CONN_NEW = 0,
@@ -185,6 +267,20 @@ struct pgw_conn {
     size_t nstartup_params;
     const char *require_auth;
     const char *channel_binding;
+
+    /* TLS (tlsconn.c, connect.c). */
+    pgw__sslmode_t sslmode;
+    int ssl_direct;          /* sslnegotiation=direct */
+    int ssl_sni;             /* sslsni=1 */
+    int sslcert_required;    /* sslcertmode=require */
+    pgw__tls_ctx_t *tls_ctx; /* built at the first TLS attempt, kept for all */
+    pgw__tlsneg_t neg;       /* the current attempt's negotiation */
+    pgw__tls_t *tls;         /* the current socket's TLS session, or NULL */
+    int tls_try;             /* the current attempt negotiates TLS */
+    int tls_retried;         /* the current address was retried (prefer/allow) */
+    int auth_ok_seen;        /* AuthenticationOk arrived on this attempt */
+    uint8_t cb_data[PGW__TLS_CB_MAX];
+    char errmsg[2 * PGW__TLS_ERRLEN]; /* the connect failure, libpq's words */
     uint32_t min_protocol;
     uint32_t max_protocol;
 
@@ -205,16 +301,35 @@ void pgw__conn_sock_drop(pgw_conn_t *c);
 int pgw__conn_session_create(pgw_conn_t *c, const char *password);
 void pgw__conn_session_drop(pgw_conn_t *c, int err);
 int pgw__conn_start_io(pgw_conn_t *c);
+int pgw__conn_sock_ready(pgw_conn_t *c);
 void pgw__conn_flush(pgw_conn_t *c);
 void pgw__conn_schedule_flush(pgw_conn_t *c);
 void pgw__conn_handle_closed(pgw_conn_t *c);
 
 /* connect.c */
 void pgw__connect_on_socket(pgw_conn_t *c, int status);
+void pgw__connect_on_negotiation(pgw_conn_t *c);
+/* Append a line to c->errmsg (libpq joins the attempts' messages). */
+void pgw__conn_errmsg_add(pgw_conn_t *c, const char *msg);
 void pgw__connect_on_startup(pgw_conn_t *c, int status, const pgw_error_t *err);
 void pgw__connect_on_broken(pgw_conn_t *c, int err);
 void pgw__connect_finish(pgw_conn_t *c, int status, const pgw_error_t *err);
 void pgw__connect_free(pgw_conn_t *c);
+
+/* tlsconn.c: a context for cfg (pgw__tls_ctx_new's codes and message).
+ * With the default allocator, the process's last context is reused when
+ * its settings match and its files are unchanged on disk
+ * (pgw__tls_ctx_fresh), so that connections do not re-read and re-parse
+ * the certificates each time; otherwise a new one is built (and, with the
+ * default allocator, kept for the next connection). */
+int pgw__tls_ctx_get(pgw__tls_ctx_t **out, const pgw__tls_config_t *cfg,
+                     const pgw_allocator_t *alloc, char *err, size_t errlen);
+/* tlsconn.c: the conn's TLS policy for its current host. */
+void pgw__conn_tls_policy(const pgw_conn_t *c, pgw__tls_policy_t *p);
+/* The policy a cancel for c uses: c's when c runs over TLS (with a new
+ * reference to its context, which the caller drops), else all zero
+ * (plaintext). */
+void pgw__conn_cancel_tls(const pgw_conn_t *c, pgw__tls_policy_t *p);
 
 /* cancel.c */
 void pgw__cancel_abort_all(pgw_conn_t *c);

@@ -11,6 +11,15 @@
  * (the remaining hosts are not tried); a server that does not match
  * target_session_attrs is left for the next host; prefer-standby makes a
  * second pass accepting any server when no standby was found.
+ *
+ * TLS, as libpq's PQconnectPoll: over TCP, unless sslmode=disable, the
+ * socket sends SSLRequest and negotiates (tlsconn.c) before the startup
+ * packet; never over a unix-domain socket. A failed negotiation ends the
+ * connect (libpq tries no other host), with two retries of the same
+ * address on a new socket: sslmode=prefer retries in plaintext after a
+ * failed handshake, or when the server refuses the TLS connection with an
+ * ErrorResponse before authentication completed; sslmode=allow starts in
+ * plaintext and retries with TLS when the server refuses that.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "conn/conn_internal.h"
@@ -31,6 +40,7 @@ enum pgw__target {
 
 static void attempt_host(pgw_conn_t *c);
 static void next_address(pgw_conn_t *c);
+static int connect_peer(pgw_conn_t *c);
 
 /* -------------------------------------------------------------- finishing */
 
@@ -41,6 +51,7 @@ void pgw__connect_finish(pgw_conn_t *c, int status, const pgw_error_t *err)
     pgw_connect_cb cb = c->connect_cb;
     if (!cb) return;
     c->connect_cb = NULL;
+    if (status == PGW_ECONNLOST && !c->errmsg[0]) pgw__conn_errmsg_add(c, PGW__MSG_SERVER_CLOSED);
     uv_timer_stop(&c->timer);
     if (c->state == PGW__CONN_CONNECTING) c->state = status == 0 ? PGW__CONN_READY : PGW__CONN_LOST;
     cb(c, status, status == PGW_ESERVER ? err : NULL, c->connect_ud);
@@ -155,11 +166,44 @@ static void start_probe(pgw_conn_t *c, const char *sql)
     if (rc < 0) attempt_failed(c, rc, 1);
 }
 
+/* libpq's second try of the same address: prefer goes on without TLS,
+ * allow with it. Returns 1 when the retry started (or finished the
+ * connect), 0 when this failure is not one that is retried. */
+static int retry_address(pgw_conn_t *c, int tls_failed)
+{
+    if (c->tls_retried || !pgw__peer_is_tcp(&c->peer)) return 0;
+    int prefer = c->sslmode == PGW__SSLMODE_PREFER && c->tls_try;
+    int allow = c->sslmode == PGW__SSLMODE_ALLOW && !c->tls_try && !tls_failed;
+    if (!prefer && !allow) return 0;
+    uv_timer_stop(&c->timer);
+    pgw__conn_sock_drop(c);
+    pgw__conn_session_drop(c, PGW_ECONNLOST);
+    int rc = pgw__conn_session_create(c, c->hosts[c->host_idx].password);
+    c->tls_retried = 1;
+    c->tls_try = !c->tls_try;
+    if (rc == 0) rc = connect_peer(c);
+    if (rc < 0) pgw__connect_finish(c, rc == PGW_ENOMEM ? rc : PGW_ECONNECT, NULL);
+    return 1;
+}
+
 /* Startup finished on the current attempt. */
 void pgw__connect_on_startup(pgw_conn_t *c, int status, const pgw_error_t *err)
 {
     if (status < 0) {
+        /* An ErrorResponse before AuthenticationOk may be pg_hba.conf
+         * refusing this transport (hostssl / hostnossl). */
+        if (status == PGW_ESERVER && !c->auth_ok_seen) {
+            pgw__conn_errmsg_add(c, err && err->message ? err->message : NULL);
+            if (retry_address(c, 0)) return;
+        }
         pgw__connect_finish(c, status, err);
+        return;
+    }
+    /* sslcertmode=require (libpq 16): the server must have asked for the
+     * client certificate during the handshake. */
+    if (c->sslcert_required && !pgw__tls_cert_requested(c->tls)) {
+        pgw__conn_errmsg_add(c, "server did not request an SSL certificate");
+        pgw__connect_finish(c, PGW_ETLS, NULL);
         return;
     }
     if (c->target == PGW__TARGET_ANY || (c->target == PGW__TARGET_PREFER_STANDBY && c->pass > 0)) {
@@ -196,6 +240,83 @@ static void arm_timeout(pgw_conn_t *c)
     if (c->connect_timeout_ms) uv_timer_start(&c->timer, on_timeout, c->connect_timeout_ms, 0);
 }
 
+/* The TLS context, found or built at the first TLS attempt from the
+ * connection's options (files are read then, once for every attempt; see
+ * pgw__tls_ctx_get for the sharing across connections). Returns 0,
+ * PGW_ECONNINFO (an invalid combination of settings) or PGW_ETLS /
+ * PGW_ENOMEM, with libpq's message in c->errmsg. */
+static int tls_context(pgw_conn_t *c)
+{
+    if (c->tls_ctx) return 0;
+    const pgw_conninfo_t *ci = c->ci;
+    pgw__tls_config_t tc = {
+        pgw_conninfo_get(ci, "sslmode"),
+        pgw_conninfo_get(ci, "sslrootcert"),
+        pgw_conninfo_get(ci, "sslcrl"),
+        pgw_conninfo_get(ci, "sslcrldir"),
+        pgw_conninfo_get(ci, "sslcert"),
+        pgw_conninfo_get(ci, "sslkey"),
+        pgw_conninfo_get(ci, "sslpassword"),
+        pgw_conninfo_get(ci, "sslcertmode"),
+        pgw_conninfo_get(ci, "ssl_min_protocol_version"),
+        pgw_conninfo_get(ci, "ssl_max_protocol_version"),
+    };
+    char err[PGW__TLS_ERRLEN];
+    int rc = pgw__tls_ctx_get(&c->tls_ctx, &tc, c->alloc, err, sizeof err);
+    if (rc == 0) return 0;
+    pgw__conn_errmsg_add(c, err);
+    return rc == PGW_EINVAL ? PGW_ECONNINFO : rc;
+}
+
+/* Negotiate TLS on the connected socket of this attempt. */
+static int start_negotiation(pgw_conn_t *c)
+{
+    int rc = c->ssl_direct ? tls_context(c) : 0;
+    if (rc < 0) return rc;
+    pgw__tls_policy_t p;
+    pgw__conn_tls_policy(c, &p);
+    rc = pgw__tlsneg_begin(&c->neg, &p, c->alloc);
+    if (rc < 0) {
+        pgw__conn_errmsg_add(c, c->neg.err);
+        return rc;
+    }
+    pgw__connect_on_negotiation(c);
+    return 0;
+}
+
+/* The negotiation advanced (socket event, or its first step). */
+void pgw__connect_on_negotiation(pgw_conn_t *c)
+{
+    pgw__tls_policy_t p;
+    pgw__conn_tls_policy(c, &p);
+    int rc = pgw__tlsneg_step(&c->neg, c->sock, &p, c->alloc);
+    if (rc == PGW__NEG_NEED_CONTEXT) {
+        rc = tls_context(c);
+        if (rc < 0) {
+            pgw__connect_finish(c, rc, NULL);
+            return;
+        }
+        pgw__conn_tls_policy(c, &p);
+        rc = pgw__tlsneg_step(&c->neg, c->sock, &p, c->alloc);
+    }
+    if (rc == 0) return; /* waiting for the socket */
+    if (rc == PGW__NEG_TLS) {
+        c->tls = c->neg.t;
+        c->neg.t = NULL;
+        c->tp = &pgw__transport_tls;
+    }
+    if (rc > 0) {
+        rc = pgw__conn_start_io(c);
+        if (rc < 0) attempt_failed(c, PGW_ECONNECT, 0);
+        return;
+    }
+    pgw__conn_errmsg_add(c, c->neg.err);
+    /* prefer: a failed handshake is retried without TLS (not a refused
+     * SSLRequest: 'E' and stuffed bytes end the connect). */
+    if (c->neg.handshake_fail && rc == PGW_ETLS && retry_address(c, 1)) return;
+    pgw__connect_finish(c, rc, NULL);
+}
+
 /* The current attempt's socket finished connecting (status 0) or failed. */
 void pgw__connect_on_socket(pgw_conn_t *c, int status)
 {
@@ -224,7 +345,13 @@ void pgw__connect_on_socket(pgw_conn_t *c, int status)
             return;
         }
     }
-    int rc = pgw__conn_start_io(c);
+    int rc = pgw__conn_sock_ready(c);
+    if (rc == 0 && c->tls_try) {
+        rc = start_negotiation(c);
+        if (rc < 0) pgw__connect_finish(c, rc, NULL);
+        return;
+    }
+    if (rc == 0) rc = pgw__conn_start_io(c);
     if (rc < 0) attempt_failed(c, PGW_ECONNECT, 0);
 }
 
@@ -239,6 +366,8 @@ static int connect_peer(pgw_conn_t *c)
 
 static int connect_unix(pgw_conn_t *c, const pgw__host_t *h)
 {
+    c->tls_try = 0; /* libpq never requests TLS over a unix-domain socket */
+    c->tls_retried = 0;
     char path[256];
     int n = pgw_host_socket_path(&h->h, path, sizeof(path));
     if (n < 0) return n;
@@ -253,6 +382,9 @@ static int connect_tcp(pgw_conn_t *c, const struct sockaddr *sa)
 {
     int rc = pgw_conninfo_tcp_options(c->ci, &c->tcp, NULL, 0);
     if (rc < 0) return rc;
+    /* allow starts in plaintext, every stronger mode with TLS. */
+    c->tls_try = c->sslmode != PGW__SSLMODE_DISABLE && c->sslmode != PGW__SSLMODE_ALLOW;
+    c->tls_retried = 0;
     pgw__peer_ip(&c->peer, sa);
     return connect_peer(c);
 }
@@ -416,14 +548,14 @@ static int parse_target(const char *v, int *out)
 /* Apply the connection options that belong to the transport. */
 static int apply_options(pgw_conn_t *c)
 {
-    /* No TLS yet: a mode that needs it fails when a TCP host would be
-     * tried. libpq never uses TLS over a Unix socket, so those connect. */
-    const char *v = pgw_conninfo_get(c->ci, "sslmode");
-    if (v && (strcmp(v, "require") == 0 || strcmp(v, "verify-ca") == 0 ||
-              strcmp(v, "verify-full") == 0)) {
-        for (size_t i = 0; i < c->nhosts; i++)
-            if (!c->hosts[i].h.is_unix) return PGW_ENOTSUP;
-    }
+    if (pgw__sslmode_parse(pgw_conninfo_get(c->ci, "sslmode"), &c->sslmode) < 0)
+        return PGW_ECONNINFO;
+    const char *v = pgw_conninfo_get(c->ci, "sslnegotiation");
+    c->ssl_direct = v && strcmp(v, "direct") == 0;
+    v = pgw_conninfo_get(c->ci, "sslsni");
+    c->ssl_sni = !v || strcmp(v, "0") != 0;
+    v = pgw_conninfo_get(c->ci, "sslcertmode");
+    c->sslcert_required = v && strcmp(v, "require") == 0;
     v = pgw_conninfo_get(c->ci, "gssencmode");
     if (v && strcmp(v, "require") == 0) return PGW_ENOTSUP;
     if (parse_target(pgw_conninfo_get(c->ci, "target_session_attrs"), &c->target) < 0)
@@ -487,6 +619,7 @@ int pgw_conn_connect(pgw_conn_t *c, const char *conninfo, pgw_connect_cb cb, voi
     if (!c || !cb) return PGW_EINVAL;
     if (c->state == PGW__CONN_CLOSING) return PGW_ECLOSED;
     if (c->state != PGW__CONN_NEW) return PGW_EBUSY;
+    c->errmsg[0] = '\0';
     int rc = load_conninfo(c, conninfo);
     if (rc == 0) rc = apply_options(c);
     if (rc == 0 && c->nhosts == 0) rc = PGW_ECONNINFO;

@@ -639,6 +639,13 @@ static int apply_environment(pgw_conninfo_t *ci)
 
 static int apply_defaults(pgw_conninfo_t *ci, err_out_t *e)
 {
+    /* libpq 16: with sslrootcert=system and no sslmode given, the default
+     * sslmode is verify-full instead of prefer. */
+    int sslmode = opt("sslmode");
+    const char *root = VAL(ci, "sslrootcert");
+    if (!ci->val[sslmode] && root && strcmp(root, "system") == 0 &&
+        store(ci, sslmode, "verify-full", false) != 0)
+        return PGW_ENOMEM;
     for (size_t i = 0; i < NOPTS; i++)
         if (options[i].fallback && store(ci, (int)i, options[i].fallback, false) != 0)
             return PGW_ENOMEM;
@@ -747,6 +754,14 @@ static int validate(pgw_conninfo_t *ci, err_out_t *e)
     }
     if (!tls_range_ok(VAL(ci, "ssl_min_protocol_version"), VAL(ci, "ssl_max_protocol_version")))
         return FAIL(e, "invalid SSL protocol version range");
+    /* libpq 17: direct TLS has no plaintext fallback to negotiate. */
+    const char *mode = VAL(ci, "sslmode"), *neg = VAL(ci, "sslnegotiation");
+    if (neg && strcmp(neg, "direct") == 0 && mode &&
+        (strcmp(mode, "disable") == 0 || strcmp(mode, "allow") == 0 || strcmp(mode, "prefer") == 0))
+        return FAIL(e,
+                    "weak sslmode \"%s\" may not be used with sslnegotiation=direct (use "
+                    "\"require\", \"verify-ca\", or \"verify-full\")",
+                    mode);
     const char *ra = VAL(ci, "require_auth");
     if (ra && *ra) {
         int rc = check_require_auth(ra, e);

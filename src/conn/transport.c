@@ -12,8 +12,8 @@
  *
  * The plaintext transport: socket bytes are session bytes. Reads land
  * directly in the session's input buffer and the session's output buffer is
- * written as is. src/tls will provide a second pgw__transport_t that keeps
- * ciphertext buffers and runs OpenSSL between the socket and the session.
+ * written as is. tlsconn.c provides the second pgw__transport_t, which
+ * runs the TLS engine (src/tls) between the socket and the session.
  */
 #define _DEFAULT_SOURCE /* SOCK_NONBLOCK, SOCK_CLOEXEC, MSG_NOSIGNAL */
 #include "conn/conn_internal.h"
@@ -144,12 +144,27 @@ static int plain_read_buffer(pgw_conn_t *c, uint8_t **p, size_t *len)
 
 static int plain_read_commit(pgw_conn_t *c, size_t n)
 {
-    return pgw_session_input_commit(c->s, n);
+    return n ? pgw_session_input_commit(c->s, n) : 0;
 }
 
-static void plain_take_output(pgw_conn_t *c, pgw_buf_t *out)
+/* The session's buffer is swapped into wbuf (empty: no write is in
+ * progress), which stays pinned until written. */
+static int plain_take_output(pgw_conn_t *c)
 {
-    pgw_session_take_output(c->s, out);
+    pgw_session_take_output(c->s, &c->wbuf);
+    c->woff = 0;
+    return 0;
+}
+
+static const uint8_t *plain_out_view(pgw_conn_t *c, size_t *len)
+{
+    *len = c->wbuf.len - c->woff;
+    return c->wbuf.data + c->woff;
+}
+
+static void plain_out_consumed(pgw_conn_t *c, size_t n)
+{
+    c->woff += n;
 }
 
 static size_t plain_pending_output(pgw_conn_t *c)
@@ -160,5 +175,6 @@ static size_t plain_pending_output(pgw_conn_t *c)
 }
 
 const pgw__transport_t pgw__transport_plain = {
-    "plain", plain_read_buffer, plain_read_commit, plain_take_output, plain_pending_output,
+    "plain",        plain_read_buffer,  plain_read_commit,    plain_take_output,
+    plain_out_view, plain_out_consumed, plain_pending_output,
 };

@@ -340,8 +340,54 @@ static int check_mode(const pgw__tls_config_t *cfg, pgw__sslmode_t *mode, char *
     return 0;
 }
 
+/* A hash of the files a context built from settings reads (their resolved
+ * paths, and whether each exists, its inode, size and modification time),
+ * so that a cached context is rebuilt once a file changes on disk. */
+static void stamp_add(uint64_t *h, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++)
+        *h = (*h ^ b[i]) * 1099511628211ull; /* FNV-1a */
+}
+
+static uint64_t files_stamp(char *const settings[PGW__TLS_SET_COUNT])
+{
+    static const struct {
+        int setting;
+        const char *default_name;
+    } files[] = {{PGW__TLS_SET_ROOTCERT, ROOT_CERT_FILE},
+                 {PGW__TLS_SET_CRL, ROOT_CRL_FILE},
+                 {PGW__TLS_SET_CRLDIR, NULL},
+                 {PGW__TLS_SET_CERT, USER_CERT_FILE},
+                 {PGW__TLS_SET_KEY, USER_KEY_FILE}};
+    char homebuf[HOME_BUF], path[PATH_BUF];
+    const char *home = home_dir(homebuf, sizeof homebuf) ? homebuf : NULL;
+    uint64_t h = 14695981039346656037ull;
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        const char *v = settings[files[i].setting];
+        if (!files[i].default_name && !v) continue;
+        if (!file_path(path, v, files[i].default_name ? home : NULL,
+                       files[i].default_name ? files[i].default_name : ""))
+            continue;
+        struct stat st;
+        memset(&st, 0, sizeof st);
+        int exists = path[0] && stat(path, &st) == 0;
+        long long f[5] = {exists, (long long)st.st_ino, (long long)st.st_size,
+                          (long long)st.st_mtim.tv_sec, (long long)st.st_mtim.tv_nsec};
+        stamp_add(&h, path, strlen(path) + 1);
+        stamp_add(&h, f, sizeof f);
+    }
+    return h;
+}
+
+int pgw__tls_ctx_fresh(const pgw__tls_ctx_t *ctx)
+{
+    return ctx && files_stamp(ctx->settings) == ctx->files_stamp;
+}
+
 static int configure(pgw__tls_ctx_t *c, const pgw__tls_config_t *cfg, char *err, size_t errlen)
 {
+    c->files_stamp = files_stamp(c->settings);
     char homebuf[HOME_BUF];
     const char *home = home_dir(homebuf, sizeof homebuf) ? homebuf : NULL;
     int rc = set_protocol_range(c->ssl_ctx, cfg->min_protocol, cfg->max_protocol, err, errlen);

@@ -130,6 +130,12 @@ void pgw__tls_ctx_unref(pgw__tls_ctx_t *ctx);
  * setting string equal, NULL and "" alike), so ctx can be reused; else 0
  * (also when either is NULL). */
 int pgw__tls_ctx_matches(const pgw__tls_ctx_t *ctx, const pgw__tls_config_t *cfg);
+/* 1 if the files ctx read (root certificate, CRL file and directory,
+ * client certificate and key, at the paths its settings and $HOME give
+ * now) are unchanged since it was built: same existence, inode, size and
+ * modification time. 0 otherwise (rebuild to pick them up), or for NULL.
+ * Costs a few stat() calls. */
+int pgw__tls_ctx_fresh(const pgw__tls_ctx_t *ctx);
 /* The context's sslmode (PGW__SSLMODE_DISABLE for NULL). */
 pgw__sslmode_t pgw__tls_ctx_sslmode(const pgw__tls_ctx_t *ctx);
 

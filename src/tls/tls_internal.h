@@ -30,6 +30,7 @@ struct pgw__tls_ctx {
     SSL_CTX *ssl_ctx;
     pgw__sslmode_t mode;
     char *settings[PGW__TLS_SET_COUNT]; /* copies; NULL for unset or "" */
+    uint64_t files_stamp;               /* pgw__tls_ctx_fresh: the files as read */
 };
 
 /* snprintf into err[0..errlen) when err is not NULL; returns code. */

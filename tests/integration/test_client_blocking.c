@@ -45,11 +45,40 @@ static void test_connect_failures(void **state)
     assert_true(rc == PGW_ESERVER || rc == PGW_EAUTH);
     assert_null(c);
     assert_true(strlen(err) > 0);
-    /* No TLS yet: refused where it would be used (TCP); over a Unix socket
-     * libpq ignores sslmode, and so does libpgwire (/x has no server). */
-    assert_int_equal(pgw_client_connect(&c, "host=127.0.0.1 sslmode=verify-full", NULL),
-                     PGW_ENOTSUP);
+    /* verify-full needs a root certificate: none given, and none under
+     * $HOME/.postgresql/ (HOME points to an empty directory), fails with
+     * libpq's message naming the file; over a Unix socket libpq ignores
+     * sslmode, and so does libpgwire (/x has no server). */
+    char home[] = "/tmp/pgw-home-XXXXXX", *old_home = getenv("HOME");
+    assert_non_null(mkdtemp(home));
+    old_home = old_home ? strdup(old_home) : NULL;
+    setenv("HOME", home, 1);
+    pgt_conninfo_tcp(ci, sizeof(ci), pgt_env_required("PGUSER"), NULL, "sslmode=verify-full");
+    assert_int_equal(pgw_client_connect_err(&c, ci, NULL, err, sizeof(err)), PGW_ETLS);
+    assert_null(c);
+    assert_non_null(strstr(err, "/.postgresql/root.crt\" does not exist"));
+    if (old_home) {
+        setenv("HOME", old_home, 1);
+        free(old_home);
+    } else {
+        unsetenv("HOME");
+    }
+    rmdir(home);
     assert_int_equal(pgw_client_connect(&c, "host=/x sslmode=verify-full", NULL), PGW_ECONNECT);
+    /* with the CA, the server's certificate (SAN 127.0.0.1) verifies */
+    pgt_conninfo_tcp(ci, sizeof(ci), pgt_env_required("PGUSER"), NULL, "sslmode=verify-full");
+    assert_int_equal(pgt_conninfo_append(ci, sizeof(ci), "sslrootcert",
+                                         pgt_env_required("PGW_TEST_SSL_ROOTCERT")),
+                     0);
+    rc = pgw_client_connect_err(&c, ci, NULL, err, sizeof(err));
+    if (rc != 0) fail_msg("verify-full: %s: %s", pgw_err_name(rc), err);
+    pgw_tls_info_t info;
+    assert_int_equal(pgw_client_tls_info(c, &info), 0);
+    assert_int_equal(info.in_use, 1);
+    assert_non_null(info.peer_subject);
+    pgw_client_close(c);
+    assert_int_equal(pgw_client_tls_info(NULL, &info), PGW_EINVAL);
+    assert_int_equal(info.in_use, 0);
     assert_int_equal(pgw_client_connect(&c, "port=notaport", NULL), PGW_ECONNINFO);
     pgw_client_close(NULL);
 }

@@ -4,7 +4,10 @@
  * service files and password files are given to libpq (PQconnectdb) and to
  * libpgwire (pgw_client_connect_err), each connecting to a capture listener
  * of this test (Unix sockets in a temporary directory and 127.0.0.1 ports).
- * The listener answers SSLRequest/GSSENCRequest with 'N', records the
+ * The listener answers SSLRequest/GSSENCRequest with 'N' (so sslmode
+ * require and stronger, given or reached through requiressl=1 or
+ * PGREQUIRESSL=1, fail over TCP in both libraries and connect in plaintext over a Unix
+ * socket, where TLS is never requested), records the
  * StartupMessage, asks for a cleartext password, records it and ends with an
  * ErrorResponse, so each library contacts at most one host per case. The two
  * records (which listener, the parameters in order, the password) and the
@@ -16,11 +19,6 @@
  *     min_protocol_version / max_protocol_version (18), servicefile (18):
  *     libpq 15 rejects them as unknown keywords; libpgwire follows the
  *     release that added them;
- *   - sslmode=require/verify-ca/verify-full: libpgwire has no TLS yet
- *     (PGW_ENOTSUP, even over a Unix socket, where libpq uses no TLS and
- *     connects), so a case whose sslmode resolves to one of them (through
- *     requiressl=1 or PGREQUIRESSL=1; they are not generated directly) is
- *     counted and not compared;
  *   - DateStyle and IntervalStyle startup parameters: the session adds
  *     DateStyle=ISO and IntervalStyle=postgres for its text decoders when
  *     the application did not set them; ignored in libpgwire's list when
@@ -444,7 +442,7 @@ static const choice_t choices[] = {
     {"keepalives_idle", {"", "x", "10", "-3"}},
     {"keepalives_count", {"3", "x"}},
     {"tcp_user_timeout", {"", "100", "y"}},
-    {"sslmode", {"disable", "allow", "prefer", "bogus", ""}},
+    {"sslmode", {"disable", "allow", "prefer", "require", "verify-full", "bogus", ""}},
     {"ssl_min_protocol_version", {"tlsv1.2", "TLSv1", "TLSv1.3", "bogus", ""}},
     {"ssl_max_protocol_version", {"TLSv1", "tlsv1.3", "", "TLSv1.1"}},
     {"gssencmode", {"disable", "prefer", "bogus"}},
@@ -718,17 +716,6 @@ static void run_pgw(const char *s, outcome_t *o, const char *libpq_params)
     pgw_conninfo_free(ci);
 }
 
-/* sslmode require or stronger: a documented exception (no TLS yet). */
-static int tls_required(const char *s)
-{
-    pgw_conninfo_t *ci = NULL;
-    if (pgw_conninfo_parse(&ci, s, NULL, NULL, 0) != 0) return 0;
-    const char *m = pgw_conninfo_get(ci, "sslmode");
-    int r = m && (strcmp(m, "require") == 0 || strncmp(m, "verify-", 7) == 0);
-    pgw_conninfo_free(ci);
-    return r;
-}
-
 /* Does the case depend on the connect code calling into conninfo? */
 static int needs_wiring(const char *s)
 {
@@ -779,7 +766,7 @@ static void test_differential(void **state)
     char saved_home[512];
     snprintf(saved_home, sizeof saved_home, "%s", getenv("HOME") ? getenv("HOME") : "/");
     start_listeners();
-    int bad = 0, bad_wiring = 0, reached = 0, tls_skipped = 0;
+    int bad = 0, bad_wiring = 0, reached = 0;
     for (int i = 0; i < ncases; i++) {
         gencase_t g;
         gen_case(&g);
@@ -798,10 +785,6 @@ static void test_differential(void **state)
                     (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_usec - t0.tv_usec) / 1000,
                     (t2.tv_sec - t1.tv_sec) * 1000 + (t2.tv_usec - t1.tv_usec) / 1000, s);
         if (a.rec.params[0]) reached++;
-        if (tls_required(s)) {
-            tls_skipped++;
-            continue;
-        }
         if (strcmp(a.rec.where, b.rec.where) == 0 && strcmp(a.rec.params, b.rec.params) == 0 &&
             strcmp(a.rec.password, b.rec.password) == 0 && strcmp(a.opts, b.opts) == 0)
             continue;
@@ -819,10 +802,9 @@ static void test_differential(void **state)
     clean_env();
     setenv("HOME", saved_home, 1);
     fprintf(stderr,
-            "conninfo differential: seed %llu, %d cases, %d reached a listener, %d not compared "
-            "(sslmode require: no TLS yet), %d differ, %d more differ until connect.c calls "
-            "into conninfo\n",
-            (unsigned long long)seed, ncases, reached, tls_skipped, bad, bad_wiring);
+            "conninfo differential: seed %llu, %d cases, %d reached a listener, %d differ, %d "
+            "more differ until connect.c calls into conninfo\n",
+            (unsigned long long)seed, ncases, reached, bad, bad_wiring);
     assert_true(reached > ncases / 10); /* the generator exercises the capture */
     assert_int_equal(bad + bad_wiring, 0);
 }

@@ -29,6 +29,10 @@ readonly SCRAM_USER=pgw_scram SCRAM_PASSWORD='scram-Pw-1'
 readonly MD5_USER=pgw_md5 MD5_PASSWORD='md5-Pw-2'
 readonly CLEAR_USER=pgw_clear CLEAR_PASSWORD='clear-Pw-3'
 readonly CERT_USER=pgw_cert
+# Trust roles reachable over TCP only without TLS / only with TLS, for
+# libpq's sslmode=prefer and allow retries.
+readonly NOSSL_USER=pgw_nossl
+readonly SSLONLY_USER=pgw_sslonly
 
 die() {
     echo "pg-cluster: $*" >&2
@@ -273,6 +277,8 @@ write_hba() {
             echo "$u  all      $CLEAR_USER  127.0.0.1/32  password"
         done
         echo "hostssl  all      $CERT_USER   127.0.0.1/32  cert"
+        echo "hostnossl all     $NOSSL_USER  127.0.0.1/32  trust"
+        echo "hostssl  all      $SSLONLY_USER 127.0.0.1/32 trust"
     } >"$f"
 }
 
@@ -289,6 +295,8 @@ SET password_encryption = 'md5';
 CREATE ROLE $MD5_USER LOGIN PASSWORD '$MD5_PASSWORD';
 RESET password_encryption;
 CREATE ROLE $CERT_USER LOGIN;
+CREATE ROLE $NOSSL_USER LOGIN;
+CREATE ROLE $SSLONLY_USER LOGIN;
 EOF
 }
 
@@ -449,6 +457,8 @@ cmd_start() {
         echo "PGW_TEST_CLEAR_USER=$CLEAR_USER"
         echo "PGW_TEST_CLEAR_PASSWORD=$CLEAR_PASSWORD"
         echo "PGW_TEST_CERT_USER=$CERT_USER"
+        echo "PGW_TEST_NOSSL_USER=$NOSSL_USER"
+        echo "PGW_TEST_SSLONLY_USER=$SSLONLY_USER"
         echo "PGW_TEST_SSL_ROOTCERT=$run/tls/ca.crt"
         echo "PGW_TEST_SSL_CLIENT_CERT=$run/tls/client.crt"
         echo "PGW_TEST_SSL_CLIENT_KEY=$run/tls/client.key"

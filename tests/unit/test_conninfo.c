@@ -818,6 +818,34 @@ static void test_libpq_ssl_protocol_versions(void **state)
     parse_fails("ssl_min_protocol_version=TLSv2", "invalid ssl_min_protocol_version value");
 }
 
+/* libpq 16: sslrootcert=system makes the default sslmode verify-full (an
+ * explicit sslmode, even from PGSSLMODE, is kept: the TLS engine refuses a
+ * weaker one). libpq 17: sslnegotiation=direct needs require or stronger. */
+static void test_libpq_ssl_defaults(void **state)
+{
+    (void)state;
+    pgw_conninfo_t *ci = parse_ok("sslrootcert=system");
+    assert_string_equal(pgw_conninfo_get(ci, "sslmode"), "verify-full");
+    pgw_conninfo_free(ci);
+    ci = parse_ok("sslrootcert=system sslmode=require");
+    assert_string_equal(pgw_conninfo_get(ci, "sslmode"), "require");
+    pgw_conninfo_free(ci);
+    setenv("PGSSLMODE", "verify-ca", 1);
+    ci = parse_ok("sslrootcert=system");
+    assert_string_equal(pgw_conninfo_get(ci, "sslmode"), "verify-ca");
+    pgw_conninfo_free(ci);
+    unsetenv("PGSSLMODE");
+    ci = parse_ok("sslrootcert=/some/file.crt");
+    assert_string_equal(pgw_conninfo_get(ci, "sslmode"), "prefer");
+    pgw_conninfo_free(ci);
+    ci = parse_ok("sslnegotiation=direct sslmode=verify-full");
+    pgw_conninfo_free(ci);
+    parse_fails("sslnegotiation=direct", "weak sslmode \"prefer\" may not be used with "
+                                         "sslnegotiation=direct (use \"require\", \"verify-ca\", "
+                                         "or \"verify-full\")");
+    parse_fails("sslnegotiation=direct sslmode=allow", "weak sslmode \"allow\"");
+}
+
 static void test_libpq_service_edge_cases(void **state)
 {
     (void)state;
@@ -1103,6 +1131,7 @@ int main(void)
         cmocka_unit_test_setup(test_libpq_integers, clean_env),
         cmocka_unit_test_setup(test_libpq_keepalives_unix, clean_env),
         cmocka_unit_test_setup(test_libpq_ssl_protocol_versions, clean_env),
+        cmocka_unit_test_setup(test_libpq_ssl_defaults, clean_env),
         cmocka_unit_test_setup(test_libpq_service_edge_cases, clean_env),
         cmocka_unit_test_setup(test_libpq_accepted_values, clean_env),
         cmocka_unit_test_setup(test_libpq_socket_path_length, clean_env),

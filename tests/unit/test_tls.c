@@ -1081,6 +1081,52 @@ static void test_ssl_response(void **state)
 
 /* ---- the shared context ---- */
 
+/* A context knows when the files it read change on disk: a root
+ * certificate rewritten, or a default file ($HOME/.postgresql/root.crt)
+ * appearing. */
+static void test_context_freshness(void **state)
+{
+    (void)state;
+    char copy[600], cmd[1400];
+    snprintf(copy, sizeof copy, "%s", path("fresh-ca.crt"));
+    snprintf(cmd, sizeof cmd, "cp '%s' '%s'", path("ca.crt"), copy);
+    assert_int_equal(system(cmd), 0);
+    pgw__tls_ctx_t *ctx;
+    assert_int_equal(
+        pgw__tls_ctx_new(&ctx, CFG(.sslmode = "verify-full", .sslrootcert = copy), NULL, NULL, 0),
+        0);
+    assert_true(pgw__tls_ctx_fresh(ctx));
+    assert_true(pgw__tls_ctx_fresh(ctx));
+    snprintf(cmd, sizeof cmd, "cat '%s' >> '%s'", path("ca.crt"), copy); /* rotated */
+    assert_int_equal(system(cmd), 0);
+    assert_false(pgw__tls_ctx_fresh(ctx));
+    pgw__tls_ctx_unref(ctx);
+    unlink(copy);
+    /* a default file that appears */
+    char *old_home = getenv("HOME") ? strdup(getenv("HOME")) : NULL;
+    char dot[600], root[700];
+    setenv("HOME", g_dir, 1);
+    assert_int_equal(pgw__tls_ctx_new(&ctx, CFG(.sslmode = "require"), NULL, NULL, 0), 0);
+    assert_true(pgw__tls_ctx_fresh(ctx));
+    snprintf(dot, sizeof dot, "%s/.postgresql", g_dir);
+    snprintf(root, sizeof root, "%s/root.crt", dot);
+    mkdir(dot, 0700);
+    snprintf(cmd, sizeof cmd, "cp '%s' '%s'", path("ca.crt"), root);
+    assert_int_equal(system(cmd), 0);
+    assert_false(pgw__tls_ctx_fresh(ctx));
+    unlink(root);
+    rmdir(dot);
+    assert_true(pgw__tls_ctx_fresh(ctx));
+    pgw__tls_ctx_unref(ctx);
+    if (old_home) {
+        setenv("HOME", old_home, 1);
+        free(old_home);
+    } else {
+        unsetenv("HOME");
+    }
+    assert_false(pgw__tls_ctx_fresh(NULL));
+}
+
 static void test_context_sharing(void **state)
 {
     const pgw__tls_config_t *cfg = CFG(.sslmode = "verify-full", .sslrootcert = path("ca.crt"));
@@ -1258,6 +1304,7 @@ int main(void)
         T(test_bytes_before_handshake_refused),
         T(test_ssl_response),
         T(test_context_sharing),
+        T(test_context_freshness),
         T(test_allocator_and_oom),
         T(test_null_handles),
     };
