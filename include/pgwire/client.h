@@ -14,6 +14,10 @@
  *   0              success; *res (if res is not NULL) holds the result.
  *   PGW_ESERVER    the server answered with an error: *res holds it
  *                  (pgw_result_error) and must be freed.
+ *   PGW_ESTMTINVALID  a prepared statement the session knew was dropped
+ *                  or changed behind its back (the server's 26000 or
+ *                  0A000, see session.h): *res holds the server's error
+ *                  and must be freed; prepare it again.
  *   other < 0      the request did not produce a result (*res is NULL):
  *                  PGW_ECONNLOST, PGW_EPROTO, PGW_ETOOBIG (the connection is
  *                  broken: only pgw_client_close is useful), PGW_ECLOSED

@@ -502,6 +502,27 @@ static void test_null_handles(void **state)
     assert_int_equal(rows, 0);
 }
 
+/* A statement dropped behind the client's back (DISCARD ALL) is
+ * PGW_ESTMTINVALID, and the result carries the server's error. */
+static void test_statement_invalid_keeps_error(void **state)
+{
+    (void)state;
+    pgw_client_t *c = connect_default();
+    pgw_result_t *res;
+    assert_int_equal(pgw_client_prepare(c, "gone", "SELECT 1::int4", NULL, 0, NULL), 0);
+    assert_int_equal(pgw_client_exec(c, "DISCARD ALL", NULL), 0);
+    assert_int_equal(pgw_client_execute(c, "gone", NULL, 0, &res), PGW_ESTMTINVALID);
+    assert_non_null(res);
+    assert_non_null(pgw_result_error(res));
+    assert_string_equal(pgw_result_error(res)->sqlstate, "26000");
+    pgw_result_free(res);
+    /* Prepared again, it runs. */
+    assert_int_equal(pgw_client_prepare(c, "gone", "SELECT 1::int4", NULL, 0, NULL), 0);
+    assert_int_equal(pgw_client_execute(c, "gone", NULL, 0, &res), 0);
+    pgw_result_free(res);
+    pgw_client_close(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -517,6 +538,7 @@ int main(void)
         cmocka_unit_test(test_null_handles),
         cmocka_unit_test(test_param_count_limit),
         cmocka_unit_test(test_large_parameter_memory_returns),
+        cmocka_unit_test(test_statement_invalid_keeps_error),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
