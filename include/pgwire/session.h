@@ -434,6 +434,10 @@ PGW_EXTERN int pgw_session_error(const pgw_session_t *s);
 /* Name of the authentication method the server used ("trust", "password",
  * "md5", "SCRAM-SHA-256", "SCRAM-SHA-256-PLUS"), NULL before startup. */
 PGW_EXTERN const char *pgw_session_auth_method(const pgw_session_t *s);
+/* 1 once the server's AuthenticationOk was accepted (an error after it is
+ * the server's answer to an authenticated client, not a refusal of the
+ * connection); 0 before, and for NULL. */
+PGW_EXTERN int pgw_session_auth_ok(const pgw_session_t *s);
 PGW_EXTERN void *pgw_session_userdata(const pgw_session_t *s);
 
 /* ---------------------------------------------------------------- results */

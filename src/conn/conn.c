@@ -140,12 +140,6 @@ static void cb_parameter(pgw_session_t *s, pgw_str_t name, pgw_str_t value, void
 static void cb_trace(pgw_session_t *s, char direction, const uint8_t *msg, size_t len, void *ud)
 {
     pgw_conn_t *c = ud;
-    /* AuthenticationOk ('R', code 0): from here on an ErrorResponse is not
-     * a refusal of the connection's transport (see the sslmode retries in
-     * connect.c). */
-    if (c->state == PGW__CONN_CONNECTING && direction == 'B' && len >= 9 && msg[0] == 'R' &&
-        msg[5] == 0 && msg[6] == 0 && msg[7] == 0 && msg[8] == 0)
-        c->auth_ok_seen = 1;
     if (c->cfg.on_trace) c->cfg.on_trace(c, direction, msg, len, c->cfg.ud);
 }
 
@@ -193,7 +187,6 @@ int pgw__conn_session_create(pgw_conn_t *c, const char *password)
     if (rc < 0) return rc;
     c->s = s;
     c->batch_open = 0;
-    c->auth_ok_seen = 0;
     return 0;
 }
 

@@ -278,7 +278,6 @@ struct pgw_conn {
     pgw__tls_t *tls;         /* the current socket's TLS session, or NULL */
     int tls_try;             /* the current attempt negotiates TLS */
     int tls_retried;         /* the current address was retried (prefer/allow) */
-    int auth_ok_seen;        /* AuthenticationOk arrived on this attempt */
     uint8_t cb_data[PGW__TLS_CB_MAX];
     char errmsg[2 * PGW__TLS_ERRLEN]; /* the connect failure, libpq's words */
     uint32_t min_protocol;

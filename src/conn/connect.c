@@ -192,7 +192,7 @@ void pgw__connect_on_startup(pgw_conn_t *c, int status, const pgw_error_t *err)
     if (status < 0) {
         /* An ErrorResponse before AuthenticationOk may be pg_hba.conf
          * refusing this transport (hostssl / hostnossl). */
-        if (status == PGW_ESERVER && !c->auth_ok_seen) {
+        if (status == PGW_ESERVER && !pgw_session_auth_ok(c->s)) {
             pgw__conn_errmsg_add(c, err && err->message ? err->message : NULL);
             if (retry_address(c, 0)) return;
         }

@@ -247,6 +247,11 @@ void pgw__session_break(pgw_session_t *s, int err)
     if (s->cb.on_broken && !s->freeing) s->cb.on_broken(s, err, s->ud);
 }
 
+PGW_EXTERN int pgw_session_auth_ok(const pgw_session_t *s)
+{
+    return s && s->auth_done;
+}
+
 PGW_EXTERN void pgw_session_fail(pgw_session_t *s, int err)
 {
     if (!s || s->state == PGW_SESSION_BROKEN || s->freeing) return;

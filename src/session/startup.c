@@ -7,8 +7,9 @@
  * require_auth and channel_binding before anything derived from the password
  * is computed or sent, so a downgrading server gets nothing.
  *
- * Unsupported methods (Kerberos V5, GSSAPI, SSPI) fail with PGW_EAUTH (or
- * PGW_EAUTHPOLICY when require_auth refuses them anyway). A protocol
+ * Unsupported methods (Kerberos V5, GSSAPI, SSPI, unknown codes) fail with
+ * PGW_ENOTSUP and a message naming the method (or PGW_EAUTHPOLICY when
+ * require_auth refuses them anyway). A protocol
  * downgrade below min_protocol fails with PGW_ENOTSUP and a message saying
  * which version the server lacks.
  *
@@ -234,6 +235,21 @@ static int auth_ok(pgw_session_t *s)
     return 0;
 }
 
+/* A method libpgwire does not implement (bit 0: one require_auth cannot
+ * name): refused by the policy, or reported as not supported, by name. */
+static int unsupported_method(pgw_session_t *s, unsigned bit, const char *what)
+{
+    int rc = bit ? check_method(s, bit) : s->auth_policy ? PGW_EAUTHPOLICY : 0;
+    if (rc < 0) return rc;
+    char msg[96];
+    snprintf(msg, sizeof msg, "server requested %s, which libpgwire does not support", what);
+    pgw_error_t e;
+    memset(&e, 0, sizeof e);
+    e.message = msg;
+    pgw__startup_failed(s, PGW_ENOTSUP, &e);
+    return PGW_ENOTSUP;
+}
+
 static int handle_auth(pgw_session_t *s, const pgw_msg_t *m)
 {
     if (s->auth_done) return PGW_EPROTO;
@@ -251,17 +267,14 @@ static int handle_auth(pgw_session_t *s, const pgw_msg_t *m)
     case PGW_AUTH_SASL_FINAL:
         return auth_sasl_final(s, m);
     case PGW_AUTH_GSS:
-    case PGW_AUTH_GSS_CONTINUE: {
-        int rc = check_method(s, PGW__AUTH_GSS);
-        return rc < 0 ? rc : PGW_EAUTH;
-    }
-    case PGW_AUTH_SSPI: {
-        int rc = check_method(s, PGW__AUTH_SSPI);
-        return rc < 0 ? rc : PGW_EAUTH;
-    }
+    case PGW_AUTH_GSS_CONTINUE:
+        return unsupported_method(s, PGW__AUTH_GSS, "GSSAPI authentication");
+    case PGW_AUTH_SSPI:
+        return unsupported_method(s, PGW__AUTH_SSPI, "SSPI authentication");
+    case PGW_AUTH_KERBEROS_V5:
+        return unsupported_method(s, 0, "Kerberos 5 authentication");
     default:
-        /* Kerberos V5 and anything unknown: not implemented. */
-        return s->auth_policy ? PGW_EAUTHPOLICY : PGW_EAUTH;
+        return unsupported_method(s, 0, "an unknown authentication method");
     }
 }
 

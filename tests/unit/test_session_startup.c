@@ -52,6 +52,8 @@ static void test_trust(void **state)
     assert_int_equal(R.want_write, 1);
     assert_int_equal(pgw_session_state(s), PGW_SESSION_STARTUP);
     assert_int_equal(pgw_session_start(s), PGW_EBUSY);
+    assert_int_equal(pgw_session_auth_ok(s), 0);
+    assert_int_equal(pgw_session_auth_ok(NULL), 0);
 
     wire_t w = {0};
     static const uint8_t key[4] = {9, 8, 7, 6};
@@ -67,6 +69,7 @@ static void test_trust(void **state)
     assert_int_equal(R.startup_status, 0);
     assert_int_equal(pgw_session_state(s), PGW_SESSION_READY);
     assert_string_equal(pgw_session_auth_method(s), "trust");
+    assert_int_equal(pgw_session_auth_ok(s), 1);
     assert_string_equal(pgw_session_parameter(s, "server_version"), "16.1");
     assert_string_equal(pgw_session_parameter(s, "TimeZone"), "Europe/Paris");
     assert_null(pgw_session_parameter(s, "nope"));
@@ -391,12 +394,24 @@ static void test_no_password_and_gss(void **state)
     assert_int_equal(R.startup_status, PGW_EAUTH);
     pgw_session_free(s);
 
-    s = fresh(NULL);
+    /* GSSAPI, SSPI, Kerberos 5 and unknown methods: not supported, named. */
+    static const struct {
+        int32_t code;
+        const char *name;
+    } unsupported[] = {{7, "GSSAPI"}, {9, "SSPI"}, {2, "Kerberos 5"}, {42, "unknown"}};
+    for (size_t i = 0; i < sizeof unsupported / sizeof unsupported[0]; i++) {
+        s = fresh(NULL);
+        w.n = 0;
+        w_auth(&w, unsupported[i].code, NULL, 0);
+        feed(s, &w);
+        assert_int_equal(R.startup_status, PGW_ENOTSUP);
+        assert_non_null(strstr(R.startup_message, unsupported[i].name));
+        assert_non_null(strstr(R.startup_message, "not support"));
+        assert_int_equal(pgw_session_auth_ok(s), 0);
+        pgw_session_free(s);
+    }
     w.n = 0;
     w_auth(&w, 7, NULL, 0);
-    feed(s, &w);
-    assert_int_equal(R.startup_status, PGW_EAUTH);
-    pgw_session_free(s);
 
     sess_opts_t o = {.require_auth = "scram-sha-256"};
     s = fresh(&o);
