@@ -12,6 +12,12 @@
  *                                       roles for scram-sha-256, md5 and
  *                                       password auth (unix socket and TCP)
  *   PGW_TEST_CERT_USER                  role for cert auth (hostssl only)
+ *   PGW_TEST_NOSSL_USER                 trust role allowed only without TLS
+ *                                       (hostnossl): sslmode=prefer retries
+ *                                       in plaintext
+ *   PGW_TEST_SSLONLY_USER               trust role allowed only over TLS
+ *                                       (hostssl): sslmode=allow retries
+ *                                       with TLS
  *   PGW_TEST_SSL_ROOTCERT               the CA that signed the server cert
  *                                       (CN/SAN localhost and 127.0.0.1)
  *   PGW_TEST_SSL_CLIENT_CERT/_KEY       client cert for PGW_TEST_CERT_USER
