@@ -162,15 +162,16 @@ typedef struct scenario {
 } scenario_t;
 
 static const scenario_t scenarios[] = {
-    {"connect", 400, 0, 0},       {"simple_seq", 10000, 0, 1}, {"simple_conc", 400, 0, 0},
-    {"simple_fetch", 600, 0, 1},  {"ext_seq", 10000, 0, 1},    {"ext_conc", 2000, 0, 0},
-    {"mixed_text", 600, 0, 1},    {"mixed_binary", 600, 0, 1}, {"blob_fetch", 120, 1, 1},
-    {"array_fetch", 120, 1, 1},   {"prep_seq", 300, 0, 1},     {"prep_conc", 2000, 0, 0},
-    {"unit_of_work", 2000, 0, 0}, {"copy_text", 12, 1, 0},     {"copy_binary", 12, 1, 0},
-    {"cursor", 40, 0, 1},         {"pool_simple", 300, 0, 0},  {"pool_ext", 300, 0, 0},
-    {"b_seq_1", 5000, 0, 1},      {"b_seq_100", 3000, 0, 1},   {"b_seq_500", 1500, 0, 1},
-    {"b_pipe_1", 2000, 0, 1},     {"b_pipe_100", 800, 0, 1},   {"b_pipe_500", 300, 0, 1},
-    {"c_rtt", 100, 0, 1},         {"c_speed", 1, 0, 0},
+    {"connect", 400, 0, 0},        {"simple_seq", 10000, 0, 1}, {"simple_conc", 400, 0, 0},
+    {"simple_fetch", 600, 0, 1},   {"ext_seq", 10000, 0, 1},    {"ext_conc", 2000, 0, 0},
+    {"mixed_text", 600, 0, 1},     {"mixed_binary", 600, 0, 1}, {"blob_fetch", 120, 1, 1},
+    {"array_fetch", 120, 1, 1},    {"prep_seq", 300, 0, 1},     {"prep_conc", 2000, 0, 0},
+    {"unit_of_work", 2000, 0, 0},  {"copy_text", 12, 1, 0},     {"copy_binary", 12, 1, 0},
+    {"cursor", 40, 0, 1},          {"pool_simple", 300, 0, 0},  {"pool_ext", 300, 0, 0},
+    {"b_seq_1", 5000, 0, 1},       {"b_seq_100", 3000, 0, 1},   {"b_seq_500", 1500, 0, 1},
+    {"b_pipe_1", 2000, 0, 1},      {"b_pipe_100", 800, 0, 1},   {"b_pipe_500", 300, 0, 1},
+    {"c_rtt", 100, 0, 1},          {"c_speed", 1, 0, 0},        {"connect_tls", 400, 0, 0},
+    {"blob_fetch_tls", 120, 1, 1},
 };
 
 static const scenario_t *find_scenario(const char *id)

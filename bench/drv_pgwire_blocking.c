@@ -56,17 +56,22 @@ static int call_fail(const char *what, int rc, pgw_result_t *r)
     return -1;
 }
 
-static int open_client(bls_t *s, const char *host)
+static int open_client_mode(bls_t *s, const char *host, const char *sslmode)
 {
     char err[256] = "";
     snprintf(s->conninfo, sizeof s->conninfo,
-             "host=%s port=%s user=%s dbname=%s sslmode=disable gssencmode=disable", host,
-             s->env->port, s->env->user, s->env->db);
+             "host=%s port=%s user=%s dbname=%s sslmode=%s gssencmode=disable", host, s->env->port,
+             s->env->user, s->env->db, sslmode);
     int rc = pgw_client_connect_err(&s->c, s->conninfo, NULL, err, sizeof err);
     if (rc != 0)
         return bench_fail("libpgwire blocking connect: %s%s%s", pgw_strerror(rc),
                           err[0] ? ": " : "", err);
     return 0;
+}
+
+static int open_client(bls_t *s, const char *host)
+{
+    return open_client_mode(s, host, "disable");
 }
 
 static void close_client(bls_t *s)
@@ -104,13 +109,32 @@ static void *connect_setup(const bench_env_t *env)
 {
     return new_state(env, 0);
 }
-static int connect_op(void *st, uint64_t *sum)
+static int connect_mode_op(void *st, uint64_t *sum, const char *sslmode)
 {
     bls_t *s = st;
-    if (open_client(s, s->env->tcp_host) != 0) return -1;
+    if (open_client_mode(s, s->env->tcp_host, sslmode) != 0) return -1;
     close_client(s);
     *sum = 0;
     return 0;
+}
+static int connect_op(void *st, uint64_t *sum)
+{
+    return connect_mode_op(st, sum, "disable");
+}
+static int connect_tls_op(void *st, uint64_t *sum)
+{
+    return connect_mode_op(st, sum, "require");
+}
+
+/* TCP with sslmode=require, for the TLS rows. */
+static void *tls_setup(const bench_env_t *env)
+{
+    bls_t *s = new_state(env, 0);
+    if (s && open_client_mode(s, env->tcp_host, "require") != 0) {
+        free(s);
+        return NULL;
+    }
+    return s;
 }
 
 /* ---- single int answers ------------------------------------------------------ */
@@ -440,6 +464,11 @@ static const struct {
      {plain_setup, mixed_text_op, teardown, "pgw_client_query_flags(PGW_Q_TEXT), typed accessors"}},
     {"mixed_binary", {plain_setup, mixed_binary_op, teardown, "pgw_client_query, typed accessors"}},
     {"blob_fetch", {plain_setup, blob_op, teardown, "pgw_client_query, bytea views"}},
+    {"connect_tls",
+     {connect_setup, connect_tls_op, teardown,
+      "pgw_client_connect over TCP, sslmode=require + pgw_client_close"}},
+    {"blob_fetch_tls",
+     {tls_setup, blob_op, teardown, "pgw_client_query, bytea views; TCP with sslmode=require"}},
     {"array_fetch", {array_setup, array_op, teardown, "pgw_client_query, pgw_array_get_int4"}},
     {"prep_seq",
      {prep_setup, prep_seq_op, teardown, "pgw_client_prepare once, pgw_client_execute"}},

@@ -58,6 +58,9 @@ SUITE_A = [
      "Open a connection over TCP (127.0.0.1), startup and trust auth to ReadyForQuery, close. "
      "TLS and GSS encryption are off for every client (`sslmode=disable gssencmode=disable` for "
      "libpq), so the handshake is the protocol's, not OpenSSL's."),
+    ("connect_tls", "Connection", "Connect over TLS",
+     "The same over TLS: sslmode=require against the cluster's certificate, TLS 1.3, handshake, "
+     "startup and trust auth, close; libpgwire and libpq only (the floor has no TLS client)."),
     ("simple_seq", "Simple Query", "Sequential Execution",
      "`select 1`, one call at a time on an open connection, each answer checked."),
     ("simple_conc", "Simple Query", "Concurrent Execution",
@@ -80,6 +83,9 @@ SUITE_A = [
     ("blob_fetch", "Extended Query", "Large Blob Fetch",
      "10 rows of a 1 MiB bytea, row count as $1; the length and a sampled byte pattern of every "
      "value are checked."),
+    ("blob_fetch_tls", "Extended Query", "Large Blob Fetch over TLS",
+     "The same 10 x 1 MiB over TCP with sslmode=require: decryption is in the measured path; "
+     "libpgwire and libpq only."),
     ("array_fetch", "Extended Query", "Large Array Fetch",
      "10 rows of int4[50000], full-width values, half negative; every element decoded and checked."),
     ("prep_seq", "Extended Query", "Prepared Statement Reuse (Sequential)",
@@ -103,7 +109,7 @@ SUITE_A = [
     ("pool_ext", "Connection Pooling", "Pooled Extended Query",
      "1000 concurrent `select $1::int4 as one` through a pool of 10 connections."),
 ]
-PAYLOAD = {"blob_fetch", "array_fetch", "copy_text", "copy_binary"}
+PAYLOAD = {"blob_fetch", "blob_fetch_tls", "array_fetch", "copy_text", "copy_binary"}
 
 SUITE_B = [("b_seq_1", "Sequential", 1), ("b_seq_100", "Sequential", 100),
            ("b_seq_500", "Sequential", 500), ("b_pipe_1", "Pipelined x10", 1),

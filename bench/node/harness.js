@@ -414,7 +414,7 @@ async function runScenario(libName, scenarioId, scale, impl, reason) {
 // sizes; the state carries them as .sz) or the reason it has no such scenario.
 function lookup(ops, reasons, id) {
   const o = ops[id];
-  if (!o) return { impl: null, reason: reasons[id] || 'not in this harness' };
+  if (!o) return { impl: null, reason: reasons[id] || TABLE.peer_reasons[id] || 'not in this harness' };
   return { impl: Object.assign({}, o, { setup: async (env, sz) => Object.assign(await o.setup(env, sz), { sz }) }) };
 }
 

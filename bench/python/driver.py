@@ -457,7 +457,8 @@ async def run(lib, scenario, scale, uvloop_used):
     sc = Scenarios(env, sz)
     found = lookup(sc, scenario)
     if found is None:
-        return dict(head, status="unsupported", reason=REASONS.get(scenario, "not in this harness"))
+        reason = REASONS.get(scenario) or TABLE["peer_reasons"].get(scenario, "not in this harness")
+        return dict(head, status="unsupported", reason=reason)
     setup, op, teardown = found
     base, payload, stable = row
     iters = max(3, math.ceil(base * scale))
