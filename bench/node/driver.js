@@ -43,10 +43,18 @@ async function main() {
   return harness.runScenario(lib, scenario, scale, found.impl, found.reason);
 }
 
+// process.exit() does not wait for stdout to drain: a result larger than the
+// pipe's buffer (10,000 samples make about 64 KiB) could be cut off. Exit once
+// everything written before has been flushed (a write's callback runs after
+// the earlier writes').
+function exitFlushed(rc) {
+  process.stdout.write('', () => process.exit(rc));
+}
+
 main().then(
-  (rc) => process.exit(rc),
+  (rc) => exitFlushed(rc),
   (e) => {
     process.stdout.write(JSON.stringify({ status: 'failed', reason: String(e && e.stack ? e.stack : e) }) + '\n');
-    process.exit(1);
+    exitFlushed(1);
   },
 );
