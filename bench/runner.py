@@ -430,7 +430,9 @@ def environment():
     if m:
         version = m.group(1)
     commit = sh("git -C '%s' rev-parse --short HEAD" % ROOT)
-    if commit and sh("git -C '%s' status --porcelain -- src include bench" % ROOT):
+    # The run's own output (results/, RESULTS.md) does not make the tree dirty.
+    if commit and sh("git -C '%s' status --porcelain -- src include bench "
+                     "':!bench/results' ':!bench/RESULTS.md'" % ROOT):
         commit += " (with uncommitted changes)"
     return {
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
@@ -837,8 +839,12 @@ def svg_chart(chart, path):
 
 
 def run_micro(args):
-    """The decode micro-benchmark's output, or None when it is not built."""
-    if args.render_only or not args.micro or not os.path.exists(args.micro):
+    """The decode micro-benchmark's output (kept in results/micro_codec.txt, so
+    --render-only shows it again), or None when it is not built."""
+    kept = os.path.join(args.results, "micro_codec.txt")
+    if args.render_only:
+        return open(kept).read() if os.path.exists(kept) else None
+    if not args.micro or not os.path.exists(args.micro):
         return None
     log("micro-benchmark: %s" % args.micro)
     p = subprocess.run([args.micro, "run", os.path.join(HERE, "data")], stdout=subprocess.PIPE,
@@ -846,6 +852,8 @@ def run_micro(args):
     if p.returncode != 0:
         failures.append("micro_codec: exit %d: %s" % (p.returncode, p.stderr.strip()[-300:]))
         return None
+    with open(kept, "w") as f:
+        f.write(p.stdout)
     return p.stdout
 
 
@@ -949,7 +957,9 @@ def write_report(args, adata, bdata, cdata, env):
         "- **The floor's requests are encoded once**, before the timed loop: its text COPY row "
         "does not format CSV inside the timed call (the libraries do), and its concurrent "
         "scenarios send the same literals every time. It is a limit, not a competitor.\n"
-        "- **TLS is off** for every client, on TCP and on the unix socket.\n"
+        "- **TLS is off** for every client, on TCP and on the unix socket, except in the two TLS "
+        "rows (Connect over TLS, Large Blob Fetch over TLS: libpgwire and libpq with "
+        "`sslmode=require` over 127.0.0.1, TLS 1.3; the floor and the peers have no row there).\n"
         "- **Suite C** sends every test's statements pipelined (libpq: pipeline mode, `PQsendQueryParams` "
         "without parameters), one Sync per statement for the autocommit tests (1, 6, 12, 13, 14, 16) "
         "and one for the whole test otherwise (its BEGIN ... COMMIT statements included), so a "
