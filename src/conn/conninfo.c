@@ -17,7 +17,6 @@
 #include <locale.h>
 #include <netdb.h>
 #include <pwd.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -141,22 +140,13 @@ struct pgw_conninfo {
 
 /* ---- small helpers ---- */
 
-static void set_error(char *errbuf, size_t errlen, const char *fmt, ...)
-{
-    if (!errbuf || errlen == 0) return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(errbuf, errlen, fmt, ap);
-    va_end(ap);
-}
-
 /* errbuf and errlen travel together through the parser. */
 typedef struct err_out {
     char *buf;
     size_t len;
 } err_out_t;
 
-#define FAIL(e, ...) (set_error((e)->buf, (e)->len, __VA_ARGS__), PGW_ECONNINFO)
+#define FAIL(e, ...) pgw__fail_msg((e)->buf, (e)->len, PGW_ECONNINFO, __VA_ARGS__)
 
 static int option_index(const char *keyword)
 {
@@ -1192,7 +1182,7 @@ int pgw_conninfo_parse(pgw_conninfo_t **out, const char *conninfo, const pgw_all
     if (rc == 0) rc = resolve_client_encoding(ci);
     if (rc == 0) rc = load_pgpass(ci);
     if (rc != 0) {
-        if (rc == PGW_ENOMEM) set_error(errbuf, errlen, "out of memory");
+        if (rc == PGW_ENOMEM) (void)pgw__fail_msg(errbuf, errlen, rc, "out of memory");
         pgw_conninfo_free(ci);
         return rc;
     }

@@ -8,26 +8,15 @@
 #define _GNU_SOURCE /* struct ucred, SO_PEERCRED */
 #include "conn/peercred.h"
 #include "pgwire/common.h"
+#include "util/internal.h"
 
 #include <errno.h>
 #include <pwd.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <unistd.h>
-
-static int fail(char *errbuf, size_t errlen, const char *fmt, ...)
-{
-    if (errbuf && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(errbuf, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return PGW_EAUTHPOLICY;
-}
 
 /* The peer's uid, or -1 with errno set. */
 static int peer_uid(int fd, uid_t *uid)
@@ -72,9 +61,11 @@ int pgw__peercred_check(int fd, const char *requirepeer, char *errbuf, size_t er
     if (family >= 0 && family != AF_UNIX) return 0;
     if (family < 0 || peer_uid(fd, &uid) != 0) {
         if (errno == ENOSYS)
-            return fail(errbuf, errlen, "requirepeer parameter is not supported on this platform");
+            return pgw__fail_msg(errbuf, errlen, PGW_EAUTHPOLICY,
+                                 "requirepeer parameter is not supported on this platform");
         int e = errno;
-        return fail(errbuf, errlen, "could not get peer credentials: %s", strerror(e));
+        return pgw__fail_msg(errbuf, errlen, PGW_EAUTHPOLICY, "could not get peer credentials: %s",
+                             strerror(e));
     }
     char pwbuf[4096];
     struct passwd pwd, *pw = NULL;
@@ -82,13 +73,15 @@ int pgw__peercred_check(int fd, const char *requirepeer, char *errbuf, size_t er
     if (!pw) {
         if (rc != 0) {
             snprintf(msg, sizeof msg, "%s", strerror(rc));
-            return fail(errbuf, errlen, "could not look up local user ID %d: %s", (int)uid, msg);
+            return pgw__fail_msg(errbuf, errlen, PGW_EAUTHPOLICY,
+                                 "could not look up local user ID %d: %s", (int)uid, msg);
         }
-        return fail(errbuf, errlen, "local user with ID %d does not exist", (int)uid);
+        return pgw__fail_msg(errbuf, errlen, PGW_EAUTHPOLICY,
+                             "local user with ID %d does not exist", (int)uid);
     }
     if (strcmp(pw->pw_name, requirepeer) != 0)
-        return fail(errbuf, errlen,
-                    "requirepeer specifies \"%s\", but actual peer user name is \"%s\"",
-                    requirepeer, pw->pw_name);
+        return pgw__fail_msg(errbuf, errlen, PGW_EAUTHPOLICY,
+                             "requirepeer specifies \"%s\", but actual peer user name is \"%s\"",
+                             requirepeer, pw->pw_name);
     return 0;
 }

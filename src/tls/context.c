@@ -13,7 +13,6 @@
 
 #include <errno.h>
 #include <pwd.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -30,17 +29,6 @@
 #define VERIFY_HINT                                                                        \
     "Either provide the file, use the system's trusted roots with sslrootcert=system, or " \
     "change sslmode to disable server certificate verification."
-
-int pgw__tls_fail(char *err, size_t errlen, int code, const char *fmt, ...)
-{
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return code;
-}
 
 const char *pgw__tls_ssl_errstr(unsigned long e, char *buf, size_t n)
 {
@@ -101,7 +89,7 @@ static bool file_path(char path[PATH_BUF], const char *value, const char *home,
 
 static int too_long(char *err, size_t errlen, const char *what)
 {
-    return pgw__tls_fail(err, errlen, PGW_EINVAL, "%s file name too long", what);
+    return pgw__fail_msg(err, errlen, PGW_EINVAL, "%s file name too long", what);
 }
 
 /* ---- protocol range ---- */
@@ -123,20 +111,20 @@ static int set_protocol_range(SSL_CTX *ctx, const char *min_s, const char *max_s
     if (!min_s) min_s = "TLSv1.2"; /* libpq's default; "" means no bound */
     int min = protocol_version(min_s), max = protocol_version(max_s);
     if (min < 0)
-        return pgw__tls_fail(err, errlen, PGW_EINVAL,
+        return pgw__fail_msg(err, errlen, PGW_EINVAL,
                              "invalid value \"%s\" for minimum SSL protocol version", min_s);
     if (max < 0)
-        return pgw__tls_fail(err, errlen, PGW_EINVAL,
+        return pgw__fail_msg(err, errlen, PGW_EINVAL,
                              "invalid value \"%s\" for maximum SSL protocol version", max_s);
     if (min && max && min > max)
-        return pgw__tls_fail(err, errlen, PGW_EINVAL, "invalid SSL protocol version range");
+        return pgw__fail_msg(err, errlen, PGW_EINVAL, "invalid SSL protocol version range");
     char buf[256];
     if (min && !SSL_CTX_set_min_proto_version(ctx, min))
-        return pgw__tls_fail(err, errlen, PGW_ETLS,
+        return pgw__fail_msg(err, errlen, PGW_ETLS,
                              "could not set minimum SSL protocol version: %s",
                              last_ssl_error(buf, sizeof buf));
     if (max && !SSL_CTX_set_max_proto_version(ctx, max))
-        return pgw__tls_fail(err, errlen, PGW_ETLS,
+        return pgw__fail_msg(err, errlen, PGW_ETLS,
                              "could not set maximum SSL protocol version: %s",
                              last_ssl_error(buf, sizeof buf));
     return 0;
@@ -168,22 +156,22 @@ static int load_roots(SSL_CTX *ctx, const pgw__tls_config_t *cfg, pgw__sslmode_t
         return too_long(err, errlen, "root certificate");
     if (strcmp(path, "system") == 0) {
         if (SSL_CTX_set_default_verify_paths(ctx) != 1)
-            return pgw__tls_fail(err, errlen, PGW_ETLS,
+            return pgw__fail_msg(err, errlen, PGW_ETLS,
                                  "could not load system root certificate paths: %s",
                                  last_ssl_error(buf, sizeof buf));
     } else if (path[0] && stat(path, &st) == 0) {
         if (SSL_CTX_load_verify_locations(ctx, path, NULL) != 1)
-            return pgw__tls_fail(err, errlen, PGW_ETLS,
+            return pgw__fail_msg(err, errlen, PGW_ETLS,
                                  "could not read root certificate file \"%s\": %s", path,
                                  last_ssl_error(buf, sizeof buf));
         load_crls(ctx, cfg, home);
     } else {
         if (mode < PGW__SSLMODE_VERIFY_CA) return 0; /* no root: the chain is not checked */
         if (!path[0])
-            return pgw__tls_fail(err, errlen, PGW_ETLS,
+            return pgw__fail_msg(err, errlen, PGW_ETLS,
                                  "could not get home directory to locate root certificate "
                                  "file\n" VERIFY_HINT);
-        return pgw__tls_fail(err, errlen, PGW_ETLS,
+        return pgw__fail_msg(err, errlen, PGW_ETLS,
                              "root certificate file \"%s\" does not exist\n" VERIFY_HINT, path);
     }
     SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
@@ -214,17 +202,17 @@ static int check_key_file(const char *path, char *err, size_t errlen)
     struct stat st;
     if (stat(path, &st) != 0) {
         if (errno == ENOENT)
-            return pgw__tls_fail(err, errlen, PGW_ETLS,
+            return pgw__fail_msg(err, errlen, PGW_ETLS,
                                  "certificate present, but not private key file \"%s\"", path);
-        return pgw__tls_fail(err, errlen, PGW_ETLS, "could not stat private key file \"%s\": %s",
+        return pgw__fail_msg(err, errlen, PGW_ETLS, "could not stat private key file \"%s\": %s",
                              path, strerror(errno));
     }
     if (!S_ISREG(st.st_mode))
-        return pgw__tls_fail(err, errlen, PGW_ETLS, "private key file \"%s\" is not a regular file",
+        return pgw__fail_msg(err, errlen, PGW_ETLS, "private key file \"%s\" is not a regular file",
                              path);
     mode_t forbidden = st.st_uid == 0 ? (S_IWGRP | S_IXGRP | S_IRWXO) : (S_IRWXG | S_IRWXO);
     if (st.st_mode & forbidden)
-        return pgw__tls_fail(err, errlen, PGW_ETLS,
+        return pgw__fail_msg(err, errlen, PGW_ETLS,
                              "private key file \"%s\" has group or world access; file must have "
                              "permissions u=rw (0600) or less if owned by the current user, or "
                              "permissions u=rw,g=r (0640) or less if owned by root",
@@ -245,14 +233,14 @@ static int load_key(SSL_CTX *ctx, const char *path, const char *password, char *
         unsigned long pem_error = ERR_get_error();
         ERR_clear_error();
         if (SSL_CTX_use_PrivateKey_file(ctx, path, SSL_FILETYPE_ASN1) != 1)
-            rc = pgw__tls_fail(err, errlen, PGW_ETLS, "could not load private key file \"%s\": %s",
+            rc = pgw__fail_msg(err, errlen, PGW_ETLS, "could not load private key file \"%s\": %s",
                                path, pgw__tls_ssl_errstr(pem_error, buf, sizeof buf));
         ERR_clear_error();
     }
     SSL_CTX_set_default_passwd_cb(ctx, NULL);
     SSL_CTX_set_default_passwd_cb_userdata(ctx, NULL); /* kp dies here */
     if (rc == 0 && SSL_CTX_check_private_key(ctx) != 1)
-        rc = pgw__tls_fail(err, errlen, PGW_ETLS,
+        rc = pgw__fail_msg(err, errlen, PGW_ETLS,
                            "certificate does not match private key file \"%s\": %s", path,
                            last_ssl_error(buf, sizeof buf));
     return rc;
@@ -270,11 +258,11 @@ static int load_client_cert(SSL_CTX *ctx, const pgw__tls_config_t *cfg, const ch
     if (stat(path, &st) != 0) {
         /* No certificate: go on without one; the server may not want one. */
         if (errno == ENOENT || errno == ENOTDIR) return 0;
-        return pgw__tls_fail(err, errlen, PGW_ETLS, "could not open certificate file \"%s\": %s",
+        return pgw__fail_msg(err, errlen, PGW_ETLS, "could not open certificate file \"%s\": %s",
                              path, strerror(errno));
     }
     if (SSL_CTX_use_certificate_chain_file(ctx, path) != 1)
-        return pgw__tls_fail(err, errlen, PGW_ETLS, "could not read certificate file \"%s\": %s",
+        return pgw__fail_msg(err, errlen, PGW_ETLS, "could not read certificate file \"%s\": %s",
                              path, last_ssl_error(buf, sizeof buf));
     if (!file_path(path, cfg->sslkey, home, USER_KEY_FILE))
         return too_long(err, errlen, "private key");
@@ -321,21 +309,21 @@ static int copy_settings(pgw__tls_ctx_t *c, const pgw__tls_config_t *cfg)
 static int check_mode(const pgw__tls_config_t *cfg, pgw__sslmode_t *mode, char *err, size_t errlen)
 {
     if (pgw__sslmode_parse(cfg->sslmode, mode) != 0)
-        return pgw__tls_fail(err, errlen, PGW_EINVAL, "invalid sslmode value: \"%s\"",
+        return pgw__fail_msg(err, errlen, PGW_EINVAL, "invalid sslmode value: \"%s\"",
                              cfg->sslmode);
     bool system_roots = set(cfg->sslrootcert) && strcmp(cfg->sslrootcert, "system") == 0;
     /* libpq 16: with the system's roots, an unset sslmode means verify-full. */
     if (system_roots && !set(cfg->sslmode)) *mode = PGW__SSLMODE_VERIFY_FULL;
     if (*mode == PGW__SSLMODE_DISABLE)
-        return pgw__tls_fail(err, errlen, PGW_EINVAL, "sslmode \"disable\" does not use TLS");
+        return pgw__fail_msg(err, errlen, PGW_EINVAL, "sslmode \"disable\" does not use TLS");
     if (system_roots && *mode != PGW__SSLMODE_VERIFY_FULL)
-        return pgw__tls_fail(err, errlen, PGW_EINVAL,
+        return pgw__fail_msg(err, errlen, PGW_EINVAL,
                              "weak sslmode \"%s\" may not be used with sslrootcert=system (use "
                              "\"verify-full\")",
                              cfg->sslmode);
     if (set(cfg->sslcertmode) && strcmp(cfg->sslcertmode, "disable") != 0 &&
         strcmp(cfg->sslcertmode, "allow") != 0 && strcmp(cfg->sslcertmode, "require") != 0)
-        return pgw__tls_fail(err, errlen, PGW_EINVAL, "invalid sslcertmode value: \"%s\"",
+        return pgw__fail_msg(err, errlen, PGW_EINVAL, "invalid sslcertmode value: \"%s\"",
                              cfg->sslcertmode);
     return 0;
 }
@@ -402,13 +390,13 @@ int pgw__tls_ctx_new(pgw__tls_ctx_t **out, const pgw__tls_config_t *cfg,
     if (err && errlen) err[0] = '\0';
     if (!out) return PGW_EINVAL;
     *out = NULL;
-    if (!cfg) return pgw__tls_fail(err, errlen, PGW_EINVAL, "no TLS configuration");
+    if (!cfg) return pgw__fail_msg(err, errlen, PGW_EINVAL, "no TLS configuration");
     pgw__sslmode_t mode;
     int rc = check_mode(cfg, &mode, err, errlen);
     if (rc != 0) return rc;
 
     pgw__tls_ctx_t *c = pgw__calloc(alloc, 1, sizeof *c);
-    if (!c) return pgw__tls_fail(err, errlen, PGW_ENOMEM, "out of memory");
+    if (!c) return pgw__fail_msg(err, errlen, PGW_ENOMEM, "out of memory");
     c->alloc = alloc;
     c->mode = mode;
     atomic_init(&c->refs, 1);
@@ -417,7 +405,7 @@ int pgw__tls_ctx_new(pgw__tls_ctx_t **out, const pgw__tls_config_t *cfg,
     if (!c->ssl_ctx || copy_settings(c, cfg) != 0) {
         free_ctx(c);
         ERR_clear_error();
-        return pgw__tls_fail(err, errlen, PGW_ENOMEM, "out of memory");
+        return pgw__fail_msg(err, errlen, PGW_ENOMEM, "out of memory");
     }
     /* libpq's choices: no renegotiation, no compression, writes may be
      * retried from a moved buffer (the session's output buffer grows).

@@ -79,18 +79,18 @@ static int ssl_failure(pgw__tls_t *t)
     unsigned long e = ERR_peek_last_error();
     long vcode = SSL_get_verify_result(t->ssl);
     if (ERR_GET_REASON(e) == SSL_R_CERTIFICATE_VERIFY_FAILED && vcode != X509_V_OK) {
-        pgw__tls_fail(t->err, sizeof t->err, 0, "SSL error: certificate verify failed: %s",
+        pgw__fail_msg(t->err, sizeof t->err, 0, "SSL error: certificate verify failed: %s",
                       X509_verify_cert_error_string(vcode));
     } else if (ssl_protocol_hint(e)) {
         const char *min = t->ctx->settings[PGW__TLS_SET_MIN_PROTO];
         const char *max = t->ctx->settings[PGW__TLS_SET_MAX_PROTO];
-        pgw__tls_fail(t->err, sizeof t->err, 0,
+        pgw__fail_msg(t->err, sizeof t->err, 0,
                       "SSL error: %s\nThis may indicate that the server does not support any "
                       "SSL protocol version between %s and %s.",
                       pgw__tls_ssl_errstr(e, buf, sizeof buf), min ? min : "TLSv1",
                       max ? max : "TLSv1.3");
     } else {
-        pgw__tls_fail(t->err, sizeof t->err, 0, "SSL error: %s",
+        pgw__fail_msg(t->err, sizeof t->err, 0, "SSL error: %s",
                       pgw__tls_ssl_errstr(e, buf, sizeof buf));
     }
     return fatal(t, PGW_ETLS);
@@ -145,12 +145,12 @@ static int setup_ssl(pgw__tls_t *t, const pgw__tls_conn_config_t *cfg, char *err
     SSL_set_connect_state(t->ssl);
     SSL_set_cert_cb(t->ssl, on_cert_request, t);
     if (cfg->sni && wants_sni(t->host) && SSL_set_tlsext_host_name(t->ssl, t->host) != 1)
-        return pgw__tls_fail(err, errlen, PGW_ETLS,
+        return pgw__fail_msg(err, errlen, PGW_ETLS,
                              "could not set SSL Server Name Indication (SNI): %s",
                              pgw__tls_ssl_errstr(ERR_get_error(), buf, sizeof buf));
     /* Offered always, as libpq 17 does; required only in direct mode. */
     if (SSL_set_alpn_protos(t->ssl, alpn_offer, sizeof alpn_offer - 1) != 0)
-        return pgw__tls_fail(err, errlen, PGW_ETLS, "could not set SSL ALPN extension: %s",
+        return pgw__fail_msg(err, errlen, PGW_ETLS, "could not set SSL ALPN extension: %s",
                              pgw__tls_ssl_errstr(ERR_get_error(), buf, sizeof buf));
     return 0;
 }
@@ -161,9 +161,9 @@ int pgw__tls_new(pgw__tls_t **out, pgw__tls_ctx_t *ctx, const pgw__tls_conn_conf
     if (err && errlen) err[0] = '\0';
     if (!out) return PGW_EINVAL;
     *out = NULL;
-    if (!ctx || !cfg) return pgw__tls_fail(err, errlen, PGW_EINVAL, "no TLS context");
+    if (!ctx || !cfg) return pgw__fail_msg(err, errlen, PGW_EINVAL, "no TLS context");
     pgw__tls_t *t = pgw__calloc(alloc, 1, sizeof *t);
-    if (!t) return pgw__tls_fail(err, errlen, PGW_ENOMEM, "out of memory");
+    if (!t) return pgw__fail_msg(err, errlen, PGW_ENOMEM, "out of memory");
     t->alloc = alloc;
     t->ctx = pgw__tls_ctx_ref(ctx);
     t->direct = cfg->direct != 0;
@@ -172,7 +172,7 @@ int pgw__tls_new(pgw__tls_t **out, pgw__tls_ctx_t *ctx, const pgw__tls_conn_conf
     ERR_clear_error();
     if (rc == 0) rc = setup_ssl(t, cfg, err, errlen);
     if (rc != 0) {
-        if (rc == PGW_ENOMEM) pgw__tls_fail(err, errlen, rc, "out of memory");
+        if (rc == PGW_ENOMEM) pgw__fail_msg(err, errlen, rc, "out of memory");
         pgw__tls_free(t);
         ERR_clear_error();
         return rc;

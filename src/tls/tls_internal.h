@@ -6,6 +6,7 @@
 #define PGW_TLS_INTERNAL_H
 
 #include "tls/tls.h"
+#include "util/internal.h"
 
 #include <openssl/ssl.h>
 #include <stdatomic.h>
@@ -32,13 +33,6 @@ struct pgw__tls_ctx {
     char *settings[PGW__TLS_SET_COUNT]; /* copies; NULL for unset or "" */
     uint64_t files_stamp;               /* pgw__tls_ctx_fresh: the files as read */
 };
-
-/* snprintf into err[0..errlen) when err is not NULL; returns code. */
-int pgw__tls_fail(char *err, size_t errlen, int code, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 4, 5)))
-#endif
-    ;
 
 /* libpq's SSLerrmessage: the reason of OpenSSL error code e, "no SSL error
  * reported" for 0, else "SSL error code %lu". Writes into buf[0..n). */

@@ -50,7 +50,7 @@ int pgw__tls_name_matches(const char *name, size_t namelen, const char *host, ch
                           size_t errlen)
 {
     if (memchr(name, '\0', namelen)) /* CVE-2009-4034 */
-        return pgw__tls_fail(err, errlen, -1, "SSL certificate's name contains embedded null");
+        return pgw__fail_msg(err, errlen, -1, "SSL certificate's name contains embedded null");
     if (namelen == strlen(host) && equal_nocase(name, host, namelen)) return 1;
     return wildcard_matches(name, namelen, host) ? 1 : 0;
 }
@@ -66,7 +66,7 @@ static void note_name(char *first, const char *name, size_t len)
 
 static int match_dns(const ASN1_STRING *s, const char *host, char *first, char *err, size_t errlen)
 {
-    if (!s) return pgw__tls_fail(err, errlen, -1, "SSL certificate's name entry is missing");
+    if (!s) return pgw__fail_msg(err, errlen, -1, "SSL certificate's name entry is missing");
     const char *name = (const char *)ASN1_STRING_get0_data(s);
     size_t len = (size_t)ASN1_STRING_length(s);
     int rc = pgw__tls_name_matches(name, len, host, err, errlen);
@@ -91,12 +91,12 @@ static int match_ip(const ASN1_OCTET_STRING *s, const char *host, char *first, c
         family = AF_INET6;
         if (inet_pton(AF_INET6, host, &a) == 1 && memcmp(ip, a.s6_addr, 16) == 0) match = 1;
     } else {
-        return pgw__tls_fail(err, errlen, -1,
+        return pgw__fail_msg(err, errlen, -1,
                              "certificate contains IP address with invalid length %zu", len);
     }
     char text[INET6_ADDRSTRLEN];
     if (!inet_ntop(family, ip, text, sizeof text))
-        return pgw__tls_fail(err, errlen, -1,
+        return pgw__fail_msg(err, errlen, -1,
                              "could not convert certificate's IP address to string");
     note_name(first, text, strlen(text));
     return match;
@@ -143,7 +143,7 @@ static int check_cn(X509 *peer, const char *host, int *examined, char *first, ch
 int pgw__tls_check_host(X509 *peer, const char *host, char *err, size_t errlen)
 {
     if (!host || !*host)
-        return pgw__tls_fail(err, errlen, -1,
+        return pgw__fail_msg(err, errlen, -1,
                              "host name must be specified for a verified SSL connection");
     char first[NAME_BUF] = "";
     int examined = 0;
@@ -152,14 +152,14 @@ int pgw__tls_check_host(X509 *peer, const char *host, char *err, size_t errlen)
     if (rc == 0 && cn_allowed) rc = check_cn(peer, host, &examined, first, err, errlen);
     if (rc != 0) return rc;
     if (examined > 1)
-        return pgw__tls_fail(err, errlen, 0,
+        return pgw__fail_msg(err, errlen, 0,
                              "server certificate for \"%s\" (and %d other name%s) does not "
                              "match host name \"%s\"",
                              first, examined - 1, examined == 2 ? "" : "s", host);
     if (examined == 1)
-        return pgw__tls_fail(err, errlen, 0,
+        return pgw__fail_msg(err, errlen, 0,
                              "server certificate for \"%s\" does not match host name \"%s\"", first,
                              host);
-    return pgw__tls_fail(err, errlen, 0,
+    return pgw__fail_msg(err, errlen, 0,
                          "could not get server's host name from server certificate");
 }

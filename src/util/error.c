@@ -2,7 +2,22 @@
  * generated from PGW_ERRNO_MAP so they cannot drift apart. */
 #include "pgwire/common.h"
 
+#include "util/internal.h"
+
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
+
+int pgw__fail_msg(char *err, size_t errlen, int code, const char *fmt, ...)
+{
+    if (err && errlen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+    }
+    return code;
+}
 
 const char *pgw_version(void)
 {

@@ -86,4 +86,12 @@ static inline void pgw__put64(uint8_t *p, uint64_t v)
     pgw__put32(p + 4, (uint32_t)v);
 }
 
+/* snprintf into err[0..errlen) when err is not NULL and errlen > 0 (the
+ * error-message buffers of conninfo, requirepeer and TLS); returns code. */
+int pgw__fail_msg(char *err, size_t errlen, int code, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+
 #endif

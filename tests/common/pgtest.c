@@ -212,3 +212,25 @@ char *pgt_conninfo_tcp(char *buf, size_t n, const char *user, const char *passwo
     conninfo_finish(buf, n, extra);
     return buf;
 }
+
+extern char **environ;
+
+void pgt_clear_pg_env(const char *dir)
+{
+    for (;;) {
+        char name[128] = "";
+        for (char **e = environ; *e; e++) {
+            if (strncmp(*e, "PG", 2) != 0 || strncmp(*e, "PGW_", 4) == 0) continue;
+            size_t n = strcspn(*e, "=");
+            if (n < sizeof name) {
+                memcpy(name, *e, n);
+                name[n] = '\0';
+                break;
+            }
+        }
+        if (!name[0]) break;
+        unsetenv(name);
+    }
+    setenv("HOME", dir, 1);
+    setenv("PGSYSCONFDIR", dir, 1);
+}

@@ -83,4 +83,10 @@ char *pgt_conninfo_tcp(char *buf, size_t n, const char *user, const char *passwo
  * Returns 0, or -1 if it does not fit (buf is then unchanged). */
 int pgt_conninfo_append(char *buf, size_t n, const char *key, const char *value);
 
+/* Give libpq's option lookups a clean slate, as the conninfo tests need:
+ * unset every PG* environment variable but the tests' own PGW_* ones, and
+ * point HOME (~/.pgpass, ~/.pg_service.conf, ~/.postgresql/) and
+ * PGSYSCONFDIR at dir. Not thread-safe (setenv). */
+void pgt_clear_pg_env(const char *dir);
+
 #endif /* PGW_TESTS_PGTEST_H */

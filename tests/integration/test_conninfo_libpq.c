@@ -62,8 +62,6 @@
 #include "pgwire/client.h"
 #include "pgwire/conninfo.h"
 
-extern char **environ;
-
 /* ------------------------------------------------------------ listener */
 
 #define MAX_LISTENERS 16
@@ -577,23 +575,7 @@ static void build_string(const gencase_t *g, char *buf, size_t cap)
 
 static void clean_env(void)
 {
-    for (;;) {
-        char name[128] = "";
-        for (char **e = environ; *e; e++) {
-            if (strncmp(*e, "PG", 2) == 0 && strncmp(*e, "PGW_", 4) != 0) {
-                size_t n = strcspn(*e, "=");
-                if (n < sizeof name) {
-                    memcpy(name, *e, n);
-                    name[n] = '\0';
-                    break;
-                }
-            }
-        }
-        if (!name[0]) break;
-        unsetenv(name);
-    }
-    setenv("HOME", tmpdir, 1);
-    setenv("PGSYSCONFDIR", tmpdir, 1);
+    pgt_clear_pg_env(tmpdir);
 }
 
 static void write_text(const char *path, const char *text)

@@ -21,10 +21,9 @@
 #include <cmocka.h>
 
 #include "conn/peercred.h"
+#include "pgtest.h"
 #include "pgwire/conninfo.h"
 #include <sys/socket.h>
-
-extern char **environ;
 
 static char tmpdir[256];
 static char errbuf[512];
@@ -39,27 +38,12 @@ static void write_file(const char *name, const char *text, mode_t mode, char *pa
     assert_int_equal(chmod(path, mode), 0);
 }
 
-/* Unset every PG* variable, and point HOME and PGSYSCONFDIR at tmpdir. */
+/* Unset every PG* variable, point HOME and PGSYSCONFDIR at tmpdir, and
+ * remove the files a previous test left there. */
 static int clean_env(void **state)
 {
     (void)state;
-    for (;;) {
-        char name[128] = "";
-        for (char **e = environ; *e; e++) {
-            if (strncmp(*e, "PG", 2) == 0) {
-                size_t n = strcspn(*e, "=");
-                if (n < sizeof name) {
-                    memcpy(name, *e, n);
-                    name[n] = '\0';
-                    break;
-                }
-            }
-        }
-        if (!name[0]) break;
-        unsetenv(name);
-    }
-    setenv("HOME", tmpdir, 1);
-    setenv("PGSYSCONFDIR", tmpdir, 1);
+    pgt_clear_pg_env(tmpdir);
     unlink(strcat(strcpy((char[300]){0}, tmpdir), "/.pgpass"));
     unlink(strcat(strcpy((char[300]){0}, tmpdir), "/.pg_service.conf"));
     unlink(strcat(strcpy((char[300]){0}, tmpdir), "/pg_service.conf"));
