@@ -436,6 +436,29 @@ static void cancel_sleep(const char *ci)
     pgw_client_close(c);
 }
 
+/* sslnegotiation=direct against the real PostgreSQL 15, which predates it:
+ * the server reads the ClientHello as a malformed startup packet and closes.
+ * The connect fails promptly and cleanly (no plaintext fallback: direct
+ * mode never sends a StartupMessage in clear), and the server is unharmed. */
+static void test_direct_against_old_server(void **state)
+{
+    (void)state;
+    pgt_require_server();
+    char ci[512];
+    outcome_t o;
+    double t0 = now_s();
+    tcp_ci(ci, sizeof ci, "127.0.0.1", NULL, NULL, "sslmode=require sslnegotiation=direct");
+    int rc = run_pgw(ci, &o);
+    assert_int_not_equal(rc, 0);
+    assert_true(rc == PGW_ETLS || rc == PGW_ECONNLOST || rc == PGW_ECONNECT);
+    assert_true(strlen(o.msg) > 0);
+    assert_true(now_s() - t0 < 5.0);
+    /* The same server still takes a normal TLS connection. */
+    tcp_ci(ci, sizeof ci, "127.0.0.1", NULL, NULL, "sslmode=require");
+    assert_int_equal(run_pgw(ci, &o), 0);
+    assert_int_equal(o.in_use, 1);
+}
+
 static void test_cancel_over_tls(void **state)
 {
     pgt_require_server();
@@ -610,6 +633,7 @@ int main(void)
         cmocka_unit_test(test_client_certificate),
         cmocka_unit_test(test_scram_channel_binding),
         cmocka_unit_test(test_cancel_over_tls),
+        cmocka_unit_test(test_direct_against_old_server),
         cmocka_unit_test(test_prefer_allow_retries),
         cmocka_unit_test(test_large_transfers),
         cmocka_unit_test(test_steady_state_allocations),
