@@ -6,7 +6,8 @@
  *   pgwire/proto.h           the sans-IO protocol codec
  *   pgwire/types.h           scalar value decoders and parameter encoders
  *   pgwire/types_container.h arrays, ranges, records, COPY rows, escaping
- *   pgwire/session.h         the sans-IO protocol state machine and results
+ *   pgwire/result.h          results: rows, columns, command tag, server errors
+ *   pgwire/session.h         the sans-IO protocol state machine
  *   pgwire/conninfo.h        connection strings, environment, service and password files
  *   pgwire/conn.h            a connection on a libuv loop
  *   pgwire/client.h          blocking calls for programs without an event loop
@@ -18,6 +19,7 @@
 #include "pgwire/proto.h"
 #include "pgwire/types.h"
 #include "pgwire/types_container.h"
+#include "pgwire/result.h"
 #include "pgwire/session.h"
 #include "pgwire/conninfo.h"
 #include "pgwire/conn.h"
