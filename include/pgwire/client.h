@@ -24,10 +24,9 @@
  *                  (it broke earlier), PGW_EINVAL (c NULL, bad arguments,
  *                  more than 65535 parameters: nothing was sent),
  *                  PGW_ENOMEM, PGW_ETOOBIG (request too large: nothing
- *                  was sent), PGW_EBUSY (a batch is open on the underlying
- *                  connection: pgw_conn_batch_begin on pgw_client_conn
- *                  without its pgw_conn_batch_end; the request would wait
- *                  for that batch's Sync, so it is refused, never blocks).
+ *                  was sent), and the other refusals of
+ *                  pgw_session_submit (PGW_ENOTSUP, PGW_ERANGE, PGW_ETYPE:
+ *                  nothing was sent; pgw_client_refusal says why).
  * When res is NULL the result is freed for the caller; when a request is
  * refused (< 0 returned before anything was sent) *res is set to NULL.
  *
@@ -68,54 +67,65 @@ PGW_EXTERN int pgw_client_connect(pgw_client_t **out, const char *conninfo,
 PGW_EXTERN int pgw_client_connect_err(pgw_client_t **out, const char *conninfo,
                                       const pgw_conn_config_t *cfg, char *errbuf, size_t errlen);
 
-/* Simple query: sql may hold several statements; *res is the first result
- * of the chain (pgw_result_next). */
-PGW_EXTERN int pgw_client_exec(pgw_client_t *c, const char *sql, pgw_result_t **res);
-
-/* Extended query with parameters (binary results; see pgw_client_query_flags
- * for PGW_Q_TEXT). */
-PGW_EXTERN int pgw_client_query(pgw_client_t *c, const char *sql, const pgw_param_t *params,
-                                size_t nparams, pgw_result_t **res);
-PGW_EXTERN int pgw_client_query_flags(pgw_client_t *c, const char *sql, const pgw_param_t *params,
-                                      size_t nparams, unsigned flags, pgw_result_t **res);
-
-/* Streaming: row_cb sees each row as views valid during the call; *res
- * (may be NULL) receives the final result without rows. */
-PGW_EXTERN int pgw_client_query_rows(pgw_client_t *c, const char *sql, const pgw_param_t *params,
-                                     size_t nparams, unsigned flags, pgw_row_cb row_cb, void *ud,
-                                     pgw_result_t **res);
-
-/* Prepare a named statement (res: parameter types and columns; may be
- * NULL), execute it, describe it, deallocate it. */
-PGW_EXTERN int pgw_client_prepare(pgw_client_t *c, const char *name, const char *sql,
-                                  const uint32_t *oids, size_t nparams, pgw_result_t **res);
-PGW_EXTERN int pgw_client_execute(pgw_client_t *c, const char *name, const pgw_param_t *params,
-                                  size_t nparams, pgw_result_t **res);
-
-/* One request of a batch: a query through the unnamed statement, or, when
- * stmt is set, an execution of that prepared statement (sql is then
- * ignored). */
-typedef struct pgw_client_batch_item {
-    const char *sql;
-    const pgw_param_t *params;
-    size_t nparams;
-    unsigned flags;   /* PGW_Q_TEXT */
-    const char *stmt; /* NULL, or the name of a prepared statement */
-} pgw_client_batch_item_t;
+/*
+ * Run one request (a pgw_request_t of session.h: the same descriptor a
+ * pgw_conn_t takes) and wait for it. The result goes to *res (may be NULL:
+ * the result is then freed); the descriptor's on_result is not called and
+ * its ud is passed only to on_row: with on_row set, the rows stream to it
+ * (views valid during the call) and *res receives the result without rows.
+ * Returns the request's status (see the return codes above); on a refusal
+ * pgw_client_refusal says why.
+ */
+PGW_EXTERN int pgw_client_run(pgw_client_t *c, const pgw_request_t *req, pgw_result_t **res);
 
 /*
- * Run n queries as one unit of work: one Sync after the last (one implicit
- * transaction: an error aborts the rest, which complete with PGW_EABORTED),
- * or with PGW_BATCH_SYNC_EACH a Sync after each. Everything goes out in one
- * write. results[i] receives item i's result (NULL when it has none) and
+ * Run reqs[0..n) as one batch (pgw_session_submit_batch: one Sync after the
+ * last, so one implicit transaction where an error aborts the rest, which
+ * complete with PGW_EABORTED; a request with PGW_Q_SYNC ends its group; with
+ * PGW_BATCH_SYNC_EACH a Sync after each). Everything goes out in one write.
+ * results[i] receives request i's result (NULL when it has none) and
  * statuses[i] (if statuses is not NULL) its status; the caller frees every
- * non-NULL result. Returns 0 if every item succeeded, else the first
- * failure's status (or a code above when nothing was sent, such as
- * PGW_EBUSY when a batch is already open on the connection; then every
- * results[i] is NULL).
+ * non-NULL result. on_result is not called; on_row streams as for
+ * pgw_client_run. Returns 0 if every request succeeded, else the first
+ * failure's status, or a refusal with nothing sent (every results[i] NULL,
+ * statuses[i] the refusal's code).
  */
-PGW_EXTERN int pgw_client_batch(pgw_client_t *c, const pgw_client_batch_item_t *items, size_t n,
-                                unsigned flags, pgw_result_t **results, int *statuses);
+PGW_EXTERN int pgw_client_run_batch(pgw_client_t *c, const pgw_request_t *reqs, size_t n,
+                                    unsigned flags, pgw_result_t **results, int *statuses);
+
+/* Why the last request of this client was refused before anything was
+ * sent, or "" (pgw_session_refusal of its session). Valid until the next
+ * request. "" for NULL. */
+PGW_EXTERN const char *pgw_client_refusal(const pgw_client_t *c);
+
+/* The common requests in one call (each fills in a descriptor and runs
+ * it): a Simple Query (sql may hold several statements; *res is the first
+ * result of the chain, pgw_result_next), an extended query with binary
+ * results, a prepare (*res: parameter types and columns) and an execution.
+ * Text results, streaming and the rest: pgw_client_run. */
+static inline int pgw_client_exec(pgw_client_t *c, const char *sql, pgw_result_t **res)
+{
+    pgw_request_t r = PGW_SIMPLE(sql, NULL, NULL);
+    return pgw_client_run(c, &r, res);
+}
+static inline int pgw_client_query(pgw_client_t *c, const char *sql, const pgw_param_t *params,
+                                   size_t nparams, pgw_result_t **res)
+{
+    pgw_request_t r = PGW_QUERY(sql, params, nparams, NULL, NULL);
+    return pgw_client_run(c, &r, res);
+}
+static inline int pgw_client_prepare(pgw_client_t *c, const char *name, const char *sql,
+                                     const uint32_t *oids, size_t nparams, pgw_result_t **res)
+{
+    pgw_request_t r = PGW_PREPARE(name, sql, oids, nparams, NULL, NULL);
+    return pgw_client_run(c, &r, res);
+}
+static inline int pgw_client_execute(pgw_client_t *c, const char *name, const pgw_param_t *params,
+                                     size_t nparams, pgw_result_t **res)
+{
+    pgw_request_t r = PGW_EXECUTE(name, params, nparams, NULL, NULL);
+    return pgw_client_run(c, &r, res);
+}
 
 /*
  * Load the server's definitions of the user-defined types names[0..n)

@@ -5,7 +5,7 @@
  * unix-domain socket), the DNS lookups, the connect timer and the write
  * coalescing; every protocol decision (startup, authentication, the FIFO of
  * requests, results) is made by the sans-IO session (session.h) it drives.
- * Request functions are thin wrappers over the session's.
+ * Requests are the session's descriptors (pgw_request_t), submitted here.
  *
  * THREADS: a connection belongs to one uv loop and to the thread that runs
  * that loop. Every function must be called from that thread; none may be
@@ -46,7 +46,7 @@
  *
  * NULL HANDLES: every function of this header accepts a NULL conn without
  * crashing: functions returning an int status return PGW_EINVAL,
- * pgw_conn_is_ready and pgw_conn_in_batch return 0, pointer results are
+ * pgw_conn_is_ready returns 0, pointer results are
  * NULL, and pgw_conn_stats and pgw_conn_tls_info zero *out (when out is
  * not NULL).
  *
@@ -225,44 +225,48 @@ PGW_EXTERN int pgw_conn_close(pgw_conn_t *conn, pgw_close_cb cb, void *ud);
  */
 PGW_EXTERN int pgw_conn_cancel(pgw_conn_t *conn, pgw_cancel_cb cb, void *ud);
 
-/* Requests: see the session functions of the same name for their
- * semantics, ownership and results. Each returns 0 or the session's error
- * codes, plus PGW_EINVAL (conn NULL), PGW_ECLOSED after pgw_conn_close or
- * when the connection is lost, and PGW_EBUSY before pgw_conn_connect.
- * nparams is passed to the session unchanged: the protocol carries at most
- * 65535 parameters, and a larger count is refused with PGW_EINVAL before
- * anything is encoded (the connection stays usable). */
-PGW_EXTERN int pgw_conn_simple_query(pgw_conn_t *conn, const char *sql, pgw_result_cb cb, void *ud);
-PGW_EXTERN int pgw_conn_simple_query_rows(pgw_conn_t *conn, const char *sql, pgw_row_cb row_cb,
-                                          pgw_result_cb done_cb, void *ud);
-/* Extended query with binary results (PGW_Q_TEXT in pgw_conn_query_flags
- * for text). */
-PGW_EXTERN int pgw_conn_query(pgw_conn_t *conn, const char *sql, const pgw_param_t *params,
-                              size_t nparams, pgw_result_cb cb, void *ud);
-PGW_EXTERN int pgw_conn_query_flags(pgw_conn_t *conn, const char *sql, const pgw_param_t *params,
-                                    size_t nparams, unsigned flags, pgw_result_cb cb, void *ud);
-PGW_EXTERN int pgw_conn_query_rows(pgw_conn_t *conn, const char *sql, const pgw_param_t *params,
-                                   size_t nparams, unsigned flags, pgw_row_cb row_cb,
-                                   pgw_result_cb done_cb, void *ud);
-PGW_EXTERN int pgw_conn_prepare(pgw_conn_t *conn, const char *name, const char *sql,
-                                const uint32_t *oids, size_t nparams, pgw_result_cb cb, void *ud);
-PGW_EXTERN int pgw_conn_execute(pgw_conn_t *conn, const char *name, const pgw_param_t *params,
-                                size_t nparams, unsigned flags, pgw_result_cb cb, void *ud);
-PGW_EXTERN int pgw_conn_execute_rows(pgw_conn_t *conn, const char *name, const pgw_param_t *params,
-                                     size_t nparams, unsigned flags, pgw_row_cb row_cb,
-                                     pgw_result_cb done_cb, void *ud);
-PGW_EXTERN int pgw_conn_describe(pgw_conn_t *conn, const char *name, pgw_result_cb cb, void *ud);
-PGW_EXTERN int pgw_conn_close_statement(pgw_conn_t *conn, const char *name, pgw_result_cb cb,
-                                        void *ud);
-/* Batches (one Sync for the group, or PGW_BATCH_SYNC_EACH). */
-PGW_EXTERN int pgw_conn_batch_begin(pgw_conn_t *conn, unsigned flags);
-PGW_EXTERN int pgw_conn_batch_end(pgw_conn_t *conn, pgw_result_cb cb, void *ud);
-PGW_EXTERN int pgw_conn_sync(pgw_conn_t *conn, pgw_result_cb cb, void *ud);
-/* 1 while a batch opened with pgw_conn_batch_begin has not been ended with
- * pgw_conn_batch_end (and the session it was opened on is still the
- * connection's), else 0. (A batch opened on pgw_conn_session directly is
- * not seen here.) */
-PGW_EXTERN int pgw_conn_in_batch(const pgw_conn_t *conn);
+/*
+ * Requests: the session's request model (session.h, pgw_request_t) on this
+ * connection. pgw_conn_submit and pgw_conn_submit_batch hand the
+ * descriptors to the session, with the same semantics, ownership, results
+ * and error codes as pgw_session_submit / pgw_session_submit_batch, plus
+ * PGW_EINVAL (conn NULL), PGW_ECLOSED after pgw_conn_close or when the
+ * connection is lost, and PGW_EBUSY before pgw_conn_connect. The output is
+ * written once per loop turn (see WRITES), or at once past the write
+ * threshold. pgw_session_refusal(pgw_conn_session(conn)) says why the
+ * session refused a request.
+ */
+PGW_EXTERN int pgw_conn_submit(pgw_conn_t *conn, const pgw_request_t *req);
+PGW_EXTERN int pgw_conn_submit_batch(pgw_conn_t *conn, const pgw_request_t *reqs, size_t n,
+                                     unsigned flags, pgw_result_cb done, void *ud);
+
+/* The common requests in one call (each fills in a descriptor and submits
+ * it): a Simple Query, an extended query with binary results, a prepare, an
+ * execution. Streaming, text results and the rest: pgw_conn_submit. */
+static inline int pgw_conn_simple_query(pgw_conn_t *conn, const char *sql, pgw_result_cb cb,
+                                        void *ud)
+{
+    pgw_request_t r = PGW_SIMPLE(sql, cb, ud);
+    return pgw_conn_submit(conn, &r);
+}
+static inline int pgw_conn_query(pgw_conn_t *conn, const char *sql, const pgw_param_t *params,
+                                 size_t nparams, pgw_result_cb cb, void *ud)
+{
+    pgw_request_t r = PGW_QUERY(sql, params, nparams, cb, ud);
+    return pgw_conn_submit(conn, &r);
+}
+static inline int pgw_conn_prepare(pgw_conn_t *conn, const char *name, const char *sql,
+                                   const uint32_t *oids, size_t nparams, pgw_result_cb cb, void *ud)
+{
+    pgw_request_t r = PGW_PREPARE(name, sql, oids, nparams, cb, ud);
+    return pgw_conn_submit(conn, &r);
+}
+static inline int pgw_conn_execute(pgw_conn_t *conn, const char *name, const pgw_param_t *params,
+                                   size_t nparams, pgw_result_cb cb, void *ud)
+{
+    pgw_request_t r = PGW_EXECUTE(name, params, nparams, cb, ud);
+    return pgw_conn_submit(conn, &r);
+}
 
 /*
  * The session being driven, for direct access (parameters, transaction

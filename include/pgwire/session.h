@@ -13,7 +13,7 @@
  * Pipelining is the normal mode: every request is encoded at once and
  * answers are matched to requests in FIFO order. Every request ends with its
  * own Sync (its own implicit transaction) unless it is part of a batch
- * (pgw_session_batch_begin/end), whose requests share one Sync. After an
+ * (pgw_session_submit_batch), whose requests share one Sync. After an
  * error inside a sync group, the group's later requests complete with
  * PGW_EABORTED and never run; the session stays usable.
  *
@@ -25,6 +25,8 @@
 #ifndef PGWIRE_SESSION_H
 #define PGWIRE_SESSION_H
 
+#include <string.h>
+
 #include "pgwire/common.h"
 #include "pgwire/proto.h"
 #include "pgwire/result.h"
@@ -35,7 +37,6 @@ extern "C" {
 #endif
 
 typedef struct pgw_session pgw_session_t;
-
 
 /* Session states. */
 typedef enum pgw_session_state {
@@ -227,40 +228,211 @@ PGW_EXTERN void pgw_session_take_output(pgw_session_t *s, pgw_buf_t *out);
 
 /* --------------------------------------------------------------- requests */
 
-/* Request flags. */
+/*
+ * One request model. A request is described once, in a pgw_request_t, and
+ * submitted to whichever layer the caller holds: pgw_session_submit here,
+ * pgw_conn_submit (conn.h), pgw_client_run (client.h). A batch is an array
+ * of descriptors submitted in one call with one completion. The named calls
+ * further down (pgw_session_query, ...) only fill in a descriptor.
+ *
+ * The descriptor is read during the submit call only: it, its SQL, names,
+ * parameters and format arrays may be reused or freed as soon as the call
+ * returns (parameters are encoded into the output buffer during the call).
+ */
+
+/* What a request does. */
+typedef enum pgw_request_kind {
+    /* Extended query through the unnamed statement: Parse, Bind, Describe
+     * portal, Execute. Uses sql, params, result formats. */
+    PGW_REQ_QUERY = 1,
+    /* Simple Query ('Q'): sql may hold several statements; no parameters.
+     * Each statement's result is chained (pgw_result_next) and on_result
+     * fires once, at ReadyForQuery, with the first. status is PGW_ESERVER if
+     * any statement failed (the failing result holds the error; statements
+     * after it did not run). With on_row, the rows of every statement go to
+     * it (row->fields describes the statement the row belongs to, row->index
+     * counts across statements) and on_result receives the chain without
+     * rows. Never part of a batch (its own sync point). */
+    PGW_REQ_SIMPLE,
+    /* Parse and Describe statement of a named statement: stmt, sql and the
+     * declared parameter types (param_types; NULL: all inferred). The result
+     * carries the parameter types (pgw_result_nparams/param_type) and the
+     * column descriptions, which the session keeps for executions. */
+    PGW_REQ_PREPARE,
+    /* Bind and Execute the prepared statement stmt with params. */
+    PGW_REQ_EXECUTE,
+    /* Describe the prepared statement stmt (parameter types and columns);
+     * the reply also refreshes the session's description of it. */
+    PGW_REQ_DESCRIBE,
+    /* Close (deallocate) the prepared statement stmt and forget its
+     * description at once (executions queued after it describe their
+     * portal). */
+    PGW_REQ_CLOSE,
+    /* A Sync on its own; on_result fires at its ReadyForQuery (the result
+     * has no rows). Never part of a batch. */
+    PGW_REQ_SYNC
+} pgw_request_kind_t;
+
+/* Request flags (pgw_request_t.flags). */
 enum {
-    PGW_Q_TEXT = 1u << 0 /* ask every result column in text format */
+    /* Ask every result column in text format (every type has it). */
+    PGW_Q_TEXT = 1u << 0,
+    /* Inside a batch: end the sync group after this request (a Sync follows
+     * it, so an error before it does not abort the requests after it).
+     * Outside a batch every request has its own Sync anyway. */
+    PGW_Q_SYNC = 1u << 1
 };
 
+/* Statement-cache policy (pgw_request_t.cache). */
+enum {
+    PGW_CACHE_DEFAULT = 0 /* what the session does today: no automatic preparation */
+};
+
+typedef struct pgw_request {
+    /* sizeof(pgw_request_t) as the caller's header defines it, so that
+     * fields can be added without breaking callers built against an older
+     * header (fields past size read as zero). PGW_REQUEST_INIT, the
+     * PGW_QUERY family and pgw_request_init set it; 0 is refused with
+     * PGW_EINVAL. */
+    size_t size;
+    pgw_request_kind_t kind;
+    const char *sql;  /* QUERY, SIMPLE, PREPARE */
+    const char *stmt; /* PREPARE, EXECUTE, DESCRIBE, CLOSE: the statement name */
+    /* QUERY, EXECUTE: the parameters (see types.h). For EXECUTE of a
+     * statement whose parameter types the session knows (it prepared or
+     * described it), a parameter of another binary type is converted when
+     * the value fits (an int8 for an int4 parameter, an int4 for a float8)
+     * and refused before anything is sent when it does not (PGW_ERANGE) or
+     * cannot be (PGW_ETYPE); a count that differs from the statement's is
+     * PGW_EINVAL. pgw_session_refusal tells which parameter and why. */
+    const pgw_param_t *params;
+    size_t nparams;
+    /* PREPARE: declared parameter types (NULL: inferred; nparam_types 0). */
+    const uint32_t *param_types;
+    size_t nparam_types;
+    /* QUERY, EXECUTE: result formats for Bind. NULL: the policy (binary for
+     * every column unless PGW_Q_TEXT; for a described statement, binary
+     * where pgw_type_binary_ok and text elsewhere). One entry: every column;
+     * otherwise one per result column (the server refuses another count). */
+    const int16_t *result_formats;
+    size_t nresult_formats;
+    unsigned flags; /* PGW_Q_* */
+    /* Completion, exactly once for an accepted request (see pgw_result_cb). */
+    pgw_result_cb on_result;
+    /* Optional: stream the rows to on_row as views into the read buffer (no
+     * copy); on_result then receives a result without rows (command tag,
+     * rows affected, column descriptions). A negative return from on_row
+     * discards the remaining rows and becomes the status (unless the server
+     * reported an error: PGW_ESERVER wins). */
+    pgw_row_cb on_row;
+    void *ud; /* passed to on_result and on_row alike */
+    /* Reserved for deadlines and the statement cache: must be 0 /
+     * PGW_CACHE_DEFAULT (else PGW_ENOTSUP). */
+    uint32_t timeout_ms;
+    uint32_t cache;
+} pgw_request_t;
+
+/* A descriptor with every field zero but size (usable as an initializer). */
+#define PGW_REQUEST_INIT              \
+    {                                 \
+        .size = sizeof(pgw_request_t) \
+    }
+static inline void pgw_request_init(pgw_request_t *r, pgw_request_kind_t kind)
+{
+    memset(r, 0, sizeof *r);
+    r->size = sizeof *r;
+    r->kind = kind;
+}
+
+/* Copy the caller's descriptor *in into this library's layout: fields past
+ * in->size (a caller built against an older header) read as zero, and
+ * out->size is this header's size. Returns 0, or PGW_EINVAL (out or in NULL,
+ * in->size too small; *out is then zeroed). For layers built on the
+ * session that rewrite descriptors (the blocking client). */
+PGW_EXTERN int pgw_request_copy(pgw_request_t *out, const pgw_request_t *in);
+/* Element i of an array of descriptors whose element size is reqs[0].size
+ * (the caller's sizeof). NULL for a NULL array. */
+PGW_EXTERN const pgw_request_t *pgw_request_nth(const pgw_request_t *reqs, size_t i);
+
+/* A descriptor for the common requests (what the macros below expand to;
+ * set more fields, e.g. on_row or flags, on the copy). */
+static inline pgw_request_t pgw_request_make(pgw_request_kind_t kind, const char *sql,
+                                             const char *stmt, const pgw_param_t *params,
+                                             size_t nparams, const uint32_t *types, size_t ntypes,
+                                             pgw_result_cb cb, void *ud)
+{
+    pgw_request_t r;
+    pgw_request_init(&r, kind);
+    r.sql = sql;
+    r.stmt = stmt;
+    r.params = params;
+    r.nparams = nparams;
+    r.param_types = types;
+    r.nparam_types = ntypes;
+    r.on_result = cb;
+    r.ud = ud;
+    return r;
+}
+#define PGW_QUERY(sql, params, n, cb, ud) \
+    pgw_request_make(PGW_REQ_QUERY, (sql), NULL, (params), (n), NULL, 0, (cb), (ud))
+#define PGW_SIMPLE(sql, cb, ud) \
+    pgw_request_make(PGW_REQ_SIMPLE, (sql), NULL, NULL, 0, NULL, 0, (cb), (ud))
+#define PGW_PREPARE(stmt, sql, types, ntypes, cb, ud) \
+    pgw_request_make(PGW_REQ_PREPARE, (sql), (stmt), NULL, 0, (types), (ntypes), (cb), (ud))
+#define PGW_EXECUTE(stmt, params, n, cb, ud) \
+    pgw_request_make(PGW_REQ_EXECUTE, NULL, (stmt), (params), (n), NULL, 0, (cb), (ud))
+#define PGW_DESCRIBE(stmt, cb, ud) \
+    pgw_request_make(PGW_REQ_DESCRIBE, NULL, (stmt), NULL, 0, NULL, 0, (cb), (ud))
+#define PGW_CLOSE(stmt, cb, ud) \
+    pgw_request_make(PGW_REQ_CLOSE, NULL, (stmt), NULL, 0, NULL, 0, (cb), (ud))
+#define PGW_SYNC(cb, ud) pgw_request_make(PGW_REQ_SYNC, NULL, NULL, NULL, 0, NULL, 0, (cb), (ud))
+
 /*
- * Simple Query ('Q'): sql may hold several statements; each statement's
- * result is chained (pgw_result_next) and the callback fires once, at
- * ReadyForQuery, with the first. Parameters are impossible on this path.
- * status is PGW_ESERVER if any statement failed (the failing result holds the
- * error; statements after it did not run). Not allowed inside a batch
- * (PGW_EBUSY). Returns 0, PGW_EBUSY, PGW_ECLOSED, PGW_ENOMEM, PGW_ETOOBIG.
+ * Submit one request. Every request but SIMPLE and SYNC ends with its own
+ * Sync (its own implicit transaction, an error barrier). Parameters are
+ * encoded straight into the output buffer; encoding is all or nothing.
+ * Returns 0 (on_result will fire exactly once), or, with nothing queued and
+ * no callback: PGW_EINVAL (NULL session or request, size 0, unknown kind, a
+ * field the kind needs missing, parameters on a SIMPLE request, more than
+ * PGW_MAX_PARAMS parameters or types, a parameter count the prepared
+ * statement does not take), PGW_ENOTSUP (timeout_ms or cache set),
+ * PGW_ERANGE / PGW_ETYPE (a parameter the statement's type cannot take, see
+ * params), PGW_ECLOSED (session broken, terminated or being freed),
+ * PGW_ENOMEM, PGW_ETOOBIG (a message over max_message_size: refused before
+ * a byte of it is written; an encoder parameter is stopped as soon as it
+ * would pass the limit), or a parameter encoder's error. None of them
+ * breaks the session.
  */
-PGW_EXTERN int pgw_session_simple_query(pgw_session_t *s, const char *sql, pgw_result_cb cb,
-                                        void *ud);
-
-/* As pgw_session_simple_query, but the rows of every statement go to row_cb
- * as views into the read buffer (no copy; row->fields describes the
- * statement the row belongs to, row->index counts across statements), and
- * done_cb receives the chain of results without rows at ReadyForQuery.
- * A negative return from row_cb discards the remaining rows and becomes
- * the status (unless a statement failed: PGW_ESERVER wins). Returns as
- * pgw_session_simple_query, or PGW_EINVAL when row_cb is NULL. */
-PGW_EXTERN int pgw_session_simple_query_rows(pgw_session_t *s, const char *sql, pgw_row_cb row_cb,
-                                             pgw_result_cb done_cb, void *ud);
+PGW_EXTERN int pgw_session_submit(pgw_session_t *s, const pgw_request_t *req);
 
 /*
- * Extended query through the unnamed statement: Parse, Bind, Describe
- * portal, Execute (and Sync unless in a batch). Parameters are encoded
- * straight into the output buffer. Returns 0, PGW_EINVAL, PGW_ECLOSED,
- * PGW_ENOMEM, PGW_ETOOBIG, or a parameter encoder's error; on error nothing
- * was queued.
- *
- * Result formats: every column comes in binary unless PGW_Q_TEXT (one round
+ * Submit reqs[0..n) as one batch (unit of work), in one piece: all are
+ * queued or none is. Without flags the requests share one Sync (one
+ * implicit transaction: after an error the group's later requests complete
+ * with PGW_EABORTED and never run); a request with PGW_Q_SYNC ends its group
+ * there; PGW_BATCH_SYNC_EACH gives every request its own Sync. done (may be
+ * NULL) fires once, after every request's own callback, with 0 if all
+ * succeeded or the first failure, and a result without rows (free it as
+ * any result). Kinds QUERY, PREPARE, EXECUTE, DESCRIBE and CLOSE only
+ * (SIMPLE and SYNC are PGW_EINVAL). Executions read the statement table as
+ * the requests before them in the batch leave it (an EXECUTE after a
+ * PREPARE of the same name describes its portal in the same round trip).
+ * Returns 0, or an error of pgw_session_submit for the first request
+ * refused (pgw_session_refusal names its index), with nothing queued;
+ * PGW_EINVAL also for n == 0 or reqs NULL.
+ */
+enum { PGW_BATCH_SYNC_EACH = 1u << 0 };
+PGW_EXTERN int pgw_session_submit_batch(pgw_session_t *s, const pgw_request_t *reqs, size_t n,
+                                        unsigned flags, pgw_result_cb done, void *ud);
+
+/* Why the last submit on this session was refused ("request 2: parameter
+ * $1: int8 value 5000000000 does not fit the statement's int4"), or "" when
+ * it was accepted. Valid until the next submit. "" for NULL. */
+PGW_EXTERN const char *pgw_session_refusal(const pgw_session_t *s);
+
+/*
+ * Result formats of PGW_REQ_QUERY without result_formats: every column comes
+ * in binary unless PGW_Q_TEXT (one round
  * trip; the pgw_get_* decoders read the binary form of every type they
  * know). A few server types have no binary output (aclitem, and extension
  * types without a send function): the server then fails the query at its
@@ -280,25 +452,9 @@ PGW_EXTERN int pgw_session_simple_query_rows(pgw_session_t *s, const char *sql, 
  * once per run, as on any rollback and retry. Otherwise (a transaction
  * block, a pipeline behind it, a batch, larger parameters) the request
  * completes with PGW_ESERVER and the server's 42883. Ways that always work:
- * PGW_Q_TEXT, or pgw_session_prepare then pgw_session_execute (the prepared
+ * PGW_Q_TEXT, explicit result_formats, or PREPARE then EXECUTE (the prepared
  * path chooses text for such columns from the statement's description).
- *
- * Limits (all request functions): nparams is at most PGW_MAX_PARAMS
- * (65,535, the protocol's limit); more is PGW_EINVAL before anything is
- * encoded. A message that would exceed max_message_size is PGW_ETOOBIG
- * before a byte of it is written or a parameter's bytes are read (an
- * encoder parameter is stopped as soon as it would pass the limit). Neither
- * error breaks the session.
  */
-PGW_EXTERN int pgw_session_query(pgw_session_t *s, const char *sql, const pgw_param_t *params,
-                                 size_t nparams, unsigned flags, pgw_result_cb cb, void *ud);
-
-/* As pgw_session_query, but each row goes to row_cb as views into the read
- * buffer (no copy) and done_cb receives a result without rows (command tag,
- * rows affected, column descriptions). */
-PGW_EXTERN int pgw_session_query_rows(pgw_session_t *s, const char *sql, const pgw_param_t *params,
-                                      size_t nparams, unsigned flags, pgw_row_cb row_cb,
-                                      pgw_result_cb done_cb, void *ud);
 
 /*
  * Prepared statements and their descriptions.
@@ -333,49 +489,82 @@ PGW_EXTERN int pgw_session_query_rows(pgw_session_t *s, const char *sql, const p
  * accepts with the old formats is not detected.
  */
 
-/* Prepare a named statement: Parse and Describe statement. The result
- * carries the parameter types (pgw_result_nparams/param_type) and the
- * column descriptions, which the session keeps for later executions. oids
- * may be NULL (all inferred). Returns as pgw_session_query. */
-PGW_EXTERN int pgw_session_prepare(pgw_session_t *s, const char *name, const char *sql,
-                                   const uint32_t *oids, size_t nparams, pgw_result_cb cb,
-                                   void *ud);
-/* Execute a prepared statement: Bind and Execute with the stored
- * description's per-column formats (text for all with PGW_Q_TEXT), or, when
- * the description is not known, Bind with text for all, Describe portal and
- * Execute. Returns as pgw_session_query; completes with PGW_ESTMTINVALID as
- * described above. */
-PGW_EXTERN int pgw_session_execute(pgw_session_t *s, const char *name, const pgw_param_t *params,
-                                   size_t nparams, unsigned flags, pgw_result_cb cb, void *ud);
-/* Streaming variant of pgw_session_execute. */
-PGW_EXTERN int pgw_session_execute_rows(pgw_session_t *s, const char *name,
-                                        const pgw_param_t *params, size_t nparams, unsigned flags,
-                                        pgw_row_cb row_cb, pgw_result_cb done_cb, void *ud);
-/* Describe a prepared statement (parameter types and columns); the reply
- * also refreshes the session's description of it. Returns 0, PGW_EINVAL
- * (NULL session or name), PGW_ECLOSED, PGW_ENOMEM. */
-PGW_EXTERN int pgw_session_describe(pgw_session_t *s, const char *name, pgw_result_cb cb, void *ud);
-/* Close (deallocate) a prepared statement and forget its description (at
- * once: executions queued after it describe their portal). Returns 0,
- * PGW_EINVAL (NULL session or name), PGW_ECLOSED, PGW_ENOMEM. */
-PGW_EXTERN int pgw_session_close_statement(pgw_session_t *s, const char *name, pgw_result_cb cb,
-                                           void *ud);
-
 /*
- * Batches (units of work). Between begin and end, extended-query requests
- * are queued without a Sync; pgw_session_batch_end appends one Sync and its
- * callback fires at the ReadyForQuery that closes the group, after every
- * request callback of the group, with status 0 if all succeeded or the
- * first failure. With PGW_BATCH_SYNC_EACH a Sync follows every request
- * instead (error barriers: a failure does not abort the others).
- * Returns 0, PGW_EBUSY (begin inside a batch, end outside one), PGW_ENOMEM.
+ * The named calls: each fills in a descriptor and submits it (same
+ * semantics, returns and callbacks as pgw_session_submit). The _rows
+ * variants stream rows to row_cb, done_cb receiving the result without
+ * rows; row_cb NULL is PGW_EINVAL there.
  */
-enum { PGW_BATCH_SYNC_EACH = 1u << 0 };
-PGW_EXTERN int pgw_session_batch_begin(pgw_session_t *s, unsigned flags);
-PGW_EXTERN int pgw_session_batch_end(pgw_session_t *s, pgw_result_cb cb, void *ud);
-
-/* Queue a Sync on its own; cb fires at its ReadyForQuery (res has no rows). */
-PGW_EXTERN int pgw_session_sync(pgw_session_t *s, pgw_result_cb cb, void *ud);
+static inline int pgw_session_simple_query(pgw_session_t *s, const char *sql, pgw_result_cb cb,
+                                           void *ud)
+{
+    pgw_request_t r = PGW_SIMPLE(sql, cb, ud);
+    return pgw_session_submit(s, &r);
+}
+static inline int pgw_session_simple_query_rows(pgw_session_t *s, const char *sql,
+                                                pgw_row_cb row_cb, pgw_result_cb done_cb, void *ud)
+{
+    pgw_request_t r = PGW_SIMPLE(sql, done_cb, ud);
+    r.on_row = row_cb;
+    return row_cb ? pgw_session_submit(s, &r) : PGW_EINVAL;
+}
+static inline int pgw_session_query(pgw_session_t *s, const char *sql, const pgw_param_t *params,
+                                    size_t nparams, unsigned flags, pgw_result_cb cb, void *ud)
+{
+    pgw_request_t r = PGW_QUERY(sql, params, nparams, cb, ud);
+    r.flags = flags;
+    return pgw_session_submit(s, &r);
+}
+static inline int pgw_session_query_rows(pgw_session_t *s, const char *sql,
+                                         const pgw_param_t *params, size_t nparams, unsigned flags,
+                                         pgw_row_cb row_cb, pgw_result_cb done_cb, void *ud)
+{
+    pgw_request_t r = PGW_QUERY(sql, params, nparams, done_cb, ud);
+    r.flags = flags;
+    r.on_row = row_cb;
+    return row_cb ? pgw_session_submit(s, &r) : PGW_EINVAL;
+}
+static inline int pgw_session_prepare(pgw_session_t *s, const char *name, const char *sql,
+                                      const uint32_t *oids, size_t nparams, pgw_result_cb cb,
+                                      void *ud)
+{
+    pgw_request_t r = PGW_PREPARE(name, sql, oids, nparams, cb, ud);
+    return pgw_session_submit(s, &r);
+}
+static inline int pgw_session_execute(pgw_session_t *s, const char *name, const pgw_param_t *params,
+                                      size_t nparams, unsigned flags, pgw_result_cb cb, void *ud)
+{
+    pgw_request_t r = PGW_EXECUTE(name, params, nparams, cb, ud);
+    r.flags = flags;
+    return pgw_session_submit(s, &r);
+}
+static inline int pgw_session_execute_rows(pgw_session_t *s, const char *name,
+                                           const pgw_param_t *params, size_t nparams,
+                                           unsigned flags, pgw_row_cb row_cb, pgw_result_cb done_cb,
+                                           void *ud)
+{
+    pgw_request_t r = PGW_EXECUTE(name, params, nparams, done_cb, ud);
+    r.flags = flags;
+    r.on_row = row_cb;
+    return row_cb ? pgw_session_submit(s, &r) : PGW_EINVAL;
+}
+static inline int pgw_session_describe(pgw_session_t *s, const char *name, pgw_result_cb cb,
+                                       void *ud)
+{
+    pgw_request_t r = PGW_DESCRIBE(name, cb, ud);
+    return pgw_session_submit(s, &r);
+}
+static inline int pgw_session_close_statement(pgw_session_t *s, const char *name, pgw_result_cb cb,
+                                              void *ud)
+{
+    pgw_request_t r = PGW_CLOSE(name, cb, ud);
+    return pgw_session_submit(s, &r);
+}
+static inline int pgw_session_sync(pgw_session_t *s, pgw_result_cb cb, void *ud)
+{
+    pgw_request_t r = PGW_SYNC(cb, ud);
+    return pgw_session_submit(s, &r);
+}
 
 /* Queue Terminate. Pending requests still complete (normally with
  * PGW_ECONNLOST when the driver closes the transport). */

@@ -165,138 +165,72 @@ int pgw_client_connect(pgw_client_t **out, const char *conninfo, const pgw_conn_
 
 /* --------------------------------------------------------------- requests */
 
-/* Whether a blocking request may be issued now. A request issued inside a
- * batch opened on the underlying connection (pgw_conn_batch_begin on
- * pgw_client_conn) would wait for a Sync that only the batch's end sends:
- * it is refused instead of blocking forever. */
-static int client_check(const pgw_client_t *c)
-{
-    if (!c) return PGW_EINVAL;
-    return pgw_conn_in_batch(c->conn) ? PGW_EBUSY : 0;
-}
-
-/* What a refused request returns (with *res cleared). */
-static int refuse(int rc, pgw_result_t **res)
-{
-    if (res) *res = NULL;
-    return rc;
-}
-
-int pgw_client_exec(pgw_client_t *c, const char *sql, pgw_result_t **res)
-{
-    waiter_t w = {0, 0, NULL};
-    int rc = client_check(c);
-    if (rc < 0) return refuse(rc, res);
-    return finish(c, pgw_conn_simple_query(c->conn, sql, on_done, &w), &w, res);
-}
-
-int pgw_client_query_flags(pgw_client_t *c, const char *sql, const pgw_param_t *params,
-                           size_t nparams, unsigned flags, pgw_result_t **res)
-{
-    waiter_t w = {0, 0, NULL};
-    int rc = client_check(c);
-    if (rc < 0) return refuse(rc, res);
-    return finish(c, pgw_conn_query_flags(c->conn, sql, params, nparams, flags, on_done, &w), &w,
-                  res);
-}
-
-int pgw_client_query(pgw_client_t *c, const char *sql, const pgw_param_t *params, size_t nparams,
-                     pgw_result_t **res)
-{
-    return pgw_client_query_flags(c, sql, params, nparams, 0, res);
-}
-
-/* The session gives one userdata to both callbacks of a streamed request:
- * the waiter comes first so on_done can take the same pointer. */
-typedef struct rows_ctx {
+/* One request's wait: the session gives one userdata to both callbacks of a
+ * request, so the caller's row callback and its userdata travel here. */
+typedef struct run_ctx {
     waiter_t w;
     pgw_row_cb row_cb;
     void *ud;
-} rows_ctx_t;
+} run_ctx_t;
 
-static int rows_trampoline(const pgw_row_t *row, void *ud)
+static int on_row(const pgw_row_t *row, void *ud)
 {
-    rows_ctx_t *x = ud;
+    run_ctx_t *x = ud;
     return x->row_cb(row, x->ud);
 }
 
-int pgw_client_query_rows(pgw_client_t *c, const char *sql, const pgw_param_t *params,
-                          size_t nparams, unsigned flags, pgw_row_cb row_cb, void *ud,
-                          pgw_result_t **res)
+/* The caller's descriptor with the client's callbacks; the copy is in this
+ * library's layout whatever header the caller was built with. */
+static int adopt(const pgw_request_t *req, run_ctx_t *x, pgw_request_t *out)
 {
-    int rc = row_cb ? client_check(c) : PGW_EINVAL;
-    if (rc < 0) return refuse(rc, res);
-    rows_ctx_t x = {{0, 0, NULL}, row_cb, ud};
-    rc = pgw_conn_query_rows(c->conn, sql, params, nparams, flags, rows_trampoline, on_done, &x);
+    int rc = pgw_request_copy(out, req);
+    if (rc < 0) return rc;
+    x->row_cb = out->on_row;
+    x->ud = out->ud;
+    out->on_result = on_done;
+    out->on_row = out->on_row ? on_row : NULL;
+    out->ud = x;
+    return 0;
+}
+
+int pgw_client_run(pgw_client_t *c, const pgw_request_t *req, pgw_result_t **res)
+{
+    run_ctx_t x = {{0, 0, NULL}, NULL, NULL};
+    pgw_request_t r;
+    int rc = c ? adopt(req, &x, &r) : PGW_EINVAL;
+    if (rc == 0) rc = pgw_conn_submit(c->conn, &r);
     return finish(c, rc, &x.w, res);
 }
 
-int pgw_client_prepare(pgw_client_t *c, const char *name, const char *sql, const uint32_t *oids,
-                       size_t nparams, pgw_result_t **res)
+int pgw_client_run_batch(pgw_client_t *c, const pgw_request_t *reqs, size_t n, unsigned flags,
+                         pgw_result_t **results, int *statuses)
 {
-    waiter_t w = {0, 0, NULL};
-    int rc = client_check(c);
-    if (rc < 0) return refuse(rc, res);
-    return finish(c, pgw_conn_prepare(c->conn, name, sql, oids, nparams, on_done, &w), &w, res);
-}
-
-int pgw_client_execute(pgw_client_t *c, const char *name, const pgw_param_t *params, size_t nparams,
-                       pgw_result_t **res)
-{
-    waiter_t w = {0, 0, NULL};
-    int rc = client_check(c);
-    if (rc < 0) return refuse(rc, res);
-    return finish(c, pgw_conn_execute(c->conn, name, params, nparams, 0, on_done, &w), &w, res);
-}
-
-/* Queue items[0..n) inside an open batch; returns how many were accepted
- * and sets *err to the first refusal. */
-static size_t batch_queue(pgw_client_t *c, const pgw_client_batch_item_t *items, size_t n,
-                          waiter_t *ws, int *err)
-{
-    for (size_t i = 0; i < n; i++) {
-        const pgw_client_batch_item_t *it = &items[i];
-        int rc = it->stmt ? pgw_conn_execute(c->conn, it->stmt, it->params, it->nparams, it->flags,
-                                             on_done, &ws[i])
-                          : pgw_conn_query_flags(c->conn, it->sql, it->params, it->nparams,
-                                                 it->flags, on_done, &ws[i]);
-        if (rc < 0) {
-            *err = rc;
-            return i;
-        }
-    }
-    return n;
-}
-
-int pgw_client_batch(pgw_client_t *c, const pgw_client_batch_item_t *items, size_t n,
-                     unsigned flags, pgw_result_t **results, int *statuses)
-{
-    if (!c || (n && (!items || !results))) return PGW_EINVAL;
+    if (!c || !n || !reqs || !results) return PGW_EINVAL;
     for (size_t i = 0; i < n; i++)
         results[i] = NULL;
-    int rc = client_check(c);
-    if (rc < 0) return rc;
-    if (n == 0) return 0;
-    waiter_t *ws = pgw__calloc(c->alloc, n, sizeof(*ws));
-    if (!ws) return PGW_ENOMEM;
-    rc = pgw_conn_batch_begin(c->conn, flags);
-    if (rc < 0) {
-        pgw__free(c->alloc, ws);
-        return rc;
-    }
-    int err = 0;
-    size_t queued = batch_queue(c, items, n, ws, &err);
+    run_ctx_t *xs = pgw__calloc(c->alloc, n, sizeof *xs);
+    pgw_request_t *rs = pgw__calloc(c->alloc, n, sizeof *rs);
+    int rc = xs && rs ? 0 : PGW_ENOMEM;
+    for (size_t i = 0; i < n && rc == 0; i++)
+        rc = adopt(pgw_request_nth(reqs, i), &xs[i], &rs[i]);
     waiter_t end = {0, 0, NULL};
-    if (pgw_conn_batch_end(c->conn, on_done, &end) == 0) run_until(c, &end.done);
+    if (rc == 0) rc = pgw_conn_submit_batch(c->conn, rs, n, flags, on_done, &end);
+    if (rc == 0) run_until(c, &end.done);
     pgw_result_free(end.res);
-    int first = 0;
+    int first = rc;
     for (size_t i = 0; i < n; i++) {
-        int st = i < queued ? deliver(&ws[i], &results[i]) : err;
+        int st = rc < 0 ? rc : deliver(&xs[i].w, &results[i]);
         if (statuses) statuses[i] = st;
         if (st < 0 && !first) first = st;
     }
-    pgw__free(c->alloc, ws);
+    pgw__free(c->alloc, rs);
+    pgw__free(c->alloc, xs);
     return first;
+}
+
+const char *pgw_client_refusal(const pgw_client_t *c)
+{
+    return c ? pgw_session_refusal(pgw_conn_session(c->conn)) : "";
 }
 
 /* ----------------------------------------------------------------- cancel */

@@ -186,7 +186,6 @@ int pgw__conn_session_create(pgw_conn_t *c, const char *password)
     int rc = pgw_session_new(&s, &sc);
     if (rc < 0) return rc;
     c->s = s;
-    c->batch_open = 0;
     return 0;
 }
 
@@ -197,7 +196,6 @@ void pgw__conn_session_drop(pgw_conn_t *c, int err)
     pgw_session_t *s = c->s;
     if (!s) return;
     c->s = NULL; /* from here on its hooks are ignored */
-    c->batch_open = 0;
     if (err && pgw_session_state(s) != PGW_SESSION_BROKEN) pgw_session_fail(s, err);
     pgw_session_free(s);
 }
@@ -541,97 +539,19 @@ static int conn_check(const pgw_conn_t *c)
     }
 }
 
-#define PGW__CONN_REQUEST(c, call)          \
-    do {                                    \
-        int rc_ = conn_check(c);            \
-        if (rc_ < 0) return rc_;            \
-        return conn_after_request(c, call); \
-    } while (0)
-
-int pgw_conn_simple_query(pgw_conn_t *c, const char *sql, pgw_result_cb cb, void *ud)
-{
-    PGW__CONN_REQUEST(c, pgw_session_simple_query(c->s, sql, cb, ud));
-}
-
-int pgw_conn_simple_query_rows(pgw_conn_t *c, const char *sql, pgw_row_cb row_cb,
-                               pgw_result_cb done_cb, void *ud)
-{
-    PGW__CONN_REQUEST(c, pgw_session_simple_query_rows(c->s, sql, row_cb, done_cb, ud));
-}
-
-int pgw_conn_query(pgw_conn_t *c, const char *sql, const pgw_param_t *params, size_t nparams,
-                   pgw_result_cb cb, void *ud)
-{
-    PGW__CONN_REQUEST(c, pgw_session_query(c->s, sql, params, nparams, 0, cb, ud));
-}
-
-int pgw_conn_query_flags(pgw_conn_t *c, const char *sql, const pgw_param_t *params, size_t nparams,
-                         unsigned flags, pgw_result_cb cb, void *ud)
-{
-    PGW__CONN_REQUEST(c, pgw_session_query(c->s, sql, params, nparams, flags, cb, ud));
-}
-
-int pgw_conn_query_rows(pgw_conn_t *c, const char *sql, const pgw_param_t *params, size_t nparams,
-                        unsigned flags, pgw_row_cb row_cb, pgw_result_cb done_cb, void *ud)
-{
-    PGW__CONN_REQUEST(
-        c, pgw_session_query_rows(c->s, sql, params, nparams, flags, row_cb, done_cb, ud));
-}
-
-int pgw_conn_prepare(pgw_conn_t *c, const char *name, const char *sql, const uint32_t *oids,
-                     size_t nparams, pgw_result_cb cb, void *ud)
-{
-    PGW__CONN_REQUEST(c, pgw_session_prepare(c->s, name, sql, oids, nparams, cb, ud));
-}
-
-int pgw_conn_execute(pgw_conn_t *c, const char *name, const pgw_param_t *params, size_t nparams,
-                     unsigned flags, pgw_result_cb cb, void *ud)
-{
-    PGW__CONN_REQUEST(c, pgw_session_execute(c->s, name, params, nparams, flags, cb, ud));
-}
-
-int pgw_conn_execute_rows(pgw_conn_t *c, const char *name, const pgw_param_t *params,
-                          size_t nparams, unsigned flags, pgw_row_cb row_cb, pgw_result_cb done_cb,
-                          void *ud)
-{
-    PGW__CONN_REQUEST(
-        c, pgw_session_execute_rows(c->s, name, params, nparams, flags, row_cb, done_cb, ud));
-}
-
-int pgw_conn_describe(pgw_conn_t *c, const char *name, pgw_result_cb cb, void *ud)
-{
-    PGW__CONN_REQUEST(c, pgw_session_describe(c->s, name, cb, ud));
-}
-
-int pgw_conn_close_statement(pgw_conn_t *c, const char *name, pgw_result_cb cb, void *ud)
-{
-    PGW__CONN_REQUEST(c, pgw_session_close_statement(c->s, name, cb, ud));
-}
-
-int pgw_conn_batch_begin(pgw_conn_t *c, unsigned flags)
+int pgw_conn_submit(pgw_conn_t *c, const pgw_request_t *req)
 {
     int rc = conn_check(c);
-    if (rc == 0) rc = pgw_session_batch_begin(c->s, flags);
-    if (rc == 0) c->batch_open = 1;
-    return rc;
+    if (rc < 0) return rc;
+    return conn_after_request(c, pgw_session_submit(c->s, req));
 }
 
-int pgw_conn_batch_end(pgw_conn_t *c, pgw_result_cb cb, void *ud)
+int pgw_conn_submit_batch(pgw_conn_t *c, const pgw_request_t *reqs, size_t n, unsigned flags,
+                          pgw_result_cb done, void *ud)
 {
     int rc = conn_check(c);
-    if (rc == 0) rc = pgw_session_batch_end(c->s, cb, ud);
-    if (rc == 0) c->batch_open = 0;
-    return conn_after_request(c, rc);
-}
-
-int pgw_conn_in_batch(const pgw_conn_t *c)
-{
-    return c && c->s && c->batch_open;
-}
-
-int pgw_conn_sync(pgw_conn_t *c, pgw_result_cb cb, void *ud)
-{
-    PGW__CONN_REQUEST(c, pgw_session_sync(c->s, cb, ud));
+    if (rc < 0) return rc;
+    return conn_after_request(c, pgw_session_submit_batch(c->s, reqs, n, flags, done, ud));
 }
 
 pgw_session_t *pgw_conn_session(pgw_conn_t *c)

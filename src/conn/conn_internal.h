@@ -240,7 +240,6 @@ struct pgw_conn {
     int writing;           /* wbuf[woff..len) is waiting for the socket */
     int write_failed;      /* a send failed inside a request: reported at prepare */
     int in_request;        /* a request function is flushing past the threshold */
-    int batch_open;        /* pgw_conn_batch_begin without its batch_end yet */
     pgw_buf_t wbuf;        /* pinned while writing */
     size_t woff;           /* bytes of wbuf already sent */
     size_t wbuf_keep;      /* wbuf capacity kept after a write; larger is freed */

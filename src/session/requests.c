@@ -1,28 +1,29 @@
 /*
- * Requests: each public request function encodes its messages straight into
- * the output buffer and queues FIFO entries (from a free list: no
- * allocation per request in steady state). Encoding is all or nothing: on
- * any failure the buffer is truncated back to where the request began, the
- * entries go back to the free list and the error is returned without a
- * callback.
+ * Requests: the one implementation of every request kind, behind
+ * pgw_session_submit and pgw_session_submit_batch (the named calls of
+ * session.h, conn.h and client.h only fill in a descriptor).
+ *
+ * A submit encodes its messages straight into the output buffer and
+ * prepares FIFO entries (from a free list: no allocation per request in
+ * steady state), kept in a local chain until every request of the submit
+ * has been encoded. Encoding is all or nothing: on any failure the buffer
+ * is truncated back to where the submit began, the entries go back to the
+ * free list and the error is returned without a callback. Only then are
+ * the entries linked into the FIFO and the driver told about the output.
  *
  * Result formats on the extended protocol: an unnamed query asks binary for
- * every column (or text with PGW_Q_TEXT) and is bound again with per-column
- * formats if the server has no binary output for a column's type (see
- * keep_bind_params). A statement whose description the table knows is
- * executed with per-column formats from it (binary where pgw_type_binary_ok,
- * text otherwise) and without a Describe; any other named statement with
- * text for every column and a Describe portal, whose reply the table keeps.
+ * every column (or text with PGW_Q_TEXT, or the caller's formats) and is
+ * bound again with per-column formats if the server has no binary output
+ * for a column's type (see keep_bind_params). A statement whose description
+ * the table knows is executed with per-column formats from it (binary where
+ * pgw_type_binary_ok, text otherwise) and without a Describe; any other
+ * named statement with text for every column and a Describe portal, whose
+ * reply the table keeps.
  */
 #include "session_internal.h"
 
-/* One request being queued. */
-typedef struct pending_req {
-    pgw_buf_t *b;
-    size_t from;
-    pgw__req_t *req;
-    pgw__req_t *sync; /* its own Sync, outside batches */
-} pending_req_t;
+#include <stdarg.h>
+#include <stdio.h>
 
 static pgw__req_t *req_alloc(pgw_session_t *s)
 {
@@ -41,37 +42,8 @@ static pgw__req_t *req_alloc(pgw_session_t *s)
 
 static int accepting(const pgw_session_t *s)
 {
-    if (!s) return PGW_EINVAL;
     if (s->freeing || s->free_pending) return PGW_ECLOSED;
     if (s->state == PGW_SESSION_BROKEN || s->state == PGW_SESSION_TERMINATED) return PGW_ECLOSED;
-    return 0;
-}
-
-static bool needs_own_sync(const pgw_session_t *s)
-{
-    return !s || !s->in_batch || (s->batch_flags & PGW_BATCH_SYNC_EACH);
-}
-
-static int begin(pgw_session_t *s, pending_req_t *p, uint8_t kind, bool with_sync)
-{
-    int rc = accepting(s);
-    if (rc < 0) return rc;
-    p->b = pgw__req_buf(s);
-    p->from = p->b->len;
-    p->sync = NULL;
-    p->req = req_alloc(s);
-    if (!p->req) return PGW_ENOMEM;
-    if (with_sync) {
-        p->sync = req_alloc(s);
-        if (!p->sync) {
-            pgw__req_release(s, p->req);
-            return PGW_ENOMEM;
-        }
-        p->sync->kind = PGW__REQ_SYNC;
-    }
-    p->req->kind = kind;
-    p->req->flags = PGW__RF_USER;
-    if (s->in_batch) p->req->flags |= PGW__RF_IN_BATCH;
     return 0;
 }
 
@@ -81,77 +53,142 @@ static void set_expect(pgw__req_t *r, const uint8_t *exp, uint8_t n)
     r->nexp = n;
 }
 
-static void link_req(pgw_session_t *s, pgw__req_t *r)
+/* ------------------------------------------------------------ a submit */
+
+/* The requests of one submit call, encoded but not yet linked. */
+typedef struct submit {
+    pgw_session_t *s;
+    pgw_buf_t *b;
+    size_t from;              /* output length before the submit */
+    pgw__req_t *first, *last; /* entries in FIFO order */
+    uint64_t group;           /* sync group of the next entry */
+    size_t index;             /* request being queued (for refusals) */
+    bool batch;
+    bool naming; /* refusals name the request's index */
+} submit_t;
+
+/* Record why request sb->index was refused; returns rc. */
+static int refuse(submit_t *sb, int rc, const char *fmt, ...)
 {
-    r->group = s->tx_group;
-    r->t_queued = pgw__now(s);
-    if (s->tail)
-        s->tail->next = r;
-    else
-        s->head = r;
-    s->tail = r;
-    if (r->flags & PGW__RF_USER) s->npending++;
+    char *m = sb->s->refusal;
+    size_t n = sizeof sb->s->refusal, at = 0;
+    if (sb->naming) at = (size_t)snprintf(m, n, "request %zu: ", sb->index);
+    if (at >= n) at = n - 1;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(m + at, n - at, fmt, ap);
+    va_end(ap);
+    return rc;
 }
 
-/* The sync group of the session's own queries at the head of the FIFO:
- * never a user group, so an error in either never aborts the other. */
-#define PGW__GROUP_INTERNAL UINT64_MAX
-
-int pgw__req_simple_first(pgw_session_t *s, pgw_buf_t *out, const char *sql, pgw_result_cb cb,
-                          void *ud)
+static void chain(submit_t *sb, pgw__req_t *r)
 {
-    pgw__req_t *r = req_alloc(s);
+    r->group = sb->group;
+    r->t_queued = pgw__now(sb->s);
+    if (sb->last)
+        sb->last->next = r;
+    else
+        sb->first = r;
+    sb->last = r;
+}
+
+/* A new entry of kind, chained; with_sync chains its own Sync after it
+ * (an error barrier: the group ends there). NULL without memory. */
+static pgw__req_t *add_entry(submit_t *sb, uint8_t kind, uint8_t flags)
+{
+    pgw__req_t *r = req_alloc(sb->s);
+    if (!r) return NULL;
+    r->kind = kind;
+    r->flags = flags;
+    chain(sb, r);
+    return r;
+}
+
+static int add_sync(submit_t *sb, uint8_t flags, pgw_result_cb cb, void *ud)
+{
+    pgw__req_t *r = add_entry(sb, PGW__REQ_SYNC, flags);
     if (!r) return PGW_ENOMEM;
-    size_t from = out->len;
-    int rc = pgw_enc_query(out, sql, strlen(sql), s->max_message);
-    if (rc < 0) {
-        pgw__req_release(s, r);
-        return rc;
-    }
-    r->kind = PGW__REQ_SIMPLE;
     r->cb = cb;
     r->ud = ud;
-    r->group = PGW__GROUP_INTERNAL;
-    r->t_queued = pgw__now(s);
-    r->next = s->head;
-    s->head = r;
-    if (!s->tail) s->tail = r;
-    pgw__trace_out(s, out, from, true);
-    return 0;
+    sb->group++;
+    return pgw_enc_sync(sb->b);
 }
 
-/* Finish queueing: on error undo everything, else link and announce. */
-static int end(pgw_session_t *s, pending_req_t *p, int rc)
+/* Undo a failed submit: nothing of it stays queued. */
+static void rollback(submit_t *sb)
 {
-    if (rc == 0 && p->sync) rc = pgw_enc_sync(p->b);
-    if (rc < 0) {
-        p->b->len = p->from;
-        pgw__out_trim(s, p->b);
-        if (p->req->res) pgw_result_free(p->req->res);
-        p->req->res = NULL;
-        pgw__req_release(s, p->req);
-        if (p->sync) pgw__req_release(s, p->sync);
-        return rc;
+    pgw_session_t *s = sb->s;
+    sb->b->len = sb->from;
+    pgw__out_trim(s, sb->b);
+    for (pgw__req_t *r = sb->first, *next; r; r = next) {
+        next = r->next;
+        if (r->res) pgw_result_free(r->res);
+        r->res = NULL;
+        pgw__req_release(s, r);
     }
-    if (p->sync) p->req->flags |= PGW__RF_OWN_SYNC;
-    link_req(s, p->req);
-    if (p->sync) {
-        if (s->in_batch) p->sync->flags |= PGW__RF_IN_BATCH;
-        link_req(s, p->sync);
-        s->tx_group++;
-    }
+}
+
+/* Link the submit's entries into the FIFO and announce the output. */
+static void commit(submit_t *sb)
+{
+    pgw_session_t *s = sb->s;
+    for (pgw__req_t *r = sb->first; r; r = r->next)
+        if (r->flags & PGW__RF_USER) s->npending++;
+    if (s->tail)
+        s->tail->next = sb->first;
+    else
+        s->head = sb->first;
+    s->tail = sb->last;
+    s->tx_group = sb->group;
     pgw__enter(s);
-    pgw__trace_out(s, p->b, p->from, true);
-    pgw__out_appended(s, p->b, p->from);
+    pgw__trace_out(s, sb->b, sb->from, true);
+    pgw__out_appended(s, sb->b, sb->from);
     pgw__leave(s);
+}
+
+/* ---------------------------------------------------------- validation */
+
+static const char *const kind_names[] = {"",        "QUERY",    "SIMPLE", "PREPARE",
+                                         "EXECUTE", "DESCRIBE", "CLOSE",  "SYNC"};
+
+static bool known_kind(int k)
+{
+    return k >= PGW_REQ_QUERY && k <= PGW_REQ_SYNC;
+}
+
+/* What the kind needs and refuses, before anything is encoded. */
+static int validate(submit_t *sb, const pgw_request_t *rq)
+{
+    if (!known_kind(rq->kind)) return refuse(sb, PGW_EINVAL, "unknown request kind %d", rq->kind);
+    const char *kn = kind_names[rq->kind];
+    bool wants_sql =
+        rq->kind == PGW_REQ_QUERY || rq->kind == PGW_REQ_SIMPLE || rq->kind == PGW_REQ_PREPARE;
+    bool wants_stmt = rq->kind >= PGW_REQ_PREPARE && rq->kind <= PGW_REQ_CLOSE;
+    bool takes_params = rq->kind == PGW_REQ_QUERY || rq->kind == PGW_REQ_EXECUTE;
+    if (wants_sql && !rq->sql) return refuse(sb, PGW_EINVAL, "%s needs sql", kn);
+    if (wants_stmt && !rq->stmt) return refuse(sb, PGW_EINVAL, "%s needs a statement name", kn);
+    if (rq->nparams && (!takes_params || !rq->params))
+        return refuse(sb, PGW_EINVAL, "%s: %s", kn,
+                      takes_params ? "params is NULL" : "this kind takes no parameters");
+    if (rq->nparams > PGW_MAX_PARAMS || rq->nparam_types > PGW_MAX_PARAMS ||
+        rq->nresult_formats > PGW_MAX_PARAMS)
+        return refuse(sb, PGW_EINVAL, "%s: more than %u parameters, types or formats", kn,
+                      (unsigned)PGW_MAX_PARAMS);
+    if (rq->nresult_formats && !rq->result_formats)
+        return refuse(sb, PGW_EINVAL, "%s: result_formats is NULL", kn);
+    if (rq->on_row && !takes_params && rq->kind != PGW_REQ_SIMPLE)
+        return refuse(sb, PGW_EINVAL, "%s returns no rows to stream", kn);
+    if (rq->timeout_ms || rq->cache != PGW_CACHE_DEFAULT)
+        return refuse(sb, PGW_ENOTSUP,
+                      "%s: per-request timeouts and cache policies are not "
+                      "supported yet",
+                      kn);
+    if (sb->batch && (rq->kind == PGW_REQ_SIMPLE || rq->kind == PGW_REQ_SYNC))
+        return refuse(sb, PGW_EINVAL, "%s cannot be part of a batch", kn);
     return 0;
 }
 
-/* A parameter list the protocol cannot carry (refused before encoding). */
-static bool bad_params(const pgw_param_t *params, size_t n)
-{
-    return (n && !params) || n > PGW_MAX_PARAMS;
-}
+/* --------------------------------------------------------------- encoders */
 
 /* Parse with the parameter types from oids, from params, or 0 (inferred). */
 static int enc_parse(pgw_session_t *s, pgw_buf_t *b, const char *name, const char *sql,
@@ -170,9 +207,16 @@ static int enc_parse(pgw_session_t *s, pgw_buf_t *b, const char *name, const cha
 static const int16_t fmt_binary = PGW_FORMAT_BINARY;
 static const int16_t fmt_text = PGW_FORMAT_TEXT;
 
-static const int16_t *all_format(unsigned flags)
+/* The result formats a Bind asks for: the caller's, or one for all. */
+typedef struct formats {
+    const int16_t *f;
+    size_t n;
+} formats_t;
+
+static formats_t policy_formats(const pgw_request_t *rq)
 {
-    return (flags & PGW_Q_TEXT) ? &fmt_text : &fmt_binary;
+    if (rq->nresult_formats) return (formats_t){rq->result_formats, rq->nresult_formats};
+    return (formats_t){(rq->flags & PGW_Q_TEXT) ? &fmt_text : &fmt_binary, 1};
 }
 
 /* SQL that may deallocate or replace named statements leaves nothing in the
@@ -182,45 +226,6 @@ static void forget_if_replacing(pgw_session_t *s, const char *sql, size_t len)
 {
     if (s->nstmts && pgw__sql_may_replace_statements(sql, len)) pgw__stmt_unsure_all(s);
 }
-
-/* ------------------------------------------------------------ simple query */
-
-static int simple_query(pgw_session_t *s, const char *sql, pgw_row_cb row_cb, pgw_result_cb cb,
-                        void *ud)
-{
-    if (!s || !sql) return PGW_EINVAL;
-    if (s->in_batch) return PGW_EBUSY;
-    pending_req_t p;
-    int rc = begin(s, &p, PGW__REQ_SIMPLE, false);
-    if (rc < 0) return rc;
-    p.req->cb = cb;
-    p.req->row_cb = row_cb;
-    p.req->ud = ud;
-    if (row_cb) p.req->flags |= PGW__RF_STREAM;
-    size_t len = strlen(sql);
-    rc = pgw_enc_query(p.b, sql, len, s->max_message);
-    rc = end(s, &p, rc);
-    if (rc < 0) return rc;
-    /* 'Q' is its own sync point. */
-    s->tx_group++;
-    forget_if_replacing(s, sql, len);
-    return 0;
-}
-
-PGW_EXTERN int pgw_session_simple_query(pgw_session_t *s, const char *sql, pgw_result_cb cb,
-                                        void *ud)
-{
-    return simple_query(s, sql, NULL, cb, ud);
-}
-
-PGW_EXTERN int pgw_session_simple_query_rows(pgw_session_t *s, const char *sql, pgw_row_cb row_cb,
-                                             pgw_result_cb done_cb, void *ud)
-{
-    if (!row_cb) return PGW_EINVAL;
-    return simple_query(s, sql, row_cb, done_cb, ud);
-}
-
-/* ----------------------------------------------------------- unnamed query */
 
 /*
  * Types without binary output. Binary for every column costs no round trip
@@ -277,50 +282,110 @@ int pgw__req_rebind(pgw_session_t *s, pgw__req_t *r)
     return 0;
 }
 
-static int query(pgw_session_t *s, const char *sql, const pgw_param_t *params, size_t nparams,
-                 unsigned flags, pgw_row_cb row_cb, pgw_result_cb cb, void *ud)
+static int enc_query(submit_t *sb, pgw__req_t *r, const pgw_request_t *rq, bool own_sync)
 {
-    if (!sql || bad_params(params, nparams)) return PGW_EINVAL;
     static const uint8_t exp[] = {PGW__EXP_PARSE, PGW__EXP_BIND, PGW__EXP_RDESC, PGW__EXP_ROWS};
-    pending_req_t p;
-    int rc = begin(s, &p, PGW__REQ_EXTENDED, needs_own_sync(s));
-    if (rc < 0) return rc;
-    set_expect(p.req, exp, sizeof exp);
-    p.req->cb = cb;
-    p.req->row_cb = row_cb;
-    p.req->ud = ud;
-    if (row_cb) p.req->flags |= PGW__RF_STREAM;
-    rc = enc_parse(s, p.b, "", sql, NULL, params, nparams);
-    size_t bind_at = p.b->len;
+    pgw_session_t *s = sb->s;
+    set_expect(r, exp, sizeof exp);
+    formats_t f = policy_formats(rq);
+    int rc = enc_parse(s, sb->b, "", rq->sql, NULL, rq->params, rq->nparams);
+    size_t bind_at = sb->b->len;
     if (rc == 0)
-        rc =
-            pgw_enc_bind_params(p.b, "", "", params, nparams, all_format(flags), 1, s->max_message);
-    if (rc == 0 && p.sync && !(flags & PGW_Q_TEXT)) keep_bind_params(p.req, p.b, bind_at);
-    if (rc == 0) rc = pgw_enc_describe(p.b, 'P', "");
-    if (rc == 0) rc = pgw_enc_execute(p.b, "", 0);
-    rc = end(s, &p, rc);
-    if (rc < 0) return rc;
-    /* The unnamed statement was replaced: forget any stored description. */
-    pgw__stmt_forget(s, "");
-    forget_if_replacing(s, sql, strlen(sql));
-    return 0;
+        rc = pgw_enc_bind_params(sb->b, "", "", rq->params, rq->nparams, f.f, f.n, s->max_message);
+    /* Only the default all-binary policy can meet a type without binary
+     * output and be rebound with text for it. */
+    if (rc == 0 && own_sync && f.f == &fmt_binary) keep_bind_params(r, sb->b, bind_at);
+    if (rc == 0) rc = pgw_enc_describe(sb->b, 'P', "");
+    if (rc == 0) rc = pgw_enc_execute(sb->b, "", 0);
+    return rc;
 }
 
-PGW_EXTERN int pgw_session_query(pgw_session_t *s, const char *sql, const pgw_param_t *params,
-                                 size_t nparams, unsigned flags, pgw_result_cb cb, void *ud)
+static int enc_prepare(submit_t *sb, pgw__req_t *r, const pgw_request_t *rq)
 {
-    return query(s, sql, params, nparams, flags, NULL, cb, ud);
+    static const uint8_t exp[] = {PGW__EXP_PARSE, PGW__EXP_PDESC, PGW__EXP_RDESC};
+    set_expect(r, exp, sizeof exp);
+    int rc = enc_parse(sb->s, sb->b, rq->stmt, rq->sql, rq->param_types, NULL,
+                       rq->param_types ? rq->nparam_types : 0);
+    if (rc == 0) rc = pgw_enc_describe(sb->b, 'S', rq->stmt);
+    return rc;
 }
 
-PGW_EXTERN int pgw_session_query_rows(pgw_session_t *s, const char *sql, const pgw_param_t *params,
-                                      size_t nparams, unsigned flags, pgw_row_cb row_cb,
-                                      pgw_result_cb done_cb, void *ud)
+/* Bind + Execute with the stored description (no Describe): per-column
+ * formats from it, unless the request asks its own. */
+static int execute_known(submit_t *sb, pgw__req_t *r, const pgw__stmt_t *st,
+                         const pgw_request_t *rq, const pgw_param_t *params)
 {
-    if (!row_cb) return PGW_EINVAL;
-    return query(s, sql, params, nparams, flags, row_cb, done_cb, ud);
+    static const uint8_t exp[] = {PGW__EXP_BIND, PGW__EXP_ROWS};
+    set_expect(r, exp, sizeof exp);
+    formats_t f = {st->formats, st->ncols};
+    if (rq->nresult_formats || (rq->flags & PGW_Q_TEXT)) f = policy_formats(rq);
+    /* The result takes its own copy: the statement may be closed before the
+     * answer arrives. */
+    pgw_result_t *res = pgw__result_new(sb->s->pool);
+    if (!res) return PGW_ENOMEM;
+    r->res = r->last = res;
+    uint16_t nf = f.n > UINT16_MAX ? UINT16_MAX : (uint16_t)f.n;
+    int rc = pgw__result_set_desc(res, st->fields, st->ncols, f.f, nf);
+    if (rc == 0)
+        rc = pgw_enc_bind_params(sb->b, "", rq->stmt, params, rq->nparams, f.f, f.n,
+                                 sb->s->max_message);
+    return rc;
 }
 
-/* ------------------------------------------------------ prepared statements */
+/* Bind + Describe portal + Execute of a statement whose description is not
+ * known (pending, or never described here): text for every column unless
+ * the request asks its own formats, and the server's own description of the
+ * portal. */
+static int execute_unknown(submit_t *sb, pgw__req_t *r, const pgw_request_t *rq)
+{
+    static const uint8_t exp[] = {PGW__EXP_BIND, PGW__EXP_RDESC, PGW__EXP_ROWS};
+    set_expect(r, exp, sizeof exp);
+    formats_t f = {&fmt_text, 1};
+    if (rq->nresult_formats) f = policy_formats(rq);
+    int rc = pgw_enc_bind_params(sb->b, "", rq->stmt, rq->params, rq->nparams, f.f, f.n,
+                                 sb->s->max_message);
+    if (rc == 0) rc = pgw_enc_describe(sb->b, 'P', "");
+    return rc;
+}
+
+/* What an execution learned from the table when it was encoded. */
+typedef struct exec_info {
+    bool known;
+    uint64_t token;
+} exec_info_t;
+
+static int enc_execute(submit_t *sb, pgw__req_t *r, const pgw_request_t *rq, exec_info_t *xi)
+{
+    const pgw__stmt_t *st = pgw__stmt_find(sb->s, rq->stmt);
+    xi->known = st && st->known;
+    xi->token = st ? st->token : 0;
+    if (st && st->vouched) r->flags |= PGW__RF_VOUCHED;
+    int rc;
+    if (xi->known) {
+        if (rq->nparams != st->nparams)
+            return refuse(sb, PGW_EINVAL, "statement \"%s\" takes %u parameters, %zu given",
+                          rq->stmt, (unsigned)st->nparams, rq->nparams);
+        rc = execute_known(sb, r, st, rq, rq->params);
+    } else {
+        rc = execute_unknown(sb, r, rq);
+    }
+    if (rc == 0) rc = pgw_enc_execute(sb->b, "", 0);
+    return rc;
+}
+
+static int enc_describe(submit_t *sb, pgw__req_t *r, const pgw_request_t *rq)
+{
+    static const uint8_t exp[] = {PGW__EXP_PDESC, PGW__EXP_RDESC};
+    set_expect(r, exp, sizeof exp);
+    return pgw_enc_describe(sb->b, 'S', rq->stmt);
+}
+
+static int enc_close(submit_t *sb, pgw__req_t *r, const pgw_request_t *rq)
+{
+    static const uint8_t exp[] = {PGW__EXP_CLOSE};
+    set_expect(r, exp, sizeof exp);
+    return pgw_enc_close(sb->b, 'S', rq->stmt);
+}
 
 /* The request's reply describes the statement entry with token (0: none). */
 static void expect_reply(pgw__req_t *r, uint64_t token)
@@ -329,177 +394,220 @@ static void expect_reply(pgw__req_t *r, uint64_t token)
     if (token) r->flags |= PGW__RF_STORE;
 }
 
-PGW_EXTERN int pgw_session_prepare(pgw_session_t *s, const char *name, const char *sql,
-                                   const uint32_t *oids, size_t nparams, pgw_result_cb cb, void *ud)
+/* What a queued request changes in the statement table, applied as soon as
+ * it is encoded so that the requests after it (in the same batch too) see
+ * the table as it leaves it. */
+static void apply_effects(submit_t *sb, pgw__req_t *r, const pgw_request_t *rq,
+                          const exec_info_t *xi)
 {
-    if (!name || !sql || nparams > PGW_MAX_PARAMS) return PGW_EINVAL;
-    static const uint8_t exp[] = {PGW__EXP_PARSE, PGW__EXP_PDESC, PGW__EXP_RDESC};
-    pending_req_t p;
-    int rc = begin(s, &p, PGW__REQ_PREPARE, needs_own_sync(s));
+    pgw_session_t *s = sb->s;
+    switch (rq->kind) {
+    case PGW_REQ_SIMPLE:
+        forget_if_replacing(s, rq->sql, strlen(rq->sql));
+        break;
+    case PGW_REQ_QUERY:
+        /* The unnamed statement was replaced. */
+        pgw__stmt_forget(s, "");
+        forget_if_replacing(s, rq->sql, strlen(rq->sql));
+        break;
+    case PGW_REQ_PREPARE:
+        /* From now on the statement is the new one: executions queued before
+         * its description arrives describe their portal. */
+        expect_reply(r, pgw__stmt_replaced(s, rq->stmt));
+        break;
+    case PGW_REQ_EXECUTE:
+        if (xi->known)
+            r->stmt_token = xi->token; /* for a refusal at Bind only */
+        else
+            expect_reply(r, xi->token ? xi->token : pgw__stmt_token(s, rq->stmt));
+        break;
+    case PGW_REQ_DESCRIBE:
+        expect_reply(r, pgw__stmt_token(s, rq->stmt));
+        break;
+    case PGW_REQ_CLOSE:
+        pgw__stmt_forget(s, rq->stmt);
+        break;
+    default:
+        break;
+    }
+}
+
+/* Encode one request (and its own Sync when own_sync) into the submit. */
+static int queue_request(submit_t *sb, const pgw_request_t *rq, bool own_sync)
+{
+    int rc = validate(sb, rq);
     if (rc < 0) return rc;
-    set_expect(p.req, exp, sizeof exp);
-    p.req->cb = cb;
-    p.req->ud = ud;
-    rc = enc_parse(s, p.b, name, sql, oids, NULL, nparams);
-    if (rc == 0) rc = pgw_enc_describe(p.b, 'S', name);
-    rc = end(s, &p, rc);
-    if (rc < 0) return rc;
-    /* From now on the statement is the new one: executions queued before
-     * its description arrives describe their portal. */
-    expect_reply(p.req, pgw__stmt_replaced(s, name));
+    uint8_t batch_flag = sb->batch ? PGW__RF_IN_BATCH : 0;
+    if (rq->kind == PGW_REQ_SYNC)
+        return add_sync(sb, PGW__RF_USER | batch_flag, rq->on_result, rq->ud);
+    static const uint8_t kinds[] = {0,
+                                    PGW__REQ_EXTENDED,
+                                    PGW__REQ_SIMPLE,
+                                    PGW__REQ_PREPARE,
+                                    PGW__REQ_EXTENDED,
+                                    PGW__REQ_DESCRIBE,
+                                    PGW__REQ_CLOSE};
+    pgw__req_t *r = add_entry(sb, kinds[rq->kind], PGW__RF_USER | batch_flag);
+    if (!r) return PGW_ENOMEM;
+    r->cb = rq->on_result;
+    r->row_cb = rq->on_row;
+    r->ud = rq->ud;
+    if (rq->on_row) r->flags |= PGW__RF_STREAM;
+    exec_info_t xi = {false, 0};
+    if (rq->kind == PGW_REQ_SIMPLE) own_sync = false; /* 'Q' is its own sync point */
+    switch (rq->kind) {
+    case PGW_REQ_SIMPLE:
+        rc = pgw_enc_query(sb->b, rq->sql, strlen(rq->sql), sb->s->max_message);
+        break;
+    case PGW_REQ_QUERY:
+        rc = enc_query(sb, r, rq, own_sync);
+        break;
+    case PGW_REQ_PREPARE:
+        rc = enc_prepare(sb, r, rq);
+        break;
+    case PGW_REQ_EXECUTE:
+        rc = enc_execute(sb, r, rq, &xi);
+        break;
+    case PGW_REQ_DESCRIBE:
+        rc = enc_describe(sb, r, rq);
+        break;
+    default:
+        rc = enc_close(sb, r, rq);
+        break;
+    }
+    if (rc == 0 && rq->kind == PGW_REQ_SIMPLE) sb->group++;
+    if (rc == 0 && own_sync) {
+        r->flags |= PGW__RF_OWN_SYNC;
+        rc = add_sync(sb, batch_flag, NULL, NULL);
+    }
+    if (rc == 0) apply_effects(sb, r, rq, &xi);
+    return rc;
+}
+
+PGW_EXTERN int pgw_request_copy(pgw_request_t *out, const pgw_request_t *in)
+{
+    if (!out) return PGW_EINVAL;
+    memset(out, 0, sizeof *out);
+    if (!in || in->size < offsetof(pgw_request_t, kind) + sizeof in->kind) return PGW_EINVAL;
+    memcpy(out, in, in->size < sizeof *out ? in->size : sizeof *out);
+    out->size = sizeof *out;
     return 0;
 }
 
-/* Bind + Execute with the stored description (no Describe). */
-static int execute_known(pgw_session_t *s, pending_req_t *p, const pgw__stmt_t *st,
-                         const char *name, const pgw_param_t *params, size_t nparams,
-                         unsigned flags)
+PGW_EXTERN const pgw_request_t *pgw_request_nth(const pgw_request_t *reqs, size_t i)
 {
-    static const uint8_t exp[] = {PGW__EXP_BIND, PGW__EXP_ROWS};
-    set_expect(p->req, exp, sizeof exp);
-    /* The result takes its own copy: the statement may be closed before the
-     * answer arrives. */
-    pgw_result_t *res = pgw__result_new(s->pool);
-    if (!res) return PGW_ENOMEM;
-    p->req->res = p->req->last = res;
-    bool text = flags & PGW_Q_TEXT;
-    int rc = pgw__result_set_desc(res, st->fields, st->ncols, text ? &fmt_text : st->formats,
-                                  text ? 1 : st->ncols);
-    if (rc == 0)
-        rc = pgw_enc_bind_params(p->b, "", name, params, nparams, text ? &fmt_text : st->formats,
-                                 text ? 1 : st->ncols, s->max_message);
-    return rc;
+    if (!reqs) return NULL;
+    return (const pgw_request_t *)(const void *)((const unsigned char *)reqs + i * reqs[0].size);
 }
 
-/* Bind + Describe portal + Execute of a statement whose description is not
- * known (pending, or never described here): text for every column, which
- * every type has, and the server's own description of the portal. */
-static int execute_unknown(pgw_session_t *s, pending_req_t *p, const char *name,
-                           const pgw_param_t *params, size_t nparams)
-{
-    static const uint8_t exp[] = {PGW__EXP_BIND, PGW__EXP_RDESC, PGW__EXP_ROWS};
-    set_expect(p->req, exp, sizeof exp);
-    int rc = pgw_enc_bind_params(p->b, "", name, params, nparams, &fmt_text, 1, s->max_message);
-    if (rc == 0) rc = pgw_enc_describe(p->b, 'P', "");
-    return rc;
-}
-
-static int execute(pgw_session_t *s, const char *name, const pgw_param_t *params, size_t nparams,
-                   unsigned flags, pgw_row_cb row_cb, pgw_result_cb cb, void *ud)
-{
-    if (!name || bad_params(params, nparams)) return PGW_EINVAL;
-    pending_req_t p;
-    int rc = begin(s, &p, PGW__REQ_EXTENDED, needs_own_sync(s));
-    if (rc < 0) return rc;
-    p.req->cb = cb;
-    p.req->row_cb = row_cb;
-    p.req->ud = ud;
-    if (row_cb) p.req->flags |= PGW__RF_STREAM;
-    /* Read before end(): its callbacks may change the table. */
-    const pgw__stmt_t *st = pgw__stmt_find(s, name);
-    bool known = st && st->known;
-    uint64_t token = st ? st->token : 0;
-    if (st && st->vouched) p.req->flags |= PGW__RF_VOUCHED;
-    if (known)
-        rc = execute_known(s, &p, st, name, params, nparams, flags);
-    else
-        rc = execute_unknown(s, &p, name, params, nparams);
-    if (rc == 0) rc = pgw_enc_execute(p.b, "", 0);
-    rc = end(s, &p, rc);
-    if (rc < 0) return rc;
-    if (known)
-        p.req->stmt_token = token; /* for a refusal at Bind only */
-    else
-        expect_reply(p.req, token ? token : pgw__stmt_token(s, name));
-    return 0;
-}
-
-PGW_EXTERN int pgw_session_execute(pgw_session_t *s, const char *name, const pgw_param_t *params,
-                                   size_t nparams, unsigned flags, pgw_result_cb cb, void *ud)
-{
-    return execute(s, name, params, nparams, flags, NULL, cb, ud);
-}
-
-PGW_EXTERN int pgw_session_execute_rows(pgw_session_t *s, const char *name,
-                                        const pgw_param_t *params, size_t nparams, unsigned flags,
-                                        pgw_row_cb row_cb, pgw_result_cb done_cb, void *ud)
-{
-    if (!row_cb) return PGW_EINVAL;
-    return execute(s, name, params, nparams, flags, row_cb, done_cb, ud);
-}
-
-PGW_EXTERN int pgw_session_describe(pgw_session_t *s, const char *name, pgw_result_cb cb, void *ud)
-{
-    if (!name) return PGW_EINVAL;
-    static const uint8_t exp[] = {PGW__EXP_PDESC, PGW__EXP_RDESC};
-    pending_req_t p;
-    int rc = begin(s, &p, PGW__REQ_DESCRIBE, needs_own_sync(s));
-    if (rc < 0) return rc;
-    set_expect(p.req, exp, sizeof exp);
-    p.req->cb = cb;
-    p.req->ud = ud;
-    rc = pgw_enc_describe(p.b, 'S', name);
-    rc = end(s, &p, rc);
-    if (rc < 0) return rc;
-    expect_reply(p.req, pgw__stmt_token(s, name));
-    return 0;
-}
-
-PGW_EXTERN int pgw_session_close_statement(pgw_session_t *s, const char *name, pgw_result_cb cb,
-                                           void *ud)
-{
-    if (!name) return PGW_EINVAL;
-    static const uint8_t exp[] = {PGW__EXP_CLOSE};
-    pending_req_t p;
-    int rc = begin(s, &p, PGW__REQ_CLOSE, needs_own_sync(s));
-    if (rc < 0) return rc;
-    set_expect(p.req, exp, sizeof exp);
-    p.req->cb = cb;
-    p.req->ud = ud;
-    rc = pgw_enc_close(p.b, 'S', name);
-    rc = end(s, &p, rc);
-    if (rc == 0) pgw__stmt_forget(s, name);
-    return rc;
-}
-
-/* ------------------------------------------------------------ sync, batch */
-
-static int queue_sync(pgw_session_t *s, uint8_t flags, pgw_result_cb cb, void *ud)
-{
-    pending_req_t p;
-    int rc = begin(s, &p, PGW__REQ_SYNC, false);
-    if (rc < 0) return rc;
-    p.req->flags = PGW__RF_USER | flags;
-    p.req->cb = cb;
-    p.req->ud = ud;
-    rc = end(s, &p, pgw_enc_sync(p.b));
-    if (rc == 0) s->tx_group++;
-    return rc;
-}
-
-PGW_EXTERN int pgw_session_sync(pgw_session_t *s, pgw_result_cb cb, void *ud)
+static int submit_begin(pgw_session_t *s, submit_t *sb, bool batch)
 {
     if (!s) return PGW_EINVAL;
-    return queue_sync(s, s->in_batch ? PGW__RF_IN_BATCH : 0, cb, ud);
-}
-
-PGW_EXTERN int pgw_session_batch_begin(pgw_session_t *s, unsigned flags)
-{
+    s->refusal[0] = '\0';
+    memset(sb, 0, sizeof *sb);
+    sb->s = s;
+    sb->batch = batch;
     int rc = accepting(s);
-    if (rc < 0) return rc;
-    if (s->in_batch) return PGW_EBUSY;
-    s->in_batch = true;
-    s->batch_flags = flags;
+    if (rc < 0) return refuse(sb, rc, "the session is closed");
+    sb->b = pgw__req_buf(s);
+    sb->from = sb->b->len;
+    sb->group = s->tx_group;
     return 0;
 }
 
-PGW_EXTERN int pgw_session_batch_end(pgw_session_t *s, pgw_result_cb cb, void *ud)
+static int submit_end(submit_t *sb, int rc)
 {
-    if (!s) return PGW_EINVAL;
-    if (!s->in_batch) return PGW_EBUSY;
-    int rc = queue_sync(s, PGW__RF_BATCH_END, cb, ud);
-    if (rc == 0) s->in_batch = false;
-    return rc;
+    if (rc < 0) {
+        if (!sb->s->refusal[0]) refuse(sb, rc, "%s", pgw_strerror(rc));
+        rollback(sb);
+        return rc;
+    }
+    commit(sb);
+    return 0;
+}
+
+PGW_EXTERN int pgw_session_submit(pgw_session_t *s, const pgw_request_t *req)
+{
+    submit_t sb;
+    int rc = submit_begin(s, &sb, false);
+    if (rc < 0) return rc;
+    pgw_request_t rq;
+    rc = pgw_request_copy(&rq, req);
+    if (rc < 0) return submit_end(&sb, refuse(&sb, rc, "NULL request or size not set"));
+    return submit_end(&sb, queue_request(&sb, &rq, rq.kind != PGW_REQ_SYNC));
+}
+
+/* A batch that failed part way: the prepares already applied to the table
+ * never reach the server, so their entries must not vouch for them. */
+static void forget_prepares(pgw_session_t *s, const pgw_request_t *reqs, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        pgw_request_t rq;
+        if (pgw_request_copy(&rq, pgw_request_nth(reqs, i)) == 0 && rq.kind == PGW_REQ_PREPARE &&
+            rq.stmt)
+            pgw__stmt_forget(s, rq.stmt);
+    }
+}
+
+PGW_EXTERN int pgw_session_submit_batch(pgw_session_t *s, const pgw_request_t *reqs, size_t n,
+                                        unsigned flags, pgw_result_cb done, void *ud)
+{
+    submit_t sb;
+    int rc = submit_begin(s, &sb, true);
+    if (rc < 0) return rc;
+    if (!reqs || n == 0) return submit_end(&sb, refuse(&sb, PGW_EINVAL, "empty batch"));
+    sb.naming = true;
+    for (sb.index = 0; sb.index < n && rc == 0; sb.index++) {
+        pgw_request_t rq;
+        rc = pgw_request_copy(&rq, pgw_request_nth(reqs, sb.index));
+        if (rc < 0) {
+            refuse(&sb, rc, "size not set");
+            break;
+        }
+        if (sb.index && pgw_request_nth(reqs, sb.index)->size != reqs[0].size) {
+            rc = refuse(&sb, PGW_EINVAL, "size differs from the first request's");
+            break;
+        }
+        bool own_sync = (flags & PGW_BATCH_SYNC_EACH) || (rq.flags & PGW_Q_SYNC);
+        rc = queue_request(&sb, &rq, own_sync);
+        if (rc < 0) break;
+    }
+    sb.naming = false;
+    if (rc == 0) rc = add_sync(&sb, PGW__RF_USER | PGW__RF_BATCH_END, done, ud);
+    if (rc < 0) forget_prepares(s, reqs, sb.index);
+    return submit_end(&sb, rc);
+}
+
+PGW_EXTERN const char *pgw_session_refusal(const pgw_session_t *s)
+{
+    return s ? s->refusal : "";
+}
+
+/* The sync group of the session's own queries at the head of the FIFO:
+ * never a user group, so an error in either never aborts the other. */
+#define PGW__GROUP_INTERNAL UINT64_MAX
+
+int pgw__req_simple_first(pgw_session_t *s, pgw_buf_t *out, const char *sql, pgw_result_cb cb,
+                          void *ud)
+{
+    pgw__req_t *r = req_alloc(s);
+    if (!r) return PGW_ENOMEM;
+    size_t from = out->len;
+    int rc = pgw_enc_query(out, sql, strlen(sql), s->max_message);
+    if (rc < 0) {
+        pgw__req_release(s, r);
+        return rc;
+    }
+    r->kind = PGW__REQ_SIMPLE;
+    r->cb = cb;
+    r->ud = ud;
+    r->group = PGW__GROUP_INTERNAL;
+    r->t_queued = pgw__now(s);
+    r->next = s->head;
+    s->head = r;
+    if (!s->tail) s->tail = r;
+    pgw__trace_out(s, out, from, true);
+    return 0;
 }
 
 PGW_EXTERN int pgw_session_terminate(pgw_session_t *s)

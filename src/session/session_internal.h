@@ -144,7 +144,7 @@ enum pgw__exp {
 enum pgw__req_flag {
     PGW__RF_USER = 1u << 0,      /* counts in pgw_session_pending (has a callback slot) */
     PGW__RF_IN_BATCH = 1u << 1,  /* feeds the batch status */
-    PGW__RF_BATCH_END = 1u << 2, /* the Sync of pgw_session_batch_end */
+    PGW__RF_BATCH_END = 1u << 2, /* the Sync that closes a submitted batch */
     PGW__RF_STREAM = 1u << 3,    /* rows go to row_cb */
     PGW__RF_STORE = 1u << 4,     /* store the description in the statement table */
     PGW__RF_OWN_SYNC = 1u << 5,  /* followed by its own internal Sync entry */
@@ -295,9 +295,9 @@ struct pgw_session {
     unsigned nfree_reqs;
     size_t npending;
     uint64_t tx_group;
-    bool in_batch;
-    unsigned batch_flags;
     int rx_batch_status;
+    /* Why the last submit was refused (pgw_session_refusal); "" if accepted. */
+    char refusal[160];
     bool rx_aborting;
     uint64_t rx_abort_group;
 
