@@ -570,7 +570,10 @@ PGW_EXTERN int pgw_session_submit_batch(pgw_session_t *s, const pgw_request_t *r
         }
         bool own_sync = (flags & PGW_BATCH_SYNC_EACH) || (rq.flags & PGW_Q_SYNC);
         rc = queue_request(&sb, &rq, own_sync);
-        if (rc < 0) break;
+        if (rc < 0) {
+            if (!s->refusal[0]) refuse(&sb, rc, "%s", pgw_strerror(rc));
+            break;
+        }
     }
     sb.naming = false;
     if (rc == 0) rc = add_sync(&sb, PGW__RF_USER | PGW__RF_BATCH_END, done, ud);

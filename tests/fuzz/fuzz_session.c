@@ -93,10 +93,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         pgw_session_prepare(s, "s", "SELECT $1", NULL, 1, done_cb, (void *)(uintptr_t)k) == 0,
     k++;
     accepted[k] = pgw_session_execute(s, "s", &p, 1, 0, done_cb, (void *)(uintptr_t)k) == 0, k++;
-    pgw_session_batch_begin(s, 0);
-    accepted[k] = pgw_session_describe(s, "s", done_cb, (void *)(uintptr_t)k) == 0, k++;
-    accepted[k] = pgw_session_close_statement(s, "s", done_cb, (void *)(uintptr_t)k) == 0, k++;
-    accepted[k] = pgw_session_batch_end(s, done_cb, (void *)(uintptr_t)k) == 0, k++;
+    pgw_request_t batch[2] = {PGW_DESCRIBE("s", done_cb, (void *)(uintptr_t)k),
+                              PGW_CLOSE("s", done_cb, (void *)(uintptr_t)(k + 1))};
+    int batch_ok =
+        pgw_session_submit_batch(s, batch, 2, 0, done_cb, (void *)(uintptr_t)(k + 2)) == 0;
+    accepted[k++] = batch_ok;
+    accepted[k++] = batch_ok;
+    accepted[k++] = batch_ok;
     accepted[k] = pgw_session_sync(s, done_cb, (void *)(uintptr_t)k) == 0, k++;
 
     if (size > 0) {

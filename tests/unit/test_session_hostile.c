@@ -52,11 +52,11 @@ static pgw_session_t *loaded_session(int *npending)
     assert_int_equal(pgw_session_query(s, "SELECT $1::int8", &p, 1, 0, rec_cb, UD(i++)), 0);
     assert_int_equal(pgw_session_simple_query(s, "SELECT 1", rec_cb, UD(i++)), 0);
     assert_int_equal(pgw_session_prepare(s, "st", "SELECT 1", NULL, 0, rec_cb, UD(i++)), 0);
-    assert_int_equal(pgw_session_batch_begin(s, 0), 0);
-    assert_int_equal(pgw_session_execute(s, "st", NULL, 0, 0, rec_cb, UD(i++)), 0);
-    assert_int_equal(pgw_session_describe(s, "st", rec_cb, UD(i++)), 0);
-    assert_int_equal(pgw_session_close_statement(s, "st", rec_cb, UD(i++)), 0);
-    assert_int_equal(pgw_session_batch_end(s, rec_cb, UD(i++)), 0);
+    pgw_request_t batch[3] = {PGW_EXECUTE("st", NULL, 0, rec_cb, UD(i)),
+                              PGW_DESCRIBE("st", rec_cb, UD(i + 1)),
+                              PGW_CLOSE("st", rec_cb, UD(i + 2))};
+    assert_int_equal(pgw_session_submit_batch(s, batch, 3, 0, rec_cb, UD(i + 3)), 0);
+    i += 4;
     assert_int_equal(pgw_session_sync(s, rec_cb, UD(i++)), 0);
     *npending = i;
     assert_int_equal(pgw_session_pending(s), (size_t)i);

@@ -247,8 +247,10 @@ static void test_null_handles(void **state)
     assert_int_equal(pgw_session_execute(s, "a", NULL, 0, 0, NULL, NULL), PGW_EINVAL);
     assert_int_equal(pgw_session_describe(s, "a", NULL, NULL), PGW_EINVAL);
     assert_int_equal(pgw_session_close_statement(s, "a", NULL, NULL), PGW_EINVAL);
-    assert_int_equal(pgw_session_batch_begin(s, 0), PGW_EINVAL);
-    assert_int_equal(pgw_session_batch_end(s, NULL, NULL), PGW_EINVAL);
+    pgw_request_t one = PGW_SYNC(NULL, NULL);
+    assert_int_equal(pgw_session_submit(s, &one), PGW_EINVAL);
+    assert_int_equal(pgw_session_submit_batch(s, &one, 1, 0, NULL, NULL), PGW_EINVAL);
+    assert_string_equal(pgw_session_refusal(s), "");
     assert_int_equal(pgw_session_sync(s, NULL, NULL), PGW_EINVAL);
     assert_int_equal(pgw_session_terminate(s), PGW_EINVAL);
     pgw_session_free(s);

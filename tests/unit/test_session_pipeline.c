@@ -62,15 +62,25 @@ static void test_error_in_sync_group(void **state)
 {
     (void)state;
     pgw_session_t *s = ready_session(&R, NULL);
-    assert_int_equal(pgw_session_batch_begin(s, 0), 0);
-    assert_int_equal(pgw_session_batch_begin(s, 0), PGW_EBUSY);
-    assert_int_equal(pgw_session_simple_query(s, "SELECT 1", rec_cb, UD(9)), PGW_EBUSY);
+    pgw_param_t ps[4];
+    pgw_request_t reqs[4];
     for (int i = 0; i < 4; i++) {
-        pgw_param_t p = pgw_int8(i);
-        assert_int_equal(pgw_session_query(s, "SELECT $1::int8", &p, 1, 0, rec_cb, UD(i)), 0);
+        ps[i] = pgw_int8(i);
+        reqs[i] = PGW_QUERY("SELECT $1::int8", &ps[i], 1, rec_cb, UD(i));
     }
-    assert_int_equal(pgw_session_batch_end(s, rec_cb, UD(4)), 0);
-    assert_int_equal(pgw_session_batch_end(s, rec_cb, UD(4)), PGW_EBUSY);
+    /* (Was: batch_begin twice and a simple query inside an open batch were
+     * PGW_EBUSY.) A Simple Query cannot be part of a batch, an empty batch
+     * is refused, and neither queues anything. */
+    pgw_request_t with_simple[2] = {reqs[0], PGW_SIMPLE("SELECT 1", rec_cb, UD(9))};
+    assert_int_equal(pgw_session_submit_batch(s, with_simple, 2, 0, rec_cb, UD(4)), PGW_EINVAL);
+    assert_non_null(strstr(pgw_session_refusal(s), "request 1"));
+    assert_int_equal(pgw_session_submit_batch(s, reqs, 0, 0, rec_cb, UD(4)), PGW_EINVAL);
+    size_t pending_len = 1;
+    assert_null(pgw_session_pending_output(s, &pending_len));
+    assert_int_equal(pending_len, 0);
+    assert_int_equal(pgw_session_pending(s), 0);
+    assert_int_equal(pgw_session_submit_batch(s, reqs, 4, 0, rec_cb, UD(4)), 0);
+    assert_string_equal(pgw_session_refusal(s), "");
     pgw_param_t p = pgw_int8(77);
     assert_int_equal(pgw_session_query(s, "SELECT $1::int8", &p, 1, 0, rec_cb, UD(5)), 0);
     char types[64];
@@ -137,12 +147,13 @@ static void test_batch_sync_each(void **state)
 {
     (void)state;
     pgw_session_t *s = ready_session(&R, NULL);
-    assert_int_equal(pgw_session_batch_begin(s, PGW_BATCH_SYNC_EACH), 0);
+    pgw_param_t ps[3];
+    pgw_request_t reqs[3];
     for (int i = 0; i < 3; i++) {
-        pgw_param_t p = pgw_int8(i);
-        assert_int_equal(pgw_session_query(s, "SELECT $1::int8", &p, 1, 0, rec_cb, UD(i)), 0);
+        ps[i] = pgw_int8(i);
+        reqs[i] = PGW_QUERY("SELECT $1::int8", &ps[i], 1, rec_cb, UD(i));
     }
-    assert_int_equal(pgw_session_batch_end(s, rec_cb, UD(3)), 0);
+    assert_int_equal(pgw_session_submit_batch(s, reqs, 3, PGW_BATCH_SYNC_EACH, rec_cb, UD(3)), 0);
     char types[64];
     out_types(s, types, sizeof types);
     assert_string_equal(types, "PBDESPBDESPBDESS");
@@ -162,10 +173,9 @@ static void test_batch_sync_each(void **state)
     assert_int_equal(pgw_session_pending(s), 0);
 
     /* A batch where everything succeeds ends with 0 and a result. */
-    assert_int_equal(pgw_session_batch_begin(s, 0), 0);
     pgw_param_t p = pgw_int8(1);
-    assert_int_equal(pgw_session_query(s, "SELECT $1::int8", &p, 1, 0, rec_cb, UD(10)), 0);
-    assert_int_equal(pgw_session_batch_end(s, rec_cb, UD(11)), 0);
+    pgw_request_t one = PGW_QUERY("SELECT $1::int8", &p, 1, rec_cb, UD(10));
+    assert_int_equal(pgw_session_submit_batch(s, &one, 1, 0, rec_cb, UD(11)), 0);
     w.n = 0;
     w_int8_query(&w, 1, 1);
     feed(s, &w);
@@ -849,6 +859,196 @@ static void test_steady_state_big_rows(void **state)
     free(big);
 }
 
+/* -------------------------------------------------- request descriptors */
+
+/* A caller built against an older, shorter pgw_request_t: the fields past
+ * its size are not read (here they hold 0xff bytes, which as timeout_ms
+ * would be refused). Size 0 is refused. */
+static void test_request_size(void **state)
+{
+    (void)state;
+    pgw_session_t *s = ready_session(&R, NULL);
+    size_t old_size = offsetof(pgw_request_t, timeout_ms);
+    union {
+        pgw_request_t r;
+        unsigned char bytes[2 * sizeof(pgw_request_t)];
+    } u;
+    memset(u.bytes, 0xff, sizeof u.bytes);
+    pgw_request_t q = PGW_QUERY("SELECT 1", NULL, 0, rec_cb, UD(0));
+    memcpy(u.bytes, &q, old_size);
+    u.r.size = old_size;
+    assert_int_equal(pgw_session_submit(s, &u.r), 0);
+
+    /* A batch of such descriptors: the array's stride is the caller's size. */
+    memset(u.bytes, 0xff, sizeof u.bytes);
+    pgw_request_t q1 = PGW_QUERY("SELECT 2", NULL, 0, rec_cb, UD(1));
+    q1.size = old_size;
+    memcpy(u.bytes, &q1, old_size);
+    pgw_request_t q2 = PGW_QUERY("SELECT 3", NULL, 0, rec_cb, UD(2));
+    q2.size = old_size;
+    memcpy(u.bytes + old_size, &q2, old_size);
+    assert_ptr_equal(pgw_request_nth(&u.r, 1), (const void *)(u.bytes + old_size));
+    assert_int_equal(pgw_session_submit_batch(s, &u.r, 2, 0, rec_cb, UD(3)), 0);
+    char types[64];
+    out_types(s, types, sizeof types);
+    assert_string_equal(types, "PBDESPBDEPBDES");
+
+    pgw_request_t z = PGW_QUERY("SELECT 1", NULL, 0, rec_cb, UD(4));
+    z.size = 0;
+    assert_int_equal(pgw_session_submit(s, &z), PGW_EINVAL);
+    assert_int_equal(pgw_session_submit(s, NULL), PGW_EINVAL);
+    assert_int_equal(pgw_session_pending(s), 4);
+    pgw_session_free(s);
+}
+
+/* PGW_Q_SYNC ends a sync group inside a one-Sync batch: an error before it
+ * aborts only its own group. */
+static void test_batch_group_boundary(void **state)
+{
+    (void)state;
+    pgw_session_t *s = ready_session(&R, NULL);
+    pgw_param_t ps[3] = {pgw_int8(0), pgw_int8(1), pgw_int8(2)};
+    pgw_request_t reqs[3];
+    for (int i = 0; i < 3; i++)
+        reqs[i] = PGW_QUERY("SELECT $1::int8", &ps[i], 1, rec_cb, UD(i));
+    reqs[1].flags = PGW_Q_SYNC;
+    assert_int_equal(pgw_session_submit_batch(s, reqs, 3, 0, rec_cb, UD(3)), 0);
+    char types[64];
+    out_types(s, types, sizeof types);
+    assert_string_equal(types, "PBDEPBDESPBDES");
+    wire_t w = {0};
+    w_error(&w, "ERROR", "22012", "division by zero"); /* request 0 fails */
+    w_ready(&w, 'I');                                  /* request 1 skipped */
+    w_int8_query(&w, 2, 1);                            /* request 2 runs, then the last Sync */
+    feed(s, &w);
+    assert_int_equal(R.done[0].status, PGW_ESERVER);
+    assert_int_equal(R.done[1].status, PGW_EABORTED);
+    assert_int_equal(R.done[2].status, 0);
+    assert_int_equal(R.done[2].value, 2);
+    assert_int_equal(R.done[3].status, PGW_ESERVER); /* the batch: its first failure */
+    assert_true(R.done[3].order > R.done[2].order);
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(R.done[i].calls, 1);
+    assert_int_equal(pgw_session_pending(s), 0);
+    pgw_session_free(s);
+    w_free(&w);
+}
+
+/* A batch is queued whole or not at all: a request that cannot be encoded
+ * (a parameter over max_message_size) leaves no byte and no entry behind,
+ * and a prepare earlier in the failed batch does not vouch for a statement
+ * the server never saw. */
+static void test_batch_all_or_nothing(void **state)
+{
+    (void)state;
+    pgw_session_t *s = ready_session(&R, &(sess_opts_t){.max_message_size = 4096});
+    static char big[8192];
+    memset(big, 'x', sizeof big - 1);
+    pgw_param_t huge = pgw_text(big);
+    int want_write = R.want_write;
+    pgw_request_t reqs[3] = {PGW_PREPARE("st", "SELECT 1", NULL, 0, rec_cb, UD(0)),
+                             PGW_QUERY("SELECT $1", &huge, 1, rec_cb, UD(1)),
+                             PGW_QUERY("SELECT 2", NULL, 0, rec_cb, UD(2))};
+    assert_int_equal(pgw_session_submit_batch(s, reqs, 3, 0, rec_cb, UD(3)), PGW_ETOOBIG);
+    assert_non_null(strstr(pgw_session_refusal(s), "request 1"));
+    size_t n = 1;
+    assert_null(pgw_session_pending_output(s, &n));
+    assert_int_equal(n, 0);
+    assert_int_equal(pgw_session_pending(s), 0);
+    assert_int_equal(R.want_write, want_write); /* the driver was not told */
+
+    /* "st" is unknown to the session: its execution describes its portal,
+     * and the server's 26000 is the caller's own error, not ESTMTINVALID. */
+    pgw_request_t ex = PGW_EXECUTE("st", NULL, 0, rec_cb, UD(4));
+    assert_int_equal(pgw_session_submit(s, &ex), 0);
+    assert_string_equal(pgw_session_refusal(s), "");
+    char types[64];
+    out_types(s, types, sizeof types);
+    assert_string_equal(types, "BDES");
+    wire_t w = {0};
+    w_error(&w, "ERROR", "26000", "prepared statement \"st\" does not exist");
+    w_ready(&w, 'I');
+    feed(s, &w);
+    assert_int_equal(R.done[4].status, PGW_ESERVER);
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(R.done[i].calls, 0);
+    pgw_session_free(s);
+    w_free(&w);
+}
+
+/* What a descriptor cannot ask for is refused before anything is queued,
+ * with the reason in pgw_session_refusal. */
+static void test_request_refusals(void **state)
+{
+    (void)state;
+    pgw_session_t *s = ready_session(&R, NULL);
+    pgw_request_t r = PGW_QUERY("SELECT 1", NULL, 0, rec_cb, UD(0));
+    r.timeout_ms = 100;
+    assert_int_equal(pgw_session_submit(s, &r), PGW_ENOTSUP);
+    assert_non_null(strstr(pgw_session_refusal(s), "timeout"));
+    r = PGW_EXECUTE(NULL, NULL, 0, rec_cb, UD(0));
+    assert_int_equal(pgw_session_submit(s, &r), PGW_EINVAL);
+    assert_non_null(strstr(pgw_session_refusal(s), "statement name"));
+    r = PGW_SIMPLE("SELECT 1", rec_cb, UD(0));
+    pgw_param_t p = pgw_int4(1);
+    r.params = &p;
+    r.nparams = 1;
+    assert_int_equal(pgw_session_submit(s, &r), PGW_EINVAL);
+    r = PGW_CLOSE("st", rec_cb, UD(0));
+    r.on_row = NULL;
+    r.kind = (pgw_request_kind_t)99;
+    assert_int_equal(pgw_session_submit(s, &r), PGW_EINVAL);
+
+    /* A known statement taking one parameter, executed with two. */
+    static const uint32_t poids[] = {23};
+    assert_int_equal(pgw_session_prepare(s, "s1", "SELECT $1::int4", poids, 1, rec_cb, UD(1)), 0);
+    wire_t w = {0};
+    static const char *const names[] = {"a"};
+    w_empty(&w, '1');
+    w_param_desc(&w, 1, poids);
+    w_rowdesc(&w, 1, names, poids, 0);
+    w_ready(&w, 'I');
+    feed(s, &w);
+    take_out(s, &w); /* discard what was sent */
+    assert_int_equal(R.done[1].status, 0);
+    pgw_param_t two[2] = {pgw_int4(1), pgw_int4(2)};
+    r = PGW_EXECUTE("s1", two, 2, rec_cb, UD(2));
+    assert_int_equal(pgw_session_submit(s, &r), PGW_EINVAL);
+    assert_non_null(strstr(pgw_session_refusal(s), "takes 1 parameters, 2 given"));
+    assert_int_equal(pgw_session_pending(s), 0);
+    size_t n = 1;
+    assert_null(pgw_session_pending_output(s, &n));
+    assert_int_equal(R.done[0].calls, 0);
+    pgw_session_free(s);
+    w_free(&w);
+}
+
+/* The caller's result formats reach Bind: on an unnamed query, and on a
+ * known statement instead of the stored per-column formats. */
+static void test_request_result_formats(void **state)
+{
+    (void)state;
+    pgw_session_t *s = ready_session(&R, NULL);
+    static const int16_t fm[2] = {PGW_FORMAT_TEXT, PGW_FORMAT_BINARY};
+    pgw_request_t r = PGW_QUERY("SELECT 1, 2", NULL, 0, rec_cb, UD(0));
+    r.result_formats = fm;
+    r.nresult_formats = 2;
+    assert_int_equal(pgw_session_submit(s, &r), 0);
+    wire_t out = {0};
+    take_out(s, &out);
+    /* Parse first, then the Bind. */
+    size_t at =
+        1 + ((size_t)out.p[1] << 24 | (size_t)out.p[2] << 16 | (size_t)out.p[3] << 8 | out.p[4]);
+    int16_t fmts[8];
+    int nf;
+    bind_result_formats(&out, at, fmts, &nf);
+    assert_int_equal(nf, 2);
+    assert_int_equal(fmts[0], 0);
+    assert_int_equal(fmts[1], 1);
+    w_free(&out);
+    pgw_session_free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -856,6 +1056,11 @@ int main(void)
         cmocka_unit_test(test_error_in_sync_group),
         cmocka_unit_test(test_commit_failure_at_sync),
         cmocka_unit_test(test_batch_sync_each),
+        cmocka_unit_test(test_request_size),
+        cmocka_unit_test(test_batch_group_boundary),
+        cmocka_unit_test(test_batch_all_or_nothing),
+        cmocka_unit_test(test_request_refusals),
+        cmocka_unit_test(test_request_result_formats),
         cmocka_unit_test(test_prepare_execute),
         cmocka_unit_test(test_simple_multi),
         cmocka_unit_test(test_simple_query_rows),

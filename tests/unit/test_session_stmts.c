@@ -313,10 +313,9 @@ static void test_stmt_invalid(void **state)
     assert_int_equal(R.done[2].status, PGW_ESERVER);
     assert_int_equal(R.done[3].status, PGW_ESERVER);
     /* A later request of the same sync group is aborted as usual. */
-    assert_int_equal(pgw_session_batch_begin(s, 0), 0);
-    assert_int_equal(pgw_session_execute(s, "s", NULL, 0, 0, rec_cb, UD(4)), 0);
-    assert_int_equal(pgw_session_execute(s, "s", NULL, 0, 0, rec_cb, UD(5)), 0);
-    assert_int_equal(pgw_session_batch_end(s, rec_cb, UD(6)), 0);
+    pgw_request_t two[2] = {PGW_EXECUTE("s", NULL, 0, rec_cb, UD(4)),
+                            PGW_EXECUTE("s", NULL, 0, rec_cb, UD(5))};
+    assert_int_equal(pgw_session_submit_batch(s, two, 2, 0, rec_cb, UD(6)), 0);
     take_sent(s, &o);
     w.n = 0;
     w_error(&w, "ERROR", "26000", "prepared statement \"s\" does not exist");
@@ -480,10 +479,8 @@ static void test_no_binary_output_reported(void **state)
 
     /* In a batch (shared Sync). */
     s = ready_session(&R, NULL);
-    assert_int_equal(pgw_session_batch_begin(s, 0), 0);
-    assert_int_equal(
-        pgw_session_query(s, "SELECT relacl FROM pg_class", NULL, 0, 0, keep_cb, UD(0)), 0);
-    assert_int_equal(pgw_session_batch_end(s, rec_cb, UD(1)), 0);
+    pgw_request_t acl = PGW_QUERY("SELECT relacl FROM pg_class", NULL, 0, keep_cb, UD(0));
+    assert_int_equal(pgw_session_submit_batch(s, &acl, 1, 0, rec_cb, UD(1)), 0);
     take_sent(s, &o);
     w.n = 0;
     w_no_binary_output(&w, 'I');
