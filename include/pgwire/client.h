@@ -170,6 +170,10 @@ PGW_EXTERN pgw_session_t *pgw_client_session(pgw_client_t *c);
  * NULL; or c NULL, *out then zeroed when out is not NULL). */
 PGW_EXTERN int pgw_client_tls_info(const pgw_client_t *c, pgw_tls_info_t *out);
 
+/* The server process serving this client (libpq's PQbackendPID), 0 for
+ * NULL. */
+PGW_EXTERN int32_t pgw_client_backend_pid(pgw_client_t *c);
+
 /* Close the connection (sending Terminate), run the loop until every
  * handle is closed and free everything. NULL is a no-op. Results already
  * returned stay valid. */

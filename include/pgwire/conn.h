@@ -125,12 +125,20 @@ typedef void (*pgw_close_cb)(pgw_conn_t *conn, void *ud);
 typedef void (*pgw_cancel_cb)(pgw_conn_t *conn, int status, void *ud);
 
 typedef struct pgw_conn_config {
+    /* sizeof(pgw_conn_config_t) as the caller's header defines it, set by
+     * pgw_conn_config_init (options past size read as zero: their
+     * defaults). 0 (a zeroed struct) means this header's size. */
+    size_t size;
     const pgw_allocator_t *alloc; /* NULL: malloc; must outlive the conn and its buffers */
     uint32_t max_message_size;    /* 0: PGW_DEFAULT_MAX_MESSAGE */
     size_t write_threshold;       /* 0: 256 KiB; flush at once past this */
     /* (After a write the write buffer's capacity is kept up to
      * max(1 MiB, 4 x write_threshold); a larger buffer is freed.) */
     size_t read_chunk_size; /* 0: the session's default (64 KiB) */
+    /* Bytes of large read chunks and output buffers kept for reuse (the
+     * session's chunk_cache_bytes, session.h). 0: 16 MiB; SIZE_MAX: no
+     * limit. */
+    size_t chunk_cache_bytes;
     /* Bytes of each TLS ciphertext ring (input and output); 0: 64 KiB. */
     size_t tls_ring_size;
     /* Optional application hooks (views valid during the call). */
@@ -158,6 +166,9 @@ typedef struct pgw_conn_stats {
     uint64_t reads;     /* recv() calls that delivered bytes */
     uint64_t bytes_in;  /* bytes read */
 } pgw_conn_stats_t;
+
+/* Zero *cfg and set its size: every option at its default. */
+PGW_EXTERN void pgw_conn_config_init(pgw_conn_config_t *cfg);
 
 /* Create a connection on loop with cfg (copied; NULL: defaults). Nothing
  * touches the network until pgw_conn_connect. Returns 0, PGW_EINVAL (out or
@@ -276,6 +287,9 @@ static inline int pgw_conn_execute(pgw_conn_t *conn, const char *name, const pgw
  * connect callback reported success. Never free it.
  */
 PGW_EXTERN pgw_session_t *pgw_conn_session(pgw_conn_t *conn);
+/* The server process serving the connection (pgw_session_backend_pid), 0
+ * when not connected. */
+PGW_EXTERN int32_t pgw_conn_backend_pid(pgw_conn_t *conn);
 /* The loop the connection runs on (NULL for a NULL conn). */
 PGW_EXTERN struct uv_loop_s *pgw_conn_loop(const pgw_conn_t *conn);
 /* 1 once connected (startup done) and until lost or closed. */

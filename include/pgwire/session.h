@@ -114,6 +114,11 @@ typedef struct pgw_session_callbacks {
 } pgw_session_callbacks_t;
 
 typedef struct pgw_session_config {
+    /* sizeof(pgw_session_config_t) as the caller's header defines it, set by
+     * pgw_session_config_init, so that options can be added without breaking
+     * callers built against an older header (options past size read as
+     * zero: their defaults). 0 (a zeroed struct) means this header's size. */
+    size_t size;
     const pgw_allocator_t *alloc; /* NULL: malloc */
     /* StartupMessage parameters as (name, value) pairs: "user" (required),
      * "database", "application_name", "options", "client_encoding", ...
@@ -169,6 +174,9 @@ typedef struct pgw_session_config {
     pgw_session_callbacks_t cb;
     void *ud;
 } pgw_session_config_t;
+
+/* Zero *cfg and set its size: every option at its default. */
+PGW_EXTERN void pgw_session_config_init(pgw_session_config_t *cfg);
 
 /* Create a session from cfg (copied). Returns 0, PGW_ENOMEM or PGW_EINVAL
  * (no "user" parameter, unknown require_auth or channel_binding value). */
@@ -593,6 +601,9 @@ PGW_EXTERN uint32_t pgw_session_protocol(const pgw_session_t *s);
  * life. */
 PGW_EXTERN int pgw_session_backend_key(const pgw_session_t *s, int32_t *pid, const uint8_t **key,
                                        size_t *key_len);
+/* The server process serving this session (BackendKeyData's pid, libpq's
+ * PQbackendPID), or 0 before the server sent it. */
+PGW_EXTERN int32_t pgw_session_backend_pid(const pgw_session_t *s);
 /* Requests accepted whose callback has not fired yet. */
 PGW_EXTERN size_t pgw_session_pending(const pgw_session_t *s);
 /* The error that broke the session (0 if not broken). */

@@ -228,6 +228,11 @@ int pgw_client_run_batch(pgw_client_t *c, const pgw_request_t *reqs, size_t n, u
     return first;
 }
 
+int32_t pgw_client_backend_pid(pgw_client_t *c)
+{
+    return c ? pgw_conn_backend_pid(c->conn) : 0;
+}
+
 const char *pgw_client_refusal(const pgw_client_t *c)
 {
     return c ? pgw_session_refusal(pgw_conn_session(c->conn)) : "";

@@ -172,6 +172,7 @@ int pgw__conn_session_create(pgw_conn_t *c, const char *password)
     sc.max_protocol = c->max_protocol;
     sc.max_message_size = c->cfg.max_message_size;
     sc.read_chunk_size = c->cfg.read_chunk_size;
+    sc.chunk_cache_bytes = c->cfg.chunk_cache_bytes;
     sc.cb.on_startup = cb_startup;
     sc.cb.on_want_write = cb_want_write;
     sc.cb.on_broken = cb_broken;
@@ -458,13 +459,20 @@ static void conn_on_broken(pgw_conn_t *c, int err)
 
 /* ------------------------------------------------------------- public API */
 
+void pgw_conn_config_init(pgw_conn_config_t *cfg)
+{
+    if (!cfg) return;
+    memset(cfg, 0, sizeof *cfg);
+    cfg->size = sizeof *cfg;
+}
+
 int pgw_conn_new(pgw_conn_t **out, uv_loop_t *loop, const pgw_conn_config_t *cfg)
 {
     if (!out || !loop) return PGW_EINVAL;
     const pgw_allocator_t *a = pgw__alloc_or_default(cfg ? cfg->alloc : NULL);
     pgw_conn_t *c = pgw__calloc(a, 1, sizeof(*c));
     if (!c) return PGW_ENOMEM;
-    if (cfg) c->cfg = *cfg;
+    if (cfg) pgw__copy_sized(&c->cfg, sizeof c->cfg, cfg);
     c->cfg.alloc = a;
     if (!c->cfg.write_threshold) c->cfg.write_threshold = PGW__DEFAULT_WRITE_THRESHOLD;
     c->wbuf_keep = c->cfg.write_threshold > SIZE_MAX / 4 ? SIZE_MAX : c->cfg.write_threshold * 4;
@@ -552,6 +560,11 @@ int pgw_conn_submit_batch(pgw_conn_t *c, const pgw_request_t *reqs, size_t n, un
     int rc = conn_check(c);
     if (rc < 0) return rc;
     return conn_after_request(c, pgw_session_submit_batch(c->s, reqs, n, flags, done, ud));
+}
+
+int32_t pgw_conn_backend_pid(pgw_conn_t *c)
+{
+    return pgw_session_backend_pid(pgw_conn_session(c));
 }
 
 pgw_session_t *pgw_conn_session(pgw_conn_t *c)

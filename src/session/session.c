@@ -137,9 +137,19 @@ static int configure(pgw_session_t *s, const pgw_session_config_t *cfg)
     return 0;
 }
 
+PGW_EXTERN void pgw_session_config_init(pgw_session_config_t *cfg)
+{
+    if (!cfg) return;
+    memset(cfg, 0, sizeof *cfg);
+    cfg->size = sizeof *cfg;
+}
+
 PGW_EXTERN int pgw_session_new(pgw_session_t **out, const pgw_session_config_t *cfg)
 {
     if (!out || !cfg) return PGW_EINVAL;
+    pgw_session_config_t copy;
+    pgw__copy_sized(&copy, sizeof copy, cfg);
+    cfg = &copy;
     pgw__pool_t *pool;
     size_t chunk = cfg->read_chunk_size ? cfg->read_chunk_size : DEFAULT_READ_CHUNK;
     if (chunk < 16) chunk = 16;
@@ -496,6 +506,11 @@ PGW_EXTERN int pgw_session_backend_key(const pgw_session_t *s, int32_t *pid, con
     if (key) *key = s->backend_key;
     if (key_len) *key_len = s->backend_key_len;
     return 0;
+}
+
+PGW_EXTERN int32_t pgw_session_backend_pid(const pgw_session_t *s)
+{
+    return s && s->have_backend_key ? s->backend_pid : 0;
 }
 
 PGW_EXTERN size_t pgw_session_pending(const pgw_session_t *s)

@@ -39,6 +39,19 @@ static inline void pgw__free(const pgw_allocator_t *a, void *p)
 }
 
 /* calloc with an overflow check on count * size. */
+/* Copy a caller's versioned struct (its first member a size_t size) into
+ * this library's layout: members past the caller's size read as zero; a
+ * size of 0 means this library's size. */
+static inline void pgw__copy_sized(void *dst, size_t dst_size, const void *src)
+{
+    size_t n;
+    memcpy(&n, src, sizeof n);
+    if (n == 0 || n > dst_size) n = dst_size;
+    memset(dst, 0, dst_size);
+    memcpy(dst, src, n);
+    memcpy(dst, &dst_size, sizeof dst_size);
+}
+
 static inline void *pgw__calloc(const pgw_allocator_t *a, size_t count, size_t size)
 {
     if (size && count > SIZE_MAX / size) return NULL;
