@@ -159,28 +159,28 @@ static void test_batch(void **state)
 {
     pgw_client_t *c = connect_default();
     pgw_param_t p1[] = {pgw_int4(7)};
-    pgw_client_batch_item_t items[] = {
-        {.sql = "CREATE TEMP TABLE cb(v int4)"},
-        {.sql = "INSERT INTO cb VALUES ($1)", .params = p1, .nparams = 1},
-        {.sql = "SELECT sum(v)::int4 FROM cb"},
+    pgw_request_t items[] = {
+        PGW_QUERY("CREATE TEMP TABLE cb(v int4)", NULL, 0, NULL, NULL),
+        PGW_QUERY("INSERT INTO cb VALUES ($1)", p1, 1, NULL, NULL),
+        PGW_QUERY("SELECT sum(v)::int4 FROM cb", NULL, 0, NULL, NULL),
     };
     pgw_result_t *res[4];
     int st[4];
-    assert_int_equal(pgw_client_batch(c, items, 3, 0, res, st), 0);
+    assert_int_equal(pgw_client_run_batch(c, items, 3, 0, res, st), 0);
     int32_t v;
     assert_int_equal(pgw_result_int4(res[2], 0, 0, &v), 0);
     assert_int_equal(v, 7);
     for (int i = 0; i < 3; i++)
         pgw_result_free(res[i]);
 
-    pgw_client_batch_item_t bad[] = {
-        {.sql = "INSERT INTO cb VALUES (1)"},
-        {.sql = "SELECT 1/0"},
-        {.sql = "INSERT INTO cb VALUES (2)"},
-        {.sql = "SELECT count(*)::int4 FROM cb"},
+    pgw_request_t bad[] = {
+        PGW_QUERY("INSERT INTO cb VALUES (1)", NULL, 0, NULL, NULL),
+        PGW_QUERY("SELECT 1/0", NULL, 0, NULL, NULL),
+        PGW_QUERY("INSERT INTO cb VALUES (2)", NULL, 0, NULL, NULL),
+        PGW_QUERY("SELECT count(*)::int4 FROM cb", NULL, 0, NULL, NULL),
     };
     /* One Sync: the failure aborts the rest and rolls back the first. */
-    assert_int_equal(pgw_client_batch(c, bad, 4, 0, res, st), PGW_ESERVER);
+    assert_int_equal(pgw_client_run_batch(c, bad, 4, 0, res, st), PGW_ESERVER);
     assert_int_equal(st[0], 0);
     assert_int_equal(st[1], PGW_ESERVER);
     assert_int_equal(st[2], PGW_EABORTED);
@@ -190,7 +190,7 @@ static void test_batch(void **state)
     pgw_result_free(res[0]);
     pgw_result_free(res[1]);
     /* A Sync after each: the others run. */
-    assert_int_equal(pgw_client_batch(c, bad, 4, PGW_BATCH_SYNC_EACH, res, st), PGW_ESERVER);
+    assert_int_equal(pgw_client_run_batch(c, bad, 4, PGW_BATCH_SYNC_EACH, res, st), PGW_ESERVER);
     assert_int_equal(st[0], 0);
     assert_int_equal(st[1], PGW_ESERVER);
     assert_int_equal(st[2], 0);
@@ -206,10 +206,10 @@ static void test_batch(void **state)
     assert_int_equal(pgw_client_prepare(c, "cb_add", "SELECT $1::int4 + 100", NULL, 0, &prep), 0);
     pgw_result_free(prep);
     pgw_param_t ps[3] = {pgw_int4(1), pgw_int4(2), pgw_int4(3)};
-    pgw_client_batch_item_t execs[3];
+    pgw_request_t execs[3];
     for (int i = 0; i < 3; i++)
-        execs[i] = (pgw_client_batch_item_t){.params = &ps[i], .nparams = 1, .stmt = "cb_add"};
-    assert_int_equal(pgw_client_batch(c, execs, 3, PGW_BATCH_SYNC_EACH, res, st), 0);
+        execs[i] = PGW_EXECUTE("cb_add", &ps[i], 1, NULL, NULL);
+    assert_int_equal(pgw_client_run_batch(c, execs, 3, PGW_BATCH_SYNC_EACH, res, st), 0);
     for (int i = 0; i < 3; i++) {
         assert_int_equal(st[i], 0);
         assert_int_equal(pgw_result_int4(res[i], 0, 0, &v), 0);
@@ -239,9 +239,10 @@ static void test_query_rows(void **state)
     pgw_client_t *c = connect_default();
     sum_t s = {0, 0};
     pgw_result_t *res;
-    assert_int_equal(pgw_client_query_rows(c, "SELECT g::int4 FROM generate_series(1, 1000) g",
-                                           NULL, 0, 0, on_row, &s, &res),
-                     0);
+    pgw_request_t q =
+        PGW_QUERY("SELECT g::int4 FROM generate_series(1, 1000) g", NULL, 0, NULL, &s);
+    q.on_row = on_row;
+    assert_int_equal(pgw_client_run(c, &q, &res), 0);
     assert_int_equal(s.rows, 1000);
     assert_int_equal(s.total, 500500);
     assert_int_equal(pgw_result_nrows(res), 0);
@@ -319,45 +320,138 @@ static int count_row(const pgw_row_t *row, void *ud)
     return 0;
 }
 
-/* A batch opened on the underlying connection: every blocking request
- * would wait for a Sync only the batch's end sends. Each must refuse with
- * PGW_EBUSY at once instead of blocking forever (SIGALRM, at its default
- * disposition, ends the process if one blocks). */
-static void test_requests_refused_in_open_batch(void **state)
+typedef struct pending {
+    int values[2];
+    int ended;
+} pending_t;
+
+static void on_pending_req(int status, pgw_result_t *res, void *ud)
+{
+    int *v = ud;
+    if (status == 0) assert_int_equal(pgw_result_int4(res, 0, 0, v), 0);
+    pgw_result_free(res);
+}
+
+/* Submit a two-request batch on the client's connection, asynchronously:
+ * it is still pending (not even written) when the caller's next blocking
+ * call starts. */
+static void submit_pending_batch(pgw_client_t *c, pending_t *pb)
+{
+    memset(pb, 0, sizeof *pb);
+    pgw_param_t a[] = {pgw_int4(11)}, b[] = {pgw_int4(12)};
+    pgw_request_t reqs[] = {
+        PGW_QUERY("SELECT $1::int4", a, 1, on_pending_req, &pb->values[0]),
+        PGW_QUERY("SELECT $1::int4", b, 1, on_pending_req, &pb->values[1]),
+    };
+    assert_int_equal(
+        pgw_conn_submit_batch(pgw_client_conn(c), reqs, 2, 0, on_batch_end, &pb->ended), 0);
+}
+
+/* The batch completed, in order, before the blocking call that followed it. */
+static void expect_batch_done(const pending_t *pb)
+{
+    assert_int_equal(pb->ended, 1);
+    assert_int_equal(pb->values[0], 11);
+    assert_int_equal(pb->values[1], 12);
+}
+
+/* Replaces "requests refused in an open batch" (PGW_EBUSY): there is no open
+ * batch state any more. A batch submitted asynchronously on the client's
+ * connection is still pending when each blocking call runs: the call must
+ * complete (not hang: SIGALRM, at its default disposition, ends the process
+ * if one blocks) and the batch's done callback has fired with its results. */
+static void test_blocking_calls_after_pending_async_batch(void **state)
 {
     pgw_client_t *c = connect_default();
-    pgw_conn_t *conn = pgw_client_conn(c);
-    pgw_result_t *res = (pgw_result_t *)1;
-    pgw_result_t *results[1] = {(pgw_result_t *)1};
+    pgw_result_t *res = NULL;
+    pgw_result_t *results[1] = {NULL};
     int statuses[1] = {1};
     pgw_param_t p[] = {pgw_int4(5)};
-    pgw_client_batch_item_t item = {.sql = "SELECT $1::int4", .params = p, .nparams = 1};
+    pending_t pb;
     int rows = 0;
-    assert_int_equal(pgw_conn_in_batch(conn), 0);
-    assert_int_equal(pgw_conn_batch_begin(conn, 0), 0);
-    assert_int_equal(pgw_conn_in_batch(conn), 1);
+    int32_t v = 0;
     alarm(20);
-    expect_refused(pgw_client_query(c, "SELECT $1::int4", p, 1, &res), PGW_EBUSY, &res);
-    expect_refused(pgw_client_query_flags(c, "SELECT 1", NULL, 0, PGW_Q_TEXT, &res), PGW_EBUSY,
-                   &res);
-    expect_refused(pgw_client_query_rows(c, "SELECT 1", NULL, 0, 0, count_row, &rows, &res),
-                   PGW_EBUSY, &res);
-    expect_refused(pgw_client_exec(c, "SELECT 1", &res), PGW_EBUSY, &res);
-    expect_refused(pgw_client_prepare(c, "inb", "SELECT 1", NULL, 0, &res), PGW_EBUSY, &res);
-    expect_refused(pgw_client_execute(c, "inb", NULL, 0, &res), PGW_EBUSY, &res);
-    assert_int_equal(pgw_client_batch(c, &item, 1, 0, results, statuses), PGW_EBUSY);
-    assert_null(results[0]);
+
+    submit_pending_batch(c, &pb);
+    assert_int_equal(pgw_client_query(c, "SELECT $1::int4", p, 1, &res), 0);
+    expect_batch_done(&pb);
+    assert_int_equal(pgw_result_int4(res, 0, 0, &v), 0);
+    assert_int_equal(v, 5);
+    pgw_result_free(res);
+
+    submit_pending_batch(c, &pb);
+    pgw_request_t text = PGW_QUERY("SELECT 1", NULL, 0, NULL, NULL);
+    text.flags = PGW_Q_TEXT;
+    assert_int_equal(pgw_client_run(c, &text, &res), 0);
+    expect_batch_done(&pb);
+    assert_int_equal(pgw_result_fformat(res, 0), PGW_FORMAT_TEXT);
+    pgw_result_free(res);
+
+    submit_pending_batch(c, &pb);
+    pgw_request_t streamed = PGW_QUERY("SELECT 1", NULL, 0, NULL, &rows);
+    streamed.on_row = count_row;
+    assert_int_equal(pgw_client_run(c, &streamed, &res), 0);
+    expect_batch_done(&pb);
+    assert_int_equal(rows, 1);
+    pgw_result_free(res);
+
+    submit_pending_batch(c, &pb);
+    assert_int_equal(pgw_client_exec(c, "SELECT 1", &res), 0);
+    expect_batch_done(&pb);
+    pgw_result_free(res);
+
+    submit_pending_batch(c, &pb);
+    assert_int_equal(pgw_client_prepare(c, "inb", "SELECT 1", NULL, 0, &res), 0);
+    expect_batch_done(&pb);
+    pgw_result_free(res);
+
+    submit_pending_batch(c, &pb);
+    assert_int_equal(pgw_client_execute(c, "inb", NULL, 0, &res), 0);
+    expect_batch_done(&pb);
+    pgw_result_free(res);
+
+    submit_pending_batch(c, &pb);
+    pgw_request_t item = PGW_QUERY("SELECT $1::int4", p, 1, NULL, NULL);
+    assert_int_equal(pgw_client_run_batch(c, &item, 1, 0, results, statuses), 0);
+    expect_batch_done(&pb);
+    assert_int_equal(statuses[0], 0);
+    assert_int_equal(pgw_result_int4(results[0], 0, 0, &v), 0);
+    assert_int_equal(v, 5);
+    pgw_result_free(results[0]);
     alarm(0);
-    assert_int_equal(rows, 0);
-    /* The batch ends normally and the client is usable again. */
-    int ended = 0;
-    assert_int_equal(pgw_conn_batch_end(conn, on_batch_end, &ended), 0);
-    assert_int_equal(pgw_conn_in_batch(conn), 0);
+    pgw_client_close(c);
+}
+
+/* Replaces the batch-state refusals: a batch array holding a request that
+ * cannot be part of one (SIMPLE, SYNC), or no request at all, is refused
+ * with PGW_EINVAL before anything is sent, and the client stays usable. */
+static void test_run_batch_refusals(void **state)
+{
+    pgw_client_t *c = connect_default();
+    pgw_result_t *results[2] = {(pgw_result_t *)1, (pgw_result_t *)1};
+    int statuses[2] = {1, 1};
+    pgw_request_t reqs[] = {
+        PGW_QUERY("SELECT 1", NULL, 0, NULL, NULL),
+        PGW_SIMPLE("SELECT 2", NULL, NULL),
+    };
+    assert_int_equal(pgw_client_run_batch(c, reqs, 2, 0, results, statuses), PGW_EINVAL);
+    assert_null(results[0]);
+    assert_null(results[1]);
+    assert_int_equal(statuses[0], PGW_EINVAL);
+    assert_int_equal(statuses[1], PGW_EINVAL);
+    assert_non_null(strstr(pgw_client_refusal(c), "request 1"));
+    reqs[1] = PGW_SYNC(NULL, NULL);
+    assert_int_equal(pgw_client_run_batch(c, reqs, 2, 0, results, statuses), PGW_EINVAL);
+    assert_null(results[0]);
+    assert_int_equal(pgw_client_run_batch(c, reqs, 0, 0, results, statuses), PGW_EINVAL);
+    assert_int_equal(pgw_client_run_batch(c, NULL, 1, 0, results, statuses), PGW_EINVAL);
+    /* Nothing was sent: the connection's next request is answered first. */
+    pgw_param_t p[] = {pgw_int4(9)};
+    pgw_result_t *res;
     assert_int_equal(pgw_client_query(c, "SELECT $1::int4", p, 1, &res), 0);
     int32_t v = 0;
     assert_int_equal(pgw_result_int4(res, 0, 0, &v), 0);
-    assert_int_equal(v, 5);
-    assert_int_equal(ended, 1); /* the empty batch's Sync came back first */
+    assert_int_equal(v, 9);
     pgw_result_free(res);
     pgw_client_close(c);
 }
@@ -383,10 +477,10 @@ static void test_param_count_limit(void **state)
     pgw_result_t *res = (pgw_result_t *)1;
     expect_refused(pgw_client_query(c, "SELECT $70000::int4", p, 70000, &res), PGW_EINVAL, &res);
     expect_refused(pgw_client_execute(c, "nostmt", p, 70000, &res), PGW_EINVAL, &res);
-    pgw_client_batch_item_t item = {.sql = "SELECT $70000::int4", .params = p, .nparams = 70000};
+    pgw_request_t item = PGW_QUERY("SELECT $70000::int4", p, 70000, NULL, NULL);
     pgw_result_t *results[1];
     int statuses[1] = {0};
-    assert_int_equal(pgw_client_batch(c, &item, 1, 0, results, statuses), PGW_EINVAL);
+    assert_int_equal(pgw_client_run_batch(c, &item, 1, 0, results, statuses), PGW_EINVAL);
     assert_int_equal(statuses[0], PGW_EINVAL);
     assert_null(results[0]);
     assert_int_equal(pgw_client_query(c, "SELECT $65535::int4 + $1", p, 65535, &res), 0);
@@ -481,20 +575,24 @@ static void test_null_handles(void **state)
 {
     pgw_result_t *res = (pgw_result_t *)1;
     pgw_result_t *results[1] = {(pgw_result_t *)1};
-    pgw_client_batch_item_t item = {.sql = "SELECT 1"};
+    pgw_request_t item = PGW_QUERY("SELECT 1", NULL, 0, NULL, NULL);
+    pgw_request_t text = item, streamed = item;
     int rows = 0;
+    text.flags = PGW_Q_TEXT;
+    streamed.on_row = count_row;
+    streamed.ud = &rows;
     char err[64];
     assert_int_equal(pgw_client_connect(NULL, "host=/nonexistent", NULL), PGW_EINVAL);
     assert_int_equal(pgw_client_connect_err(NULL, "host=/nonexistent", NULL, err, sizeof(err)),
                      PGW_EINVAL);
     expect_refused(pgw_client_exec(NULL, "SELECT 1", &res), PGW_EINVAL, &res);
     expect_refused(pgw_client_query(NULL, "SELECT 1", NULL, 0, &res), PGW_EINVAL, &res);
-    expect_refused(pgw_client_query_flags(NULL, "SELECT 1", NULL, 0, 0, &res), PGW_EINVAL, &res);
-    expect_refused(pgw_client_query_rows(NULL, "SELECT 1", NULL, 0, 0, count_row, &rows, &res),
-                   PGW_EINVAL, &res);
+    expect_refused(pgw_client_run(NULL, &text, &res), PGW_EINVAL, &res);
+    expect_refused(pgw_client_run(NULL, &streamed, &res), PGW_EINVAL, &res);
     expect_refused(pgw_client_prepare(NULL, "x", "SELECT 1", NULL, 0, &res), PGW_EINVAL, &res);
     expect_refused(pgw_client_execute(NULL, "x", NULL, 0, &res), PGW_EINVAL, &res);
-    assert_int_equal(pgw_client_batch(NULL, &item, 1, 0, results, NULL), PGW_EINVAL);
+    assert_int_equal(pgw_client_run_batch(NULL, &item, 1, 0, results, NULL), PGW_EINVAL);
+    assert_string_equal(pgw_client_refusal(NULL), "");
     assert_int_equal(pgw_client_cancel(NULL), PGW_EINVAL);
     assert_null(pgw_client_conn(NULL));
     assert_null(pgw_client_session(NULL));
@@ -534,7 +632,8 @@ int main(void)
         cmocka_unit_test(test_query_rows),
         cmocka_unit_test(test_cancel_from_thread),
         cmocka_unit_test(test_connection_lost),
-        cmocka_unit_test(test_requests_refused_in_open_batch),
+        cmocka_unit_test(test_blocking_calls_after_pending_async_batch),
+        cmocka_unit_test(test_run_batch_refusals),
         cmocka_unit_test(test_null_handles),
         cmocka_unit_test(test_param_count_limit),
         cmocka_unit_test(test_large_parameter_memory_returns),

@@ -51,9 +51,9 @@ static int teardown(void **state)
 static void check_domain_array(pgw_type_registry_t *reg, unsigned flags)
 {
     pgw_result_t *res;
-    assert_int_equal(pgw_client_query_flags(db, "SELECT '{3,NULL,5}'::pgw_ctypes.posint[]", NULL, 0,
-                                            flags, &res),
-                     0);
+    pgw_request_t q = PGW_QUERY("SELECT '{3,NULL,5}'::pgw_ctypes.posint[]", NULL, 0, NULL, NULL);
+    q.flags = flags;
+    assert_int_equal(pgw_client_run(db, &q, &res), 0);
     pgw_value_t v;
     assert_int_equal(pgw_result_value(res, 0, 0, &v), 0);
     pgw_array_t a;

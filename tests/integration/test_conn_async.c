@@ -437,18 +437,26 @@ static void test_batch_one_sync(void **state)
     ctx_new(&x, NULL);
     assert_int_equal(ctx_connect(&x, pgt_conninfo(ci, sizeof(ci), NULL)), 0);
     req_rec_t end = {0};
-    assert_int_equal(pgw_conn_batch_begin(x.conn, 0), 0);
-    assert_int_equal(pgw_conn_simple_query(x.conn, "SELECT 1", on_req, &x.req[9]), PGW_EBUSY);
-    assert_int_equal(
-        pgw_conn_query(x.conn, "CREATE TEMP TABLE b1(v int4)", NULL, 0, on_req, &x.req[0]), 0);
-    assert_int_equal(
-        pgw_conn_query(x.conn, "INSERT INTO b1 VALUES (1),(2),(3)", NULL, 0, on_req, &x.req[1]), 0);
-    assert_int_equal(
-        pgw_conn_query(x.conn, "SELECT sum(v)::int4 FROM b1", NULL, 0, on_req, &x.req[2]), 0);
-    assert_int_equal(pgw_conn_query(x.conn, "SELECT 1/0", NULL, 0, on_req, &x.req[3]), 0);
-    assert_int_equal(pgw_conn_query(x.conn, "SELECT 5::int4", NULL, 0, on_req, &x.req[4]), 0);
-    assert_int_equal(pgw_conn_batch_end(x.conn, on_batch_end, &end), 0);
+    pgw_request_t reqs[] = {
+        PGW_QUERY("CREATE TEMP TABLE b1(v int4)", NULL, 0, on_req, &x.req[0]),
+        PGW_QUERY("INSERT INTO b1 VALUES (1),(2),(3)", NULL, 0, on_req, &x.req[1]),
+        PGW_QUERY("SELECT sum(v)::int4 FROM b1", NULL, 0, on_req, &x.req[2]),
+        PGW_QUERY("SELECT 1/0", NULL, 0, on_req, &x.req[3]),
+        PGW_QUERY("SELECT 5::int4", NULL, 0, on_req, &x.req[4]),
+    };
+    /* Replaces "a Simple Query inside an open batch is PGW_EBUSY": a SIMPLE
+     * request inside a batch array is PGW_EINVAL with nothing queued, and
+     * an empty batch is PGW_EINVAL. */
+    pgw_request_t with_simple[] = {reqs[0], PGW_SIMPLE("SELECT 1", on_req, &x.req[9])};
+    assert_int_equal(pgw_conn_submit_batch(x.conn, with_simple, 2, 0, on_batch_end, &end),
+                     PGW_EINVAL);
+    assert_int_equal(pgw_conn_submit_batch(x.conn, reqs, 0, 0, on_batch_end, &end), PGW_EINVAL);
+    assert_int_equal(pgw_conn_submit_batch(x.conn, NULL, 1, 0, on_batch_end, &end), PGW_EINVAL);
+    assert_int_equal(pgw_session_pending(pgw_conn_session(x.conn)), 0);
+    assert_int_equal(pgw_conn_submit_batch(x.conn, reqs, 5, 0, on_batch_end, &end), 0);
     run_until(&x, &end.calls);
+    assert_int_equal(x.req[9].calls, 0);
+    assert_int_equal(end.calls, 1);
     assert_int_equal(x.req[0].status, 0);
     assert_int_equal(x.req[1].status, 0);
     assert_int_equal(x.req[2].status, 0);
@@ -480,12 +488,14 @@ static void test_prepared(void **state)
         pgw_conn_prepare(x.conn, "add1", "SELECT $1::int4 + 1", NULL, 1, on_req, &x.req[0]), 0);
     for (int i = 1; i <= 20; i++) {
         pgw_param_t p[] = {pgw_int4(i * 10)};
-        assert_int_equal(pgw_conn_execute(x.conn, "add1", p, 1, 0, on_req, &x.req[i]), 0);
+        assert_int_equal(pgw_conn_execute(x.conn, "add1", p, 1, on_req, &x.req[i]), 0);
     }
-    assert_int_equal(pgw_conn_describe(x.conn, "add1", on_req, &x.req[21]), 0);
-    assert_int_equal(pgw_conn_close_statement(x.conn, "add1", on_req, &x.req[22]), 0);
+    pgw_request_t describe = PGW_DESCRIBE("add1", on_req, &x.req[21]);
+    assert_int_equal(pgw_conn_submit(x.conn, &describe), 0);
+    pgw_request_t close = PGW_CLOSE("add1", on_req, &x.req[22]);
+    assert_int_equal(pgw_conn_submit(x.conn, &close), 0);
     pgw_param_t p[] = {pgw_int4(1)};
-    assert_int_equal(pgw_conn_execute(x.conn, "add1", p, 1, 0, on_req, &x.req[23]), 0);
+    assert_int_equal(pgw_conn_execute(x.conn, "add1", p, 1, on_req, &x.req[23]), 0);
     run_until(&x, &x.req[23].calls);
     assert_int_equal(x.req[0].status, 0);
     for (int i = 1; i <= 20; i++) {
@@ -730,6 +740,11 @@ static void test_cancel_race(void **state)
     ctx_free_loop(&x);
 }
 
+static int null_row(const pgw_row_t *row, void *ud)
+{
+    return 0;
+}
+
 /* Parameter counts pass through unchanged: more than 65535 is refused with
  * PGW_EINVAL (no callback, nothing sent: it used to be narrowed to 16
  * bits) and the connection stays usable; 65535 reach the server.
@@ -747,9 +762,10 @@ static void test_param_count_limit(void **state)
         p[i] = pgw_int4(i + 1);
     assert_int_equal(pgw_conn_query(x.conn, "SELECT $70000::int4", p, 70000, on_req, &x.req[0]),
                      PGW_EINVAL);
-    assert_int_equal(
-        pgw_conn_query_rows(x.conn, "SELECT $70000::int4", p, 70000, 0, NULL, on_req, &x.req[0]),
-        PGW_EINVAL);
+    pgw_request_t streamed = PGW_QUERY("SELECT $70000::int4", p, 70000, on_req, &x.req[0]);
+    streamed.on_row = null_row;
+    assert_int_equal(pgw_conn_submit(x.conn, &streamed), PGW_EINVAL);
+    assert_int_equal(pgw_conn_submit_batch(x.conn, &streamed, 1, 0, on_req, &x.req[0]), PGW_EINVAL);
     assert_int_equal(pgw_conn_prepare(x.conn, "big", "SELECT 1", NULL, 65536, on_req, &x.req[0]),
                      PGW_EINVAL);
     assert_int_equal(pgw_conn_query(x.conn, "SELECT $65535::int4", p, 65535, on_req, &x.req[1]), 0);
@@ -760,11 +776,6 @@ static void test_param_count_limit(void **state)
     free(p);
     ctx_close(&x);
     ctx_free_loop(&x);
-}
-
-static int null_row(const pgw_row_t *row, void *ud)
-{
-    return 0;
 }
 
 /* The NULL-handle convention: no function of conn.h crashes on NULL. */
@@ -779,22 +790,31 @@ static void test_null_handles(void **state)
     assert_int_equal(pgw_conn_close(NULL, NULL, NULL), PGW_EINVAL);
     assert_int_equal(pgw_conn_cancel(NULL, NULL, NULL), PGW_EINVAL);
     assert_int_equal(pgw_conn_simple_query(NULL, "SELECT 1", on_req, NULL), PGW_EINVAL);
-    assert_int_equal(pgw_conn_simple_query_rows(NULL, "SELECT 1", null_row, on_req, NULL),
-                     PGW_EINVAL);
+    /* Every kind, streamed or with flags, through the one submit. */
+    pgw_request_t simple_rows = PGW_SIMPLE("SELECT 1", on_req, NULL);
+    simple_rows.on_row = null_row;
+    assert_int_equal(pgw_conn_submit(NULL, &simple_rows), PGW_EINVAL);
     assert_int_equal(pgw_conn_query(NULL, "SELECT 1", NULL, 0, on_req, NULL), PGW_EINVAL);
-    assert_int_equal(pgw_conn_query_flags(NULL, "SELECT 1", NULL, 0, 0, on_req, NULL), PGW_EINVAL);
-    assert_int_equal(pgw_conn_query_rows(NULL, "SELECT 1", NULL, 0, 0, null_row, on_req, NULL),
-                     PGW_EINVAL);
+    pgw_request_t text = PGW_QUERY("SELECT 1", NULL, 0, on_req, NULL);
+    text.flags = PGW_Q_TEXT;
+    assert_int_equal(pgw_conn_submit(NULL, &text), PGW_EINVAL);
+    pgw_request_t query_rows = PGW_QUERY("SELECT 1", NULL, 0, on_req, NULL);
+    query_rows.on_row = null_row;
+    assert_int_equal(pgw_conn_submit(NULL, &query_rows), PGW_EINVAL);
     assert_int_equal(pgw_conn_prepare(NULL, "s", "SELECT 1", NULL, 0, on_req, NULL), PGW_EINVAL);
-    assert_int_equal(pgw_conn_execute(NULL, "s", NULL, 0, 0, on_req, NULL), PGW_EINVAL);
-    assert_int_equal(pgw_conn_execute_rows(NULL, "s", NULL, 0, 0, null_row, on_req, NULL),
-                     PGW_EINVAL);
-    assert_int_equal(pgw_conn_describe(NULL, "s", on_req, NULL), PGW_EINVAL);
-    assert_int_equal(pgw_conn_close_statement(NULL, "s", on_req, NULL), PGW_EINVAL);
-    assert_int_equal(pgw_conn_batch_begin(NULL, 0), PGW_EINVAL);
-    assert_int_equal(pgw_conn_batch_end(NULL, on_req, NULL), PGW_EINVAL);
-    assert_int_equal(pgw_conn_sync(NULL, on_req, NULL), PGW_EINVAL);
-    assert_int_equal(pgw_conn_in_batch(NULL), 0);
+    assert_int_equal(pgw_conn_execute(NULL, "s", NULL, 0, on_req, NULL), PGW_EINVAL);
+    pgw_request_t exec_rows = PGW_EXECUTE("s", NULL, 0, on_req, NULL);
+    exec_rows.on_row = null_row;
+    assert_int_equal(pgw_conn_submit(NULL, &exec_rows), PGW_EINVAL);
+    pgw_request_t describe = PGW_DESCRIBE("s", on_req, NULL);
+    assert_int_equal(pgw_conn_submit(NULL, &describe), PGW_EINVAL);
+    pgw_request_t close = PGW_CLOSE("s", on_req, NULL);
+    assert_int_equal(pgw_conn_submit(NULL, &close), PGW_EINVAL);
+    /* Replaces batch_begin/batch_end/in_batch on NULL: the batch array. */
+    assert_int_equal(pgw_conn_submit_batch(NULL, &text, 1, 0, on_req, NULL), PGW_EINVAL);
+    pgw_request_t sync = PGW_SYNC(on_req, NULL);
+    assert_int_equal(pgw_conn_submit(NULL, &sync), PGW_EINVAL);
+    assert_int_equal(pgw_conn_submit(NULL, NULL), PGW_EINVAL);
     assert_null(pgw_conn_session(NULL));
     assert_null(pgw_conn_loop(NULL));
     assert_int_equal(pgw_conn_is_ready(NULL), 0);
@@ -813,6 +833,9 @@ static void test_null_handles(void **state)
     /* A real conn: a NULL out for the stats is a no-op too. */
     assert_int_equal(pgw_conn_new(&conn, &loop, NULL), 0);
     pgw_conn_stats(conn, NULL);
+    /* Before pgw_conn_connect the request calls are PGW_EBUSY. */
+    assert_int_equal(pgw_conn_submit(conn, &text), PGW_EBUSY);
+    assert_int_equal(pgw_conn_submit_batch(conn, &text, 1, 0, on_req, NULL), PGW_EBUSY);
     assert_int_equal(pgw_conn_fd(conn), PGW_ECLOSED);
     assert_int_equal(pgw_conn_close(conn, NULL, NULL), 0);
     assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);

@@ -262,25 +262,26 @@ static void run_pipeline(unsigned seed)
     static int expect[MAXREQ]; /* 0 ok, 1 fails, 2 aborted */
     memset(D, 0, sizeof D);
     int i = 0, batches = 0, batch_calls = 0;
+    static pgw_param_t ps[50];
+    pgw_request_t reqs[50];
     while (i < MAXREQ) {
         int k = 1 + rand() % 50;
         int failed = 0;
-        assert_int_equal(pgw_session_batch_begin(d.s, 0), 0);
-        for (int j = 0; j < k && i < MAXREQ; j++, i++) {
+        size_t n = 0;
+        for (int j = 0; j < k && i < MAXREQ; j++, i++, n++) {
             int r = rand() % 100;
             if (r < 5) {
                 static const char *bad[] = {"SELECT 1/0", "INSERT INTO uv VALUES (1)", "SELEC 1"};
-                assert_int_equal(pgw_session_query(d.s, bad[r % 3], NULL, 0, 0, rec_cb, UD(i)), 0);
+                reqs[n] = PGW_QUERY(bad[r % 3], NULL, 0, rec_cb, UD(i));
                 expect[i] = failed ? 2 : 1;
                 failed = 1;
             } else {
-                pgw_param_t p = pgw_int8(i);
-                assert_int_equal(
-                    pgw_session_query(d.s, "SELECT $1::int8 AS tag", &p, 1, 0, rec_cb, UD(i)), 0);
+                ps[n] = pgw_int8(i);
+                reqs[n] = PGW_QUERY("SELECT $1::int8 AS tag", &ps[n], 1, rec_cb, UD(i));
                 expect[i] = failed ? 2 : 0;
             }
         }
-        assert_int_equal(pgw_session_batch_end(d.s, rec_cb, UD(MAXREQ + 1)), 0);
+        assert_int_equal(pgw_session_submit_batch(d.s, reqs, n, 0, rec_cb, UD(MAXREQ + 1)), 0);
         batches++;
     }
     assert_int_equal(pump(&d, nothing_pending, NULL), 0);
@@ -321,9 +322,8 @@ static void test_libpq_pipeline_equivalents(void **state)
     pgw_param_t one = pgw_int8(1);
     /* simple_pipeline + multi_pipelines: two batches sent before reading. */
     for (int b = 0; b < 2; b++) {
-        assert_int_equal(pgw_session_batch_begin(d.s, 0), 0);
-        assert_int_equal(pgw_session_query(d.s, "SELECT $1::int8", &one, 1, 0, rec_cb, UD(b)), 0);
-        assert_int_equal(pgw_session_batch_end(d.s, rec_cb, UD(10 + b)), 0);
+        pgw_request_t one_req = PGW_QUERY("SELECT $1::int8", &one, 1, rec_cb, UD(b));
+        assert_int_equal(pgw_session_submit_batch(d.s, &one_req, 1, 0, rec_cb, UD(10 + b)), 0);
     }
     assert_int_equal(pump(&d, nothing_pending, NULL), 0);
     assert_int_equal(D[0].value, 1);
@@ -334,16 +334,14 @@ static void test_libpq_pipeline_equivalents(void **state)
      * rest aborted; after the Sync the session is usable and idle again. */
     exec_ok(&d, "CREATE TEMP TABLE pa(id int PRIMARY KEY)");
     memset(D, 0, sizeof D);
-    assert_int_equal(pgw_session_batch_begin(d.s, 0), 0);
-    assert_int_equal(pgw_session_query(d.s, "BEGIN", NULL, 0, 0, rec_cb, UD(0)), 0);
-    assert_int_equal(pgw_session_query(d.s, "INSERT INTO pa VALUES (1)", NULL, 0, 0, rec_cb, UD(1)),
-                     0);
-    assert_int_equal(pgw_session_query(d.s, "INSERT INTO pa VALUES (1)", NULL, 0, 0, rec_cb, UD(2)),
-                     0);
-    assert_int_equal(pgw_session_query(d.s, "INSERT INTO pa VALUES (2)", NULL, 0, 0, rec_cb, UD(3)),
-                     0);
-    assert_int_equal(pgw_session_query(d.s, "COMMIT", NULL, 0, 0, rec_cb, UD(4)), 0);
-    assert_int_equal(pgw_session_batch_end(d.s, rec_cb, UD(5)), 0);
+    pgw_request_t tx[] = {
+        PGW_QUERY("BEGIN", NULL, 0, rec_cb, UD(0)),
+        PGW_QUERY("INSERT INTO pa VALUES (1)", NULL, 0, rec_cb, UD(1)),
+        PGW_QUERY("INSERT INTO pa VALUES (1)", NULL, 0, rec_cb, UD(2)),
+        PGW_QUERY("INSERT INTO pa VALUES (2)", NULL, 0, rec_cb, UD(3)),
+        PGW_QUERY("COMMIT", NULL, 0, rec_cb, UD(4)),
+    };
+    assert_int_equal(pgw_session_submit_batch(d.s, tx, 5, 0, rec_cb, UD(5)), 0);
     assert_int_equal(pump(&d, nothing_pending, NULL), 0);
     assert_int_equal(D[0].status, 0);
     assert_int_equal(D[1].status, 0);

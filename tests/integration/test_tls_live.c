@@ -590,10 +590,10 @@ static void steady(const char *extra, size_t *pgw_allocs, size_t *ossl)
         }
         for (int i = 0; i < 50; i++) {
             int rows = 0;
-            assert_int_equal(
-                pgw_client_query_rows(c, "SELECT repeat('y', 2000) FROM generate_series(1, 100)",
-                                      NULL, 0, 0, count_row, &rows, NULL),
-                0);
+            pgw_request_t q = PGW_QUERY("SELECT repeat('y', 2000) FROM generate_series(1, 100)",
+                                        NULL, 0, NULL, &rows);
+            q.on_row = count_row;
+            assert_int_equal(pgw_client_run(c, &q, NULL), 0);
             assert_int_equal(rows, 100);
         }
     }
