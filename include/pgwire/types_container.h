@@ -189,9 +189,10 @@ PGW_EXTERN int pgw_array_get_float8(const pgw_value_t *v, double *out, size_t ca
  *   INT8, TIMESTAMP, TIMESTAMPTZ, TIME: int64_t (days since / microseconds
  *   since 2000-01-01, microseconds of day); FLOAT4: float; FLOAT8: double;
  *   UUID: uint8_t[16] each (16 * nelems bytes);
- *   TEXT, VARCHAR, BPCHAR, NAME, JSON, XML: const char * each (NUL-terminated,
- *   or with lens[i] bytes when lens is not NULL; a NULL pointer is SQL NULL);
- *   JSONB: const char * each, sent with the version-1 prefix byte;
+ *   TEXT, VARCHAR, BPCHAR, NAME, JSON, XML, UNKNOWN (the types whose binary
+ *   form is their text): const char * each (NUL-terminated, or with lens[i]
+ *   bytes when lens is not NULL; a NULL pointer is SQL NULL);
+ *   JSONB, JSONPATH: const char * each, sent with the version-1 prefix byte;
  *   any other oid: pgw_view_t each, already in that type's binary form
  *   (len -1: NULL).
  * nulls (optional) marks NULL elements. ndim 0 with nelems > 0 means one
