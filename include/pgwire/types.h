@@ -254,8 +254,12 @@ static inline pgw_param_t pgw_float8(double v)
     p.u.f8 = v;
     return p;
 }
-/* Text (sent in text format, type oid, 0 to let the server infer). len -1:
- * s is NUL-terminated. */
+/*
+ * A string sent in text format with a declared type: oid is what Parse
+ * declares (PGW_OID_TEXT forces text, so "$1 + 1" then fails as text +
+ * integer, as in SQL; 0 leaves the type to the server, as pgw_text does).
+ * len -1: s is NUL-terminated.
+ */
 static inline pgw_param_t pgw_text_typed(const char *s, int32_t len, uint32_t oid)
 {
     pgw_param_t p = {PGW_PARAM_BYTES, PGW_FORMAT_TEXT, oid, {0}};
@@ -263,9 +267,17 @@ static inline pgw_param_t pgw_text_typed(const char *s, int32_t len, uint32_t oi
     p.u.bytes.len = len;
     return p;
 }
+/*
+ * A NUL-terminated string the server interprets, like a libpq parameter
+ * with no type: it is sent in text format with type 0, so the server infers
+ * the type from the statement ("SELECT $1 + 1" with pgw_text("41") gives 42;
+ * "$1 = name" compares names). Where nothing constrains it, the server
+ * takes it as text. To declare it text whatever the statement says, use
+ * pgw_text_typed(s, -1, PGW_OID_TEXT).
+ */
 static inline pgw_param_t pgw_text(const char *s)
 {
-    return pgw_text_typed(s, -1, PGW_OID_TEXT);
+    return pgw_text_typed(s, -1, 0);
 }
 /* bytea, sent in binary. */
 static inline pgw_param_t pgw_bytea(const void *data, int32_t len)

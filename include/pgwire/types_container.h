@@ -386,8 +386,9 @@ PGW_EXTERN int pgw_record_next(pgw_record_iter_t *it, pgw_value_t *out);
 PGW_EXTERN void pgw_record_iter_set_scratch(pgw_record_iter_t *it, char *scratch, size_t cap);
 
 /* Composite parameter encoder: nfields binary parameters, each sent with its
- * oid (which must be the column's type: the server checks). type_oid is the
- * composite type's oid (anonymous records cannot be sent). */
+ * oid (which must be the column's type: the server checks; an untyped text
+ * field such as pgw_text's is sent as text). type_oid is the composite
+ * type's oid (anonymous records cannot be sent). */
 typedef struct pgw_record_enc {
     uint32_t type_oid;
     const pgw_param_t *fields;
