@@ -570,9 +570,10 @@ PGW_EXTERN int pgw_copy_bin_begin(pgw_buf_t *b);
 /* Start a row of nfields fields (int16). PGW_EINVAL if nfields > 32767. */
 PGW_EXTERN int pgw_copy_bin_row_begin(pgw_buf_t *b, size_t nfields);
 /* One field encoded as a binary parameter would be (int32 length, bytes;
- * -1 for NULL). Text-format parameters are accepted for text-like types
- * (text, varchar, bpchar, name, json, xml, unknown, 0) whose binary form is
- * the text. Also PGW_EINVAL (other text params), or an encoder's error. */
+ * -1 for NULL). Text-format parameters are accepted for untyped ones (0)
+ * and the types whose binary form is the text (text, varchar, bpchar, name,
+ * json, xml, unknown), and for jsonb and jsonpath, whose version byte is
+ * added. Also PGW_EINVAL (other text params), or an encoder's error. */
 PGW_EXTERN int pgw_copy_bin_field(pgw_buf_t *b, const pgw_param_t *p);
 PGW_EXTERN int pgw_copy_bin_null(pgw_buf_t *b);
 PGW_EXTERN int pgw_copy_bin_int2(pgw_buf_t *b, int16_t v);
