@@ -368,21 +368,6 @@ static float load_f4(const uint8_t *p)
     return f;
 }
 
-/* 1 if x converts to double and back unchanged. */
-static int int64_fits_double(int64_t x)
-{
-    double d = (double)x;
-    if (d >= 9223372036854775808.0) return 0;
-    return (int64_t)d == x;
-}
-
-static int int64_fits_float(int64_t x)
-{
-    float f = (float)x;
-    if (f >= 9223372036854775808.0f) return 0;
-    return (int64_t)f == x;
-}
-
 int pgw_get_float8(const pgw_value_t *v, double *out)
 {
     PGW__CHECK_VALUE(v, out);
@@ -408,7 +393,7 @@ int pgw_get_float8(const pgw_value_t *v, double *out)
     int64_t x;
     int rc = get_integer(v, &x);
     if (rc < 0) return rc;
-    if (!int64_fits_double(x)) return PGW_ELOSS;
+    if (!pgw__int64_exact_double(x)) return PGW_ELOSS;
     *out = (double)x;
     return 0;
 }
@@ -439,7 +424,7 @@ int pgw_get_float4(const pgw_value_t *v, float *out)
     int64_t x;
     int rc = get_integer(v, &x);
     if (rc < 0) return rc;
-    if (!int64_fits_float(x)) return PGW_ELOSS;
+    if (!pgw__int64_exact_float(x)) return PGW_ELOSS;
     *out = (float)x;
     return 0;
 }

@@ -57,6 +57,18 @@ static inline int pgw__int_fits(int64_t x, const pgw__builtin_t *t)
     return 1;
 }
 
+/* 1 if x converts to double / float and back unchanged. */
+static inline int pgw__int64_exact_double(int64_t x)
+{
+    double d = (double)x;
+    return d < 9223372036854775808.0 && (int64_t)d == x;
+}
+static inline int pgw__int64_exact_float(int64_t x)
+{
+    float f = (float)x;
+    return f < 9223372036854775808.0f && (int64_t)f == x;
+}
+
 /* 1 if oid is a built-in scalar type decoded from binary (see
  * pgw_type_binary_ok, which registry.c implements on top of this). */
 int pgw__scalar_binary_ok(uint32_t oid);
