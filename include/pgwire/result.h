@@ -16,6 +16,7 @@
 #include "pgwire/common.h"
 #include "pgwire/proto.h"
 #include "pgwire/types.h"
+#include "pgwire/types_container.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -74,15 +75,77 @@ PGW_EXTERN int pgw_result_column(const pgw_result_t *r, const char *name);
 PGW_EXTERN int pgw_result_value(const pgw_result_t *r, size_t row, size_t col, pgw_value_t *out);
 /* 1 if NULL, 0 if not, PGW_EINDEX. */
 PGW_EXTERN int pgw_result_isnull(const pgw_result_t *r, size_t row, size_t col);
-/* Typed accessors: pgw_result_value then the types layer's pgw_get_*.
- * Return 0, PGW_EINDEX, PGW_ENULL, PGW_ETYPE, PGW_EFORMAT, PGW_ERANGE. */
+/*
+ * Typed accessors: pgw_result_value, then the types layer's decoder named
+ * beside each (types.h, types_container.h), in the column's format (binary
+ * or text: both decode to the same value). Each returns 0 or:
+ *   PGW_EINDEX   row or col out of range;
+ *   PGW_ENULL    the cell is SQL NULL (*out untouched);
+ *   PGW_ETYPE    the column's type is not one the decoder reads;
+ *   PGW_EFORMAT  the value's bytes are malformed;
+ *   PGW_ERANGE   the value does not fit *out (or the decoder's own
+ *                PGW_ERANGE / PGW_ELOSS cases, documented with it);
+ *   PGW_EINVAL   r or out NULL.
+ * LIFETIME: a view handed out (pgw_str_t, pgw_view_t, pgw_numeric_t's
+ * digits, pgw_array_t and what it iterates) points into the result and is
+ * valid until pgw_result_free of r.
+ */
 PGW_EXTERN int pgw_result_bool(const pgw_result_t *r, size_t row, size_t col, bool *out);
+/* Integers: any integer column whose value fits (pgw_get_int2 ...). */
 PGW_EXTERN int pgw_result_int2(const pgw_result_t *r, size_t row, size_t col, int16_t *out);
 PGW_EXTERN int pgw_result_int4(const pgw_result_t *r, size_t row, size_t col, int32_t *out);
 PGW_EXTERN int pgw_result_int8(const pgw_result_t *r, size_t row, size_t col, int64_t *out);
+PGW_EXTERN int pgw_result_oid(const pgw_result_t *r, size_t row, size_t col, uint32_t *out);
 PGW_EXTERN int pgw_result_float4(const pgw_result_t *r, size_t row, size_t col, float *out);
 PGW_EXTERN int pgw_result_float8(const pgw_result_t *r, size_t row, size_t col, double *out);
+/* Text-like columns, viewed in place (pgw_get_text). */
 PGW_EXTERN int pgw_result_text(const pgw_result_t *r, size_t row, size_t col, pgw_str_t *out);
+/* json, jsonb, jsonpath: a view of the JSON text (pgw_get_json). */
+PGW_EXTERN int pgw_result_json(const pgw_result_t *r, size_t row, size_t col, pgw_str_t *out);
+/* bytea in binary format, viewed in place (pgw_get_bytea_view); a text
+ * format bytea is PGW_ETYPE: decode it with pgw_result_value and
+ * pgw_get_bytea. */
+PGW_EXTERN int pgw_result_bytea(const pgw_result_t *r, size_t row, size_t col, pgw_view_t *out);
+/* uuid: 16 bytes at out (pgw_get_uuid). */
+PGW_EXTERN int pgw_result_uuid(const pgw_result_t *r, size_t row, size_t col, uint8_t out[16]);
+/* date (days since 2000-01-01), time (usec since midnight), timetz,
+ * timestamp, timestamptz (usec since 2000-01-01, UTC for timestamptz),
+ * broken down (pgw_get_tm), interval: see "Date and time" in types.h. */
+PGW_EXTERN int pgw_result_date(const pgw_result_t *r, size_t row, size_t col, int32_t *out);
+PGW_EXTERN int pgw_result_time(const pgw_result_t *r, size_t row, size_t col, int64_t *out);
+PGW_EXTERN int pgw_result_timetz(const pgw_result_t *r, size_t row, size_t col, pgw_timetz_t *out);
+PGW_EXTERN int pgw_result_timestamp(const pgw_result_t *r, size_t row, size_t col, int64_t *out);
+PGW_EXTERN int pgw_result_timestamptz(const pgw_result_t *r, size_t row, size_t col, int64_t *out);
+PGW_EXTERN int pgw_result_tm(const pgw_result_t *r, size_t row, size_t col, pgw_tm_t *out);
+PGW_EXTERN int pgw_result_interval(const pgw_result_t *r, size_t row, size_t col,
+                                   pgw_interval_t *out);
+/* numeric as a correctly rounded double / an exact int64
+ * (pgw_get_numeric_double, pgw_get_numeric_int64). */
+PGW_EXTERN int pgw_result_numeric_double(const pgw_result_t *r, size_t row, size_t col,
+                                         double *out);
+PGW_EXTERN int pgw_result_numeric_int64(const pgw_result_t *r, size_t row, size_t col,
+                                        int64_t *out);
+/* numeric exactly (pgw_get_numeric): binary digits are viewed in the
+ * result; a text value's are written to storage[0..cap)
+ * (PGW_NUMERIC_STORAGE of the value's length is enough; PGW_ERANGE if cap
+ * is smaller), which must then live as long as out is used. */
+PGW_EXTERN int pgw_result_numeric(const pgw_result_t *r, size_t row, size_t col, pgw_numeric_t *out,
+                                  uint8_t *storage, size_t cap);
+/* inet and cidr (pgw_get_inet); macaddr (6 bytes), macaddr8 (8 bytes);
+ * money in cents (pgw_get_money). */
+PGW_EXTERN int pgw_result_inet(const pgw_result_t *r, size_t row, size_t col, pgw_inet_t *out);
+PGW_EXTERN int pgw_result_macaddr(const pgw_result_t *r, size_t row, size_t col, uint8_t out[6]);
+PGW_EXTERN int pgw_result_macaddr8(const pgw_result_t *r, size_t row, size_t col, uint8_t out[8]);
+PGW_EXTERN int pgw_result_money(const pgw_result_t *r, size_t row, size_t col, int64_t *out);
+/* Any built-in scalar as a tagged value (pgw_get_datum); a NULL cell is
+ * kind PGW_DATUM_NULL and returns 0, unlike the accessors above. */
+PGW_EXTERN int pgw_result_datum(const pgw_result_t *r, size_t row, size_t col, pgw_datum_t *out);
+/* An array cell parsed (pgw_array_parse, through the default registry):
+ * iterate it with pgw_array_iter_init / pgw_array_next, or read it with
+ * the pgw_array_get_* bulk getters on pgw_result_value's value. PGW_ETYPE
+ * also for a column that is not an array type, built in or loaded into the
+ * default registry (see pgw_type_registry_load_row). */
+PGW_EXTERN int pgw_result_array(const pgw_result_t *r, size_t row, size_t col, pgw_array_t *out);
 
 /* The command tag ("SELECT 3", "INSERT 0 1"), or "" if none. */
 PGW_EXTERN const char *pgw_result_command_tag(const pgw_result_t *r);

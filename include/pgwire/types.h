@@ -30,85 +30,118 @@
 extern "C" {
 #endif
 
-/* Type OIDs of the built-in types (pg_type.dat). */
-enum pgw_oid {
-    PGW_OID_BOOL = 16,
-    PGW_OID_BYTEA = 17,
-    PGW_OID_CHAR = 18,
-    PGW_OID_NAME = 19,
-    PGW_OID_INT8 = 20,
-    PGW_OID_INT2 = 21,
-    PGW_OID_INT4 = 23,
-    PGW_OID_TEXT = 25,
-    PGW_OID_OID = 26,
-    PGW_OID_JSON = 114,
-    PGW_OID_XML = 142,
-    PGW_OID_POINT = 600,
-    PGW_OID_BOX = 603,
-    PGW_OID_CIDR = 650,
-    PGW_OID_FLOAT4 = 700,
-    PGW_OID_FLOAT8 = 701,
-    PGW_OID_UNKNOWN = 705,
-    PGW_OID_MACADDR8 = 774,
-    PGW_OID_MONEY = 790,
-    PGW_OID_MACADDR = 829,
-    PGW_OID_INET = 869,
-    PGW_OID_BPCHAR = 1042,
-    PGW_OID_VARCHAR = 1043,
-    PGW_OID_DATE = 1082,
-    PGW_OID_TIME = 1083,
-    PGW_OID_TIMESTAMP = 1114,
-    PGW_OID_TIMESTAMPTZ = 1184,
-    PGW_OID_INTERVAL = 1186,
-    PGW_OID_TIMETZ = 1266,
-    PGW_OID_NUMERIC = 1700,
-    PGW_OID_RECORD = 2249,
-    PGW_OID_UUID = 2950,
-    PGW_OID_JSONB = 3802,
-    PGW_OID_JSONPATH = 4072,
-    PGW_OID_INT4RANGE = 3904,
-    PGW_OID_NUMRANGE = 3906,
-    PGW_OID_TSRANGE = 3908,
-    PGW_OID_TSTZRANGE = 3910,
-    PGW_OID_DATERANGE = 3912,
-    PGW_OID_INT8RANGE = 3926,
-    PGW_OID_INT4MULTIRANGE = 4451,
-    PGW_OID_NUMMULTIRANGE = 4532,
-    PGW_OID_TSMULTIRANGE = 4533,
-    PGW_OID_TSTZMULTIRANGE = 4534,
-    PGW_OID_DATEMULTIRANGE = 4535,
-    PGW_OID_INT8MULTIRANGE = 4536,
-    /* array types */
-    PGW_OID_BOOL_ARRAY = 1000,
-    PGW_OID_BYTEA_ARRAY = 1001,
-    PGW_OID_CHAR_ARRAY = 1002,
-    PGW_OID_NAME_ARRAY = 1003,
-    PGW_OID_INT2_ARRAY = 1005,
-    PGW_OID_INT4_ARRAY = 1007,
-    PGW_OID_TEXT_ARRAY = 1009,
-    PGW_OID_BPCHAR_ARRAY = 1014,
-    PGW_OID_VARCHAR_ARRAY = 1015,
-    PGW_OID_INT8_ARRAY = 1016,
-    PGW_OID_FLOAT4_ARRAY = 1021,
-    PGW_OID_FLOAT8_ARRAY = 1022,
-    PGW_OID_OID_ARRAY = 1028,
-    PGW_OID_TIMESTAMP_ARRAY = 1115,
-    PGW_OID_DATE_ARRAY = 1182,
-    PGW_OID_TIME_ARRAY = 1183,
-    PGW_OID_TIMESTAMPTZ_ARRAY = 1185,
-    PGW_OID_INTERVAL_ARRAY = 1187,
-    PGW_OID_NUMERIC_ARRAY = 1231,
-    PGW_OID_TIMETZ_ARRAY = 1270,
-    PGW_OID_UUID_ARRAY = 2951,
-    PGW_OID_JSON_ARRAY = 199,
-    PGW_OID_JSONB_ARRAY = 3807,
-    PGW_OID_INET_ARRAY = 1041,
-    PGW_OID_CIDR_ARRAY = 651,
-    PGW_OID_MACADDR_ARRAY = 1040,
-    PGW_OID_MACADDR8_ARRAY = 775,
-    PGW_OID_MONEY_ARRAY = 791,
-    PGW_OID_BOX_ARRAY = 1020
-};
+/*
+ * The built-in types the library knows, one row each, in OID order
+ * (pg_type.dat). This table is the only place these facts are written: the
+ * PGW_OID_* names below, pgw_type_binary_ok, pgw_type_name,
+ * pgw_array_elem_oid / pgw_array_oid_for, the text-likeness the decoders,
+ * encoders and COPY writer share, the element delimiter of arrays and the
+ * decoder dispatch are all generated from it. It is public so that a
+ * binding can generate its own tables from the same facts.
+ *
+ * X(NAME, "typname", oid, array_oid, width, KIND, TEXT, binary, delim):
+ *   NAME       PGW_OID_<NAME> = oid and PGW_OID_<NAME>_ARRAY = array_oid
+ *   typname    the server's pg_type.typname (the array's is "_" typname)
+ *   width      the binary value's fixed size in bytes, -1 if variable
+ *   KIND       how pgw_get_datum decodes it: a pgw_datum_kind without its
+ *              PGW_DATUM_ prefix, NONE when no scalar decoder does (arrays,
+ *              ranges, records have their own in types_container.h)
+ *   TEXT       how its binary form relates to its text: NO (unrelated),
+ *              SAME (the binary form is the text: text, varchar, json...),
+ *              VERSIONED (a version byte 1, then the text: jsonb, jsonpath),
+ *              BYTE (one byte, read as text: "char")
+ *   binary     1 if values of it are decoded from the binary format
+ *   delim      typdelim: the element separator of its arrays' text form
+ * X_NOARRAY has the same columns for the types that have no array type
+ * (array_oid 0).
+ */
+#define PGW_BUILTIN_TYPES(X, X_NOARRAY)                                   \
+    X(BOOL, "bool", 16, 1000, 1, BOOL, NO, 1, ',')                        \
+    X(BYTEA, "bytea", 17, 1001, -1, BYTEA, NO, 1, ',')                    \
+    X(CHAR, "char", 18, 1002, 1, CHAR, BYTE, 1, ',')                      \
+    X(NAME, "name", 19, 1003, -1, TEXT, SAME, 1, ',')                     \
+    X(INT8, "int8", 20, 1016, 8, INT, NO, 1, ',')                         \
+    X(INT2, "int2", 21, 1005, 2, INT, NO, 1, ',')                         \
+    X(INT2VECTOR, "int2vector", 22, 1006, -1, NONE, NO, 0, ',')           \
+    X(INT4, "int4", 23, 1007, 4, INT, NO, 1, ',')                         \
+    X(REGPROC, "regproc", 24, 1008, 4, NONE, NO, 0, ',')                  \
+    X(TEXT, "text", 25, 1009, -1, TEXT, SAME, 1, ',')                     \
+    X(OID, "oid", 26, 1028, 4, INT, NO, 1, ',')                           \
+    X(TID, "tid", 27, 1010, 6, NONE, NO, 0, ',')                          \
+    X(XID, "xid", 28, 1011, 4, NONE, NO, 0, ',')                          \
+    X(CID, "cid", 29, 1012, 4, NONE, NO, 0, ',')                          \
+    X(OIDVECTOR, "oidvector", 30, 1013, -1, NONE, NO, 0, ',')             \
+    X(JSON, "json", 114, 199, -1, TEXT, SAME, 1, ',')                     \
+    X(XML, "xml", 142, 143, -1, TEXT, SAME, 0, ',')                       \
+    X(POINT, "point", 600, 1017, 16, NONE, NO, 0, ',')                    \
+    X(LSEG, "lseg", 601, 1018, 32, NONE, NO, 0, ',')                      \
+    X(PATH, "path", 602, 1019, -1, NONE, NO, 0, ',')                      \
+    X(BOX, "box", 603, 1020, 32, NONE, NO, 0, ';')                        \
+    X(POLYGON, "polygon", 604, 1027, -1, NONE, NO, 0, ',')                \
+    X(LINE, "line", 628, 629, 24, NONE, NO, 0, ',')                       \
+    X(CIDR, "cidr", 650, 651, -1, INET, NO, 1, ',')                       \
+    X(FLOAT4, "float4", 700, 1021, 4, FLOAT4, NO, 1, ',')                 \
+    X(FLOAT8, "float8", 701, 1022, 8, FLOAT8, NO, 1, ',')                 \
+    X_NOARRAY(UNKNOWN, "unknown", 705, 0, -1, TEXT, SAME, 0, ',')         \
+    X(CIRCLE, "circle", 718, 719, 24, NONE, NO, 0, ',')                   \
+    X(MACADDR8, "macaddr8", 774, 775, 8, MACADDR8, NO, 1, ',')            \
+    X(MONEY, "money", 790, 791, 8, MONEY, NO, 1, ',')                     \
+    X(MACADDR, "macaddr", 829, 1040, 6, MACADDR, NO, 1, ',')              \
+    X(INET, "inet", 869, 1041, -1, INET, NO, 1, ',')                      \
+    X(ACLITEM, "aclitem", 1033, 1034, -1, NONE, NO, 0, ',')               \
+    X(BPCHAR, "bpchar", 1042, 1014, -1, TEXT, SAME, 1, ',')               \
+    X(VARCHAR, "varchar", 1043, 1015, -1, TEXT, SAME, 1, ',')             \
+    X(DATE, "date", 1082, 1182, 4, DATE, NO, 1, ',')                      \
+    X(TIME, "time", 1083, 1183, 8, TIME, NO, 1, ',')                      \
+    X(TIMESTAMP, "timestamp", 1114, 1115, 8, TIMESTAMP, NO, 1, ',')       \
+    X(TIMESTAMPTZ, "timestamptz", 1184, 1185, 8, TIMESTAMPTZ, NO, 1, ',') \
+    X(INTERVAL, "interval", 1186, 1187, 16, INTERVAL, NO, 1, ',')         \
+    X(TIMETZ, "timetz", 1266, 1270, 12, TIMETZ, NO, 1, ',')               \
+    X(BIT, "bit", 1560, 1561, -1, NONE, NO, 0, ',')                       \
+    X(VARBIT, "varbit", 1562, 1563, -1, NONE, NO, 0, ',')                 \
+    X(NUMERIC, "numeric", 1700, 1231, -1, NUMERIC, NO, 1, ',')            \
+    X(REFCURSOR, "refcursor", 1790, 2201, -1, NONE, NO, 0, ',')           \
+    X(REGPROCEDURE, "regprocedure", 2202, 2207, 4, NONE, NO, 0, ',')      \
+    X(REGOPER, "regoper", 2203, 2208, 4, NONE, NO, 0, ',')                \
+    X(REGOPERATOR, "regoperator", 2204, 2209, 4, NONE, NO, 0, ',')        \
+    X(REGCLASS, "regclass", 2205, 2210, 4, NONE, NO, 0, ',')              \
+    X(REGTYPE, "regtype", 2206, 2211, 4, NONE, NO, 0, ',')                \
+    X(RECORD, "record", 2249, 2287, -1, NONE, NO, 1, ',')                 \
+    X(CSTRING, "cstring", 2275, 1263, -1, NONE, NO, 0, ',')               \
+    X(UUID, "uuid", 2950, 2951, 16, UUID, NO, 1, ',')                     \
+    X(TXID_SNAPSHOT, "txid_snapshot", 2970, 2949, -1, NONE, NO, 0, ',')   \
+    X(PG_LSN, "pg_lsn", 3220, 3221, 8, NONE, NO, 0, ',')                  \
+    X(TSVECTOR, "tsvector", 3614, 3643, -1, NONE, NO, 0, ',')             \
+    X(TSQUERY, "tsquery", 3615, 3645, -1, NONE, NO, 0, ',')               \
+    X(GTSVECTOR, "gtsvector", 3642, 3644, -1, NONE, NO, 0, ',')           \
+    X(REGCONFIG, "regconfig", 3734, 3735, 4, NONE, NO, 0, ',')            \
+    X(REGDICTIONARY, "regdictionary", 3769, 3770, 4, NONE, NO, 0, ',')    \
+    X(JSONB, "jsonb", 3802, 3807, -1, TEXT, VERSIONED, 1, ',')            \
+    X(INT4RANGE, "int4range", 3904, 3905, -1, NONE, NO, 1, ',')           \
+    X(NUMRANGE, "numrange", 3906, 3907, -1, NONE, NO, 1, ',')             \
+    X(TSRANGE, "tsrange", 3908, 3909, -1, NONE, NO, 1, ',')               \
+    X(TSTZRANGE, "tstzrange", 3910, 3911, -1, NONE, NO, 1, ',')           \
+    X(DATERANGE, "daterange", 3912, 3913, -1, NONE, NO, 1, ',')           \
+    X(INT8RANGE, "int8range", 3926, 3927, -1, NONE, NO, 1, ',')           \
+    X(JSONPATH, "jsonpath", 4072, 4073, -1, TEXT, VERSIONED, 1, ',')      \
+    X(REGNAMESPACE, "regnamespace", 4089, 4090, 4, NONE, NO, 0, ',')      \
+    X(REGROLE, "regrole", 4096, 4097, 4, NONE, NO, 0, ',')                \
+    X(REGCOLLATION, "regcollation", 4191, 4192, 4, NONE, NO, 0, ',')      \
+    X(INT4MULTIRANGE, "int4multirange", 4451, 6150, -1, NONE, NO, 1, ',') \
+    X(NUMMULTIRANGE, "nummultirange", 4532, 6151, -1, NONE, NO, 1, ',')   \
+    X(TSMULTIRANGE, "tsmultirange", 4533, 6152, -1, NONE, NO, 1, ',')     \
+    X(TSTZMULTIRANGE, "tstzmultirange", 4534, 6153, -1, NONE, NO, 1, ',') \
+    X(DATEMULTIRANGE, "datemultirange", 4535, 6155, -1, NONE, NO, 1, ',') \
+    X(INT8MULTIRANGE, "int8multirange", 4536, 6157, -1, NONE, NO, 1, ',') \
+    X(PG_SNAPSHOT, "pg_snapshot", 5038, 5039, -1, NONE, NO, 0, ',')       \
+    X(XID8, "xid8", 5069, 271, 8, NONE, NO, 0, ',')
+
+#define PGW__OID_ENUM(name, typname, oid, array_oid, ...) \
+    PGW_OID_##name = oid, PGW_OID_##name##_ARRAY = array_oid,
+#define PGW__OID_ENUM_NOARRAY(name, typname, oid, ...) PGW_OID_##name = oid,
+
+/* Type OIDs of the built-in types, and of their array types. */
+enum pgw_oid { PGW_BUILTIN_TYPES(PGW__OID_ENUM, PGW__OID_ENUM_NOARRAY) };
 
 /* Wire formats. */
 enum pgw_format { PGW_FORMAT_TEXT = 0, PGW_FORMAT_BINARY = 1 };
@@ -221,8 +254,12 @@ static inline pgw_param_t pgw_float8(double v)
     p.u.f8 = v;
     return p;
 }
-/* Text (sent in text format, type oid, 0 to let the server infer). len -1:
- * s is NUL-terminated. */
+/*
+ * A string sent in text format with a declared type: oid is what Parse
+ * declares (PGW_OID_TEXT forces text, so "$1 + 1" then fails as text +
+ * integer, as in SQL; 0 leaves the type to the server, as pgw_text does).
+ * len -1: s is NUL-terminated.
+ */
 static inline pgw_param_t pgw_text_typed(const char *s, int32_t len, uint32_t oid)
 {
     pgw_param_t p = {PGW_PARAM_BYTES, PGW_FORMAT_TEXT, oid, {0}};
@@ -230,9 +267,17 @@ static inline pgw_param_t pgw_text_typed(const char *s, int32_t len, uint32_t oi
     p.u.bytes.len = len;
     return p;
 }
+/*
+ * A NUL-terminated string the server interprets, like a libpq parameter
+ * with no type: it is sent in text format with type 0, so the server infers
+ * the type from the statement ("SELECT $1 + 1" with pgw_text("41") gives 42;
+ * "$1 = name" compares names). Where nothing constrains it, the server
+ * takes it as text. To declare it text whatever the statement says, use
+ * pgw_text_typed(s, -1, PGW_OID_TEXT).
+ */
 static inline pgw_param_t pgw_text(const char *s)
 {
-    return pgw_text_typed(s, -1, PGW_OID_TEXT);
+    return pgw_text_typed(s, -1, 0);
 }
 /* bytea, sent in binary. */
 static inline pgw_param_t pgw_bytea(const void *data, int32_t len)
@@ -285,6 +330,11 @@ PGW_EXTERN void pgw_params_oids(const pgw_param_t *params, size_t n, uint32_t *o
  * columns and text for the rest.
  */
 PGW_EXTERN int pgw_type_binary_ok(uint32_t oid);
+
+/* The server's name (pg_type.typname) of built-in type oid: "int4", "text",
+ * "_int4" for int4's array type; NULL for an oid not in PGW_BUILTIN_TYPES.
+ * The string is static. */
+PGW_EXTERN const char *pgw_type_name(uint32_t oid);
 
 /* ------------------------------------------------------------------------ */
 /* Scalar decoders                                                          */

@@ -189,9 +189,10 @@ PGW_EXTERN int pgw_array_get_float8(const pgw_value_t *v, double *out, size_t ca
  *   INT8, TIMESTAMP, TIMESTAMPTZ, TIME: int64_t (days since / microseconds
  *   since 2000-01-01, microseconds of day); FLOAT4: float; FLOAT8: double;
  *   UUID: uint8_t[16] each (16 * nelems bytes);
- *   TEXT, VARCHAR, BPCHAR, NAME, JSON, XML: const char * each (NUL-terminated,
- *   or with lens[i] bytes when lens is not NULL; a NULL pointer is SQL NULL);
- *   JSONB: const char * each, sent with the version-1 prefix byte;
+ *   TEXT, VARCHAR, BPCHAR, NAME, JSON, XML, UNKNOWN (the types whose binary
+ *   form is their text): const char * each (NUL-terminated, or with lens[i]
+ *   bytes when lens is not NULL; a NULL pointer is SQL NULL);
+ *   JSONB, JSONPATH: const char * each, sent with the version-1 prefix byte;
  *   any other oid: pgw_view_t each, already in that type's binary form
  *   (len -1: NULL).
  * nulls (optional) marks NULL elements. ndim 0 with nelems > 0 means one
@@ -385,8 +386,9 @@ PGW_EXTERN int pgw_record_next(pgw_record_iter_t *it, pgw_value_t *out);
 PGW_EXTERN void pgw_record_iter_set_scratch(pgw_record_iter_t *it, char *scratch, size_t cap);
 
 /* Composite parameter encoder: nfields binary parameters, each sent with its
- * oid (which must be the column's type: the server checks). type_oid is the
- * composite type's oid (anonymous records cannot be sent). */
+ * oid (which must be the column's type: the server checks; an untyped text
+ * field such as pgw_text's is sent as text). type_oid is the composite
+ * type's oid (anonymous records cannot be sent). */
 typedef struct pgw_record_enc {
     uint32_t type_oid;
     const pgw_param_t *fields;
@@ -568,9 +570,10 @@ PGW_EXTERN int pgw_copy_bin_begin(pgw_buf_t *b);
 /* Start a row of nfields fields (int16). PGW_EINVAL if nfields > 32767. */
 PGW_EXTERN int pgw_copy_bin_row_begin(pgw_buf_t *b, size_t nfields);
 /* One field encoded as a binary parameter would be (int32 length, bytes;
- * -1 for NULL). Text-format parameters are accepted for text-like types
- * (text, varchar, bpchar, name, json, xml, unknown, 0) whose binary form is
- * the text. Also PGW_EINVAL (other text params), or an encoder's error. */
+ * -1 for NULL). Text-format parameters are accepted for untyped ones (0)
+ * and the types whose binary form is the text (text, varchar, bpchar, name,
+ * json, xml, unknown), and for jsonb and jsonpath, whose version byte is
+ * added. Also PGW_EINVAL (other text params), or an encoder's error. */
 PGW_EXTERN int pgw_copy_bin_field(pgw_buf_t *b, const pgw_param_t *p);
 PGW_EXTERN int pgw_copy_bin_null(pgw_buf_t *b);
 PGW_EXTERN int pgw_copy_bin_int2(pgw_buf_t *b, int16_t v);

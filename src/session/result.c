@@ -296,23 +296,6 @@ PGW_EXTERN int pgw_result_isnull(const pgw_result_t *r, size_t row, size_t col)
     return r->cells[row * r->ncols + col].len < 0;
 }
 
-#define TYPED_ACCESSOR(fn, ctype, getter)                                        \
-    PGW_EXTERN int fn(const pgw_result_t *r, size_t row, size_t col, ctype *out) \
-    {                                                                            \
-        pgw_value_t v;                                                           \
-        int rc = pgw_result_value(r, row, col, &v);                              \
-        if (rc == 0 && !out) rc = PGW_EINVAL;                                    \
-        return rc < 0 ? rc : getter(&v, out);                                    \
-    }
-
-TYPED_ACCESSOR(pgw_result_bool, bool, pgw_get_bool)
-TYPED_ACCESSOR(pgw_result_int2, int16_t, pgw_get_int2)
-TYPED_ACCESSOR(pgw_result_int4, int32_t, pgw_get_int4)
-TYPED_ACCESSOR(pgw_result_int8, int64_t, pgw_get_int8)
-TYPED_ACCESSOR(pgw_result_float4, float, pgw_get_float4)
-TYPED_ACCESSOR(pgw_result_float8, double, pgw_get_float8)
-TYPED_ACCESSOR(pgw_result_text, pgw_str_t, pgw_get_text)
-
 PGW_EXTERN const char *pgw_result_command_tag(const pgw_result_t *r)
 {
     if (!r) return NULL;

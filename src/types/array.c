@@ -11,38 +11,12 @@
  * escapes.
  */
 #include "types/container_internal.h"
+#include "types/types_internal.h"
 
 #include <limits.h>
 
 /* The server's MaxArraySize: MaxAllocSize / sizeof(Datum). */
 #define PGW__MAX_ARRAY_ITEMS ((size_t)0x3fffffff / 8)
-
-/* Built-in element type -> array type (pg_type.dat). */
-static const struct {
-    uint32_t elem;
-    uint32_t array;
-} array_oids[] = {
-    {16, 1000},   {17, 1001},   {18, 1002},   {19, 1003},   {20, 1016},   {21, 1005},
-    {22, 1006},   {23, 1007},   {24, 1008},   {25, 1009},   {26, 1028},   {27, 1010},
-    {28, 1011},   {29, 1012},   {30, 1013},   {114, 199},   {142, 143},   {600, 1017},
-    {601, 1018},  {602, 1019},  {603, 1020},  {604, 1027},  {628, 629},   {650, 651},
-    {700, 1021},  {701, 1022},  {718, 719},   {774, 775},   {790, 791},   {829, 1040},
-    {869, 1041},  {1033, 1034}, {1042, 1014}, {1043, 1015}, {1082, 1182}, {1083, 1183},
-    {1114, 1115}, {1184, 1185}, {1186, 1187}, {1266, 1270}, {1560, 1561}, {1562, 1563},
-    {1700, 1231}, {1790, 2201}, {2202, 2207}, {2203, 2208}, {2204, 2209}, {2205, 2210},
-    {2206, 2211}, {2249, 2287}, {2275, 1263}, {2950, 2951}, {2970, 2949}, {3220, 3221},
-    {3614, 3643}, {3615, 3645}, {3642, 3644}, {3734, 3735}, {3769, 3770}, {3802, 3807},
-    {4072, 4073}, {4089, 4090}, {4096, 4097}, {4191, 4192}, {5038, 5039}, {5069, 271},
-    {3904, 3905}, {3906, 3907}, {3908, 3909}, {3910, 3911}, {3912, 3913}, {3926, 3927},
-    {4451, 6150}, {4532, 6151}, {4533, 6152}, {4534, 6153}, {4535, 6155}, {4536, 6157},
-};
-
-uint32_t pgw_array_elem_oid(uint32_t array_oid)
-{
-    for (size_t i = 0; i < PGW__ARRAY_LEN(array_oids); i++)
-        if (array_oids[i].array == array_oid) return array_oids[i].elem;
-    return 0;
-}
 
 uint32_t pgw__array_elem(const pgw_type_registry_t *reg, uint32_t oid)
 {
@@ -52,20 +26,14 @@ uint32_t pgw__array_elem(const pgw_type_registry_t *reg, uint32_t oid)
 }
 
 /* The delimiter between elements of type elem in the text form (typdelim):
- * ';' for box, ',' for every other built-in type, the loaded typdelim for
- * the others (',' when unknown). */
+ * the type table's for a built-in type, the loaded typdelim for the others
+ * (',' when unknown). */
 static uint8_t elem_delim(const pgw_type_registry_t *reg, uint32_t elem)
 {
-    if (elem == PGW_OID_BOX) return ';';
+    const pgw__builtin_t *b = pgw__builtin(elem);
+    if (b) return (uint8_t)b->delim;
     const pgw_type_catalog_t *t = elem >= PGW__FIRST_USER_OID ? pgw__type_catalog(reg, elem) : NULL;
     return t && t->delim ? (uint8_t)t->delim : ',';
-}
-
-uint32_t pgw_array_oid_for(uint32_t elem_oid)
-{
-    for (size_t i = 0; i < PGW__ARRAY_LEN(array_oids); i++)
-        if (array_oids[i].elem == elem_oid) return array_oids[i].array;
-    return 0;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -636,68 +604,58 @@ pgw_param_t pgw_array_param(const pgw_array_enc_t *ctx)
 /* How elements of each oid are laid out in ctx->elems. */
 enum elem_kind { EK_VIEW, EK_FIXED, EK_CSTR, EK_JSONB };
 
+/* The C layout of elements of type oid, from the type table: the plain C
+ * scalars (bool, integers, floats, dates and times as their integer counts,
+ * uuid bytes) are fixed-width; text-like types are C strings, with the
+ * version byte added for jsonb and jsonpath; everything else is a view. */
 static enum elem_kind elem_kind_of(uint32_t oid, size_t *width)
 {
-    switch (oid) {
-    case PGW_OID_BOOL:
-        *width = 1;
+    const pgw__builtin_t *t = pgw__builtin(oid);
+    switch (t ? t->kind : PGW_DATUM_NONE) {
+    case PGW_DATUM_BOOL:
+    case PGW_DATUM_INT:
+    case PGW_DATUM_FLOAT4:
+    case PGW_DATUM_FLOAT8:
+    case PGW_DATUM_DATE:
+    case PGW_DATUM_TIME:
+    case PGW_DATUM_TIMESTAMP:
+    case PGW_DATUM_TIMESTAMPTZ:
+    case PGW_DATUM_UUID:
+        *width = (size_t)t->width;
         return EK_FIXED;
-    case PGW_OID_INT2:
-        *width = 2;
-        return EK_FIXED;
-    case PGW_OID_INT4:
-    case PGW_OID_DATE:
-    case PGW_OID_OID:
-    case PGW_OID_FLOAT4:
-        *width = 4;
-        return EK_FIXED;
-    case PGW_OID_INT8:
-    case PGW_OID_TIMESTAMP:
-    case PGW_OID_TIMESTAMPTZ:
-    case PGW_OID_TIME:
-    case PGW_OID_FLOAT8:
-        *width = 8;
-        return EK_FIXED;
-    case PGW_OID_UUID:
-        *width = 16;
-        return EK_FIXED;
-    case PGW_OID_TEXT:
-    case PGW_OID_VARCHAR:
-    case PGW_OID_BPCHAR:
-    case PGW_OID_NAME:
-    case PGW_OID_JSON:
-    case PGW_OID_XML:
+    default:
+        break;
+    }
+    if (t && t->text == PGW__TL_SAME) {
         *width = sizeof(const char *);
         return EK_CSTR;
-    case PGW_OID_JSONB:
+    }
+    if (t && t->text == PGW__TL_VERSIONED) {
         *width = sizeof(const char *);
         return EK_JSONB;
-    default:
-        *width = sizeof(pgw_view_t);
-        return EK_VIEW;
     }
+    *width = sizeof(pgw_view_t);
+    return EK_VIEW;
 }
 
-/* Store one fixed-width C value big-endian at dst. */
-static void put_fixed(uint8_t *dst, uint32_t oid, const uint8_t *src)
+/* Store one fixed-width C value big-endian at dst: a bool as one byte,
+ * 16 bytes (uuid) as they are, anything else as its width's integer. */
+static void put_fixed(uint8_t *dst, size_t width, const uint8_t *src)
 {
-    switch (oid) {
-    case PGW_OID_BOOL:
+    switch (width) {
+    case 1:
         *dst = *(const bool *)(const void *)src ? 1 : 0;
         break;
-    case PGW_OID_INT2: {
+    case 2: {
         int16_t v;
         memcpy(&v, src, 2);
         pgw__put16(dst, (uint16_t)v);
         break;
     }
-    case PGW_OID_UUID:
+    case 16:
         memcpy(dst, src, 16);
         break;
-    case PGW_OID_FLOAT4:
-    case PGW_OID_INT4:
-    case PGW_OID_DATE:
-    case PGW_OID_OID: {
+    case 4: {
         uint32_t v;
         memcpy(&v, src, 4);
         pgw__put32(dst, v);
@@ -755,7 +713,7 @@ static int put_fixed_elems(const pgw_array_enc_t *c, size_t width, pgw_buf_t *b)
             continue;
         }
         pgw__put32(dst, (uint32_t)width);
-        put_fixed(dst + 4, c->elem_oid, src);
+        put_fixed(dst + 4, width, src);
         dst += 4 + width;
     }
     b->len = (size_t)(dst - b->data);

@@ -247,33 +247,22 @@ static int put_be(pgw_buf_t *out, uint64_t v, size_t n)
     return pgw_buf_append(out, tmp, n);
 }
 
-static int encode_int(int64_t x, uint32_t oid, pgw_buf_t *out)
+/* An integer as any type of the INT kind it fits (oid is the unsigned one). */
+static int encode_int(int64_t x, const pgw__builtin_t *t, pgw_buf_t *out)
 {
-    switch (oid) {
-    case PGW_OID_INT2:
-        if (x < INT16_MIN || x > INT16_MAX) return PGW_ERANGE;
-        return put_be(out, (uint64_t)x, 2);
-    case PGW_OID_INT4:
-        if (x < INT32_MIN || x > INT32_MAX) return PGW_ERANGE;
-        return put_be(out, (uint64_t)x, 4);
-    case PGW_OID_OID:
-        if (x < 0 || x > UINT32_MAX) return PGW_ERANGE;
-        return put_be(out, (uint64_t)x, 4);
-    case PGW_OID_INT8:
-        return put_be(out, (uint64_t)x, 8);
-    default:
-        return PGW_ETYPE;
-    }
+    if (!t || t->kind != PGW_DATUM_INT) return PGW_ETYPE;
+    if (!pgw__int_fits(x, t)) return PGW_ERANGE;
+    return put_be(out, (uint64_t)x, (size_t)t->width);
 }
 
-static int encode_float(double d, uint32_t oid, pgw_buf_t *out)
+static int encode_float(double d, const pgw__builtin_t *t, pgw_buf_t *out)
 {
-    if (oid == PGW_OID_FLOAT8) {
+    if (t && t->kind == PGW_DATUM_FLOAT8) {
         uint64_t u;
         memcpy(&u, &d, 8);
         return put_be(out, u, 8);
     }
-    if (oid != PGW_OID_FLOAT4) return PGW_ETYPE;
+    if (!t || t->kind != PGW_DATUM_FLOAT4) return PGW_ETYPE;
     if (!isnan(d) && (double)(float)d != d) return PGW_ELOSS;
     float f = (float)d;
     uint32_t u;
@@ -281,9 +270,12 @@ static int encode_float(double d, uint32_t oid, pgw_buf_t *out)
     return put_be(out, u, 4);
 }
 
-static int encode_text(pgw_str_t s, uint32_t oid, pgw_buf_t *out)
+/* Text as any text-like type: the bytes, after a version byte for jsonb and
+ * jsonpath. */
+static int encode_text(pgw_str_t s, const pgw__builtin_t *t, pgw_buf_t *out)
 {
-    if (oid == PGW_OID_JSONB || oid == PGW_OID_JSONPATH) {
+    if (!t || t->text == PGW__TL_NO) return PGW_ETYPE;
+    if (t->text == PGW__TL_VERSIONED) {
         int rc = pgw_buf_append(out, "\1", 1);
         if (rc < 0) return rc;
     }
@@ -301,78 +293,48 @@ static int encode_bytea_text(pgw_str_t s, pgw_buf_t *out)
     return rc;
 }
 
-/* Which OIDs a datum kind can be written as. */
-static int kind_fits(uint8_t kind, uint32_t oid)
+/* Whether a datum kind can be written as type t: the kinds whose text form
+ * has a kind of its own go to their type's kind; INT, FLOAT and TEXT are
+ * checked by their encoders. */
+static int kind_fits(uint8_t kind, const pgw__builtin_t *t)
 {
     switch (kind) {
-    case PGW_DATUM_BOOL:
-        return oid == PGW_OID_BOOL;
-    case PGW_DATUM_BYTEA:
+    case PGW_DATUM_INT:
+    case PGW_DATUM_FLOAT4:
+    case PGW_DATUM_FLOAT8:
+    case PGW_DATUM_TEXT:
+    case PGW_DATUM_NULL:
+        return 1;
     case PGW_DATUM_BYTEA_TEXT:
-        return oid == PGW_OID_BYTEA;
-    case PGW_DATUM_NUMERIC:
+        kind = PGW_DATUM_BYTEA;
+        break;
     case PGW_DATUM_NUMERIC_TEXT:
-        return oid == PGW_OID_NUMERIC;
-    case PGW_DATUM_DATE:
-        return oid == PGW_OID_DATE;
-    case PGW_DATUM_TIME:
-        return oid == PGW_OID_TIME;
-    case PGW_DATUM_TIMETZ:
-        return oid == PGW_OID_TIMETZ;
-    case PGW_DATUM_TIMESTAMP:
-        return oid == PGW_OID_TIMESTAMP;
-    case PGW_DATUM_TIMESTAMPTZ:
-        return oid == PGW_OID_TIMESTAMPTZ;
-    case PGW_DATUM_INTERVAL:
-        return oid == PGW_OID_INTERVAL;
-    case PGW_DATUM_UUID:
-        return oid == PGW_OID_UUID;
-    case PGW_DATUM_INET:
-        return oid == PGW_OID_INET || oid == PGW_OID_CIDR;
-    case PGW_DATUM_MACADDR:
-        return oid == PGW_OID_MACADDR;
-    case PGW_DATUM_MACADDR8:
-        return oid == PGW_OID_MACADDR8;
-    case PGW_DATUM_MONEY:
-        return oid == PGW_OID_MONEY;
-    case PGW_DATUM_CHAR:
-        return oid == PGW_OID_CHAR;
+        kind = PGW_DATUM_NUMERIC;
+        break;
     default:
-        return 1; /* INT, FLOAT, TEXT: checked by their encoders */
+        break;
     }
+    return t && t->kind == kind;
 }
 
 int pgw__scalar_encode(const pgw_datum_t *d, uint32_t oid, pgw_buf_t *out)
 {
     if (!oid) oid = d->oid;
-    if (!kind_fits(d->kind, oid)) return PGW_ETYPE;
+    const pgw__builtin_t *t = pgw__builtin(oid);
+    if (!kind_fits(d->kind, t)) return PGW_ETYPE;
     switch (d->kind) {
     case PGW_DATUM_NULL:
         return PGW_EINVAL;
     case PGW_DATUM_BOOL:
         return put_be(out, d->u.b ? 1 : 0, 1);
     case PGW_DATUM_INT:
-        return encode_int(d->u.i, oid, out);
+        return encode_int(d->u.i, t, out);
     case PGW_DATUM_FLOAT4:
-        return encode_float(d->u.f4, oid, out);
+        return encode_float(d->u.f4, t, out);
     case PGW_DATUM_FLOAT8:
-        return encode_float(d->u.f8, oid, out);
+        return encode_float(d->u.f8, t, out);
     case PGW_DATUM_TEXT:
-        switch (oid) {
-        case PGW_OID_TEXT:
-        case PGW_OID_VARCHAR:
-        case PGW_OID_BPCHAR:
-        case PGW_OID_NAME:
-        case PGW_OID_CHAR:
-        case PGW_OID_JSON:
-        case PGW_OID_JSONB:
-        case PGW_OID_JSONPATH:
-        case PGW_OID_XML:
-        case PGW_OID_UNKNOWN:
-            return encode_text(d->u.str, oid, out);
-        default:
-            return PGW_ETYPE;
-        }
+        return encode_text(d->u.str, t, out);
     case PGW_DATUM_BYTEA:
         return pgw_buf_append(out, d->u.bytes.p, (size_t)d->u.bytes.len);
     case PGW_DATUM_BYTEA_TEXT:

@@ -243,6 +243,16 @@ int pgw_record_next(pgw_record_iter_t *it, pgw_value_t *out)
 /* Encoder                                                                  */
 /* ------------------------------------------------------------------------ */
 
+/* The column type a field declares. A binary record names each field's
+ * type; an untyped text field (pgw_text) has no type of its own, and its
+ * bytes are sent as they are, which is text's binary form: it is text. */
+static uint32_t record_field_oid(const pgw_param_t *p)
+{
+    if (p->oid == 0 && p->format == PGW_FORMAT_TEXT && p->kind == PGW_PARAM_BYTES)
+        return PGW_OID_TEXT;
+    return p->oid;
+}
+
 int pgw_record_encode(const void *vctx, pgw_buf_t *out)
 {
     const pgw_record_enc_t *c = vctx;
@@ -251,7 +261,7 @@ int pgw_record_encode(const void *vctx, pgw_buf_t *out)
     size_t start = out->len;
     int rc = pgw__buf_put32(out, (uint32_t)c->nfields);
     for (size_t i = 0; rc == 0 && i < c->nfields; i++) {
-        rc = pgw__buf_put32(out, c->fields[i].oid);
+        rc = pgw__buf_put32(out, record_field_oid(&c->fields[i]));
         if (rc == 0) rc = pgw__enc_len_field(out, &c->fields[i]);
     }
     if (rc < 0) out->len = start;

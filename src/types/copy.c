@@ -5,6 +5,7 @@
  * shared with the array, range and composite encoders.
  */
 #include "types/container_internal.h"
+#include "types/types_internal.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -26,23 +27,13 @@ int pgw__patch_len(pgw_buf_t *b, size_t at)
     return 0;
 }
 
-/* Types whose binary form is their text (in the client encoding, UTF-8). */
+/* Text-format bytes can be sent in a binary field only for an untyped
+ * parameter (0) and the types whose binary form is their text (a version
+ * byte first for jsonb and jsonpath). */
 static int text_is_binary(uint32_t oid)
 {
-    switch (oid) {
-    case 0:
-    case PGW_OID_TEXT:
-    case PGW_OID_VARCHAR:
-    case PGW_OID_BPCHAR:
-    case PGW_OID_NAME:
-    case PGW_OID_JSON:
-    case PGW_OID_XML:
-    case PGW_OID_UNKNOWN:
-    case PGW_OID_JSONB:
-        return 1;
-    default:
-        return 0;
-    }
+    int tl = pgw__text_like(oid);
+    return oid == 0 || tl == PGW__TL_SAME || tl == PGW__TL_VERSIONED;
 }
 
 /* Append a field of n bytes at p (with an optional 1-byte prefix). */
@@ -104,7 +95,8 @@ static int put_bytes_param(pgw_buf_t *b, const pgw_param_t *p)
     }
     if (p->format != PGW_FORMAT_TEXT || !text_is_binary(p->oid)) return PGW_EINVAL;
     size_t n = p->u.bytes.len < 0 ? strlen(data) : (size_t)p->u.bytes.len;
-    if (p->oid == PGW_OID_JSONB) return put_bytes_field(b, &jsonb_version, 1, data, n);
+    if (pgw__text_like(p->oid) == PGW__TL_VERSIONED)
+        return put_bytes_field(b, &jsonb_version, 1, data, n);
     return put_bytes_field(b, NULL, 0, data, n);
 }
 

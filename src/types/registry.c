@@ -267,13 +267,12 @@ uint32_t pgw_type_resolve_oid(const pgw_type_registry_t *reg, uint32_t oid)
     return pgw__type_resolve(reg ? reg : &default_registry, oid);
 }
 
-/* Built-in containers whose elements or bounds we decode in binary. */
+/* Built-in types decoded from binary: the scalars, the built-in ranges and
+ * multiranges, record (the type table's binary column). */
 static int builtin_binary_ok(uint32_t oid)
 {
-    if (pgw__scalar_binary_ok(oid)) return 1;
-    if (pgw_range_elem_oid(oid) || pgw_multirange_range_oid(oid)) return 1;
-    if (oid == PGW_OID_RECORD) return 1;
-    return 0;
+    const pgw__builtin_t *t = pgw__builtin(oid);
+    return t && t->binary;
 }
 
 static int binary_ok(const pgw_type_registry_t *reg, uint32_t oid, int depth);

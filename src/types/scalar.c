@@ -1,7 +1,7 @@
 /*
  * Scalar decoders: bool, integers, floats, text-like types, bytea, uuid,
- * macaddr, money; the tagged datum dispatch over every built-in scalar; and
- * the list of scalar OIDs decoded from binary.
+ * macaddr, money; and the tagged datum dispatch over every built-in scalar
+ * (on the KIND column of the type table, builtin.c).
  *
  * Text parsing never goes through a locale-aware libc call: integers are
  * parsed here, and floats go through strtod_l/strtof_l with a "C" locale
@@ -19,25 +19,6 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
-
-/* ------------------------------------------------------------------------ */
-/* Binary-capable scalar OIDs                                               */
-/* ------------------------------------------------------------------------ */
-
-static const uint32_t binary_scalar_oids[] = {
-    PGW_OID_BOOL,    PGW_OID_BYTEA,     PGW_OID_CHAR,        PGW_OID_NAME,     PGW_OID_INT8,
-    PGW_OID_INT2,    PGW_OID_INT4,      PGW_OID_TEXT,        PGW_OID_OID,      PGW_OID_JSON,
-    PGW_OID_CIDR,    PGW_OID_FLOAT4,    PGW_OID_FLOAT8,      PGW_OID_MACADDR8, PGW_OID_MONEY,
-    PGW_OID_MACADDR, PGW_OID_INET,      PGW_OID_BPCHAR,      PGW_OID_VARCHAR,  PGW_OID_DATE,
-    PGW_OID_TIME,    PGW_OID_TIMESTAMP, PGW_OID_TIMESTAMPTZ, PGW_OID_INTERVAL, PGW_OID_TIMETZ,
-    PGW_OID_NUMERIC, PGW_OID_UUID,      PGW_OID_JSONB,       PGW_OID_JSONPATH};
-
-int pgw__scalar_binary_ok(uint32_t oid)
-{
-    for (size_t i = 0; i < PGW__ARRAY_LEN(binary_scalar_oids); i++)
-        if (binary_scalar_oids[i] == oid) return 1;
-    return 0;
-}
 
 /* ------------------------------------------------------------------------ */
 /* Text helpers                                                             */
@@ -304,43 +285,30 @@ int pgw_get_bool(const pgw_value_t *v, bool *out)
     return 0;
 }
 
-/* Any integer-typed value (int2, int4, int8, oid) as int64. */
+/* Any integer-typed value (int2, int4, int8, oid: the INT kind) as int64. */
 static int get_integer(const pgw_value_t *v, int64_t *out)
 {
     PGW__CHECK_VALUE(v, out);
-    int64_t min, max;
-    int32_t size;
-    switch (v->oid) {
-    case PGW_OID_INT2:
-        size = 2, min = INT16_MIN, max = INT16_MAX;
-        break;
-    case PGW_OID_INT4:
-        size = 4, min = INT32_MIN, max = INT32_MAX;
-        break;
-    case PGW_OID_INT8:
-        size = 8, min = INT64_MIN, max = INT64_MAX;
-        break;
-    case PGW_OID_OID:
-        size = 4, min = 0, max = UINT32_MAX;
-        break;
-    default:
-        return PGW_ETYPE;
-    }
-    if (v->format != PGW_FORMAT_BINARY)
+    const pgw__builtin_t *t = pgw__builtin(v->oid);
+    if (!t || t->kind != PGW_DATUM_INT) return PGW_ETYPE;
+    int is_oid = v->oid == PGW_OID_OID; /* the one unsigned integer type */
+    if (v->format != PGW_FORMAT_BINARY) {
+        int64_t max = t->width == 8 ? INT64_MAX
+                      : is_oid      ? UINT32_MAX
+                                    : (INT64_C(1) << (8 * t->width - 1)) - 1;
+        int64_t min = is_oid ? 0 : -max - 1;
         return pgw__parse_int64((const char *)v->p, (size_t)v->len, min, max, out);
-    if (v->len != size) return PGW_EFORMAT;
-    switch (v->oid) {
-    case PGW_OID_INT2:
+    }
+    if (v->len != t->width) return PGW_EFORMAT;
+    switch (t->width) {
+    case 2:
         *out = (int16_t)pgw__get16(v->p);
         break;
-    case PGW_OID_INT4:
-        *out = (int32_t)pgw__get32(v->p);
-        break;
-    case PGW_OID_INT8:
-        *out = (int64_t)pgw__get64(v->p);
+    case 4:
+        *out = is_oid ? (int64_t)pgw__get32(v->p) : (int32_t)pgw__get32(v->p);
         break;
     default:
-        *out = pgw__get32(v->p);
+        *out = (int64_t)pgw__get64(v->p);
         break;
     }
     return 0;
@@ -400,21 +368,6 @@ static float load_f4(const uint8_t *p)
     return f;
 }
 
-/* 1 if x converts to double and back unchanged. */
-static int int64_fits_double(int64_t x)
-{
-    double d = (double)x;
-    if (d >= 9223372036854775808.0) return 0;
-    return (int64_t)d == x;
-}
-
-static int int64_fits_float(int64_t x)
-{
-    float f = (float)x;
-    if (f >= 9223372036854775808.0f) return 0;
-    return (int64_t)f == x;
-}
-
 int pgw_get_float8(const pgw_value_t *v, double *out)
 {
     PGW__CHECK_VALUE(v, out);
@@ -440,7 +393,7 @@ int pgw_get_float8(const pgw_value_t *v, double *out)
     int64_t x;
     int rc = get_integer(v, &x);
     if (rc < 0) return rc;
-    if (!int64_fits_double(x)) return PGW_ELOSS;
+    if (!pgw__int64_exact_double(x)) return PGW_ELOSS;
     *out = (double)x;
     return 0;
 }
@@ -471,7 +424,7 @@ int pgw_get_float4(const pgw_value_t *v, float *out)
     int64_t x;
     int rc = get_integer(v, &x);
     if (rc < 0) return rc;
-    if (!int64_fits_float(x)) return PGW_ELOSS;
+    if (!pgw__int64_exact_float(x)) return PGW_ELOSS;
     *out = (float)x;
     return 0;
 }
@@ -479,23 +432,6 @@ int pgw_get_float4(const pgw_value_t *v, float *out)
 /* ------------------------------------------------------------------------ */
 /* Text-like                                                                */
 /* ------------------------------------------------------------------------ */
-
-static int is_plain_text_oid(uint32_t oid)
-{
-    switch (oid) {
-    case PGW_OID_TEXT:
-    case PGW_OID_VARCHAR:
-    case PGW_OID_BPCHAR:
-    case PGW_OID_NAME:
-    case PGW_OID_CHAR:
-    case PGW_OID_JSON:
-    case PGW_OID_XML:
-    case PGW_OID_UNKNOWN:
-        return 1;
-    default:
-        return 0;
-    }
-}
 
 /* jsonb and jsonpath binary: a version byte (1) and the text. */
 static int versioned_text(const pgw_value_t *v, pgw_str_t *out)
@@ -509,11 +445,12 @@ static int versioned_text(const pgw_value_t *v, pgw_str_t *out)
 int pgw_get_text(const pgw_value_t *v, pgw_str_t *out)
 {
     PGW__CHECK_VALUE(v, out);
-    if (v->format != PGW_FORMAT_BINARY || is_plain_text_oid(v->oid)) {
+    int tl = pgw__text_like(v->oid);
+    if (v->format != PGW_FORMAT_BINARY || tl == PGW__TL_SAME || tl == PGW__TL_BYTE) {
         *out = pgw__value_str(v);
         return 0;
     }
-    if (v->oid == PGW_OID_JSONB || v->oid == PGW_OID_JSONPATH) return versioned_text(v, out);
+    if (tl == PGW__TL_VERSIONED) return versioned_text(v, out);
     /* An enum's binary form is its label; other user types' binary forms
      * are not text, and an unknown oid could be anything. */
     if (v->oid >= PGW__FIRST_USER_OID &&
@@ -533,7 +470,9 @@ int pgw_get_json(const pgw_value_t *v, pgw_str_t *out)
     case PGW_OID_JSONPATH:
         break;
     default:
-        if (v->format == PGW_FORMAT_BINARY || !is_plain_text_oid(v->oid)) return PGW_ETYPE;
+        if (v->format == PGW_FORMAT_BINARY) return PGW_ETYPE;
+        int tl = pgw__text_like(v->oid);
+        if (tl != PGW__TL_SAME && tl != PGW__TL_BYTE) return PGW_ETYPE;
     }
     return pgw_get_text(v, out);
 }
@@ -792,90 +731,82 @@ int pgw_get_money(const pgw_value_t *v, int64_t *cents)
 
 static int decode_user_datum(const pgw_value_t *v, pgw_datum_t *d);
 
+/* Dispatch on the table's KIND column: the datum kind is the row's, except
+ * where the text form keeps its own kind (bytea, numeric). */
 static int decode_datum(const pgw_value_t *v, pgw_datum_t *d)
 {
-    switch (v->oid) {
-    case PGW_OID_BOOL:
+    const pgw__builtin_t *t = pgw__builtin(v->oid);
+    int bin = v->format == PGW_FORMAT_BINARY;
+    switch (t ? t->kind : PGW_DATUM_NONE) {
+    case PGW_DATUM_BOOL:
         d->kind = PGW_DATUM_BOOL;
         return pgw_get_bool(v, &d->u.b);
-    case PGW_OID_INT2:
-    case PGW_OID_INT4:
-    case PGW_OID_INT8:
-    case PGW_OID_OID:
+    case PGW_DATUM_INT:
         d->kind = PGW_DATUM_INT;
         return get_integer(v, &d->u.i);
-    case PGW_OID_FLOAT4:
+    case PGW_DATUM_FLOAT4:
         d->kind = PGW_DATUM_FLOAT4;
         return pgw_get_float4(v, &d->u.f4);
-    case PGW_OID_FLOAT8:
+    case PGW_DATUM_FLOAT8:
         d->kind = PGW_DATUM_FLOAT8;
         return pgw_get_float8(v, &d->u.f8);
-    case PGW_OID_TEXT:
-    case PGW_OID_VARCHAR:
-    case PGW_OID_BPCHAR:
-    case PGW_OID_NAME:
-    case PGW_OID_XML:
-    case PGW_OID_UNKNOWN:
-    case PGW_OID_JSON:
-    case PGW_OID_JSONB:
-    case PGW_OID_JSONPATH:
+    case PGW_DATUM_TEXT:
         d->kind = PGW_DATUM_TEXT;
         return pgw_get_text(v, &d->u.str);
-    case PGW_OID_BYTEA:
-        if (v->format == PGW_FORMAT_BINARY) {
+    case PGW_DATUM_BYTEA:
+        if (bin) {
             d->kind = PGW_DATUM_BYTEA;
             return pgw_get_bytea_view(v, &d->u.bytes);
         }
         d->kind = PGW_DATUM_BYTEA_TEXT;
         d->u.str = pgw__value_str(v);
         return 0;
-    case PGW_OID_NUMERIC:
-        if (v->format == PGW_FORMAT_BINARY) {
+    case PGW_DATUM_NUMERIC:
+        if (bin) {
             d->kind = PGW_DATUM_NUMERIC;
             return pgw__numeric_from_binary(v->p, (size_t)v->len, &d->u.num);
         }
         d->kind = PGW_DATUM_NUMERIC_TEXT;
         d->u.str = pgw__value_str(v);
         return 0;
-    case PGW_OID_DATE: {
+    case PGW_DATUM_DATE: {
         int32_t days = 0;
         int rc = pgw_get_date(v, &days);
         d->kind = PGW_DATUM_DATE;
         d->u.i = days;
         return rc;
     }
-    case PGW_OID_TIME:
+    case PGW_DATUM_TIME:
         d->kind = PGW_DATUM_TIME;
         return pgw_get_time(v, &d->u.i);
-    case PGW_OID_TIMETZ:
+    case PGW_DATUM_TIMETZ:
         d->kind = PGW_DATUM_TIMETZ;
         return pgw_get_timetz(v, &d->u.timetz);
-    case PGW_OID_TIMESTAMP:
+    case PGW_DATUM_TIMESTAMP:
         d->kind = PGW_DATUM_TIMESTAMP;
         return pgw_get_timestamp(v, &d->u.i);
-    case PGW_OID_TIMESTAMPTZ:
+    case PGW_DATUM_TIMESTAMPTZ:
         d->kind = PGW_DATUM_TIMESTAMPTZ;
         return pgw_get_timestamptz(v, &d->u.i);
-    case PGW_OID_INTERVAL:
+    case PGW_DATUM_INTERVAL:
         d->kind = PGW_DATUM_INTERVAL;
         return pgw_get_interval(v, &d->u.interval);
-    case PGW_OID_UUID:
+    case PGW_DATUM_UUID:
         d->kind = PGW_DATUM_UUID;
         return pgw_get_uuid(v, d->u.uuid);
-    case PGW_OID_INET:
-    case PGW_OID_CIDR:
+    case PGW_DATUM_INET:
         d->kind = PGW_DATUM_INET;
         return pgw_get_inet(v, &d->u.inet);
-    case PGW_OID_MACADDR:
+    case PGW_DATUM_MACADDR:
         d->kind = PGW_DATUM_MACADDR;
         return pgw_get_macaddr(v, d->u.mac);
-    case PGW_OID_MACADDR8:
+    case PGW_DATUM_MACADDR8:
         d->kind = PGW_DATUM_MACADDR8;
         return pgw_get_macaddr8(v, d->u.mac);
-    case PGW_OID_MONEY:
+    case PGW_DATUM_MONEY:
         d->kind = PGW_DATUM_MONEY;
         return pgw_get_money(v, &d->u.i);
-    case PGW_OID_CHAR: {
+    case PGW_DATUM_CHAR: {
         char c = 0;
         int rc = pgw_get_char(v, &c);
         d->kind = PGW_DATUM_CHAR;

@@ -10,6 +10,65 @@
 #include "pgwire/types.h"
 #include "util/internal.h"
 
+/* How a built-in type's binary form relates to its text (the TEXT column
+ * of PGW_BUILTIN_TYPES). */
+enum pgw__text_like {
+    PGW__TL_NO = 0,    /* unrelated */
+    PGW__TL_SAME,      /* the binary form is the text */
+    PGW__TL_VERSIONED, /* version byte 1, then the text */
+    PGW__TL_BYTE       /* one byte, read as text ("char") */
+};
+
+/* The KIND column's NONE: no scalar decoder. */
+#define PGW_DATUM_NONE PGW_DATUM_NULL
+
+/* One row of PGW_BUILTIN_TYPES (types.h). */
+typedef struct pgw__builtin {
+    uint32_t oid;
+    uint32_t array_oid; /* 0: none */
+    const char *name;   /* typname */
+    const char *array_name;
+    int8_t width;   /* fixed binary size, -1 if variable */
+    uint8_t kind;   /* enum pgw_datum_kind, PGW_DATUM_NULL: no scalar decoder */
+    uint8_t text;   /* enum pgw__text_like */
+    uint8_t binary; /* decoded from binary */
+    char delim;     /* array element delimiter (typdelim) */
+} pgw__builtin_t;
+
+/* The row of built-in type oid, or NULL (array types have none: see
+ * pgw__builtin_of_array). A switch generated from the table. (builtin.c) */
+const pgw__builtin_t *pgw__builtin(uint32_t oid);
+/* The row whose array type is array_oid, or NULL. (builtin.c) */
+const pgw__builtin_t *pgw__builtin_of_array(uint32_t array_oid);
+
+/* oid's text-likeness (PGW__TL_NO for anything not built in). */
+static inline int pgw__text_like(uint32_t oid)
+{
+    const pgw__builtin_t *t = pgw__builtin(oid);
+    return t ? t->text : PGW__TL_NO;
+}
+
+/* 1 if integer x fits type t of the INT kind (oid: 0..UINT32_MAX). */
+static inline int pgw__int_fits(int64_t x, const pgw__builtin_t *t)
+{
+    if (t->oid == PGW_OID_OID) return x >= 0 && x <= (int64_t)UINT32_MAX;
+    if (t->width == 2) return x >= INT16_MIN && x <= INT16_MAX;
+    if (t->width == 4) return x >= INT32_MIN && x <= INT32_MAX;
+    return 1;
+}
+
+/* 1 if x converts to double / float and back unchanged. */
+static inline int pgw__int64_exact_double(int64_t x)
+{
+    double d = (double)x;
+    return d < 9223372036854775808.0 && (int64_t)d == x;
+}
+static inline int pgw__int64_exact_float(int64_t x)
+{
+    float f = (float)x;
+    return f < 9223372036854775808.0f && (int64_t)f == x;
+}
+
 /* 1 if oid is a built-in scalar type decoded from binary (see
  * pgw_type_binary_ok, which registry.c implements on top of this). */
 int pgw__scalar_binary_ok(uint32_t oid);

@@ -621,6 +621,55 @@ static void test_oid_tables_match_catalog(void **state)
     pgt_rows_free(&rows);
 }
 
+/* Every row of the built-in type table against pg_type: name, array type,
+ * fixed width (typlen) and array delimiter are the server's. */
+typedef struct table_row {
+    const char *name;
+    uint32_t oid, array_oid;
+    int width;
+    char delim;
+} table_row_t;
+
+#define TABLE_ROW(name, typname, oid, array_oid, width, kind, text, binary, delim) \
+    {typname, oid, array_oid, width, delim},
+static const table_row_t table_rows[] = {PGW_BUILTIN_TYPES(TABLE_ROW, TABLE_ROW)};
+#undef TABLE_ROW
+
+static void test_type_table_matches_catalog(void **state)
+{
+    (void)state;
+    pgt_rows_t rows;
+    assert_int_equal(pgt_raw_query0(db,
+                                    "SELECT oid, typname, typarray, typlen, typdelim FROM pg_type "
+                                    "WHERE oid < 16384",
+                                    1, &rows),
+                     0);
+    size_t found = 0;
+    for (size_t i = 0; i < rows.nrows; i++) {
+        uint32_t oid = be32(pgt_rows_cell(&rows, i, 0).p);
+        pgw_view_t name = pgt_rows_cell(&rows, i, 1);
+        uint32_t arr = be32(pgt_rows_cell(&rows, i, 2).p);
+        pgw_view_t len = pgt_rows_cell(&rows, i, 3);
+        int16_t typlen = (int16_t)(len.p[0] << 8 | len.p[1]);
+        char delim = (char)pgt_rows_cell(&rows, i, 4).p[0];
+        for (size_t k = 0; k < sizeof table_rows / sizeof table_rows[0]; k++) {
+            const table_row_t *t = &table_rows[k];
+            if (t->oid != oid) continue;
+            found++;
+            if (strlen(t->name) != (size_t)name.len || memcmp(t->name, name.p, (size_t)name.len))
+                fail_msg("type %u: catalog name %.*s, ours %s", oid, (int)name.len,
+                         (const char *)name.p, t->name);
+            if (t->array_oid != arr)
+                fail_msg("%s: catalog array %u, ours %u", t->name, arr, t->array_oid);
+            if (t->width > 0 && t->width != typlen)
+                fail_msg("%s: typlen %d, ours %d", t->name, typlen, t->width);
+            if (t->delim != delim) fail_msg("%s: typdelim %c, ours %c", t->name, delim, t->delim);
+        }
+    }
+    assert_int_equal(found, sizeof table_rows / sizeof table_rows[0]);
+    pgt_rows_free(&rows);
+}
+
 /* ---- COPY --------------------------------------------------------------- */
 
 /* Run COPY ... FROM STDIN sending data as one CopyData; expect "COPY rows". */
@@ -821,6 +870,7 @@ int main(void)
         cmocka_unit_test(test_range_params_roundtrip),
         cmocka_unit_test(test_records),
         cmocka_unit_test(test_oid_tables_match_catalog),
+        cmocka_unit_test(test_type_table_matches_catalog),
         cmocka_unit_test(test_copy_binary),
         cmocka_unit_test(test_copy_text_and_csv),
         cmocka_unit_test(test_escape_roundtrip),
