@@ -21,6 +21,7 @@
  * reply the table keeps.
  */
 #include "session_internal.h"
+#include "types/param_convert.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -310,6 +311,41 @@ static int enc_prepare(submit_t *sb, pgw__req_t *r, const pgw_request_t *rq)
     return rc;
 }
 
+/* The parameters as the statement's declared types take them: the caller's
+ * array when every binary parameter has its parameter's type, else a
+ * converted copy in the session's scratch array (grown when needed and
+ * kept: no allocation per execution once warm). Bind carries no types, so
+ * a binary value of another type would be read as the declared one. */
+static int convert_params(submit_t *sb, const pgw__stmt_t *st, const pgw_request_t *rq,
+                          const pgw_param_t **out)
+{
+    pgw_session_t *s = sb->s;
+    const pgw_param_t *in = rq->params;
+    size_t n = rq->nparams, i = 0;
+    *out = in;
+    while (i < n && (in[i].format != PGW_FORMAT_BINARY || in[i].kind == PGW_PARAM_NULL ||
+                     in[i].oid == st->param_oids[i]))
+        i++;
+    if (i == n) return 0;
+    if (s->conv_cap < n) {
+        pgw_param_t *a = pgw__realloc(s->alloc, s->conv, n * sizeof *a);
+        if (!a) return PGW_ENOMEM;
+        s->conv = a;
+        s->conv_cap = n;
+    }
+    memcpy(s->conv, in, i * sizeof *in);
+    for (; i < n; i++) {
+        int rc = pgw__param_convert(&in[i], st->param_oids[i], &s->conv[i]);
+        if (rc < 0) {
+            char m[128];
+            pgw__param_convert_message(m, sizeof m, i, &in[i], st->param_oids[i], rc);
+            return refuse(sb, rc, "%s", m);
+        }
+    }
+    *out = s->conv;
+    return 0;
+}
+
 /* Bind + Execute with the stored description (no Describe): per-column
  * formats from it, unless the request asks its own. */
 static int execute_known(submit_t *sb, pgw__req_t *r, const pgw__stmt_t *st,
@@ -365,7 +401,9 @@ static int enc_execute(submit_t *sb, pgw__req_t *r, const pgw_request_t *rq, exe
         if (rq->nparams != st->nparams)
             return refuse(sb, PGW_EINVAL, "statement \"%s\" takes %u parameters, %zu given",
                           rq->stmt, (unsigned)st->nparams, rq->nparams);
-        rc = execute_known(sb, r, st, rq, rq->params);
+        const pgw_param_t *params;
+        rc = convert_params(sb, st, rq, &params);
+        if (rc == 0) rc = execute_known(sb, r, st, rq, params);
     } else {
         rc = execute_unknown(sb, r, rq);
     }

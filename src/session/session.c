@@ -217,6 +217,7 @@ static void session_destroy(pgw_session_t *s)
     }
     pgw__free(a, s->params);
     pgw__stmt_free_all(s);
+    pgw__free(s->alloc, s->conv);
     pgw__free(a, s->row_values);
     if (s->in) pgw__chunk_unref(s->in);
     wipe(s->out.data, s->out.len); /* may hold a password message */

@@ -296,6 +296,9 @@ struct pgw_session {
     size_t npending;
     uint64_t tx_group;
     int rx_batch_status;
+    /* Parameters converted to a statement's declared types (requests.c). */
+    pgw_param_t *conv;
+    size_t conv_cap;
     /* Why the last submit was refused (pgw_session_refusal); "" if accepted. */
     char refusal[160];
     bool rx_aborting;

@@ -80,7 +80,9 @@ static int teardown(void **state)
 static pgw_result_t *select_all(unsigned flags)
 {
     pgw_result_t *res = NULL;
-    int rc = pgw_client_query_flags(db, sql, NULL, 0, flags, &res);
+    pgw_request_t req = PGW_QUERY(sql, NULL, 0, NULL, NULL);
+    req.flags = flags;
+    int rc = pgw_client_run(db, &req, &res);
     if (rc != 0)
         fail_msg("%s", rc == PGW_ESERVER ? pgw_result_error(res)->message : pgw_strerror(rc));
     assert_int_equal(pgw_result_ncols(res), C_COUNT);
