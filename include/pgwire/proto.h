@@ -119,27 +119,46 @@ PGW_EXTERN int pgw_frame_parse(const uint8_t *buf, size_t n, uint32_t max_size, 
 /* Message parsing                                                          */
 /* ------------------------------------------------------------------------ */
 
-/* ErrorResponse / NoticeResponse fields, each a view (p == NULL, len == -1
- * when the server did not send it). Field codes per the protocol docs. */
+/*
+ * The ErrorResponse / NoticeResponse fields libpgwire names, one line each:
+ * XX(code, member, description), code being the field's type byte in the
+ * protocol ("Error and Notice Message Fields" in the PostgreSQL docs).
+ * pgw_error_fields_t below and pgw_error_t (result.h) have one member per
+ * line, in this order; the parser and the copies between them are generated
+ * from this list too, so a new field is one line here. A field code not in
+ * the list is skipped, as the protocol requires.
+ */
+#define PGW_ERROR_FIELD_MAP(XX)                                                        \
+    XX('S', severity, "severity, localized")                                           \
+    XX('V', severity_nonlocal,                                                         \
+       "severity, never localized: ERROR, FATAL, PANIC, WARNING, NOTICE, "             \
+       "DEBUG, INFO or LOG")                                                           \
+    XX('C', sqlstate, "SQLSTATE code")                                                 \
+    XX('M', message, "primary message")                                                \
+    XX('D', detail, "secondary message with more detail")                              \
+    XX('H', hint, "suggestion what to do about it")                                    \
+    XX('P', position, "error position in the query, 1-based, in characters (decimal)") \
+    XX('p', internal_position, "error position in internal_query (decimal)")           \
+    XX('q', internal_query, "the internally generated command that failed")            \
+    XX('W', where, "context: a call stack traceback, one line per level")              \
+    XX('s', schema, "schema of the object the error is about")                         \
+    XX('t', table, "table of the object the error is about")                           \
+    XX('c', column, "column the error is about")                                       \
+    XX('d', datatype, "data type the error is about")                                  \
+    XX('n', constraint, "constraint the error is about")                               \
+    XX('F', file, "server source file that reported it")                               \
+    XX('L', line, "line in that source file (decimal)")                                \
+    XX('R', routine, "server source routine that reported it")
+
+/* ErrorResponse / NoticeResponse fields, each a view into the message
+ * (p == NULL, len == -1 when the server did not send it). Every view that is
+ * present is followed by its NUL on the wire, so p is also a C string. A
+ * field sent twice gives its last value. One member per line of
+ * PGW_ERROR_FIELD_MAP, named as there (severity, sqlstate, message, ...). */
 typedef struct pgw_error_fields {
-    pgw_view_t severity;          /* 'S' localized severity */
-    pgw_view_t severity_nonlocal; /* 'V' */
-    pgw_view_t sqlstate;          /* 'C' */
-    pgw_view_t message;           /* 'M' */
-    pgw_view_t detail;            /* 'D' */
-    pgw_view_t hint;              /* 'H' */
-    pgw_view_t position;          /* 'P' */
-    pgw_view_t internal_position; /* 'p' */
-    pgw_view_t internal_query;    /* 'q' */
-    pgw_view_t where;             /* 'W' */
-    pgw_view_t schema;            /* 's' */
-    pgw_view_t table;             /* 't' */
-    pgw_view_t column;            /* 'c' */
-    pgw_view_t datatype;          /* 'd' */
-    pgw_view_t constraint;        /* 'n' */
-    pgw_view_t file;              /* 'F' */
-    pgw_view_t line;              /* 'L' */
-    pgw_view_t routine;           /* 'R' */
+#define PGW__ERROR_FIELD_VIEW(code, member, desc) pgw_view_t member;
+    PGW_ERROR_FIELD_MAP(PGW__ERROR_FIELD_VIEW)
+#undef PGW__ERROR_FIELD_VIEW
 } pgw_error_fields_t;
 
 /* One field descriptor of a RowDescription. */
@@ -224,7 +243,8 @@ typedef struct pgw_msg {
         } copy_response;
         /* 'd': the payload. 'V': the result value (len -1 for NULL). */
         pgw_view_t data;
-        /* 'E', 'N': validated at parse time; use pgw_error_fields_parse. */
+        /* 'E', 'N': the field list, checked at parse time; read it with
+         * pgw_error_fields_parse. */
         struct {
             const uint8_t *fields;
             uint32_t len;
@@ -292,8 +312,18 @@ PGW_EXTERN uint32_t pgw_param_desc_oid(const pgw_msg_t *m, size_t i);
 PGW_EXTERN int16_t pgw_copy_format(const pgw_msg_t *m, size_t i);
 
 /*
- * Fill *out with the fields of ErrorResponse/NoticeResponse m. Unknown field
- * codes are skipped, as the protocol requires. Returns 0 or PGW_EPROTO.
+ * Fill *out with the fields of ErrorResponse/NoticeResponse m: one walk over
+ * the field list, which pgw_msg_parse already checked with the same walker
+ * (so for a message it parsed this returns 0). Unknown field codes are
+ * skipped, as the protocol requires. The views point into m's body (see the
+ * LIFETIME NOTE above).
+ *
+ * Returns 0 or one of the following negative error codes, with every view
+ * of out absent (when out is not NULL):
+ *   PGW_EINVAL  m or out is NULL, or m is not an ErrorResponse or
+ *               NoticeResponse;
+ *   PGW_EPROTO  a field without its NUL, no terminating zero byte, or bytes
+ *               after it (only a hand-made m can have them).
  */
 PGW_EXTERN int pgw_error_fields_parse(const pgw_msg_t *m, pgw_error_fields_t *out);
 

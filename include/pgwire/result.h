@@ -26,26 +26,17 @@ typedef struct pgw_result pgw_result_t;
 
 /* A server error or notice. Every string is NUL-terminated, or NULL when
  * the server did not send that field. The strings live as long as the
- * object that handed out this pointer (a result, or a notice callback). */
+ * object that handed out this pointer (a result, or a notice callback).
+ * One const char * member per line of PGW_ERROR_FIELD_MAP (proto.h), which
+ * describes each: severity ('S'), severity_nonlocal ('V'), sqlstate ('C'),
+ * message ('M'), detail ('D'), hint ('H'), position ('P'),
+ * internal_position ('p'), internal_query ('q'), where ('W'), schema ('s'),
+ * table ('t'), column ('c'), datatype ('d'), constraint ('n'), file ('F'),
+ * line ('L'), routine ('R'). */
 typedef struct pgw_error {
-    const char *severity;          /* 'S', localized */
-    const char *severity_nonlocal; /* 'V': ERROR, FATAL, PANIC, WARNING, NOTICE, ... */
-    const char *sqlstate;          /* 'C' */
-    const char *message;           /* 'M' */
-    const char *detail;            /* 'D' */
-    const char *hint;              /* 'H' */
-    const char *position;          /* 'P' */
-    const char *internal_position; /* 'p' */
-    const char *internal_query;    /* 'q' */
-    const char *where;             /* 'W' */
-    const char *schema;            /* 's' */
-    const char *table;             /* 't' */
-    const char *column;            /* 'c' */
-    const char *datatype;          /* 'd' */
-    const char *constraint;        /* 'n' */
-    const char *file;              /* 'F' */
-    const char *line;              /* 'L' */
-    const char *routine;           /* 'R' */
+#define PGW__ERROR_FIELD_STR(code, member, desc) const char *member;
+    PGW_ERROR_FIELD_MAP(PGW__ERROR_FIELD_STR)
+#undef PGW__ERROR_FIELD_STR
 } pgw_error_t;
 
 /* ---------------------------------------------------------------- results */

@@ -161,15 +161,13 @@ static int parse_data_row(pgw__rd_t *r, pgw_msg_t *m)
     return 0;
 }
 
-/* The field list of ErrorResponse/NoticeResponse: (code byte, string)
- * pairs ended by a zero code byte, which must be the last byte. */
+/* ErrorResponse/NoticeResponse: the field list, checked by the one walker
+ * pgw_error_fields_parse uses (pgw__error_fields_walk). */
 static int parse_error(pgw__rd_t *r, pgw_msg_t *m)
 {
     m->u.error.fields = r->p;
     m->u.error.len = (uint32_t)pgw__rd_left(r);
-    while (pgw__rd_u8(r) != 0)
-        (void)pgw__rd_cstr(r);
-    return pgw__rd_finish(r);
+    return pgw__error_fields_walk(m->u.error.fields, m->u.error.len, NULL);
 }
 
 static int parse_function_result(pgw__rd_t *r, pgw_msg_t *m)
@@ -456,73 +454,55 @@ int16_t pgw_copy_format(const pgw_msg_t *m, size_t i)
     return (int16_t)pgw__get16(m->u.copy_response.formats + 2 * (size_t)i);
 }
 
-/* Where field code c of an error/notice goes, or NULL to skip it. */
+/* ------------------------------------------------------------------------ */
+/* ErrorResponse / NoticeResponse fields                                    */
+/* ------------------------------------------------------------------------ */
+
+static void error_fields_clear(pgw_error_fields_t *e)
+{
+#define PGW__CLEAR(code, member, desc) e->member = (pgw_view_t){NULL, -1};
+    PGW_ERROR_FIELD_MAP(PGW__CLEAR)
+#undef PGW__CLEAR
+}
+
+/* Where field code c goes, or NULL to skip it. */
 static pgw_view_t *error_field_slot(pgw_error_fields_t *e, uint8_t c)
 {
     switch (c) {
-    case 'S':
-        return &e->severity;
-    case 'V':
-        return &e->severity_nonlocal;
-    case 'C':
-        return &e->sqlstate;
-    case 'M':
-        return &e->message;
-    case 'D':
-        return &e->detail;
-    case 'H':
-        return &e->hint;
-    case 'P':
-        return &e->position;
-    case 'p':
-        return &e->internal_position;
-    case 'q':
-        return &e->internal_query;
-    case 'W':
-        return &e->where;
-    case 's':
-        return &e->schema;
-    case 't':
-        return &e->table;
-    case 'c':
-        return &e->column;
-    case 'd':
-        return &e->datatype;
-    case 'n':
-        return &e->constraint;
-    case 'F':
-        return &e->file;
-    case 'L':
-        return &e->line;
-    case 'R':
-        return &e->routine;
+#define PGW__SLOT(code, member, desc) \
+    case code:                        \
+        return &e->member;
+        PGW_ERROR_FIELD_MAP(PGW__SLOT)
+#undef PGW__SLOT
     default:
         return NULL;
     }
 }
 
-int pgw_error_fields_parse(const pgw_msg_t *m, pgw_error_fields_t *out)
+int pgw__error_fields_walk(const uint8_t *list, size_t n, pgw_error_fields_t *out)
 {
-    static const char codes[] = "SVCMDHPpqWstcdnFLR";
-    if (!m || !out) return PGW_EINVAL;
-    for (const char *c = codes; *c; c++) {
-        pgw_view_t *slot = error_field_slot(out, (uint8_t)*c);
-        slot->p = NULL;
-        slot->len = -1;
-    }
-    if (m->type != PGW_B_ERROR && m->type != PGW_B_NOTICE) return PGW_EINVAL;
+    if (out) error_fields_clear(out);
     pgw__rd_t r;
-    pgw__rd_init(&r, m->u.error.fields, m->u.error.len);
+    pgw__rd_init(&r, list, n);
     uint8_t code;
     while ((code = pgw__rd_u8(&r)) != 0) {
         pgw_str_t s = pgw__rd_cstr(&r);
-        pgw_view_t *slot = error_field_slot(out, code);
-        if (slot && !r.err) {
+        pgw_view_t *slot = out && !r.err ? error_field_slot(out, code) : NULL;
+        if (slot) {
             slot->p = (const uint8_t *)s.p;
             slot->len = (int32_t)s.len;
         }
     }
-    return pgw__rd_finish(&r);
+    int rc = pgw__rd_finish(&r);
+    if (rc < 0 && out) error_fields_clear(out);
+    return rc;
+}
+
+int pgw_error_fields_parse(const pgw_msg_t *m, pgw_error_fields_t *out)
+{
+    if (out) error_fields_clear(out);
+    if (!m || !out || (m->type != PGW_B_ERROR && m->type != PGW_B_NOTICE)) return PGW_EINVAL;
+    return pgw__error_fields_walk(m->u.error.fields, m->u.error.len, out);
 }
 
 /* Next NUL-terminated string of list[0..n) at *pos: 1 with *s set, 0 when

@@ -100,4 +100,13 @@ static inline int pgw__rd_finish(const pgw__rd_t *r)
     return r->p == r->end ? 0 : PGW_EPROTO;
 }
 
+/*
+ * The one walk over an ErrorResponse/NoticeResponse field list list[0..n):
+ * (code byte, NUL-terminated string) pairs ended by a zero code byte, which
+ * must be the last byte. pgw_msg_parse checks a message with it (out NULL)
+ * and pgw_error_fields_parse fills out with it (every view absent first,
+ * and again on failure). Returns 0 or PGW_EPROTO.
+ */
+int pgw__error_fields_walk(const uint8_t *list, size_t n, pgw_error_fields_t *out);
+
 #endif

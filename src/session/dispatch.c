@@ -140,22 +140,19 @@ int pgw__param_set(pgw_session_t *s, pgw_str_t name, pgw_str_t value)
 
 /* NoticeResponse, NotificationResponse and ParameterStatus may arrive at
  * any time. Sets *handled; *rc is 0 or the error that breaks the session. */
-void pgw__handle_async(pgw_session_t *s, const pgw_msg_t *m, int *handled, int *rc)
+void pgw__handle_async(pgw_session_t *s, const pgw_msg_t *m, const pgw_error_fields_t *ef,
+                       int *handled, int *rc)
 {
     *handled = 1;
     *rc = 0;
     switch (m->type) {
-    case PGW_B_NOTICE: {
-        pgw_error_fields_t f;
-        if (pgw_error_fields_parse(m, &f) < 0) {
-            *rc = PGW_EPROTO;
-            return;
+    case PGW_B_NOTICE:
+        if (s->cb.on_notice) {
+            pgw_error_t e;
+            pgw__error_from_fields(ef, &e);
+            s->cb.on_notice(s, &e, s->ud);
         }
-        pgw_error_t e;
-        pgw__error_from_fields(&f, &e);
-        if (s->cb.on_notice) s->cb.on_notice(s, &e, s->ud);
         return;
-    }
     case PGW_B_NOTIFICATION:
         if (s->cb.on_notification)
             s->cb.on_notification(s, m->u.notification.pid, m->u.notification.channel,
@@ -346,11 +343,6 @@ static int on_simple(pgw_session_t *s, pgw__req_t *r, const pgw_msg_t *m)
         if (!x) return PGW_ENOMEM;
         x->complete = true;
         return 0;
-    case PGW_B_ERROR:
-        x = chain_current(s, r);
-        if (!x) return PGW_ENOMEM;
-        r->status = PGW_ESERVER;
-        return pgw__result_set_error(x, m);
     default:
         return PGW_EPROTO;
     }
@@ -358,10 +350,9 @@ static int on_simple(pgw_session_t *s, pgw__req_t *r, const pgw_msg_t *m)
 
 /* ----------------------------------------------------------------- errors */
 
-static bool is_fatal_error(const pgw_msg_t *m, pgw_error_fields_t *f)
+static bool is_fatal_error(const pgw_error_fields_t *f)
 {
     pgw_view_t sev = f->severity_nonlocal.len >= 0 ? f->severity_nonlocal : f->severity;
-    PGW__UNUSED(m);
     if (sev.len == 5 && memcmp(sev.p, "FATAL", 5) == 0) return true;
     if (sev.len == 5 && memcmp(sev.p, "PANIC", 5) == 0) return true;
     return false;
@@ -369,13 +360,13 @@ static bool is_fatal_error(const pgw_msg_t *m, pgw_error_fields_t *f)
 
 /* The server is about to close the connection: the head request gets the
  * error, the others see the connection lost. */
-static int on_fatal_error(pgw_session_t *s, const pgw_msg_t *m)
+static int on_fatal_error(pgw_session_t *s, const pgw_error_fields_t *f)
 {
     pgw__req_t *r = s->head;
     if (r && (r->flags & PGW__RF_USER)) {
         pgw_result_t *x = r->kind == PGW__REQ_SIMPLE ? chain_current(s, r)
                                                      : (ensure_res(s, r) == 0 ? r->res : NULL);
-        int rc = x ? pgw__result_set_error(x, m) : PGW_ENOMEM;
+        int rc = x ? pgw__result_set_error(x, f) : PGW_ENOMEM;
         if (rc < 0) return rc;
         complete_head(s, PGW_ESERVER);
     }
@@ -427,19 +418,23 @@ static int on_rebind_ready(pgw_session_t *s, pgw__req_t *r, const pgw_msg_t *m)
     return s->head && s->head->kind == PGW__REQ_SYNC ? on_ready(s, s->head, m) : PGW_EPROTO;
 }
 
-static int on_error(pgw_session_t *s, pgw__req_t *r, const pgw_msg_t *m,
-                    const pgw_error_fields_t *f)
+static int on_error(pgw_session_t *s, pgw__req_t *r, const pgw_error_fields_t *f)
 {
-    if (r->kind == PGW__REQ_SIMPLE) return on_simple(s, r, m);
+    if (r->kind == PGW__REQ_SIMPLE) {
+        pgw_result_t *x = chain_current(s, r);
+        if (!x) return PGW_ENOMEM;
+        r->status = PGW_ESERVER;
+        return pgw__result_set_error(x, f);
+    }
     int rc = 0;
     if (r->kind == PGW__REQ_SYNC) {
         /* An error at the Sync itself (e.g. a deferred constraint at the
          * implicit commit): the Sync's owner gets it at ReadyForQuery. */
         r->status = PGW_ESERVER;
-        if (r->flags & PGW__RF_USER) rc = pgw__result_set_error(r->res, m);
+        if (r->flags & PGW__RF_USER) rc = pgw__result_set_error(r->res, f);
         return rc;
     }
-    rc = pgw__result_set_error(r->res, m);
+    rc = pgw__result_set_error(r->res, f);
     if (rc < 0) return rc;
     if (may_rebind(s, r, f)) {
         r->retry = PGW__RETRY_WAIT; /* its Sync is the only other entry of its group */
@@ -481,17 +476,20 @@ static int on_ready(pgw_session_t *s, pgw__req_t *r, const pgw_msg_t *m)
 
 int pgw__dispatch(pgw_session_t *s, const pgw_msg_t *m)
 {
+    /* An ErrorResponse or NoticeResponse is parsed here, once: every site
+     * below reads these fields. */
+    pgw_error_fields_t f;
+    const pgw_error_fields_t *ef = NULL;
+    if (m->type == PGW_B_ERROR || m->type == PGW_B_NOTICE) {
+        if (pgw_error_fields_parse(m, &f) < 0) return PGW_EPROTO;
+        ef = &f;
+    }
     int handled, rc;
-    pgw__handle_async(s, m, &handled, &rc);
+    pgw__handle_async(s, m, ef, &handled, &rc);
     if (handled) return rc;
     if (s->state == PGW_SESSION_STARTUP || s->state == PGW_SESSION_NEW)
-        return pgw__startup_dispatch(s, m);
-
-    pgw_error_fields_t f;
-    if (m->type == PGW_B_ERROR) {
-        if (pgw_error_fields_parse(m, &f) < 0) return PGW_EPROTO;
-        if (is_fatal_error(m, &f)) return on_fatal_error(s, m);
-    }
+        return pgw__startup_dispatch(s, m, ef);
+    if (m->type == PGW_B_ERROR && is_fatal_error(ef)) return on_fatal_error(s, ef);
     abort_skipped(s);
     if (halted(s)) return 0;
     pgw__req_t *r = s->head;
@@ -504,7 +502,7 @@ int pgw__dispatch(pgw_session_t *s, const pgw_msg_t *m)
     if (r->retry == PGW__RETRY_WAIT)
         return m->type == PGW_B_READY ? on_rebind_ready(s, r, m) : PGW_EPROTO;
     if (m->type == PGW_B_READY) return on_ready(s, r, m);
-    if (m->type == PGW_B_ERROR) return on_error(s, r, m, &f);
+    if (m->type == PGW_B_ERROR) return on_error(s, r, ef);
     switch (r->kind) {
     case PGW__REQ_SIMPLE:
         return on_simple(s, r, m);

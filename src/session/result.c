@@ -4,7 +4,8 @@
  *
  * A result owns an arena (a list of blocks; the first block is kept when the
  * result is recycled through the pool) for the small things it copies: the
- * column descriptions with their names, the command tag, the error fields.
+ * column descriptions with their names, the command tag, the error fields
+ * (error.c).
  * Rows are an array of nrows * ncols views that grows geometrically and is
  * reused with the result: no allocation per row or per column.
  */
@@ -185,52 +186,6 @@ int pgw__result_set_tag(pgw_result_t *r, const pgw_msg_t *m)
     if (!t) return PGW_ENOMEM;
     r->tag = t;
     r->rows_affected = m->u.command_complete.has_rows ? (int64_t)m->u.command_complete.rows : -1;
-    r->complete = true;
-    return 0;
-}
-
-static const char *view_cstr(pgw_view_t v)
-{
-    return v.len < 0 ? NULL : (const char *)v.p;
-}
-
-void pgw__error_from_fields(const pgw_error_fields_t *f, pgw_error_t *e)
-{
-    e->severity = view_cstr(f->severity);
-    e->severity_nonlocal = view_cstr(f->severity_nonlocal);
-    e->sqlstate = view_cstr(f->sqlstate);
-    e->message = view_cstr(f->message);
-    e->detail = view_cstr(f->detail);
-    e->hint = view_cstr(f->hint);
-    e->position = view_cstr(f->position);
-    e->internal_position = view_cstr(f->internal_position);
-    e->internal_query = view_cstr(f->internal_query);
-    e->where = view_cstr(f->where);
-    e->schema = view_cstr(f->schema);
-    e->table = view_cstr(f->table);
-    e->column = view_cstr(f->column);
-    e->datatype = view_cstr(f->datatype);
-    e->constraint = view_cstr(f->constraint);
-    e->file = view_cstr(f->file);
-    e->line = view_cstr(f->line);
-    e->routine = view_cstr(f->routine);
-}
-
-int pgw__result_set_error(pgw_result_t *r, const pgw_msg_t *m)
-{
-    /* Copy the whole field list: every string in it is NUL-terminated on
-     * the wire, so the copy's fields are C strings in place. */
-    uint8_t *copy = pgw__result_alloc(r, m->u.error.len);
-    if (!copy) return PGW_ENOMEM;
-    if (m->u.error.len) memcpy(copy, m->u.error.fields, m->u.error.len);
-    pgw_msg_t cm = *m;
-    cm.body = copy;
-    cm.len = m->u.error.len;
-    cm.u.error.fields = copy;
-    pgw_error_fields_t f;
-    if (pgw_error_fields_parse(&cm, &f) < 0) return PGW_EPROTO;
-    pgw__error_from_fields(&f, &r->error);
-    r->has_error = true;
     r->complete = true;
     return 0;
 }

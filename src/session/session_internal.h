@@ -115,9 +115,10 @@ int pgw__result_set_params_msg(pgw_result_t *r, const pgw_msg_t *m);
  * PGW_ENOMEM. */
 int pgw__result_add_row(pgw_result_t *r, const pgw_msg_t *m, pgw__chunk_t *c);
 int pgw__result_set_tag(pgw_result_t *r, const pgw_msg_t *m);
-/* Copy ErrorResponse m into r. */
-int pgw__result_set_error(pgw_result_t *r, const pgw_msg_t *m);
-/* Fill e from the fields of m; the strings point into m's bytes. */
+/* error.c: make f, an ErrorResponse's parsed fields, r's error: the fields
+ * are copied into r's arena. Returns 0 or PGW_ENOMEM. */
+int pgw__result_set_error(pgw_result_t *r, const pgw_error_fields_t *f);
+/* Fill e from f; the strings point into the message f was parsed from. */
 void pgw__error_from_fields(const pgw_error_fields_t *f, pgw_error_t *e);
 
 /* --------------------------------------------------------------- requests */
@@ -335,7 +336,9 @@ bool pgw__leave(pgw_session_t *s);
 
 /* startup.c */
 int pgw__parse_require_auth(const char *spec, unsigned *allowed);
-int pgw__startup_dispatch(pgw_session_t *s, const pgw_msg_t *m);
+/* ef: the fields of m when it is an ErrorResponse, parsed by pgw__dispatch;
+ * else NULL. */
+int pgw__startup_dispatch(pgw_session_t *s, const pgw_msg_t *m, const pgw_error_fields_t *ef);
 void pgw__startup_failed(pgw_session_t *s, int err, const pgw_error_t *e);
 /* Tests only: use a fixed SCRAM client nonce and put the user name in the
  * client-first-message (as in the RFC 7677 example), so server messages can
@@ -348,7 +351,10 @@ void pgw__fail_all(pgw_session_t *s, int err);
 void pgw__req_release(pgw_session_t *s, pgw__req_t *r);
 /* Set a session parameter (ParameterStatus). */
 int pgw__param_set(pgw_session_t *s, pgw_str_t name, pgw_str_t value);
-void pgw__handle_async(pgw_session_t *s, const pgw_msg_t *m, int *handled, int *rc);
+/* NoticeResponse (ef its parsed fields, else NULL), NotificationResponse and
+ * ParameterStatus, at any time. */
+void pgw__handle_async(pgw_session_t *s, const pgw_msg_t *m, const pgw_error_fields_t *ef,
+                       int *handled, int *rc);
 
 /* requests.c */
 /* Bind the query at the head again, with the parameter section it kept and

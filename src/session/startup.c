@@ -399,17 +399,15 @@ static int handle_ready(pgw_session_t *s, const pgw_msg_t *m)
     return 0;
 }
 
-static int handle_startup_error(pgw_session_t *s, const pgw_msg_t *m)
+static int handle_startup_error(pgw_session_t *s, const pgw_error_fields_t *f)
 {
-    pgw_error_fields_t f;
-    if (pgw_error_fields_parse(m, &f) < 0) return PGW_EPROTO;
     pgw_error_t e;
-    pgw__error_from_fields(&f, &e);
+    pgw__error_from_fields(f, &e);
     pgw__startup_failed(s, PGW_ESERVER, &e);
     return PGW_ESERVER;
 }
 
-int pgw__startup_dispatch(pgw_session_t *s, const pgw_msg_t *m)
+int pgw__startup_dispatch(pgw_session_t *s, const pgw_msg_t *m, const pgw_error_fields_t *ef)
 {
     switch (m->type) {
     case PGW_B_AUTH:
@@ -419,7 +417,7 @@ int pgw__startup_dispatch(pgw_session_t *s, const pgw_msg_t *m)
     case PGW_B_BACKEND_KEY:
         return s->auth_done ? handle_backend_key(s, m) : PGW_EPROTO;
     case PGW_B_ERROR:
-        return handle_startup_error(s, m);
+        return handle_startup_error(s, ef);
     case PGW_B_READY:
         return handle_ready(s, m);
     default:

@@ -73,9 +73,9 @@ static void fuzz_walk_error(const pgw_msg_t *m)
     pgw_error_fields_t e;
     FUZZ_CHECK(pgw_error_fields_parse(m, &e) == 0);
     const pgw_view_t *all[] = {
-        &e.severity, &e.severity_nonlocal, &e.sqlstate,       &e.message, &e.detail, &e.hint,
-        &e.position, &e.internal_position, &e.internal_query, &e.where,   &e.schema, &e.table,
-        &e.column,   &e.datatype,          &e.constraint,     &e.file,    &e.line,   &e.routine,
+#define FUZZ_FIELD(code, member, desc) &e.member,
+        PGW_ERROR_FIELD_MAP(FUZZ_FIELD)
+#undef FUZZ_FIELD
     };
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
         FUZZ_CHECK(all[i]->len >= -1);

@@ -8,6 +8,7 @@
  * the message is caught by ASan/valgrind.
  */
 #include <setjmp.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -17,6 +18,7 @@
 #include <cmocka.h>
 
 #include "pgwire/proto.h"
+#include "pgwire/result.h"
 
 /* Body literals: sizeof - 1 drops the literal's own NUL, so every NUL the
  * protocol needs is written explicitly as \0 (or \000 before a digit). */
@@ -589,6 +591,312 @@ static void test_error_malformed(void **state)
     }
 }
 
+/* PGW_ERROR_FIELD_MAP as data, so the tests below cover every field the
+ * table has, whatever it grows to. */
+typedef struct field_entry {
+    uint8_t code;
+    size_t offset; /* of its view in pgw_error_fields_t */
+    const char *member;
+} field_entry_t;
+
+static const field_entry_t field_table[] = {
+#define FIELD_ENTRY(code, member, desc) {code, offsetof(pgw_error_fields_t, member), #member},
+    PGW_ERROR_FIELD_MAP(FIELD_ENTRY)
+#undef FIELD_ENTRY
+};
+#define NFIELDS (sizeof field_table / sizeof field_table[0])
+
+static const pgw_view_t *field_view(const pgw_error_fields_t *e, size_t i)
+{
+    return (const pgw_view_t *)(const void *)((const char *)e + field_table[i].offset);
+}
+
+/* Index of field code c in the table, or -1. */
+static int field_index(uint8_t c)
+{
+    for (size_t i = 0; i < NFIELDS; i++)
+        if (field_table[i].code == c) return (int)i;
+    return -1;
+}
+
+static void assert_all_absent(const pgw_error_fields_t *e)
+{
+    for (size_t i = 0; i < NFIELDS; i++) {
+        assert_null(field_view(e, i)->p);
+        assert_int_equal(field_view(e, i)->len, -1);
+    }
+}
+
+/* Appends field (code, value) to buf at *n. */
+static void put_field(uint8_t *buf, size_t cap, size_t *n, uint8_t code, const char *value)
+{
+    size_t len = strlen(value);
+    assert_true(*n + len + 2 <= cap);
+    buf[(*n)++] = code;
+    memcpy(buf + *n, value, len + 1);
+    *n += len + 1;
+}
+
+/* A hand-made message over bytes that pgw_msg_parse never saw. */
+static pgw_msg_t raw_error_msg(uint8_t type, const uint8_t *fields, size_t len)
+{
+    pgw_msg_t m;
+    memset(&m, 0, sizeof m);
+    m.type = type;
+    m.body = fields;
+    m.len = (uint32_t)len;
+    m.u.error.fields = fields;
+    m.u.error.len = (uint32_t)len;
+    return m;
+}
+
+static void test_error_field_table(void **state)
+{
+    (void)state;
+    /* The table is the struct: one view per entry, codes distinct. */
+    assert_int_equal(sizeof(pgw_error_fields_t), NFIELDS * sizeof(pgw_view_t));
+    assert_int_equal(sizeof(pgw_error_t), NFIELDS * sizeof(const char *));
+    for (size_t i = 0; i < NFIELDS; i++) {
+        assert_int_equal(field_table[i].offset, i * sizeof(pgw_view_t));
+        assert_int_not_equal(field_table[i].code, 0);
+        assert_int_equal(field_index(field_table[i].code), (int)i);
+    }
+
+    /* Each code alone, between unknown fields, lands in its member only. */
+    for (size_t i = 0; i < NFIELDS; i++) {
+        uint8_t body[256];
+        size_t n = 0;
+        put_field(body, sizeof body, &n, 'Z', "unknown before");
+        put_field(body, sizeof body, &n, field_table[i].code, field_table[i].member);
+        put_field(body, sizeof body, &n, 0x01, "unknown after");
+        body[n++] = 0;
+        pgw_msg_t m;
+        assert_int_equal(parse_body(i % 2 ? 'N' : 'E', body, n, &m), 0);
+        pgw_error_fields_t e;
+        assert_int_equal(pgw_error_fields_parse(&m, &e), 0);
+        for (size_t j = 0; j < NFIELDS; j++) {
+            const pgw_view_t *v = field_view(&e, j);
+            if (j == i) {
+                assert_view(*v, field_table[i].member);
+                assert_int_equal(v->p[v->len], 0); /* a C string in place */
+            } else {
+                assert_int_equal(v->len, -1);
+                assert_null(v->p);
+            }
+        }
+    }
+
+    /* All of them at once, in reverse order; a field sent twice keeps its
+     * last value. */
+    uint8_t body[1024];
+    size_t n = 0;
+    put_field(body, sizeof body, &n, 'M', "first message");
+    for (size_t i = NFIELDS; i-- > 0;)
+        put_field(body, sizeof body, &n, field_table[i].code, field_table[i].member);
+    body[n++] = 0;
+    pgw_msg_t m;
+    assert_int_equal(parse_body('E', body, n, &m), 0);
+    pgw_error_fields_t e;
+    assert_int_equal(pgw_error_fields_parse(&m, &e), 0);
+    for (size_t i = 0; i < NFIELDS; i++)
+        assert_view(*field_view(&e, i), field_table[i].member);
+}
+
+/* Every code byte the table does not name is skipped, as the protocol
+ * requires of a client. */
+static void test_error_unknown_codes(void **state)
+{
+    (void)state;
+    for (unsigned c = 1; c < 256; c++) {
+        if (field_index((uint8_t)c) >= 0) continue;
+        uint8_t body[64];
+        size_t n = 0;
+        put_field(body, sizeof body, &n, (uint8_t)c, "ignored");
+        put_field(body, sizeof body, &n, 'M', "kept");
+        put_field(body, sizeof body, &n, (uint8_t)c, "");
+        body[n++] = 0;
+        pgw_msg_t m;
+        assert_int_equal(parse_body('N', body, n, &m), 0);
+        pgw_error_fields_t e;
+        assert_int_equal(pgw_error_fields_parse(&m, &e), 0);
+        for (size_t i = 0; i < NFIELDS; i++) {
+            if (field_table[i].code == 'M')
+                assert_view(*field_view(&e, i), "kept");
+            else
+                assert_int_equal(field_view(&e, i)->len, -1);
+        }
+    }
+}
+
+/* pgw_error_fields_parse on its own (a message pgw_msg_parse never
+ * checked): a missing terminator or an unterminated field is PGW_EPROTO,
+ * and a failed parse leaves every field absent. */
+static void test_error_fields_parse_malformed(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *bytes;
+        size_t len;
+    } bad[] = {
+        {"SERROR\0Mno NUL", 14},     /* unterminated field */
+        {"SERROR\0Mmsg\0", 12},      /* no terminating zero */
+        {"S", 1},                    /* a code and nothing else */
+        {"", 0},                     /* empty */
+        {"SERROR\0\0x", 9},          /* bytes after the terminator */
+        {"\0\0", 2},                 /* two terminators */
+        {"CXX000\0MM\0\0\0", 12},    /* bytes after a valid list */
+        {"M\0S", 3},                 /* code, empty value, code at the end */
+        {"Mmsg\0Dno terminator", 19} /* the last field unterminated */
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        const uint8_t *b = heap_copy(bad[i].bytes, bad[i].len);
+        pgw_msg_t m = raw_error_msg('E', b, bad[i].len);
+        pgw_error_fields_t e;
+        memset(&e, 0x5a, sizeof e);
+        assert_int_equal(pgw_error_fields_parse(&m, &e), PGW_EPROTO);
+        assert_all_absent(&e);
+        /* pgw_msg_parse refuses the same bytes. */
+        pgw_msg_t pm;
+        assert_int_equal(parse_body('N', (const uint8_t *)bad[i].bytes, bad[i].len, &pm),
+                         PGW_EPROTO);
+    }
+    /* A NULL list of length 0 is an empty body: no terminator. */
+    pgw_msg_t m = raw_error_msg('E', NULL, 0);
+    pgw_error_fields_t e;
+    assert_int_equal(pgw_error_fields_parse(&m, &e), PGW_EPROTO);
+    assert_all_absent(&e);
+    /* NULL arguments and other message types are PGW_EINVAL. */
+    const uint8_t *ok = heap_copy("Mhi\0\0", 5);
+    m = raw_error_msg('E', ok, 5);
+    assert_int_equal(pgw_error_fields_parse(&m, NULL), PGW_EINVAL);
+    memset(&e, 0x5a, sizeof e);
+    assert_int_equal(pgw_error_fields_parse(NULL, &e), PGW_EINVAL);
+    assert_all_absent(&e);
+    m.type = 'C';
+    assert_int_equal(pgw_error_fields_parse(&m, &e), PGW_EINVAL);
+    assert_all_absent(&e);
+    m.type = 'N';
+    assert_int_equal(pgw_error_fields_parse(&m, &e), 0);
+
+    /* Every proper prefix of a valid list is malformed. */
+    uint8_t body[512];
+    size_t n = 0;
+    for (size_t i = 0; i < NFIELDS; i++)
+        put_field(body, sizeof body, &n, field_table[i].code, "v");
+    body[n++] = 0;
+    for (size_t cut = 0; cut < n; cut++) {
+        pgw_msg_t pm;
+        assert_int_equal(parse_body('E', body, cut, &pm), PGW_EPROTO);
+        const uint8_t *b = heap_copy(body, cut);
+        m = raw_error_msg('E', b, cut);
+        assert_int_equal(pgw_error_fields_parse(&m, &e), PGW_EPROTO);
+        free_copies(NULL);
+    }
+}
+
+/* A reference reading of a field list, written independently of the codec:
+ * fills want[i] with the last value of field_table[i] (len -1 if absent) and
+ * returns whether the list is well formed. */
+static bool model_fields(const uint8_t *b, size_t n, pgw_view_t want[NFIELDS])
+{
+    for (size_t i = 0; i < NFIELDS; i++)
+        want[i] = (pgw_view_t){NULL, -1};
+    size_t pos = 0;
+    for (;;) {
+        if (pos == n) return false; /* no terminator */
+        uint8_t code = b[pos++];
+        if (code == 0) return pos == n;
+        const uint8_t *nul = memchr(b + pos, 0, n - pos);
+        if (!nul) return false;
+        int i = field_index(code);
+        if (i >= 0) want[i] = (pgw_view_t){b + pos, (int32_t)(nul - (b + pos))};
+        pos = (size_t)(nul - b) + 1;
+    }
+}
+
+static uint32_t prng_next(uint32_t *x)
+{
+    *x ^= *x << 13;
+    *x ^= *x >> 17;
+    *x ^= *x << 5;
+    return *x;
+}
+
+/* Fuzz-style property over random field lists, most of them well formed
+ * and some damaged (a byte changed, cut short, extended): pgw_msg_parse and
+ * pgw_error_fields_parse accept exactly what the reference reading accepts,
+ * and find the same value for every field, in place. Each list is an
+ * exact-size heap copy, so a read past it is caught under ASan. */
+static void test_error_fields_property(void **state)
+{
+    (void)state;
+    static const uint8_t alphabet[] = {'S', 'M', 'C', 'V', 'x', 'Z', 0, 0, 1, 0xff, 'a', ' '};
+    uint32_t seed = 0x9e3779b9u;
+    int accepted = 0, refused = 0;
+    for (int iter = 0; iter < 20000; iter++) {
+        uint8_t tmp[600];
+        size_t n = 0;
+        unsigned nfields = prng_next(&seed) % 8;
+        for (unsigned k = 0; k < nfields; k++) {
+            uint32_t pick = prng_next(&seed);
+            tmp[n++] = pick % 4 ? field_table[pick % NFIELDS].code : (uint8_t)(pick >> 8 | 1);
+            unsigned len = prng_next(&seed) % 24;
+            for (unsigned j = 0; j < len; j++) {
+                uint8_t c = (uint8_t)('a' + prng_next(&seed) % 26);
+                tmp[n++] = c;
+            }
+            tmp[n++] = 0;
+        }
+        tmp[n++] = 0;
+        switch (prng_next(&seed) % 4) {
+        case 0: /* a byte anywhere becomes something structural */
+            tmp[prng_next(&seed) % n] = alphabet[prng_next(&seed) % sizeof alphabet];
+            break;
+        case 1: /* cut short */
+            n = prng_next(&seed) % (n + 1);
+            break;
+        case 2: /* extended */
+            tmp[n++] = alphabet[prng_next(&seed) % sizeof alphabet];
+            break;
+        default: /* left as built */
+            break;
+        }
+        uint8_t *b = malloc(n ? n : 1);
+        assert_non_null(b);
+        if (n) memcpy(b, tmp, n);
+
+        pgw_view_t want[NFIELDS];
+        bool ok = model_fields(b, n, want);
+        if (!ok) /* a refused list leaves every field absent */
+            for (size_t i = 0; i < NFIELDS; i++)
+                want[i] = (pgw_view_t){NULL, -1};
+        pgw_frame_t f = {'E', b, (uint32_t)n, 5 + n};
+        pgw_msg_t m;
+        assert_int_equal(pgw_msg_parse(&f, &m), ok ? 0 : PGW_EPROTO);
+        pgw_msg_t raw = raw_error_msg('N', b, n);
+        pgw_error_fields_t e;
+        assert_int_equal(pgw_error_fields_parse(&raw, &e), ok ? 0 : PGW_EPROTO);
+        for (size_t i = 0; i < NFIELDS; i++) {
+            const pgw_view_t *v = field_view(&e, i);
+            assert_int_equal(v->len, want[i].len);
+            assert_ptr_equal(v->p, want[i].p);
+        }
+        if (ok) {
+            pgw_error_fields_t e2;
+            assert_int_equal(pgw_error_fields_parse(&m, &e2), 0);
+            for (size_t i = 0; i < NFIELDS; i++) {
+                assert_ptr_equal(field_view(&e2, i)->p, want[i].p);
+                assert_int_equal(field_view(&e2, i)->len, want[i].len);
+            }
+        }
+        ok ? accepted++ : refused++;
+        free(b);
+    }
+    /* Both sides of the property were exercised. */
+    assert_true(accepted > 1000);
+    assert_true(refused > 1000);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Other backend messages                                                   */
 /* ------------------------------------------------------------------------ */
@@ -876,6 +1184,10 @@ int main(void)
         cmocka_unit_test_teardown(test_datarow_malformed, free_copies),
         cmocka_unit_test_teardown(test_error_fields, free_copies),
         cmocka_unit_test_teardown(test_error_malformed, free_copies),
+        cmocka_unit_test_teardown(test_error_field_table, free_copies),
+        cmocka_unit_test_teardown(test_error_unknown_codes, free_copies),
+        cmocka_unit_test_teardown(test_error_fields_parse_malformed, free_copies),
+        cmocka_unit_test_teardown(test_error_fields_property, free_copies),
         cmocka_unit_test_teardown(test_function_result, free_copies),
         cmocka_unit_test_teardown(test_negotiate, free_copies),
         cmocka_unit_test_teardown(test_notification, free_copies),

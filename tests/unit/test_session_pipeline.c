@@ -635,6 +635,57 @@ static void test_reentrancy(void **state)
     w_free(&w);
 }
 
+/* Every field of PGW_ERROR_FIELD_MAP reaches the request's pgw_error_t, for
+ * an extended and a simple query, as a copy that outlives the input bytes
+ * and the session. */
+static void test_error_every_field(void **state)
+{
+    (void)state;
+    static const struct {
+        char code;
+        size_t offset;
+        const char *member;
+    } fields[] = {
+#define FIELD_ENTRY(code, member, desc) {code, offsetof(pgw_error_t, member), #member},
+        PGW_ERROR_FIELD_MAP(FIELD_ENTRY)
+#undef FIELD_ENTRY
+    };
+    pgw_session_t *s = ready_session(&R, NULL);
+    pgw_param_t p = pgw_int8(1);
+    assert_int_equal(pgw_session_query(s, "SELECT $1::int8", &p, 1, 0, keep_cb, UD(0)), 0);
+    assert_int_equal(pgw_session_simple_query(s, "SELECT 1", keep_cb, UD(1)), 0);
+    wire_t w = {0};
+    for (int q = 0; q < 2; q++) {
+        size_t at = w_begin(&w, 'E');
+        w_u8(&w, 'Z'); /* a code the table does not know */
+        w_cstr(&w, "skipped");
+        for (size_t i = 0; i < PGW__ARRAY_LEN(fields); i++) {
+            w_u8(&w, (uint8_t)fields[i].code);
+            w_cstr(&w, fields[i].member);
+        }
+        w_u8(&w, 0);
+        w_end(&w, at);
+        w_ready(&w, 'I');
+    }
+    feed(s, &w);
+    memset(w.p, 'x', w.n); /* the results hold copies */
+    pgw_session_free(s);
+    for (int q = 0; q < 2; q++) {
+        assert_int_equal(R.done[q].calls, 1);
+        assert_int_equal(R.done[q].status, PGW_ESERVER);
+        const pgw_error_t *e = pgw_result_error(R.keep[q]);
+        assert_non_null(e);
+        for (size_t i = 0; i < PGW__ARRAY_LEN(fields); i++) {
+            const char *got =
+                *(const char *const *)(const void *)((const char *)e + fields[i].offset);
+            assert_non_null(got);
+            assert_string_equal(got, fields[i].member);
+        }
+        pgw_result_free(R.keep[q]);
+    }
+    w_free(&w);
+}
+
 /* ------------------------------------------------------ FATAL, fail, free */
 
 static void test_fatal_error(void **state)
@@ -1068,6 +1119,7 @@ int main(void)
         cmocka_unit_test(test_streaming),
         cmocka_unit_test(test_reentrancy),
         cmocka_unit_test(test_fatal_error),
+        cmocka_unit_test(test_error_every_field),
         cmocka_unit_test(test_fail_and_free),
         cmocka_unit_test(test_encode_failure_rolls_back),
         cmocka_unit_test(test_big_rows_and_lifetime),
