@@ -54,13 +54,16 @@ typedef struct pgw_client pgw_client_t;
  * Connect with a libpq connection string (see pgw_conn_connect), blocking
  * until the connection is ready. cfg may be NULL; its hooks receive the
  * underlying pgw_conn_t. Returns 0 and sets *out, or one of the codes of
- * pgw_conn_connect and its callback (PGW_ECONNINFO, PGW_ENOTSUP,
- * PGW_ECONNECT, PGW_ETARGET, PGW_EAUTH, PGW_EAUTHPOLICY, PGW_ESERVER,
- * PGW_ECONNLOST, PGW_EPROTO, PGW_ETLS, PGW_ENOMEM, PGW_EINVAL when out is
- * NULL; *out is then NULL). When errbuf is not NULL it receives a
- * NUL-terminated description of a failure (the server's message for
- * PGW_ESERVER, else pgw_conn_error_message's text, libpq's words for TLS
- * failures, else pgw_strerror of the code).
+ * pgw_conn_connect and of its callback (pgw_connect_cb in conn.h says which
+ * code a failed connect reports: PGW_EDNS, UV_ECONNREFUSED, PGW_ETIMEDOUT,
+ * PGW_ESERVER, PGW_ETARGET, PGW_ETLS, PGW_ECONNECT for attempts that
+ * failed for different reasons, ...), or PGW_EINVAL when out is NULL;
+ * *out is then NULL. When errbuf is not NULL it receives a NUL-terminated
+ * description of a failure: pgw_conn_error_message's text (libpq's
+ * PQerrorMessage: every attempt, "connection to server at "h", port p
+ * failed: why", joined with newlines; the server's error as "FATAL:  ..."),
+ * else pgw_strerror of the code. To read the attempts one by one, connect
+ * with pgw_conn_t and pgw_conn_attempts.
  */
 PGW_EXTERN int pgw_client_connect(pgw_client_t **out, const char *conninfo,
                                   const pgw_conn_config_t *cfg);
@@ -145,9 +148,11 @@ PGW_EXTERN int pgw_client_load_types(pgw_client_t *c, const char *const *names, 
                                      pgw_type_registry_t *reg);
 
 /*
- * Cancel the request the server is running for this client: opens a
- * separate connection, sends CancelRequest and waits (at most 10 s) for the
- * server to close it. Safe to call from another thread than the one
+ * Cancel the request the server is running for this client: sends the
+ * connection's cancel token (pgw_cancel_token_send, taken at connect) and
+ * waits for the server to close the cancel connection, at most
+ * connect_timeout (10 s when the connection string sets none), exactly as
+ * pgw_conn_cancel does. Safe to call from another thread than the one
  * blocked in a call of this client. Returns 0 (delivered; the interrupted
  * call returns PGW_ESERVER with SQLSTATE 57014 if it was still running),
  * PGW_ECONNECT, PGW_ETIMEDOUT, PGW_ENOMEM, PGW_ENOTSUP (no BackendKeyData),

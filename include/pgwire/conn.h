@@ -102,17 +102,36 @@ extern "C" {
 
 typedef struct pgw_conn pgw_conn_t;
 
-/* Connect finished: status 0 (ready for requests) or the error of the last
- * host tried: PGW_ECONNECT (no host could be reached: every attempt failed
- * at the socket level or timed out), PGW_ETARGET (servers were reached but
- * none matched target_session_attrs), PGW_EAUTH, PGW_EAUTHPOLICY, PGW_ESERVER
- * (the server refused the startup: err holds its error, valid during the
- * call), PGW_ECONNLOST (the server closed during startup), PGW_EPROTO,
- * PGW_ECANCELED (pgw_conn_close was called first), PGW_ETLS (TLS could not
- * be negotiated or verified, or a TLS file could not be used; libpq's
- * message in pgw_conn_error_message), PGW_ECONNINFO (TLS settings that
- * contradict each other, found at the first TLS attempt). err is NULL
- * unless the status is PGW_ESERVER. */
+/*
+ * Connect finished: status 0 (ready for requests) or why it failed. Every
+ * attempt (one socket to one address, or a host name that did not resolve)
+ * is listed by pgw_conn_attempts with its own code, and
+ * pgw_conn_error_message joins their messages as libpq does. The status:
+ *   - when an attempt ended the connect (the remaining hosts are not
+ *     tried, as in libpq), that attempt's code: PGW_ESERVER (the server
+ *     refused the startup, e.g. SQLSTATE 28P01 for a wrong password; err
+ *     holds its error, valid during the call), PGW_EAUTH (the client could
+ *     not authenticate: no password, a bad SCRAM answer), PGW_EAUTHPOLICY
+ *     (require_auth / channel_binding / requirepeer refused it),
+ *     PGW_ENOTSUP (a method or protocol version the library does not
+ *     implement), PGW_ETLS (TLS could not be negotiated or verified, or a
+ *     TLS file could not be used), PGW_EPROTO, PGW_ECONNINFO (a host whose
+ *     port is not a number, or TLS settings that contradict each other),
+ *     PGW_ECANCELED (pgw_conn_close was called first), PGW_ENOMEM;
+ *   - when every attempt failed and moved on to the next address or host:
+ *     the code they share when all of them failed the same way: PGW_EDNS
+ *     (no host name resolved), a libuv code passed through from connect()
+ *     (UV_ECONNREFUSED, UV_ENOENT for a unix socket that does not exist,
+ *     UV_EHOSTUNREACH, UV_ENETUNREACH, UV_EACCES, UV_EAGAIN for a unix
+ *     socket whose backlog is full, ...; pgw_strerror names them),
+ *     PGW_ETIMEDOUT (connect_timeout expired), PGW_ECONNLOST (the server
+ *     closed during startup), PGW_ETARGET (servers were reached, none
+ *     matched target_session_attrs), PGW_ECONNINFO (no host was usable);
+ *     else PGW_ETARGET when at least one server was reached but did not
+ *     match, else PGW_ECONNECT (the attempts failed for different
+ *     reasons: read them with pgw_conn_attempts).
+ * err is NULL unless the status is PGW_ESERVER.
+ */
 typedef void (*pgw_connect_cb)(pgw_conn_t *conn, int status, const pgw_error_t *err, void *ud);
 /* pgw_conn_close finished: every handle is closed; conn is about to be
  * freed and must not be used after this callback returns. */
@@ -216,8 +235,11 @@ PGW_EXTERN int pgw_conn_connect(pgw_conn_t *conn, const char *conninfo, pgw_conn
 PGW_EXTERN int pgw_conn_close(pgw_conn_t *conn, pgw_close_cb cb, void *ud);
 
 /*
- * Ask the server to cancel the request it is running, over a separate
- * non-blocking connection to the same address, carrying the BackendKeyData
+ * Ask the server to cancel the request it is running: the cancel token of
+ * the connection (pgw_conn_cancel_token) sent on the connection's loop,
+ * without blocking, by the same sender as pgw_cancel_token_send: a
+ * separate connection to the address the connection uses, TLS negotiated
+ * as the connection did, then the CancelRequest with the BackendKeyData
  * (4-byte key in protocol 3.0, the long key in 3.2). cb fires when the
  * server has closed that connection, or with PGW_ETIMEDOUT after
  * connect_timeout (10 s when unset).
@@ -322,17 +344,151 @@ PGW_EXTERN void *pgw_conn_userdata(const pgw_conn_t *conn);
 PGW_EXTERN int pgw_conn_tls_info(const pgw_conn_t *conn, pgw_tls_info_t *out);
 
 /*
- * Why the connect failed, in libpq's words where libpq has them (TLS:
- * "SSL error: certificate verify failed: ...", "server certificate for
- * "x" does not match host name "y"", "server does not support SSL,
- * but SSL was required", ...; the messages of several attempts, such as
- * prefer's TLS try and its plaintext retry, are joined with newlines, as
- * libpq does). Without libpq's "connection to server at ... failed: "
- * prefix. "" when there is none (see pgw_strerror of the status, and err
- * for PGW_ESERVER). Valid until the next connect or pgw_conn_close. NULL
- * for a NULL conn.
+ * Why the connect failed, in libpq's words (PQerrorMessage without its
+ * final newline): one entry per attempt, in the order they were made,
+ * joined with newlines, each the message of pgw_conn_attempts. For
+ * example, for host=nonexistent.invalid,127.0.0.1 with nothing listening
+ * on the port:
+ *   could not translate host name "nonexistent.invalid" to address: Name or service not known
+ *   connection to server at "127.0.0.1", port 5432 failed: Connection refused
+ *   \tIs the server running on that host and accepting TCP/IP connections?
+ * The server's errors carry their severity and detail as libpq shows them
+ * ("FATAL:  password authentication failed for user "u""), TLS failures
+ * libpq's texts ("SSL error: certificate verify failed: ...", "server
+ * does not support SSL, but SSL was required"). "" after a successful
+ * connect (as libpq), and before one. Once connected, a TLS failure that
+ * breaks the connection appends its message. Valid until pgw_conn_close.
+ * NULL for a NULL conn.
  */
 PGW_EXTERN const char *pgw_conn_error_message(const pgw_conn_t *conn);
+
+/* ---------------------------------------------------------- connect report */
+
+/* The phases of a connect, in the order an attempt goes through them. */
+typedef enum pgw_conn_phase {
+    PGW_PHASE_NEW = 0,         /* pgw_conn_connect not called */
+    PGW_PHASE_RESOLVING,       /* looking the host name up */
+    PGW_PHASE_CONNECTING,      /* the socket's connect() */
+    PGW_PHASE_TLS,             /* SSLRequest (or direct TLS) and the handshake */
+    PGW_PHASE_STARTUP,         /* startup packet sent, no authentication request yet */
+    PGW_PHASE_AUTHENTICATING,  /* the server asked for a password or SASL exchange */
+    PGW_PHASE_SETUP,           /* authenticated: waiting for ReadyForQuery (and the
+                                  session's DateStyle/IntervalStyle settings) */
+    PGW_PHASE_CHECKING_TARGET, /* checking target_session_attrs */
+    PGW_PHASE_READY,           /* connected */
+    PGW_PHASE_FAILED           /* the connect failed (or was cancelled) */
+} pgw_conn_phase_t;
+
+/* A static name for a phase, for traces and logs: "new", "resolving",
+ * "connecting", "tls", "startup", "authenticating", "setup",
+ * "checking_target", "ready", "failed"; "unknown" for other values. */
+PGW_EXTERN const char *pgw_conn_phase_name(int phase);
+
+/* The connect's current phase (pgw_conn_phase_t): the phase of the
+ * attempt in progress while connecting, PGW_PHASE_READY once connected
+ * (also after the connection is lost later), PGW_PHASE_FAILED after a
+ * failed connect. PGW_PHASE_NEW for a NULL conn. */
+PGW_EXTERN int pgw_conn_phase(const pgw_conn_t *conn);
+
+/* One connect attempt: one socket to one address (sslmode prefer and allow
+ * make two attempts on the same address when the first is refused), or a
+ * host that was never connected to (its name did not resolve, or its
+ * options made it unusable). */
+typedef struct pgw_conn_attempt {
+    /* The host as given (host, or hostaddr when host is empty; a socket
+     * directory for a unix-domain socket). */
+    const char *host;
+    /* The address connected to: numeric IPv4/IPv6, or the socket path;
+     * "" when there was none (the name did not resolve). */
+    const char *address;
+    uint16_t port;
+    int tls;   /* 1 if this attempt negotiated (or tried to negotiate) TLS */
+    int phase; /* pgw_conn_phase_t reached: where it failed, PGW_PHASE_READY
+                  for the attempt that connected, the current phase for one
+                  still in progress */
+    /* 0 for the attempt that connected (or one still in progress), else
+     * why it failed: PGW_EDNS, a libuv code from connect() (UV_ECONNREFUSED,
+     * UV_ENOENT, ...), PGW_ETIMEDOUT, PGW_ECONNLOST, PGW_ETLS, PGW_EPROTO,
+     * PGW_ESERVER (sqlstate says which), PGW_EAUTH, PGW_EAUTHPOLICY,
+     * PGW_ENOTSUP, PGW_ETARGET, PGW_ECONNINFO, PGW_ECANCELED, PGW_ENOMEM. */
+    int status;
+    /* The server's SQLSTATE for PGW_ESERVER ("28P01": wrong password,
+     * "57P03": the server is starting up), else "". */
+    const char *sqlstate;
+    /* libpq's message for this attempt, without a final newline:
+     * "connection to server at "h" (addr), port p failed: why" (libpq's
+     * form: "(addr)" only when it differs from h; "connection to server on
+     * socket "path" failed: why" for a unix-domain socket; "could not
+     * translate host name "h" to address: why" for a name that did not
+     * resolve). "" for the attempt that connected and one in progress. */
+    const char *message;
+} pgw_conn_attempt_t;
+
+/*
+ * The attempts of the connect so far, in order: *n (may be NULL) receives
+ * their number. Readable at any time, in particular from the connect
+ * callback and after it. The array and its strings belong to the
+ * connection and stay valid until the next attempt starts (while
+ * connecting) or, once the connect callback has run, until pgw_conn_close.
+ * Returns NULL with *n = 0 before pgw_conn_connect and for a NULL conn.
+ */
+PGW_EXTERN const pgw_conn_attempt_t *pgw_conn_attempts(const pgw_conn_t *conn, size_t *n);
+
+/* ------------------------------------------------------------ cancel token */
+
+/*
+ * A cancel token: everything needed to cancel what a connection's backend
+ * runs, taken from the connected conn and usable from any thread after,
+ * also once the connection is closed (libpq's PGcancel). It holds the
+ * address actually connected to (TCP address and port, or the unix socket
+ * path), the backend's pid and key (4 bytes in protocol 3.0, up to 256 in
+ * 3.2), the TLS policy and context the connection negotiated with (a
+ * connection that runs over TLS cancels over TLS and never sends the key
+ * in plaintext; one that runs in plaintext cancels in plaintext), and
+ * connect_timeout. Immutable: any number of threads may send the same
+ * token at once.
+ */
+typedef struct pgw_cancel_token pgw_cancel_token_t;
+
+/* Take conn's cancel token into *out (allocated with conn's allocator,
+ * which must outlive the token; free with pgw_cancel_token_free). Call
+ * from the connection's thread. Returns 0, PGW_EINVAL (conn or out NULL),
+ * PGW_EBUSY (not connected yet), PGW_ECLOSED (lost or closed), PGW_ENOTSUP
+ * (the server sent no BackendKeyData) or PGW_ENOMEM; *out is NULL on
+ * failure. */
+PGW_EXTERN int pgw_conn_cancel_token(const pgw_conn_t *conn, pgw_cancel_token_t **out);
+/* An independent copy of tok (same allocator). Returns 0, PGW_EINVAL or
+ * PGW_ENOMEM (*out NULL). */
+PGW_EXTERN int pgw_cancel_token_copy(const pgw_cancel_token_t *tok, pgw_cancel_token_t **out);
+/* Free a token. NULL is a no-op. Not while a send of it is in progress. */
+PGW_EXTERN void pgw_cancel_token_free(pgw_cancel_token_t *tok);
+
+/*
+ * Send the cancel and block until the server closed the cancel connection
+ * (libpq's PQcancelBlocking), on a private loop: callable from any thread,
+ * needing no loop of the caller's. The whole exchange (connect, TLS, the
+ * request, the server's close) is bounded by timeout_ms, or, when it is 0,
+ * by the token's connect_timeout (10 s when the connection had none), as
+ * pgw_conn_cancel. Returns 0 (delivered: a request still running then
+ * fails with SQLSTATE 57014), PGW_ETIMEDOUT, PGW_ECONNECT (could not
+ * connect, or the connection failed before the server closed it), PGW_ETLS
+ * / PGW_EPROTO (TLS could not be negotiated: the key was not sent),
+ * PGW_ENOMEM, PGW_EINVAL (tok NULL), or a libuv error creating the loop.
+ */
+PGW_EXTERN int pgw_cancel_token_send(const pgw_cancel_token_t *tok, unsigned timeout_ms);
+
+/* What a token holds, for logs: views into tok, valid until it is freed. */
+typedef struct pgw_cancel_token_info {
+    const char *address; /* numeric IP address, or the unix socket path */
+    uint16_t port;       /* 0 for a unix-domain socket */
+    int32_t pid;         /* the backend's process id */
+    size_t key_len;      /* 4 (protocol 3.0) to 256 */
+    int tls;             /* 1: the cancel negotiates TLS */
+    unsigned timeout_ms; /* connect_timeout in ms (0: none, 10 s is used) */
+} pgw_cancel_token_info_t;
+/* Fill *out. Returns 0 or PGW_EINVAL (tok or out NULL; *out zeroed when
+ * out is not NULL). */
+PGW_EXTERN int pgw_cancel_token_info(const pgw_cancel_token_t *tok, pgw_cancel_token_info_t *out);
 
 #ifdef __cplusplus
 }

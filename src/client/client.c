@@ -1,28 +1,39 @@
 /*
  * The blocking client: a pgw_conn_t on a private uv loop. Every call
  * queues its requests and runs the loop until their callbacks fired.
+ * Written against the public API only (conn.h and libuv), as any program
+ * could write it.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "pgwire/client.h"
-#include "conn/conn_internal.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-
-#define PGW__CANCEL_TIMEOUT_MS 10000
+#include <uv.h>
 
 struct pgw_client {
     uv_loop_t loop;
     pgw_conn_t *conn;
     const pgw_allocator_t *alloc;
-    /* Copied at connect, read by pgw_client_cancel from any thread. */
-    pgw__peer_t peer;
-    int32_t pid;
-    uint8_t key[256];
-    size_t key_len;
-    int have_key;
-    pgw__tls_policy_t cancel_tls; /* holds a context reference when TLS is in use */
+    /* Taken at connect, sent by pgw_client_cancel from any thread. */
+    pgw_cancel_token_t *cancel;
 };
+
+/* Memory from the client's allocator (zeroed, with an overflow check). */
+static void *client_calloc(const pgw_allocator_t *a, size_t count, size_t size)
+{
+    if (size && count > SIZE_MAX / size) return NULL;
+    size_t n = count * size;
+    void *p = a->malloc(n ? n : 1, a->ud);
+    if (p) memset(p, 0, n);
+    return p;
+}
+
+static void client_dealloc(const pgw_allocator_t *a, void *p)
+{
+    if (p) a->free(p, a->ud);
+}
 
 typedef struct waiter {
     int done;
@@ -76,37 +87,27 @@ typedef struct connect_wait {
     size_t errlen;
 } connect_wait_t;
 
+/* The connect's failure in errbuf: pgw_conn_error_message (libpq's
+ * words for every attempt), else the code's description. */
+static void connect_error(pgw_conn_t *conn, int status, char *errbuf, size_t errlen)
+{
+    if (!errbuf || !errlen) return;
+    const char *why = pgw_conn_error_message(conn);
+    snprintf(errbuf, errlen, "%s", why && *why ? why : pgw_strerror(status));
+}
+
 static void on_connected(pgw_conn_t *conn, int status, const pgw_error_t *err, void *ud)
 {
     connect_wait_t *w = ud;
+    (void)err; /* its text is in the connection's error message */
     w->done = 1;
     w->status = status;
-    if (status < 0 && w->errbuf && w->errlen) {
-        const char *why = pgw_conn_error_message(conn);
-        const char *msg = err && err->message ? err->message
-                          : why && *why       ? why
-                                              : pgw_strerror(status);
-        snprintf(w->errbuf, w->errlen, "%s", msg);
-    }
+    if (status < 0) connect_error(conn, status, w->errbuf, w->errlen);
 }
 
 static void on_closed(pgw_conn_t *conn, void *ud)
 {
     *(int *)ud = 1;
-}
-
-/* Keep what pgw_client_cancel needs, so that it never touches the conn. */
-static void copy_cancel_info(pgw_client_t *c)
-{
-    pgw_conn_t *conn = c->conn;
-    c->peer = conn->peer;
-    pgw__conn_cancel_tls(conn, &c->cancel_tls);
-    const uint8_t *key;
-    if (conn->s && pgw_session_backend_key(conn->s, &c->pid, &key, &c->key_len) == 0 &&
-        c->key_len <= sizeof(c->key)) {
-        memcpy(c->key, key, c->key_len);
-        c->have_key = 1;
-    }
 }
 
 static void client_free(pgw_client_t *c)
@@ -118,8 +119,8 @@ static void client_free(pgw_client_t *c)
     }
     uv_run(&c->loop, UV_RUN_DEFAULT); /* anything left closing */
     uv_loop_close(&c->loop);
-    pgw__tls_ctx_unref(c->cancel_tls.ctx);
-    pgw__free(c->alloc, c);
+    pgw_cancel_token_free(c->cancel);
+    client_dealloc(c->alloc, c);
 }
 
 int pgw_client_connect_err(pgw_client_t **out, const char *conninfo, const pgw_conn_config_t *cfg,
@@ -128,13 +129,13 @@ int pgw_client_connect_err(pgw_client_t **out, const char *conninfo, const pgw_c
     if (!out) return PGW_EINVAL;
     *out = NULL;
     if (errbuf && errlen) errbuf[0] = 0;
-    const pgw_allocator_t *a = pgw__alloc_or_default(cfg ? cfg->alloc : NULL);
-    pgw_client_t *c = pgw__calloc(a, 1, sizeof(*c));
+    const pgw_allocator_t *a = cfg && cfg->alloc ? cfg->alloc : pgw_allocator_default();
+    pgw_client_t *c = client_calloc(a, 1, sizeof(*c));
     if (!c) return PGW_ENOMEM;
     c->alloc = a;
     int rc = uv_loop_init(&c->loop);
     if (rc < 0) {
-        pgw__free(a, c);
+        client_dealloc(a, c);
         return rc;
     }
     connect_wait_t w = {0, 0, errbuf, errlen};
@@ -144,16 +145,21 @@ int pgw_client_connect_err(pgw_client_t **out, const char *conninfo, const pgw_c
         if (rc == 0) {
             run_until(c, &w.done);
             rc = w.done ? w.status : PGW_ECONNECT;
-        } else if (errbuf && errlen) {
-            const char *why = pgw_conn_error_message(c->conn);
-            snprintf(errbuf, errlen, "%s", why && *why ? why : pgw_strerror(rc));
+        } else {
+            connect_error(c->conn, rc, errbuf, errlen);
         }
     }
     if (rc < 0) {
         client_free(c);
         return rc;
     }
-    copy_cancel_info(c);
+    /* Without BackendKeyData (PGW_ENOTSUP) there is nothing to cancel with;
+     * pgw_client_cancel says so. */
+    rc = pgw_conn_cancel_token(c->conn, &c->cancel);
+    if (rc < 0 && rc != PGW_ENOTSUP) {
+        client_free(c);
+        return rc;
+    }
     *out = c;
     return 0;
 }
@@ -208,8 +214,8 @@ int pgw_client_run_batch(pgw_client_t *c, const pgw_request_t *reqs, size_t n, u
     if (!c || !n || !reqs || !results) return PGW_EINVAL;
     for (size_t i = 0; i < n; i++)
         results[i] = NULL;
-    run_ctx_t *xs = pgw__calloc(c->alloc, n, sizeof *xs);
-    pgw_request_t *rs = pgw__calloc(c->alloc, n, sizeof *rs);
+    run_ctx_t *xs = client_calloc(c->alloc, n, sizeof *xs);
+    pgw_request_t *rs = client_calloc(c->alloc, n, sizeof *rs);
     int rc = xs && rs ? 0 : PGW_ENOMEM;
     for (size_t i = 0; i < n && rc == 0; i++)
         rc = adopt(pgw_request_nth(reqs, i), &xs[i], &rs[i]);
@@ -223,8 +229,8 @@ int pgw_client_run_batch(pgw_client_t *c, const pgw_request_t *reqs, size_t n, u
         if (statuses) statuses[i] = st;
         if (st < 0 && !first) first = st;
     }
-    pgw__free(c->alloc, rs);
-    pgw__free(c->alloc, xs);
+    client_dealloc(c->alloc, rs);
+    client_dealloc(c->alloc, xs);
     return first;
 }
 
@@ -240,35 +246,11 @@ const char *pgw_client_refusal(const pgw_client_t *c)
 
 /* ----------------------------------------------------------------- cancel */
 
-static void on_cancel_done(pgw__cancel_req_t *x, int status)
-{
-    *(int *)x->owner = status;
-}
-
 int pgw_client_cancel(pgw_client_t *c)
 {
     if (!c) return PGW_EINVAL;
-    if (!c->have_key) return PGW_ENOTSUP;
-    uv_loop_t loop;
-    int rc = uv_loop_init(&loop);
-    if (rc < 0) return rc;
-    int status = 0;
-    pgw__cancel_req_t x;
-    memset(&x, 0, sizeof(x));
-    x.done = on_cancel_done;
-    x.owner = &status;
-    x.alloc = c->alloc;
-    x.tls = c->cancel_tls; /* the context stays referenced by c */
-    pgw_buf_init(&x.pkt, c->alloc);
-    rc = pgw_enc_cancel_request(&x.pkt, c->pid, c->key, c->key_len);
-    if (rc == 0) rc = pgw__cancel_req_start(&x, &loop, &c->peer, PGW__CANCEL_TIMEOUT_MS);
-    if (rc == 0) {
-        uv_run(&loop, UV_RUN_DEFAULT); /* until it finished and its handles closed */
-        rc = status;
-    }
-    pgw_buf_free(&x.pkt);
-    uv_loop_close(&loop);
-    return rc;
+    if (!c->cancel) return PGW_ENOTSUP;
+    return pgw_cancel_token_send(c->cancel, 0); /* connect_timeout, as the conn's cancel */
 }
 
 /* -------------------------------------------------------------- accessors */

@@ -1,11 +1,15 @@
 /*
- * CancelRequest over a second, non-blocking connection to the address the
- * live connection uses. The server reads the request, signals the backend
- * and closes the socket without answering: EOF is success.
+ * Cancelling: cancel tokens and the one CancelRequest sender.
  *
- * The request itself (pgw__cancel_req_t: connect, send, wait for the
- * server's close, bounded by a timer) is shared with the blocking client's
- * pgw_client_cancel, which runs it on a private loop.
+ * A cancel token (pgw_cancel_token_t) is what a cancel needs, copied out
+ * of a connected conn: the address it connected to, the backend's pid and
+ * key, the TLS policy, connect_timeout. The sender (pgw__cancel_req_t)
+ * runs a token on a loop: a second, non-blocking connection to that
+ * address, the CancelRequest, then the wait for the server, which reads
+ * the request, signals the backend and closes the socket without
+ * answering: EOF is success. pgw_conn_cancel runs it on the connection's
+ * loop, pgw_cancel_token_send on a private loop of its own (any thread).
+ * Both are bounded by the same timeout: connect_timeout, else 10 s.
  *
  * TLS: a cancel for a connection that runs over TLS negotiates TLS too,
  * with the connection's context and host name (as libpq 17's
@@ -15,17 +19,21 @@
  * that runs in plaintext (sslmode disable, or allow/prefer that ended
  * without TLS, or a unix-domain socket) cancels in plaintext.
  *
- * While a cancel is in flight the connection writes nothing new (conn.c
- * checks c->cancels): a request sent before the server has acted on the
- * cancel could be the one interrupted (node-postgres #3751). Each cancel is
- * bounded by a timer so a silent network cannot hold the writes forever.
+ * While a cancel of a conn is in flight the connection writes nothing new
+ * (conn.c checks c->cancels): a request sent before the server has acted
+ * on the cancel could be the one interrupted (node-postgres #3751). Each
+ * cancel is bounded by a timer so a silent network cannot hold the writes
+ * forever.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "conn/conn_internal.h"
 
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <stddef.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/un.h>
 
 #define PGW__CANCEL_TIMEOUT_MS 10000u
 
@@ -45,6 +53,7 @@ void pgw__cancel_req_finish(pgw__cancel_req_t *x, int status)
     pgw__tlsneg_reset(&x->neg);
     pgw__tls_free(x->t);
     x->t = NULL;
+    pgw_buf_free(&x->pkt);
     pgw__sock_close(&x->sock, on_req_closed);
     uv_close((uv_handle_t *)&x->timer, on_req_closed);
     x->done(x, status);
@@ -111,7 +120,7 @@ static void req_tls_io(pgw__cancel_req_t *x, int events)
 
 static void req_negotiate(pgw__cancel_req_t *x)
 {
-    int rc = pgw__tlsneg_step(&x->neg, &x->sock, &x->tls, x->alloc);
+    int rc = pgw__tlsneg_step(&x->neg, &x->sock, &x->tok->tls, x->tok->alloc);
     if (rc == 0) return;
     if (rc < 0) {
         pgw__cancel_req_finish(x, rc == PGW_ECONNLOST ? PGW_ECONNECT : rc);
@@ -136,19 +145,19 @@ static void req_negotiate(pgw__cancel_req_t *x)
 static void on_req_event(pgw__sock_t *k, int status, int events)
 {
     pgw__cancel_req_t *x = k->owner;
-    if (status < 0) {
-        pgw__cancel_req_finish(x, PGW_ECONNECT);
-        return;
-    }
     if (k->connecting) {
-        if (pgw__sock_connect_result(k) < 0) {
+        if (pgw__sock_connect_result(k) < 0 || status < 0) {
             pgw__cancel_req_finish(x, PGW_ECONNECT);
             return;
         }
-        if (x->tls.ctx && pgw__tlsneg_begin(&x->neg, &x->tls, x->alloc) < 0) {
+        if (x->tok->tls.ctx && pgw__tlsneg_begin(&x->neg, &x->tok->tls, x->tok->alloc) < 0) {
             pgw__cancel_req_finish(x, PGW_ETLS);
             return;
         }
+    }
+    if (status < 0) {
+        pgw__cancel_req_finish(x, PGW_ECONNECT);
+        return;
     }
     if (x->neg.phase != PGW__NEG_IDLE) {
         req_negotiate(x);
@@ -165,11 +174,21 @@ static void on_req_event(pgw__sock_t *k, int status, int events)
     if (events & UV_READABLE) req_read(x);
 }
 
-int pgw__cancel_req_start(pgw__cancel_req_t *x, uv_loop_t *loop, const pgw__peer_t *peer,
+int pgw__cancel_req_start(pgw__cancel_req_t *x, uv_loop_t *loop, const pgw_cancel_token_t *tok,
                           uint64_t timeout_ms)
 {
-    int rc = pgw__sock_connect(&x->sock, loop, peer, on_req_event, x);
-    if (rc < 0) return rc;
+    if (!timeout_ms) timeout_ms = tok->timeout_ms ? tok->timeout_ms : PGW__CANCEL_TIMEOUT_MS;
+    x->tok = tok;
+    pgw_buf_init(&x->pkt, tok->alloc);
+    int rc = pgw_enc_cancel_request(&x->pkt, tok->pid, tok->key, tok->key_len);
+    if (rc == 0) {
+        rc = pgw__sock_connect(&x->sock, loop, &tok->peer, on_req_event, x);
+        if (rc < 0 && rc != PGW_EINVAL) rc = PGW_ECONNECT;
+    }
+    if (rc < 0) {
+        pgw_buf_free(&x->pkt);
+        return rc;
+    }
     uv_timer_init(loop, &x->timer);
     x->timer.data = x;
     x->nopen = 2;
@@ -177,8 +196,7 @@ int pgw__cancel_req_start(pgw__cancel_req_t *x, uv_loop_t *loop, const pgw__peer
     x->sent = 0;
     x->t = NULL;
     memset(&x->neg, 0, sizeof x->neg);
-    if (!x->alloc) x->alloc = pgw__alloc_or_default(NULL);
-    if (pgw__peer_is_tcp(peer)) {
+    if (pgw__peer_is_tcp(&tok->peer)) {
         int one = 1;
         (void)setsockopt(x->sock.fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     }
@@ -189,10 +207,123 @@ int pgw__cancel_req_start(pgw__cancel_req_t *x, uv_loop_t *loop, const pgw__peer
     return 0;
 }
 
+/* ----------------------------------------------------------------- tokens */
+
+int pgw__cancel_token_init(pgw_cancel_token_t *tok, const pgw_conn_t *c)
+{
+    memset(tok, 0, sizeof *tok);
+    if (c->state == PGW__CONN_NEW || c->state == PGW__CONN_CONNECTING) return PGW_EBUSY;
+    if (c->state != PGW__CONN_READY || !c->s) return PGW_ECLOSED;
+    const uint8_t *key;
+    if (pgw_session_backend_key(c->s, &tok->pid, &key, &tok->key_len) < 0 ||
+        tok->key_len > sizeof tok->key)
+        return PGW_ENOTSUP;
+    memcpy(tok->key, key, tok->key_len);
+    tok->alloc = c->alloc;
+    tok->peer = c->peer;
+    tok->timeout_ms = c->connect_timeout_ms;
+    if (tok->peer.addr.ss_family == AF_INET) {
+        const struct sockaddr_in *in = (const struct sockaddr_in *)&tok->peer.addr;
+        uv_ip4_name(in, tok->address, sizeof tok->address);
+        tok->port = ntohs(in->sin_port);
+    } else if (tok->peer.addr.ss_family == AF_INET6) {
+        const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)&tok->peer.addr;
+        uv_ip6_name(in6, tok->address, sizeof tok->address);
+        tok->port = ntohs(in6->sin6_port);
+    } else {
+        const struct sockaddr_un *un = (const struct sockaddr_un *)&tok->peer.addr;
+        snprintf(tok->address, sizeof tok->address, "%s", un->sun_path);
+    }
+    pgw__conn_cancel_tls(c, &tok->tls); /* a reference to the context, if TLS */
+    return 0;
+}
+
+void pgw__cancel_token_clear(pgw_cancel_token_t *tok)
+{
+    pgw__tls_ctx_unref(tok->tls.ctx);
+    tok->tls.ctx = NULL;
+}
+
+int pgw_conn_cancel_token(const pgw_conn_t *c, pgw_cancel_token_t **out)
+{
+    if (out) *out = NULL;
+    if (!c || !out) return PGW_EINVAL;
+    pgw_cancel_token_t tmp;
+    int rc = pgw__cancel_token_init(&tmp, c);
+    if (rc < 0) return rc;
+    pgw_cancel_token_t *tok = pgw__malloc(c->alloc, sizeof *tok);
+    if (!tok) {
+        pgw__cancel_token_clear(&tmp);
+        return PGW_ENOMEM;
+    }
+    *tok = tmp; /* the context reference moves with it */
+    *out = tok;
+    return 0;
+}
+
+int pgw_cancel_token_copy(const pgw_cancel_token_t *tok, pgw_cancel_token_t **out)
+{
+    if (out) *out = NULL;
+    if (!tok || !out) return PGW_EINVAL;
+    pgw_cancel_token_t *dup = pgw__malloc(tok->alloc, sizeof *dup);
+    if (!dup) return PGW_ENOMEM;
+    *dup = *tok;
+    if (dup->tls.ctx) pgw__tls_ctx_ref(dup->tls.ctx);
+    *out = dup;
+    return 0;
+}
+
+void pgw_cancel_token_free(pgw_cancel_token_t *tok)
+{
+    if (!tok) return;
+    pgw__cancel_token_clear(tok);
+    pgw__free(tok->alloc, tok);
+}
+
+int pgw_cancel_token_info(const pgw_cancel_token_t *tok, pgw_cancel_token_info_t *out)
+{
+    if (out) memset(out, 0, sizeof *out);
+    if (!tok || !out) return PGW_EINVAL;
+    out->address = tok->address;
+    out->port = tok->port;
+    out->pid = tok->pid;
+    out->key_len = tok->key_len;
+    out->tls = tok->tls.ctx != NULL;
+    out->timeout_ms = (unsigned)tok->timeout_ms;
+    return 0;
+}
+
+/* The blocking send: the sender on a private loop. */
+static void on_blocking_done(pgw__cancel_req_t *x, int status)
+{
+    *(int *)x->owner = status;
+}
+
+int pgw_cancel_token_send(const pgw_cancel_token_t *tok, unsigned timeout_ms)
+{
+    if (!tok) return PGW_EINVAL;
+    uv_loop_t loop;
+    int rc = uv_loop_init(&loop);
+    if (rc < 0) return rc;
+    int status = 0;
+    pgw__cancel_req_t x;
+    memset(&x, 0, sizeof x);
+    x.done = on_blocking_done;
+    x.owner = &status;
+    rc = pgw__cancel_req_start(&x, &loop, tok, timeout_ms);
+    if (rc == 0) {
+        uv_run(&loop, UV_RUN_DEFAULT); /* until it finished and its handles closed */
+        rc = status;
+    }
+    uv_loop_close(&loop);
+    return rc;
+}
+
 /* ------------------------------------------------- cancels of a connection */
 
 struct pgw__cancel {
     pgw__cancel_req_t req;
+    pgw_cancel_token_t tok;
     pgw__cancel_t *next;
     pgw_conn_t *c;
     pgw_cancel_cb cb;
@@ -203,8 +334,7 @@ static void on_cancel_closed(pgw__cancel_req_t *req)
 {
     pgw__cancel_t *x = req->owner;
     pgw_conn_t *c = x->c;
-    pgw__tls_ctx_unref(x->req.tls.ctx);
-    pgw_buf_free(&x->req.pkt);
+    pgw__cancel_token_clear(&x->tok);
     pgw__free(c->alloc, x);
     c->handles_open--;          /* the cancel's two handles */
     pgw__conn_handle_closed(c); /* may free c: last use */
@@ -232,31 +362,22 @@ void pgw__cancel_abort_all(pgw_conn_t *c)
 int pgw_conn_cancel(pgw_conn_t *c, pgw_cancel_cb cb, void *ud)
 {
     if (!c) return PGW_EINVAL;
-    if (c->state == PGW__CONN_NEW || c->state == PGW__CONN_CONNECTING) return PGW_EBUSY;
-    if (c->state != PGW__CONN_READY || !c->s) return PGW_ECLOSED;
-    int32_t pid;
-    const uint8_t *key;
-    size_t key_len;
-    if (pgw_session_backend_key(c->s, &pid, &key, &key_len) < 0) return PGW_ENOTSUP;
     pgw__cancel_t *x = pgw__calloc(c->alloc, 1, sizeof(*x));
     if (!x) return PGW_ENOMEM;
+    int rc = pgw__cancel_token_init(&x->tok, c);
+    if (rc < 0) {
+        pgw__free(c->alloc, x);
+        return rc;
+    }
     x->c = c;
     x->cb = cb;
     x->ud = ud;
     x->req.done = on_cancel_done;
     x->req.closed = on_cancel_closed;
     x->req.owner = x;
-    x->req.alloc = c->alloc;
-    pgw__conn_cancel_tls(c, &x->req.tls);
-    pgw_buf_init(&x->req.pkt, c->alloc);
-    int rc = pgw_enc_cancel_request(&x->req.pkt, pid, key, key_len);
-    if (rc == 0)
-        rc = pgw__cancel_req_start(&x->req, c->loop, &c->peer,
-                                   c->connect_timeout_ms ? c->connect_timeout_ms
-                                                         : PGW__CANCEL_TIMEOUT_MS);
+    rc = pgw__cancel_req_start(&x->req, c->loop, &x->tok, 0);
     if (rc < 0) {
-        pgw__tls_ctx_unref(x->req.tls.ctx);
-        pgw_buf_free(&x->req.pkt);
+        pgw__cancel_token_clear(&x->tok);
         pgw__free(c->alloc, x);
         return rc;
     }

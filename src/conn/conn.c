@@ -31,8 +31,8 @@ static void on_sock_closed(uv_handle_t *h)
 }
 
 /* Start the current attempt's socket towards c->peer. Returns 0 (the
- * attempt's outcome comes to pgw__connect_on_socket), PGW_ECONNECT (failed
- * at once) or PGW_ENOMEM. */
+ * attempt's outcome comes to pgw__connect_on_socket), the negated errno
+ * when the connect failed at once (pgw__sock_connect), or PGW_ENOMEM. */
 int pgw__conn_sock_open(pgw_conn_t *c)
 {
     pgw__sock_t *k = pgw__calloc(c->alloc, 1, sizeof(*k));
@@ -44,11 +44,9 @@ int pgw__conn_sock_open(pgw_conn_t *c)
     }
     c->handles_open++;
     c->sock = k;
-    if (pgw__sock_watch(k, UV_WRITABLE) < 0) {
-        pgw__conn_sock_drop(c);
-        return PGW_ECONNECT;
-    }
-    return 0;
+    rc = pgw__sock_watch(k, UV_WRITABLE);
+    if (rc < 0) pgw__conn_sock_drop(c);
+    return rc;
 }
 
 static void wbuf_release(pgw_conn_t *c);
@@ -72,13 +70,21 @@ void pgw__conn_sock_drop(pgw_conn_t *c)
 void pgw__conn_errmsg_add(pgw_conn_t *c, const char *msg)
 {
     if (!msg || !*msg) return;
-    size_t n = strlen(c->errmsg);
-    snprintf(c->errmsg + n, sizeof c->errmsg - n, "%s%s", n ? "\n" : "", msg);
+    if (c->state == PGW__CONN_CONNECTING && c->cx.cur >= 0) {
+        pgw__attempt_reason(c, msg);
+        return;
+    }
+    pgw_buf_t *b = &c->errmsg;
+    if (b->len) pgw_buf_append(b, "\n", 1);
+    pgw_buf_append(b, msg, strlen(msg));
+    if (pgw_buf_reserve(b, 1) == 0) b->data[b->len] = '\0';
 }
 
 static void conn_free(pgw_conn_t *c)
 {
     pgw__connect_free(c);
+    pgw__attempts_free(c);
+    pgw_buf_free(&c->errmsg);
     pgw__tls_ctx_unref(c->tls_ctx);
     pgw_buf_free(&c->wbuf);
     pgw__free(c->alloc, c);
@@ -404,7 +410,10 @@ static void on_sock_event(pgw__sock_t *k, int status, int events)
     pgw_conn_t *c = k->owner;
     if (k != c->sock) return;
     if (k->connecting) {
-        pgw__connect_on_socket(c, status < 0 ? PGW_ECONNECT : pgw__sock_connect_result(k));
+        /* libuv reports POLLERR as UV_EBADF: the connect's own error is in
+         * SO_ERROR. */
+        int rc = pgw__sock_connect_result(k);
+        pgw__connect_on_socket(c, rc == 0 && status < 0 ? status : rc);
         return;
     }
     if (c->neg.phase != PGW__NEG_IDLE) {
@@ -481,6 +490,8 @@ int pgw_conn_new(pgw_conn_t **out, uv_loop_t *loop, const pgw_conn_config_t *cfg
     c->loop = loop;
     c->tp = &pgw__transport_plain;
     pgw_buf_init(&c->wbuf, a);
+    pgw_buf_init(&c->errmsg, a);
+    c->cx.cur = -1;
     uv_prepare_init(loop, &c->prepare);
     uv_timer_init(loop, &c->timer);
     c->prepare.data = c;
@@ -582,14 +593,23 @@ int pgw_conn_is_ready(const pgw_conn_t *c)
     return c && c->state == PGW__CONN_READY;
 }
 
+/* The host being tried, or connected to. */
+static const pgw__host_t *conn_host(const pgw_conn_t *c)
+{
+    if (!c || !c->cx.hosts || c->cx.host_idx >= c->cx.nhosts) return NULL;
+    return &c->cx.hosts[c->cx.host_idx];
+}
+
 const char *pgw_conn_host(const pgw_conn_t *c)
 {
-    return c && c->hosts && c->host_idx < c->nhosts ? c->hosts[c->host_idx].h.host : NULL;
+    const pgw__host_t *h = conn_host(c);
+    return h ? h->h.host : NULL;
 }
 
 const char *pgw_conn_port(const pgw_conn_t *c)
 {
-    return c && c->hosts && c->host_idx < c->nhosts ? c->hosts[c->host_idx].port : NULL;
+    const pgw__host_t *h = conn_host(c);
+    return h ? h->port : NULL;
 }
 
 int pgw_conn_fd(const pgw_conn_t *c)
@@ -615,5 +635,6 @@ void *pgw_conn_userdata(const pgw_conn_t *c)
 
 const char *pgw_conn_error_message(const pgw_conn_t *c)
 {
-    return c ? c->errmsg : NULL;
+    if (!c) return NULL;
+    return c->errmsg.len ? (const char *)c->errmsg.data : "";
 }

@@ -3,7 +3,9 @@
  *
  * Files: conn.c (object, session wiring, reads, writes, close, requests),
  * connect.c (host list, DNS, socket connect, target_session_attrs),
- * cancel.c (CancelRequest over a second socket), transport.c (the sockets,
+ * attempts.c (the connect's phases and the record of its attempts, in
+ * libpq's words), cancel.c (cancel tokens and the one CancelRequest
+ * sender, over a second socket), transport.c (the sockets,
  * and the plaintext seam between socket bytes and session bytes), tlsconn.c
  * (SSLRequest and the handshake on a socket, and the TLS seam).
  */
@@ -63,11 +65,14 @@ struct pgw__sock {
 /* Create a socket for peer and start connecting it without blocking.
  * Returns 0 (the poll handle is initialised: close it with pgw__sock_close;
  * watch UV_WRITABLE to learn when the connect finished, then read
- * pgw__sock_connect_result) or PGW_ECONNECT (the connect failed at once:
- * refused, no such socket file, ...; nothing to close) or PGW_EINVAL. */
+ * pgw__sock_connect_result), the negated errno of socket() or connect()
+ * when the connect failed at once (libuv's code: UV_ECONNREFUSED, UV_ENOENT
+ * for a missing socket file, UV_EAGAIN for a full unix socket backlog,
+ * ...; nothing to close), a libuv error of the poll handle, or PGW_EINVAL. */
 int pgw__sock_connect(pgw__sock_t *k, uv_loop_t *loop, const pgw__peer_t *peer, pgw__sock_cb cb,
                       void *owner);
-/* After the first writable event: 0 connected, or PGW_ECONNECT. */
+/* After the first writable event: 0 connected, or the negated errno the
+ * connect failed with (SO_ERROR: UV_ECONNREFUSED, UV_ETIMEDOUT, ...). */
 int pgw__sock_connect_result(pgw__sock_t *k);
 /* Watch exactly events (UV_READABLE | UV_WRITABLE, 0: none). Returns 0 or
  * a libuv error. */
@@ -144,11 +149,35 @@ int pgw__tls_sock_flush(pgw__tls_t *t, pgw__sock_t *k);
 ssize_t pgw__tls_sock_fill(pgw__tls_t *t, pgw__sock_t *k);
 
 /*
- * A CancelRequest in flight (cancel.c), used by pgw_conn_cancel and by the
- * blocking client's pgw_client_cancel (on a private loop): connect to the
- * server, send the packet, wait until the server closes. done fires exactly
- * once with the outcome; closed (may be NULL) fires when both handles have
- * closed, after which the object may be freed.
+ * A cancel token (cancel.c; pgw_cancel_token_t in conn.h): immutable once
+ * made, so any thread may send it. peer is the address the connection
+ * used; tls.ctx holds a reference (NULL: plaintext).
+ */
+struct pgw_cancel_token {
+    const pgw_allocator_t *alloc;
+    pgw__peer_t peer;
+    char address[108]; /* numeric address or socket path, for logs */
+    uint16_t port;
+    int32_t pid;
+    uint8_t key[256];
+    size_t key_len;
+    pgw__tls_policy_t tls;
+    uint64_t timeout_ms; /* connect_timeout, 0: none */
+};
+
+/* Fill tok from c (connected) without allocating: takes a reference to
+ * c's TLS context. Returns 0 or pgw_conn_cancel_token's codes. Release
+ * with pgw__cancel_token_clear. */
+int pgw__cancel_token_init(pgw_cancel_token_t *tok, const pgw_conn_t *c);
+void pgw__cancel_token_clear(pgw_cancel_token_t *tok);
+
+/*
+ * The one CancelRequest sender (cancel.c), used by pgw_conn_cancel on the
+ * connection's loop and by pgw_cancel_token_send on a private one: connect
+ * to the token's address, negotiate TLS as its policy says, send the
+ * packet, wait until the server closes. done fires exactly once with the
+ * outcome; closed (may be NULL) fires when both handles have closed, after
+ * which the object may be freed. The token must outlive the request.
  */
 typedef struct pgw__cancel_req pgw__cancel_req_t;
 struct pgw__cancel_req {
@@ -156,23 +185,22 @@ struct pgw__cancel_req {
     uv_timer_t timer;
     int nopen; /* handles not closed yet */
     int finished;
-    pgw_buf_t pkt; /* the CancelRequest; filled by the caller */
+    const pgw_cancel_token_t *tok;
+    pgw_buf_t pkt; /* the CancelRequest */
     size_t sent;
-    /* TLS, as the connection it cancels for (tls.ctx NULL: plaintext); the
-     * caller sets it and keeps the context referenced until done. */
-    pgw__tls_policy_t tls;
     pgw__tlsneg_t neg;
     pgw__tls_t *t;
-    const pgw_allocator_t *alloc;
     void (*done)(pgw__cancel_req_t *x, int status);
     void (*closed)(pgw__cancel_req_t *x);
     void *owner;
 };
-/* Start x (pkt, done, closed and owner set) on loop. Returns 0 (done will
- * fire: 0 when the server closed the connection, PGW_ECONNECT,
- * PGW_ETIMEDOUT after timeout_ms, or what pgw__cancel_req_finish gives) or
- * PGW_ECONNECT/PGW_EINVAL (nothing started, no callback). */
-int pgw__cancel_req_start(pgw__cancel_req_t *x, uv_loop_t *loop, const pgw__peer_t *peer,
+/* Start x (done, closed and owner set) for tok on loop, bounded by
+ * timeout_ms (0: the token's connect_timeout, else 10 s). Returns 0 (done
+ * will fire: 0 when the server closed the connection, PGW_ECONNECT,
+ * PGW_ETIMEDOUT, PGW_ETLS, PGW_EPROTO, or what pgw__cancel_req_finish
+ * gives) or PGW_ECONNECT / PGW_ENOMEM / PGW_EINVAL (nothing started, no
+ * callback). */
+int pgw__cancel_req_start(pgw__cancel_req_t *x, uv_loop_t *loop, const pgw_cancel_token_t *tok,
                           uint64_t timeout_ms);
 /* Finish x now with status (no-op once finished) and close its handles. */
 void pgw__cancel_req_finish(pgw__cancel_req_t *x, int status);
@@ -225,6 +253,47 @@ typedef struct pgw__host {
 
 typedef struct pgw__cancel pgw__cancel_t;
 
+/* Storage behind one pgw_conn_attempt_t (attempts.c). */
+typedef struct pgw__attempt {
+    char host[256];
+    char address[108];
+    char port[16]; /* as written in the connection string (libpq shows that) */
+    char sqlstate[6];
+    int by_hostaddr; /* the address came from hostaddr: libpq names it, not host */
+    int is_unix;
+    int ended;
+    pgw_buf_t text; /* the message, NUL-terminated once not empty */
+} pgw__attempt_t;
+
+/*
+ * The connect phase (connect.c, attempts.c): where the connect is, the
+ * host list and the position in it, and the record of every attempt.
+ * Reset by pgw_conn_connect; the hosts and the record live until
+ * pgw_conn_close.
+ */
+typedef struct pgw__connect {
+    int phase; /* pgw_conn_phase_t; PGW_PHASE_STARTUP is refined from the session */
+    pgw_connect_cb cb;
+    void *ud;
+    pgw__host_t *hosts;
+    size_t nhosts;
+    size_t host_idx;
+    int pass;    /* prefer-standby: 0 first pass (standby only), 1 any */
+    int target;  /* enum pgw__target */
+    int probing; /* a target_session_attrs check query is in flight */
+    uv_getaddrinfo_t *gai;
+    struct addrinfo *ai_list;
+    struct addrinfo *ai_next;
+    int tls_try;     /* the current attempt negotiates TLS */
+    int tls_retried; /* the current address was retried (prefer/allow) */
+    /* The attempts: pub[i] points into rec[i]; cur is the one in
+     * progress (-1: none). */
+    pgw_conn_attempt_t *pub;
+    pgw__attempt_t *rec;
+    size_t natt, catt;
+    long cur;
+} pgw__connect_t;
+
 struct pgw_conn {
     uv_loop_t *loop;
     pgw_conn_config_t cfg;
@@ -245,23 +314,12 @@ struct pgw_conn {
     size_t wbuf_keep;      /* wbuf capacity kept after a write; larger is freed */
     unsigned handles_open; /* handles whose close_cb has not run yet */
 
-    /* Connect state (connect.c). */
-    pgw_connect_cb connect_cb;
-    void *connect_ud;
+    pgw__connect_t cx; /* the connect phase */
+
+    /* Connection options (connect.c), kept for the connection's life. */
     pgw_conninfo_t *ci;
-    pgw__host_t *hosts;
-    size_t nhosts;
-    size_t host_idx;
-    int pass;         /* prefer-standby: 0 first pass (standby only), 1 any */
-    int target;       /* enum pgw__target */
-    int probing;      /* a target_session_attrs check query is in flight */
-    unsigned attempt; /* incremented per attempt: stale callbacks compare it */
-    uv_getaddrinfo_t *gai;
-    struct addrinfo *ai_list;
-    struct addrinfo *ai_next;
     uint64_t connect_timeout_ms;
     pgw_tcp_options_t tcp; /* checked for each TCP attempt (pgw_conninfo_tcp_options) */
-    int last_err;
     const char *startup_params[64];
     size_t nstartup_params;
     const char *require_auth;
@@ -275,10 +333,8 @@ struct pgw_conn {
     pgw__tls_ctx_t *tls_ctx; /* built at the first TLS attempt, kept for all */
     pgw__tlsneg_t neg;       /* the current attempt's negotiation */
     pgw__tls_t *tls;         /* the current socket's TLS session, or NULL */
-    int tls_try;             /* the current attempt negotiates TLS */
-    int tls_retried;         /* the current address was retried (prefer/allow) */
     uint8_t cb_data[PGW__TLS_CB_MAX];
-    char errmsg[2 * PGW__TLS_ERRLEN]; /* the connect failure, libpq's words */
+    pgw_buf_t errmsg; /* pgw_conn_error_message, NUL-terminated once not empty */
     uint32_t min_protocol;
     uint32_t max_protocol;
 
@@ -307,7 +363,10 @@ void pgw__conn_handle_closed(pgw_conn_t *c);
 /* connect.c */
 void pgw__connect_on_socket(pgw_conn_t *c, int status);
 void pgw__connect_on_negotiation(pgw_conn_t *c);
-/* Append a line to c->errmsg (libpq joins the attempts' messages). */
+/* A reason for the failure of the attempt in progress (its message gets
+ * libpq's "connection to server ... failed: " prefix and the reasons,
+ * joined with newlines); once connected, a line appended to
+ * pgw_conn_error_message. */
 void pgw__conn_errmsg_add(pgw_conn_t *c, const char *msg);
 void pgw__connect_on_startup(pgw_conn_t *c, int status, const pgw_error_t *err);
 void pgw__connect_on_broken(pgw_conn_t *c, int err);
@@ -331,5 +390,29 @@ void pgw__conn_cancel_tls(const pgw_conn_t *c, pgw__tls_policy_t *p);
 
 /* cancel.c */
 void pgw__cancel_abort_all(pgw_conn_t *c);
+
+/* attempts.c: the record of the connect's attempts (c->cx). */
+/* Start a record for an attempt on host h (address: numeric address or
+ * socket path, NULL for none yet). Returns 0 or PGW_ENOMEM. */
+int pgw__attempt_begin(pgw_conn_t *c, const pgw__host_t *h, const char *address, int tls);
+/* Add a reason to the attempt in progress (see pgw__conn_errmsg_add). */
+void pgw__attempt_reason(pgw_conn_t *c, const char *msg);
+/* End the attempt in progress with status (0: connected). err (may be
+ * NULL) is the server's error for PGW_ESERVER. A failure without a reason
+ * gets libpq's words for status. No-op without an attempt in progress. */
+void pgw__attempt_end(pgw_conn_t *c, int status, const pgw_error_t *err);
+/* A host that was never connected to: one record, ended at once, whose
+ * whole message is msg (no prefix), as libpq's DNS and option errors. */
+void pgw__attempt_unreached(pgw_conn_t *c, const pgw__host_t *h, int status, int phase,
+                            const char *msg);
+/* The status the connect reports when every attempt moved on (see
+ * pgw_connect_cb). */
+int pgw__attempts_status(const pgw_conn_t *c);
+/* Rebuild c->errmsg from the records (libpq's PQerrorMessage). */
+void pgw__attempts_message(pgw_conn_t *c);
+/* The phase the attempt in progress has reached. */
+int pgw__connect_phase_now(const pgw_conn_t *c);
+/* Free the records. */
+void pgw__attempts_free(pgw_conn_t *c);
 
 #endif

@@ -20,11 +20,19 @@
  * failed handshake, or when the server refuses the TLS connection with an
  * ErrorResponse before authentication completed; sslmode=allow starts in
  * plaintext and retries with TLS when the server refuses that.
+ *
+ * The connect moves through the phases of pgw_conn_phase_t (c->cx.phase)
+ * and records each attempt (attempts.c) where it starts and where it
+ * fails, with the attempt's own code: PGW_EDNS, connect()'s errno passed
+ * through, PGW_ETIMEDOUT, ... and libpq's message. An ErrorResponse with
+ * SQLSTATE 57P03 (the server is starting up or shutting down) moves on to
+ * the next host, as in libpq.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "conn/conn_internal.h"
 #include "conn/peercred.h"
 
+#include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,13 +56,15 @@ static int connect_peer(pgw_conn_t *c);
  * session are released after the callback (err points into the session). */
 void pgw__connect_finish(pgw_conn_t *c, int status, const pgw_error_t *err)
 {
-    pgw_connect_cb cb = c->connect_cb;
+    pgw_connect_cb cb = c->cx.cb;
     if (!cb) return;
-    c->connect_cb = NULL;
-    if (status == PGW_ECONNLOST && !c->errmsg[0]) pgw__conn_errmsg_add(c, PGW__MSG_SERVER_CLOSED);
+    c->cx.cb = NULL;
+    pgw__attempt_end(c, status, err);
+    c->cx.phase = status == 0 ? PGW_PHASE_READY : PGW_PHASE_FAILED;
+    if (status == 0) pgw_buf_reset(&c->errmsg); /* as libpq: no message once connected */
     uv_timer_stop(&c->timer);
     if (c->state == PGW__CONN_CONNECTING) c->state = status == 0 ? PGW__CONN_READY : PGW__CONN_LOST;
-    cb(c, status, status == PGW_ESERVER ? err : NULL, c->connect_ud);
+    cb(c, status, status == PGW_ESERVER ? err : NULL, c->cx.ud);
     if (status == 0) {
         pgw__conn_flush(c);
         return;
@@ -66,12 +76,12 @@ void pgw__connect_finish(pgw_conn_t *c, int status, const pgw_error_t *err)
 
 /* The current attempt failed at a point where the next address (or host)
  * may still work. The session is replaced if it had started. */
-static void attempt_failed(pgw_conn_t *c, int err, int skip_host)
+static void attempt_failed(pgw_conn_t *c, int err, const pgw_error_t *e, int skip_host)
 {
     uv_timer_stop(&c->timer);
+    pgw__attempt_end(c, err, e);
     pgw__conn_sock_drop(c);
-    c->probing = 0;
-    if (c->last_err != PGW_ETARGET) c->last_err = err;
+    c->cx.probing = 0;
     if (c->s && pgw_session_state(c->s) != PGW_SESSION_NEW) {
         pgw__conn_session_drop(c, err);
         int rc = pgw__conn_session_create(c, NULL);
@@ -81,8 +91,8 @@ static void attempt_failed(pgw_conn_t *c, int err, int skip_host)
         }
     }
     if (skip_host) {
-        if (c->ai_list) uv_freeaddrinfo(c->ai_list);
-        c->ai_list = c->ai_next = NULL;
+        if (c->cx.ai_list) uv_freeaddrinfo(c->cx.ai_list);
+        c->cx.ai_list = c->cx.ai_next = NULL;
     }
     next_address(c);
 }
@@ -92,7 +102,7 @@ void pgw__connect_on_broken(pgw_conn_t *c, int err)
     /* The server went away during startup: another host may do better.
      * Anything else (authentication, protocol) ends the connect. */
     if (err == PGW_ECONNLOST || err == PGW_ETIMEDOUT)
-        attempt_failed(c, err, 0);
+        attempt_failed(c, err, NULL, 0);
     else
         pgw__connect_finish(c, err, NULL);
 }
@@ -110,7 +120,7 @@ static int param_bool(const pgw_conn_t *c, const char *name)
 /* Does a server with these properties match? read_only/standby are 1/0. */
 static int target_matches(const pgw_conn_t *c, int read_only, int standby)
 {
-    switch (c->target) {
+    switch (c->cx.target) {
     case PGW__TARGET_READ_WRITE:
         return !read_only;
     case PGW__TARGET_READ_ONLY:
@@ -120,21 +130,36 @@ static int target_matches(const pgw_conn_t *c, int read_only, int standby)
     case PGW__TARGET_STANDBY:
         return standby;
     case PGW__TARGET_PREFER_STANDBY:
-        return c->pass > 0 || standby;
+        return c->cx.pass > 0 || standby;
     default:
         return 1;
     }
 }
 
+/* libpq's reason for leaving a server that does not match. */
+static const char *target_mismatch(const pgw_conn_t *c)
+{
+    switch (c->cx.target) {
+    case PGW__TARGET_READ_WRITE:
+        return "session is read-only";
+    case PGW__TARGET_READ_ONLY:
+        return "session is not read-only";
+    case PGW__TARGET_PRIMARY:
+        return "server is in hot standby mode";
+    default:
+        return "server is not in hot standby mode";
+    }
+}
+
 static void target_decided(pgw_conn_t *c, int ok)
 {
-    c->probing = 0;
+    c->cx.probing = 0;
     if (ok) {
         pgw__connect_finish(c, 0, NULL);
         return;
     }
-    c->last_err = PGW_ETARGET;
-    attempt_failed(c, PGW_ETARGET, 1);
+    pgw__attempt_reason(c, target_mismatch(c));
+    attempt_failed(c, PGW_ETARGET, NULL, 1);
 }
 
 static void on_probe(int status, pgw_result_t *res, void *ud)
@@ -144,16 +169,16 @@ static void on_probe(int status, pgw_result_t *res, void *ud)
     int got = status == 0 && res && pgw_result_text(res, 0, 0, &v) == 0 && v.len > 0;
     char first = got ? v.p[0] : 0;
     pgw_result_free(res);
-    if (!c->probing || c->state != PGW__CONN_CONNECTING) return;
+    if (!c->cx.probing || c->state != PGW__CONN_CONNECTING) return;
     if (!got) {
         /* the session broke, or the server refused the query */
         if (status == 0 || status == PGW_ESERVER) status = PGW_EPROTO;
-        attempt_failed(c, status, 1);
+        attempt_failed(c, status, NULL, 1);
         return;
     }
     int yes = first == 't' || first == 'o';                  /* "t" / "on" */
     if (first == 'o' && v.len > 1 && v.p[1] == 'f') yes = 0; /* "off" */
-    if (c->target == PGW__TARGET_READ_WRITE || c->target == PGW__TARGET_READ_ONLY)
+    if (c->cx.target == PGW__TARGET_READ_WRITE || c->cx.target == PGW__TARGET_READ_ONLY)
         target_decided(c, target_matches(c, yes, 0));
     else
         target_decided(c, target_matches(c, 0, yes));
@@ -161,28 +186,41 @@ static void on_probe(int status, pgw_result_t *res, void *ud)
 
 static void start_probe(pgw_conn_t *c, const char *sql)
 {
-    c->probing = 1;
+    c->cx.probing = 1;
     int rc = pgw_session_simple_query(c->s, sql, on_probe, c);
-    if (rc < 0) attempt_failed(c, rc, 1);
+    if (rc < 0) attempt_failed(c, rc, NULL, 1);
+}
+
+/* The current address as text (the record of the attempt in progress). */
+static const char *current_address(const pgw_conn_t *c)
+{
+    const pgw__connect_t *cx = &c->cx;
+    return cx->natt ? cx->rec[cx->natt - 1].address : "";
 }
 
 /* libpq's second try of the same address: prefer goes on without TLS,
- * allow with it. Returns 1 when the retry started (or finished the
- * connect), 0 when this failure is not one that is retried. */
-static int retry_address(pgw_conn_t *c, int tls_failed)
+ * allow with it. The failed try ends with status (and the server's err).
+ * Returns 1 when the retry started (or finished the connect), 0 when this
+ * failure is not one that is retried. */
+static int retry_address(pgw_conn_t *c, int status, const pgw_error_t *err, int tls_failed)
 {
-    if (c->tls_retried || !pgw__peer_is_tcp(&c->peer)) return 0;
-    int prefer = c->sslmode == PGW__SSLMODE_PREFER && c->tls_try;
-    int allow = c->sslmode == PGW__SSLMODE_ALLOW && !c->tls_try && !tls_failed;
+    pgw__connect_t *cx = &c->cx;
+    if (cx->tls_retried || !pgw__peer_is_tcp(&c->peer)) return 0;
+    int prefer = c->sslmode == PGW__SSLMODE_PREFER && cx->tls_try;
+    int allow = c->sslmode == PGW__SSLMODE_ALLOW && !cx->tls_try && !tls_failed;
     if (!prefer && !allow) return 0;
+    char address[sizeof(cx->rec[0].address)];
+    snprintf(address, sizeof(address), "%s", current_address(c));
     uv_timer_stop(&c->timer);
+    pgw__attempt_end(c, status, err);
     pgw__conn_sock_drop(c);
     pgw__conn_session_drop(c, PGW_ECONNLOST);
-    int rc = pgw__conn_session_create(c, c->hosts[c->host_idx].password);
-    c->tls_retried = 1;
-    c->tls_try = !c->tls_try;
+    int rc = pgw__conn_session_create(c, cx->hosts[cx->host_idx].password);
+    cx->tls_retried = 1;
+    cx->tls_try = !cx->tls_try;
+    if (rc == 0) rc = pgw__attempt_begin(c, &cx->hosts[cx->host_idx], address, cx->tls_try);
     if (rc == 0) rc = connect_peer(c);
-    if (rc < 0) pgw__connect_finish(c, rc == PGW_ENOMEM ? rc : PGW_ECONNECT, NULL);
+    if (rc < 0) pgw__connect_finish(c, rc, NULL);
     return 1;
 }
 
@@ -193,8 +231,13 @@ void pgw__connect_on_startup(pgw_conn_t *c, int status, const pgw_error_t *err)
         /* An ErrorResponse before AuthenticationOk may be pg_hba.conf
          * refusing this transport (hostssl / hostnossl). */
         if (status == PGW_ESERVER && !pgw_session_auth_ok(c->s)) {
-            pgw__conn_errmsg_add(c, err && err->message ? err->message : NULL);
-            if (retry_address(c, 0)) return;
+            /* "the database system is starting up" (or shutting down, or
+             * in recovery): libpq tries the next host. */
+            if (err && err->sqlstate && strcmp(err->sqlstate, "57P03") == 0) {
+                attempt_failed(c, status, err, 1);
+                return;
+            }
+            if (retry_address(c, status, err, 0)) return;
         }
         pgw__connect_finish(c, status, err);
         return;
@@ -206,12 +249,14 @@ void pgw__connect_on_startup(pgw_conn_t *c, int status, const pgw_error_t *err)
         pgw__connect_finish(c, PGW_ETLS, NULL);
         return;
     }
-    if (c->target == PGW__TARGET_ANY || (c->target == PGW__TARGET_PREFER_STANDBY && c->pass > 0)) {
+    int target = c->cx.target;
+    if (target == PGW__TARGET_ANY || (target == PGW__TARGET_PREFER_STANDBY && c->cx.pass > 0)) {
         pgw__connect_finish(c, 0, NULL);
         return;
     }
+    c->cx.phase = PGW_PHASE_CHECKING_TARGET;
     int hot = param_bool(c, "in_hot_standby");
-    if (c->target == PGW__TARGET_READ_WRITE || c->target == PGW__TARGET_READ_ONLY) {
+    if (target == PGW__TARGET_READ_WRITE || target == PGW__TARGET_READ_ONLY) {
         int ro = param_bool(c, "default_transaction_read_only");
         if (ro < 0 || hot < 0) {
             start_probe(c, "SHOW transaction_read_only");
@@ -232,7 +277,7 @@ void pgw__connect_on_startup(pgw_conn_t *c, int status, const pgw_error_t *err)
 static void on_timeout(uv_timer_t *t)
 {
     pgw_conn_t *c = t->data;
-    if (c->state == PGW__CONN_CONNECTING) attempt_failed(c, PGW_ECONNECT, 0);
+    if (c->state == PGW__CONN_CONNECTING) attempt_failed(c, PGW_ETIMEDOUT, NULL, 0);
 }
 
 static void arm_timeout(pgw_conn_t *c)
@@ -244,7 +289,7 @@ static void arm_timeout(pgw_conn_t *c)
  * connection's options (files are read then, once for every attempt; see
  * pgw__tls_ctx_get for the sharing across connections). Returns 0,
  * PGW_ECONNINFO (an invalid combination of settings) or PGW_ETLS /
- * PGW_ENOMEM, with libpq's message in c->errmsg. */
+ * PGW_ENOMEM, with libpq's message as the attempt's reason. */
 static int tls_context(pgw_conn_t *c)
 {
     if (c->tls_ctx) return 0;
@@ -271,6 +316,7 @@ static int tls_context(pgw_conn_t *c)
 /* Negotiate TLS on the connected socket of this attempt. */
 static int start_negotiation(pgw_conn_t *c)
 {
+    c->cx.phase = PGW_PHASE_TLS;
     int rc = c->ssl_direct ? tls_context(c) : 0;
     if (rc < 0) return rc;
     pgw__tls_policy_t p;
@@ -282,6 +328,14 @@ static int start_negotiation(pgw_conn_t *c)
     }
     pgw__connect_on_negotiation(c);
     return 0;
+}
+
+/* The socket is up (and TLS, if any): send the startup packet. */
+static void start_startup(pgw_conn_t *c)
+{
+    c->cx.phase = PGW_PHASE_STARTUP;
+    int rc = pgw__conn_start_io(c);
+    if (rc < 0) attempt_failed(c, rc, NULL, 0);
 }
 
 /* The negotiation advanced (socket event, or its first step). */
@@ -306,37 +360,40 @@ void pgw__connect_on_negotiation(pgw_conn_t *c)
         c->tp = &pgw__transport_tls;
     }
     if (rc > 0) {
-        rc = pgw__conn_start_io(c);
-        if (rc < 0) attempt_failed(c, PGW_ECONNECT, 0);
+        start_startup(c);
         return;
     }
     pgw__conn_errmsg_add(c, c->neg.err);
     /* prefer: a failed handshake is retried without TLS (not a refused
      * SSLRequest: 'E' and stuffed bytes end the connect). */
-    if (c->neg.handshake_fail && rc == PGW_ETLS && retry_address(c, 1)) return;
+    if (c->neg.handshake_fail && rc == PGW_ETLS && retry_address(c, rc, NULL, 1)) return;
     pgw__connect_finish(c, rc, NULL);
 }
 
-/* The current attempt's socket finished connecting (status 0) or failed. */
+/* The current attempt's socket finished connecting (status 0) or failed
+ * (the negated errno). */
 void pgw__connect_on_socket(pgw_conn_t *c, int status)
 {
     if (c->state != PGW__CONN_CONNECTING) return;
     if (status < 0) {
-        attempt_failed(c, PGW_ECONNECT, 0);
+        attempt_failed(c, status, NULL, 0);
         return;
     }
     /* requirepeer: who serves a Unix socket is checked before anything is
      * sent; a mismatch ends the connect (libpq tries no other host). */
     if (!pgw__peer_is_tcp(&c->peer)) {
-        int rc = pgw__peercred_check(c->sock->fd, pgw_conninfo_get(c->ci, "requirepeer"), NULL, 0);
+        char why[256] = "";
+        int rc = pgw__peercred_check(c->sock->fd, pgw_conninfo_get(c->ci, "requirepeer"), why,
+                                     sizeof why);
         if (rc < 0) {
+            pgw__conn_errmsg_add(c, why);
             pgw__connect_finish(c, rc, NULL);
             return;
         }
     }
     /* A session that has queued nothing is rebuilt with this host's
      * password (pgpass entries are per host). */
-    const char *pw = c->hosts[c->host_idx].password;
+    const char *pw = c->cx.hosts[c->cx.host_idx].password;
     if (pgw_session_pending(c->s) == 0) {
         pgw__conn_session_drop(c, 0);
         int rc = pgw__conn_session_create(c, pw);
@@ -346,93 +403,154 @@ void pgw__connect_on_socket(pgw_conn_t *c, int status)
         }
     }
     int rc = pgw__conn_sock_ready(c);
-    if (rc == 0 && c->tls_try) {
+    if (rc < 0) {
+        char why[256];
+        snprintf(why, sizeof why, "could not set socket options: %s", pgw_strerror(rc));
+        pgw__conn_errmsg_add(c, why);
+        attempt_failed(c, rc, NULL, 0);
+        return;
+    }
+    if (c->cx.tls_try) {
         rc = start_negotiation(c);
         if (rc < 0) pgw__connect_finish(c, rc, NULL);
         return;
     }
-    if (rc == 0) rc = pgw__conn_start_io(c);
-    if (rc < 0) attempt_failed(c, PGW_ECONNECT, 0);
+    start_startup(c);
 }
 
 /* Start the attempt on c->peer, bounded by connect_timeout. */
 static int connect_peer(pgw_conn_t *c)
 {
+    c->cx.phase = PGW_PHASE_CONNECTING;
     int rc = pgw__conn_sock_open(c);
     if (rc < 0) return rc;
     arm_timeout(c);
     return 0;
 }
 
+/* Returns 0 (started), or the failure, recorded. */
 static int connect_unix(pgw_conn_t *c, const pgw__host_t *h)
 {
-    c->tls_try = 0; /* libpq never requests TLS over a unix-domain socket */
-    c->tls_retried = 0;
+    c->cx.tls_try = 0; /* libpq never requests TLS over a unix-domain socket */
+    c->cx.tls_retried = 0;
+    c->cx.phase = PGW_PHASE_CONNECTING;
     char path[256];
-    int n = pgw_host_socket_path(&h->h, path, sizeof(path));
-    if (n < 0) return n;
-    if (path[0] == '@') return PGW_ENOTSUP; /* abstract sockets */
-    int rc = pgw__peer_unix(&c->peer, path);
-    return rc < 0 ? rc : connect_peer(c);
+    int rc = pgw_host_socket_path(&h->h, path, sizeof(path));
+    if (rc >= 0 && path[0] == '@') rc = PGW_ENOTSUP; /* abstract sockets */
+    if (rc >= 0) rc = pgw__peer_unix(&c->peer, path);
+    if (rc < 0) {
+        pgw__attempt_unreached(c, h, rc, PGW_PHASE_CONNECTING, NULL);
+        return rc;
+    }
+    rc = pgw__attempt_begin(c, h, path, 0);
+    if (rc == 0) rc = connect_peer(c);
+    if (rc < 0) pgw__attempt_end(c, rc, NULL);
+    return rc;
 }
 
 /* libpq checks the TCP options each time it opens a TCP socket (never for
- * a Unix socket): a bad value fails this address with PGW_ECONNINFO. */
+ * a Unix socket): a bad value fails this address with PGW_ECONNINFO.
+ * Returns 0 (started), or the failure, recorded. */
 static int connect_tcp(pgw_conn_t *c, const struct sockaddr *sa)
 {
-    int rc = pgw_conninfo_tcp_options(c->ci, &c->tcp, NULL, 0);
-    if (rc < 0) return rc;
+    pgw__connect_t *cx = &c->cx;
     /* allow starts in plaintext, every stronger mode with TLS. */
-    c->tls_try = c->sslmode != PGW__SSLMODE_DISABLE && c->sslmode != PGW__SSLMODE_ALLOW;
-    c->tls_retried = 0;
-    pgw__peer_ip(&c->peer, sa);
-    return connect_peer(c);
-}
-
-/* The error an attempt that failed before its socket opened leaves: a
- * server that did not match target_session_attrs is the better news. */
-static void note_attempt_error(pgw_conn_t *c, int rc)
-{
-    if (c->last_err != PGW_ETARGET) c->last_err = rc == PGW_ECONNINFO ? rc : PGW_ECONNECT;
+    cx->tls_try = c->sslmode != PGW__SSLMODE_DISABLE && c->sslmode != PGW__SSLMODE_ALLOW;
+    cx->tls_retried = 0;
+    cx->phase = PGW_PHASE_CONNECTING;
+    char address[64] = "";
+    if (sa->sa_family == AF_INET6)
+        uv_ip6_name((const struct sockaddr_in6 *)sa, address, sizeof address);
+    else
+        uv_ip4_name((const struct sockaddr_in *)sa, address, sizeof address);
+    int rc = pgw__attempt_begin(c, &cx->hosts[cx->host_idx], address, cx->tls_try);
+    if (rc < 0) return rc;
+    char why[256] = "";
+    rc = pgw_conninfo_tcp_options(c->ci, &c->tcp, why, sizeof why);
+    if (rc < 0) {
+        pgw__conn_errmsg_add(c, why);
+    } else {
+        pgw__peer_ip(&c->peer, sa);
+        rc = connect_peer(c);
+    }
+    if (rc < 0) pgw__attempt_end(c, rc, NULL);
+    return rc;
 }
 
 /* Try the remaining resolved addresses of the current host, then the next
  * host. */
 static void next_address(pgw_conn_t *c)
 {
-    while (c->ai_next) {
-        struct addrinfo *ai = c->ai_next;
-        c->ai_next = ai->ai_next;
+    pgw__connect_t *cx = &c->cx;
+    while (cx->ai_next) {
+        struct addrinfo *ai = cx->ai_next;
+        cx->ai_next = ai->ai_next;
         if (ai->ai_family != AF_INET && ai->ai_family != AF_INET6) continue;
-        int rc = connect_tcp(c, ai->ai_addr);
-        if (rc == 0) return;
-        note_attempt_error(c, rc);
+        if (connect_tcp(c, ai->ai_addr) == 0) return;
     }
-    if (c->ai_list) uv_freeaddrinfo(c->ai_list);
-    c->ai_list = NULL;
-    c->host_idx++;
+    if (cx->ai_list) uv_freeaddrinfo(cx->ai_list);
+    cx->ai_list = NULL;
+    cx->host_idx++;
     attempt_host(c);
+}
+
+/* gai_strerror's words for libuv's translation of a getaddrinfo error
+ * (libpq prints gai_strerror). */
+static const char *gai_words(int status)
+{
+    static const struct {
+        int uv, eai;
+    } map[] = {
+        {UV_EAI_AGAIN, EAI_AGAIN},
+        {UV_EAI_BADFLAGS, EAI_BADFLAGS},
+        {UV_EAI_FAIL, EAI_FAIL},
+        {UV_EAI_FAMILY, EAI_FAMILY},
+        {UV_EAI_MEMORY, EAI_MEMORY},
+        {UV_EAI_NONAME, EAI_NONAME},
+        {UV_EAI_SERVICE, EAI_SERVICE},
+        {UV_EAI_SOCKTYPE, EAI_SOCKTYPE},
+        {UV_EAI_OVERFLOW, EAI_OVERFLOW},
+#ifdef EAI_NODATA
+        {UV_EAI_NODATA, EAI_NODATA},
+#endif
+#ifdef EAI_ADDRFAMILY
+        {UV_EAI_ADDRFAMILY, EAI_ADDRFAMILY},
+#endif
+    };
+    for (size_t i = 0; i < PGW__ARRAY_LEN(map); i++)
+        if (map[i].uv == status) return gai_strerror(map[i].eai);
+    return uv_strerror(status);
+}
+
+/* The host's name did not resolve: libpq's message, then the next host. */
+static void resolve_failed(pgw_conn_t *c, const pgw__host_t *h, int status)
+{
+    char msg[512];
+    snprintf(msg, sizeof msg, "could not translate host name \"%s\" to address: %s", h->h.host,
+             status < 0 ? gai_words(status) : gai_strerror(EAI_NONAME));
+    pgw__attempt_unreached(c, h, PGW_EDNS, PGW_PHASE_RESOLVING, msg);
 }
 
 static void on_resolved(uv_getaddrinfo_t *req, int status, struct addrinfo *res)
 {
     pgw_conn_t *c = req->data;
-    int stale = req != c->gai;
+    int stale = req != c->cx.gai;
     pgw__free(c->alloc, req);
     if (stale || c->state != PGW__CONN_CONNECTING) {
         if (res) uv_freeaddrinfo(res);
         pgw__conn_handle_closed(c); /* may free c: last use */
         return;
     }
-    c->gai = NULL;
+    c->cx.gai = NULL;
     c->handles_open--; /* cannot reach 0: the prepare and timer handles are open */
     if (status < 0 || !res) {
-        if (c->last_err != PGW_ETARGET) c->last_err = PGW_ECONNECT;
-        c->host_idx++;
+        if (res) uv_freeaddrinfo(res);
+        resolve_failed(c, &c->cx.hosts[c->cx.host_idx], status);
+        c->cx.host_idx++;
         attempt_host(c);
         return;
     }
-    c->ai_list = c->ai_next = res;
+    c->cx.ai_list = c->cx.ai_next = res;
     next_address(c);
 }
 
@@ -454,13 +572,18 @@ static int connect_numeric(pgw_conn_t *c, const char *node, const char *port, in
     return 1;
 }
 
+/* Returns 0 (resolving or connecting), or the failure, recorded. */
 static int resolve(pgw_conn_t *c, const pgw__host_t *h)
 {
     int rc;
     const char *node = h->h.hostaddr ? h->h.hostaddr : h->h.host;
     if (connect_numeric(c, node, h->port, &rc)) return rc;
+    c->cx.phase = PGW_PHASE_RESOLVING;
     uv_getaddrinfo_t *req = pgw__calloc(c->alloc, 1, sizeof(*req));
-    if (!req) return PGW_ENOMEM;
+    if (!req) {
+        pgw__attempt_unreached(c, h, PGW_ENOMEM, PGW_PHASE_RESOLVING, NULL);
+        return PGW_ENOMEM;
+    }
     struct addrinfo hints;
     memset(&hints, 0, sizeof(hints));
     hints.ai_family = AF_UNSPEC;
@@ -470,41 +593,46 @@ static int resolve(pgw_conn_t *c, const pgw__host_t *h)
     rc = uv_getaddrinfo(c->loop, req, on_resolved, node, h->port, &hints);
     if (rc < 0) {
         pgw__free(c->alloc, req);
+        resolve_failed(c, h, rc);
         return rc;
     }
-    c->gai = req;
+    c->cx.gai = req;
     c->handles_open++;
     return 0;
 }
 
 static void start_pass(pgw_conn_t *c)
 {
-    c->pass++;
-    c->host_idx = 0;
+    c->cx.pass++;
+    c->cx.host_idx = 0;
     attempt_host(c);
 }
 
 /* Start an attempt on hosts[host_idx], moving on while attempts fail
- * synchronously. */
+ * synchronously (each failure is recorded where it happens). */
 static void attempt_host(pgw_conn_t *c)
 {
-    for (; c->host_idx < c->nhosts; c->host_idx++) {
-        const pgw__host_t *h = &c->hosts[c->host_idx];
+    pgw__connect_t *cx = &c->cx;
+    for (; cx->host_idx < cx->nhosts; cx->host_idx++) {
+        const pgw__host_t *h = &cx->hosts[cx->host_idx];
         /* A host the options made unusable (a bad port, hostaddr or
          * socket path) is skipped, or ends the connect, as in libpq. */
-        if (h->h.error && h->h.error_ends_connect) {
-            pgw__connect_finish(c, PGW_ECONNINFO, NULL);
-            return;
+        if (h->h.error) {
+            pgw__attempt_unreached(c, h, PGW_ECONNINFO, PGW_PHASE_RESOLVING, h->h.error);
+            if (h->h.error_ends_connect) {
+                pgw__connect_finish(c, PGW_ECONNINFO, NULL);
+                return;
+            }
+            continue;
         }
-        int rc = h->h.error ? PGW_ECONNINFO : h->h.is_unix ? connect_unix(c, h) : resolve(c, h);
+        int rc = h->h.is_unix ? connect_unix(c, h) : resolve(c, h);
         if (rc == 0) return;
-        note_attempt_error(c, rc);
     }
-    if (c->target == PGW__TARGET_PREFER_STANDBY && c->pass == 0) {
+    if (cx->target == PGW__TARGET_PREFER_STANDBY && cx->pass == 0) {
         start_pass(c);
         return;
     }
-    pgw__connect_finish(c, c->last_err ? c->last_err : PGW_ECONNECT, NULL);
+    pgw__connect_finish(c, pgw__attempts_status(c), NULL);
 }
 
 static void on_start(uv_timer_t *t)
@@ -518,14 +646,14 @@ static void on_start(uv_timer_t *t)
 static void shuffle_hosts(pgw_conn_t *c)
 {
     uint64_t x = uv_hrtime() ^ (uint64_t)(uintptr_t)c;
-    for (size_t i = c->nhosts; i > 1; i--) {
+    for (size_t i = c->cx.nhosts; i > 1; i--) {
         x ^= x << 13;
         x ^= x >> 7;
         x ^= x << 17;
         size_t j = (size_t)(x % i);
-        pgw__host_t tmp = c->hosts[i - 1];
-        c->hosts[i - 1] = c->hosts[j];
-        c->hosts[j] = tmp;
+        pgw__host_t tmp = c->cx.hosts[i - 1];
+        c->cx.hosts[i - 1] = c->cx.hosts[j];
+        c->cx.hosts[j] = tmp;
     }
 }
 
@@ -558,7 +686,7 @@ static int apply_options(pgw_conn_t *c)
     c->sslcert_required = v && strcmp(v, "require") == 0;
     v = pgw_conninfo_get(c->ci, "gssencmode");
     if (v && strcmp(v, "require") == 0) return PGW_ENOTSUP;
-    if (parse_target(pgw_conninfo_get(c->ci, "target_session_attrs"), &c->target) < 0)
+    if (parse_target(pgw_conninfo_get(c->ci, "target_session_attrs"), &c->cx.target) < 0)
         return PGW_ECONNINFO;
     v = pgw_conninfo_get(c->ci, "connect_timeout");
     if (v && *v) {
@@ -592,16 +720,16 @@ static int load_conninfo(pgw_conn_t *c, const char *conninfo)
     int rc = pgw_conninfo_parse(&c->ci, conninfo, c->alloc, NULL, 0);
     if (rc < 0) return rc;
     size_t n = pgw_conninfo_nhosts(c->ci);
-    c->hosts = pgw__calloc(c->alloc, n ? n : 1, sizeof(*c->hosts));
-    if (!c->hosts) return PGW_ENOMEM;
+    c->cx.hosts = pgw__calloc(c->alloc, n ? n : 1, sizeof(*c->cx.hosts));
+    if (!c->cx.hosts) return PGW_ENOMEM;
     for (size_t i = 0; i < n; i++) {
-        pgw__host_t *h = &c->hosts[i];
+        pgw__host_t *h = &c->cx.hosts[i];
         rc = pgw_conninfo_host(c->ci, i, &h->h);
         if (rc < 0) return rc;
         snprintf(h->port, sizeof(h->port), "%u", (unsigned)h->h.port);
         h->password = pgw_conninfo_password(c->ci, &h->h);
     }
-    c->nhosts = n;
+    c->cx.nhosts = n;
     rc = pgw_conninfo_startup_params(c->ci, c->startup_params,
                                      PGW__ARRAY_LEN(c->startup_params) / 2);
     if (rc < 0) return rc;
@@ -619,34 +747,39 @@ int pgw_conn_connect(pgw_conn_t *c, const char *conninfo, pgw_connect_cb cb, voi
     if (!c || !cb) return PGW_EINVAL;
     if (c->state == PGW__CONN_CLOSING) return PGW_ECLOSED;
     if (c->state != PGW__CONN_NEW) return PGW_EBUSY;
-    c->errmsg[0] = '\0';
+    pgw_buf_reset(&c->errmsg);
+    c->cx.cur = -1;
     int rc = load_conninfo(c, conninfo);
     if (rc == 0) rc = apply_options(c);
-    if (rc == 0 && c->nhosts == 0) rc = PGW_ECONNINFO;
-    if (rc == 0) rc = pgw__conn_session_create(c, c->hosts[0].password);
+    if (rc == 0 && c->cx.nhosts == 0) rc = PGW_ECONNINFO;
+    if (rc == 0) rc = pgw__conn_session_create(c, c->cx.hosts[0].password);
     if (rc == 0) rc = uv_timer_start(&c->timer, on_start, 0, 0);
     if (rc < 0) {
         pgw__conn_session_drop(c, 0);
         pgw__connect_free(c);
         return rc;
     }
-    c->connect_cb = cb;
-    c->connect_ud = ud;
+    c->cx.cb = cb;
+    c->cx.ud = ud;
+    c->cx.phase = PGW_PHASE_RESOLVING;
     c->state = PGW__CONN_CONNECTING;
     return 0;
 }
 
+/* Release what connecting holds (the attempts' record stays until the
+ * connection is freed: pgw__attempts_free). */
 void pgw__connect_free(pgw_conn_t *c)
 {
-    if (c->gai) {
-        uv_cancel((uv_req_t *)c->gai); /* its callback frees it */
-        c->gai = NULL;
+    pgw__connect_t *cx = &c->cx;
+    if (cx->gai) {
+        uv_cancel((uv_req_t *)cx->gai); /* its callback frees it */
+        cx->gai = NULL;
     }
-    if (c->ai_list) uv_freeaddrinfo(c->ai_list);
-    c->ai_list = c->ai_next = NULL;
-    pgw__free(c->alloc, c->hosts);
-    c->hosts = NULL;
-    c->nhosts = 0;
+    if (cx->ai_list) uv_freeaddrinfo(cx->ai_list);
+    cx->ai_list = cx->ai_next = NULL;
+    pgw__free(c->alloc, cx->hosts);
+    cx->hosts = NULL;
+    cx->nhosts = 0;
     pgw_conninfo_free(c->ci);
     c->ci = NULL;
 }

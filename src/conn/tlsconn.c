@@ -317,7 +317,9 @@ void pgw__conn_tls_policy(const pgw_conn_t *c, pgw__tls_policy_t *p)
     p->sni = c->ssl_sni;
     p->direct = c->ssl_direct;
     p->ring_size = c->cfg.tls_ring_size;
-    const char *host = c->hosts && c->host_idx < c->nhosts ? c->hosts[c->host_idx].h.host : NULL;
+    const pgw__connect_t *cx = &c->cx;
+    const char *host =
+        cx->hosts && cx->host_idx < cx->nhosts ? cx->hosts[cx->host_idx].h.host : NULL;
     if (host) snprintf(p->host, sizeof p->host, "%s", host);
 }
 

@@ -64,7 +64,7 @@ int pgw__sock_connect(pgw__sock_t *k, uv_loop_t *loop, const pgw__peer_t *peer, 
     k->fd = -1;
     if (peer->len == 0) return PGW_EINVAL;
     int fd = socket(peer->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (fd < 0) return PGW_ECONNECT;
+    if (fd < 0) return errno ? -errno : PGW_ECONNECT;
     int rc;
     do
         rc = connect(fd, (const struct sockaddr *)&peer->addr, peer->len);
@@ -72,9 +72,13 @@ int pgw__sock_connect(pgw__sock_t *k, uv_loop_t *loop, const pgw__peer_t *peer, 
     /* EINPROGRESS: TCP finishes later, reported as writable. A unix-domain
      * socket connects at once or fails (EAGAIN: the server's backlog is
      * full; nothing was started, as for ECONNREFUSED). */
-    if ((rc < 0 && errno != EINPROGRESS) || uv_poll_init_socket(loop, &k->poll, fd) < 0) {
+    if (rc < 0 && errno != EINPROGRESS)
+        rc = errno ? -errno : PGW_ECONNECT;
+    else
+        rc = uv_poll_init_socket(loop, &k->poll, fd);
+    if (rc < 0) {
         close(fd);
-        return PGW_ECONNECT;
+        return rc;
     }
     k->fd = fd;
     k->cb = cb;
@@ -89,8 +93,8 @@ int pgw__sock_connect_result(pgw__sock_t *k)
     int err = 0;
     socklen_t len = sizeof(err);
     k->connecting = 0;
-    if (getsockopt(k->fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0 || err != 0) return PGW_ECONNECT;
-    return 0;
+    if (getsockopt(k->fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0) err = errno;
+    return err ? -err : 0;
 }
 
 int pgw__sock_watch(pgw__sock_t *k, int events)

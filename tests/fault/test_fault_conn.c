@@ -6,6 +6,7 @@
 #define _POSIX_C_SOURCE 200809L /* uv.h needs POSIX types under -std=c11 */
 #include "fakepg.h"
 
+#include "pgwire/client.h"
 #include "pgwire/conn.h"
 
 #include <setjmp.h>
@@ -475,6 +476,121 @@ static void test_hostile_cut_then_eof(void **state)
     pgw_buf_free(&b);
 }
 
+/* ------------------------------------------------------- cancel timeout */
+
+/* The fake accepts one connection (the client's) and leaves every later
+ * one in its listen backlog: the cancel's connect completes, its request
+ * is sent, and nothing ever answers or closes. */
+static fakepg_t *start_blackhole_cancel(pgw_buf_t *hello, fakepg_step_t *steps, int32_t pid)
+{
+    fakepg_startup_ok(hello, pid, 0x01020304u);
+    const fakepg_step_t script[4] = {
+        {FAKEPG_EXPECT_STARTUP, 0, NULL, 0},
+        {FAKEPG_SEND, 0, hello->data, hello->len},
+        {FAKEPG_EXPECT, 'X', NULL, 0},
+        {FAKEPG_EXPECT_EOF, 0, NULL, 0},
+    };
+    memcpy(steps, script, sizeof script); /* the fake reads them until fakepg_wait */
+    fakepg_t *f;
+    assert_int_equal(fakepg_start(&f, steps, 4), 0);
+    return f;
+}
+
+static uint64_t ms_since(uint64_t t0)
+{
+    return (uv_hrtime() - t0) / 1000000u;
+}
+
+/* The blocking client's cancel is bounded by connect_timeout, as the
+ * conn's; the token carries it, and an explicit timeout overrides it. */
+static void test_client_cancel_honours_connect_timeout(void **state)
+{
+    pgw_buf_t hello = {0};
+    fakepg_step_t steps[4];
+    fakepg_t *f = start_blackhole_cancel(&hello, steps, 77);
+    char ci[256];
+    snprintf(ci, sizeof(ci),
+             "host=127.0.0.1 port=%u user=fake dbname=fake sslmode=disable connect_timeout=2",
+             (unsigned)fakepg_port(f));
+    pgw_client_t *c = NULL;
+    assert_int_equal(pgw_client_connect(&c, ci, NULL), 0);
+    uint64_t t0 = uv_hrtime();
+    assert_int_equal(pgw_client_cancel(c), PGW_ETIMEDOUT);
+    uint64_t ms = ms_since(t0);
+    if (ms < 1900 || ms > 5000) fail_msg("cancel gave up after %llu ms", (unsigned long long)ms);
+
+    pgw_cancel_token_t *tok = NULL, *dup = NULL;
+    assert_int_equal(pgw_conn_cancel_token(pgw_client_conn(c), &tok), 0);
+    pgw_cancel_token_info_t info;
+    assert_int_equal(pgw_cancel_token_info(tok, &info), 0);
+    assert_string_equal(info.address, "127.0.0.1");
+    assert_int_equal(info.port, fakepg_port(f));
+    assert_int_equal(info.pid, 77);
+    assert_int_equal(info.key_len, 4);
+    assert_int_equal(info.tls, 0);
+    assert_int_equal(info.timeout_ms, 2000);
+    assert_int_equal(pgw_cancel_token_copy(tok, &dup), 0);
+    pgw_cancel_token_free(tok);
+    t0 = uv_hrtime();
+    assert_int_equal(pgw_cancel_token_send(dup, 300), PGW_ETIMEDOUT);
+    ms = ms_since(t0);
+    if (ms < 250 || ms > 1500) fail_msg("token send gave up after %llu ms", (unsigned long long)ms);
+    pgw_cancel_token_free(dup);
+
+    /* NULL handles */
+    assert_int_equal(pgw_cancel_token_send(NULL, 0), PGW_EINVAL);
+    assert_int_equal(pgw_cancel_token_copy(NULL, &dup), PGW_EINVAL);
+    assert_null(dup);
+    assert_int_equal(pgw_cancel_token_info(NULL, &info), PGW_EINVAL);
+    assert_int_equal(info.pid, 0);
+    assert_int_equal(pgw_conn_cancel_token(NULL, &tok), PGW_EINVAL);
+    pgw_cancel_token_free(NULL);
+
+    pgw_client_close(c);
+    assert_int_equal(fakepg_wait(f), 0);
+    fakepg_free(f);
+    pgw_buf_free(&hello);
+}
+
+typedef struct cancel_rec {
+    int calls;
+    int status;
+} cancel_rec_t;
+
+static void on_cancel(pgw_conn_t *conn, int status, void *ud)
+{
+    cancel_rec_t *r = ud;
+    r->calls++;
+    r->status = status;
+}
+
+/* The asynchronous cancel: the same sender, the same bound. */
+static void test_conn_cancel_honours_connect_timeout(void **state)
+{
+    pgw_buf_t hello = {0};
+    fakepg_step_t steps[4];
+    fakepg_t *f = start_blackhole_cancel(&hello, steps, 78);
+    ctx_t x;
+    ctx_init(&x);
+    pgw_cancel_token_t *tok = NULL;
+    assert_int_equal(pgw_conn_cancel_token(x.conn, &tok), PGW_EBUSY); /* not connected */
+    assert_null(tok);
+    ctx_connect(&x, f, "connect_timeout=2");
+    run_until(&x, &x.connected);
+    assert_int_equal(x.connect_status, 0);
+    cancel_rec_t r = {0, 0};
+    uint64_t t0 = uv_hrtime();
+    assert_int_equal(pgw_conn_cancel(x.conn, on_cancel, &r), 0);
+    run_until(&x, &r.calls);
+    uint64_t ms = ms_since(t0);
+    assert_int_equal(r.status, PGW_ETIMEDOUT);
+    if (ms < 1900 || ms > 5000) fail_msg("cancel gave up after %llu ms", (unsigned long long)ms);
+    ctx_close(&x);
+    assert_int_equal(fakepg_wait(f), 0);
+    fakepg_free(f);
+    pgw_buf_free(&hello);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -493,6 +609,8 @@ int main(void)
         cmocka_unit_test(test_hostile_unknown_type),
         cmocka_unit_test(test_hostile_error_without_nul),
         cmocka_unit_test(test_hostile_cut_then_eof),
+        cmocka_unit_test(test_client_cancel_honours_connect_timeout),
+        cmocka_unit_test(test_conn_cancel_honours_connect_timeout),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

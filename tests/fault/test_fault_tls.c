@@ -50,15 +50,22 @@ static int group_teardown(void **state)
 }
 
 /* Connect with the blocking client to the fake: returns the status and
- * leaves the failure's text in err. */
+ * leaves the failure's text in err, after libpq's "connection to server
+ * at ... failed: " prefix, which must name the fake's address and port. */
 static int try_connect(const faketls_t *f, const char *extra, char *err, size_t errlen)
 {
-    char ci[512];
+    char ci[512], prefix[128];
     snprintf(ci, sizeof ci, "host=127.0.0.1 port=%u user=fake dbname=fake connect_timeout=5 %s",
              (unsigned)faketls_port(f), extra);
     pgw_client_t *c = NULL;
     int rc = pgw_client_connect_err(&c, ci, NULL, err, errlen);
     pgw_client_close(c);
+    snprintf(prefix, sizeof prefix,
+             "connection to server at \"127.0.0.1\", port %u failed: ", (unsigned)faketls_port(f));
+    if (rc < 0) {
+        if (strncmp(err, prefix, strlen(prefix)) != 0) fail_msg("no \"%s\" in \"%s\"", prefix, err);
+        memmove(err, err + strlen(prefix), strlen(err + strlen(prefix)) + 1);
+    }
     return rc;
 }
 

@@ -278,11 +278,16 @@ static void test_host_list_first_dead(void **state)
     ctx_close(&x);
     ctx_free_loop(&x);
 
-    /* Every host dead: PGW_ECONNECT. */
+    /* Every host refused: that cause, passed through from connect(). */
     snprintf(ci, sizeof(ci), "host=127.0.0.1,127.0.0.1 port=%u,%u user=x dbname=x", dead_port(),
              dead_port());
     ctx_new(&x, NULL);
-    assert_int_equal(ctx_connect(&x, ci), PGW_ECONNECT);
+    assert_int_equal(ctx_connect(&x, ci), UV_ECONNREFUSED);
+    size_t n = 0;
+    const pgw_conn_attempt_t *a = pgw_conn_attempts(x.conn, &n);
+    assert_int_equal(n, 2);
+    assert_int_equal(a[0].status, UV_ECONNREFUSED);
+    assert_int_equal(a[1].status, UV_ECONNREFUSED);
     ctx_close(&x);
     ctx_free_loop(&x);
 }
