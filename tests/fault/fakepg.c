@@ -300,181 +300,19 @@ void fakepg_free(fakepg_t *f)
     free(f);
 }
 
-/* ------------------------------------------------------------- builders */
-
-void fakepg_raw(pgw_buf_t *b, const void *p, size_t n)
-{
-    if (pgw_buf_append(b, p, n) < 0) abort();
-}
-
-static void put32(pgw_buf_t *b, uint32_t v)
-{
-    uint8_t x[4] = {(uint8_t)(v >> 24), (uint8_t)(v >> 16), (uint8_t)(v >> 8), (uint8_t)v};
-    fakepg_raw(b, x, 4);
-}
-
-static void put16(pgw_buf_t *b, uint16_t v)
-{
-    uint8_t x[2] = {(uint8_t)(v >> 8), (uint8_t)v};
-    fakepg_raw(b, x, 2);
-}
-
-static void putstr(pgw_buf_t *b, const char *s)
-{
-    fakepg_raw(b, s, strlen(s) + 1);
-}
-
-/* Start a message; returns the offset of its length to patch. */
-static size_t msg_begin(pgw_buf_t *b, uint8_t type)
-{
-    fakepg_raw(b, &type, 1);
-    size_t at = b->len;
-    put32(b, 0);
-    return at;
-}
-
-static void msg_end(pgw_buf_t *b, size_t at)
-{
-    uint32_t len = (uint32_t)(b->len - at);
-    b->data[at] = (uint8_t)(len >> 24);
-    b->data[at + 1] = (uint8_t)(len >> 16);
-    b->data[at + 2] = (uint8_t)(len >> 8);
-    b->data[at + 3] = (uint8_t)len;
-}
-
-void fakepg_msg(pgw_buf_t *b, uint8_t type, const void *body, size_t len)
-{
-    size_t at = msg_begin(b, type);
-    if (len) fakepg_raw(b, body, len);
-    msg_end(b, at);
-}
-
-void fakepg_auth_ok(pgw_buf_t *b)
-{
-    size_t at = msg_begin(b, 'R');
-    put32(b, 0);
-    msg_end(b, at);
-}
-
-void fakepg_param_status(pgw_buf_t *b, const char *name, const char *value)
-{
-    size_t at = msg_begin(b, 'S');
-    putstr(b, name);
-    putstr(b, value);
-    msg_end(b, at);
-}
-
-void fakepg_backend_key(pgw_buf_t *b, int32_t pid, const uint8_t *key, size_t key_len)
-{
-    size_t at = msg_begin(b, 'K');
-    put32(b, (uint32_t)pid);
-    fakepg_raw(b, key, key_len);
-    msg_end(b, at);
-}
-
-void fakepg_ready(pgw_buf_t *b, char status)
-{
-    size_t at = msg_begin(b, 'Z');
-    fakepg_raw(b, &status, 1);
-    msg_end(b, at);
-}
-
-void fakepg_negotiate(pgw_buf_t *b, uint32_t minor, const char *const *opts, size_t n)
-{
-    size_t at = msg_begin(b, 'v');
-    put32(b, minor);
-    put32(b, (uint32_t)n);
-    for (size_t i = 0; i < n; i++)
-        putstr(b, opts[i]);
-    msg_end(b, at);
-}
-
-void fakepg_row_desc(pgw_buf_t *b, size_t ncols, const char *const *names, const uint32_t *oids,
-                     int16_t format)
-{
-    size_t at = msg_begin(b, 'T');
-    put16(b, (uint16_t)ncols);
-    for (size_t i = 0; i < ncols; i++) {
-        putstr(b, names[i]);
-        put32(b, 0);                                /* table oid */
-        put16(b, 0);                                /* attnum */
-        put32(b, oids[i]);                          /* type */
-        put16(b, oids[i] == 23 ? 4 : (uint16_t)-1); /* typlen */
-        put32(b, (uint32_t)-1);                     /* typmod */
-        put16(b, (uint16_t)format);
-    }
-    msg_end(b, at);
-}
-
-void fakepg_data_row(pgw_buf_t *b, size_t ncols, const char *const *values)
-{
-    size_t at = msg_begin(b, 'D');
-    put16(b, (uint16_t)ncols);
-    for (size_t i = 0; i < ncols; i++) {
-        if (!values[i]) {
-            put32(b, (uint32_t)-1);
-            continue;
-        }
-        put32(b, (uint32_t)strlen(values[i]));
-        fakepg_raw(b, values[i], strlen(values[i]));
-    }
-    msg_end(b, at);
-}
-
-void fakepg_data_row_int4(pgw_buf_t *b, int32_t v)
-{
-    size_t at = msg_begin(b, 'D');
-    put16(b, 1);
-    put32(b, 4);
-    put32(b, (uint32_t)v);
-    msg_end(b, at);
-}
-
-void fakepg_command_complete(pgw_buf_t *b, const char *tag)
-{
-    size_t at = msg_begin(b, 'C');
-    putstr(b, tag);
-    msg_end(b, at);
-}
-
-void fakepg_error_response(pgw_buf_t *b, const char *severity, const char *code,
-                           const char *message)
-{
-    size_t at = msg_begin(b, 'E');
-    fakepg_raw(b, "S", 1);
-    putstr(b, severity);
-    fakepg_raw(b, "V", 1);
-    putstr(b, severity);
-    fakepg_raw(b, "C", 1);
-    putstr(b, code);
-    fakepg_raw(b, "M", 1);
-    putstr(b, message);
-    fakepg_raw(b, "", 1);
-    msg_end(b, at);
-}
-
-void fakepg_startup_ok(pgw_buf_t *b, int32_t pid, uint32_t key)
-{
-    uint8_t k[4] = {(uint8_t)(key >> 24), (uint8_t)(key >> 16), (uint8_t)(key >> 8), (uint8_t)key};
-    fakepg_auth_ok(b);
-    fakepg_param_status(b, "server_version", "17.0");
-    fakepg_param_status(b, "client_encoding", "UTF8");
-    fakepg_param_status(b, "integer_datetimes", "on");
-    fakepg_backend_key(b, pid, k, 4);
-    fakepg_ready(b, 'I');
-}
+/* ------------------------------------------------------- canned answers */
 
 void fakepg_query_answer(pgw_buf_t *b, const int32_t *values, size_t nrows)
 {
     static const char *const names[] = {"v"};
     static const uint32_t oids[] = {23};
     char tag[32];
-    fakepg_msg(b, '1', NULL, 0);
-    fakepg_msg(b, '2', NULL, 0);
-    fakepg_row_desc(b, 1, names, oids, 1);
+    pgt_msg(b, '1', NULL, 0);
+    pgt_msg(b, '2', NULL, 0);
+    pgt_msg_row_desc(b, 1, names, oids, 1);
     for (size_t i = 0; i < nrows; i++)
-        fakepg_data_row_int4(b, values[i]);
+        pgt_msg_data_row_int4(b, values[i]);
     snprintf(tag, sizeof(tag), "SELECT %zu", nrows);
-    fakepg_command_complete(b, tag);
-    fakepg_ready(b, 'I');
+    pgt_msg_command_complete(b, tag);
+    pgt_msg_ready(b, 'I');
 }

@@ -11,13 +11,14 @@
  * returns. Every blocking wait of the thread gives up after 10 s, so a test
  * whose client misbehaves fails instead of hanging.
  *
- * Message builders append backend messages to a pgw_buf_t; fakepg_msg
- * writes any type with any body, and fakepg_raw any bytes at all (for
+ * The bytes to send are built with tests/common/pgmsg.h (pgt_msg_* append
+ * backend messages to a pgw_buf_t; pgt_msg_raw any bytes at all, for
  * lengths that lie).
  */
 #ifndef PGW_TESTS_FAKEPG_H
 #define PGW_TESTS_FAKEPG_H
 
+#include "pgmsg.h"
 #include "pgwire/common.h"
 
 #include <stddef.h>
@@ -65,28 +66,6 @@ size_t fakepg_steps_done(const fakepg_t *f);
 /* Join (if needed) and free. */
 void fakepg_free(fakepg_t *f);
 
-/* Builders (abort the test process on OOM: they are test helpers). */
-void fakepg_raw(pgw_buf_t *b, const void *p, size_t n);
-void fakepg_msg(pgw_buf_t *b, uint8_t type, const void *body, size_t len);
-void fakepg_auth_ok(pgw_buf_t *b);
-void fakepg_param_status(pgw_buf_t *b, const char *name, const char *value);
-void fakepg_backend_key(pgw_buf_t *b, int32_t pid, const uint8_t *key, size_t key_len);
-void fakepg_ready(pgw_buf_t *b, char status);
-/* NegotiateProtocolVersion: newest minor supported and unsupported options. */
-void fakepg_negotiate(pgw_buf_t *b, uint32_t minor, const char *const *opts, size_t n);
-/* RowDescription: columns of type oids[i] in format (0 text, 1 binary). */
-void fakepg_row_desc(pgw_buf_t *b, size_t ncols, const char *const *names, const uint32_t *oids,
-                     int16_t format);
-/* DataRow of text values (NULL: SQL NULL). */
-void fakepg_data_row(pgw_buf_t *b, size_t ncols, const char *const *values);
-/* DataRow of one binary int4. */
-void fakepg_data_row_int4(pgw_buf_t *b, int32_t v);
-void fakepg_command_complete(pgw_buf_t *b, const char *tag);
-void fakepg_error_response(pgw_buf_t *b, const char *severity, const char *code,
-                           const char *message);
-/* AuthenticationOk, server_version, client_encoding, BackendKeyData(pid,
- * 4-byte key) and ReadyForQuery('I'): a typical 3.0 startup answer. */
-void fakepg_startup_ok(pgw_buf_t *b, int32_t pid, uint32_t key);
 /* The answer to one extended query (Parse, Bind, Describe portal,
  * Execute, Sync) returning one binary int4 column "v" with nrows rows:
  * ParseComplete, BindComplete, RowDescription, DataRows, CommandComplete,

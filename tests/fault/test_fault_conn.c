@@ -137,7 +137,7 @@ static void queue_queries(ctx_t *x, int n)
 static void test_basic_pipeline(void **state)
 {
     pgw_buf_t hello = {0}, answers = {0};
-    fakepg_startup_ok(&hello, 42, 0x01020304u);
+    pgt_msg_startup_ok(&hello, "17.0", 42, 0x01020304u);
     for (int i = 0; i < 3; i++) {
         int32_t v = i + 1;
         fakepg_query_answer(&answers, &v, 1);
@@ -178,7 +178,7 @@ static void test_basic_pipeline(void **state)
 static void test_write_threshold(void **state)
 {
     pgw_buf_t hello = {0}, answers = {0};
-    fakepg_startup_ok(&hello, 42, 0x01020304u);
+    pgt_msg_startup_ok(&hello, "17.0", 42, 0x01020304u);
     for (int i = 0; i < 3; i++) {
         int32_t v = i + 1;
         fakepg_query_answer(&answers, &v, 1);
@@ -224,10 +224,10 @@ static void test_protocol_32_long_key(void **state)
     for (size_t i = 0; i < sizeof(key); i++)
         key[i] = (uint8_t)(0xA0 + i);
     pgw_buf_t hello = {0};
-    fakepg_auth_ok(&hello);
-    fakepg_param_status(&hello, "server_version", "18.0");
-    fakepg_backend_key(&hello, 4242, key, sizeof(key));
-    fakepg_ready(&hello, 'I');
+    pgt_msg_auth(&hello, 0, NULL, 0);
+    pgt_msg_param_status(&hello, "server_version", "18.0");
+    pgt_msg_backend_key(&hello, 4242, key, sizeof(key));
+    pgt_msg_ready(&hello, 'I');
     fakepg_step_t steps[] = {
         {FAKEPG_EXPECT_STARTUP, 0, NULL, 0},
         {FAKEPG_SEND, 0, hello.data, hello.len},
@@ -265,8 +265,8 @@ static void test_protocol_32_long_key(void **state)
 static void run_negotiate(const char *extra, uint32_t offered, int expect_ok)
 {
     pgw_buf_t hello = {0};
-    fakepg_negotiate(&hello, offered, NULL, 0);
-    fakepg_startup_ok(&hello, 7, 0x0A0B0C0Du);
+    pgt_msg_negotiate(&hello, offered, NULL, 0);
+    pgt_msg_startup_ok(&hello, "17.0", 7, 0x0A0B0C0Du);
     fakepg_step_t ok_steps[] = {
         {FAKEPG_EXPECT_STARTUP, 0, NULL, 0}, {FAKEPG_SEND, 0, hello.data, hello.len},
         {FAKEPG_EXPECT_UNTIL, 'S', NULL, 1}, /* the early query, never answered */
@@ -327,7 +327,7 @@ static void test_negotiate_downgrade_refused(void **state)
 static void run_hostile(const pgw_buf_t *payload, int cut, int expect_err)
 {
     pgw_buf_t hello = {0};
-    fakepg_startup_ok(&hello, 9, 0x11223344u);
+    pgt_msg_startup_ok(&hello, "17.0", 9, 0x11223344u);
     fakepg_step_t steps[] = {
         {FAKEPG_EXPECT_STARTUP, 0, NULL, 0},
         {FAKEPG_SEND, 0, hello.data, hello.len},
@@ -374,18 +374,18 @@ static void answer_head(pgw_buf_t *b)
 {
     static const char *const names[] = {"v"};
     static const uint32_t oids[] = {23};
-    fakepg_msg(b, '1', NULL, 0);
-    fakepg_msg(b, '2', NULL, 0);
-    fakepg_row_desc(b, 1, names, oids, 1);
+    pgt_msg(b, '1', NULL, 0);
+    pgt_msg(b, '2', NULL, 0);
+    pgt_msg_row_desc(b, 1, names, oids, 1);
 }
 
 static void test_loss_mid_datarow(void **state)
 {
     pgw_buf_t b = {0};
     answer_head(&b);
-    fakepg_data_row_int4(&b, 1);
+    pgt_msg_data_row_int4(&b, 1);
     size_t full = b.len;
-    fakepg_data_row_int4(&b, 2);
+    pgt_msg_data_row_int4(&b, 2);
     b.len = full + 6; /* cut inside the second DataRow */
     run_hostile(&b, 1, PGW_ECONNLOST);
     pgw_buf_free(&b);
@@ -395,7 +395,7 @@ static void test_hostile_length_below_4(void **state)
 {
     pgw_buf_t b = {0};
     answer_head(&b);
-    fakepg_raw(&b, "D\0\0\0\x02", 5);
+    pgt_msg_raw(&b, "D\0\0\0\x02", 5);
     run_hostile(&b, 0, PGW_EPROTO);
     pgw_buf_free(&b);
 }
@@ -405,9 +405,9 @@ static void test_hostile_short_type_too_long(void **state)
     static const char types[] = {'Z', 'C', '1', '2', 't'};
     for (size_t i = 0; i < sizeof(types); i++) {
         pgw_buf_t b = {0};
-        if (types[i] != '1') fakepg_msg(&b, '1', NULL, 0);
+        if (types[i] != '1') pgt_msg(&b, '1', NULL, 0);
         uint8_t hdr[5] = {(uint8_t)types[i], 0, 0, 0x9C, 0x44}; /* 40004 */
-        fakepg_raw(&b, hdr, 5);
+        pgt_msg_raw(&b, hdr, 5);
         run_hostile(&b, 0, PGW_EPROTO);
         pgw_buf_free(&b);
     }
@@ -417,7 +417,7 @@ static void test_hostile_datarow_huge(void **state)
 {
     pgw_buf_t b = {0};
     answer_head(&b);
-    fakepg_raw(&b, "D\x7f\xff\xff\xff", 5);
+    pgt_msg_raw(&b, "D\x7f\xff\xff\xff", 5);
     run_hostile(&b, 0, PGW_ETOOBIG);
     pgw_buf_free(&b);
 }
@@ -426,7 +426,7 @@ static void test_hostile_field_len_minus_2(void **state)
 {
     pgw_buf_t b = {0};
     answer_head(&b);
-    fakepg_msg(&b, 'D', "\x00\x01\xff\xff\xff\xfe", 6);
+    pgt_msg(&b, 'D', "\x00\x01\xff\xff\xff\xfe", 6);
     run_hostile(&b, 0, PGW_EPROTO);
     pgw_buf_free(&b);
 }
@@ -435,7 +435,7 @@ static void test_hostile_field_past_end(void **state)
 {
     pgw_buf_t b = {0};
     answer_head(&b);
-    fakepg_msg(&b, 'D', "\x00\x01\x00\x00\x00\x08\x00\x00\x00\x01", 10);
+    pgt_msg(&b, 'D', "\x00\x01\x00\x00\x00\x08\x00\x00\x00\x01", 10);
     run_hostile(&b, 0, PGW_EPROTO);
     pgw_buf_free(&b);
 }
@@ -444,8 +444,8 @@ static void test_hostile_field_count_mismatch(void **state)
 {
     pgw_buf_t b = {0};
     answer_head(&b);
-    fakepg_msg(&b, 'D', "\x00\x02\x00\x00\x00\x04\x00\x00\x00\x01\x00\x00\x00\x04\x00\x00\x00\x02",
-               18);
+    pgt_msg(&b, 'D', "\x00\x02\x00\x00\x00\x04\x00\x00\x00\x01\x00\x00\x00\x04\x00\x00\x00\x02",
+            18);
     run_hostile(&b, 0, PGW_EPROTO);
     pgw_buf_free(&b);
 }
@@ -454,7 +454,7 @@ static void test_hostile_unknown_type(void **state)
 {
     pgw_buf_t b = {0};
     answer_head(&b);
-    fakepg_msg(&b, '~', "xyz", 3);
+    pgt_msg(&b, '~', "xyz", 3);
     run_hostile(&b, 0, PGW_EPROTO);
     pgw_buf_free(&b);
 }
@@ -462,7 +462,7 @@ static void test_hostile_unknown_type(void **state)
 static void test_hostile_error_without_nul(void **state)
 {
     pgw_buf_t b = {0};
-    fakepg_msg(&b, 'E', "SERROR\0C12345\0Mno terminator", 28);
+    pgt_msg(&b, 'E', "SERROR\0C12345\0Mno terminator", 28);
     run_hostile(&b, 0, PGW_EPROTO);
     pgw_buf_free(&b);
 }
@@ -471,7 +471,7 @@ static void test_hostile_cut_then_eof(void **state)
 {
     pgw_buf_t b = {0};
     answer_head(&b);
-    fakepg_raw(&b, "C\0\0\0\x0dSELE", 9);
+    pgt_msg_raw(&b, "C\0\0\0\x0dSELE", 9);
     run_hostile(&b, 1, PGW_ECONNLOST);
     pgw_buf_free(&b);
 }
@@ -483,7 +483,7 @@ static void test_hostile_cut_then_eof(void **state)
  * is sent, and nothing ever answers or closes. */
 static fakepg_t *start_blackhole_cancel(pgw_buf_t *hello, fakepg_step_t *steps, int32_t pid)
 {
-    fakepg_startup_ok(hello, pid, 0x01020304u);
+    pgt_msg_startup_ok(hello, "17.0", pid, 0x01020304u);
     const fakepg_step_t script[4] = {
         {FAKEPG_EXPECT_STARTUP, 0, NULL, 0},
         {FAKEPG_SEND, 0, hello->data, hello->len},

@@ -106,7 +106,7 @@ static void test_error_answer(void **state)
     char err[1024];
     pgw_buf_t b;
     pgw_buf_init(&b, NULL);
-    fakepg_error_response(&b, "FATAL", "28000", "injected: you are now logged in");
+    pgt_msg_error(&b, "FATAL", "28000", "injected: you are now logged in");
     const char *modes[] = {"sslmode=require", "sslmode=verify-full", "sslmode=prefer"};
     for (size_t i = 0; i < ARRAY_LEN(modes); i++) {
         faketls_t *f = start(b.data, b.len);
@@ -191,14 +191,6 @@ static int auth_over_tls(const pgw_buf_t *answer, const char *extra, int direct_
     return rc;
 }
 
-static void auth_msg(pgw_buf_t *b, uint32_t code, const void *data, size_t len)
-{
-    uint8_t body[64] = {(uint8_t)(code >> 24), (uint8_t)(code >> 16), (uint8_t)(code >> 8),
-                        (uint8_t)code};
-    memcpy(body + 4, data, len);
-    fakepg_msg(b, 'R', body, 4 + len);
-}
-
 /* Each downgrade is refused with PGW_EAUTHPOLICY, and no 'p' (password,
  * SASL) message ever reaches the server. */
 static void test_auth_downgrades(void **state)
@@ -222,7 +214,7 @@ static void test_auth_downgrades(void **state)
     for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
         pgw_buf_t b;
         pgw_buf_init(&b, NULL);
-        auth_msg(&b, cases[i].code, cases[i].data, cases[i].len);
+        pgt_msg_auth(&b, (int32_t)cases[i].code, cases[i].data, cases[i].len);
         char extra[256], received[64], err[1024];
         snprintf(extra, sizeof extra, "password=secret %s", cases[i].extra);
         int rc = auth_over_tls(&b, extra, 0, received, sizeof received, err, sizeof err);
@@ -238,7 +230,7 @@ static void test_channel_binding_needs_tls(void **state)
 {
     pgw_buf_t b;
     pgw_buf_init(&b, NULL);
-    auth_msg(&b, 10, "SCRAM-SHA-256-PLUS\0SCRAM-SHA-256\0", 34);
+    pgt_msg_auth(&b, 10, "SCRAM-SHA-256-PLUS\0SCRAM-SHA-256\0", 34);
     answering_t a;
     fakepg_t *pg = answering_start(&a, &b);
     char ci[256], err[512];
@@ -260,7 +252,7 @@ static void test_direct(void **state)
 {
     pgw_buf_t b;
     pgw_buf_init(&b, NULL);
-    fakepg_startup_ok(&b, 9, 0x01020304u);
+    pgt_msg_startup_ok(&b, "17.0", 9, 0x01020304u);
     char received[64], err[1024];
     /* with ALPN the startup completes (then the client closes) */
     answering_t a;

@@ -2,6 +2,7 @@
  * The blocking client against the throwaway cluster.
  */
 #define _POSIX_C_SOURCE 200809L
+#include "failalloc.h"
 #include "pgtest.h"
 #include "pgwire/client.h"
 
@@ -494,46 +495,6 @@ static void test_param_count_limit(void **state)
     pgw_client_close(c);
 }
 
-/* An allocator that counts the bytes it has handed out and not taken back. */
-typedef struct counting {
-    size_t live;
-    size_t peak;
-} counting_t;
-
-static void *count_malloc(size_t n, void *ud)
-{
-    counting_t *k = ud;
-    size_t *p = malloc(n + sizeof(size_t) * 2);
-    if (!p) return NULL;
-    p[0] = n;
-    k->live += n;
-    if (k->live > k->peak) k->peak = k->live;
-    return p + 2;
-}
-
-static void count_free(void *ptr, void *ud)
-{
-    counting_t *k = ud;
-    if (!ptr) return;
-    size_t *p = (size_t *)ptr - 2;
-    k->live -= p[0];
-    free(p);
-}
-
-static void *count_realloc(void *ptr, size_t n, void *ud)
-{
-    if (!ptr) return count_malloc(n, ud);
-    counting_t *k = ud;
-    size_t *p = (size_t *)ptr - 2;
-    size_t old = p[0];
-    size_t *q = realloc(p, n + sizeof(size_t) * 2);
-    if (!q) return NULL;
-    q[0] = n;
-    k->live = k->live - old + n;
-    if (k->live > k->peak) k->peak = k->live;
-    return q + 2;
-}
-
 /* After one request with a 50 MB parameter, the connection does not keep
  * a 50 MB write buffer for the rest of its life: what it holds returns to
  * a small bound. */
@@ -541,15 +502,16 @@ static void test_large_parameter_memory_returns(void **state)
 {
     char ci[512];
     pgt_require_server();
-    counting_t k = {0, 0};
-    pgw_allocator_t a = {&k, count_malloc, count_realloc, count_free};
+    /* Counts the bytes handed out and not taken back. */
+    pgt_alloc_t k;
+    const pgw_allocator_t *a = pgt_alloc_init(&k);
     pgw_conn_config_t cfg;
     memset(&cfg, 0, sizeof(cfg));
-    cfg.alloc = &a;
+    cfg.alloc = a;
     pgw_client_t *c;
     assert_int_equal(pgw_client_connect(&c, pgt_conninfo(ci, sizeof(ci), NULL), &cfg), 0);
     assert_int_equal(pgw_client_exec(c, "SELECT 1", NULL), 0);
-    size_t base = k.live;
+    size_t base = k.bytes;
     const size_t big = 50u * 1024u * 1024u;
     char *v = malloc(big);
     assert_non_null(v);
@@ -566,10 +528,10 @@ static void test_large_parameter_memory_returns(void **state)
     /* and afterwards, the connection holds about what it held before (the
      * 1 MiB the write buffer may keep, plus slack for small buffers) */
     assert_int_equal(pgw_client_exec(c, "SELECT 2", NULL), 0);
-    if (k.live > base + 2u * 1024u * 1024u)
-        fail_msg("%zu bytes held after the request, %zu before", k.live, base);
+    if (k.bytes > base + 2u * 1024u * 1024u)
+        fail_msg("%zu bytes held after the request, %zu before", k.bytes, base);
     pgw_client_close(c);
-    assert_int_equal(k.live, 0);
+    assert_int_equal(k.bytes, 0);
 }
 
 /* The NULL-handle convention: no function of client.h crashes on NULL. */

@@ -20,6 +20,7 @@
  * OpenSSL's allocator is counted, for the steady-state test.
  */
 #define _POSIX_C_SOURCE 200809L
+#include "failalloc.h"
 #include "faketls.h"
 #include "pgtest.h"
 #include "pgwire/client.h"
@@ -548,24 +549,7 @@ static void test_large_transfers(void **state)
  * memory OpenSSL holds does not grow. (OpenSSL 3.0's record layer itself
  * mallocs and frees a 40-byte WPACKET_SUB per record inside SSL_read and
  * SSL_write, as it does for libpq; no buffer of its stays behind.) */
-static size_t g_live_allocs;
-static void *cnt_malloc(size_t n, void *ud)
-{
-    (void)ud;
-    g_live_allocs++;
-    return malloc(n);
-}
-static void *cnt_realloc(void *p, size_t n, void *ud)
-{
-    (void)ud;
-    g_live_allocs++;
-    return realloc(p, n);
-}
-static void cnt_free(void *p, void *ud)
-{
-    (void)ud;
-    free(p);
-}
+static pgt_alloc_t g_count = PGT_ALLOC_INITIALIZER(g_count);
 
 static int count_row(const pgw_row_t *row, void *ud)
 {
@@ -577,17 +561,16 @@ static int count_row(const pgw_row_t *row, void *ud)
 static void steady(const char *extra, size_t *pgw_allocs, size_t *ossl)
 {
     char ci[1024];
-    static const pgw_allocator_t a = {NULL, cnt_malloc, cnt_realloc, cnt_free};
     pgw_conn_config_t cfg;
     memset(&cfg, 0, sizeof cfg);
-    cfg.alloc = &a;
+    cfg.alloc = &g_count.base;
     pgw_client_t *c = NULL;
     assert_int_equal(
         pgw_client_connect(&c, tcp_ci(ci, sizeof ci, "127.0.0.1", NULL, NULL, extra), &cfg), 0);
     size_t base = 0, obase = 0;
     for (int round = 0; round < 3; round++) {
         if (round == 2) {
-            base = g_live_allocs;
+            base = (size_t)g_count.calls;
             obase = ossl_count();
         }
         for (int i = 0; i < 50; i++) {
@@ -599,7 +582,7 @@ static void steady(const char *extra, size_t *pgw_allocs, size_t *ossl)
             assert_int_equal(rows, 100);
         }
     }
-    *pgw_allocs = g_live_allocs - base;
+    *pgw_allocs = (size_t)g_count.calls - base;
     *ossl = ossl_count() - obase; /* growth of the bytes OpenSSL holds */
     pgw_client_close(c);
 }

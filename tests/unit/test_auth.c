@@ -14,46 +14,7 @@
 #include <cmocka.h>
 
 #include "auth/auth.h"
-
-/* ---- an allocator that counts, and can fail the n-th allocation ---- */
-
-typedef struct counting {
-    long live;
-    long calls;
-    long fail_at; /* 0: never */
-} counting_t;
-
-static void *c_malloc(size_t n, void *ud)
-{
-    counting_t *c = ud;
-    if (c->fail_at && ++c->calls == c->fail_at) return NULL;
-    void *p = malloc(n);
-    if (p) c->live++;
-    return p;
-}
-
-static void *c_realloc(void *p, size_t n, void *ud)
-{
-    counting_t *c = ud;
-    if (c->fail_at && ++c->calls == c->fail_at) return NULL;
-    void *q = realloc(p, n);
-    if (q && !p) c->live++;
-    return q;
-}
-
-static void c_free(void *p, void *ud)
-{
-    counting_t *c = ud;
-    if (p) c->live--;
-    free(p);
-}
-
-static pgw_allocator_t counting_alloc(counting_t *c)
-{
-    memset(c, 0, sizeof *c);
-    pgw_allocator_t a = {c, c_malloc, c_realloc, c_free};
-    return a;
-}
+#include "failalloc.h"
 
 /* ---- MD5 ---- */
 
@@ -108,8 +69,8 @@ static int verify(pgw__scram_t *s, const char *server_final)
 static void test_scram_rfc7677_vector(void **state)
 {
     (void)state;
-    counting_t c;
-    pgw_allocator_t a = counting_alloc(&c);
+    pgt_alloc_t c;
+    pgw_allocator_t a = *pgt_alloc_init(&c);
     pgw_buf_t out;
     pgw_buf_init(&out, &a);
     pgw__scram_t *s = scram_start(&a, "pencil", "SCRAM-SHA-256", NULL, 0, 0);
@@ -122,7 +83,7 @@ static void test_scram_rfc7677_vector(void **state)
     assert_int_equal(verify(s, "v=6rriTRBi23WpRR/wtup+mMhUZUn/dB5nLTJRsjl95G4="), 0);
     pgw__scram_free(s);
     pgw_buf_free(&out);
-    assert_int_equal(c.live, 0);
+    assert_int_equal(c.blocks, 0);
 }
 
 static void test_scram_postgres_empty_user(void **state)
@@ -328,8 +289,8 @@ static void test_scram_out_of_memory(void **state)
     (void)state;
     /* Fail each allocation in turn: every failure is PGW_ENOMEM, nothing leaks. */
     for (long n = 1; n < 40; n++) {
-        counting_t c;
-        pgw_allocator_t a = counting_alloc(&c);
+        pgt_alloc_t c;
+        pgw_allocator_t a = *pgt_alloc_init(&c);
         c.fail_at = n;
         pgw_buf_t out;
         pgw_buf_init(&out, &a);
@@ -342,7 +303,7 @@ static void test_scram_out_of_memory(void **state)
         assert_true(rc == 0 || rc == PGW_ENOMEM);
         pgw__scram_free(s);
         pgw_buf_free(&out);
-        assert_int_equal(c.live, 0);
+        assert_int_equal(c.blocks, 0);
     }
 }
 

@@ -21,6 +21,7 @@
 #include <cmocka.h>
 
 #include "conn/peercred.h"
+#include "failalloc.h"
 #include "pgtest.h"
 #include "pgwire/conninfo.h"
 #include <sys/socket.h>
@@ -659,35 +660,6 @@ static void test_keywords_listing(void **state)
     assert_null(pgw_conninfo_keyword_envvar("bogus"));
 }
 
-typedef struct counting {
-    long live, calls, fail_at;
-} counting_t;
-
-static void *c_malloc(size_t n, void *ud)
-{
-    counting_t *c = ud;
-    if (c->fail_at && ++c->calls == c->fail_at) return NULL;
-    void *p = malloc(n);
-    if (p) c->live++;
-    return p;
-}
-
-static void *c_realloc(void *p, size_t n, void *ud)
-{
-    counting_t *c = ud;
-    if (c->fail_at && ++c->calls == c->fail_at) return NULL;
-    void *q = realloc(p, n);
-    if (q && !p) c->live++;
-    return q;
-}
-
-static void c_free(void *p, void *ud)
-{
-    counting_t *c = ud;
-    if (p) c->live--;
-    free(p);
-}
-
 static void test_out_of_memory(void **state)
 {
     (void)state;
@@ -697,14 +669,15 @@ static void test_out_of_memory(void **state)
     const char *s = "postgresql://u:p@h1:1,h2:2/db?application_name=x&sslmode=require";
     int saw_ok = 0;
     for (long n = 1; n < 80; n++) {
-        counting_t c = {0, 0, n};
-        pgw_allocator_t a = {&c, c_malloc, c_realloc, c_free};
+        pgt_alloc_t c;
+        pgw_allocator_t a = *pgt_alloc_init(&c);
+        c.fail_at = n;
         pgw_conninfo_t *ci = NULL;
         int rc = pgw_conninfo_parse(&ci, s, &a, errbuf, sizeof errbuf);
         assert_true(rc == 0 || rc == PGW_ENOMEM);
         if (rc == 0) saw_ok = 1;
         pgw_conninfo_free(ci);
-        assert_int_equal(c.live, 0);
+        assert_int_equal(c.blocks, 0);
     }
     assert_true(saw_ok);
 }

@@ -11,6 +11,7 @@
 
 #include <cmocka.h>
 
+#include "failalloc.h"
 #include "pgwire/types_container.h"
 #include "util/internal.h"
 
@@ -88,37 +89,20 @@ static void test_invalid_utf8(void **state)
     assert_null(out);
 }
 
-static void *fail_malloc(size_t n, void *ud)
-{
-    (void)n;
-    (*(int *)ud)++;
-    return NULL;
-}
-static void *fail_realloc(void *p, size_t n, void *ud)
-{
-    (void)p;
-    (void)n;
-    (void)ud;
-    return NULL;
-}
-static void fail_free(void *p, void *ud)
-{
-    (void)p;
-    (void)ud;
-}
-
 static void test_allocator(void **state)
 {
     (void)state;
-    int calls = 0;
-    pgw_allocator_t a = {&calls, fail_malloc, fail_realloc, fail_free};
+    pgt_alloc_t fa;
+    const pgw_allocator_t *a = pgt_alloc_init(&fa);
+    fa.fail_at = 1;
+    fa.fail_rest = 1; /* every allocation fails */
     char *out = (char *)1;
-    assert_int_equal(pgw_escape_literal(&a, "x", 1, &out), PGW_ENOMEM);
+    assert_int_equal(pgw_escape_literal(a, "x", 1, &out), PGW_ENOMEM);
     assert_null(out);
-    assert_int_equal(calls, 1);
+    assert_int_equal(fa.calls, 1);
     /* Invalid input is rejected before any allocation. */
-    assert_int_equal(pgw_escape_identifier(&a, "\xC0", 1, &out), PGW_EENCODING);
-    assert_int_equal(calls, 1);
+    assert_int_equal(pgw_escape_identifier(a, "\xC0", 1, &out), PGW_EENCODING);
+    assert_int_equal(fa.calls, 1);
 }
 
 int main(void)

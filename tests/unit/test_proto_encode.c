@@ -16,6 +16,7 @@
 
 #include <cmocka.h>
 
+#include "failalloc.h"
 #include "pgwire/proto.h"
 
 #define LIT(s) (const uint8_t *)(s), (sizeof(s) - 1)
@@ -428,34 +429,16 @@ static void test_copy(void **state)
 /* All-or-nothing under allocation failure and buffer limits                */
 /* ------------------------------------------------------------------------ */
 
-static void *fail_malloc(size_t n, void *ud)
-{
-    (void)n;
-    (void)ud;
-    return NULL;
-}
-
-static void *fail_realloc(void *p, size_t n, void *ud)
-{
-    (void)p;
-    (void)n;
-    (void)ud;
-    return NULL;
-}
-
-static void plain_free(void *p, void *ud)
-{
-    (void)ud;
-    free(p);
-}
-
 static void test_no_partial_writes(void **state)
 {
     (void)state;
-    const pgw_allocator_t failing = {NULL, fail_malloc, fail_realloc, plain_free};
     /* An empty buffer whose allocator always fails. */
+    pgt_alloc_t failing;
+    pgt_alloc_init(&failing);
+    failing.fail_at = 1;
+    failing.fail_rest = 1;
     pgw_buf_t b;
-    pgw_buf_init(&b, &failing);
+    pgw_buf_init(&b, &failing.base);
     const pgw_view_t params[] = {{(const uint8_t *)"1", 1}};
     const char *sp[] = {"user", "u"};
     assert_int_equal(pgw_enc_query(&b, "select 1", 8, 0), PGW_ENOMEM);

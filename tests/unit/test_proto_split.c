@@ -21,59 +21,52 @@
 
 #include <cmocka.h>
 
+#include "pgmsg.h"
 #include "pgwire/proto.h"
 
 #define LIT(s) (const uint8_t *)(s), (sizeof(s) - 1)
 
-static void add(pgw_buf_t *w, uint8_t type, const uint8_t *body, size_t len)
-{
-    uint8_t hdr[5] = {type, (uint8_t)((len + 4) >> 24), (uint8_t)((len + 4) >> 16),
-                      (uint8_t)((len + 4) >> 8), (uint8_t)(len + 4)};
-    assert_int_equal(pgw_buf_append(w, hdr, 5), 0);
-    assert_int_equal(pgw_buf_append(w, body, len), 0);
-}
-
 static void build_exchange(pgw_buf_t *w)
 {
     pgw_buf_init(w, NULL);
-    add(w, 'R', LIT("\0\0\0\0"));
-    add(w, 'S', LIT("application_name\0\0"));
-    add(w, 'S', LIT("client_encoding\0UTF8\0"));
-    add(w, 'S', LIT("DateStyle\0ISO, MDY\0"));
-    add(w, 'S', LIT("integer_datetimes\0on\0"));
-    add(w, 'S',
-        LIT("server_version\0"
-            "16.4 (Debian 16.4-1)\0"));
-    add(w, 'S', LIT("standard_conforming_strings\0on\0"));
-    add(w, 'S', LIT("TimeZone\0Etc/UTC\0"));
-    add(w, 'K', LIT("\0\0\x10\x92\x5e\x1f\x3a\x07"));
-    add(w, 'Z', LIT("I"));
+    pgt_msg(w, 'R', LIT("\0\0\0\0"));
+    pgt_msg(w, 'S', LIT("application_name\0\0"));
+    pgt_msg(w, 'S', LIT("client_encoding\0UTF8\0"));
+    pgt_msg(w, 'S', LIT("DateStyle\0ISO, MDY\0"));
+    pgt_msg(w, 'S', LIT("integer_datetimes\0on\0"));
+    pgt_msg(w, 'S',
+            LIT("server_version\0"
+                "16.4 (Debian 16.4-1)\0"));
+    pgt_msg(w, 'S', LIT("standard_conforming_strings\0on\0"));
+    pgt_msg(w, 'S', LIT("TimeZone\0Etc/UTC\0"));
+    pgt_msg(w, 'K', LIT("\0\0\x10\x92\x5e\x1f\x3a\x07"));
+    pgt_msg(w, 'Z', LIT("I"));
 
-    add(w, 'T', LIT("\0\1?column?\0\0\0\0\0\0\0\0\0\0\027\0\4\xff\xff\xff\xff\0\0"));
-    add(w, 'D', LIT("\0\1\0\0\0\0011"));
-    add(w, 'C', LIT("SELECT 1\0"));
-    add(w, 'Z', LIT("I"));
+    pgt_msg(w, 'T', LIT("\0\1?column?\0\0\0\0\0\0\0\0\0\0\027\0\4\xff\xff\xff\xff\0\0"));
+    pgt_msg(w, 'D', LIT("\0\1\0\0\0\0011"));
+    pgt_msg(w, 'C', LIT("SELECT 1\0"));
+    pgt_msg(w, 'Z', LIT("I"));
 
-    add(w, '1', NULL, 0);
-    add(w, '2', NULL, 0);
-    add(w, 'T',
-        LIT("\0\2"
-            "id\0\0\0\100\0\0\1\0\0\0\027\0\4\xff\xff\xff\xff\0\1"
-            "name\0\0\0\100\0\0\2\0\0\0\031\xff\xff\xff\xff\xff\xff\0\0"));
-    add(w, 'D', LIT("\0\2\0\0\0\4\0\0\0\1\0\0\0\5alice"));
-    add(w, 'D', LIT("\0\2\0\0\0\4\0\0\0\2\xff\xff\xff\xff"));
-    add(w, 'D', LIT("\0\2\0\0\0\4\0\0\0\3\0\0\0\0"));
-    add(w, 'C', LIT("SELECT 3\0"));
-    add(w, 'Z', LIT("I"));
+    pgt_msg(w, '1', NULL, 0);
+    pgt_msg(w, '2', NULL, 0);
+    pgt_msg(w, 'T',
+            LIT("\0\2"
+                "id\0\0\0\100\0\0\1\0\0\0\027\0\4\xff\xff\xff\xff\0\1"
+                "name\0\0\0\100\0\0\2\0\0\0\031\xff\xff\xff\xff\xff\xff\0\0"));
+    pgt_msg(w, 'D', LIT("\0\2\0\0\0\4\0\0\0\1\0\0\0\5alice"));
+    pgt_msg(w, 'D', LIT("\0\2\0\0\0\4\0\0\0\2\xff\xff\xff\xff"));
+    pgt_msg(w, 'D', LIT("\0\2\0\0\0\4\0\0\0\3\0\0\0\0"));
+    pgt_msg(w, 'C', LIT("SELECT 3\0"));
+    pgt_msg(w, 'Z', LIT("I"));
 
-    add(w, 'E',
-        LIT("SERROR\0VERROR\0C42P01\0Mrelation \"nope\" does not exist\0P15\0"
-            "Fparse_relation.c\0L1449\0RparserOpenTable\0\0"));
-    add(w, 'Z', LIT("I"));
+    pgt_msg(w, 'E',
+            LIT("SERROR\0VERROR\0C42P01\0Mrelation \"nope\" does not exist\0P15\0"
+                "Fparse_relation.c\0L1449\0RparserOpenTable\0\0"));
+    pgt_msg(w, 'Z', LIT("I"));
 
-    add(w, 'N',
-        LIT("SNOTICE\0VNOTICE\0C00000\0Mtable \"t\" does not exist, skipping\0"
-            "Ftablecmds.c\0L1300\0RDropErrorMsgNonExistent\0\0"));
+    pgt_msg(w, 'N',
+            LIT("SNOTICE\0VNOTICE\0C00000\0Mtable \"t\" does not exist, skipping\0"
+                "Ftablecmds.c\0L1300\0RDropErrorMsgNonExistent\0\0"));
 }
 
 static const char expected_types[] = "RSSSSSSSKZTDCZ12TDDDCZEZN";
@@ -263,8 +256,8 @@ static void test_split_error_offset(void **state)
     pgw_buf_t bad;
     pgw_buf_init(&bad, NULL);
     assert_int_equal(pgw_buf_append(&bad, w.data, cut), 0);
-    add(&bad, 'E', LIT("SERROR\0Mmissing terminator\0"));
-    add(&bad, 'Z', LIT("I"));
+    pgt_msg(&bad, 'E', LIT("SERROR\0Mmissing terminator\0"));
+    pgt_msg(&bad, 'Z', LIT("I"));
     size_t err_at = cut;
 
     for (size_t k = 0; k <= bad.len; k++) {

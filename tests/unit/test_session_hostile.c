@@ -11,42 +11,12 @@ static rec_t R;
 
 /* Allocator that counts live blocks, records the largest request and can
  * fail the Nth allocation. */
-static long live, nth, calls;
-static size_t largest;
-
-static void *t_malloc(size_t n, void *ud)
-{
-    (void)ud;
-    if (n > largest) largest = n;
-    if (nth && ++calls == nth) return NULL;
-    void *p = malloc(n);
-    if (p) live++;
-    return p;
-}
-
-static void *t_realloc(void *p, size_t n, void *ud)
-{
-    (void)ud;
-    if (n > largest) largest = n;
-    if (nth && ++calls == nth) return NULL;
-    void *q = realloc(p, n);
-    if (q && !p) live++;
-    return q;
-}
-
-static void t_free(void *p, void *ud)
-{
-    (void)ud;
-    if (p) live--;
-    free(p);
-}
-
-static const pgw_allocator_t talloc = {NULL, t_malloc, t_realloc, t_free};
+static pgt_alloc_t fa = PGT_ALLOC_INITIALIZER(fa);
 
 /* A ready session with one request of each kind pending. */
 static pgw_session_t *loaded_session(int *npending)
 {
-    pgw_session_t *s = ready_session(&R, &(sess_opts_t){.alloc = &talloc});
+    pgw_session_t *s = ready_session(&R, &(sess_opts_t){.alloc = &fa.base});
     pgw_param_t p = pgw_int8(1);
     int i = 0;
     assert_int_equal(pgw_session_query(s, "SELECT $1::int8", &p, 1, 0, rec_cb, UD(i++)), 0);
@@ -63,12 +33,12 @@ static pgw_session_t *loaded_session(int *npending)
     return s;
 }
 
-static void expect_broken(const wire_t *w, int expect_err)
+static void expect_broken(const pgw_buf_t *w, int expect_err)
 {
     int n;
     pgw_session_t *s = loaded_session(&n);
-    largest = 0;
-    int rc = pgw_session_recv(s, w->p, w->n);
+    fa.biggest = 0;
+    int rc = pgw_session_recv(s, w->data, w->len);
     assert_int_equal(rc, expect_err);
     assert_int_equal(pgw_session_state(s), PGW_SESSION_BROKEN);
     assert_int_equal(pgw_session_error(s), expect_err);
@@ -80,123 +50,123 @@ static void expect_broken(const wire_t *w, int expect_err)
         assert_int_equal(R.done[i].status, expect_err);
     }
     /* Nothing near the declared size was ever allocated. */
-    assert_true(largest < 1024 * 1024);
+    assert_true(fa.biggest < 1024 * 1024);
     /* Further input is refused with the same error. */
-    assert_int_equal(pgw_session_recv(s, w->p, w->n), expect_err);
+    assert_int_equal(pgw_session_recv(s, w->data, w->len), expect_err);
     pgw_session_free(s);
-    assert_int_equal(live, 0);
+    assert_int_equal(fa.blocks, 0);
 }
 
-static void raw(wire_t *w, char type, uint32_t len)
+static void raw(pgw_buf_t *w, char type, uint32_t len)
 {
-    w_u8(w, (uint8_t)type);
-    w_i32(w, (int32_t)len);
+    pgt_msg_put_u8(w, (uint8_t)type);
+    pgt_msg_put_i32(w, (int32_t)len);
 }
 
 static void test_bad_lengths(void **state)
 {
     (void)state;
-    wire_t w = {0};
+    pgw_buf_t w = {0};
     raw(&w, 'Z', 3); /* below 4 */
     expect_broken(&w, PGW_EPROTO);
     static const char short_types[] = {'Z', 'C', '1', '2', 't'};
     for (size_t i = 0; i < sizeof short_types; i++) {
-        w.n = 0;
+        w.len = 0;
         raw(&w, short_types[i], 30001);
         expect_broken(&w, PGW_EPROTO);
     }
-    w.n = 0;
+    w.len = 0;
     raw(&w, 'D', 0x7FFFFFFF);
     expect_broken(&w, PGW_ETOOBIG);
-    w.n = 0;
+    w.len = 0;
     raw(&w, 'x', 5); /* unknown type */
     expect_broken(&w, PGW_EPROTO);
-    w_free(&w);
+    pgw_buf_free(&w);
 }
 
 /* Parse, Bind, RowDescription(1 text column) prefix for the first request. */
-static void prefix(wire_t *w)
+static void prefix(pgw_buf_t *w)
 {
     static const char *const names[] = {"a"};
     static const uint32_t oids[] = {25};
-    w_empty(w, '1');
-    w_empty(w, '2');
-    w_rowdesc(w, 1, names, oids, 1);
+    pgt_msg(w, '1', NULL, 0);
+    pgt_msg(w, '2', NULL, 0);
+    pgt_msg_row_desc(w, 1, names, oids, 1);
 }
 
 static void test_bad_rows(void **state)
 {
     (void)state;
-    wire_t w = {0};
+    pgw_buf_t w = {0};
     /* Field length -2. */
     prefix(&w);
-    size_t at = w_begin(&w, 'D');
-    w_i16(&w, 1);
-    w_i32(&w, -2);
-    w_end(&w, at);
+    size_t at = pgt_msg_begin(&w, 'D');
+    pgt_msg_put_i16(&w, 1);
+    pgt_msg_put_i32(&w, -2);
+    pgt_msg_end(&w, at);
     expect_broken(&w, PGW_EPROTO);
     /* Field past the end. */
-    w.n = 0;
+    w.len = 0;
     prefix(&w);
-    at = w_begin(&w, 'D');
-    w_i16(&w, 1);
-    w_i32(&w, 10);
-    w_bytes(&w, "abc", 3);
-    w_end(&w, at);
+    at = pgt_msg_begin(&w, 'D');
+    pgt_msg_put_i16(&w, 1);
+    pgt_msg_put_i32(&w, 10);
+    pgt_msg_raw(&w, "abc", 3);
+    pgt_msg_end(&w, at);
     expect_broken(&w, PGW_EPROTO);
     /* Wrong field count against the RowDescription. */
-    w.n = 0;
+    w.len = 0;
     prefix(&w);
-    w_datarow(&w, 2, (const char *const[]){"a", "b"});
+    pgt_msg_data_row(&w, 2, (const char *const[]){"a", "b"});
     expect_broken(&w, PGW_EPROTO);
     /* Trailing bytes after the last field. */
-    w.n = 0;
+    w.len = 0;
     prefix(&w);
-    at = w_begin(&w, 'D');
-    w_i16(&w, 1);
-    w_i32(&w, 1);
-    w_bytes(&w, "ab", 2);
-    w_end(&w, at);
+    at = pgt_msg_begin(&w, 'D');
+    pgt_msg_put_i16(&w, 1);
+    pgt_msg_put_i32(&w, 1);
+    pgt_msg_raw(&w, "ab", 2);
+    pgt_msg_end(&w, at);
     expect_broken(&w, PGW_EPROTO);
     /* A row before any description. */
-    w.n = 0;
-    w_empty(&w, '1');
-    w_empty(&w, '2');
-    w_datarow(&w, 1, (const char *const[]){"a"});
+    w.len = 0;
+    pgt_msg(&w, '1', NULL, 0);
+    pgt_msg(&w, '2', NULL, 0);
+    pgt_msg_data_row(&w, 1, (const char *const[]){"a"});
     expect_broken(&w, PGW_EPROTO);
-    w_free(&w);
+    pgw_buf_free(&w);
 }
 
 static void test_bad_messages(void **state)
 {
     (void)state;
-    wire_t w = {0};
+    pgw_buf_t w = {0};
     /* ErrorResponse whose last string has no NUL. */
-    size_t at = w_begin(&w, 'E');
-    w_u8(&w, 'S');
-    w_bytes(&w, "ERROR", 5);
-    w_end(&w, at);
+    size_t at = pgt_msg_begin(&w, 'E');
+    pgt_msg_put_u8(&w, 'S');
+    pgt_msg_raw(&w, "ERROR", 5);
+    pgt_msg_end(&w, at);
     expect_broken(&w, PGW_EPROTO);
     /* Unexpected for the head request: CloseComplete for a query. */
-    w.n = 0;
-    w_empty(&w, '3');
+    w.len = 0;
+    pgt_msg(&w, '3', NULL, 0);
     expect_broken(&w, PGW_EPROTO);
     /* ReadyForQuery before the query finished. */
-    w.n = 0;
-    w_empty(&w, '1');
-    w_ready(&w, 'I');
+    w.len = 0;
+    pgt_msg(&w, '1', NULL, 0);
+    pgt_msg_ready(&w, 'I');
     expect_broken(&w, PGW_EPROTO);
     /* An authentication message after startup. */
-    w.n = 0;
-    w_auth(&w, 0, NULL, 0);
+    w.len = 0;
+    pgt_msg_auth(&w, 0, NULL, 0);
     expect_broken(&w, PGW_EPROTO);
     /* Bad transaction status. */
-    w.n = 0;
+    w.len = 0;
     w_int8_query(&w, 1, 0);
-    w_ready(&w, 'Q');
+    pgt_msg_ready(&w, 'Q');
     int n;
     pgw_session_t *s = loaded_session(&n);
-    assert_int_equal(pgw_session_recv(s, w.p, w.n), PGW_EPROTO);
+    assert_int_equal(pgw_session_recv(s, w.data, w.len), PGW_EPROTO);
     /* The query's own Sync never completed, so its commit was never
      * confirmed: it fails with the protocol error like the rest. */
     for (int i = 0; i < n; i++) {
@@ -206,12 +176,12 @@ static void test_bad_messages(void **state)
     pgw_session_free(s);
     /* Anything at all with nothing pending. */
     s = ready_session(&R, NULL);
-    w.n = 0;
-    w_cmd(&w, "SELECT 1");
-    assert_int_equal(pgw_session_recv(s, w.p, w.n), PGW_EPROTO);
+    w.len = 0;
+    pgt_msg_command_complete(&w, "SELECT 1");
+    assert_int_equal(pgw_session_recv(s, w.data, w.len), PGW_EPROTO);
     assert_int_equal(R.broken_calls, 1);
     pgw_session_free(s);
-    w_free(&w);
+    pgw_buf_free(&w);
 }
 
 /* A message cut off, then EOF from the driver. */
@@ -220,9 +190,9 @@ static void test_truncated_then_eof(void **state)
     (void)state;
     int n;
     pgw_session_t *s = loaded_session(&n);
-    wire_t w = {0};
+    pgw_buf_t w = {0};
     w_int8_query(&w, 1, 1);
-    assert_int_equal(pgw_session_recv(s, w.p, w.n - 3), 0);
+    assert_int_equal(pgw_session_recv(s, w.data, w.len - 3), 0);
     pgw_session_fail(s, PGW_ECONNLOST);
     assert_int_equal(R.broken_calls, 1);
     /* CommandComplete arrived but the ReadyForQuery closing the query's
@@ -234,8 +204,8 @@ static void test_truncated_then_eof(void **state)
     }
     assert_int_equal(pgw_session_pending(s), 0);
     pgw_session_free(s);
-    assert_int_equal(live, 0);
-    w_free(&w);
+    assert_int_equal(fa.blocks, 0);
+    pgw_buf_free(&w);
 }
 
 /* The smaller configured limit applies too. */
@@ -244,12 +214,12 @@ static void test_max_message(void **state)
     (void)state;
     pgw_session_t *s = ready_session(&R, &(sess_opts_t){.max_message_size = 1000});
     assert_int_equal(pgw_session_simple_query(s, "SELECT", rec_cb, UD(0)), 0);
-    wire_t w = {0};
+    pgw_buf_t w = {0};
     raw(&w, 'D', 2000);
-    assert_int_equal(pgw_session_recv(s, w.p, w.n), PGW_ETOOBIG);
+    assert_int_equal(pgw_session_recv(s, w.data, w.len), PGW_ETOOBIG);
     assert_int_equal(R.done[0].status, PGW_ETOOBIG);
     pgw_session_free(s);
-    w_free(&w);
+    pgw_buf_free(&w);
 }
 
 /* ------------------------------------------------------------- failmalloc */
@@ -270,7 +240,7 @@ static int scripted_exchange(void)
     memset(&R, 0, sizeof R);
     g_rec = &R;
     pgw_session_t *s = NULL;
-    sess_opts_t o = {.alloc = &talloc, .password = "pw", .read_chunk_size = 32};
+    sess_opts_t o = {.alloc = &fa.base, .password = "pw", .read_chunk_size = 32};
     if (new_session_opts(&s, &R, &o) < 0) return 0;
     int accepted[16] = {0};
     int k = 0;
@@ -285,29 +255,29 @@ static int scripted_exchange(void)
                                       "SELECT 1", NULL, 0, fm_cb, UD(k)) == 0,
     k++;
     accepted[k] = pgw_session_execute(s, "x", NULL, 0, 0, fm_cb, UD(k)) == 0, k++;
-    wire_t w = {0};
+    pgw_buf_t w = {0};
     static const uint8_t salt[4] = {1, 2, 3, 4};
-    w_auth(&w, 5, salt, 4);
-    w_auth(&w, 0, NULL, 0);
-    w_param_status(&w, "server_version", "16");
-    w_notice(&w, "hi");
-    w_ready(&w, 'I');
+    pgt_msg_auth(&w, 5, salt, 4);
+    pgt_msg_auth(&w, 0, NULL, 0);
+    pgt_msg_param_status(&w, "server_version", "16");
+    pgt_msg_notice(&w, "hi");
+    pgt_msg_ready(&w, 'I');
     w_int8_query(&w, 7, 1);
     static const char *const names[] = {"a"};
     static const uint32_t oids[] = {23};
     for (int i = 0; i < 2; i++) {
-        w_rowdesc(&w, 1, names, oids, 0);
-        w_datarow(&w, 1, (const char *const[]){"1"});
-        w_cmd(&w, "SELECT 1");
+        pgt_msg_row_desc(&w, 1, names, oids, 0);
+        pgt_msg_data_row(&w, 1, (const char *const[]){"1"});
+        pgt_msg_command_complete(&w, "SELECT 1");
     }
-    w_ready(&w, 'I');
-    w_empty(&w, '1');
-    w_param_desc(&w, 0, NULL);
-    w_rowdesc(&w, 1, names, oids, 0);
-    w_ready(&w, 'I');
-    w_error(&w, "ERROR", "26000", "no such statement");
-    w_ready(&w, 'I');
-    int rc = pgw_session_recv(s, w.p, w.n);
+    pgt_msg_ready(&w, 'I');
+    pgt_msg(&w, '1', NULL, 0);
+    pgt_msg_param_desc(&w, 0, NULL);
+    pgt_msg_row_desc(&w, 1, names, oids, 0);
+    pgt_msg_ready(&w, 'I');
+    pgt_msg_error(&w, "ERROR", "26000", "no such statement");
+    pgt_msg_ready(&w, 'I');
+    int rc = pgw_session_recv(s, w.data, w.len);
     int clean = rc == 0 && pgw_session_state(s) == PGW_SESSION_READY;
     if (rc == 0)
         assert_int_equal(pgw_session_state(s), PGW_SESSION_READY);
@@ -318,31 +288,31 @@ static int scripted_exchange(void)
     pgw_session_free(s);
     for (int i = 0; i < k; i++)
         assert_int_equal(fm_calls[i], accepted[i] ? 1 : 0);
-    w_free(&w);
+    pgw_buf_free(&w);
     return clean;
 }
 
 static void test_failmalloc(void **state)
 {
     (void)state;
-    nth = 0;
-    live = 0;
+    fa.fail_at = 0;
+    fa.blocks = 0;
     assert_true(scripted_exchange());
-    assert_int_equal(live, 0);
+    assert_int_equal(fa.blocks, 0);
     int clean_runs = 0;
-    for (nth = 1; nth < 400 && clean_runs < 3; nth++) {
-        calls = 0;
-        live = 0;
+    for (fa.fail_at = 1; fa.fail_at < 400 && clean_runs < 3; fa.fail_at++) {
+        fa.calls = 0;
+        fa.blocks = 0;
         int clean = scripted_exchange();
-        assert_int_equal(live, 0);
+        assert_int_equal(fa.blocks, 0);
         /* Past the last allocation the exchange must succeed. */
-        if (calls < nth) {
+        if (fa.calls < fa.fail_at) {
             assert_true(clean);
             clean_runs++;
         }
     }
     assert_true(clean_runs > 0); /* we went past the last allocation */
-    nth = 0;
+    fa.fail_at = 0;
 }
 
 int main(void)

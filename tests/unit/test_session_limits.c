@@ -12,51 +12,12 @@
 
 /* ------------------------------------------------- a measuring allocator */
 
-typedef struct {
-    size_t live, peak, biggest;
-} usage_t;
-
-static usage_t g_use;
-
-/* Each block carries its size in front of it. */
-static void *u_malloc(size_t n, void *ud)
-{
-    (void)ud;
-    size_t *p = malloc(n + sizeof(size_t) * 2);
-    if (!p) return NULL;
-    p[0] = n;
-    g_use.live += n;
-    if (g_use.live > g_use.peak) g_use.peak = g_use.live;
-    if (n > g_use.biggest) g_use.biggest = n;
-    return p + 2;
-}
-
-static void u_free(void *q, void *ud)
-{
-    (void)ud;
-    if (!q) return;
-    size_t *p = (size_t *)q - 2;
-    g_use.live -= p[0];
-    free(p);
-}
-
-static void *u_realloc(void *q, size_t n, void *ud)
-{
-    if (!q) return u_malloc(n, ud);
-    void *r = u_malloc(n, ud);
-    if (!r) return NULL;
-    size_t old = ((size_t *)q - 2)[0];
-    memcpy(r, q, old < n ? old : n);
-    u_free(q, ud);
-    return r;
-}
-
-static const pgw_allocator_t measuring = {NULL, u_malloc, u_realloc, u_free};
+/* Counts the bytes live, their peak and the biggest request. */
+static pgt_alloc_t g_use;
 
 static pgw_session_t *measured_session(rec_t *rec)
 {
-    memset(&g_use, 0, sizeof g_use);
-    sess_opts_t o = {.alloc = &measuring};
+    sess_opts_t o = {.alloc = pgt_alloc_init(&g_use)};
     return ready_session(rec, &o);
 }
 
@@ -165,12 +126,12 @@ static void test_output_buffer_released(void **state)
     memset(v, 'x', big);
     pgw_param_t p = pgw_bytea(v, (int32_t)big);
     assert_int_equal(pgw_session_query(s, "SELECT $1", &p, 1, 0, rec_cb, NULL), 0);
-    assert_true(g_use.live > big);
+    assert_true(g_use.bytes > big);
     size_t len;
     pgw_session_pending_output(s, &len);
     assert_true(len > big);
     pgw_session_consumed_output(s, len);
-    assert_true(g_use.live < 1024 * 1024);
+    assert_true(g_use.bytes < 1024 * 1024);
 
     /* The same through a buffer swap: the driver's drained big buffer comes
      * back and is not kept. */
@@ -183,7 +144,7 @@ static void test_output_buffer_released(void **state)
     pgw_buf_t empty = {0};
     pgw_session_take_output(s, &back); /* s has nothing: back is taken as its buffer */
     assert_int_equal(back.len, 0);
-    assert_true(g_use.live < 1024 * 1024);
+    assert_true(g_use.bytes < 1024 * 1024);
     pgw_buf_free(&back);
     pgw_buf_free(&empty);
     free(v);

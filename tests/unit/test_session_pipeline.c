@@ -15,18 +15,18 @@ static void test_pipeline_split_every_offset(void **state)
 {
     (void)state;
     enum { N = 4 };
-    wire_t w = {0};
+    pgw_buf_t w = {0};
     for (int i = 0; i < N; i++)
         w_int8_query(&w, 1000 + i, 1);
-    for (size_t split = 0; split <= w.n; split++) {
+    for (size_t split = 0; split <= w.len; split++) {
         pgw_session_t *s = ready_session(&R, &(sess_opts_t){.read_chunk_size = 40});
         for (int i = 0; i < N; i++) {
             pgw_param_t p = pgw_int8(1000 + i);
             assert_int_equal(pgw_session_query(s, "SELECT $1::int8", &p, 1, 0, rec_cb, UD(i)), 0);
         }
         assert_int_equal(pgw_session_pending(s), N);
-        assert_int_equal(pgw_session_recv(s, w.p, split), 0);
-        assert_int_equal(pgw_session_recv(s, w.p + split, w.n - split), 0);
+        assert_int_equal(pgw_session_recv(s, w.data, split), 0);
+        assert_int_equal(pgw_session_recv(s, w.data + split, w.len - split), 0);
         for (int i = 0; i < N; i++) {
             assert_int_equal(R.done[i].calls, 1);
             assert_int_equal(R.done[i].status, 0);
@@ -47,13 +47,13 @@ static void test_pipeline_split_every_offset(void **state)
     char types[64];
     out_types(s, types, sizeof types);
     assert_string_equal(types, "PBDESPBDESPBDESPBDES");
-    for (size_t i = 0; i < w.n; i++)
-        assert_int_equal(pgw_session_recv(s, w.p + i, 1), 0);
+    for (size_t i = 0; i < w.len; i++)
+        assert_int_equal(pgw_session_recv(s, w.data + i, 1), 0);
     for (int i = 0; i < N; i++)
         assert_int_equal(R.done[i].value, 1000 + i);
     assert_int_equal(pgw_session_pending(s), 0);
     pgw_session_free(s);
-    w_free(&w);
+    pgw_buf_free(&w);
 }
 
 /* ------------------------------------------------------ errors in a group */
@@ -87,11 +87,11 @@ static void test_error_in_sync_group(void **state)
     out_types(s, types, sizeof types);
     assert_string_equal(types, "PBDEPBDEPBDEPBDESPBDES");
 
-    wire_t w = {0};
+    pgw_buf_t w = {0};
     w_int8_query(&w, 0, 0);
-    w_empty(&w, '1');
-    w_error(&w, "ERROR", "22012", "division by zero");
-    w_ready(&w, 'I'); /* requests 2 and 3 were skipped */
+    pgt_msg(&w, '1', NULL, 0);
+    pgt_msg_error(&w, "ERROR", "22012", "division by zero");
+    pgt_msg_ready(&w, 'I'); /* requests 2 and 3 were skipped */
     w_int8_query(&w, 77, 1);
     feed(s, &w);
     assert_int_equal(R.done[0].status, 0);
@@ -109,7 +109,7 @@ static void test_error_in_sync_group(void **state)
     assert_int_equal(pgw_session_pending(s), 0);
     assert_int_equal(pgw_session_state(s), PGW_SESSION_READY);
     pgw_session_free(s);
-    w_free(&w);
+    pgw_buf_free(&w);
 }
 
 /* A query's implicit transaction fails at its Sync (a deferred constraint
@@ -123,13 +123,13 @@ static void test_commit_failure_at_sync(void **state)
     assert_int_equal(pgw_session_query(s, "SELECT $1::int8", &p, 1, 0, rec_cb, UD(0)), 0);
     assert_int_equal(pgw_session_query(s, "SELECT $1::int8", &p, 1, 0, rec_cb, UD(1)), 0);
 
-    wire_t w = {0};
+    pgw_buf_t w = {0};
     w_int8_query(&w, 5, 0);
     feed(s, &w);
     assert_int_equal(R.done[0].calls, 0); /* not before its commit is known */
-    w.n = 0;
-    w_error(&w, "ERROR", "23505", "duplicate key value violates unique constraint");
-    w_ready(&w, 'I');
+    w.len = 0;
+    pgt_msg_error(&w, "ERROR", "23505", "duplicate key value violates unique constraint");
+    pgt_msg_ready(&w, 'I');
     w_int8_query(&w, 5, 1);
     feed(s, &w);
     assert_int_equal(R.done[0].calls, 1);
@@ -140,7 +140,7 @@ static void test_commit_failure_at_sync(void **state)
     assert_int_equal(R.done[1].status, 0);
     assert_int_equal(pgw_session_pending(s), 0);
     pgw_session_free(s);
-    w_free(&w);
+    pgw_buf_free(&w);
 }
 
 static void test_batch_sync_each(void **state)
@@ -157,12 +157,12 @@ static void test_batch_sync_each(void **state)
     char types[64];
     out_types(s, types, sizeof types);
     assert_string_equal(types, "PBDESPBDESPBDESS");
-    wire_t w = {0};
+    pgw_buf_t w = {0};
     w_int8_query(&w, 0, 1);
-    w_error(&w, "ERROR", "42601", "syntax error");
-    w_ready(&w, 'I');
+    pgt_msg_error(&w, "ERROR", "42601", "syntax error");
+    pgt_msg_ready(&w, 'I');
     w_int8_query(&w, 2, 1);
-    w_ready(&w, 'I');
+    pgt_msg_ready(&w, 'I');
     feed(s, &w);
     assert_int_equal(R.done[0].status, 0);
     assert_int_equal(R.done[1].status, PGW_ESERVER);
@@ -176,20 +176,20 @@ static void test_batch_sync_each(void **state)
     pgw_param_t p = pgw_int8(1);
     pgw_request_t one = PGW_QUERY("SELECT $1::int8", &p, 1, rec_cb, UD(10));
     assert_int_equal(pgw_session_submit_batch(s, &one, 1, 0, rec_cb, UD(11)), 0);
-    w.n = 0;
+    w.len = 0;
     w_int8_query(&w, 1, 1);
     feed(s, &w);
     assert_int_equal(R.done[10].status, 0);
     assert_int_equal(R.done[11].status, 0);
     assert_int_equal(R.done[11].calls, 1);
     pgw_session_free(s);
-    w_free(&w);
+    pgw_buf_free(&w);
 }
 
 /* ------------------------------------------------- prepare / execute formats */
 
 /* Result formats in the Bind message at offset at of w. */
-static void bind_result_formats(const wire_t *w, size_t at, int16_t *fmts, int *n)
+static void bind_result_formats(const pgw_buf_t *w, size_t at, int16_t *fmts, int *n)
 {
     const uint8_t *params;
     size_t plen;
@@ -206,13 +206,13 @@ static void test_prepare_execute(void **state)
     char types[64];
     out_types(s, types, sizeof types);
     assert_string_equal(types, "PDS");
-    wire_t w = {0};
+    pgw_buf_t w = {0};
     static const char *const names[] = {"a", "b"};
     static const uint32_t coids[] = {23, 99999}; /* int4 and an unknown type */
-    w_empty(&w, '1');
-    w_param_desc(&w, 1, poids);
-    w_rowdesc(&w, 2, names, coids, 0);
-    w_ready(&w, 'I');
+    pgt_msg(&w, '1', NULL, 0);
+    pgt_msg_param_desc(&w, 1, poids);
+    pgt_msg_row_desc(&w, 2, names, coids, 0);
+    pgt_msg_ready(&w, 'I');
     feed(s, &w);
     assert_int_equal(R.done[0].status, 0);
     pgw_result_t *d = R.keep[0];
@@ -227,7 +227,7 @@ static void test_prepare_execute(void **state)
     /* Known statement: Bind with per-column formats, no Describe. */
     pgw_param_t p = pgw_int4(5);
     assert_int_equal(pgw_session_execute(s, "s1", &p, 1, 0, keep_cb, UD(1)), 0);
-    wire_t out = {0};
+    pgw_buf_t out = {0};
     take_out(s, &out);
     msg_types(&out, 0, types, sizeof types);
     assert_string_equal(types, "BES");
@@ -237,17 +237,17 @@ static void test_prepare_execute(void **state)
     assert_int_equal(nf, 2);
     assert_int_equal(fmts[0], 1);
     assert_int_equal(fmts[1], 0);
-    w.n = 0;
-    w_empty(&w, '2');
-    size_t at = w_begin(&w, 'D');
-    w_i16(&w, 2);
-    w_i32(&w, 4);
-    w_i32(&w, 5);
-    w_i32(&w, 3);
-    w_bytes(&w, "abc", 3);
-    w_end(&w, at);
-    w_cmd(&w, "SELECT 1");
-    w_ready(&w, 'I');
+    w.len = 0;
+    pgt_msg(&w, '2', NULL, 0);
+    size_t at = pgt_msg_begin(&w, 'D');
+    pgt_msg_put_i16(&w, 2);
+    pgt_msg_put_i32(&w, 4);
+    pgt_msg_put_i32(&w, 5);
+    pgt_msg_put_i32(&w, 3);
+    pgt_msg_raw(&w, "abc", 3);
+    pgt_msg_end(&w, at);
+    pgt_msg_command_complete(&w, "SELECT 1");
+    pgt_msg_ready(&w, 'I');
     feed(s, &w);
     pgw_result_t *r = R.keep[1];
     assert_int_equal(R.done[1].status, 0);
@@ -271,7 +271,7 @@ static void test_prepare_execute(void **state)
 
     /* PGW_Q_TEXT: one text format for all. */
     assert_int_equal(pgw_session_execute(s, "s1", &p, 1, PGW_Q_TEXT, rec_cb, UD(2)), 0);
-    out.n = 0;
+    out.len = 0;
     take_out(s, &out);
     bind_result_formats(&out, 0, fmts, &nf);
     assert_int_equal(nf, 1);
@@ -280,7 +280,7 @@ static void test_prepare_execute(void **state)
     /* Unknown statement: Bind + Describe portal, text for all (the one
      * format every type has). */
     assert_int_equal(pgw_session_execute(s, "other", NULL, 0, 0, rec_cb, UD(3)), 0);
-    out.n = 0;
+    out.len = 0;
     take_out(s, &out);
     msg_types(&out, 0, types, sizeof types);
     assert_string_equal(types, "BDES");
@@ -291,25 +291,25 @@ static void test_prepare_execute(void **state)
     /* Close forgets the description. */
     assert_int_equal(pgw_session_close_statement(s, "s1", rec_cb, UD(4)), 0);
     assert_int_equal(pgw_session_execute(s, "s1", &p, 1, 0, rec_cb, UD(5)), 0);
-    out.n = 0;
+    out.len = 0;
     take_out(s, &out);
     msg_types(&out, 0, types, sizeof types);
     assert_string_equal(types, "CSBDES");
 
     /* Answers for 2..5. */
-    w.n = 0;
-    w_empty(&w, '2');
-    w_datarow(&w, 2, (const char *const[]){"5", "abc"});
-    w_cmd(&w, "SELECT 1");
-    w_ready(&w, 'I');
-    w_empty(&w, '2');
-    w_empty(&w, 'n');
-    w_cmd(&w, "DO");
-    w_ready(&w, 'I');
-    w_empty(&w, '3');
-    w_ready(&w, 'I');
-    w_error(&w, "ERROR", "26000", "prepared statement \"s1\" does not exist");
-    w_ready(&w, 'I');
+    w.len = 0;
+    pgt_msg(&w, '2', NULL, 0);
+    pgt_msg_data_row(&w, 2, (const char *const[]){"5", "abc"});
+    pgt_msg_command_complete(&w, "SELECT 1");
+    pgt_msg_ready(&w, 'I');
+    pgt_msg(&w, '2', NULL, 0);
+    pgt_msg(&w, 'n', NULL, 0);
+    pgt_msg_command_complete(&w, "DO");
+    pgt_msg_ready(&w, 'I');
+    pgt_msg(&w, '3', NULL, 0);
+    pgt_msg_ready(&w, 'I');
+    pgt_msg_error(&w, "ERROR", "26000", "prepared statement \"s1\" does not exist");
+    pgt_msg_ready(&w, 'I');
     feed(s, &w);
     assert_int_equal(R.done[2].status, 0);
     assert_int_equal(R.done[3].status, 0);
@@ -319,8 +319,8 @@ static void test_prepare_execute(void **state)
     assert_string_equal(R.done[5].sqlstate, "26000");
     assert_int_equal(pgw_session_pending(s), 0);
     pgw_session_free(s);
-    w_free(&w);
-    w_free(&out);
+    pgw_buf_free(&w);
+    pgw_buf_free(&out);
 }
 
 /* ----------------------------------------------------------- simple query */
@@ -373,19 +373,19 @@ static void test_simple_query_rows(void **state)
     assert_int_equal(pgw_session_simple_query_rows(s, "SELECT a; SELECT b, c", on_simple_row,
                                                    on_simple_rows_done, &x),
                      0);
-    wire_t w = {0};
+    pgw_buf_t w = {0};
     static const char *const n1[] = {"a"};
     static const char *const n2[] = {"b", "c"};
     static const uint32_t o1[] = {25};
     static const uint32_t o2[] = {25, 25};
-    w_rowdesc(&w, 1, n1, o1, 0);
-    w_datarow(&w, 1, (const char *const[]){"p"});
-    w_datarow(&w, 1, (const char *const[]){"q"});
-    w_cmd(&w, "SELECT 2");
-    w_rowdesc(&w, 2, n2, o2, 0);
-    w_datarow(&w, 2, (const char *const[]){"r", NULL});
-    w_cmd(&w, "SELECT 1");
-    w_ready(&w, 'I');
+    pgt_msg_row_desc(&w, 1, n1, o1, 0);
+    pgt_msg_data_row(&w, 1, (const char *const[]){"p"});
+    pgt_msg_data_row(&w, 1, (const char *const[]){"q"});
+    pgt_msg_command_complete(&w, "SELECT 2");
+    pgt_msg_row_desc(&w, 2, n2, o2, 0);
+    pgt_msg_data_row(&w, 2, (const char *const[]){"r", NULL});
+    pgt_msg_command_complete(&w, "SELECT 1");
+    pgt_msg_ready(&w, 'I');
     feed(s, &w);
     assert_int_equal(x.rows, 3);
     assert_string_equal(x.seen[0], "p");
@@ -400,7 +400,7 @@ static void test_simple_query_rows(void **state)
     assert_int_equal(x.done_nrows, 0); /* streamed rows are not kept */
     assert_int_equal(pgw_session_pending(s), 0);
     pgw_session_free(s);
-    w_free(&w);
+    pgw_buf_free(&w);
 }
 
 static void test_simple_multi(void **state)
@@ -413,28 +413,28 @@ static void test_simple_multi(void **state)
     assert_int_equal(pgw_session_simple_query(s, "SELECT 1; SELECT 1/0; SELECT 3", keep_cb, UD(1)),
                      0);
     assert_int_equal(pgw_session_simple_query(s, "", keep_cb, UD(2)), 0);
-    wire_t w = {0};
+    pgw_buf_t w = {0};
     static const char *const n1[] = {"?column?"};
     static const char *const n2[] = {"a", "b"};
     static const uint32_t o1[] = {23};
     static const uint32_t o2[] = {25, 25};
-    w_rowdesc(&w, 1, n1, o1, 0);
-    w_datarow(&w, 1, (const char *const[]){"1"});
-    w_cmd(&w, "SELECT 1");
-    w_cmd(&w, "INSERT 0 1");
-    w_rowdesc(&w, 2, n2, o2, 0);
-    w_datarow(&w, 2, (const char *const[]){"x", NULL});
-    w_datarow(&w, 2, (const char *const[]){"y", "z"});
-    w_cmd(&w, "SELECT 2");
-    w_ready(&w, 'I');
-    w_rowdesc(&w, 1, n1, o1, 0);
-    w_datarow(&w, 1, (const char *const[]){"1"});
-    w_cmd(&w, "SELECT 1");
-    w_rowdesc(&w, 1, n1, o1, 0);
-    w_error(&w, "ERROR", "22012", "division by zero");
-    w_ready(&w, 'I');
-    w_empty(&w, 'I');
-    w_ready(&w, 'I');
+    pgt_msg_row_desc(&w, 1, n1, o1, 0);
+    pgt_msg_data_row(&w, 1, (const char *const[]){"1"});
+    pgt_msg_command_complete(&w, "SELECT 1");
+    pgt_msg_command_complete(&w, "INSERT 0 1");
+    pgt_msg_row_desc(&w, 2, n2, o2, 0);
+    pgt_msg_data_row(&w, 2, (const char *const[]){"x", NULL});
+    pgt_msg_data_row(&w, 2, (const char *const[]){"y", "z"});
+    pgt_msg_command_complete(&w, "SELECT 2");
+    pgt_msg_ready(&w, 'I');
+    pgt_msg_row_desc(&w, 1, n1, o1, 0);
+    pgt_msg_data_row(&w, 1, (const char *const[]){"1"});
+    pgt_msg_command_complete(&w, "SELECT 1");
+    pgt_msg_row_desc(&w, 1, n1, o1, 0);
+    pgt_msg_error(&w, "ERROR", "22012", "division by zero");
+    pgt_msg_ready(&w, 'I');
+    pgt_msg(&w, 'I', NULL, 0);
+    pgt_msg_ready(&w, 'I');
     feed(s, &w);
 
     assert_int_equal(R.done[0].status, 0);
@@ -481,7 +481,7 @@ static void test_simple_multi(void **state)
     pgw_result_free(R.keep[2]);
     assert_int_equal(pgw_session_pending(s), 0);
     pgw_session_free(s);
-    w_free(&w);
+    pgw_buf_free(&w);
 }
 
 /* --------------------------------------------------------- async messages */
@@ -492,20 +492,20 @@ static void test_async_interleaved(void **state)
     pgw_session_t *s = ready_session(&R, NULL);
     int before = R.params;
     assert_int_equal(pgw_session_simple_query(s, "SELECT", keep_cb, UD(0)), 0);
-    wire_t w = {0};
+    pgw_buf_t w = {0};
     static const char *const n1[] = {"v"};
     static const uint32_t o1[] = {25};
-    w_notice(&w, "first");
-    w_rowdesc(&w, 1, n1, o1, 0);
-    w_datarow(&w, 1, (const char *const[]){"a"});
-    w_notify(&w, 31, "chan", "payload");
-    w_datarow(&w, 1, (const char *const[]){"b"});
-    w_param_status(&w, "TimeZone", "Asia/Tokyo");
-    w_notice(&w, "second");
-    w_cmd(&w, "SELECT 2");
-    w_notify(&w, 32, "chan2", "p2");
-    w_ready(&w, 'I');
-    w_notify(&w, 33, "idle", "x"); /* nothing pending: still delivered */
+    pgt_msg_notice(&w, "first");
+    pgt_msg_row_desc(&w, 1, n1, o1, 0);
+    pgt_msg_data_row(&w, 1, (const char *const[]){"a"});
+    pgt_msg_notification(&w, 31, "chan", "payload");
+    pgt_msg_data_row(&w, 1, (const char *const[]){"b"});
+    pgt_msg_param_status(&w, "TimeZone", "Asia/Tokyo");
+    pgt_msg_notice(&w, "second");
+    pgt_msg_command_complete(&w, "SELECT 2");
+    pgt_msg_notification(&w, 32, "chan2", "p2");
+    pgt_msg_ready(&w, 'I');
+    pgt_msg_notification(&w, 33, "idle", "x"); /* nothing pending: still delivered */
     feed(s, &w);
     assert_int_equal(R.done[0].status, 0);
     assert_int_equal(pgw_result_nrows(R.keep[0]), 2);
@@ -521,7 +521,7 @@ static void test_async_interleaved(void **state)
     assert_string_equal(pgw_session_parameter(s, "TimeZone"), "Asia/Tokyo");
     pgw_result_free(R.keep[0]);
     pgw_session_free(s);
-    w_free(&w);
+    pgw_buf_free(&w);
 }
 
 /* -------------------------------------------------------------- streaming */
@@ -550,16 +550,16 @@ static void test_streaming(void **state)
     assert_int_equal(pgw_session_query_rows(s, "SELECT g", NULL, 0, 0, row_cb, keep_cb, UD(0)), 0);
     assert_int_equal(pgw_session_query_rows(s, "SELECT g", NULL, 0, 0, NULL, keep_cb, UD(1)),
                      PGW_EINVAL);
-    wire_t w = {0};
+    pgw_buf_t w = {0};
     static const char *const names[] = {"g"};
     static const uint32_t oids[] = {20};
-    w_empty(&w, '1');
-    w_empty(&w, '2');
-    w_rowdesc(&w, 1, names, oids, 1);
+    pgt_msg(&w, '1', NULL, 0);
+    pgt_msg(&w, '2', NULL, 0);
+    pgt_msg_row_desc(&w, 1, names, oids, 1);
     for (int i = 1; i <= 5; i++)
-        w_datarow_int8(&w, i);
-    w_cmd(&w, "SELECT 5");
-    w_ready(&w, 'I');
+        pgt_msg_data_row_int8(&w, i);
+    pgt_msg_command_complete(&w, "SELECT 5");
+    pgt_msg_ready(&w, 'I');
     rows_seen = 0;
     rows_sum = 0;
     feed(s, &w);
@@ -573,7 +573,7 @@ static void test_streaming(void **state)
     assert_int_equal(pgw_result_ncols(R.keep[0]), 1);
     pgw_result_free(R.keep[0]);
     pgw_session_free(s);
-    w_free(&w);
+    pgw_buf_free(&w);
 }
 
 /* ------------------------------------------------------------ re-entrancy */
@@ -603,7 +603,7 @@ static void test_reentrancy(void **state)
     g_sess = s;
     pgw_param_t p = pgw_int8(1);
     assert_int_equal(pgw_session_query(s, "SELECT $1::int8", &p, 1, 0, reissue_cb, UD(0)), 0);
-    wire_t w = {0};
+    pgw_buf_t w = {0};
     w_int8_query(&w, 1, 1);
     feed(s, &w);
     assert_int_equal(R.done[0].value, 1);
@@ -611,7 +611,7 @@ static void test_reentrancy(void **state)
     char types[64];
     out_types(s, types, sizeof types);
     assert_string_equal(types, "PBDESPBDES");
-    w.n = 0;
+    w.len = 0;
     w_int8_query(&w, 2, 1);
     feed(s, &w);
     assert_int_equal(R.done[1].value, 2);
@@ -622,17 +622,17 @@ static void test_reentrancy(void **state)
     assert_int_equal(pgw_session_query(s, "SELECT $1::int8", &p, 1, 0, free_cb, UD(2)), 0);
     assert_int_equal(pgw_session_query(s, "SELECT $1::int8", &p, 1, 0, rec_cb, UD(3)), 0);
     assert_int_equal(pgw_session_simple_query(s, "SELECT 1", rec_cb, UD(4)), 0);
-    w.n = 0;
+    w.len = 0;
     w_int8_query(&w, 1, 1);
     w_int8_query(&w, 1, 1);
-    assert_int_equal(pgw_session_recv(s, w.p, w.n), PGW_ECANCELED);
+    assert_int_equal(pgw_session_recv(s, w.data, w.len), PGW_ECANCELED);
     assert_int_equal(R.done[2].calls, 1);
     assert_int_equal(R.done[2].status, 0);
     assert_int_equal(R.done[3].calls, 1);
     assert_int_equal(R.done[3].status, PGW_ECANCELED);
     assert_int_equal(R.done[4].calls, 1);
     assert_int_equal(R.done[4].status, PGW_ECANCELED);
-    w_free(&w);
+    pgw_buf_free(&w);
 }
 
 /* Every field of PGW_ERROR_FIELD_MAP reaches the request's pgw_error_t, for
@@ -654,21 +654,21 @@ static void test_error_every_field(void **state)
     pgw_param_t p = pgw_int8(1);
     assert_int_equal(pgw_session_query(s, "SELECT $1::int8", &p, 1, 0, keep_cb, UD(0)), 0);
     assert_int_equal(pgw_session_simple_query(s, "SELECT 1", keep_cb, UD(1)), 0);
-    wire_t w = {0};
+    pgw_buf_t w = {0};
     for (int q = 0; q < 2; q++) {
-        size_t at = w_begin(&w, 'E');
-        w_u8(&w, 'Z'); /* a code the table does not know */
-        w_cstr(&w, "skipped");
+        size_t at = pgt_msg_begin(&w, 'E');
+        pgt_msg_put_u8(&w, 'Z'); /* a code the table does not know */
+        pgt_msg_put_cstr(&w, "skipped");
         for (size_t i = 0; i < PGW__ARRAY_LEN(fields); i++) {
-            w_u8(&w, (uint8_t)fields[i].code);
-            w_cstr(&w, fields[i].member);
+            pgt_msg_put_u8(&w, (uint8_t)fields[i].code);
+            pgt_msg_put_cstr(&w, fields[i].member);
         }
-        w_u8(&w, 0);
-        w_end(&w, at);
-        w_ready(&w, 'I');
+        pgt_msg_put_u8(&w, 0);
+        pgt_msg_end(&w, at);
+        pgt_msg_ready(&w, 'I');
     }
     feed(s, &w);
-    memset(w.p, 'x', w.n); /* the results hold copies */
+    memset(w.data, 'x', w.len); /* the results hold copies */
     pgw_session_free(s);
     for (int q = 0; q < 2; q++) {
         assert_int_equal(R.done[q].calls, 1);
@@ -683,7 +683,7 @@ static void test_error_every_field(void **state)
         }
         pgw_result_free(R.keep[q]);
     }
-    w_free(&w);
+    pgw_buf_free(&w);
 }
 
 /* ------------------------------------------------------ FATAL, fail, free */
@@ -696,10 +696,10 @@ static void test_fatal_error(void **state)
         pgw_param_t p = pgw_int8(i);
         assert_int_equal(pgw_session_query(s, "SELECT $1::int8", &p, 1, 0, rec_cb, UD(i)), 0);
     }
-    wire_t w = {0};
+    pgw_buf_t w = {0};
     w_int8_query(&w, 0, 1);
-    w_error(&w, "FATAL", "57P01", "terminating connection due to administrator command");
-    assert_int_equal(pgw_session_recv(s, w.p, w.n), PGW_ECONNLOST);
+    pgt_msg_error(&w, "FATAL", "57P01", "terminating connection due to administrator command");
+    assert_int_equal(pgw_session_recv(s, w.data, w.len), PGW_ECONNLOST);
     assert_int_equal(R.done[0].status, 0);
     assert_int_equal(R.done[1].status, PGW_ESERVER);
     assert_string_equal(R.done[1].sqlstate, "57P01");
@@ -712,7 +712,7 @@ static void test_fatal_error(void **state)
     pgw_session_fail(s, PGW_ECONNLOST); /* no second on_broken */
     assert_int_equal(R.broken_calls, 1);
     pgw_session_free(s);
-    w_free(&w);
+    pgw_buf_free(&w);
 }
 
 static void test_fail_and_free(void **state)
@@ -799,26 +799,26 @@ static void test_big_rows_and_lifetime(void **state)
     enum { NQ = 5, NROWS = 20 };
     for (int i = 0; i < NQ; i++)
         assert_int_equal(pgw_session_simple_query(s, "SELECT", keep_cb, UD(i)), 0);
-    wire_t w = {0};
+    pgw_buf_t w = {0};
     static const char *const names[] = {"a", "b"};
     static const uint32_t oids[] = {25, 25};
     char big[1001], small[16];
     for (int q = 0; q < NQ; q++) {
-        w_rowdesc(&w, 2, names, oids, 0);
+        pgt_msg_row_desc(&w, 2, names, oids, 0);
         for (int r = 0; r < NROWS; r++) {
             memset(big, 'a' + (q + r) % 26, 1000);
             big[1000] = 0;
             snprintf(small, sizeof small, "%d-%d", q, r);
-            w_datarow(&w, 2, (const char *const[]){(q + r) % 3 ? small : big, small});
+            pgt_msg_data_row(&w, 2, (const char *const[]){(q + r) % 3 ? small : big, small});
         }
-        w_cmd(&w, "SELECT 20");
-        w_ready(&w, 'I');
+        pgt_msg_command_complete(&w, "SELECT 20");
+        pgt_msg_ready(&w, 'I');
     }
     /* Feed in odd pieces. */
-    for (size_t at = 0; at < w.n;) {
+    for (size_t at = 0; at < w.len;) {
         size_t n = 1 + (at * 7) % 97;
-        if (n > w.n - at) n = w.n - at;
-        assert_int_equal(pgw_session_recv(s, w.p + at, n), 0);
+        if (n > w.len - at) n = w.len - at;
+        assert_int_equal(pgw_session_recv(s, w.data + at, n), 0);
         at += n;
     }
     pgw_session_free(s); /* results outlive the session */
@@ -841,15 +841,15 @@ static void test_big_rows_and_lifetime(void **state)
         }
         pgw_result_free(res);
     }
-    w_free(&w);
+    pgw_buf_free(&w);
 }
 
 /* Steady state: once warm, a query/free cycle allocates nothing. */
 static void test_steady_state_no_alloc(void **state)
 {
     (void)state;
-    pgw_session_t *s = ready_session(&R, &(sess_opts_t){.alloc = &count_alloc});
-    wire_t w = {0};
+    pgw_session_t *s = ready_session(&R, &(sess_opts_t){.alloc = count_alloc});
+    pgw_buf_t w = {0};
     for (int i = 0; i < 50; i++)
         w_int8_query(&w, i, 1);
     size_t warm = 0;
@@ -861,13 +861,13 @@ static void test_steady_state_no_alloc(void **state)
         size_t n;
         pgw_session_pending_output(s, &n);
         pgw_session_consumed_output(s, n);
-        assert_int_equal(pgw_session_recv(s, w.p, w.n), 0);
+        assert_int_equal(pgw_session_recv(s, w.data, w.len), 0);
         assert_int_equal(R.done[49].value, 49);
-        if (round == 1) warm = g_allocs;
+        if (round == 1) warm = g_count.calls;
     }
-    assert_int_equal(g_allocs, warm);
+    assert_int_equal(g_count.calls, warm);
     pgw_session_free(s);
-    w_free(&w);
+    pgw_buf_free(&w);
 }
 
 /* Rows larger than a read chunk each get a chunk of their own; once their
@@ -876,8 +876,7 @@ static void test_steady_state_no_alloc(void **state)
 static void test_steady_state_big_rows(void **state)
 {
     (void)state;
-    static const pgw_allocator_t a = {NULL, count_malloc, count_realloc, count_free};
-    pgw_session_t *s = ready_session(&R, &(sess_opts_t){.alloc = &a});
+    pgw_session_t *s = ready_session(&R, &(sess_opts_t){.alloc = count_alloc});
     enum { ROWS = 10, ROW_BYTES = 300 * 1024 };
     char *big = malloc(ROW_BYTES + 1);
     assert_non_null(big);
@@ -885,28 +884,28 @@ static void test_steady_state_big_rows(void **state)
     big[ROW_BYTES] = '\0';
     static const char *const names[] = {"b"};
     static const uint32_t oids[] = {25};
-    wire_t w = {0};
-    w_empty(&w, '1');
-    w_empty(&w, '2');
-    w_rowdesc(&w, 1, names, oids, 0);
+    pgw_buf_t w = {0};
+    pgt_msg(&w, '1', NULL, 0);
+    pgt_msg(&w, '2', NULL, 0);
+    pgt_msg_row_desc(&w, 1, names, oids, 0);
     for (int i = 0; i < ROWS; i++)
-        w_datarow(&w, 1, (const char *const[]){big});
-    w_cmd(&w, "SELECT 10");
-    w_ready(&w, 'I');
+        pgt_msg_data_row(&w, 1, (const char *const[]){big});
+    pgt_msg_command_complete(&w, "SELECT 10");
+    pgt_msg_ready(&w, 'I');
     size_t warm = 0;
     for (int round = 0; round < 3; round++) {
         assert_int_equal(pgw_session_query(s, "SELECT b", NULL, 0, PGW_Q_TEXT, rec_cb, UD(0)), 0);
         size_t n;
         pgw_session_pending_output(s, &n);
         pgw_session_consumed_output(s, n);
-        assert_int_equal(pgw_session_recv(s, w.p, w.n), 0);
+        assert_int_equal(pgw_session_recv(s, w.data, w.len), 0);
         assert_int_equal(R.done[0].status, 0);
         assert_string_equal(R.done[0].tag, "SELECT 10");
-        if (round == 1) warm = g_allocs;
+        if (round == 1) warm = g_count.calls;
     }
-    assert_int_equal(g_allocs, warm);
+    assert_int_equal(g_count.calls, warm);
     pgw_session_free(s);
-    w_free(&w);
+    pgw_buf_free(&w);
     free(big);
 }
 
@@ -967,10 +966,10 @@ static void test_batch_group_boundary(void **state)
     char types[64];
     out_types(s, types, sizeof types);
     assert_string_equal(types, "PBDEPBDESPBDES");
-    wire_t w = {0};
-    w_error(&w, "ERROR", "22012", "division by zero"); /* request 0 fails */
-    w_ready(&w, 'I');                                  /* request 1 skipped */
-    w_int8_query(&w, 2, 1);                            /* request 2 runs, then the last Sync */
+    pgw_buf_t w = {0};
+    pgt_msg_error(&w, "ERROR", "22012", "division by zero"); /* request 0 fails */
+    pgt_msg_ready(&w, 'I');                                  /* request 1 skipped */
+    w_int8_query(&w, 2, 1); /* request 2 runs, then the last Sync */
     feed(s, &w);
     assert_int_equal(R.done[0].status, PGW_ESERVER);
     assert_int_equal(R.done[1].status, PGW_EABORTED);
@@ -982,7 +981,7 @@ static void test_batch_group_boundary(void **state)
         assert_int_equal(R.done[i].calls, 1);
     assert_int_equal(pgw_session_pending(s), 0);
     pgw_session_free(s);
-    w_free(&w);
+    pgw_buf_free(&w);
 }
 
 /* A batch is queued whole or not at all: a request that cannot be encoded
@@ -1016,15 +1015,15 @@ static void test_batch_all_or_nothing(void **state)
     char types[64];
     out_types(s, types, sizeof types);
     assert_string_equal(types, "BDES");
-    wire_t w = {0};
-    w_error(&w, "ERROR", "26000", "prepared statement \"st\" does not exist");
-    w_ready(&w, 'I');
+    pgw_buf_t w = {0};
+    pgt_msg_error(&w, "ERROR", "26000", "prepared statement \"st\" does not exist");
+    pgt_msg_ready(&w, 'I');
     feed(s, &w);
     assert_int_equal(R.done[4].status, PGW_ESERVER);
     for (int i = 0; i < 4; i++)
         assert_int_equal(R.done[i].calls, 0);
     pgw_session_free(s);
-    w_free(&w);
+    pgw_buf_free(&w);
 }
 
 /* What a descriptor cannot ask for is refused before anything is queued,
@@ -1053,12 +1052,12 @@ static void test_request_refusals(void **state)
     /* A known statement taking one parameter, executed with two. */
     static const uint32_t poids[] = {23};
     assert_int_equal(pgw_session_prepare(s, "s1", "SELECT $1::int4", poids, 1, rec_cb, UD(1)), 0);
-    wire_t w = {0};
+    pgw_buf_t w = {0};
     static const char *const names[] = {"a"};
-    w_empty(&w, '1');
-    w_param_desc(&w, 1, poids);
-    w_rowdesc(&w, 1, names, poids, 0);
-    w_ready(&w, 'I');
+    pgt_msg(&w, '1', NULL, 0);
+    pgt_msg_param_desc(&w, 1, poids);
+    pgt_msg_row_desc(&w, 1, names, poids, 0);
+    pgt_msg_ready(&w, 'I');
     feed(s, &w);
     take_out(s, &w); /* discard what was sent */
     assert_int_equal(R.done[1].status, 0);
@@ -1071,7 +1070,7 @@ static void test_request_refusals(void **state)
     assert_null(pgw_session_pending_output(s, &n));
     assert_int_equal(R.done[0].calls, 0);
     pgw_session_free(s);
-    w_free(&w);
+    pgw_buf_free(&w);
 }
 
 /* The caller's result formats reach Bind: on an unnamed query, and on a
@@ -1085,18 +1084,18 @@ static void test_request_result_formats(void **state)
     r.result_formats = fm;
     r.nresult_formats = 2;
     assert_int_equal(pgw_session_submit(s, &r), 0);
-    wire_t out = {0};
+    pgw_buf_t out = {0};
     take_out(s, &out);
     /* Parse first, then the Bind. */
-    size_t at =
-        1 + ((size_t)out.p[1] << 24 | (size_t)out.p[2] << 16 | (size_t)out.p[3] << 8 | out.p[4]);
+    size_t at = 1 + ((size_t)out.data[1] << 24 | (size_t)out.data[2] << 16 |
+                     (size_t)out.data[3] << 8 | out.data[4]);
     int16_t fmts[8];
     int nf;
     bind_result_formats(&out, at, fmts, &nf);
     assert_int_equal(nf, 2);
     assert_int_equal(fmts[0], 0);
     assert_int_equal(fmts[1], 1);
-    w_free(&out);
+    pgw_buf_free(&out);
     pgw_session_free(s);
 }
 

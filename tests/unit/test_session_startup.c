@@ -21,17 +21,17 @@ static pgw_session_t *fresh(const sess_opts_t *o)
 }
 
 /* The output so far, consumed. */
-static void grab(pgw_session_t *s, wire_t *w)
+static void grab(pgw_session_t *s, pgw_buf_t *w)
 {
-    w->n = 0;
+    w->len = 0;
     take_out(s, w);
 }
 
-static int contains(const wire_t *w, const char *needle)
+static int contains(const pgw_buf_t *w, const char *needle)
 {
     size_t n = strlen(needle);
-    for (size_t i = 0; i + n <= w->n; i++)
-        if (memcmp(w->p + i, needle, n) == 0) return 1;
+    for (size_t i = 0; i + n <= w->len; i++)
+        if (memcmp(w->data + i, needle, n) == 0) return 1;
     return 0;
 }
 
@@ -39,14 +39,14 @@ static void test_trust(void **state)
 {
     (void)state;
     pgw_session_t *s = fresh(NULL);
-    wire_t out = {0};
+    pgw_buf_t out = {0};
     grab(s, &out);
     /* StartupMessage: length, 3.0, user alice, database db. */
-    assert_true(out.n > 8);
-    assert_int_equal(out.p[4], 0);
-    assert_int_equal(out.p[5], 3);
-    assert_int_equal(out.p[6], 0);
-    assert_int_equal(out.p[7], 0);
+    assert_true(out.len > 8);
+    assert_int_equal(out.data[4], 0);
+    assert_int_equal(out.data[5], 3);
+    assert_int_equal(out.data[6], 0);
+    assert_int_equal(out.data[7], 0);
     assert_true(contains(&out, "user"));
     assert_true(contains(&out, "alice"));
     assert_int_equal(R.want_write, 1);
@@ -55,15 +55,15 @@ static void test_trust(void **state)
     assert_int_equal(pgw_session_auth_ok(s), 0);
     assert_int_equal(pgw_session_auth_ok(NULL), 0);
 
-    wire_t w = {0};
+    pgw_buf_t w = {0};
     static const uint8_t key[4] = {9, 8, 7, 6};
-    w_auth(&w, 0, NULL, 0);
-    w_param_status(&w, "server_version", "16.1");
-    w_param_status(&w, "TimeZone", "UTC");
-    w_backend_key(&w, 777, key, 4);
-    w_notice(&w, "hello");
-    w_param_status(&w, "TimeZone", "Europe/Paris"); /* updated in place */
-    w_ready(&w, 'I');
+    pgt_msg_auth(&w, 0, NULL, 0);
+    pgt_msg_param_status(&w, "server_version", "16.1");
+    pgt_msg_param_status(&w, "TimeZone", "UTC");
+    pgt_msg_backend_key(&w, 777, key, 4);
+    pgt_msg_notice(&w, "hello");
+    pgt_msg_param_status(&w, "TimeZone", "Europe/Paris"); /* updated in place */
+    pgt_msg_ready(&w, 'I');
     feed(s, &w);
     assert_int_equal(R.startup_calls, 1);
     assert_int_equal(R.startup_status, 0);
@@ -84,8 +84,8 @@ static void test_trust(void **state)
     assert_int_equal(pid, 777);
     assert_int_equal(klen, 4);
     assert_memory_equal(k, key, 4);
-    w_free(&w);
-    w_free(&out);
+    pgw_buf_free(&w);
+    pgw_buf_free(&out);
     pgw_session_free(s);
 }
 
@@ -94,22 +94,22 @@ static void test_cleartext(void **state)
     (void)state;
     sess_opts_t o = {.password = "s3cret"};
     pgw_session_t *s = fresh(&o);
-    wire_t out = {0}, w = {0};
+    pgw_buf_t out = {0}, w = {0};
     grab(s, &out);
-    w_auth(&w, 3, NULL, 0);
+    pgt_msg_auth(&w, 3, NULL, 0);
     feed(s, &w);
     grab(s, &out);
     static const uint8_t expect[] = {'p', 0, 0, 0, 11, 's', '3', 'c', 'r', 'e', 't', 0};
-    assert_int_equal(out.n, sizeof expect);
-    assert_memory_equal(out.p, expect, sizeof expect);
-    w.n = 0;
-    w_auth(&w, 0, NULL, 0);
-    w_ready(&w, 'I');
+    assert_int_equal(out.len, sizeof expect);
+    assert_memory_equal(out.data, expect, sizeof expect);
+    w.len = 0;
+    pgt_msg_auth(&w, 0, NULL, 0);
+    pgt_msg_ready(&w, 'I');
     feed(s, &w);
     assert_int_equal(R.startup_status, 0);
     assert_string_equal(pgw_session_auth_method(s), "password");
-    w_free(&w);
-    w_free(&out);
+    pgw_buf_free(&w);
+    pgw_buf_free(&out);
     pgw_session_free(s);
 }
 
@@ -132,10 +132,10 @@ static void test_md5(void **state)
     (void)state;
     sess_opts_t o = {.user = "bob", .password = "pw"};
     pgw_session_t *s = fresh(&o);
-    wire_t out = {0}, w = {0};
+    pgw_buf_t out = {0}, w = {0};
     grab(s, &out);
     static const uint8_t salt[4] = {0x01, 0x02, 0x03, 0x04};
-    w_auth(&w, 5, salt, 4);
+    pgt_msg_auth(&w, 5, salt, 4);
     feed(s, &w);
     grab(s, &out);
     char inner[33], outer[33];
@@ -148,16 +148,16 @@ static void test_md5(void **state)
     memcpy(expect + 5, "md5", 3);
     memcpy(expect + 8, outer, 32);
     expect[40] = 0;
-    assert_int_equal(out.n, sizeof expect);
-    assert_memory_equal(out.p, expect, sizeof expect);
-    w.n = 0;
-    w_auth(&w, 0, NULL, 0);
-    w_ready(&w, 'I');
+    assert_int_equal(out.len, sizeof expect);
+    assert_memory_equal(out.data, expect, sizeof expect);
+    w.len = 0;
+    pgt_msg_auth(&w, 0, NULL, 0);
+    pgt_msg_ready(&w, 'I');
     feed(s, &w);
     assert_int_equal(R.startup_status, 0);
     assert_string_equal(pgw_session_auth_method(s), "md5");
-    w_free(&w);
-    w_free(&out);
+    pgw_buf_free(&w);
+    pgw_buf_free(&out);
     pgw_session_free(s);
 }
 
@@ -172,14 +172,14 @@ static void test_md5(void **state)
 #define RFC_SERVER_FINAL "v=6rriTRBi23WpRR/wtup+mMhUZUn/dB5nLTJRsjl95G4="
 #define BAD_SERVER_FINAL "v=AAAATRBi23WpRR/wtup+mMhUZUn/dB5nLTJRsjl95G4="
 
-static void sasl_offer(wire_t *w, int plain, int plus)
+static void sasl_offer(pgw_buf_t *w, int plain, int plus)
 {
-    size_t at = w_begin(w, 'R');
-    w_i32(w, 10);
-    if (plus) w_cstr(w, "SCRAM-SHA-256-PLUS");
-    if (plain) w_cstr(w, "SCRAM-SHA-256");
-    w_u8(w, 0);
-    w_end(w, at);
+    size_t at = pgt_msg_begin(w, 'R');
+    pgt_msg_put_i32(w, 10);
+    if (plus) pgt_msg_put_cstr(w, "SCRAM-SHA-256-PLUS");
+    if (plain) pgt_msg_put_cstr(w, "SCRAM-SHA-256");
+    pgt_msg_put_u8(w, 0);
+    pgt_msg_end(w, at);
 }
 
 static pgw_session_t *scram_session(const char *require_auth, const char *cb_mode)
@@ -200,26 +200,26 @@ static pgw_session_t *scram_session(const char *require_auth, const char *cb_mod
 static pgw_session_t *scram_to_final(const char *require_auth)
 {
     pgw_session_t *s = scram_session(require_auth, NULL);
-    wire_t out = {0}, w = {0};
+    pgw_buf_t out = {0}, w = {0};
     grab(s, &out);
     sasl_offer(&w, 1, 0);
     feed(s, &w);
     grab(s, &out);
     /* SASLInitialResponse: mechanism, length, client-first-message. */
     static const char first[] = "n,,n=user,r=" RFC_NONCE;
-    assert_int_equal(out.p[0], 'p');
+    assert_int_equal(out.data[0], 'p');
     assert_true(contains(&out, "SCRAM-SHA-256"));
     assert_true(contains(&out, first));
     assert_string_equal(pgw_session_auth_method(s), "SCRAM-SHA-256");
-    w.n = 0;
-    w_auth(&w, 11, RFC_SERVER_FIRST, strlen(RFC_SERVER_FIRST));
+    w.len = 0;
+    pgt_msg_auth(&w, 11, RFC_SERVER_FIRST, strlen(RFC_SERVER_FIRST));
     feed(s, &w);
     grab(s, &out);
-    assert_int_equal(out.p[0], 'p');
-    assert_int_equal(out.n, 5 + strlen(RFC_CLIENT_FINAL));
-    assert_memory_equal(out.p + 5, RFC_CLIENT_FINAL, strlen(RFC_CLIENT_FINAL));
-    w_free(&w);
-    w_free(&out);
+    assert_int_equal(out.data[0], 'p');
+    assert_int_equal(out.len, 5 + strlen(RFC_CLIENT_FINAL));
+    assert_memory_equal(out.data + 5, RFC_CLIENT_FINAL, strlen(RFC_CLIENT_FINAL));
+    pgw_buf_free(&w);
+    pgw_buf_free(&out);
     return s;
 }
 
@@ -227,15 +227,15 @@ static void test_scram_rfc7677(void **state)
 {
     (void)state;
     pgw_session_t *s = scram_to_final("scram-sha-256");
-    wire_t w = {0};
-    w_auth(&w, 12, RFC_SERVER_FINAL, strlen(RFC_SERVER_FINAL));
-    w_auth(&w, 0, NULL, 0);
-    w_ready(&w, 'I');
+    pgw_buf_t w = {0};
+    pgt_msg_auth(&w, 12, RFC_SERVER_FINAL, strlen(RFC_SERVER_FINAL));
+    pgt_msg_auth(&w, 0, NULL, 0);
+    pgt_msg_ready(&w, 'I');
     feed(s, &w);
     assert_int_equal(R.startup_calls, 1);
     assert_int_equal(R.startup_status, 0);
     assert_int_equal(pgw_session_state(s), PGW_SESSION_READY);
-    w_free(&w);
+    pgw_buf_free(&w);
     pgw_session_free(s);
 }
 
@@ -246,17 +246,17 @@ static void test_scram_wrong_signature(void **state)
     const char *policies[] = {NULL, "scram-sha-256"};
     for (int i = 0; i < 2; i++) {
         pgw_session_t *s = scram_to_final(policies[i]);
-        wire_t w = {0};
-        w_auth(&w, 12, BAD_SERVER_FINAL, strlen(BAD_SERVER_FINAL));
-        w_auth(&w, 0, NULL, 0);
-        w_ready(&w, 'I');
+        pgw_buf_t w = {0};
+        pgt_msg_auth(&w, 12, BAD_SERVER_FINAL, strlen(BAD_SERVER_FINAL));
+        pgt_msg_auth(&w, 0, NULL, 0);
+        pgt_msg_ready(&w, 'I');
         feed(s, &w);
         assert_int_equal(R.startup_calls, 1);
         assert_int_equal(R.startup_status, PGW_EAUTH);
         assert_int_equal(R.broken_calls, 1);
         assert_int_equal(pgw_session_state(s), PGW_SESSION_BROKEN);
         assert_int_equal(pgw_session_error(s), PGW_EAUTH);
-        w_free(&w);
+        pgw_buf_free(&w);
         pgw_session_free(s);
     }
 }
@@ -268,13 +268,13 @@ static void test_scram_ok_before_final(void **state)
     const char *policies[] = {NULL, "scram-sha-256"};
     for (int i = 0; i < 2; i++) {
         pgw_session_t *s = scram_to_final(policies[i]);
-        wire_t w = {0};
-        w_auth(&w, 0, NULL, 0);
-        w_ready(&w, 'I');
+        pgw_buf_t w = {0};
+        pgt_msg_auth(&w, 0, NULL, 0);
+        pgt_msg_ready(&w, 'I');
         feed(s, &w);
         assert_int_equal(R.startup_status, PGW_EAUTH);
         assert_int_equal(pgw_session_state(s), PGW_SESSION_BROKEN);
-        w_free(&w);
+        pgw_buf_free(&w);
         pgw_session_free(s);
     }
 }
@@ -286,27 +286,27 @@ static void downgrade(int code, const char *policy, const char *cb_mode, int exp
 {
     sess_opts_t o = {.password = "hunter2", .require_auth = policy, .channel_binding = cb_mode};
     pgw_session_t *s = fresh(&o);
-    wire_t out = {0}, w = {0};
+    pgw_buf_t out = {0}, w = {0};
     grab(s, &out);
     static const uint8_t salt[4] = {5, 6, 7, 8};
-    w_auth(&w, code, salt, code == 5 ? 4 : 0);
+    pgt_msg_auth(&w, code, salt, code == 5 ? 4 : 0);
     if (expect == 0 && code != 0) {
         feed(s, &w);
-        w.n = 0;
-        w_auth(&w, 0, NULL, 0);
+        w.len = 0;
+        pgt_msg_auth(&w, 0, NULL, 0);
     }
-    w_ready(&w, 'I');
+    pgt_msg_ready(&w, 'I');
     feed(s, &w);
     grab(s, &out);
     assert_int_equal(R.startup_calls, 1);
     assert_int_equal(R.startup_status, expect);
     if (expect < 0) {
-        assert_int_equal(out.n, 0); /* nothing sent after the StartupMessage */
+        assert_int_equal(out.len, 0); /* nothing sent after the StartupMessage */
         assert_int_equal(pgw_session_state(s), PGW_SESSION_BROKEN);
         assert_int_equal(R.broken_calls, 1);
     }
-    w_free(&w);
-    w_free(&out);
+    pgw_buf_free(&w);
+    pgw_buf_free(&out);
     pgw_session_free(s);
 }
 
@@ -348,19 +348,19 @@ static void test_channel_binding(void **state)
                      .channel_binding = "require",
                      .channel_binding_cb = fake_cb};
     pgw_session_t *s = fresh(&o);
-    wire_t out = {0}, w = {0};
+    pgw_buf_t out = {0}, w = {0};
     grab(s, &out);
     sasl_offer(&w, 1, 0);
     feed(s, &w);
     grab(s, &out);
     assert_int_equal(R.startup_status, PGW_EAUTHPOLICY);
-    assert_int_equal(out.n, 0);
+    assert_int_equal(out.len, 0);
     pgw_session_free(s);
 
     /* -PLUS offered and binding data available: the PLUS mechanism is used. */
     s = fresh(&o);
     grab(s, &out);
-    w.n = 0;
+    w.len = 0;
     sasl_offer(&w, 1, 1);
     feed(s, &w);
     grab(s, &out);
@@ -374,22 +374,22 @@ static void test_channel_binding(void **state)
     o.channel_binding = NULL;
     s = fresh(&o);
     grab(s, &out);
-    w.n = 0;
+    w.len = 0;
     sasl_offer(&w, 1, 0);
     feed(s, &w);
     grab(s, &out);
     assert_true(contains(&out, "y,,n="));
     pgw_session_free(s);
-    w_free(&w);
-    w_free(&out);
+    pgw_buf_free(&w);
+    pgw_buf_free(&out);
 }
 
 static void test_no_password_and_gss(void **state)
 {
     (void)state;
     pgw_session_t *s = fresh(NULL);
-    wire_t w = {0};
-    w_auth(&w, 3, NULL, 0);
+    pgw_buf_t w = {0};
+    pgt_msg_auth(&w, 3, NULL, 0);
     feed(s, &w);
     assert_int_equal(R.startup_status, PGW_EAUTH);
     pgw_session_free(s);
@@ -401,8 +401,8 @@ static void test_no_password_and_gss(void **state)
     } unsupported[] = {{7, "GSSAPI"}, {9, "SSPI"}, {2, "Kerberos 5"}, {42, "unknown"}};
     for (size_t i = 0; i < sizeof unsupported / sizeof unsupported[0]; i++) {
         s = fresh(NULL);
-        w.n = 0;
-        w_auth(&w, unsupported[i].code, NULL, 0);
+        w.len = 0;
+        pgt_msg_auth(&w, unsupported[i].code, NULL, 0);
         feed(s, &w);
         assert_int_equal(R.startup_status, PGW_ENOTSUP);
         assert_non_null(strstr(R.startup_message, unsupported[i].name));
@@ -410,15 +410,15 @@ static void test_no_password_and_gss(void **state)
         assert_int_equal(pgw_session_auth_ok(s), 0);
         pgw_session_free(s);
     }
-    w.n = 0;
-    w_auth(&w, 7, NULL, 0);
+    w.len = 0;
+    pgt_msg_auth(&w, 7, NULL, 0);
 
     sess_opts_t o = {.require_auth = "scram-sha-256"};
     s = fresh(&o);
     feed(s, &w);
     assert_int_equal(R.startup_status, PGW_EAUTHPOLICY);
     pgw_session_free(s);
-    w_free(&w);
+    pgw_buf_free(&w);
 }
 
 static void test_config_errors(void **state)
@@ -445,8 +445,8 @@ static void test_startup_error(void **state)
     pgw_session_t *s = fresh(NULL);
     /* A request queued before startup fails once with the connection. */
     assert_int_equal(pgw_session_simple_query(s, "SELECT 1", rec_cb, UD(0)), 0);
-    wire_t w = {0};
-    w_error(&w, "FATAL", "28000", "no pg_hba.conf entry");
+    pgw_buf_t w = {0};
+    pgt_msg_error(&w, "FATAL", "28000", "no pg_hba.conf entry");
     feed(s, &w);
     assert_int_equal(R.startup_calls, 1);
     assert_int_equal(R.startup_status, PGW_ESERVER);
@@ -457,7 +457,7 @@ static void test_startup_error(void **state)
     assert_int_equal(R.done[0].status, PGW_ECONNLOST);
     assert_int_equal(pgw_session_pending(s), 0);
     assert_int_equal(pgw_session_simple_query(s, "SELECT 1", rec_cb, UD(1)), PGW_ECLOSED);
-    w_free(&w);
+    pgw_buf_free(&w);
     pgw_session_free(s);
     assert_int_equal(R.done[1].calls, 0);
 }
@@ -473,30 +473,30 @@ static void test_held_requests(void **state)
     assert_int_equal(pgw_session_start(s), 0);
     pgw_param_t p = pgw_int8(5);
     assert_int_equal(pgw_session_query(s, "SELECT $1::int8", &p, 1, 0, rec_cb, UD(1)), 0);
-    wire_t out = {0}, w = {0};
+    pgw_buf_t out = {0}, w = {0};
     take_out(s, &out);
     assert_false(contains(&out, "SELECT"));
-    w_auth(&w, 0, NULL, 0);
-    w_ready(&w, 'I');
+    pgt_msg_auth(&w, 0, NULL, 0);
+    pgt_msg_ready(&w, 'I');
     feed(s, &w);
     char types[32];
     out_types(s, types, sizeof types);
     assert_string_equal(types, "QPBDES");
     assert_int_equal(pgw_session_pending(s), 2);
-    w_free(&w);
-    w_free(&out);
+    pgw_buf_free(&w);
+    pgw_buf_free(&out);
     pgw_session_free(s);
     assert_int_equal(R.done[0].status, PGW_ECANCELED);
     assert_int_equal(R.done[1].status, PGW_ECANCELED);
     assert_int_equal(R.done[0].calls + R.done[1].calls, 2);
 }
 
-static void w_negotiate(wire_t *w, uint32_t version)
+static void w_negotiate(pgw_buf_t *w, uint32_t version)
 {
-    size_t at = w_begin(w, 'v');
-    w_i32(w, (int32_t)version);
-    w_i32(w, 0);
-    w_end(w, at);
+    size_t at = pgt_msg_begin(w, 'v');
+    pgt_msg_put_i32(w, (int32_t)version);
+    pgt_msg_put_i32(w, 0);
+    pgt_msg_end(w, at);
 }
 
 /* A 3.2 request answered with NegotiateProtocolVersion version: downgrade
@@ -507,14 +507,14 @@ static void check_downgrade(uint32_t version)
 {
     sess_opts_t o = {.max_protocol = PGW_PROTO_3_2};
     pgw_session_t *s = fresh(&o);
-    wire_t out = {0}, w = {0};
+    pgw_buf_t out = {0}, w = {0};
     grab(s, &out);
-    assert_int_equal(out.p[7], 2); /* 3.2 requested */
+    assert_int_equal(out.data[7], 2); /* 3.2 requested */
     w_negotiate(&w, version);
-    w_auth(&w, 0, NULL, 0);
+    pgt_msg_auth(&w, 0, NULL, 0);
     static const uint8_t key4[4] = {1, 2, 3, 4};
-    w_backend_key(&w, 1, key4, 4);
-    w_ready(&w, 'I');
+    pgt_msg_backend_key(&w, 1, key4, 4);
+    pgt_msg_ready(&w, 'I');
     feed(s, &w);
     assert_int_equal(R.startup_status, 0);
     assert_int_equal(pgw_session_protocol(s), PGW_PROTO_3_0);
@@ -528,8 +528,8 @@ static void check_downgrade(uint32_t version)
     assert_non_null(strstr(R.startup_message, "server does not support protocol 3.2"));
     assert_int_equal(pgw_session_state(s), PGW_SESSION_BROKEN);
     pgw_session_free(s);
-    w_free(&w);
-    w_free(&out);
+    pgw_buf_free(&w);
+    pgw_buf_free(&out);
 }
 
 static void test_negotiate_server_form(void **state)
@@ -539,12 +539,12 @@ static void test_negotiate_server_form(void **state)
     /* A major version other than 3 is a violation. */
     sess_opts_t o = {.max_protocol = PGW_PROTO_3_2};
     pgw_session_t *s = fresh(&o);
-    wire_t w = {0};
+    pgw_buf_t w = {0};
     w_negotiate(&w, 0x00040000u);
     feed(s, &w);
     assert_int_equal(R.startup_status, PGW_EPROTO);
     pgw_session_free(s);
-    w_free(&w);
+    pgw_buf_free(&w);
 }
 
 static void test_negotiate(void **state)
@@ -553,17 +553,17 @@ static void test_negotiate(void **state)
     check_downgrade(0);
     sess_opts_t o = {.max_protocol = PGW_PROTO_3_2};
     pgw_session_t *s;
-    wire_t w = {0};
+    pgw_buf_t w = {0};
 
     /* 3.2 accepted: a 32-byte cancel key. */
     s = fresh(&o);
     uint8_t key[32];
     for (int i = 0; i < 32; i++)
         key[i] = (uint8_t)i;
-    w.n = 0;
-    w_auth(&w, 0, NULL, 0);
-    w_backend_key(&w, 99, key, 32);
-    w_ready(&w, 'I');
+    w.len = 0;
+    pgt_msg_auth(&w, 0, NULL, 0);
+    pgt_msg_backend_key(&w, 99, key, 32);
+    pgt_msg_ready(&w, 'I');
     feed(s, &w);
     assert_int_equal(R.startup_status, 0);
     assert_int_equal(pgw_session_protocol(s), PGW_PROTO_3_2);
@@ -573,11 +573,11 @@ static void test_negotiate(void **state)
     assert_int_equal(kl, 32);
     assert_memory_equal(k, key, 32);
     pgw_session_free(s);
-    w_free(&w);
+    pgw_buf_free(&w);
 }
 
 /* The StartupMessage of a session with these (name, value) pairs. */
-static void startup_packet(const char *const *params, size_t n, wire_t *out)
+static void startup_packet(const char *const *params, size_t n, pgw_buf_t *out)
 {
     pgw_session_config_t cfg;
     memset(&cfg, 0, sizeof cfg);
@@ -590,9 +590,9 @@ static void startup_packet(const char *const *params, size_t n, wire_t *out)
     pgw_session_free(s);
 }
 
-static int has_pair(const wire_t *w, const char *pair, size_t len)
+static int has_pair(const pgw_buf_t *w, const char *pair, size_t len)
 {
-    return memmem(w->p, w->n, pair, len) != NULL;
+    return memmem(w->data, w->len, pair, len) != NULL;
 }
 #define HAS_PAIR(w, lit) has_pair((w), (lit), sizeof(lit)) /* with the final NUL */
 
@@ -604,19 +604,19 @@ static int has_pair(const wire_t *w, const char *pair, size_t len)
  * application's own choice is left alone. */
 static void startup_reporting(pgw_session_t *s, const char *datestyle, const char *intervalstyle)
 {
-    wire_t w = {0};
-    w_auth(&w, 0, NULL, 0);
-    w_param_status(&w, "DateStyle", datestyle);
-    w_param_status(&w, "IntervalStyle", intervalstyle);
-    w_ready(&w, 'I');
+    pgw_buf_t w = {0};
+    pgt_msg_auth(&w, 0, NULL, 0);
+    pgt_msg_param_status(&w, "DateStyle", datestyle);
+    pgt_msg_param_status(&w, "IntervalStyle", intervalstyle);
+    pgt_msg_ready(&w, 'I');
     feed(s, &w);
-    w_free(&w);
+    pgw_buf_free(&w);
 }
 
 static void test_startup_styles(void **state)
 {
     (void)state;
-    wire_t w = {0}, out = {0};
+    pgw_buf_t w = {0}, out = {0};
     const char *plain[] = {"user", "alice"};
     startup_packet(plain, 1, &w);
     assert_false(HAS_PAIR(&w, "\0DateStyle\0"));
@@ -633,7 +633,7 @@ static void test_startup_styles(void **state)
     assert_int_equal(R.startup_calls, 1);
     assert_int_equal(R.startup_status, 0);
     grab(s, &out);
-    assert_int_equal(out.n, 0);
+    assert_int_equal(out.len, 0);
     pgw_session_free(s);
 
     /* A database defaulting to SQL, DMY and sql_standard, with a request
@@ -652,14 +652,15 @@ static void test_startup_styles(void **state)
     msg_types(&out, 0, types, sizeof types);
     assert_string_equal(types, "QQ");
     assert_true(contains(&out, "SET DateStyle = 'ISO, DMY'; SET IntervalStyle = 'postgres'"));
-    assert_true(memmem(out.p, out.n, "SET DateStyle", 13) < memmem(out.p, out.n, "SELECT 1", 8));
+    assert_true(memmem(out.data, out.len, "SET DateStyle", 13) <
+                memmem(out.data, out.len, "SELECT 1", 8));
     assert_int_equal(pgw_session_pending(s), 1); /* the application's request only */
-    w.n = 0;
-    w_cmd(&w, "SET");
-    w_param_status(&w, "DateStyle", "ISO, DMY");
-    w_cmd(&w, "SET");
-    w_param_status(&w, "IntervalStyle", "postgres");
-    w_ready(&w, 'I');
+    w.len = 0;
+    pgt_msg_command_complete(&w, "SET");
+    pgt_msg_param_status(&w, "DateStyle", "ISO, DMY");
+    pgt_msg_command_complete(&w, "SET");
+    pgt_msg_param_status(&w, "IntervalStyle", "postgres");
+    pgt_msg_ready(&w, 'I');
     feed(s, &w);
     assert_int_equal(R.startup_calls, 1);
     assert_int_equal(R.startup_status, 0);
@@ -685,22 +686,22 @@ static void test_startup_styles(void **state)
     assert_int_equal(R.startup_calls, 1);
     assert_int_equal(R.startup_status, PGW_ECONNLOST);
     pgw_session_free(s);
-    w_free(&w);
-    w_free(&out);
+    pgw_buf_free(&w);
+    pgw_buf_free(&out);
 }
 
 static void test_unexpected_in_startup(void **state)
 {
     (void)state;
     pgw_session_t *s = fresh(NULL);
-    wire_t w = {0};
-    w_cmd(&w, "SELECT 1");
+    pgw_buf_t w = {0};
+    pgt_msg_command_complete(&w, "SELECT 1");
     feed(s, &w);
     assert_int_equal(R.startup_status, PGW_EPROTO);
     assert_int_equal(R.broken_calls, 1);
     assert_int_equal(R.broken_err, PGW_EPROTO);
     pgw_session_free(s);
-    w_free(&w);
+    pgw_buf_free(&w);
 }
 
 int main(void)

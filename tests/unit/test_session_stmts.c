@@ -13,12 +13,12 @@ static rec_t R;
 enum { OID_INT4 = 23, OID_INT8 = 20, OID_TEXT = 25, OID_ACLITEM = 1033 };
 
 /* The first message of type t in w from offset at, or SIZE_MAX. */
-static size_t find_msg(const wire_t *w, size_t at, char t)
+static size_t find_msg(const pgw_buf_t *w, size_t at, char t)
 {
-    while (at + 5 <= w->n) {
-        uint32_t len = (uint32_t)w->p[at + 1] << 24 | (uint32_t)w->p[at + 2] << 16 |
-                       (uint32_t)w->p[at + 3] << 8 | w->p[at + 4];
-        if (w->p[at] == (uint8_t)t) return at;
+    while (at + 5 <= w->len) {
+        uint32_t len = (uint32_t)w->data[at + 1] << 24 | (uint32_t)w->data[at + 2] << 16 |
+                       (uint32_t)w->data[at + 3] << 8 | w->data[at + 4];
+        if (w->data[at] == (uint8_t)t) return at;
         at += 1 + len;
     }
     return SIZE_MAX;
@@ -36,7 +36,7 @@ typedef struct sent {
 
 static void take_sent(pgw_session_t *s, sent_t *o)
 {
-    wire_t w = {0};
+    pgw_buf_t w = {0};
     take_out(s, &w);
     msg_types(&w, 0, o->types, sizeof o->types);
     o->nf = -1;
@@ -48,37 +48,37 @@ static void take_sent(pgw_session_t *s, sent_t *o)
         assert_true(o->plen <= sizeof o->params);
         memcpy(o->params, p, o->plen);
     }
-    w_free(&w);
+    pgw_buf_free(&w);
 }
 
-static void w_desc1(wire_t *w, const char *name, uint32_t oid, int16_t fmt)
+static void w_desc1(pgw_buf_t *w, const char *name, uint32_t oid, int16_t fmt)
 {
-    w_rowdesc(w, 1, (const char *const[]){name}, (const uint32_t[]){oid}, fmt);
+    pgt_msg_row_desc(w, 1, (const char *const[]){name}, (const uint32_t[]){oid}, fmt);
 }
 
 /* A row with one text value. */
-static void w_row1(wire_t *w, const char *v)
+static void w_row1(pgw_buf_t *w, const char *v)
 {
-    w_datarow(w, 1, (const char *const[]){v});
+    pgt_msg_data_row(w, 1, (const char *const[]){v});
 }
 
 /* The answer to a prepare (or describe) of one column col of type oid. */
-static void w_prepared(wire_t *w, const char *col, uint32_t oid)
+static void w_prepared(pgw_buf_t *w, const char *col, uint32_t oid)
 {
-    w_empty(w, '1');
-    w_param_desc(w, 0, NULL);
+    pgt_msg(w, '1', NULL, 0);
+    pgt_msg_param_desc(w, 0, NULL);
     w_desc1(w, col, oid, 0);
-    w_ready(w, 'I');
+    pgt_msg_ready(w, 'I');
 }
 
 /* The answer to an execute with Describe portal: one text row. */
-static void w_described_row(wire_t *w, const char *col, uint32_t oid, const char *v)
+static void w_described_row(pgw_buf_t *w, const char *col, uint32_t oid, const char *v)
 {
-    w_empty(w, '2');
+    pgt_msg(w, '2', NULL, 0);
     w_desc1(w, col, oid, 0);
     w_row1(w, v);
-    w_cmd(w, "SELECT 1");
-    w_ready(w, 'I');
+    pgt_msg_command_complete(w, "SELECT 1");
+    pgt_msg_ready(w, 'I');
 }
 
 static int16_t column_format(uint32_t oid)
@@ -94,10 +94,10 @@ static void prepare_known(pgw_session_t *s, const char *name, const char *col, u
     sent_t o;
     take_sent(s, &o);
     assert_string_equal(o.types, "PDS");
-    wire_t w = {0};
+    pgw_buf_t w = {0};
     w_prepared(&w, col, oid);
     feed(s, &w);
-    w_free(&w);
+    pgw_buf_free(&w);
     assert_int_equal(R.done[100].status, 0);
 }
 
@@ -114,10 +114,10 @@ static void test_late_reply_after_close(void **state)
     sent_t o;
     take_sent(s, &o);
     assert_string_equal(o.types, "PDSCS");
-    wire_t w = {0};
+    pgw_buf_t w = {0};
     w_prepared(&w, "a", OID_INT8);
-    w_empty(&w, '3');
-    w_ready(&w, 'I');
+    pgt_msg(&w, '3', NULL, 0);
+    pgt_msg_ready(&w, 'I');
     feed(s, &w);
     assert_int_equal(R.done[0].status, 0);
     assert_int_equal(R.done[1].status, 0);
@@ -131,7 +131,7 @@ static void test_late_reply_after_close(void **state)
     assert_string_equal(o.types, "PDSBDES");
     assert_int_equal(o.nf, 1);
     assert_int_equal(o.fmts[0], PGW_FORMAT_TEXT);
-    w.n = 0;
+    w.len = 0;
     w_prepared(&w, "z", OID_TEXT);
     w_described_row(&w, "z", OID_TEXT, "x");
     feed(s, &w);
@@ -153,7 +153,7 @@ static void test_late_reply_after_close(void **state)
     assert_int_equal(o.nf, 1);
     assert_int_equal(o.fmts[0], column_format(OID_TEXT));
     pgw_session_free(s);
-    w_free(&w);
+    pgw_buf_free(&w);
 }
 
 /* Two prepares of one name in flight: only the newest one's reply counts,
@@ -167,7 +167,7 @@ static void test_replaced_while_pending(void **state)
     assert_int_equal(pgw_session_prepare(s, "s", "B", NULL, 0, rec_cb, UD(2)), 0);
     sent_t o;
     take_sent(s, &o);
-    wire_t w = {0};
+    pgw_buf_t w = {0};
     w_prepared(&w, "a", OID_INT8);
     feed(s, &w);
     /* Only A's reply is in: s is still pending (B not described yet). */
@@ -176,7 +176,7 @@ static void test_replaced_while_pending(void **state)
     assert_string_equal(o.types, "BDES");
     assert_int_equal(o.fmts[0], PGW_FORMAT_TEXT);
     pgw_session_free(s);
-    w_free(&w);
+    pgw_buf_free(&w);
 }
 
 /* A statement this session never described (prepared as SQL, or by another
@@ -192,7 +192,7 @@ static void test_execute_unknown_learns(void **state)
     assert_string_equal(o.types, "BDES");
     assert_int_equal(o.nf, 1);
     assert_int_equal(o.fmts[0], PGW_FORMAT_TEXT);
-    wire_t w = {0};
+    pgw_buf_t w = {0};
     w_described_row(&w, "n", OID_INT8, "42");
     feed(s, &w);
     assert_int_equal(R.done[0].status, 0);
@@ -203,7 +203,7 @@ static void test_execute_unknown_learns(void **state)
     assert_int_equal(o.nf, 1);
     assert_int_equal(o.fmts[0], PGW_FORMAT_BINARY);
     pgw_session_free(s);
-    w_free(&w);
+    pgw_buf_free(&w);
 }
 
 /* SQL that can replace or drop statements (DEALLOCATE, PREPARE, DISCARD) as
@@ -258,9 +258,9 @@ static void test_stmt_invalid(void **state)
     sent_t o;
     take_sent(s, &o);
     assert_string_equal(o.types, "BES");
-    wire_t w = {0};
-    w_error(&w, "ERROR", "0A000", "cached plan must not change result type");
-    w_ready(&w, 'I');
+    pgw_buf_t w = {0};
+    pgt_msg_error(&w, "ERROR", "0A000", "cached plan must not change result type");
+    pgt_msg_ready(&w, 'I');
     feed(s, &w);
     assert_int_equal(R.done[0].calls, 1);
     assert_int_equal(R.done[0].status, PGW_ESTMTINVALID);
@@ -271,9 +271,9 @@ static void test_stmt_invalid(void **state)
     assert_int_equal(pgw_session_execute(s, "s", NULL, 0, 0, keep_cb, UD(1)), 0);
     take_sent(s, &o);
     assert_string_equal(o.types, "BDES");
-    w.n = 0;
-    w_error(&w, "ERROR", "26000", "prepared statement \"s\" does not exist");
-    w_ready(&w, 'I');
+    w.len = 0;
+    pgt_msg_error(&w, "ERROR", "26000", "prepared statement \"s\" does not exist");
+    pgt_msg_ready(&w, 'I');
     feed(s, &w);
     assert_int_equal(R.done[1].status, PGW_ESTMTINVALID);
     assert_string_equal(pgw_result_error(R.keep[1])->sqlstate, "26000");
@@ -286,13 +286,13 @@ static void test_stmt_invalid(void **state)
     assert_int_equal(pgw_session_execute(s, "s", NULL, 0, 0, rec_cb, UD(9)), 0);
     take_sent(s, &o);
     assert_string_equal(o.types, "BDESCSBDES");
-    w.n = 0;
-    w_error(&w, "ERROR", "26000", "prepared statement \"never\" does not exist");
-    w_ready(&w, 'I');
-    w_empty(&w, '3');
-    w_ready(&w, 'I');
-    w_error(&w, "ERROR", "26000", "prepared statement \"s\" does not exist");
-    w_ready(&w, 'I');
+    w.len = 0;
+    pgt_msg_error(&w, "ERROR", "26000", "prepared statement \"never\" does not exist");
+    pgt_msg_ready(&w, 'I');
+    pgt_msg(&w, '3', NULL, 0);
+    pgt_msg_ready(&w, 'I');
+    pgt_msg_error(&w, "ERROR", "26000", "prepared statement \"s\" does not exist");
+    pgt_msg_ready(&w, 'I');
     feed(s, &w);
     assert_int_equal(R.done[7].status, PGW_ESERVER);
     assert_string_equal(R.done[7].sqlstate, "26000");
@@ -303,12 +303,12 @@ static void test_stmt_invalid(void **state)
     assert_int_equal(pgw_session_execute(s, "s", NULL, 0, 0, rec_cb, UD(2)), 0);
     assert_int_equal(pgw_session_query(s, "execute s", NULL, 0, 0, rec_cb, UD(3)), 0);
     take_sent(s, &o);
-    w.n = 0;
-    w_error(&w, "ERROR", "22012", "division by zero");
-    w_ready(&w, 'I');
-    w_empty(&w, '1');
-    w_error(&w, "ERROR", "26000", "prepared statement \"s\" does not exist");
-    w_ready(&w, 'I');
+    w.len = 0;
+    pgt_msg_error(&w, "ERROR", "22012", "division by zero");
+    pgt_msg_ready(&w, 'I');
+    pgt_msg(&w, '1', NULL, 0);
+    pgt_msg_error(&w, "ERROR", "26000", "prepared statement \"s\" does not exist");
+    pgt_msg_ready(&w, 'I');
     feed(s, &w);
     assert_int_equal(R.done[2].status, PGW_ESERVER);
     assert_int_equal(R.done[3].status, PGW_ESERVER);
@@ -317,33 +317,33 @@ static void test_stmt_invalid(void **state)
                             PGW_EXECUTE("s", NULL, 0, rec_cb, UD(5))};
     assert_int_equal(pgw_session_submit_batch(s, two, 2, 0, rec_cb, UD(6)), 0);
     take_sent(s, &o);
-    w.n = 0;
-    w_error(&w, "ERROR", "26000", "prepared statement \"s\" does not exist");
-    w_ready(&w, 'I');
+    w.len = 0;
+    pgt_msg_error(&w, "ERROR", "26000", "prepared statement \"s\" does not exist");
+    pgt_msg_ready(&w, 'I');
     feed(s, &w);
     assert_int_equal(R.done[4].status, PGW_ESTMTINVALID);
     assert_int_equal(R.done[5].status, PGW_EABORTED);
     assert_int_equal(R.done[6].status, PGW_ESTMTINVALID);
     assert_int_equal(pgw_session_pending(s), 0);
     pgw_session_free(s);
-    w_free(&w);
+    pgw_buf_free(&w);
 }
 
 /* ------------------------------------------------ types without binary output */
 
-static void w_acl_desc(wire_t *w, int16_t fmt)
+static void w_acl_desc(pgw_buf_t *w, int16_t fmt)
 {
-    w_rowdesc(w, 2, (const char *const[]){"relacl", "n"}, (const uint32_t[]){OID_ACLITEM, OID_INT4},
-              fmt);
+    pgt_msg_row_desc(w, 2, (const char *const[]){"relacl", "n"},
+                     (const uint32_t[]){OID_ACLITEM, OID_INT4}, fmt);
 }
 
-static void w_no_binary_output(wire_t *w, char status)
+static void w_no_binary_output(pgw_buf_t *w, char status)
 {
-    w_empty(w, '1');
-    w_empty(w, '2');
+    pgt_msg(w, '1', NULL, 0);
+    pgt_msg(w, '2', NULL, 0);
     w_acl_desc(w, 1);
-    w_error(w, "ERROR", "42883", "no binary output function available for type aclitem");
-    w_ready(w, status);
+    pgt_msg_error(w, "ERROR", "42883", "no binary output function available for type aclitem");
+    pgt_msg_ready(w, status);
 }
 
 static void query_acl(pgw_session_t *s, size_t i, sent_t *o)
@@ -377,7 +377,7 @@ static void test_no_binary_output_retried(void **state)
     query_acl(s, 0, &first);
     assert_int_equal(first.nf, 1);
     assert_int_equal(first.fmts[0], PGW_FORMAT_BINARY);
-    wire_t w = {0};
+    pgw_buf_t w = {0};
     w_no_binary_output(&w, 'I');
     feed(s, &w);
     /* Not completed: the same parameters are bound again, with text for the
@@ -391,32 +391,32 @@ static void test_no_binary_output_retried(void **state)
     assert_int_equal(o.fmts[1], PGW_FORMAT_BINARY);
     assert_int_equal(o.plen, first.plen);
     assert_memory_equal(o.params, first.params, first.plen);
-    w.n = 0;
-    w_empty(&w, '2');
+    w.len = 0;
+    pgt_msg(&w, '2', NULL, 0);
     /* The portal's description reports the formats asked per column. */
-    size_t d = w_begin(&w, 'T');
-    w_i16(&w, 2);
+    size_t d = pgt_msg_begin(&w, 'T');
+    pgt_msg_put_i16(&w, 2);
     static const char *const names[] = {"relacl", "n"};
     static const uint32_t oids[] = {OID_ACLITEM, OID_INT4};
     for (int i = 0; i < 2; i++) {
-        w_cstr(&w, names[i]);
-        w_i32(&w, 0);
-        w_i16(&w, 0);
-        w_i32(&w, (int32_t)oids[i]);
-        w_i16(&w, -1);
-        w_i32(&w, -1);
-        w_i16(&w, (int16_t)i);
+        pgt_msg_put_cstr(&w, names[i]);
+        pgt_msg_put_i32(&w, 0);
+        pgt_msg_put_i16(&w, 0);
+        pgt_msg_put_i32(&w, (int32_t)oids[i]);
+        pgt_msg_put_i16(&w, -1);
+        pgt_msg_put_i32(&w, -1);
+        pgt_msg_put_i16(&w, (int16_t)i);
     }
-    w_end(&w, d);
-    size_t at = w_begin(&w, 'D');
-    w_i16(&w, 2);
-    w_i32(&w, 13);
-    w_bytes(&w, "{a=r/b,c=w/b}", 13);
-    w_i32(&w, 4);
-    w_i32(&w, 7);
-    w_end(&w, at);
-    w_cmd(&w, "SELECT 1");
-    w_ready(&w, 'I');
+    pgt_msg_end(&w, d);
+    size_t at = pgt_msg_begin(&w, 'D');
+    pgt_msg_put_i16(&w, 2);
+    pgt_msg_put_i32(&w, 13);
+    pgt_msg_raw(&w, "{a=r/b,c=w/b}", 13);
+    pgt_msg_put_i32(&w, 4);
+    pgt_msg_put_i32(&w, 7);
+    pgt_msg_end(&w, at);
+    pgt_msg_command_complete(&w, "SELECT 1");
+    pgt_msg_ready(&w, 'I');
     feed(s, &w);
     assert_int_equal(R.done[0].calls, 1);
     assert_int_equal(R.done[0].status, 0);
@@ -430,21 +430,21 @@ static void test_no_binary_output_retried(void **state)
 
     /* A retried query that fails again is reported, not retried twice. */
     query_acl(s, 1, &first);
-    w.n = 0;
+    w.len = 0;
     w_no_binary_output(&w, 'I');
     feed(s, &w);
     take_sent(s, &o);
     assert_string_equal(o.types, "BDES");
-    w.n = 0;
-    w_empty(&w, '2');
+    w.len = 0;
+    pgt_msg(&w, '2', NULL, 0);
     w_acl_desc(&w, 0);
-    w_error(&w, "ERROR", "42883", "no binary output function available for type aclitem");
-    w_ready(&w, 'I');
+    pgt_msg_error(&w, "ERROR", "42883", "no binary output function available for type aclitem");
+    pgt_msg_ready(&w, 'I');
     feed(s, &w);
     expect_reported(s, 1);
     assert_int_equal(pgw_session_pending(s), 0);
     pgw_session_free(s);
-    w_free(&w);
+    pgw_buf_free(&w);
 }
 
 /* Where a re-run could change what happened (a transaction block, requests
@@ -453,7 +453,7 @@ static void test_no_binary_output_retried(void **state)
 static void test_no_binary_output_reported(void **state)
 {
     (void)state;
-    wire_t w = {0};
+    pgw_buf_t w = {0};
     sent_t o;
     /* Inside a transaction block. */
     pgw_session_t *s = ready_session(&R, NULL);
@@ -468,7 +468,7 @@ static void test_no_binary_output_reported(void **state)
     query_acl(s, 0, &o);
     assert_int_equal(pgw_session_query(s, "SELECT 1", NULL, 0, 0, rec_cb, UD(1)), 0);
     take_sent(s, &o);
-    w.n = 0;
+    w.len = 0;
     w_no_binary_output(&w, 'I');
     w_int8_query(&w, 1, 1);
     feed(s, &w);
@@ -482,7 +482,7 @@ static void test_no_binary_output_reported(void **state)
     pgw_request_t acl = PGW_QUERY("SELECT relacl FROM pg_class", NULL, 0, keep_cb, UD(0));
     assert_int_equal(pgw_session_submit_batch(s, &acl, 1, 0, rec_cb, UD(1)), 0);
     take_sent(s, &o);
-    w.n = 0;
+    w.len = 0;
     w_no_binary_output(&w, 'I');
     feed(s, &w);
     assert_int_equal(R.done[1].status, PGW_ESERVER);
@@ -493,12 +493,12 @@ static void test_no_binary_output_reported(void **state)
     s = ready_session(&R, NULL);
     assert_int_equal(pgw_session_query(s, "SELECT f()", NULL, 0, 0, keep_cb, UD(0)), 0);
     take_sent(s, &o);
-    w.n = 0;
-    w_empty(&w, '1');
-    w_empty(&w, '2');
+    w.len = 0;
+    pgt_msg(&w, '1', NULL, 0);
+    pgt_msg(&w, '2', NULL, 0);
     w_desc1(&w, "f", OID_INT4, 1);
-    w_error(&w, "ERROR", "42883", "no binary output function available for type x");
-    w_ready(&w, 'I');
+    pgt_msg_error(&w, "ERROR", "42883", "no binary output function available for type x");
+    pgt_msg_ready(&w, 'I');
     feed(s, &w);
     expect_reported(s, 0);
     pgw_session_free(s);
@@ -507,9 +507,9 @@ static void test_no_binary_output_reported(void **state)
     s = ready_session(&R, NULL);
     assert_int_equal(pgw_session_query(s, "SELECT 'a' - 1", NULL, 0, 0, keep_cb, UD(0)), 0);
     take_sent(s, &o);
-    w.n = 0;
-    w_error(&w, "ERROR", "42883", "operator does not exist");
-    w_ready(&w, 'I');
+    w.len = 0;
+    pgt_msg_error(&w, "ERROR", "42883", "operator does not exist");
+    pgt_msg_ready(&w, 'I');
     feed(s, &w);
     expect_reported(s, 0);
     pgw_session_free(s);
@@ -522,12 +522,12 @@ static void test_no_binary_output_reported(void **state)
     assert_int_equal(
         pgw_session_query(s, "SELECT relacl, $1 FROM pg_class", &p, 1, 0, keep_cb, UD(0)), 0);
     take_sent(s, &o);
-    w.n = 0;
+    w.len = 0;
     w_no_binary_output(&w, 'I');
     feed(s, &w);
     expect_reported(s, 0);
     pgw_session_free(s);
-    w_free(&w);
+    pgw_buf_free(&w);
 }
 
 /* The kept copy is recycled with its request: no allocation per query once
@@ -535,12 +535,12 @@ static void test_no_binary_output_reported(void **state)
 static void test_steady_state_allocations(void **state)
 {
     (void)state;
-    pgw_session_t *s = ready_session(&R, &(sess_opts_t){.alloc = &count_alloc});
+    pgw_session_t *s = ready_session(&R, &(sess_opts_t){.alloc = count_alloc});
     prepare_known(s, "s", "a", OID_INT8);
-    wire_t w = {0};
+    pgw_buf_t w = {0};
     w_int8_query(&w, 5, 1);
     for (int round = 0; round < 3; round++) {
-        if (round == 2) g_allocs = 0;
+        if (round == 2) g_count.calls = 0;
         for (int i = 0; i < 8; i++) {
             pgw_param_t p = pgw_int8(5);
             assert_int_equal(pgw_session_query(s, "SELECT $1::int8", &p, 1, 0, rec_cb, UD(i)), 0);
@@ -552,20 +552,20 @@ static void test_steady_state_allocations(void **state)
         for (int i = 0; i < 8; i++)
             feed(s, &w);
         for (int i = 0; i < 8; i++) {
-            wire_t x = {0};
-            w_empty(&x, '2');
-            w_datarow_int8(&x, 6);
-            w_cmd(&x, "SELECT 1");
-            w_ready(&x, 'I');
+            pgw_buf_t x = {0};
+            pgt_msg(&x, '2', NULL, 0);
+            pgt_msg_data_row_int8(&x, 6);
+            pgt_msg_command_complete(&x, "SELECT 1");
+            pgt_msg_ready(&x, 'I');
             feed(s, &x);
-            w_free(&x);
+            pgw_buf_free(&x);
         }
         assert_int_equal(pgw_session_pending(s), 0);
         assert_int_equal(R.done[15].value, 6);
     }
-    assert_int_equal(g_allocs, 0);
+    assert_int_equal(g_count.calls, 0);
     pgw_session_free(s);
-    w_free(&w);
+    pgw_buf_free(&w);
 }
 
 int main(void)

@@ -1,7 +1,7 @@
 /*
- * Helpers for the session unit tests: build backend messages into a byte
- * buffer, create sessions whose callbacks record what happened, read the
- * frontend messages the session wrote. Header-only (static functions): each
+ * Helpers for the session unit tests (backend messages are built with
+ * tests/common/pgmsg.h into a pgw_buf_t): create sessions whose callbacks record what happened,
+ * read the frontend messages the session wrote. Header-only (static functions): each
  * test_session_*.c is its own executable.
  */
 #ifndef PGW_TEST_SESSION_UTIL_H
@@ -17,219 +17,25 @@
 
 #include <cmocka.h>
 
+#include "failalloc.h"
+#include "pgmsg.h"
 #include "pgwire/session.h"
 #include "session/session_internal.h"
 
 /* ------------------------------------------------------ backend messages */
 
-typedef struct wire {
-    uint8_t *p;
-    size_t n, cap;
-} wire_t;
-
-static inline void w_bytes(wire_t *w, const void *p, size_t n)
-{
-    if (w->n + n > w->cap) {
-        w->cap = (w->n + n) * 2 + 64;
-        w->p = realloc(w->p, w->cap);
-        assert_non_null(w->p);
-    }
-    memcpy(w->p + w->n, p, n);
-    w->n += n;
-}
-
-static inline void w_u8(wire_t *w, uint8_t v)
-{
-    w_bytes(w, &v, 1);
-}
-
-static inline void w_i16(wire_t *w, int16_t v)
-{
-    uint8_t b[2] = {(uint8_t)((uint16_t)v >> 8), (uint8_t)v};
-    w_bytes(w, b, 2);
-}
-
-static inline void w_i32(wire_t *w, int32_t v)
-{
-    uint8_t b[4] = {(uint8_t)((uint32_t)v >> 24), (uint8_t)((uint32_t)v >> 16),
-                    (uint8_t)((uint32_t)v >> 8), (uint8_t)v};
-    w_bytes(w, b, 4);
-}
-
-static inline void w_cstr(wire_t *w, const char *s)
-{
-    w_bytes(w, s, strlen(s) + 1);
-}
-
-/* Begin a message; returns the offset of its length slot for w_end. */
-static size_t w_begin(wire_t *w, char type)
-{
-    w_u8(w, (uint8_t)type);
-    size_t at = w->n;
-    w_i32(w, 0);
-    return at;
-}
-
-static inline void w_end(wire_t *w, size_t at)
-{
-    uint32_t len = (uint32_t)(w->n - at);
-    w->p[at] = (uint8_t)(len >> 24);
-    w->p[at + 1] = (uint8_t)(len >> 16);
-    w->p[at + 2] = (uint8_t)(len >> 8);
-    w->p[at + 3] = (uint8_t)len;
-}
-
-static inline void w_empty(wire_t *w, char type)
-{
-    w_end(w, w_begin(w, type));
-}
-
-static inline void w_auth(wire_t *w, int32_t code, const void *data, size_t n)
-{
-    size_t at = w_begin(w, 'R');
-    w_i32(w, code);
-    if (n) w_bytes(w, data, n);
-    w_end(w, at);
-}
-
-static inline void w_ready(wire_t *w, char st)
-{
-    size_t at = w_begin(w, 'Z');
-    w_u8(w, (uint8_t)st);
-    w_end(w, at);
-}
-
-static inline void w_param_status(wire_t *w, const char *name, const char *value)
-{
-    size_t at = w_begin(w, 'S');
-    w_cstr(w, name);
-    w_cstr(w, value);
-    w_end(w, at);
-}
-
-static inline void w_backend_key(wire_t *w, int32_t pid, const uint8_t *key, size_t n)
-{
-    size_t at = w_begin(w, 'K');
-    w_i32(w, pid);
-    w_bytes(w, key, n);
-    w_end(w, at);
-}
-
-/* RowDescription: n columns, names[i], oids[i], format fmt for all. */
-static inline void w_rowdesc(wire_t *w, int n, const char *const *names, const uint32_t *oids,
-                             int16_t fmt)
-{
-    size_t at = w_begin(w, 'T');
-    w_i16(w, (int16_t)n);
-    for (int i = 0; i < n; i++) {
-        w_cstr(w, names[i]);
-        w_i32(w, 0);
-        w_i16(w, 0);
-        w_i32(w, (int32_t)oids[i]);
-        w_i16(w, -1);
-        w_i32(w, -1);
-        w_i16(w, fmt);
-    }
-    w_end(w, at);
-}
-
-/* DataRow of n text values (NULL pointer: SQL NULL). */
-static inline void w_datarow(wire_t *w, int n, const char *const *vals)
-{
-    size_t at = w_begin(w, 'D');
-    w_i16(w, (int16_t)n);
-    for (int i = 0; i < n; i++) {
-        if (!vals[i]) {
-            w_i32(w, -1);
-            continue;
-        }
-        w_i32(w, (int32_t)strlen(vals[i]));
-        w_bytes(w, vals[i], strlen(vals[i]));
-    }
-    w_end(w, at);
-}
-
-/* DataRow with one binary int8. */
-static inline void w_datarow_int8(wire_t *w, int64_t v)
-{
-    size_t at = w_begin(w, 'D');
-    w_i16(w, 1);
-    w_i32(w, 8);
-    w_i32(w, (int32_t)((uint64_t)v >> 32));
-    w_i32(w, (int32_t)(uint32_t)v);
-    w_end(w, at);
-}
-
-static inline void w_cmd(wire_t *w, const char *tag)
-{
-    size_t at = w_begin(w, 'C');
-    w_cstr(w, tag);
-    w_end(w, at);
-}
-
-static inline void w_fields(wire_t *w, const char *sev, const char *code, const char *msg)
-{
-    w_u8(w, 'S');
-    w_cstr(w, sev);
-    w_u8(w, 'V');
-    w_cstr(w, sev);
-    w_u8(w, 'C');
-    w_cstr(w, code);
-    w_u8(w, 'M');
-    w_cstr(w, msg);
-    w_u8(w, 0);
-}
-
-static inline void w_error(wire_t *w, const char *sev, const char *code, const char *msg)
-{
-    size_t at = w_begin(w, 'E');
-    w_fields(w, sev, code, msg);
-    w_end(w, at);
-}
-
-static inline void w_notice(wire_t *w, const char *msg)
-{
-    size_t at = w_begin(w, 'N');
-    w_fields(w, "NOTICE", "00000", msg);
-    w_end(w, at);
-}
-
-static inline void w_notify(wire_t *w, int32_t pid, const char *chan, const char *payload)
-{
-    size_t at = w_begin(w, 'A');
-    w_i32(w, pid);
-    w_cstr(w, chan);
-    w_cstr(w, payload);
-    w_end(w, at);
-}
-
-static inline void w_param_desc(wire_t *w, int n, const uint32_t *oids)
-{
-    size_t at = w_begin(w, 't');
-    w_i16(w, (int16_t)n);
-    for (int i = 0; i < n; i++)
-        w_i32(w, (int32_t)oids[i]);
-    w_end(w, at);
-}
-
 /* The answer to one pgw_session_query("SELECT $1::int8") returning v, with
  * its own Sync. */
-static inline void w_int8_query(wire_t *w, int64_t v, int with_ready)
+static inline void w_int8_query(pgw_buf_t *w, int64_t v, int with_ready)
 {
     static const char *const names[] = {"tag"};
     static const uint32_t oids[] = {20};
-    w_empty(w, '1');
-    w_empty(w, '2');
-    w_rowdesc(w, 1, names, oids, 1);
-    w_datarow_int8(w, v);
-    w_cmd(w, "SELECT 1");
-    if (with_ready) w_ready(w, 'I');
-}
-
-static inline void w_free(wire_t *w)
-{
-    free(w->p);
-    memset(w, 0, sizeof *w);
+    pgt_msg(w, '1', NULL, 0);
+    pgt_msg(w, '2', NULL, 0);
+    pgt_msg_row_desc(w, 1, names, oids, 1);
+    pgt_msg_data_row_int8(w, v);
+    pgt_msg_command_complete(w, "SELECT 1");
+    if (with_ready) pgt_msg_ready(w, 'I');
 }
 
 /* ------------------------------------------------------------- recording */
@@ -399,28 +205,28 @@ static inline pgw_session_t *new_session(rec_t *rec, const sess_opts_t *o)
     return s;
 }
 
-static inline void feed(pgw_session_t *s, const wire_t *w)
+static inline void feed(pgw_session_t *s, const pgw_buf_t *w)
 {
-    (void)pgw_session_recv(s, w->p, w->n);
+    (void)pgw_session_recv(s, w->data, w->len);
 }
 
 /* Take all pending output into dst (appended). */
-static inline void take_out(pgw_session_t *s, wire_t *dst)
+static inline void take_out(pgw_session_t *s, pgw_buf_t *dst)
 {
     size_t n;
     const uint8_t *p = pgw_session_pending_output(s, &n);
-    if (n) w_bytes(dst, p, n);
+    if (n) pgt_msg_raw(dst, p, n);
     pgw_session_consumed_output(s, n);
 }
 
 /* Type bytes of the typed frontend messages in w from offset at. */
-static inline void msg_types(const wire_t *w, size_t at, char *out, size_t cap)
+static inline void msg_types(const pgw_buf_t *w, size_t at, char *out, size_t cap)
 {
     size_t k = 0;
-    while (at + 5 <= w->n && k + 1 < cap) {
-        out[k++] = (char)w->p[at];
-        uint32_t len = (uint32_t)w->p[at + 1] << 24 | (uint32_t)w->p[at + 2] << 16 |
-                       (uint32_t)w->p[at + 3] << 8 | w->p[at + 4];
+    while (at + 5 <= w->len && k + 1 < cap) {
+        out[k++] = (char)w->data[at];
+        uint32_t len = (uint32_t)w->data[at + 1] << 24 | (uint32_t)w->data[at + 2] << 16 |
+                       (uint32_t)w->data[at + 3] << 8 | w->data[at + 4];
         at += 1 + len;
     }
     out[k] = '\0';
@@ -430,28 +236,28 @@ static inline void msg_types(const wire_t *w, size_t at, char *out, size_t cap)
  * untyped StartupMessage is skipped when skip_startup). */
 static inline void out_types(pgw_session_t *s, char *out, size_t cap)
 {
-    wire_t w = {0};
+    pgw_buf_t w = {0};
     take_out(s, &w);
     msg_types(&w, 0, out, cap);
-    w_free(&w);
+    pgw_buf_free(&w);
 }
 
 /* Script a trust startup and check it succeeded. */
 static inline void startup_trust(pgw_session_t *s, rec_t *rec)
 {
     assert_int_equal(pgw_session_start(s), 0);
-    wire_t out = {0};
+    pgw_buf_t out = {0};
     take_out(s, &out);
-    w_free(&out);
-    wire_t w = {0};
+    pgw_buf_free(&out);
+    pgw_buf_t w = {0};
     static const uint8_t key[4] = {1, 2, 3, 4};
-    w_auth(&w, 0, NULL, 0);
-    w_param_status(&w, "server_version", "16.1");
-    w_param_status(&w, "client_encoding", "UTF8");
-    w_backend_key(&w, 4242, key, 4);
-    w_ready(&w, 'I');
+    pgt_msg_auth(&w, 0, NULL, 0);
+    pgt_msg_param_status(&w, "server_version", "16.1");
+    pgt_msg_param_status(&w, "client_encoding", "UTF8");
+    pgt_msg_backend_key(&w, 4242, key, 4);
+    pgt_msg_ready(&w, 'I');
     feed(s, &w);
-    w_free(&w);
+    pgw_buf_free(&w);
     assert_int_equal(rec->startup_calls, 1);
     assert_int_equal(rec->startup_status, 0);
     assert_int_equal(pgw_session_state(s), PGW_SESSION_READY);
@@ -470,10 +276,10 @@ static inline pgw_session_t *ready_session(rec_t *rec, const sess_opts_t *o)
 
 /* The parameter section of the Bind at offset at (after the statement
  * name, before the result formats) and its result formats. */
-static inline void bind_parts(const wire_t *w, size_t at, const uint8_t **params, size_t *plen,
+static inline void bind_parts(const pgw_buf_t *w, size_t at, const uint8_t **params, size_t *plen,
                               int16_t *fmts, int *n)
 {
-    const uint8_t *p = w->p + at + 5;
+    const uint8_t *p = w->data + at + 5;
     p += strlen((const char *)p) + 1; /* portal */
     p += strlen((const char *)p) + 1; /* statement */
     *params = p;
@@ -494,29 +300,8 @@ static inline void bind_parts(const wire_t *w, size_t at, const uint8_t **params
 
 /* ---------------------------------------------------- counting allocator */
 
-/* An allocator counting malloc/realloc calls in g_allocs. */
-static size_t g_allocs;
-
-static inline void *count_malloc(size_t n, void *ud)
-{
-    (void)ud;
-    g_allocs++;
-    return malloc(n);
-}
-
-static inline void *count_realloc(void *p, size_t n, void *ud)
-{
-    (void)ud;
-    g_allocs++;
-    return realloc(p, n);
-}
-
-static inline void count_free(void *p, void *ud)
-{
-    (void)ud;
-    free(p);
-}
-
-static const pgw_allocator_t count_alloc = {NULL, count_malloc, count_realloc, count_free};
+/* An allocator counting malloc/realloc calls (g_count.calls). */
+static pgt_alloc_t g_count = PGT_ALLOC_INITIALIZER(g_count);
+static const pgw_allocator_t *const count_alloc = &g_count.base;
 
 #endif

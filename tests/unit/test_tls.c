@@ -27,6 +27,7 @@
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 
+#include "failalloc.h"
 #include "tls/tls_internal.h"
 
 /* ---- fixtures: a temporary directory, keys and certificates ---- */
@@ -1162,46 +1163,14 @@ static void test_context_sharing(void **state)
 
 /* ---- allocation and NULL handles ---- */
 
-/* An allocator with a budget: after `left` successful calls (-1: no
- * limit) every call fails; `live` counts blocks not yet freed. */
-typedef struct budget {
-    long live, left;
-} budget_t;
-
-static bool spend(budget_t *b)
-{
-    if (b->left == 0) return false;
-    if (b->left > 0) b->left--;
-    return true;
-}
-
-static void *b_malloc(size_t n, void *ud)
-{
-    budget_t *b = ud;
-    void *p = spend(b) ? malloc(n) : NULL;
-    b->live += p != NULL;
-    return p;
-}
-
-static void *b_realloc(void *p, size_t n, void *ud)
-{
-    budget_t *b = ud;
-    void *q = spend(b) ? realloc(p, n) : NULL;
-    b->live += q && !p;
-    return q;
-}
-
-static void b_free(void *p, void *ud)
-{
-    ((budget_t *)ud)->live -= p != NULL;
-    free(p);
-}
-
 static void test_allocator_and_oom(void **state)
 {
     for (long left = 0; left <= 8; left++) {
-        budget_t cnt = {0, left};
-        pgw_allocator_t a = {&cnt, b_malloc, b_realloc, b_free};
+        /* A budget: after `left` successful calls every call fails. */
+        pgt_alloc_t cnt;
+        pgw_allocator_t a = *pgt_alloc_init(&cnt);
+        cnt.fail_at = left + 1;
+        cnt.fail_rest = 1;
         pgw__tls_ctx_t *ctx = NULL;
         pgw__tls_t *t = NULL;
         server_t s;
@@ -1215,7 +1184,7 @@ static void test_allocator_and_oom(void **state)
         assert_true(rc == 0 || rc == PGW_ENOMEM);
         pgw__tls_free(t);
         pgw__tls_ctx_unref(ctx);
-        assert_int_equal(cnt.live, 0);
+        assert_int_equal(cnt.blocks, 0);
     }
 }
 
