@@ -131,6 +131,33 @@ static inline int pgw_client_execute(pgw_client_t *c, const char *name, const pg
 }
 
 /*
+ * COPY (session.h "COPY"), blocking: the source is pulled, or on_data
+ * called, from inside this call as the socket takes or delivers the data
+ * (memory stays bounded; a source has no reason to return PGW_COPY_PAUSE
+ * here, and pgw_conn_copy_resume on pgw_client_conn would be needed after
+ * it). *res gets the result ("COPY n": pgw_result_rows_affected). Returns
+ * the request's status: 0, PGW_ESERVER (a bad row: the server's 22P02,
+ * 22P04...; *res holds the error), the source's or on_data's own negative
+ * code when it abandoned the COPY (CopyFail was sent; *res holds the
+ * server's 57014 for COPY FROM), or the codes above. The connection is
+ * idle again (or in a failed transaction block) whatever happened.
+ * Inside pgw_client_run_batch a PGW_REQ_COPY keeps its place among the
+ * batch's requests.
+ */
+static inline int pgw_client_copy_in(pgw_client_t *c, const char *sql, pgw_copy_source_cb source,
+                                     void *ud, pgw_result_t **res)
+{
+    pgw_request_t r = PGW_COPY_IN_REQ(sql, source, NULL, ud);
+    return pgw_client_run(c, &r, res);
+}
+static inline int pgw_client_copy_out(pgw_client_t *c, const char *sql, pgw_copy_data_cb on_data,
+                                      void *ud, pgw_result_t **res)
+{
+    pgw_request_t r = PGW_COPY_OUT_REQ(sql, on_data, NULL, ud);
+    return pgw_client_run(c, &r, res);
+}
+
+/*
  * Load the server's definitions of the user-defined types names[0..n)
  * (domains, enums, composites, ranges, multiranges and their arrays,
  * resolved as 'name'::regtype does, plus whatever decoding them needs) into

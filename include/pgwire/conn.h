@@ -175,6 +175,14 @@ typedef struct pgw_conn_config {
      * pgw_conn_close. */
     void (*on_lost)(pgw_conn_t *conn, int err, void *ud);
     void *ud; /* passed to the hooks above */
+    /* Write backpressure (see BACKPRESSURE): bytes of unwritten output past
+     * which requests are refused with PGW_ECONGESTED. 0: 8 MiB; SIZE_MAX:
+     * never refused. */
+    size_t high_water_mark;
+    /* Called (from the loop, never inside a request function) once the
+     * output that made a request fail with PGW_ECONGESTED has drained
+     * below half the mark: submit again. May be NULL. */
+    void (*on_drain)(pgw_conn_t *conn, void *ud);
 } pgw_conn_config_t;
 
 /* Traffic counters since pgw_conn_new. */
@@ -272,6 +280,45 @@ PGW_EXTERN int pgw_conn_cancel(pgw_conn_t *conn, pgw_cancel_cb cb, void *ud);
 PGW_EXTERN int pgw_conn_submit(pgw_conn_t *conn, const pgw_request_t *req);
 PGW_EXTERN int pgw_conn_submit_batch(pgw_conn_t *conn, const pgw_request_t *reqs, size_t n,
                                      unsigned flags, pgw_result_cb done, void *ud);
+
+/*
+ * BACKPRESSURE. Output not yet handed to the socket (the session's buffer
+ * plus what waits behind an open COPY) is bounded by high_water_mark:
+ * once it is reached, pgw_conn_submit and pgw_conn_submit_batch return
+ * PGW_ECONGESTED with nothing queued (no callback), and on_drain fires
+ * when it is back under half the mark. At most about twice the mark is
+ * buffered: the session's share and the buffer being written. The default
+ * (8 MiB) takes tens of thousands of small pipelined requests in one loop
+ * turn. pgw_conn_congested tells whether a submit would be refused now.
+ *
+ * COPY (PGW_REQ_COPY, session.h "COPY"): the connection pulls a COPY FROM
+ * STDIN's copy_source on the loop: while the output is under the pump
+ * target (a quarter of the mark, at most 1 MiB) and the socket takes what
+ * is written, a few rounds per loop turn, so a multi-gigabyte COPY keeps
+ * memory bounded and leaves the loop's other handles their turn. A source
+ * that returns PGW_COPY_PAUSE is called again after pgw_conn_copy_resume.
+ * Closing the connection during a COPY FROM sends CopyFail (when the
+ * socket takes it) before Terminate.
+ */
+PGW_EXTERN int pgw_conn_congested(const pgw_conn_t *conn);
+/* Resume a paused COPY FROM source (pgw_session_copy_resume): the source is
+ * called again from the loop, not from inside this call. Returns 0,
+ * PGW_EBUSY (no paused COPY FROM), PGW_ECLOSED, PGW_EINVAL (conn NULL). */
+PGW_EXTERN int pgw_conn_copy_resume(pgw_conn_t *conn);
+/* A COPY FROM STDIN fed by source / a COPY TO STDOUT delivered to on_data;
+ * cb gets the completion (see session.h "COPY"). */
+static inline int pgw_conn_copy_in(pgw_conn_t *conn, const char *sql, pgw_copy_source_cb source,
+                                   pgw_result_cb cb, void *ud)
+{
+    pgw_request_t r = PGW_COPY_IN_REQ(sql, source, cb, ud);
+    return pgw_conn_submit(conn, &r);
+}
+static inline int pgw_conn_copy_out(pgw_conn_t *conn, const char *sql, pgw_copy_data_cb on_data,
+                                    pgw_result_cb cb, void *ud)
+{
+    pgw_request_t r = PGW_COPY_OUT_REQ(sql, on_data, cb, ud);
+    return pgw_conn_submit(conn, &r);
+}
 
 /* The common requests in one call (each fills in a descriptor and submits
  * it): a Simple Query, an extended query with binary results, a prepare, an

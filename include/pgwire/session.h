@@ -173,6 +173,17 @@ typedef struct pgw_session_config {
     size_t chunk_cache_bytes;
     pgw_session_callbacks_t cb;
     void *ud;
+    /* Write backpressure. Once the output not yet taken by the driver (the
+     * pending output plus what waits behind an open COPY) reaches
+     * output_high_water bytes, submits are refused with PGW_ECONGESTED
+     * (nothing queued) until it drains; on_drain (may be NULL) then fires
+     * once, when it is back under half the mark, from inside
+     * pgw_session_consumed_output or pgw_session_take_output, as the last
+     * thing that call does. 0: 8 MiB; SIZE_MAX: no mark (never congested).
+     * The output can pass the mark by one request: the check is made
+     * before each submit. */
+    size_t output_high_water;
+    void (*on_drain)(pgw_session_t *s, void *ud);
 } pgw_session_config_t;
 
 /* Zero *cfg and set its size: every option at its default. */
@@ -234,6 +245,31 @@ PGW_EXTERN void pgw_session_consumed_output(pgw_session_t *s, size_t n);
  * pointer given to pgw_session_new), which must outlive them. */
 PGW_EXTERN void pgw_session_take_output(pgw_session_t *s, pgw_buf_t *out);
 
+/* 1 while the output is at or over its high-water mark (submits are refused
+ * with PGW_ECONGESTED); 0 otherwise and for NULL. */
+PGW_EXTERN int pgw_session_congested(const pgw_session_t *s);
+
+/*
+ * COPY FROM STDIN flow (see "COPY" below). pgw_session_copy_pump pulls the
+ * source of the COPY in progress into the output until the output holds
+ * the pump target, the source pauses or ends. Call it whenever output was
+ * written (after pgw_session_consumed_output / take_output). Returns 1 when
+ * it would take more once the output drains, 0 when there is nothing to
+ * pull (no COPY FROM in progress, the source paused or ended),
+ * PGW_ERECURSIVE from inside a callback of this session, PGW_ECANCELED
+ * when a callback freed the session (s is then gone), or the fatal error
+ * that broke the session (PGW_ETOOBIG: the source appended more than
+ * max_message_size; PGW_ENOMEM).
+ */
+PGW_EXTERN int pgw_session_copy_pump(pgw_session_t *s);
+/* A source that returned PGW_COPY_PAUSE has data again: the next
+ * pgw_session_copy_pump calls it (on_want_write fires so the driver knows).
+ * Returns 0, or PGW_EBUSY when no COPY FROM is paused. */
+PGW_EXTERN int pgw_session_copy_resume(pgw_session_t *s);
+/* 1 when a COPY FROM STDIN is running and its source can be pulled (the
+ * driver should call pgw_session_copy_pump once it has room). */
+PGW_EXTERN int pgw_session_copy_wants_room(const pgw_session_t *s);
+
 /* --------------------------------------------------------------- requests */
 
 /*
@@ -278,7 +314,12 @@ typedef enum pgw_request_kind {
     PGW_REQ_CLOSE,
     /* A Sync on its own; on_result fires at its ReadyForQuery (the result
      * has no rows). Never part of a batch. */
-    PGW_REQ_SYNC
+    PGW_REQ_SYNC,
+    /* COPY ... FROM STDIN or COPY ... TO STDOUT in sql (no parameters),
+     * through the unnamed statement: Parse, Bind, Describe portal, Execute.
+     * The direction is the server's (CopyInResponse or CopyOutResponse):
+     * data comes from copy_source, goes to on_copy_data. See "COPY" below. */
+    PGW_REQ_COPY = 8
 } pgw_request_kind_t;
 
 /* Request flags (pgw_request_t.flags). */
@@ -295,6 +336,98 @@ enum {
 enum {
     PGW_CACHE_DEFAULT = 0 /* what the session does today: no automatic preparation */
 };
+
+/* ------------------------------------------------------------------ COPY */
+
+/*
+ * COPY. A PGW_REQ_COPY request runs one COPY statement. What the server
+ * answers decides the direction:
+ *
+ *   COPY ... FROM STDIN: the session pulls the data from copy_source, writing
+ *   what it returns as CopyData straight into the output buffer, while the
+ *   output holds less than the pump target (a quarter of the high-water mark,
+ *   at most 1 MiB): memory stays bounded however much is sent. The driver
+ *   calls pgw_session_copy_pump when it has written output (conn.h and the
+ *   blocking client do it for you). When the source reports the end, CopyDone
+ *   is sent; when it fails (a negative return), or on_copy_start fails, or
+ *   the request has no copy_source, CopyFail is sent and the server ends the
+ *   COPY with an error (SQLSTATE 57014): nothing of it is kept.
+ *
+ *   COPY ... TO STDOUT: each CopyData the server sends goes to on_copy_data
+ *   as a view into the read chunk (no copy): for text and CSV one row per
+ *   call, for binary the header, rows and trailer as the server split them
+ *   (pgw_copy_bin_next, types_container.h, reads them).
+ *
+ * Ordering: nothing submitted after a COPY is written before the server
+ * knows where the COPY's data ends (the server reads every message during
+ * COPY FROM STDIN as part of the COPY): the requests after it, its own Sync
+ * included, are encoded at once into a held buffer and written after its
+ * CopyDone / CopyFail, after its CopyOutResponse, or after the error that
+ * ended it before it began. So a COPY works inside a one-Sync batch and
+ * keeps the order of everything around it.
+ *
+ * Completion (on_result, once): 0 with a result whose command tag is
+ * "COPY n" (pgw_result_rows_affected: n rows); PGW_ESERVER with the
+ * server's error (a bad row: 22P02, 22P04, a constraint...); the source's,
+ * on_copy_start's or on_copy_data's negative code when the caller abandoned
+ * it (the result then holds the server's error, 57014 for COPY FROM, when
+ * there is one); PGW_EINVAL when the server asked for data and there was no
+ * copy_source; the connection's errors. In every case the session is back
+ * at its normal state: after an error inside a transaction block the
+ * transaction is failed ('E'), as for any statement.
+ */
+
+/* What the source returns (or a negative code to abandon the COPY). */
+enum {
+    /* Data was appended (possibly none): call again when there is room.
+     * A call that appends nothing and returns PGW_COPY_MORE is taken as
+     * PGW_COPY_PAUSE, so a source can never spin the loop. */
+    PGW_COPY_MORE = 0,
+    /* Everything was sent: the bytes appended by this call go out, then
+     * CopyDone. */
+    PGW_COPY_END = 1,
+    /* Nothing to send now: the session stops calling until
+     * pgw_session_copy_resume (pgw_conn_copy_resume). */
+    PGW_COPY_PAUSE = 2
+};
+
+/*
+ * COPY FROM STDIN data source. Append COPY data to out (raw bytes, or rows
+ * through the row encoders of types_container.h: pgw_copy_text_int4,
+ * pgw_copy_bin_row_begin, ...); room is how many bytes the session would
+ * like at most (a hint: a longer append is sent as is, up to
+ * max_message_size). out is the session's output buffer positioned inside a
+ * CopyData message: only append to it (never consume or free it; it may
+ * drop what it appended during this call by setting out->len back, never
+ * below its value when the call began); the view is valid during the call. Return PGW_COPY_MORE,
+ * PGW_COPY_END, PGW_COPY_PAUSE, or a negative code to abandon the COPY: the text appended by that
+ * call, if any, becomes the CopyFail message (without NUL bytes, at most 200 bytes used), else
+ * "COPY abandoned by the client: " and the code's pgw_strerror. Called from the session's input
+ * processing and from pgw_session_copy_pump; it may submit requests (they wait behind the COPY) or
+ * close the connection.
+ */
+typedef int (*pgw_copy_source_cb)(pgw_buf_t *out, size_t room, void *ud);
+
+/* COPY TO STDOUT: one CopyData payload, a view into the read chunk valid
+ * during the call. Return 0 to go on; a negative value stops delivery (the
+ * rest is read and discarded) and becomes the request's status. */
+typedef int (*pgw_copy_data_cb)(const uint8_t *data, size_t len, void *ud);
+
+/* What the server's CopyInResponse / CopyOutResponse said. */
+enum { PGW_COPY_IN = 1, PGW_COPY_OUT = 2 };
+typedef struct pgw_copy_info {
+    int direction;              /* PGW_COPY_IN or PGW_COPY_OUT */
+    int format;                 /* 0: text (text or CSV), 1: binary */
+    uint16_t ncols;             /* columns of the COPY */
+    const int16_t *col_formats; /* ncols formats (0 or 1), valid as long as
+                                   the request's result */
+} pgw_copy_info_t;
+
+/* Optional: the COPY began (before the first data is pulled or
+ * delivered). A negative return abandons it as a source failure would
+ * (COPY FROM: CopyFail; COPY TO: the data is discarded) and becomes the
+ * status. */
+typedef int (*pgw_copy_start_cb)(const pgw_copy_info_t *info, void *ud);
 
 typedef struct pgw_request {
     /* sizeof(pgw_request_t) as the caller's header defines it, so that
@@ -338,6 +471,10 @@ typedef struct pgw_request {
      * PGW_CACHE_DEFAULT (else PGW_ENOTSUP). */
     uint32_t timeout_ms;
     uint32_t cache;
+    /* COPY (PGW_REQ_COPY only; ud is passed to each). */
+    pgw_copy_source_cb copy_source;  /* COPY FROM STDIN data */
+    pgw_copy_data_cb on_copy_data;   /* COPY TO STDOUT data (NULL: discarded) */
+    pgw_copy_start_cb on_copy_start; /* optional */
 } pgw_request_t;
 
 /* A descriptor with every field zero but size (usable as an initializer). */
@@ -395,6 +532,22 @@ static inline pgw_request_t pgw_request_make(pgw_request_kind_t kind, const char
     pgw_request_make(PGW_REQ_CLOSE, NULL, (stmt), NULL, 0, NULL, 0, (cb), (ud))
 #define PGW_SYNC(cb, ud) pgw_request_make(PGW_REQ_SYNC, NULL, NULL, NULL, 0, NULL, 0, (cb), (ud))
 
+/* A COPY FROM STDIN fed by source, or a COPY TO STDOUT delivered to
+ * on_data (either may be NULL). */
+static inline pgw_request_t pgw_request_copy_make(const char *sql, pgw_copy_source_cb source,
+                                                  pgw_copy_data_cb on_data, pgw_result_cb cb,
+                                                  void *ud)
+{
+    pgw_request_t r = pgw_request_make(PGW_REQ_COPY, sql, NULL, NULL, 0, NULL, 0, cb, ud);
+    r.copy_source = source;
+    r.on_copy_data = on_data;
+    return r;
+}
+#define PGW_COPY_IN_REQ(sql, source, cb, ud) \
+    pgw_request_copy_make((sql), (source), NULL, (cb), (ud))
+#define PGW_COPY_OUT_REQ(sql, on_data, cb, ud) \
+    pgw_request_copy_make((sql), NULL, (on_data), (cb), (ud))
+
 /*
  * Submit one request. Every request but SIMPLE and SYNC ends with its own
  * Sync (its own implicit transaction, an error barrier). Parameters are
@@ -406,7 +559,8 @@ static inline pgw_request_t pgw_request_make(pgw_request_kind_t kind, const char
  * statement does not take), PGW_ENOTSUP (timeout_ms or cache set),
  * PGW_ERANGE / PGW_ETYPE (a parameter the statement's type cannot take, see
  * params), PGW_ECLOSED (session broken, terminated or being freed),
- * PGW_ENOMEM, PGW_ETOOBIG (a message over max_message_size: refused before
+ * PGW_ECONGESTED (the output is over its high-water mark: wait for
+ * on_drain), PGW_ENOMEM, PGW_ETOOBIG (a message over max_message_size: refused before
  * a byte of it is written; an encoder parameter is stopped as soon as it
  * would pass the limit), or a parameter encoder's error. None of them
  * breaks the session.
@@ -421,8 +575,8 @@ PGW_EXTERN int pgw_session_submit(pgw_session_t *s, const pgw_request_t *req);
  * there; PGW_BATCH_SYNC_EACH gives every request its own Sync. done (may be
  * NULL) fires once, after every request's own callback, with 0 if all
  * succeeded or the first failure, and a result without rows (free it as
- * any result). Kinds QUERY, PREPARE, EXECUTE, DESCRIBE and CLOSE only
- * (SIMPLE and SYNC are PGW_EINVAL). Executions read the statement table as
+ * any result). Kinds QUERY, PREPARE, EXECUTE, DESCRIBE, CLOSE and COPY
+ * only (SIMPLE and SYNC are PGW_EINVAL). Executions read the statement table as
  * the requests before them in the batch leave it (an EXECUTE after a
  * PREPARE of the same name describes its portal in the same round trip).
  * Returns 0, or an error of pgw_session_submit for the first request
@@ -432,6 +586,16 @@ PGW_EXTERN int pgw_session_submit(pgw_session_t *s, const pgw_request_t *req);
 enum { PGW_BATCH_SYNC_EACH = 1u << 0 };
 PGW_EXTERN int pgw_session_submit_batch(pgw_session_t *s, const pgw_request_t *reqs, size_t n,
                                         unsigned flags, pgw_result_cb done, void *ud);
+
+/* The COPY a result answers: PGW_COPY_IN or PGW_COPY_OUT once the server
+ * began it (0 for results of other requests, and when the COPY failed
+ * before it began); its overall format (0 text, 1 binary; -1 when not a
+ * COPY) and the format of column i (-1 out of range). */
+PGW_EXTERN int pgw_result_copy_direction(const pgw_result_t *r);
+PGW_EXTERN int pgw_result_copy_format(const pgw_result_t *r);
+PGW_EXTERN int pgw_result_copy_column_format(const pgw_result_t *r, size_t i);
+/* COPY bytes sent (COPY FROM) or received (COPY TO) as CopyData payload. */
+PGW_EXTERN uint64_t pgw_result_copy_bytes(const pgw_result_t *r);
 
 /* Why the last submit on this session was refused ("request 2: parameter
  * $1: int8 value 5000000000 does not fit the statement's int4"), or "" when

@@ -587,6 +587,58 @@ PGW_EXTERN int pgw_copy_bin_text(pgw_buf_t *b, const char *s, size_t len);
 PGW_EXTERN int pgw_copy_bin_end(pgw_buf_t *b);
 
 /*
+ * Binary COPY decoder: reads the rows of COPY ... TO STDOUT (FORMAT binary)
+ * back as typed values, picohttpparser style: the caller keeps the bytes
+ * (the CopyData payloads, concatenated when a row spans them) and calls
+ * pgw_copy_bin_next on what it has; each call decodes the header (first)
+ * and one row, whose fields are views into the caller's bytes, readable
+ * with the pgw_get_* decoders (types.h). Zero-initialise the decoder (or
+ * PGW_COPY_BIN_DECODER_INIT) before the first call; oids (optional) gives
+ * the column types put into the values (0 past noids).
+ */
+typedef struct pgw_copy_bin_decoder {
+    const uint32_t *oids; /* column types for the values (NULL: 0) */
+    size_t noids;
+    /* private: zero before the first call */
+    int state_;
+    int err_;
+    uint32_t skip_;  /* header extension bytes still to skip */
+    uint64_t pos_;   /* bytes consumed so far */
+    uint64_t nrows_; /* rows returned so far */
+} pgw_copy_bin_decoder_t;
+#define PGW_COPY_BIN_DECODER_INIT \
+    {                             \
+        NULL, 0, 0, 0, 0, 0, 0    \
+    }
+
+/*
+ * Decode the next row of p[0..len). *consumed (always set) says how many
+ * bytes to drop before the next call, whatever the return:
+ *   1             a row: values[0..*nfields) view its fields (len -1 for
+ *                 NULL, format binary), valid as long as p's bytes;
+ *   0             the trailer: the data is over (later calls return 0 with
+ *                 nothing consumed for empty input; bytes after the
+ *                 trailer are PGW_EFORMAT);
+ *   PGW_EAGAIN    no complete row in p: append more bytes and call again
+ *                 (*consumed may count the header);
+ *   PGW_ERANGE    the row has more fields than cap: *nfields is its field
+ *                 count, nothing consumed (call again with more room);
+ *   PGW_EFORMAT   malformed: a bad signature, header flags this decoder
+ *                 does not know (such as OIDs), a negative length other
+ *                 than -1, a field count below -1; sticky (every later
+ *                 call returns it); pgw_copy_bin_error_pos tells where;
+ *   PGW_EINVAL    d, consumed or nfields NULL, or values NULL with cap > 0.
+ */
+PGW_EXTERN int pgw_copy_bin_next(pgw_copy_bin_decoder_t *d, const uint8_t *p, size_t len,
+                                 size_t *consumed, pgw_value_t *values, size_t cap,
+                                 size_t *nfields);
+/* Offset in the whole stream of the byte that made the decoder fail, or of
+ * the next byte to decode. 0 for NULL. */
+PGW_EXTERN uint64_t pgw_copy_bin_error_pos(const pgw_copy_bin_decoder_t *d);
+/* Rows decoded so far (0 for NULL). */
+PGW_EXTERN uint64_t pgw_copy_bin_rows(const pgw_copy_bin_decoder_t *d);
+
+/*
  * Text COPY (FORMAT text, the default) and CSV (FORMAT csv, delimiter ',',
  * quote '"', NULL as an unquoted empty field). Each field function appends
  * the field followed by a delimiter; the row end function turns the last
@@ -605,6 +657,10 @@ PGW_EXTERN int pgw_copy_text_int8(pgw_buf_t *b, int64_t v);
 PGW_EXTERN int pgw_copy_text_float8(pgw_buf_t *b, double v);
 PGW_EXTERN int pgw_copy_text_row_end(pgw_buf_t *b);
 PGW_EXTERN int pgw_copy_csv_field(pgw_buf_t *b, const char *s, size_t len);
+/* Numbers in CSV need no quoting: as their text forms, then ','. */
+PGW_EXTERN int pgw_copy_csv_int4(pgw_buf_t *b, int32_t v);
+PGW_EXTERN int pgw_copy_csv_int8(pgw_buf_t *b, int64_t v);
+PGW_EXTERN int pgw_copy_csv_float8(pgw_buf_t *b, double v);
 PGW_EXTERN int pgw_copy_csv_null(pgw_buf_t *b);
 PGW_EXTERN int pgw_copy_csv_row_end(pgw_buf_t *b);
 

@@ -39,6 +39,7 @@ typedef struct waiter {
     int done;
     int status;
     pgw_result_t *res;
+    int keep_any; /* a COPY: its result goes out with any status it has one for */
 } waiter_t;
 
 static void on_done(int status, pgw_result_t *res, void *ud)
@@ -60,7 +61,8 @@ static void run_until(pgw_client_t *c, const int *done)
 static int deliver(waiter_t *w, pgw_result_t **res)
 {
     if (!w->done) w->status = PGW_ECONNLOST;
-    int keep = res && (w->status == 0 || w->status == PGW_ESERVER || w->status == PGW_ESTMTINVALID);
+    int keep = res && (w->status == 0 || w->status == PGW_ESERVER ||
+                       w->status == PGW_ESTMTINVALID || (w->keep_any && w->res));
     if (res) *res = keep ? w->res : NULL;
     if (!keep) pgw_result_free(w->res);
     return w->status;
@@ -177,12 +179,33 @@ typedef struct run_ctx {
     waiter_t w;
     pgw_row_cb row_cb;
     void *ud;
+    pgw_copy_source_cb copy_source;
+    pgw_copy_data_cb copy_data;
+    pgw_copy_start_cb copy_start;
 } run_ctx_t;
 
 static int on_row(const pgw_row_t *row, void *ud)
 {
     run_ctx_t *x = ud;
     return x->row_cb(row, x->ud);
+}
+
+static int on_copy_source(pgw_buf_t *out, size_t room, void *ud)
+{
+    run_ctx_t *x = ud;
+    return x->copy_source(out, room, x->ud);
+}
+
+static int on_copy_data(const uint8_t *data, size_t len, void *ud)
+{
+    run_ctx_t *x = ud;
+    return x->copy_data(data, len, x->ud);
+}
+
+static int on_copy_start(const pgw_copy_info_t *info, void *ud)
+{
+    run_ctx_t *x = ud;
+    return x->copy_start(info, x->ud);
 }
 
 /* The caller's descriptor with the client's callbacks; the copy is in this
@@ -193,15 +216,22 @@ static int adopt(const pgw_request_t *req, run_ctx_t *x, pgw_request_t *out)
     if (rc < 0) return rc;
     x->row_cb = out->on_row;
     x->ud = out->ud;
+    x->copy_source = out->copy_source;
+    x->copy_data = out->on_copy_data;
+    x->copy_start = out->on_copy_start;
+    x->w.keep_any = out->kind == PGW_REQ_COPY;
     out->on_result = on_done;
     out->on_row = out->on_row ? on_row : NULL;
+    out->copy_source = out->copy_source ? on_copy_source : NULL;
+    out->on_copy_data = out->on_copy_data ? on_copy_data : NULL;
+    out->on_copy_start = out->on_copy_start ? on_copy_start : NULL;
     out->ud = x;
     return 0;
 }
 
 int pgw_client_run(pgw_client_t *c, const pgw_request_t *req, pgw_result_t **res)
 {
-    run_ctx_t x = {{0, 0, NULL}, NULL, NULL};
+    run_ctx_t x = {{0, 0, NULL, 0}, NULL, NULL, NULL, NULL, NULL};
     pgw_request_t r;
     int rc = c ? adopt(req, &x, &r) : PGW_EINVAL;
     if (rc == 0) rc = pgw_conn_submit(c->conn, &r);
@@ -219,7 +249,7 @@ int pgw_client_run_batch(pgw_client_t *c, const pgw_request_t *reqs, size_t n, u
     int rc = xs && rs ? 0 : PGW_ENOMEM;
     for (size_t i = 0; i < n && rc == 0; i++)
         rc = adopt(pgw_request_nth(reqs, i), &xs[i], &rs[i]);
-    waiter_t end = {0, 0, NULL};
+    waiter_t end = {0, 0, NULL, 0};
     if (rc == 0) rc = pgw_conn_submit_batch(c->conn, rs, n, flags, on_done, &end);
     if (rc == 0) run_until(c, &end.done);
     pgw_result_free(end.res);

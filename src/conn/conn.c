@@ -179,6 +179,8 @@ int pgw__conn_session_create(pgw_conn_t *c, const char *password)
     sc.max_message_size = c->cfg.max_message_size;
     sc.read_chunk_size = c->cfg.read_chunk_size;
     sc.chunk_cache_bytes = c->cfg.chunk_cache_bytes;
+    sc.output_high_water = c->cfg.high_water_mark;
+    sc.on_drain = pgw__conn_on_session_drain;
     sc.cb.on_startup = cb_startup;
     sc.cb.on_want_write = cb_want_write;
     sc.cb.on_broken = cb_broken;
@@ -287,7 +289,9 @@ static void conn_watch(pgw_conn_t *c)
 {
     pgw__sock_t *k = c->sock;
     if (!k) return;
-    int ev = k->connecting ? UV_WRITABLE : UV_READABLE | (c->writing ? UV_WRITABLE : 0);
+    /* A COPY FROM that wants room continues at the next writable event. */
+    int want = c->writing || pgw_session_copy_wants_room(c->s);
+    int ev = k->connecting ? UV_WRITABLE : UV_READABLE | (want ? UV_WRITABLE : 0);
     if (pgw__sock_watch(k, ev) < 0) transport_failed(c, PGW_ECONNLOST);
 }
 
@@ -370,6 +374,7 @@ static int conn_write_some(pgw_conn_t *c)
 static void conn_on_writable(pgw_conn_t *c)
 {
     if (c->writing && conn_write_some(c) != 0) return;
+    pgw__conn_copy_pump(c);
     conn_watch(c);
     if (!c->s || !c->sock) return;
     size_t pending = c->tp->pending_output(c);
@@ -439,6 +444,9 @@ static void on_prepare(uv_prepare_t *h)
         return;
     }
     pgw__conn_flush(c);
+    pgw__conn_copy_pump(c);
+    if (c->sock && c->neg.phase == PGW__NEG_IDLE && !c->sock->connecting) conn_watch(c);
+    pgw__conn_drain_notify(c);
 }
 
 /* Arrange one flush before the loop next polls. */

@@ -347,6 +347,9 @@ struct pgw_conn {
     pgw_close_cb close_cb;
     void *close_ud;
     pgw_conn_stats_t stats;
+
+    /* Write backpressure and COPY FROM (copyconn.c). */
+    int drain_owed; /* the session drained: on_drain at the next prepare */
 };
 
 /* conn.c */
@@ -359,6 +362,15 @@ int pgw__conn_sock_ready(pgw_conn_t *c);
 void pgw__conn_flush(pgw_conn_t *c);
 void pgw__conn_schedule_flush(pgw_conn_t *c);
 void pgw__conn_handle_closed(pgw_conn_t *c);
+
+/* copyconn.c */
+/* Pull a running COPY FROM's source and flush, a few rounds while the
+ * socket takes everything; then watch for writability if it wants more. */
+void pgw__conn_copy_pump(pgw_conn_t *c);
+/* The session's on_drain hook: the application's runs at the next prepare. */
+void pgw__conn_on_session_drain(pgw_session_t *s, void *ud);
+/* At prepare: the application's on_drain if owed. */
+void pgw__conn_drain_notify(pgw_conn_t *c);
 
 /* connect.c */
 void pgw__connect_on_socket(pgw_conn_t *c, int status);

@@ -33,6 +33,7 @@ static pgw__req_t *pop_head(pgw_session_t *s)
     pgw__req_t *r = s->head;
     s->head = r->next;
     if (!s->head) s->tail = NULL;
+    if (r->copy_state) pgw__copy_leaving(s, r); /* before unlinking: it reads r->next */
     r->next = NULL;
     return r;
 }
@@ -257,6 +258,11 @@ static int step(pgw_session_t *s, pgw__req_t *r)
     return 0;
 }
 
+int pgw__req_step(pgw_session_t *s, pgw__req_t *r)
+{
+    return step(s, r);
+}
+
 /* The response the request waits for next (PGW__EXP_*), 0 when done. */
 static uint8_t expected(const pgw__req_t *r)
 {
@@ -267,6 +273,7 @@ static int on_extended(pgw_session_t *s, pgw__req_t *r, const pgw_msg_t *m)
 {
     uint8_t exp = expected(r);
     int rc;
+    if (exp == PGW__EXP_COPY) return pgw__copy_dispatch(s, r, m);
     switch (m->type) {
     case PGW_B_PARSE_COMPLETE:
         return exp == PGW__EXP_PARSE ? step(s, r) : PGW_EPROTO;
@@ -441,6 +448,8 @@ static int on_error(pgw_session_t *s, pgw__req_t *r, const pgw_error_fields_t *f
         return 0;
     }
     int status = PGW_ESERVER;
+    /* A COPY the caller abandoned: the server's error (57014) is the echo. */
+    if (r->copy_state && r->row_status < 0) status = r->row_status;
     if (stmt_refused(r, f)) {
         if (r->flags & PGW__RF_VOUCHED) status = PGW_ESTMTINVALID;
         pgw__stmt_refused(s, r->stmt_token);

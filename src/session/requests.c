@@ -142,19 +142,19 @@ static void commit(submit_t *sb)
     s->tail = sb->last;
     s->tx_group = sb->group;
     pgw__enter(s);
-    pgw__trace_out(s, sb->b, sb->from, true);
+    if (sb->b != &s->copy_held) pgw__trace_out(s, sb->b, sb->from, true); /* else when written */
     pgw__out_appended(s, sb->b, sb->from);
     pgw__leave(s);
 }
 
 /* ---------------------------------------------------------- validation */
 
-static const char *const kind_names[] = {"",        "QUERY",    "SIMPLE", "PREPARE",
-                                         "EXECUTE", "DESCRIBE", "CLOSE",  "SYNC"};
+static const char *const kind_names[] = {"",         "QUERY", "SIMPLE", "PREPARE", "EXECUTE",
+                                         "DESCRIBE", "CLOSE", "SYNC",   "COPY"};
 
 static bool known_kind(int k)
 {
-    return k >= PGW_REQ_QUERY && k <= PGW_REQ_SYNC;
+    return k >= PGW_REQ_QUERY && k <= PGW_REQ_COPY;
 }
 
 /* What the kind needs and refuses, before anything is encoded. */
@@ -162,8 +162,8 @@ static int validate(submit_t *sb, const pgw_request_t *rq)
 {
     if (!known_kind(rq->kind)) return refuse(sb, PGW_EINVAL, "unknown request kind %d", rq->kind);
     const char *kn = kind_names[rq->kind];
-    bool wants_sql =
-        rq->kind == PGW_REQ_QUERY || rq->kind == PGW_REQ_SIMPLE || rq->kind == PGW_REQ_PREPARE;
+    bool wants_sql = rq->kind == PGW_REQ_QUERY || rq->kind == PGW_REQ_SIMPLE ||
+                     rq->kind == PGW_REQ_PREPARE || rq->kind == PGW_REQ_COPY;
     bool wants_stmt = rq->kind >= PGW_REQ_PREPARE && rq->kind <= PGW_REQ_CLOSE;
     bool takes_params = rq->kind == PGW_REQ_QUERY || rq->kind == PGW_REQ_EXECUTE;
     if (wants_sql && !rq->sql) return refuse(sb, PGW_EINVAL, "%s needs sql", kn);
@@ -184,6 +184,8 @@ static int validate(submit_t *sb, const pgw_request_t *rq)
                       "%s: per-request timeouts and cache policies are not "
                       "supported yet",
                       kn);
+    if (rq->kind != PGW_REQ_COPY && (rq->copy_source || rq->on_copy_data || rq->on_copy_start))
+        return refuse(sb, PGW_EINVAL, "%s: COPY callbacks on a request that is not a COPY", kn);
     if (sb->batch && (rq->kind == PGW_REQ_SIMPLE || rq->kind == PGW_REQ_SYNC))
         return refuse(sb, PGW_EINVAL, "%s cannot be part of a batch", kn);
     return 0;
@@ -444,6 +446,7 @@ static void apply_effects(submit_t *sb, pgw__req_t *r, const pgw_request_t *rq,
         forget_if_replacing(s, rq->sql, strlen(rq->sql));
         break;
     case PGW_REQ_QUERY:
+    case PGW_REQ_COPY:
         /* The unnamed statement was replaced. */
         pgw__stmt_forget(s, "");
         forget_if_replacing(s, rq->sql, strlen(rq->sql));
@@ -484,7 +487,9 @@ static int queue_request(submit_t *sb, const pgw_request_t *rq, bool own_sync)
                                     PGW__REQ_PREPARE,
                                     PGW__REQ_EXTENDED,
                                     PGW__REQ_DESCRIBE,
-                                    PGW__REQ_CLOSE};
+                                    PGW__REQ_CLOSE,
+                                    PGW__REQ_SYNC,
+                                    PGW__REQ_COPY};
     pgw__req_t *r = add_entry(sb, kinds[rq->kind], PGW__RF_USER | batch_flag);
     if (!r) return PGW_ENOMEM;
     r->cb = rq->on_result;
@@ -508,6 +513,9 @@ static int queue_request(submit_t *sb, const pgw_request_t *rq, bool own_sync)
         break;
     case PGW_REQ_DESCRIBE:
         rc = enc_describe(sb, r, rq);
+        break;
+    case PGW_REQ_COPY:
+        rc = pgw__copy_encode(sb->s, sb->b, r, rq);
         break;
     default:
         rc = enc_close(sb, r, rq);
@@ -547,6 +555,11 @@ static int submit_begin(pgw_session_t *s, submit_t *sb, bool batch)
     sb->batch = batch;
     int rc = accepting(s);
     if (rc < 0) return refuse(sb, rc, "the session is closed");
+    if (pgw_session_congested(s)) {
+        s->congested = true; /* on_drain is owed */
+        return refuse(sb, PGW_ECONGESTED, "the output is over its high-water mark (%zu bytes)",
+                      s->high_water);
+    }
     sb->b = pgw__req_buf(s);
     sb->from = sb->b->len;
     sb->group = s->tx_group;
@@ -555,6 +568,7 @@ static int submit_begin(pgw_session_t *s, submit_t *sb, bool batch)
 
 static int submit_end(submit_t *sb, int rc)
 {
+    if (rc == 0) rc = pgw__copy_split(sb->s, sb->b, sb->first);
     if (rc < 0) {
         if (!sb->s->refusal[0]) refuse(sb, rc, "%s", pgw_strerror(rc));
         rollback(sb);
@@ -657,6 +671,9 @@ PGW_EXTERN int pgw_session_terminate(pgw_session_t *s)
     if (s->state == PGW_SESSION_NEW) return PGW_EBUSY;
     int rc = accepting(s);
     if (rc < 0) return rc;
+    pgw__enter(s);
+    pgw__copy_terminating(s);
+    pgw__leave(s);
     size_t from = s->out.len;
     rc = pgw_enc_terminate(&s->out);
     if (rc < 0) return rc;

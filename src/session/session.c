@@ -21,6 +21,7 @@
 
 #define DEFAULT_READ_CHUNK  (64u * 1024u)
 #define DEFAULT_CHUNK_CACHE (16u * 1024u * 1024u)
+#define DEFAULT_HIGH_WATER  (8u * 1024u * 1024u)
 
 uint64_t pgw__now(pgw_session_t *s)
 {
@@ -134,6 +135,8 @@ static int configure(pgw_session_t *s, const pgw_session_config_t *cfg)
         return PGW_EINVAL;
     s->protocol = s->max_protocol;
     s->max_message = cfg->max_message_size ? cfg->max_message_size : PGW_DEFAULT_MAX_MESSAGE;
+    s->high_water = cfg->output_high_water ? cfg->output_high_water : DEFAULT_HIGH_WATER;
+    s->on_drain = cfg->on_drain;
     return 0;
 }
 
@@ -172,6 +175,8 @@ PGW_EXTERN int pgw_session_new(pgw_session_t **out, const pgw_session_config_t *
     pgw_buf_init(&s->out, cfg->alloc);
     pgw_buf_init(&s->held, cfg->alloc);
     pgw_buf_init(&s->scratch, s->alloc);
+    pgw_buf_init(&s->copy_held, s->alloc);
+    s->pump_at = SIZE_MAX;
     rc = configure(s, cfg);
     if (rc < 0) {
         session_destroy(s);
@@ -223,6 +228,7 @@ static void session_destroy(pgw_session_t *s)
     wipe(s->out.data, s->out.len); /* may hold a password message */
     pgw_buf_free(&s->out);
     pgw_buf_free(&s->held);
+    pgw_buf_free(&s->copy_held);
     wipe(s->scratch.data, s->scratch.cap);
     pgw_buf_free(&s->scratch);
     pgw__pool_t *pool = s->pool;
@@ -398,6 +404,7 @@ PGW_EXTERN int pgw_session_recv(pgw_session_t *s, const uint8_t *data, size_t n)
 
 pgw_buf_t *pgw__req_buf(pgw_session_t *s)
 {
+    if (s->copy_tx) return &s->copy_held; /* behind a COPY: see copy.c */
     return s->state == PGW_SESSION_READY || s->state == PGW_SESSION_TERMINATED ? &s->out : &s->held;
 }
 
@@ -429,7 +436,9 @@ PGW_EXTERN const uint8_t *pgw_session_pending_output(pgw_session_t *s, size_t *l
         return NULL;
     }
     if (!len) return NULL;
-    *len = s->out.len - s->out_off;
+    /* A COPY source is appending a message: only what precedes it. */
+    size_t end = s->pump_at != SIZE_MAX ? s->pump_at : s->out.len;
+    *len = end - s->out_off;
     return *len ? s->out.data + s->out_off : NULL;
 }
 
@@ -444,18 +453,21 @@ void pgw__out_trim(pgw_session_t *s, pgw_buf_t *b)
 PGW_EXTERN void pgw_session_consumed_output(pgw_session_t *s, size_t n)
 {
     if (!s) return;
-    size_t left = s->out.len - s->out_off;
+    size_t end = s->pump_at != SIZE_MAX ? s->pump_at : s->out.len;
+    size_t left = end - s->out_off;
     if (n > left) n = left;
     s->out_off += n;
     if (s->out_off == s->out.len) {
         s->out_off = s->out.len = 0;
         pgw__out_trim(s, &s->out);
     }
+    pgw__drain_check(s);
 }
 
 PGW_EXTERN void pgw_session_take_output(pgw_session_t *s, pgw_buf_t *out)
 {
     if (!s || !out || out->len != 0) return;
+    if (s->pump_at != SIZE_MAX) return; /* a COPY source is appending to it */
     if (s->out_off) {
         memmove(s->out.data, s->out.data + s->out_off, s->out.len - s->out_off);
         s->out.len -= s->out_off;
@@ -471,6 +483,7 @@ PGW_EXTERN void pgw_session_take_output(pgw_session_t *s, pgw_buf_t *out)
     out->len = mine.len;
     out->cap = mine.cap;
     out->alloc = mine.alloc;
+    pgw__drain_check(s);
 }
 
 /* ---------------------------------------------------------------- state */

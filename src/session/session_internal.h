@@ -97,6 +97,15 @@ struct pgw_result {
     pgw_error_t error; /* strings in the arena */
 
     uint64_t t_queued, t_first, t_done;
+
+    /* COPY (copy.c): direction once begun (PGW_COPY_IN/OUT, 0 before),
+     * formats from the CopyIn/OutResponse, payload bytes moved. */
+    bool is_copy;
+    uint8_t copy_dir;
+    int16_t copy_format;
+    uint16_t copy_ncols;
+    int16_t *copy_formats; /* in the arena */
+    uint64_t copy_bytes;
 };
 
 pgw_result_t *pgw__result_new(pgw__pool_t *pool);
@@ -129,7 +138,8 @@ enum pgw__req_kind {
     PGW__REQ_PREPARE,    /* 1 t T|n */
     PGW__REQ_DESCRIBE,   /* t T|n */
     PGW__REQ_CLOSE,      /* 3 */
-    PGW__REQ_SYNC        /* Z (internal, pgw_session_sync or batch end) */
+    PGW__REQ_SYNC,       /* Z (internal, pgw_session_sync or batch end) */
+    PGW__REQ_COPY        /* 1 2 n, then G (d* from us) C | H d* c C (copy.c) */
 };
 
 /* Expected responses of an extended-protocol request, in order. */
@@ -139,7 +149,8 @@ enum pgw__exp {
     PGW__EXP_PDESC,     /* 't' */
     PGW__EXP_RDESC,     /* 'T' or 'n' */
     PGW__EXP_ROWS,      /* 'D'* then 'C' | 'I' | 's' */
-    PGW__EXP_CLOSE      /* '3' */
+    PGW__EXP_CLOSE,     /* '3' */
+    PGW__EXP_COPY       /* 'G' | 'H', then the COPY's data and 'C' (copy.c) */
 };
 
 enum pgw__req_flag {
@@ -185,6 +196,14 @@ typedef struct pgw__req {
      * (prepare, describe, named execute); 0: none. */
     uint64_t stmt_token;
     uint8_t retry; /* enum pgw__retry */
+    /* COPY (copy.c): the caller's callbacks, the state (enum pgw__copy_state),
+     * and, while the COPY holds the output, where the bytes queued after it
+     * begin in the held buffer. */
+    pgw_copy_source_cb copy_source;
+    pgw_copy_data_cb copy_data_cb;
+    pgw_copy_start_cb copy_start_cb;
+    uint8_t copy_state;
+    size_t copy_end;
     /* Kept across recycling (not reset by req_alloc): the Bind parameter
      * section of a retryable query, at most PGW__RETRY_MAX_PARAMS bytes. */
     pgw_buf_t retry_params;
@@ -314,6 +333,21 @@ struct pgw_session {
     size_t nstmts, stmts_cap;
     uint64_t stmt_seq; /* last token given */
 
+    /* COPY (copy.c). copy_tx: the oldest COPY whose data end the server
+     * does not know yet; everything encoded after it waits in copy_held.
+     * copy_in: the COPY FROM STDIN being pumped (the head request). */
+    pgw__req_t *copy_tx;
+    pgw_buf_t copy_held;
+    pgw__req_t *copy_in;
+    /* While the source appends: where its CopyData message begins in out
+     * (SIZE_MAX otherwise). Output past it is not handed to the driver. */
+    size_t pump_at;
+
+    /* write backpressure */
+    size_t high_water;
+    bool congested; /* a submit was refused: on_drain is owed */
+    void (*on_drain)(pgw_session_t *s, void *ud);
+
     /* re-entrancy */
     unsigned depth;
     bool free_pending;
@@ -347,6 +381,8 @@ void pgw__session_set_test_nonce(pgw_session_t *s, const char *nonce);
 
 /* dispatch.c */
 int pgw__dispatch(pgw_session_t *s, const pgw_msg_t *m);
+/* The head request r got one expected response: completes it after the last. */
+int pgw__req_step(pgw_session_t *s, pgw__req_t *r);
 void pgw__fail_all(pgw_session_t *s, int err);
 void pgw__req_release(pgw_session_t *s, pgw__req_t *r);
 /* Set a session parameter (ParameterStatus). */
@@ -368,6 +404,35 @@ int pgw__req_rebind(pgw_session_t *s, pgw__req_t *r);
  * PGW_ENOMEM or PGW_ETOOBIG. */
 int pgw__req_simple_first(pgw_session_t *s, pgw_buf_t *out, const char *sql, pgw_result_cb cb,
                           void *ud);
+
+/* copy.c */
+enum pgw__copy_state {
+    PGW__COPY_NONE = 0, /* not a COPY */
+    PGW__COPY_QUEUED,   /* encoded; the server has not begun it */
+    PGW__COPY_PUMP,     /* COPY FROM: pulling the source */
+    PGW__COPY_PAUSED,   /* COPY FROM: the source paused */
+    PGW__COPY_SENT,     /* COPY FROM: CopyDone or CopyFail written */
+    PGW__COPY_OUT,      /* COPY TO: receiving data */
+    PGW__COPY_FAILED    /* the caller abandoned it: status in row_status */
+};
+/* Encode a PGW_REQ_COPY (Parse, Bind, Describe portal, Execute) into b. */
+int pgw__copy_encode(pgw_session_t *s, pgw_buf_t *b, pgw__req_t *r, const pgw_request_t *rq);
+/* A submit whose entries start at first was encoded into b: if it holds a
+ * COPY and no COPY holds the output yet, move what follows that COPY's
+ * Execute into the held buffer. Returns 0 or PGW_ENOMEM (nothing moved). */
+int pgw__copy_split(pgw_session_t *s, pgw_buf_t *b, pgw__req_t *first);
+/* The head request r leaves the FIFO: if it holds the output, write what
+ * waits behind it. */
+void pgw__copy_leaving(pgw_session_t *s, pgw__req_t *r);
+/* Backend messages for a COPY request at the head (after Parse, Bind and
+ * the portal's description). */
+int pgw__copy_dispatch(pgw_session_t *s, pgw__req_t *r, const pgw_msg_t *m);
+/* Before Terminate: a COPY FROM in progress gets its CopyFail. */
+void pgw__copy_terminating(pgw_session_t *s);
+/* Unwritten output the high-water mark counts. */
+size_t pgw__out_backlog(const pgw_session_t *s);
+/* After output was consumed: fire on_drain if owed. */
+void pgw__drain_check(pgw_session_t *s);
 
 /* stmt.c */
 /* The Bind result format for a column of type oid: binary where the types

@@ -356,6 +356,21 @@ int pgw_copy_csv_field(pgw_buf_t *b, const char *s, size_t len)
     return 0;
 }
 
+int pgw_copy_csv_int4(pgw_buf_t *b, int32_t v)
+{
+    return put_int64_delim(b, v, ',');
+}
+
+int pgw_copy_csv_int8(pgw_buf_t *b, int64_t v)
+{
+    return put_int64_delim(b, v, ',');
+}
+
+int pgw_copy_csv_float8(pgw_buf_t *b, double v)
+{
+    return put_float8_delim(b, v, ',');
+}
+
 int pgw_copy_csv_null(pgw_buf_t *b)
 {
     return pgw_buf_append(b, ",", 1);

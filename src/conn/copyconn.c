@@ -1,0 +1,50 @@
+/*
+ * The connection's side of COPY FROM and write backpressure: pulling the
+ * session's COPY source as the socket takes the output, and the drain
+ * notice. See BACKPRESSURE in conn.h.
+ */
+#define _DEFAULT_SOURCE
+#include "conn/conn_internal.h"
+
+/* Rounds of pull-and-write per loop turn while the socket takes it all:
+ * a few MiB, then the loop's other handles get their turn. */
+#define PUMP_ROUNDS 4
+
+void pgw__conn_copy_pump(pgw_conn_t *c)
+{
+    for (int i = 0; i < PUMP_ROUNDS; i++) {
+        if (!c->s || !c->sock || c->writing || c->state == PGW__CONN_CLOSING) return;
+        if (!pgw_session_copy_wants_room(c->s)) return;
+        /* The source may close the connection or break the session; a
+         * fatal error has already been reported through on_broken. */
+        if (pgw_session_copy_pump(c->s) < 0 || !c->s) return;
+        pgw__conn_flush(c);
+    }
+}
+
+void pgw__conn_on_session_drain(pgw_session_t *s, void *ud)
+{
+    pgw_conn_t *c = ud;
+    if (s != c->s) return;
+    c->drain_owed = 1;
+    pgw__conn_schedule_flush(c);
+}
+
+void pgw__conn_drain_notify(pgw_conn_t *c)
+{
+    if (!c->drain_owed || !c->s || c->state == PGW__CONN_CLOSING) return;
+    c->drain_owed = 0;
+    if (c->cfg.on_drain) c->cfg.on_drain(c, c->cfg.ud);
+}
+
+int pgw_conn_congested(const pgw_conn_t *c)
+{
+    return c ? pgw_session_congested(c->s) : 0;
+}
+
+int pgw_conn_copy_resume(pgw_conn_t *c)
+{
+    if (!c) return PGW_EINVAL;
+    if (!c->s || c->state == PGW__CONN_CLOSING) return PGW_ECLOSED;
+    return pgw_session_copy_resume(c->s);
+}

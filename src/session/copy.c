@@ -1,0 +1,447 @@
+/*
+ * COPY: the PGW_REQ_COPY request kind (session.h, "COPY").
+ *
+ * Sending. A COPY is Parse, Bind, Describe portal and Execute of the
+ * unnamed statement. The server reads every message that follows a COPY
+ * FROM STDIN's Execute as part of the COPY (Sync and Flush are ignored, any
+ * other message aborts it), so nothing queued after a COPY may be written
+ * before the server knows where its data ends. The first COPY not yet
+ * resolved "holds" the output (s->copy_tx): the bytes of every request
+ * submitted after it, its own Sync first, go to s->copy_held, and each
+ * later COPY remembers where the bytes after its own Execute begin there
+ * (copy_end). The hold is released (the held bytes up to the next COPY's
+ * end are appended to the output) when:
+ *   - the server answers CopyOutResponse (it reads nothing during COPY TO);
+ *   - the COPY FROM's CopyDone or CopyFail has been written;
+ *   - the COPY leaves the FIFO without having begun (an error at Parse or
+ *     Bind, an earlier error of its sync group): the server then skips
+ *     to the Sync, which is among the held bytes.
+ *
+ * COPY FROM data. Once CopyInResponse arrives the source is pulled
+ * (pump_run) while the output holds less than the pump target: each call
+ * appends straight into the output buffer inside a CopyData message whose
+ * length is patched when the call returns. While a source call is open,
+ * the driver sees only the output before that message.
+ *
+ * COPY TO data goes to the caller's callback as views into the read chunk.
+ */
+#include "session_internal.h"
+
+#include <stdio.h>
+
+#define PUMP_MAX         (1024u * 1024u)
+#define PUMP_MIN         (4u * 1024u)
+#define FAIL_MESSAGE_MAX 200
+
+static bool halted(const pgw_session_t *s)
+{
+    return s->state == PGW_SESSION_BROKEN || s->free_pending || s->freeing;
+}
+
+/* ---------------------------------------------------------------- encoding */
+
+int pgw__copy_encode(pgw_session_t *s, pgw_buf_t *b, pgw__req_t *r, const pgw_request_t *rq)
+{
+    static const uint8_t exp[] = {PGW__EXP_PARSE, PGW__EXP_BIND, PGW__EXP_RDESC, PGW__EXP_COPY};
+    memcpy(r->exp, exp, sizeof exp);
+    r->nexp = sizeof exp;
+    r->copy_source = rq->copy_source;
+    r->copy_data_cb = rq->on_copy_data;
+    r->copy_start_cb = rq->on_copy_start;
+    r->copy_state = PGW__COPY_QUEUED;
+    /* A caller's negative code becomes the status, as a row callback's. */
+    r->flags |= PGW__RF_STREAM;
+    int rc = pgw_enc_parse(b, "", rq->sql, strlen(rq->sql), NULL, 0, s->max_message);
+    if (rc == 0) rc = pgw_enc_bind(b, "", "", NULL, 0, NULL, 0, NULL, 0, s->max_message);
+    if (rc == 0) rc = pgw_enc_describe(b, 'P', "");
+    if (rc == 0) rc = pgw_enc_execute(b, "", 0);
+    r->copy_end = b->len;
+    return rc;
+}
+
+int pgw__copy_split(pgw_session_t *s, pgw_buf_t *b, pgw__req_t *first)
+{
+    if (s->copy_tx) return 0; /* b is the held buffer already */
+    pgw__req_t *x = first;
+    while (x && x->copy_state != PGW__COPY_QUEUED)
+        x = x->next;
+    if (!x) return 0;
+    size_t cut = x->copy_end;
+    if (pgw_buf_append(&s->copy_held, b->data + cut, b->len - cut) < 0) return PGW_ENOMEM;
+    b->len = cut;
+    for (pgw__req_t *y = x->next; y; y = y->next)
+        if (y->copy_state == PGW__COPY_QUEUED) y->copy_end -= cut;
+    s->copy_tx = x;
+    return 0;
+}
+
+/* --------------------------------------------------------------- releasing */
+
+/* The server knows where r's data ends: write what waits behind it, up to
+ * the end of the next COPY (which then holds the output). */
+static void release(pgw_session_t *s, pgw__req_t *r)
+{
+    if (s->copy_tx != r) return;
+    s->copy_tx = NULL;
+    if (s->state == PGW_SESSION_BROKEN || s->freeing) {
+        pgw_buf_reset(&s->copy_held);
+        return;
+    }
+    pgw__req_t *next = r->next;
+    while (next && next->copy_state != PGW__COPY_QUEUED)
+        next = next->next;
+    size_t n = next ? next->copy_end : s->copy_held.len;
+    pgw_buf_t *out = pgw__req_buf(s);
+    size_t from = out->len;
+    if (pgw_buf_append(out, s->copy_held.data, n) < 0) {
+        pgw__session_break(s, PGW_ENOMEM);
+        return;
+    }
+    pgw_buf_consume(&s->copy_held, n);
+    for (pgw__req_t *y = next; y; y = y->next)
+        if (y->copy_state == PGW__COPY_QUEUED) y->copy_end -= n;
+    s->copy_tx = next;
+    if (!s->copy_tx) pgw__out_trim(s, &s->copy_held);
+    pgw__trace_out(s, out, from, true);
+    pgw__out_appended(s, out, from);
+}
+
+void pgw__copy_leaving(pgw_session_t *s, pgw__req_t *r)
+{
+    if (s->copy_in == r) s->copy_in = NULL;
+    release(s, r);
+}
+
+/* ------------------------------------------------------------- COPY FROM */
+
+static void append_fail_message(pgw_buf_t *b, const char *text, size_t n)
+{
+    size_t from = b->len;
+    int rc = pgw_enc_copy_fail(b, text);
+    (void)n;
+    if (rc < 0) b->len = from;
+}
+
+/* Write CopyFail (message text[0..n), or one naming code) for the COPY FROM
+ * r and record code as its status; release the hold unless the session is
+ * terminating. */
+static void copy_fail(pgw_session_t *s, pgw__req_t *r, int code, const char *text, size_t n,
+                      bool do_release)
+{
+    char msg[FAIL_MESSAGE_MAX + 1];
+    if (n > FAIL_MESSAGE_MAX) n = FAIL_MESSAGE_MAX;
+    size_t k = 0;
+    while (k < n && text && text[k])
+        k++;
+    if (k)
+        memcpy(msg, text, k), msg[k] = '\0';
+    else
+        snprintf(msg, sizeof msg, "COPY abandoned by the client: %s", pgw_strerror(code));
+    r->row_status = code;
+    r->copy_state = PGW__COPY_FAILED;
+    if (s->copy_in == r) s->copy_in = NULL;
+    size_t from = s->out.len;
+    append_fail_message(&s->out, msg, k);
+    pgw__trace_out(s, &s->out, from, true);
+    pgw__out_appended(s, &s->out, from);
+    if (do_release) release(s, r);
+}
+
+static void copy_done(pgw_session_t *s, pgw__req_t *r)
+{
+    size_t from = s->out.len;
+    if (pgw_enc_copy_done(&s->out) < 0) {
+        pgw__session_break(s, PGW_ENOMEM);
+        return;
+    }
+    r->copy_state = PGW__COPY_SENT;
+    s->copy_in = NULL;
+    pgw__trace_out(s, &s->out, from, true);
+    pgw__out_appended(s, &s->out, from);
+    release(s, r);
+}
+
+static size_t pump_target(const pgw_session_t *s)
+{
+    size_t t = s->high_water / 4;
+    if (t > PUMP_MAX) t = PUMP_MAX;
+    if (t < PUMP_MIN) t = PUMP_MIN;
+    return t;
+}
+
+/* One source call into a CopyData message. Returns the source's code, or
+ * PGW_ECANCELED when the call ended the session or voided the message. */
+static int pull_once(pgw_session_t *s, pgw__req_t *r, size_t room, size_t *appended)
+{
+    size_t at = s->out.len;
+    int rc = pgw_buf_reserve(&s->out, 5);
+    if (rc < 0) return rc;
+    s->out.data[at] = 'd';
+    memset(s->out.data + at + 1, 0, 4);
+    s->out.len += 5;
+    s->pump_at = at;
+    int src = r->copy_source(&s->out, room, r->ud);
+    if (halted(s)) return PGW_ECANCELED;
+    if (s->pump_at != at) return PGW_ECANCELED; /* voided by a terminate */
+    s->pump_at = SIZE_MAX;
+    if (s->out.len < at + 5) {
+        s->out.len = at;
+        return PGW_EINVAL; /* the source cut into the buffer */
+    }
+    size_t n = s->out.len - at - 5;
+    *appended = n;
+    if (src < 0) {
+        char text[FAIL_MESSAGE_MAX];
+        size_t k = n < sizeof text ? n : sizeof text;
+        memcpy(text, s->out.data + at + 5, k);
+        s->out.len = at;
+        copy_fail(s, r, src, text, k, true);
+        return PGW_ECANCELED;
+    }
+    if (n > (size_t)s->max_message - 4) {
+        s->out.len = at;
+        copy_fail(s, r, PGW_ETOOBIG, NULL, 0, true);
+        return PGW_ECANCELED;
+    }
+    if (n == 0) {
+        s->out.len = at;
+    } else {
+        pgw__put32(s->out.data + at + 1, (uint32_t)(n + 4));
+        pgw__trace_out(s, &s->out, at, true);
+        if (r->res) r->res->copy_bytes += n;
+    }
+    return src;
+}
+
+/* Pull the source of s->copy_in while the output is under the target.
+ * Returns 1 when it would take more, 0 when not pulling, or a fatal error
+ * (the session is then to be broken by the caller). */
+static int pump_run(pgw_session_t *s)
+{
+    size_t from = s->out.len;
+    size_t target = pump_target(s);
+    int rc = 0;
+    for (;;) {
+        pgw__req_t *r = s->copy_in;
+        if (!r || r->copy_state != PGW__COPY_PUMP || halted(s)) break;
+        size_t pending = s->out.len - s->out_off;
+        if (pending >= target) {
+            rc = 1;
+            break;
+        }
+        size_t n = 0;
+        int src = pull_once(s, r, target - pending, &n);
+        if (src == PGW_ECANCELED) break;
+        if (src == PGW_ENOMEM) {
+            rc = src;
+            break;
+        }
+        if (src == PGW_COPY_END) {
+            copy_done(s, r);
+        } else if (src == PGW_COPY_PAUSE || (src == PGW_COPY_MORE && n == 0)) {
+            r->copy_state = PGW__COPY_PAUSED;
+        } else if (src != PGW_COPY_MORE) {
+            copy_fail(s, r, PGW_EINVAL, "COPY abandoned: the data source returned an unknown code",
+                      FAIL_MESSAGE_MAX, true);
+        }
+    }
+    if (!halted(s)) pgw__out_appended(s, &s->out, from);
+    return rc;
+}
+
+PGW_EXTERN int pgw_session_copy_pump(pgw_session_t *s)
+{
+    if (!s) return PGW_EINVAL;
+    if (s->depth > 0) return PGW_ERECURSIVE;
+    if (s->state == PGW_SESSION_BROKEN) return s->err;
+    if (!s->copy_in || s->copy_in->copy_state != PGW__COPY_PUMP) return 0;
+    pgw__enter(s);
+    int rc = pump_run(s);
+    if (rc < 0) pgw__session_break(s, rc);
+    if (pgw__leave(s)) return PGW_ECANCELED;
+    return rc;
+}
+
+PGW_EXTERN int pgw_session_copy_resume(pgw_session_t *s)
+{
+    if (!s) return PGW_EINVAL;
+    if (!s->copy_in || s->copy_in->copy_state != PGW__COPY_PAUSED) return PGW_EBUSY;
+    s->copy_in->copy_state = PGW__COPY_PUMP;
+    if (s->cb.on_want_write) {
+        pgw__enter(s);
+        s->cb.on_want_write(s, s->ud);
+        pgw__leave(s);
+    }
+    return 0;
+}
+
+PGW_EXTERN int pgw_session_copy_wants_room(const pgw_session_t *s)
+{
+    return s && s->copy_in && s->copy_in->copy_state == PGW__COPY_PUMP &&
+           s->state == PGW_SESSION_READY;
+}
+
+void pgw__copy_terminating(pgw_session_t *s)
+{
+    pgw__req_t *r = s->copy_in;
+    if (r && (r->copy_state == PGW__COPY_PUMP || r->copy_state == PGW__COPY_PAUSED)) {
+        if (s->pump_at != SIZE_MAX) {
+            s->out.len = s->pump_at; /* the message the source is writing */
+            s->pump_at = SIZE_MAX;
+        }
+        static const char why[] = "connection closed by the client";
+        copy_fail(s, r, PGW_ECANCELED, why, sizeof why - 1, false);
+    }
+    /* Nothing queued behind a COPY is sent any more. */
+    s->copy_tx = NULL;
+    pgw_buf_reset(&s->copy_held);
+}
+
+/* ---------------------------------------------------------------- receiving */
+
+/* Record the CopyIn/OutResponse in the result and tell the caller. */
+static int begin(pgw_session_t *s, pgw__req_t *r, const pgw_msg_t *m, int dir)
+{
+    pgw_result_t *res = r->res;
+    uint16_t n = m->u.copy_response.ncols;
+    res->is_copy = true;
+    res->copy_dir = (uint8_t)dir;
+    res->copy_format = m->u.copy_response.format;
+    res->copy_ncols = n;
+    if (n) {
+        res->copy_formats = pgw__result_alloc(res, sizeof(int16_t) * n);
+        if (!res->copy_formats) return PGW_ENOMEM;
+        for (uint16_t i = 0; i < n; i++)
+            res->copy_formats[i] = pgw_copy_format(m, i);
+    }
+    if (!r->copy_start_cb) return 0;
+    pgw_copy_info_t info = {dir, res->copy_format, n, res->copy_formats};
+    int rc = r->copy_start_cb(&info, r->ud);
+    return rc < 0 ? rc : 0;
+}
+
+static int on_copy_in(pgw_session_t *s, pgw__req_t *r, const pgw_msg_t *m)
+{
+    r->copy_state = PGW__COPY_PUMP;
+    s->copy_in = r;
+    int rc = begin(s, r, m, PGW_COPY_IN);
+    if (rc == PGW_ENOMEM) return rc;
+    if (halted(s)) return 0;
+    if (rc < 0)
+        copy_fail(s, r, rc, NULL, 0, true);
+    else if (!r->copy_source)
+        copy_fail(s, r, PGW_EINVAL, "COPY FROM STDIN without a data source", FAIL_MESSAGE_MAX,
+                  true);
+    if (halted(s) || s->copy_in != r) return 0;
+    rc = pump_run(s);
+    return rc < 0 ? rc : 0;
+}
+
+static int on_copy_out(pgw_session_t *s, pgw__req_t *r, const pgw_msg_t *m)
+{
+    r->copy_state = PGW__COPY_OUT;
+    release(s, r);
+    if (halted(s)) return 0;
+    int rc = begin(s, r, m, PGW_COPY_OUT);
+    if (rc == PGW_ENOMEM) return rc;
+    if (!halted(s) && rc < 0) {
+        r->row_status = rc;
+        r->copy_state = PGW__COPY_FAILED;
+    }
+    return 0;
+}
+
+static int on_copy_data(pgw_session_t *s, pgw__req_t *r, const pgw_msg_t *m)
+{
+    pgw_view_t d = m->u.data;
+    r->res->copy_bytes += (uint64_t)d.len;
+    if (r->copy_state != PGW__COPY_OUT || !r->copy_data_cb) return 0;
+    int rc = r->copy_data_cb(d.p, (size_t)d.len, r->ud);
+    if (!halted(s) && rc < 0) {
+        r->row_status = rc;
+        r->copy_state = PGW__COPY_FAILED;
+    }
+    return 0;
+}
+
+static bool copying_out(const pgw__req_t *r)
+{
+    return r->copy_state == PGW__COPY_OUT ||
+           (r->copy_state == PGW__COPY_FAILED && r->res->copy_dir == PGW_COPY_OUT);
+}
+
+int pgw__copy_dispatch(pgw_session_t *s, pgw__req_t *r, const pgw_msg_t *m)
+{
+    bool queued = r->copy_state == PGW__COPY_QUEUED;
+    switch (m->type) {
+    case PGW_B_COPY_IN:
+        return queued ? on_copy_in(s, r, m) : PGW_EPROTO;
+    case PGW_B_COPY_OUT:
+        return queued ? on_copy_out(s, r, m) : PGW_EPROTO;
+    case PGW_B_COPY_DATA:
+        return copying_out(r) ? on_copy_data(s, r, m) : PGW_EPROTO;
+    case PGW_B_COPY_DONE:
+        return copying_out(r) ? 0 : PGW_EPROTO;
+    case PGW_B_DATA_ROW:
+        /* Not a COPY after all: rows of a described statement are kept. */
+        if (!queued || !r->res->have_desc || !r->res->ncols) return PGW_EPROTO;
+        return pgw__result_add_row(r->res, m, s->in);
+    case PGW_B_COMMAND_COMPLETE: {
+        /* The server has read our CopyDone / CopyFail before this. */
+        if (r->copy_state == PGW__COPY_PUMP || r->copy_state == PGW__COPY_PAUSED) return PGW_EPROTO;
+        int rc = pgw__result_set_tag(r->res, m);
+        return rc < 0 ? rc : pgw__req_step(s, r);
+    }
+    case PGW_B_EMPTY_QUERY:
+        if (!queued) return PGW_EPROTO;
+        r->res->complete = true;
+        return pgw__req_step(s, r);
+    default:
+        return PGW_EPROTO;
+    }
+}
+
+/* ------------------------------------------------------------ result side */
+
+PGW_EXTERN int pgw_result_copy_direction(const pgw_result_t *r)
+{
+    return r && r->is_copy ? r->copy_dir : 0;
+}
+
+PGW_EXTERN int pgw_result_copy_format(const pgw_result_t *r)
+{
+    return r && r->is_copy ? r->copy_format : -1;
+}
+
+PGW_EXTERN int pgw_result_copy_column_format(const pgw_result_t *r, size_t i)
+{
+    if (!r || !r->is_copy || i >= r->copy_ncols) return -1;
+    return r->copy_formats[i];
+}
+
+PGW_EXTERN uint64_t pgw_result_copy_bytes(const pgw_result_t *r)
+{
+    return r ? r->copy_bytes : 0;
+}
+
+/* ------------------------------------------------------- write backpressure */
+
+size_t pgw__out_backlog(const pgw_session_t *s)
+{
+    return (s->out.len - s->out_off) + s->copy_held.len + s->held.len;
+}
+
+PGW_EXTERN int pgw_session_congested(const pgw_session_t *s)
+{
+    return s && s->high_water != SIZE_MAX && pgw__out_backlog(s) >= s->high_water;
+}
+
+void pgw__drain_check(pgw_session_t *s)
+{
+    if (!s->congested || pgw__out_backlog(s) >= s->high_water / 2) return;
+    s->congested = false;
+    if (!s->on_drain || halted(s)) return;
+    pgw__enter(s);
+    s->on_drain(s, s->ud);
+    pgw__leave(s);
+}
