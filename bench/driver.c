@@ -162,16 +162,37 @@ typedef struct scenario {
 } scenario_t;
 
 static const scenario_t scenarios[] = {
-    {"connect", 400, 0, 0},        {"simple_seq", 10000, 0, 1}, {"simple_conc", 400, 0, 0},
-    {"simple_fetch", 600, 0, 1},   {"ext_seq", 10000, 0, 1},    {"ext_conc", 2000, 0, 0},
-    {"mixed_text", 600, 0, 1},     {"mixed_binary", 600, 0, 1}, {"blob_fetch", 120, 1, 1},
-    {"array_fetch", 120, 1, 1},    {"prep_seq", 300, 0, 1},     {"prep_conc", 2000, 0, 0},
-    {"unit_of_work", 2000, 0, 0},  {"copy_text", 12, 1, 0},     {"copy_binary", 12, 1, 0},
-    {"cursor", 40, 0, 1},          {"pool_simple", 300, 0, 0},  {"pool_ext", 300, 0, 0},
-    {"b_seq_1", 5000, 0, 1},       {"b_seq_100", 3000, 0, 1},   {"b_seq_500", 1500, 0, 1},
-    {"b_pipe_1", 2000, 0, 1},      {"b_pipe_100", 800, 0, 1},   {"b_pipe_500", 300, 0, 1},
-    {"c_rtt", 100, 0, 1},          {"c_speed", 1, 0, 0},        {"connect_tls", 400, 0, 0},
+    {"connect", 400, 0, 0},
+    {"simple_seq", 10000, 0, 1},
+    {"simple_conc", 400, 0, 0},
+    {"simple_fetch", 600, 0, 1},
+    {"ext_seq", 10000, 0, 1},
+    {"ext_conc", 2000, 0, 0},
+    {"mixed_text", 600, 0, 1},
+    {"mixed_binary", 600, 0, 1},
+    {"blob_fetch", 120, 1, 1},
+    {"array_fetch", 120, 1, 1},
+    {"prep_seq", 300, 0, 1},
+    {"prep_conc", 2000, 0, 0},
+    {"unit_of_work", 2000, 0, 0},
+    {"copy_text", 12, 1, 0},
+    {"copy_binary", 12, 1, 0},
+    {"cursor", 40, 0, 1},
+    {"pool_simple", 300, 0, 0},
+    {"pool_ext", 300, 0, 0},
+    {"b_seq_1", 5000, 0, 1},
+    {"b_seq_100", 3000, 0, 1},
+    {"b_seq_500", 1500, 0, 1},
+    {"b_pipe_1", 2000, 0, 1},
+    {"b_pipe_100", 800, 0, 1},
+    {"b_pipe_500", 300, 0, 1},
+    {"c_rtt", 100, 0, 1},
+    {"c_speed", 1, 0, 0},
+    {"connect_tls", 400, 0, 0},
     {"blob_fetch_tls", 120, 1, 1},
+    {"simple_fetch_buffered", 600, 0, 1},
+    {"mixed_text_buffered", 600, 0, 1},
+    {"mixed_binary_buffered", 600, 0, 1},
 };
 
 static const scenario_t *find_scenario(const char *id)
@@ -275,8 +296,24 @@ static long peak_rss_kb(void)
     return kb;
 }
 
+/* The buffered variants (simple_fetch_buffered, ...) differ from their base
+ * scenario only in how libpgwire hands the rows over; libpq and the floor
+ * do the same work for both, so they run the base scenario. */
+static const char *base_scenario(const char *scn, char *buf, size_t cap)
+{
+    static const char suffix[] = "_buffered";
+    size_t n = strlen(scn), k = sizeof suffix - 1;
+    if (n <= k || n - k >= cap || strcmp(scn + n - k, suffix) != 0) return scn;
+    memcpy(buf, scn, n - k);
+    buf[n - k] = '\0';
+    return buf;
+}
+
 static const bench_impl_t *lookup(const char *lib, const char *scn, const char **reason)
 {
+    char base[64];
+    if (strcmp(lib, "libpq") == 0 || strcmp(lib, "floor") == 0)
+        scn = base_scenario(scn, base, sizeof base);
     if (strcmp(lib, "libpq") == 0) return bench_libpq_lookup(scn, reason);
     if (strcmp(lib, "floor") == 0) return bench_floor_lookup(scn, reason);
     if (strcmp(lib, "libpgwire") == 0) return bench_pgwire_lookup(scn, reason);

@@ -50,6 +50,15 @@ int bench_pgw_fold_mixed_row(const char *who, const pgw_value_t *v, size_t i, ui
     return 0;
 }
 
+int bench_pgw_mixed_row(const pgw_row_t *row, void *ud)
+{
+    bench_pgw_mixed_t *m = ud;
+    if (row->ncols != 10) return bench_fail("%s: %u columns", m->who, (unsigned)row->ncols);
+    if (bench_pgw_fold_mixed_row(m->who, row->values, m->rows, &m->h) != 0) return -1;
+    m->rows++;
+    return 0;
+}
+
 int bench_pgw_fold_mixed(const char *who, pgw_result_t *r, size_t want, uint64_t *out)
 {
     if (pgw_result_nrows(r) != want) return bench_fail("%s: %zu rows", who, pgw_result_nrows(r));
