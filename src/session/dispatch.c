@@ -99,7 +99,7 @@ static void abort_skipped(pgw_session_t *s)
 static int ensure_res(pgw_session_t *s, pgw__req_t *r)
 {
     if (r->res) return 0;
-    r->res = r->last = pgw__result_new(s->pool);
+    r->res = r->last = pgw__result_new(s->recycler);
     return r->res ? 0 : PGW_ENOMEM;
 }
 
@@ -310,7 +310,7 @@ static int on_extended(pgw_session_t *s, pgw__req_t *r, const pgw_msg_t *m)
 
 static pgw_result_t *chain_new(pgw_session_t *s, pgw__req_t *r)
 {
-    pgw_result_t *x = pgw__result_new(s->pool);
+    pgw_result_t *x = pgw__result_new(s->recycler);
     if (!x) return NULL;
     if (r->last)
         r->last->next = x;

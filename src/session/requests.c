@@ -359,7 +359,7 @@ static int execute_known(pgw_session_t *s, pending_req_t *p, const pgw__stmt_t *
     set_expect(p->req, exp, sizeof exp);
     /* The result takes its own copy: the statement may be closed before the
      * answer arrives. */
-    pgw_result_t *res = pgw__result_new(s->pool);
+    pgw_result_t *res = pgw__result_new(s->recycler);
     if (!res) return PGW_ENOMEM;
     p->req->res = p->req->last = res;
     bool text = flags & PGW_Q_TEXT;

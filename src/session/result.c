@@ -3,7 +3,7 @@
  * chunks, command tag, server error, parameter types and timing.
  *
  * A result owns an arena (a list of blocks; the first block is kept when the
- * result is recycled through the pool) for the small things it copies: the
+ * result is recycled, see recycler.c) for the small things it copies: the
  * column descriptions with their names, the command tag, the error fields.
  * Rows are an array of nrows * ncols views that grows geometrically and is
  * reused with the result: no allocation per row or per column.
@@ -30,7 +30,7 @@ void *pgw__result_alloc(pgw_result_t *r, size_t n)
         size_t size = b ? b->size * 2 : ARENA_MIN_BLOCK;
         if (size < n) size = n;
         if (size > SIZE_MAX - hdr) return NULL;
-        pgw__arena_block_t *nb = pgw__malloc(&r->pool->alloc, hdr + size);
+        pgw__arena_block_t *nb = pgw__malloc(&r->recycler->alloc, hdr + size);
         if (!nb) return NULL;
         nb->size = size;
         nb->used = 0;
@@ -137,7 +137,7 @@ static int reserve_cells(pgw_result_t *r, size_t need)
         if (cap > SIZE_MAX / 2 / sizeof(pgw_view_t)) return PGW_ENOMEM;
         cap *= 2;
     }
-    pgw_view_t *c = pgw__realloc(&r->pool->alloc, r->cells, cap * sizeof *c);
+    pgw_view_t *c = pgw__realloc(&r->recycler->alloc, r->cells, cap * sizeof *c);
     if (!c) return PGW_ENOMEM;
     r->cells = c;
     r->cells_cap = cap;
@@ -149,7 +149,7 @@ static int ref_chunk(pgw_result_t *r, pgw__chunk_t *c)
     if (r->nchunks && r->chunks[r->nchunks - 1] == c) return 0;
     if (r->nchunks == r->chunks_cap) {
         size_t cap = r->chunks_cap ? r->chunks_cap * 2 : 4;
-        pgw__chunk_t **a = pgw__realloc(&r->pool->alloc, r->chunks, cap * sizeof *a);
+        pgw__chunk_t **a = pgw__realloc(&r->recycler->alloc, r->chunks, cap * sizeof *a);
         if (!a) return PGW_ENOMEM;
         r->chunks = a;
         r->chunks_cap = cap;

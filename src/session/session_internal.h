@@ -1,11 +1,11 @@
 /*
- * Internals of the sans-IO session: the memory pool shared by a session and
- * its results, reference-counted read chunks, result arenas, the request
+ * Internals of the sans-IO session: the recycler (the memory a session and
+ * its results reuse), reference-counted read chunks, result arenas, the request
  * FIFO and the prepared-statement table. Not installed.
  *
  * Memory picture:
  *
- *   pool (refcounted: the session + every live result)
+ *   recycler (refcounted: the session + every live result)
  *     |- allocator copy (results may outlive the session's config)
  *     |- free list of read chunks of the default size (at most 4)
  *     `- free list of recycled results (their arenas and cell arrays kept)
@@ -22,28 +22,28 @@
 
 #include <stdbool.h>
 
-/* ------------------------------------------------------------ pool, chunks */
+/* ------------------------------------------------- recycler, chunks */
 
 typedef struct pgw__chunk {
     struct pgw__chunk *next; /* free-list link */
-    struct pgw__pool *pool;
+    struct pgw__recycler *recycler;
     uint32_t refs;
     size_t cap;
     uint8_t *data; /* cap bytes, allocated with the header */
 } pgw__chunk_t;
 
-#define PGW__POOL_MAX_FREE_CHUNKS 4
+#define PGW__RECYCLE_MAX_FREE_CHUNKS 4
 /* Enough for the results of a pipeline of concurrent requests to be reused. */
-#define PGW__POOL_MAX_FREE_RESULTS 64
+#define PGW__RECYCLE_MAX_FREE_RESULTS 64
 /* A recycled result keeps at most this many cells / arena bytes, so one huge
  * result does not pin its memory forever. */
 #define PGW__RESULT_KEEP_CELLS (64u * 1024u)
 #define PGW__RESULT_KEEP_ARENA (64u * 1024u)
 
 /* At most this many oversized chunks wait for reuse (bounds the best-fit scan). */
-#define PGW__POOL_MAX_FREE_BIG 32
+#define PGW__RECYCLE_MAX_FREE_BIG 32
 
-typedef struct pgw__pool {
+typedef struct pgw__recycler {
     pgw_allocator_t alloc;
     size_t refs;
     size_t chunk_size;
@@ -54,14 +54,14 @@ typedef struct pgw__pool {
     size_t free_big_bytes, big_budget;
     struct pgw_result *free_results;
     unsigned nfree_results;
-} pgw__pool_t;
+} pgw__recycler_t;
 
-int pgw__pool_new(pgw__pool_t **out, const pgw_allocator_t *alloc, size_t chunk_size,
-                  size_t big_budget);
-void pgw__pool_ref(pgw__pool_t *p);
-void pgw__pool_unref(pgw__pool_t *p);
+int pgw__recycler_new(pgw__recycler_t **out, const pgw_allocator_t *alloc, size_t chunk_size,
+                      size_t big_budget);
+void pgw__recycler_ref(pgw__recycler_t *p);
+void pgw__recycler_unref(pgw__recycler_t *p);
 /* A chunk of at least cap bytes with one reference, or NULL. */
-pgw__chunk_t *pgw__chunk_get(pgw__pool_t *p, size_t cap);
+pgw__chunk_t *pgw__chunk_get(pgw__recycler_t *p, size_t cap);
 void pgw__chunk_ref(pgw__chunk_t *c);
 void pgw__chunk_unref(pgw__chunk_t *c);
 
@@ -74,7 +74,7 @@ typedef struct pgw__arena_block {
 } pgw__arena_block_t;
 
 struct pgw_result {
-    pgw__pool_t *pool;
+    pgw__recycler_t *recycler;
     struct pgw_result *next; /* chain of a simple query; free-list link */
     pgw__arena_block_t *arena;
 
@@ -99,7 +99,7 @@ struct pgw_result {
     uint64_t t_queued, t_first, t_done;
 };
 
-pgw_result_t *pgw__result_new(pgw__pool_t *pool);
+pgw_result_t *pgw__result_new(pgw__recycler_t *rec);
 /* Bump allocation in the result's arena (8-byte aligned), or NULL. */
 void *pgw__result_alloc(pgw_result_t *r, size_t n);
 char *pgw__result_strdup(pgw_result_t *r, const char *p, size_t n);
@@ -241,8 +241,8 @@ enum pgw__cb_mode { PGW__CB_DISABLE = 0, PGW__CB_PREFER, PGW__CB_REQUIRE };
 struct pgw__scram;
 
 struct pgw_session {
-    pgw__pool_t *pool;
-    const pgw_allocator_t *alloc; /* &pool->alloc */
+    pgw__recycler_t *recycler;
+    const pgw_allocator_t *alloc; /* &recycler->alloc */
     pgw_session_callbacks_t cb;
     void *ud;
     pgw_session_state_t state;
