@@ -4,11 +4,13 @@
  * recycled results (not a pool of connections). A session reads into chunks; a
  * buffered result keeps references to the chunks holding its DataRows, so
  * rows are never copied. When the last reference to a chunk goes, the chunk
- * returns to a free list: default-size chunks to a short one, larger chunks
- * (each sized for one big message) to a best-fit list bounded in bytes, so
- * a steady stream of large rows reuses memory that is already mapped
- * instead of faulting fresh pages in on every query. Past those bounds a
- * chunk goes back to the allocator.
+ * returns to a free list: default-size chunks to a LIFO list, larger chunks
+ * (each sized for one big message) to a best-fit list. Four default-size
+ * chunks are always kept; past those, chunks of both kinds are kept within
+ * one byte budget (chunk_cache_bytes), so a steady stream of large rows, or
+ * of buffered results that span many chunks, reuses memory that is already
+ * mapped instead of faulting fresh pages in on every query. Past those
+ * bounds a chunk goes back to the allocator.
  *
  * The recycler itself is reference-counted because results may outlive the
  * session: it is freed when the session and its last result are gone.
@@ -77,7 +79,7 @@ static pgw__chunk_t *take_big(pgw__recycler_t *p, size_t cap)
     pgw__chunk_t *c = *best;
     *best = c->next;
     p->nfree_big--;
-    p->free_big_bytes -= c->cap;
+    p->free_bytes -= c->cap;
     return c;
 }
 
@@ -88,6 +90,7 @@ pgw__chunk_t *pgw__chunk_get(pgw__recycler_t *p, size_t cap)
         c = p->free_chunks;
         p->free_chunks = c->next;
         p->nfree_chunks--;
+        p->free_bytes -= c->cap;
     } else if (cap > p->chunk_size) {
         c = take_big(p, cap);
     }
@@ -110,22 +113,30 @@ void pgw__chunk_ref(pgw__chunk_t *c)
     c->refs++;
 }
 
+/* Is there room in the budget for keeping cap more bytes of chunks? */
+static bool budget_fits(const pgw__recycler_t *p, size_t cap)
+{
+    return p->free_bytes <= p->big_budget && cap <= p->big_budget - p->free_bytes;
+}
+
 void pgw__chunk_unref(pgw__chunk_t *c)
 {
     if (--c->refs > 0) return;
     pgw__recycler_t *p = c->recycler;
-    if (c->cap == p->chunk_size && p->nfree_chunks < PGW__RECYCLE_MAX_FREE_CHUNKS) {
+    if (c->cap == p->chunk_size &&
+        (p->nfree_chunks < PGW__RECYCLE_MAX_FREE_CHUNKS || budget_fits(p, c->cap))) {
         c->next = p->free_chunks;
         p->free_chunks = c;
         p->nfree_chunks++;
+        p->free_bytes += c->cap;
         return;
     }
     if (c->cap > p->chunk_size && p->nfree_big < PGW__RECYCLE_MAX_FREE_BIG &&
-        c->cap <= p->big_budget - p->free_big_bytes) {
+        budget_fits(p, c->cap)) {
         c->next = p->free_big;
         p->free_big = c;
         p->nfree_big++;
-        p->free_big_bytes += c->cap;
+        p->free_bytes += c->cap;
         return;
     }
     pgw__free(&p->alloc, c);
@@ -175,12 +186,12 @@ static void result_reset(pgw_result_t *r)
             r->arena = NULL;
         }
     }
-    if (r->cells_cap > PGW__RESULT_KEEP_CELLS) {
+    if (r->cells_cap > PGW__RESULT_KEEP_CELL_BYTES / sizeof *r->cells) {
         pgw__free(&p->alloc, r->cells);
         r->cells = NULL;
         r->cells_cap = 0;
     }
-    pgw_view_t *cells = r->cells;
+    pgw_value_t *cells = r->cells;
     size_t cells_cap = r->cells_cap;
     pgw__chunk_t **chunks = r->chunks;
     size_t chunks_cap = r->chunks_cap;

@@ -7,7 +7,9 @@
  *
  *   recycler (refcounted: the session + every live result)
  *     |- allocator copy (results may outlive the session's config)
- *     |- free list of read chunks of the default size (at most 4)
+ *     |- free list of read chunks of the default size (4, more within
+ *     |  chunk_cache_bytes: a buffered result spanning many chunks reuses them)
+ *     |- free list of larger chunks (within chunk_cache_bytes)
  *     `- free list of recycled results (their arenas and cell arrays kept)
  *
  *   chunk (refcounted: the session while it reads into it + every result
@@ -32,13 +34,14 @@ typedef struct pgw__chunk {
     uint8_t *data; /* cap bytes, allocated with the header */
 } pgw__chunk_t;
 
+/* Default-size chunks always kept for reuse (more within the budget). */
 #define PGW__RECYCLE_MAX_FREE_CHUNKS 4
 /* Enough for the results of a pipeline of concurrent requests to be reused. */
 #define PGW__RECYCLE_MAX_FREE_RESULTS 64
-/* A recycled result keeps at most this many cells / arena bytes, so one huge
- * result does not pin its memory forever. */
-#define PGW__RESULT_KEEP_CELLS (64u * 1024u)
-#define PGW__RESULT_KEEP_ARENA (64u * 1024u)
+/* A recycled result keeps at most this many bytes of cells / of arena, so
+ * one huge result does not pin its memory forever. */
+#define PGW__RESULT_KEEP_CELL_BYTES (1024u * 1024u)
+#define PGW__RESULT_KEEP_ARENA      (64u * 1024u)
 
 /* At most this many oversized chunks wait for reuse (bounds the best-fit scan). */
 #define PGW__RECYCLE_MAX_FREE_BIG 32
@@ -49,9 +52,11 @@ typedef struct pgw__recycler {
     size_t chunk_size;
     pgw__chunk_t *free_chunks; /* default-size chunks */
     unsigned nfree_chunks;
-    pgw__chunk_t *free_big; /* larger chunks, kept within big_budget bytes */
+    pgw__chunk_t *free_big; /* larger chunks */
     unsigned nfree_big;
-    size_t free_big_bytes, big_budget;
+    /* Bytes of every kept chunk; past the first PGW__RECYCLE_MAX_FREE_CHUNKS
+     * default-size ones, chunks are kept only within big_budget. */
+    size_t free_bytes, big_budget;
     struct pgw_result *free_results;
     unsigned nfree_results;
 } pgw__recycler_t;
@@ -85,7 +90,7 @@ struct pgw_result {
     uint32_t *param_oids;
     uint16_t nparams;
 
-    pgw_view_t *cells; /* nrows * ncols views into chunks */
+    pgw_value_t *cells; /* nrows * ncols values (views into chunks) */
     size_t cells_cap;
     size_t nrows;
     pgw__chunk_t **chunks; /* chunks referenced by the cells */
@@ -114,6 +119,11 @@ int pgw__result_set_params_msg(pgw_result_t *r, const pgw_msg_t *m);
 /* Append DataRow m, whose bytes live in chunk c. Returns 0, PGW_EPROTO or
  * PGW_ENOMEM. */
 int pgw__result_add_row(pgw_result_t *r, const pgw_msg_t *m, pgw__chunk_t *c);
+/* The n values of DataRow m into out, each with the format and type of its
+ * column in fields: what a row callback and a buffered result hand out.
+ * Returns 0 or PGW_EPROTO (not n columns, or lengths that do not add up). */
+int pgw__row_values(const pgw_msg_t *m, const pgw_field_desc_t *fields, uint16_t n,
+                    pgw_value_t *out);
 int pgw__result_set_tag(pgw_result_t *r, const pgw_msg_t *m);
 /* Copy ErrorResponse m into r. */
 int pgw__result_set_error(pgw_result_t *r, const pgw_msg_t *m);
