@@ -5,7 +5,7 @@
  *                    --scenario ID [--scale S] [--list]
  *
  * Measurement, the same for every library because it lives in this process
- * and not in any library:
+ * and not in any library (allocations and socket bytes: interpose.c):
  *  - latency: clock_gettime(CLOCK_MONOTONIC) around every timed operation;
  *  - CPU: getrusage(RUSAGE_SELF) user+sys over the timed loop only;
  *  - allocations: malloc/calloc/realloc/posix_memalign/aligned_alloc/memalign
@@ -13,7 +13,7 @@
  *    all call them) and forwarded to glibc's __libc_* entry points; they are
  *    counted only while the timed loop runs;
  *  - network bytes: read/recv/recvmsg/readv and write/send/sendmsg/writev
- *    are defined here too and forwarded as raw system calls;
+ *    are defined in this executable too and forwarded as raw system calls;
  *    bytes moved on sockets (fstat S_ISSOCK, cached per descriptor) are
  *    summed while the timed loop runs;
  *  - peak RSS: VmHWM at the end (the process's whole life).
@@ -23,135 +23,13 @@
 #define _GNU_SOURCE
 #include "bench.h"
 
-#include <errno.h>
-#include <malloc.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/syscall.h>
-#include <sys/uio.h>
 #include <time.h>
-#include <unistd.h>
-
-/* ---- allocation counting ------------------------------------------------ */
-extern void *__libc_malloc(size_t);
-extern void *__libc_calloc(size_t, size_t);
-extern void *__libc_realloc(void *, size_t);
-extern void __libc_free(void *);
-extern void *__libc_memalign(size_t, size_t);
-
-static volatile int counting;
-static uint64_t n_allocs, alloc_bytes, net_in, net_out;
-
-static inline void count_alloc(size_t n)
-{
-    if (counting) {
-        __atomic_fetch_add(&n_allocs, 1, __ATOMIC_RELAXED);
-        __atomic_fetch_add(&alloc_bytes, n, __ATOMIC_RELAXED);
-    }
-}
-
-void *malloc(size_t n)
-{
-    count_alloc(n);
-    return __libc_malloc(n);
-}
-void *calloc(size_t a, size_t b)
-{
-    count_alloc(a * b);
-    return __libc_calloc(a, b);
-}
-void *realloc(void *p, size_t n)
-{
-    count_alloc(n);
-    return __libc_realloc(p, n);
-}
-void free(void *p)
-{
-    __libc_free(p);
-}
-void *memalign(size_t al, size_t n)
-{
-    count_alloc(n);
-    return __libc_memalign(al, n);
-}
-void *aligned_alloc(size_t al, size_t n)
-{
-    count_alloc(n);
-    return __libc_memalign(al, n);
-}
-int posix_memalign(void **out, size_t al, size_t n)
-{
-    count_alloc(n);
-    void *p = __libc_memalign(al, n);
-    if (!p) return ENOMEM;
-    *out = p;
-    return 0;
-}
-
-/* ---- socket byte counting ------------------------------------------------ */
-#define FD_CACHE 4096
-static signed char fd_kind[FD_CACHE]; /* 0 unknown, 1 socket, -1 other */
-
-static int is_socket(int fd)
-{
-    struct stat st;
-    if (fd < 0) return 0;
-    if (fd < FD_CACHE && fd_kind[fd]) return fd_kind[fd] > 0;
-    int sock = fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode);
-    if (fd < FD_CACHE) fd_kind[fd] = sock ? 1 : -1;
-    return sock;
-}
-
-static inline ssize_t count_io(int fd, ssize_t r, uint64_t *ctr)
-{
-    if (r > 0 && counting && is_socket(fd)) __atomic_fetch_add(ctr, (uint64_t)r, __ATOMIC_RELAXED);
-    return r;
-}
-
-/* Raw system calls set errno through syscall(), as the wrappers would. */
-ssize_t read(int fd, void *b, size_t n)
-{
-    return count_io(fd, syscall(SYS_read, fd, b, n), &net_in);
-}
-ssize_t write(int fd, const void *b, size_t n)
-{
-    return count_io(fd, syscall(SYS_write, fd, b, n), &net_out);
-}
-ssize_t readv(int fd, const struct iovec *v, int n)
-{
-    return count_io(fd, syscall(SYS_readv, fd, v, n), &net_in);
-}
-ssize_t writev(int fd, const struct iovec *v, int n)
-{
-    return count_io(fd, syscall(SYS_writev, fd, v, n), &net_out);
-}
-ssize_t recv(int fd, void *b, size_t n, int fl)
-{
-    return count_io(fd, syscall(SYS_recvfrom, fd, b, n, fl, NULL, NULL), &net_in);
-}
-ssize_t recvmsg(int fd, struct msghdr *m, int fl)
-{
-    return count_io(fd, syscall(SYS_recvmsg, fd, m, fl), &net_in);
-}
-ssize_t send(int fd, const void *b, size_t n, int fl)
-{
-    return count_io(fd, syscall(SYS_sendto, fd, b, n, fl, NULL, 0), &net_out);
-}
-ssize_t sendmsg(int fd, const struct msghdr *m, int fl)
-{
-    return count_io(fd, syscall(SYS_sendmsg, fd, m, fl), &net_out);
-}
-int close(int fd)
-{
-    if (fd >= 0 && fd < FD_CACHE) fd_kind[fd] = 0; /* the number may come back as something else */
-    return (int)syscall(SYS_close, fd);
-}
 
 /* ---- the scenario table -------------------------------------------------- */
 typedef struct scenario {
@@ -343,18 +221,18 @@ static int run_suite_c(const char *lib, const bench_env_t *env)
     double ms[32];
     void *st = impl->setup(env);
     if (!st) return emit_status(lib, "c_speed", "failed", bench_failure());
-    counting = 1;
+    bench_count_start();
     for (int i = 0; i < ntests; i++) {
         uint64_t t0 = now_ns();
         if (impl->run(st, &tests[i]) != 0) {
-            counting = 0;
+            bench_count_stop();
             char msg[700];
             snprintf(msg, sizeof msg, "%s: %s", tests[i].name, bench_failure());
             return emit_status(lib, "c_speed", "failed", msg);
         }
         ms[i] = (double)(now_ns() - t0) / 1e6;
     }
-    counting = 0;
+    bench_count_stop();
     impl->teardown(st);
     emit_head(lib, "c_speed", "ok");
     printf(",\"tests\":[");
@@ -408,17 +286,17 @@ static int run_scenario(const char *lib, const scenario_t *sc, const bench_env_t
     int done = 0;
     uint64_t cap_ns = (uint64_t)(cap_s * 1e9);
     uint64_t start = now_ns(), cpu0 = cpu_ns();
-    counting = 1;
+    bench_count_start();
     for (; done < iters; done++) {
         uint64_t t0 = now_ns();
         int rc = impl->op(st, &sum);
         uint64_t t1 = now_ns();
         if (rc != 0) {
-            counting = 0;
+            bench_count_stop();
             return emit_status(lib, sc->id, "failed", bench_failure());
         }
         if (sc->stable && sum != ref) {
-            counting = 0;
+            bench_count_stop();
             return emit_status(lib, sc->id, "failed", "checksum changed between calls");
         }
         samples[done] = t1 - t0;
@@ -427,9 +305,10 @@ static int run_scenario(const char *lib, const scenario_t *sc, const bench_env_t
             break;
         }
     }
-    counting = 0;
+    bench_count_stop();
     uint64_t cpu = cpu_ns() - cpu0, wall = now_ns() - start;
-    uint64_t allocs = n_allocs, abytes = alloc_bytes, nin = net_in, nout = net_out;
+    bench_counts_t n = bench_counts();
+    uint64_t allocs = n.allocs, abytes = n.alloc_bytes, nin = n.net_in, nout = n.net_out;
     impl->teardown(st);
 
     emit_head(lib, sc->id, "ok");

@@ -305,12 +305,13 @@ static int mixed_binary_op(void *st, uint64_t *sum)
     return mixed_op(st, 0, sum);
 }
 
-/* The buffered variants: the whole result first, then every cell through
- * the result's accessors (pgw_result_value + pgw_get_*), as a program that
- * keeps its rows does. */
+/* The buffered variants: the whole result first, then row by row through
+ * pgw_result_row (the row view a row callback gets, kept by the result) and
+ * the typed getters, as a program that keeps its rows does. The blocking
+ * driver reads the same results cell by cell (pgw_result_value). */
 static int check_mixed(call_t *k, pgw_result_t *r)
 {
-    return bench_pgw_fold_mixed(WHO, r, (size_t)bench_sz.fetch_rows, &k->s->h);
+    return bench_pgw_fold_mixed_rows(WHO, r, (size_t)bench_sz.fetch_rows, &k->s->h);
 }
 
 static int simple_fetch_buffered_op(void *st, uint64_t *sum)
@@ -593,14 +594,14 @@ static const struct {
       "pgw_conn_simple_query_rows: rows decoded as they arrive, typed getters"}},
     {"simple_fetch_buffered",
      {plain_setup, simple_fetch_buffered_op, teardown,
-      "pgw_conn_simple_query: buffered result, pgw_result_value + typed getters per cell"}},
+      "pgw_conn_simple_query: buffered result, pgw_result_row + typed getters per row"}},
     {"mixed_text_buffered",
      {plain_setup, mixed_text_buffered_op, teardown,
-      "pgw_conn_query_flags(PGW_Q_TEXT): buffered result, pgw_result_value + typed getters per "
-      "cell"}},
+      "pgw_conn_query_flags(PGW_Q_TEXT): buffered result, pgw_result_row + typed getters per "
+      "row"}},
     {"mixed_binary_buffered",
      {plain_setup, mixed_binary_buffered_op, teardown,
-      "pgw_conn_query: buffered result, pgw_result_value + typed getters per cell"}},
+      "pgw_conn_query: buffered result, pgw_result_row + typed getters per row"}},
     {"ext_seq", {plain_setup, ext_seq_op, teardown, "pgw_conn_query, binary"}},
     {"ext_conc", {plain_setup, ext_conc_op, teardown, NOTE_ASYNC}},
     {"mixed_text",

@@ -75,6 +75,20 @@ int bench_pgw_fold_mixed(const char *who, pgw_result_t *r, size_t want, uint64_t
     return 0;
 }
 
+int bench_pgw_fold_mixed_rows(const char *who, pgw_result_t *r, size_t want, uint64_t *out)
+{
+    if (pgw_result_nrows(r) != want) return bench_fail("%s: %zu rows", who, pgw_result_nrows(r));
+    if (pgw_result_ncols(r) != 10) return bench_fail("%s: %zu columns", who, pgw_result_ncols(r));
+    uint64_t h = 0;
+    for (size_t i = 0; i < want; i++) {
+        pgw_row_t row;
+        if (pgw_result_row(r, i, &row) != 0) return bench_fail("%s: no mixed row %zu", who, i);
+        if (bench_pgw_fold_mixed_row(who, row.values, i, &h) != 0) return -1;
+    }
+    *out = h;
+    return 0;
+}
+
 int bench_pgw_fold_blob(const char *who, pgw_result_t *r, uint64_t *out)
 {
     uint64_t h = 0;

@@ -32,6 +32,10 @@ int bench_pgw_mixed_row(const pgw_row_t *row, void *ud);
  * into *out (the same fold, row by row). */
 int bench_pgw_fold_mixed(const char *who, pgw_result_t *r, size_t want, uint64_t *out);
 
+/* The same through pgw_result_row: each row's values as stored, no copy
+ * per cell. */
+int bench_pgw_fold_mixed_rows(const char *who, pgw_result_t *r, size_t want, uint64_t *out);
+
 /* bench_sz.blob_rows rows of SQL_BLOB, bytes spot-checked, folded into *out. */
 int bench_pgw_fold_blob(const char *who, pgw_result_t *r, uint64_t *out);
 

@@ -54,9 +54,10 @@ CHECKSUM_GROUP = {sid: "mixed" for sid in ("simple_fetch", "mixed_text", "mixed_
                                             "simple_fetch_buffered", "mixed_text_buffered",
                                             "mixed_binary_buffered")}
 BUFFERED_NOTE = (
-    " **Buffered**: libpgwire keeps the whole result (pgw_result_t) and only then reads every "
-    "cell through pgw_result_value and the typed getters, as a program that keeps its rows "
-    "does; the row above streams them instead. libpq and the floor do the same work in both "
+    " **Buffered**: libpgwire keeps the whole result (pgw_result_t) and only then reads it, as "
+    "a program that keeps its rows does: the async driver row by row (pgw_result_row), the "
+    "blocking one cell by cell (pgw_result_value), both through the typed getters; the "
+    "scenario above streams the rows instead. libpq and the floor do the same work in both "
     "rows (their measurements are separate runs of the same code).")
 
 # (id, group, title, description) in seed 000's order.
