@@ -240,20 +240,16 @@ static int simple_conc_op(void *st, uint64_t *sum)
 /* ---- mixed rows --------------------------------------------------------------- */
 /* The decode scenarios stream: each row is decoded from the read buffer as
  * it arrives (pgw_conn_query_rows), overlapping decoding with the server's
- * sending, with no result kept. The work is the same fold, row by row. */
+ * sending, with no result kept. The work is the same fold, row by row. Their
+ * *_buffered variants (below) keep the whole result first. */
 typedef struct mixed_stream {
+    bench_pgw_mixed_t fold;
     pgs_t *s;
-    size_t rows;
-    uint64_t h;
 } mixed_stream_t;
 
 static int on_mixed_row(const pgw_row_t *row, void *ud)
 {
-    mixed_stream_t *m = ud;
-    if (row->ncols != 10) return bench_fail("%s: %u columns", WHO, (unsigned)row->ncols), -1;
-    if (bench_pgw_fold_mixed_row(WHO, row->values, m->rows, &m->h) != 0) return -1;
-    m->rows++;
-    return 0;
+    return bench_pgw_mixed_row(row, &((mixed_stream_t *)ud)->fold);
 }
 
 static void on_mixed_done(int status, pgw_result_t *res, void *ud)
@@ -264,9 +260,9 @@ static void on_mixed_done(int status, pgw_result_t *res, void *ud)
     if (status != 0) {
         s->failed = 1;
         bench_fail("%s mixed: %s", WHO, pgw_strerror(status));
-    } else if (m->rows != (size_t)bench_sz.fetch_rows) {
+    } else if (m->fold.rows != (size_t)bench_sz.fetch_rows) {
         s->failed = 1;
-        bench_fail("%s mixed: %zu rows", WHO, m->rows);
+        bench_fail("%s mixed: %zu rows", WHO, m->fold.rows);
     }
     pgw_result_free(res);
 }
@@ -274,7 +270,7 @@ static void on_mixed_done(int status, pgw_result_t *res, void *ud)
 static int simple_fetch_op(void *st, uint64_t *sum)
 {
     pgs_t *s = st;
-    mixed_stream_t m = {s, 0, 0};
+    mixed_stream_t m = {{WHO, 0, 0}, s};
     s->pending++;
     int rc = pgw_conn_simple_query_rows(s->c, SQL_SIMPLE_FETCH, on_mixed_row, on_mixed_done, &m);
     if (rc != 0) {
@@ -282,13 +278,13 @@ static int simple_fetch_op(void *st, uint64_t *sum)
         return conn_fail(s, "simple_query_rows", rc);
     }
     run_until_done(s);
-    *sum = m.h;
+    *sum = m.fold.h;
     return s->failed ? -1 : 0;
 }
 
 static int mixed_op(pgs_t *s, unsigned flags, uint64_t *sum)
 {
-    mixed_stream_t m = {s, 0, 0};
+    mixed_stream_t m = {{WHO, 0, 0}, s};
     pgw_param_t p[] = {pgw_int4(bench_sz.fetch_rows)};
     s->pending++;
     int rc = pgw_conn_query_rows(s->c, SQL_MIXED, p, 1, flags, on_mixed_row, on_mixed_done, &m);
@@ -297,7 +293,7 @@ static int mixed_op(pgs_t *s, unsigned flags, uint64_t *sum)
         return conn_fail(s, "query_rows", rc);
     }
     run_until_done(s);
-    *sum = m.h;
+    *sum = m.fold.h;
     return s->failed ? -1 : 0;
 }
 static int mixed_text_op(void *st, uint64_t *sum)
@@ -307,6 +303,45 @@ static int mixed_text_op(void *st, uint64_t *sum)
 static int mixed_binary_op(void *st, uint64_t *sum)
 {
     return mixed_op(st, 0, sum);
+}
+
+/* The buffered variants: the whole result first, then row by row through
+ * pgw_result_row (the row view a row callback gets, kept by the result) and
+ * the typed getters, as a program that keeps its rows does. The blocking
+ * driver reads the same results cell by cell (pgw_result_value). */
+static int check_mixed(call_t *k, pgw_result_t *r)
+{
+    return bench_pgw_fold_mixed_rows(WHO, r, (size_t)bench_sz.fetch_rows, &k->s->h);
+}
+
+static int simple_fetch_buffered_op(void *st, uint64_t *sum)
+{
+    pgs_t *s = st;
+    call_t k = {s, 0, check_mixed};
+    s->pending++;
+    if (issue_done(s, pgw_conn_simple_query(s->c, SQL_SIMPLE_FETCH, on_result, &k))) return -1;
+    run_until_done(s);
+    *sum = s->h;
+    return s->failed ? -1 : 0;
+}
+
+static int mixed_buffered_op(pgs_t *s, unsigned flags, uint64_t *sum)
+{
+    call_t k = {s, 0, check_mixed};
+    pgw_param_t p[] = {pgw_int4(bench_sz.fetch_rows)};
+    s->pending++;
+    if (issue_done(s, pgw_conn_query_flags(s->c, SQL_MIXED, p, 1, flags, on_result, &k))) return -1;
+    run_until_done(s);
+    *sum = s->h;
+    return s->failed ? -1 : 0;
+}
+static int mixed_text_buffered_op(void *st, uint64_t *sum)
+{
+    return mixed_buffered_op(st, PGW_Q_TEXT, sum);
+}
+static int mixed_binary_buffered_op(void *st, uint64_t *sum)
+{
+    return mixed_buffered_op(st, 0, sum);
 }
 
 /* ---- Extended Query ------------------------------------------------------------ */
@@ -557,6 +592,16 @@ static const struct {
     {"simple_fetch",
      {plain_setup, simple_fetch_op, teardown,
       "pgw_conn_simple_query_rows: rows decoded as they arrive, typed getters"}},
+    {"simple_fetch_buffered",
+     {plain_setup, simple_fetch_buffered_op, teardown,
+      "pgw_conn_simple_query: buffered result, pgw_result_row + typed getters per row"}},
+    {"mixed_text_buffered",
+     {plain_setup, mixed_text_buffered_op, teardown,
+      "pgw_conn_query_flags(PGW_Q_TEXT): buffered result, pgw_result_row + typed getters per "
+      "row"}},
+    {"mixed_binary_buffered",
+     {plain_setup, mixed_binary_buffered_op, teardown,
+      "pgw_conn_query: buffered result, pgw_result_row + typed getters per row"}},
     {"ext_seq", {plain_setup, ext_seq_op, teardown, "pgw_conn_query, binary"}},
     {"ext_conc", {plain_setup, ext_conc_op, teardown, NOTE_ASYNC}},
     {"mixed_text",

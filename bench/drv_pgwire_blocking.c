@@ -6,7 +6,9 @@
  * suite C's autocommit tests. Binary results (the library's default), every
  * value decoded through the library's typed accessors, checked and folded
  * by the functions the asynchronous driver (drv_pgwire.c) uses too
- * (pgwire_checks.c), so the checksums agree.
+ * (pgwire_checks.c), so the checksums agree. The mixed-row scenarios stream
+ * (pgw_client_query_rows); their *_buffered variants keep the whole result
+ * and read it cell by cell.
  *
  * Not applicable, reported as "unsupported": the concurrent scenarios that
  * pgw_client_batch cannot express (it queues unnamed-statement extended
@@ -151,30 +153,20 @@ static int simple_seq_op(void *st, uint64_t *sum)
 }
 
 /* ---- mixed rows ---------------------------------------------------------------- */
-/* Check the row count, fold the rows into *sum, free r. */
-static int finish_mixed(pgw_result_t *r, uint64_t *sum)
-{
-    int rc = bench_pgw_fold_mixed(WHO, r, (size_t)bench_sz.fetch_rows, sum);
-    pgw_result_free(r);
-    return rc;
-}
-
-static int simple_fetch_op(void *st, uint64_t *sum)
-{
-    bls_t *s = st;
-    pgw_result_t *r;
-    int rc = pgw_client_exec(s->c, SQL_SIMPLE_FETCH, &r);
-    if (rc != 0) return call_fail("exec", rc, r);
-    return finish_mixed(r, sum);
-}
-
+/* Streamed (pgw_client_query_rows): each row decoded from the read buffer as
+ * it arrives, no result kept. Buffered (the *_buffered scenarios): the whole
+ * result, then every cell through pgw_result_value + the typed getters. */
 static int mixed_op(bls_t *s, unsigned flags, uint64_t *sum)
 {
-    pgw_result_t *r;
+    bench_pgw_mixed_t m = {WHO, 0, 0};
+    pgw_result_t *r = NULL;
     pgw_param_t p[] = {pgw_int4(bench_sz.fetch_rows)};
-    int rc = pgw_client_query_flags(s->c, SQL_MIXED, p, 1, flags, &r);
-    if (rc != 0) return call_fail("query", rc, r);
-    return finish_mixed(r, sum);
+    int rc = pgw_client_query_rows(s->c, SQL_MIXED, p, 1, flags, bench_pgw_mixed_row, &m, &r);
+    if (rc != 0) return call_fail("query_rows", rc, r);
+    pgw_result_free(r);
+    if (m.rows != (size_t)bench_sz.fetch_rows) return bench_fail("%s mixed: %zu rows", WHO, m.rows);
+    *sum = m.h;
+    return 0;
 }
 static int mixed_text_op(void *st, uint64_t *sum)
 {
@@ -183,6 +175,40 @@ static int mixed_text_op(void *st, uint64_t *sum)
 static int mixed_binary_op(void *st, uint64_t *sum)
 {
     return mixed_op(st, 0, sum);
+}
+
+/* Check the row count, fold the rows into *sum, free r. */
+static int finish_mixed(pgw_result_t *r, uint64_t *sum)
+{
+    int rc = bench_pgw_fold_mixed(WHO, r, (size_t)bench_sz.fetch_rows, sum);
+    pgw_result_free(r);
+    return rc;
+}
+
+static int simple_fetch_buffered_op(void *st, uint64_t *sum)
+{
+    bls_t *s = st;
+    pgw_result_t *r;
+    int rc = pgw_client_exec(s->c, SQL_SIMPLE_FETCH, &r);
+    if (rc != 0) return call_fail("exec", rc, r);
+    return finish_mixed(r, sum);
+}
+
+static int mixed_buffered_op(bls_t *s, unsigned flags, uint64_t *sum)
+{
+    pgw_result_t *r;
+    pgw_param_t p[] = {pgw_int4(bench_sz.fetch_rows)};
+    int rc = pgw_client_query_flags(s->c, SQL_MIXED, p, 1, flags, &r);
+    if (rc != 0) return call_fail("query", rc, r);
+    return finish_mixed(r, sum);
+}
+static int mixed_text_buffered_op(void *st, uint64_t *sum)
+{
+    return mixed_buffered_op(st, PGW_Q_TEXT, sum);
+}
+static int mixed_binary_buffered_op(void *st, uint64_t *sum)
+{
+    return mixed_buffered_op(st, 0, sum);
 }
 
 /* ---- Extended Query ------------------------------------------------------------ */
@@ -455,14 +481,26 @@ static const struct {
     {"connect",
      {connect_setup, connect_op, teardown, "pgw_client_connect over TCP + pgw_client_close"}},
     {"simple_seq", {plain_setup, simple_seq_op, teardown, "pgw_client_exec"}},
-    {"simple_fetch", {plain_setup, simple_fetch_op, teardown, "pgw_client_exec, typed accessors"}},
+    {"simple_fetch_buffered",
+     {plain_setup, simple_fetch_buffered_op, teardown,
+      "pgw_client_exec: buffered result, pgw_result_value + typed getters per cell"}},
     {"ext_seq", {plain_setup, ext_seq_op, teardown, "pgw_client_query, binary"}},
     {"ext_conc",
      {plain_setup, ext_conc_op, teardown,
       "one pgw_client_batch of 50 queries with PGW_BATCH_SYNC_EACH (a Sync after each)"}},
     {"mixed_text",
-     {plain_setup, mixed_text_op, teardown, "pgw_client_query_flags(PGW_Q_TEXT), typed accessors"}},
-    {"mixed_binary", {plain_setup, mixed_binary_op, teardown, "pgw_client_query, typed accessors"}},
+     {plain_setup, mixed_text_op, teardown,
+      "pgw_client_query_rows(PGW_Q_TEXT): rows decoded as they arrive, typed getters"}},
+    {"mixed_binary",
+     {plain_setup, mixed_binary_op, teardown,
+      "pgw_client_query_rows: rows decoded as they arrive, typed getters"}},
+    {"mixed_text_buffered",
+     {plain_setup, mixed_text_buffered_op, teardown,
+      "pgw_client_query_flags(PGW_Q_TEXT): buffered result, pgw_result_value + typed getters "
+      "per cell"}},
+    {"mixed_binary_buffered",
+     {plain_setup, mixed_binary_buffered_op, teardown,
+      "pgw_client_query: buffered result, pgw_result_value + typed getters per cell"}},
     {"blob_fetch", {plain_setup, blob_op, teardown, "pgw_client_query, bytea views"}},
     {"connect_tls",
      {connect_setup, connect_tls_op, teardown,
@@ -490,6 +528,8 @@ static const struct {
     const char *reason;
 } not_applicable[] = {
     {"simple_conc", NA_SIMPLE},
+    {"simple_fetch", "not applicable: the blocking API streams rows of extended queries only "
+                     "(pgw_client_query_rows); see Simple Query Fetch (buffered)"},
 };
 
 const bench_impl_t *bench_pgwire_blocking_lookup(const char *scenario, const char **reason)
