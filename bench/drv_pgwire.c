@@ -272,7 +272,9 @@ static int simple_fetch_op(void *st, uint64_t *sum)
     pgs_t *s = st;
     mixed_stream_t m = {{WHO, 0, 0}, s};
     s->pending++;
-    int rc = pgw_conn_simple_query_rows(s->c, SQL_SIMPLE_FETCH, on_mixed_row, on_mixed_done, &m);
+    pgw_request_t q = PGW_SIMPLE(SQL_SIMPLE_FETCH, on_mixed_done, &m);
+    q.on_row = on_mixed_row;
+    int rc = pgw_conn_submit(s->c, &q);
     if (rc != 0) {
         s->pending--;
         return conn_fail(s, "simple_query_rows", rc);
@@ -287,7 +289,10 @@ static int mixed_op(pgs_t *s, unsigned flags, uint64_t *sum)
     mixed_stream_t m = {{WHO, 0, 0}, s};
     pgw_param_t p[] = {pgw_int4(bench_sz.fetch_rows)};
     s->pending++;
-    int rc = pgw_conn_query_rows(s->c, SQL_MIXED, p, 1, flags, on_mixed_row, on_mixed_done, &m);
+    pgw_request_t q = PGW_QUERY(SQL_MIXED, p, 1, on_mixed_done, &m);
+    q.flags = flags;
+    q.on_row = on_mixed_row;
+    int rc = pgw_conn_submit(s->c, &q);
     if (rc != 0) {
         s->pending--;
         return conn_fail(s, "query_rows", rc);
@@ -330,7 +335,9 @@ static int mixed_buffered_op(pgs_t *s, unsigned flags, uint64_t *sum)
     call_t k = {s, 0, check_mixed};
     pgw_param_t p[] = {pgw_int4(bench_sz.fetch_rows)};
     s->pending++;
-    if (issue_done(s, pgw_conn_query_flags(s->c, SQL_MIXED, p, 1, flags, on_result, &k))) return -1;
+    pgw_request_t q = PGW_QUERY(SQL_MIXED, p, 1, on_result, &k);
+    q.flags = flags;
+    if (issue_done(s, pgw_conn_submit(s->c, &q))) return -1;
     run_until_done(s);
     *sum = s->h;
     return s->failed ? -1 : 0;
@@ -438,7 +445,7 @@ static int prep_seq_op(void *st, uint64_t *sum)
         call_t k = {s, i + 1, check_prep};
         pgw_param_t p[] = {pgw_int4(i + 1)};
         s->pending++;
-        if (issue_done(s, pgw_conn_execute(s->c, "bench_prep", p, 1, 0, on_result, &k))) return -1;
+        if (issue_done(s, pgw_conn_execute(s->c, "bench_prep", p, 1, on_result, &k))) return -1;
         run_until_done(s);
         if (s->failed) return -1;
     }
@@ -456,8 +463,7 @@ static int prep_conc_op(void *st, uint64_t *sum)
         k[i] = (call_t){s, id, check_prep};
         pgw_param_t p[] = {pgw_int4(id)};
         s->pending++;
-        if (issue_done(s, pgw_conn_execute(s->c, "bench_prep", p, 1, 0, on_result, &k[i])))
-            return -1;
+        if (issue_done(s, pgw_conn_execute(s->c, "bench_prep", p, 1, on_result, &k[i]))) return -1;
     }
     s->counter += n;
     run_until_done(s);
@@ -488,22 +494,24 @@ static int uow_op(void *st, uint64_t *sum)
 {
     pgs_t *s = st;
     call_t k[20];
+    pgw_request_t reqs[20];
+    pgw_param_t one[] = {pgw_int4(1)};
     for (int i = 0; i < 5; i++)
         s->uow_expect[i]++;
-    int rc = pgw_conn_batch_begin(s->c, 0);
-    if (rc != 0) return conn_fail(s, "batch_begin", rc);
-    for (int j = 0; j < bench_sz.uow_stmts; j++) {
+    int n = bench_sz.uow_stmts;
+    for (int j = 0; j < n; j++) {
         int read = bench_uow_is_read(j);
         k[j] = (call_t){s, read ? s->uow_expect[j - 10] : -1, check_uow};
-        pgw_param_t p[] = {pgw_int4(1)};
-        s->pending++;
-        if (issue_done(s,
-                       pgw_conn_query(s->c, bench_uow_sql(j), p, read ? 0 : 1, on_result, &k[j])))
-            return -1;
+        reqs[j] = PGW_QUERY(bench_uow_sql(j), one, read ? 0 : 1, on_result, &k[j]);
     }
+    /* One array, one Sync: the unit of work is one implicit transaction. */
     call_t end = {s, 0, NULL};
-    s->pending++;
-    if (issue_done(s, pgw_conn_batch_end(s->c, on_result, &end))) return -1;
+    s->pending += n + 1;
+    int rc = pgw_conn_submit_batch(s->c, reqs, (size_t)n, 0, on_result, &end);
+    if (rc != 0) {
+        s->pending -= n;
+        return issue_done(s, rc);
+    }
     run_until_done(s);
     *sum = 0;
     return s->failed ? -1 : 0;
@@ -553,8 +561,7 @@ static int b_op(pgs_t *s, int n, uint64_t *sum)
     for (int i = 0; i < n; i++) {
         k[i] = (call_t){s, 0, check_b};
         s->pending++;
-        if (issue_done(s, pgw_conn_execute(s->c, "bench_b", NULL, 0, 0, on_result, &k[i])))
-            return -1;
+        if (issue_done(s, pgw_conn_execute(s->c, "bench_b", NULL, 0, on_result, &k[i]))) return -1;
     }
     run_until_done(s);
     *sum = s->h;
@@ -649,25 +656,22 @@ static int check_c(call_t *k, pgw_result_t *r)
 static int c_run(void *st, const bench_c_test_t *t)
 {
     pgs_t *s = st;
-    call_t *k = bench_xmalloc(sizeof *k * (size_t)(t->nstmts + 1));
-    int rc = pgw_conn_batch_begin(s->c, t->sync_each ? PGW_BATCH_SYNC_EACH : 0);
-    if (rc != 0) {
-        free(k);
-        return conn_fail(s, "batch_begin", rc);
-    }
-    for (int i = 0; i < t->nstmts; i++) {
+    size_t n = (size_t)t->nstmts;
+    call_t *k = bench_xmalloc(sizeof *k * (n + 1));
+    pgw_request_t *reqs = bench_xmalloc(sizeof *reqs * (n ? n : 1));
+    for (size_t i = 0; i < n; i++) {
         k[i] = (call_t){s, t->stmts[i].expect_rows, check_c};
-        s->pending++;
-        if (issue_done(s, pgw_conn_query(s->c, t->stmts[i].sql, NULL, 0, on_result, &k[i]))) {
-            free(k);
-            return -1;
-        }
+        reqs[i] = PGW_QUERY(t->stmts[i].sql, NULL, 0, on_result, &k[i]);
     }
-    k[t->nstmts] = (call_t){s, -1, NULL};
-    s->pending++;
-    if (issue_done(s, pgw_conn_batch_end(s->c, on_result, &k[t->nstmts]))) {
+    k[n] = (call_t){s, -1, NULL};
+    s->pending += (int)n + 1;
+    int rc = pgw_conn_submit_batch(s->c, reqs, n, t->sync_each ? PGW_BATCH_SYNC_EACH : 0, on_result,
+                                   &k[n]);
+    free(reqs);
+    if (rc != 0) {
+        s->pending -= (int)n;
         free(k);
-        return -1;
+        return issue_done(s, rc);
     }
     run_until_done(s);
     free(k);

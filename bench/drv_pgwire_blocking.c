@@ -1,18 +1,18 @@
 /* libpgwire's blocking API (client.h) where a scenario fits it: one call at
- * a time (pgw_client_exec / query / query_flags / prepare / execute), and
- * pgw_client_batch for the calls that go out together: with one Sync for
+ * a time (pgw_client_exec / query / run / prepare / execute), and
+ * pgw_client_run_batch for the calls that go out together: with one Sync for
  * Unit of Work and suite C's transaction tests, with PGW_BATCH_SYNC_EACH
  * (independent calls, each its own Sync) for Extended Query concurrency and
  * suite C's autocommit tests. Binary results (the library's default), every
  * value decoded through the library's typed accessors, checked and folded
  * by the functions the asynchronous driver (drv_pgwire.c) uses too
  * (pgwire_checks.c), so the checksums agree. The mixed-row scenarios stream
- * (pgw_client_query_rows); their *_buffered variants keep the whole result
+ * (pgw_client_run with on_row); their *_buffered variants keep the whole result
  * and read it cell by cell.
  *
  * Not applicable, reported as "unsupported": the concurrent scenarios that
- * pgw_client_batch cannot express (it queues unnamed-statement extended
- * queries only: no Simple Query, no named prepared statement), and the
+ * pgw_client_run_batch cannot express (a batch takes extended-protocol
+ * requests only: no Simple Query), and the
  * features the library does not have yet (COPY, cursor with a row limit,
  * the pool: "not yet implemented", as for the asynchronous driver). */
 #define _GNU_SOURCE
@@ -29,7 +29,7 @@ static const char NYI[] = "not yet implemented";
 static const char WHO[] = "libpgwire blocking";
 static const char NA_SIMPLE[] =
     "not applicable: the blocking API runs one Simple Query call at a time "
-    "(pgw_client_batch queues extended queries only)";
+    "(pgw_client_run_batch takes extended queries only)";
 
 #define MAX_CONC 64
 
@@ -42,7 +42,7 @@ typedef struct bls {
     int64_t uow_expect[5];
     int32_t *arr;
     char conninfo[512];
-    pgw_client_batch_item_t items[MAX_CONC];
+    pgw_request_t items[MAX_CONC];
     pgw_param_t params[MAX_CONC];
     pgw_result_t *results[MAX_CONC];
     int statuses[MAX_CONC];
@@ -153,7 +153,7 @@ static int simple_seq_op(void *st, uint64_t *sum)
 }
 
 /* ---- mixed rows ---------------------------------------------------------------- */
-/* Streamed (pgw_client_query_rows): each row decoded from the read buffer as
+/* Streamed (pgw_client_run with on_row): each row decoded from the read buffer as
  * it arrives, no result kept. Buffered (the *_buffered scenarios): the whole
  * result, then every cell through pgw_result_value + the typed getters. */
 static int mixed_op(bls_t *s, unsigned flags, uint64_t *sum)
@@ -161,7 +161,10 @@ static int mixed_op(bls_t *s, unsigned flags, uint64_t *sum)
     bench_pgw_mixed_t m = {WHO, 0, 0};
     pgw_result_t *r = NULL;
     pgw_param_t p[] = {pgw_int4(bench_sz.fetch_rows)};
-    int rc = pgw_client_query_rows(s->c, SQL_MIXED, p, 1, flags, bench_pgw_mixed_row, &m, &r);
+    pgw_request_t q = PGW_QUERY(SQL_MIXED, p, 1, NULL, &m);
+    q.flags = flags;
+    q.on_row = bench_pgw_mixed_row;
+    int rc = pgw_client_run(s->c, &q, &r);
     if (rc != 0) return call_fail("query_rows", rc, r);
     pgw_result_free(r);
     if (m.rows != (size_t)bench_sz.fetch_rows) return bench_fail("%s mixed: %zu rows", WHO, m.rows);
@@ -198,7 +201,9 @@ static int mixed_buffered_op(bls_t *s, unsigned flags, uint64_t *sum)
 {
     pgw_result_t *r;
     pgw_param_t p[] = {pgw_int4(bench_sz.fetch_rows)};
-    int rc = pgw_client_query_flags(s->c, SQL_MIXED, p, 1, flags, &r);
+    pgw_request_t q = PGW_QUERY(SQL_MIXED, p, 1, NULL, NULL);
+    q.flags = flags;
+    int rc = pgw_client_run(s->c, &q, &r);
     if (rc != 0) return call_fail("query", rc, r);
     return finish_mixed(r, sum);
 }
@@ -226,16 +231,18 @@ static int ext_seq_op(void *st, uint64_t *sum)
     return rc;
 }
 
-/* pgw_client_batch, failing when nothing was sent (it then sets no status:
- * every item keeps the "not reported" mark). */
+/* pgw_client_run_batch, failing when nothing was sent (a refusal: every
+ * status is then marked "not reported"). */
 #define NOT_REPORTED 1
-static int run_batch(pgw_client_t *c, const pgw_client_batch_item_t *items, size_t n,
-                     unsigned flags, pgw_result_t **res, int *status)
+static int run_batch(pgw_client_t *c, const pgw_request_t *items, size_t n, unsigned flags,
+                     pgw_result_t **res, int *status)
 {
-    for (size_t i = 0; i < n; i++)
-        status[i] = NOT_REPORTED;
-    int rc = pgw_client_batch(c, items, n, flags, res, status);
-    if (rc != 0 && n > 0 && status[0] == NOT_REPORTED) return call_fail("batch", rc, NULL);
+    int rc = pgw_client_run_batch(c, items, n, flags, res, status);
+    if (rc != 0 && pgw_client_refusal(c)[0]) {
+        for (size_t i = 0; i < n; i++)
+            status[i] = NOT_REPORTED;
+        return call_fail("batch", rc, NULL);
+    }
     return 0;
 }
 
@@ -261,15 +268,14 @@ static int check_ext_item(bls_t *s, pgw_result_t *r, size_t i)
     return bench_pgw_check_int4(WHO, r, s->params[i].u.i);
 }
 
-/* 50 independent calls: one pgw_client_batch, a Sync after each. */
+/* 50 independent calls: one pgw_client_run_batch, a Sync after each. */
 static int ext_conc_op(void *st, uint64_t *sum)
 {
     bls_t *s = st;
     size_t n = (size_t)bench_sz.ext_conc;
     for (size_t i = 0; i < n; i++) {
         s->params[i] = pgw_int4(++s->counter);
-        s->items[i] =
-            (pgw_client_batch_item_t){.sql = SQL_EXT_SEQ, .params = &s->params[i], .nparams = 1};
+        s->items[i] = PGW_QUERY(SQL_EXT_SEQ, &s->params[i], 1, NULL, NULL);
     }
     *sum = 0;
     if (run_batch(s->c, s->items, n, PGW_BATCH_SYNC_EACH, s->results, s->statuses)) return -1;
@@ -359,8 +365,7 @@ static int prep_conc_op(void *st, uint64_t *sum)
     int first = s->counter;
     for (size_t i = 0; i < n; i++) {
         s->params[i] = pgw_int4((first + (int)i) % 1000 + 1);
-        s->items[i] =
-            (pgw_client_batch_item_t){.params = &s->params[i], .nparams = 1, .stmt = "bench_prep"};
+        s->items[i] = PGW_EXECUTE("bench_prep", &s->params[i], 1, NULL, NULL);
     }
     s->counter += (int)n;
     *sum = 0;
@@ -397,13 +402,12 @@ static void *uow_setup(const bench_env_t *env)
     s->params[0] = pgw_int4(1);
     for (int j = 0; j < bench_sz.uow_stmts; j++) {
         int read = bench_uow_is_read(j);
-        s->items[j] = (pgw_client_batch_item_t){
-            .sql = bench_uow_sql(j), .params = s->params, .nparams = read ? 0 : 1};
+        s->items[j] = PGW_QUERY(bench_uow_sql(j), s->params, read ? 0 : 1, NULL, NULL);
     }
     return s;
 }
 
-/* 20 statements, one Sync: one pgw_client_batch without PGW_BATCH_SYNC_EACH. */
+/* 20 statements, one Sync: one pgw_client_run_batch without PGW_BATCH_SYNC_EACH. */
 static int uow_op(void *st, uint64_t *sum)
 {
     bls_t *s = st;
@@ -454,7 +458,7 @@ static int b_pipe_op(void *st, uint64_t *sum)
     bls_t *s = st;
     s->h = 0;
     for (size_t i = 0; i < 10; i++)
-        s->items[i] = (pgw_client_batch_item_t){.stmt = "bench_b"};
+        s->items[i] = PGW_EXECUTE("bench_b", NULL, 0, NULL, NULL);
     if (run_batch(s->c, s->items, 10, PGW_BATCH_SYNC_EACH, s->results, s->statuses)) return -1;
     int rc = batch_check(s, 10, check_b_item);
     *sum = s->h;
@@ -472,7 +476,7 @@ B_SETUP(500)
 
 static const char NOTE_B[] = "pgw_client_prepare once, pgw_client_execute, binary";
 static const char NOTE_B_PIPE[] =
-    "pgw_client_prepare once; one pgw_client_batch of 10 executions, a Sync after each";
+    "pgw_client_prepare once; one pgw_client_run_batch of 10 executions, a Sync after each";
 
 static const struct {
     const char *id;
@@ -487,16 +491,16 @@ static const struct {
     {"ext_seq", {plain_setup, ext_seq_op, teardown, "pgw_client_query, binary"}},
     {"ext_conc",
      {plain_setup, ext_conc_op, teardown,
-      "one pgw_client_batch of 50 queries with PGW_BATCH_SYNC_EACH (a Sync after each)"}},
+      "one pgw_client_run_batch of 50 queries with PGW_BATCH_SYNC_EACH (a Sync after each)"}},
     {"mixed_text",
      {plain_setup, mixed_text_op, teardown,
-      "pgw_client_query_rows(PGW_Q_TEXT): rows decoded as they arrive, typed getters"}},
+      "pgw_client_run with on_row (PGW_Q_TEXT): rows decoded as they arrive, typed getters"}},
     {"mixed_binary",
      {plain_setup, mixed_binary_op, teardown,
-      "pgw_client_query_rows: rows decoded as they arrive, typed getters"}},
+      "pgw_client_run with on_row: rows decoded as they arrive, typed getters"}},
     {"mixed_text_buffered",
      {plain_setup, mixed_text_buffered_op, teardown,
-      "pgw_client_query_flags(PGW_Q_TEXT): buffered result, pgw_result_value + typed getters "
+      "pgw_client_run(PGW_Q_TEXT): buffered result, pgw_result_value + typed getters "
       "per cell"}},
     {"mixed_binary_buffered",
      {plain_setup, mixed_binary_buffered_op, teardown,
@@ -512,8 +516,9 @@ static const struct {
      {prep_setup, prep_seq_op, teardown, "pgw_client_prepare once, pgw_client_execute"}},
     {"prep_conc",
      {prep_setup, prep_conc_op, teardown,
-      "pgw_client_prepare once; one pgw_client_batch of 50 executions, a Sync after each"}},
-    {"unit_of_work", {uow_setup, uow_op, teardown, "one pgw_client_batch of 20 queries: one Sync"}},
+      "pgw_client_prepare once; one pgw_client_run_batch of 50 executions, a Sync after each"}},
+    {"unit_of_work",
+     {uow_setup, uow_op, teardown, "one pgw_client_run_batch of 20 queries: one Sync"}},
     {"c_rtt", {plain_setup, simple_seq_op, teardown, "pgw_client_exec"}},
     {"b_seq_1", {b_setup_1, b_seq_op, teardown, NOTE_B}},
     {"b_seq_100", {b_setup_100, b_seq_op, teardown, NOTE_B}},
@@ -529,7 +534,7 @@ static const struct {
 } not_applicable[] = {
     {"simple_conc", NA_SIMPLE},
     {"simple_fetch", "not applicable: the blocking API streams rows of extended queries only "
-                     "(pgw_client_query_rows); see Simple Query Fetch (buffered)"},
+                     "(pgw_client_run with on_row); see Simple Query Fetch (buffered)"},
 };
 
 const bench_impl_t *bench_pgwire_blocking_lookup(const char *scenario, const char **reason)
@@ -542,16 +547,16 @@ const bench_impl_t *bench_pgwire_blocking_lookup(const char *scenario, const cha
     return NULL;
 }
 
-/* ---- suite C: one pgw_client_batch per test, with the test's Sync policy ---------- */
+/* ---- suite C: one pgw_client_run_batch per test, with the test's Sync policy ---------- */
 static int c_run(void *st, const bench_c_test_t *t)
 {
     bls_t *s = st;
     size_t n = (size_t)t->nstmts;
-    pgw_client_batch_item_t *items = bench_xmalloc(sizeof *items * n);
+    pgw_request_t *items = bench_xmalloc(sizeof *items * n);
     pgw_result_t **res = bench_xmalloc(sizeof *res * n);
     int *status = bench_xmalloc(sizeof *status * n);
     for (size_t i = 0; i < n; i++)
-        items[i] = (pgw_client_batch_item_t){.sql = t->stmts[i].sql};
+        items[i] = PGW_QUERY(t->stmts[i].sql, NULL, 0, NULL, NULL);
     int rc = run_batch(s->c, items, n, t->sync_each ? PGW_BATCH_SYNC_EACH : 0, res, status);
     for (size_t i = 0; i < n && status[0] != NOT_REPORTED; i++) {
         int want = t->stmts[i].expect_rows;
