@@ -156,20 +156,30 @@ static int simple_seq_op(void *st, uint64_t *sum)
 /* Streamed (pgw_client_run with on_row): each row decoded from the read buffer as
  * it arrives, no result kept. Buffered (the *_buffered scenarios): the whole
  * result, then every cell through pgw_result_value + the typed getters. */
-static int mixed_op(bls_t *s, unsigned flags, uint64_t *sum)
+static int stream_mixed(bls_t *s, pgw_request_t *q, uint64_t *sum)
 {
     bench_pgw_mixed_t m = {WHO, 0, 0};
     pgw_result_t *r = NULL;
-    pgw_param_t p[] = {pgw_int4(bench_sz.fetch_rows)};
-    pgw_request_t q = PGW_QUERY(SQL_MIXED, p, 1, NULL, &m);
-    q.flags = flags;
-    q.on_row = bench_pgw_mixed_row;
-    int rc = pgw_client_run(s->c, &q, &r);
-    if (rc != 0) return call_fail("query_rows", rc, r);
+    q->on_row = bench_pgw_mixed_row;
+    q->ud = &m;
+    int rc = pgw_client_run(s->c, q, &r);
+    if (rc != 0) return call_fail("streamed run", rc, r);
     pgw_result_free(r);
     if (m.rows != (size_t)bench_sz.fetch_rows) return bench_fail("%s mixed: %zu rows", WHO, m.rows);
     *sum = m.h;
     return 0;
+}
+static int mixed_op(bls_t *s, unsigned flags, uint64_t *sum)
+{
+    pgw_param_t p[] = {pgw_int4(bench_sz.fetch_rows)};
+    pgw_request_t q = PGW_QUERY(SQL_MIXED, p, 1, NULL, NULL);
+    q.flags = flags;
+    return stream_mixed(s, &q, sum);
+}
+static int simple_fetch_op(void *st, uint64_t *sum)
+{
+    pgw_request_t q = PGW_SIMPLE(SQL_SIMPLE_FETCH, NULL, NULL);
+    return stream_mixed(st, &q, sum);
 }
 static int mixed_text_op(void *st, uint64_t *sum)
 {
@@ -485,6 +495,9 @@ static const struct {
     {"connect",
      {connect_setup, connect_op, teardown, "pgw_client_connect over TCP + pgw_client_close"}},
     {"simple_seq", {plain_setup, simple_seq_op, teardown, "pgw_client_exec"}},
+    {"simple_fetch",
+     {plain_setup, simple_fetch_op, teardown,
+      "pgw_client_run of a Simple Query with on_row: rows decoded as they arrive, typed getters"}},
     {"simple_fetch_buffered",
      {plain_setup, simple_fetch_buffered_op, teardown,
       "pgw_client_exec: buffered result, pgw_result_value + typed getters per cell"}},
@@ -533,8 +546,6 @@ static const struct {
     const char *reason;
 } not_applicable[] = {
     {"simple_conc", NA_SIMPLE},
-    {"simple_fetch", "not applicable: the blocking API streams rows of extended queries only "
-                     "(pgw_client_run with on_row); see Simple Query Fetch (buffered)"},
 };
 
 const bench_impl_t *bench_pgwire_blocking_lookup(const char *scenario, const char **reason)
