@@ -239,7 +239,7 @@ static int simple_conc_op(void *st, uint64_t *sum)
 
 /* ---- mixed rows --------------------------------------------------------------- */
 /* The decode scenarios stream: each row is decoded from the read buffer as
- * it arrives (pgw_conn_query_rows), overlapping decoding with the server's
+ * it arrives (pgw_conn_submit with on_row), overlapping decoding with the server's
  * sending, with no result kept. The work is the same fold, row by row. Their
  * *_buffered variants (below) keep the whole result first. */
 typedef struct mixed_stream {
@@ -277,7 +277,7 @@ static int simple_fetch_op(void *st, uint64_t *sum)
     int rc = pgw_conn_submit(s->c, &q);
     if (rc != 0) {
         s->pending--;
-        return conn_fail(s, "simple_query_rows", rc);
+        return conn_fail(s, "submit (simple, on_row)", rc);
     }
     run_until_done(s);
     *sum = m.fold.h;
@@ -295,7 +295,7 @@ static int mixed_op(pgs_t *s, unsigned flags, uint64_t *sum)
     int rc = pgw_conn_submit(s->c, &q);
     if (rc != 0) {
         s->pending--;
-        return conn_fail(s, "query_rows", rc);
+        return conn_fail(s, "submit (on_row)", rc);
     }
     run_until_done(s);
     *sum = m.fold.h;
@@ -598,13 +598,13 @@ static const struct {
       "100 pgw_conn_simple_query calls issued together (pipelined Query messages)"}},
     {"simple_fetch",
      {plain_setup, simple_fetch_op, teardown,
-      "pgw_conn_simple_query_rows: rows decoded as they arrive, typed getters"}},
+      "pgw_conn_submit of a Simple Query with on_row: rows decoded as they arrive, typed getters"}},
     {"simple_fetch_buffered",
      {plain_setup, simple_fetch_buffered_op, teardown,
       "pgw_conn_simple_query: buffered result, pgw_result_row + typed getters per row"}},
     {"mixed_text_buffered",
      {plain_setup, mixed_text_buffered_op, teardown,
-      "pgw_conn_query_flags(PGW_Q_TEXT): buffered result, pgw_result_row + typed getters per "
+      "pgw_conn_submit (PGW_Q_TEXT): buffered result, pgw_result_row + typed getters per "
       "row"}},
     {"mixed_binary_buffered",
      {plain_setup, mixed_binary_buffered_op, teardown,
@@ -613,10 +613,10 @@ static const struct {
     {"ext_conc", {plain_setup, ext_conc_op, teardown, NOTE_ASYNC}},
     {"mixed_text",
      {plain_setup, mixed_text_op, teardown,
-      "pgw_conn_query_rows(PGW_Q_TEXT): rows decoded as they arrive, typed getters"}},
+      "pgw_conn_submit with on_row (PGW_Q_TEXT): rows decoded as they arrive, typed getters"}},
     {"mixed_binary",
      {plain_setup, mixed_binary_op, teardown,
-      "pgw_conn_query_rows: rows decoded as they arrive, typed getters"}},
+      "pgw_conn_submit with on_row: rows decoded as they arrive, typed getters"}},
     {"blob_fetch", {plain_setup, blob_op, teardown, "pgw_conn_query, bytea views"}},
     {"connect_tls",
      {connect_setup, connect_tls_op, teardown,
@@ -629,7 +629,7 @@ static const struct {
     {"prep_seq", {prep_setup, prep_seq_op, teardown, "pgw_conn_prepare once, pgw_conn_execute"}},
     {"prep_conc", {prep_setup, prep_conc_op, teardown, NOTE_ASYNC}},
     {"unit_of_work",
-     {uow_setup, uow_op, teardown, "pgw_conn_batch_begin, 20 pgw_conn_query, batch_end: one Sync"}},
+     {uow_setup, uow_op, teardown, "one pgw_conn_submit_batch of 20 queries: one Sync"}},
     {"c_rtt", {plain_setup, simple_seq_op, teardown, "pgw_conn_simple_query"}},
     {"b_seq_1", {b_setup_1, b_seq_op, teardown, "pgw_conn_execute, binary"}},
     {"b_seq_100", {b_setup_100, b_seq_op, teardown, "pgw_conn_execute, binary"}},
