@@ -90,6 +90,17 @@ const bench_c_impl_t *bench_floor_c(void);
 const bench_c_impl_t *bench_pgwire_c(const char **reason);
 const bench_c_impl_t *bench_pgwire_blocking_c(const char **reason);
 
+/* ---- measurement (interpose.c) ------------------------------------------ */
+
+/* What the process allocated and moved on sockets while counting was on. */
+typedef struct bench_counts {
+    uint64_t allocs, alloc_bytes; /* malloc & co. calls, bytes asked for */
+    uint64_t net_in, net_out;     /* socket bytes read, written */
+} bench_counts_t;
+void bench_count_start(void); /* the timed loop begins: count from here */
+void bench_count_stop(void);  /* ... and stop here (counts are kept) */
+bench_counts_t bench_counts(void);
+
 /* Failure reporting: records the first message, returns -1. */
 int bench_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 const char *bench_failure(void);

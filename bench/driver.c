@@ -5,7 +5,7 @@
  *                    --scenario ID [--scale S] [--list]
  *
  * Measurement, the same for every library because it lives in this process
- * and not in any library:
+ * and not in any library (allocations and socket bytes: interpose.c):
  *  - latency: clock_gettime(CLOCK_MONOTONIC) around every timed operation;
  *  - CPU: getrusage(RUSAGE_SELF) user+sys over the timed loop only;
  *  - allocations: malloc/calloc/realloc/posix_memalign/aligned_alloc/memalign
@@ -13,7 +13,7 @@
  *    all call them) and forwarded to glibc's __libc_* entry points; they are
  *    counted only while the timed loop runs;
  *  - network bytes: read/recv/recvmsg/readv and write/send/sendmsg/writev
- *    are defined here too and forwarded as raw system calls;
+ *    are defined in this executable too and forwarded as raw system calls;
  *    bytes moved on sockets (fstat S_ISSOCK, cached per descriptor) are
  *    summed while the timed loop runs;
  *  - peak RSS: VmHWM at the end (the process's whole life).
@@ -23,135 +23,13 @@
 #define _GNU_SOURCE
 #include "bench.h"
 
-#include <errno.h>
-#include <malloc.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/syscall.h>
-#include <sys/uio.h>
 #include <time.h>
-#include <unistd.h>
-
-/* ---- allocation counting ------------------------------------------------ */
-extern void *__libc_malloc(size_t);
-extern void *__libc_calloc(size_t, size_t);
-extern void *__libc_realloc(void *, size_t);
-extern void __libc_free(void *);
-extern void *__libc_memalign(size_t, size_t);
-
-static volatile int counting;
-static uint64_t n_allocs, alloc_bytes, net_in, net_out;
-
-static inline void count_alloc(size_t n)
-{
-    if (counting) {
-        __atomic_fetch_add(&n_allocs, 1, __ATOMIC_RELAXED);
-        __atomic_fetch_add(&alloc_bytes, n, __ATOMIC_RELAXED);
-    }
-}
-
-void *malloc(size_t n)
-{
-    count_alloc(n);
-    return __libc_malloc(n);
-}
-void *calloc(size_t a, size_t b)
-{
-    count_alloc(a * b);
-    return __libc_calloc(a, b);
-}
-void *realloc(void *p, size_t n)
-{
-    count_alloc(n);
-    return __libc_realloc(p, n);
-}
-void free(void *p)
-{
-    __libc_free(p);
-}
-void *memalign(size_t al, size_t n)
-{
-    count_alloc(n);
-    return __libc_memalign(al, n);
-}
-void *aligned_alloc(size_t al, size_t n)
-{
-    count_alloc(n);
-    return __libc_memalign(al, n);
-}
-int posix_memalign(void **out, size_t al, size_t n)
-{
-    count_alloc(n);
-    void *p = __libc_memalign(al, n);
-    if (!p) return ENOMEM;
-    *out = p;
-    return 0;
-}
-
-/* ---- socket byte counting ------------------------------------------------ */
-#define FD_CACHE 4096
-static signed char fd_kind[FD_CACHE]; /* 0 unknown, 1 socket, -1 other */
-
-static int is_socket(int fd)
-{
-    struct stat st;
-    if (fd < 0) return 0;
-    if (fd < FD_CACHE && fd_kind[fd]) return fd_kind[fd] > 0;
-    int sock = fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode);
-    if (fd < FD_CACHE) fd_kind[fd] = sock ? 1 : -1;
-    return sock;
-}
-
-static inline ssize_t count_io(int fd, ssize_t r, uint64_t *ctr)
-{
-    if (r > 0 && counting && is_socket(fd)) __atomic_fetch_add(ctr, (uint64_t)r, __ATOMIC_RELAXED);
-    return r;
-}
-
-/* Raw system calls set errno through syscall(), as the wrappers would. */
-ssize_t read(int fd, void *b, size_t n)
-{
-    return count_io(fd, syscall(SYS_read, fd, b, n), &net_in);
-}
-ssize_t write(int fd, const void *b, size_t n)
-{
-    return count_io(fd, syscall(SYS_write, fd, b, n), &net_out);
-}
-ssize_t readv(int fd, const struct iovec *v, int n)
-{
-    return count_io(fd, syscall(SYS_readv, fd, v, n), &net_in);
-}
-ssize_t writev(int fd, const struct iovec *v, int n)
-{
-    return count_io(fd, syscall(SYS_writev, fd, v, n), &net_out);
-}
-ssize_t recv(int fd, void *b, size_t n, int fl)
-{
-    return count_io(fd, syscall(SYS_recvfrom, fd, b, n, fl, NULL, NULL), &net_in);
-}
-ssize_t recvmsg(int fd, struct msghdr *m, int fl)
-{
-    return count_io(fd, syscall(SYS_recvmsg, fd, m, fl), &net_in);
-}
-ssize_t send(int fd, const void *b, size_t n, int fl)
-{
-    return count_io(fd, syscall(SYS_sendto, fd, b, n, fl, NULL, 0), &net_out);
-}
-ssize_t sendmsg(int fd, const struct msghdr *m, int fl)
-{
-    return count_io(fd, syscall(SYS_sendmsg, fd, m, fl), &net_out);
-}
-int close(int fd)
-{
-    if (fd >= 0 && fd < FD_CACHE) fd_kind[fd] = 0; /* the number may come back as something else */
-    return (int)syscall(SYS_close, fd);
-}
 
 /* ---- the scenario table -------------------------------------------------- */
 typedef struct scenario {
@@ -162,16 +40,37 @@ typedef struct scenario {
 } scenario_t;
 
 static const scenario_t scenarios[] = {
-    {"connect", 400, 0, 0},        {"simple_seq", 10000, 0, 1}, {"simple_conc", 400, 0, 0},
-    {"simple_fetch", 600, 0, 1},   {"ext_seq", 10000, 0, 1},    {"ext_conc", 2000, 0, 0},
-    {"mixed_text", 600, 0, 1},     {"mixed_binary", 600, 0, 1}, {"blob_fetch", 120, 1, 1},
-    {"array_fetch", 120, 1, 1},    {"prep_seq", 300, 0, 1},     {"prep_conc", 2000, 0, 0},
-    {"unit_of_work", 2000, 0, 0},  {"copy_text", 12, 1, 0},     {"copy_binary", 12, 1, 0},
-    {"cursor", 40, 0, 1},          {"pool_simple", 300, 0, 0},  {"pool_ext", 300, 0, 0},
-    {"b_seq_1", 5000, 0, 1},       {"b_seq_100", 3000, 0, 1},   {"b_seq_500", 1500, 0, 1},
-    {"b_pipe_1", 2000, 0, 1},      {"b_pipe_100", 800, 0, 1},   {"b_pipe_500", 300, 0, 1},
-    {"c_rtt", 100, 0, 1},          {"c_speed", 1, 0, 0},        {"connect_tls", 400, 0, 0},
+    {"connect", 400, 0, 0},
+    {"simple_seq", 10000, 0, 1},
+    {"simple_conc", 400, 0, 0},
+    {"simple_fetch", 600, 0, 1},
+    {"ext_seq", 10000, 0, 1},
+    {"ext_conc", 2000, 0, 0},
+    {"mixed_text", 600, 0, 1},
+    {"mixed_binary", 600, 0, 1},
+    {"blob_fetch", 120, 1, 1},
+    {"array_fetch", 120, 1, 1},
+    {"prep_seq", 300, 0, 1},
+    {"prep_conc", 2000, 0, 0},
+    {"unit_of_work", 2000, 0, 0},
+    {"copy_text", 12, 1, 0},
+    {"copy_binary", 12, 1, 0},
+    {"cursor", 40, 0, 1},
+    {"pool_simple", 300, 0, 0},
+    {"pool_ext", 300, 0, 0},
+    {"b_seq_1", 5000, 0, 1},
+    {"b_seq_100", 3000, 0, 1},
+    {"b_seq_500", 1500, 0, 1},
+    {"b_pipe_1", 2000, 0, 1},
+    {"b_pipe_100", 800, 0, 1},
+    {"b_pipe_500", 300, 0, 1},
+    {"c_rtt", 100, 0, 1},
+    {"c_speed", 1, 0, 0},
+    {"connect_tls", 400, 0, 0},
     {"blob_fetch_tls", 120, 1, 1},
+    {"simple_fetch_buffered", 600, 0, 1},
+    {"mixed_text_buffered", 600, 0, 1},
+    {"mixed_binary_buffered", 600, 0, 1},
 };
 
 static const scenario_t *find_scenario(const char *id)
@@ -275,8 +174,24 @@ static long peak_rss_kb(void)
     return kb;
 }
 
+/* The buffered variants (simple_fetch_buffered, ...) differ from their base
+ * scenario only in how libpgwire hands the rows over; libpq and the floor
+ * do the same work for both, so they run the base scenario. */
+static const char *base_scenario(const char *scn, char *buf, size_t cap)
+{
+    static const char suffix[] = "_buffered";
+    size_t n = strlen(scn), k = sizeof suffix - 1;
+    if (n <= k || n - k >= cap || strcmp(scn + n - k, suffix) != 0) return scn;
+    memcpy(buf, scn, n - k);
+    buf[n - k] = '\0';
+    return buf;
+}
+
 static const bench_impl_t *lookup(const char *lib, const char *scn, const char **reason)
 {
+    char base[64];
+    if (strcmp(lib, "libpq") == 0 || strcmp(lib, "floor") == 0)
+        scn = base_scenario(scn, base, sizeof base);
     if (strcmp(lib, "libpq") == 0) return bench_libpq_lookup(scn, reason);
     if (strcmp(lib, "floor") == 0) return bench_floor_lookup(scn, reason);
     if (strcmp(lib, "libpgwire") == 0) return bench_pgwire_lookup(scn, reason);
@@ -306,18 +221,18 @@ static int run_suite_c(const char *lib, const bench_env_t *env)
     double ms[32];
     void *st = impl->setup(env);
     if (!st) return emit_status(lib, "c_speed", "failed", bench_failure());
-    counting = 1;
+    bench_count_start();
     for (int i = 0; i < ntests; i++) {
         uint64_t t0 = now_ns();
         if (impl->run(st, &tests[i]) != 0) {
-            counting = 0;
+            bench_count_stop();
             char msg[700];
             snprintf(msg, sizeof msg, "%s: %s", tests[i].name, bench_failure());
             return emit_status(lib, "c_speed", "failed", msg);
         }
         ms[i] = (double)(now_ns() - t0) / 1e6;
     }
-    counting = 0;
+    bench_count_stop();
     impl->teardown(st);
     emit_head(lib, "c_speed", "ok");
     printf(",\"tests\":[");
@@ -371,17 +286,17 @@ static int run_scenario(const char *lib, const scenario_t *sc, const bench_env_t
     int done = 0;
     uint64_t cap_ns = (uint64_t)(cap_s * 1e9);
     uint64_t start = now_ns(), cpu0 = cpu_ns();
-    counting = 1;
+    bench_count_start();
     for (; done < iters; done++) {
         uint64_t t0 = now_ns();
         int rc = impl->op(st, &sum);
         uint64_t t1 = now_ns();
         if (rc != 0) {
-            counting = 0;
+            bench_count_stop();
             return emit_status(lib, sc->id, "failed", bench_failure());
         }
         if (sc->stable && sum != ref) {
-            counting = 0;
+            bench_count_stop();
             return emit_status(lib, sc->id, "failed", "checksum changed between calls");
         }
         samples[done] = t1 - t0;
@@ -390,9 +305,10 @@ static int run_scenario(const char *lib, const scenario_t *sc, const bench_env_t
             break;
         }
     }
-    counting = 0;
+    bench_count_stop();
     uint64_t cpu = cpu_ns() - cpu0, wall = now_ns() - start;
-    uint64_t allocs = n_allocs, abytes = alloc_bytes, nin = net_in, nout = net_out;
+    bench_counts_t n = bench_counts();
+    uint64_t allocs = n.allocs, abytes = n.alloc_bytes, nin = n.net_in, nout = n.net_out;
     impl->teardown(st);
 
     emit_head(lib, sc->id, "ok");

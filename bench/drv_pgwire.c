@@ -239,21 +239,17 @@ static int simple_conc_op(void *st, uint64_t *sum)
 
 /* ---- mixed rows --------------------------------------------------------------- */
 /* The decode scenarios stream: each row is decoded from the read buffer as
- * it arrives (pgw_conn_query_rows), overlapping decoding with the server's
- * sending, with no result kept. The work is the same fold, row by row. */
+ * it arrives (pgw_conn_submit with on_row), overlapping decoding with the server's
+ * sending, with no result kept. The work is the same fold, row by row. Their
+ * *_buffered variants (below) keep the whole result first. */
 typedef struct mixed_stream {
+    bench_pgw_mixed_t fold;
     pgs_t *s;
-    size_t rows;
-    uint64_t h;
 } mixed_stream_t;
 
 static int on_mixed_row(const pgw_row_t *row, void *ud)
 {
-    mixed_stream_t *m = ud;
-    if (row->ncols != 10) return bench_fail("%s: %u columns", WHO, (unsigned)row->ncols), -1;
-    if (bench_pgw_fold_mixed_row(WHO, row->values, m->rows, &m->h) != 0) return -1;
-    m->rows++;
-    return 0;
+    return bench_pgw_mixed_row(row, &((mixed_stream_t *)ud)->fold);
 }
 
 static void on_mixed_done(int status, pgw_result_t *res, void *ud)
@@ -264,9 +260,9 @@ static void on_mixed_done(int status, pgw_result_t *res, void *ud)
     if (status != 0) {
         s->failed = 1;
         bench_fail("%s mixed: %s", WHO, pgw_strerror(status));
-    } else if (m->rows != (size_t)bench_sz.fetch_rows) {
+    } else if (m->fold.rows != (size_t)bench_sz.fetch_rows) {
         s->failed = 1;
-        bench_fail("%s mixed: %zu rows", WHO, m->rows);
+        bench_fail("%s mixed: %zu rows", WHO, m->fold.rows);
     }
     pgw_result_free(res);
 }
@@ -274,30 +270,35 @@ static void on_mixed_done(int status, pgw_result_t *res, void *ud)
 static int simple_fetch_op(void *st, uint64_t *sum)
 {
     pgs_t *s = st;
-    mixed_stream_t m = {s, 0, 0};
+    mixed_stream_t m = {{WHO, 0, 0}, s};
     s->pending++;
-    int rc = pgw_conn_simple_query_rows(s->c, SQL_SIMPLE_FETCH, on_mixed_row, on_mixed_done, &m);
+    pgw_request_t q = PGW_SIMPLE(SQL_SIMPLE_FETCH, on_mixed_done, &m);
+    q.on_row = on_mixed_row;
+    int rc = pgw_conn_submit(s->c, &q);
     if (rc != 0) {
         s->pending--;
-        return conn_fail(s, "simple_query_rows", rc);
+        return conn_fail(s, "submit (simple, on_row)", rc);
     }
     run_until_done(s);
-    *sum = m.h;
+    *sum = m.fold.h;
     return s->failed ? -1 : 0;
 }
 
 static int mixed_op(pgs_t *s, unsigned flags, uint64_t *sum)
 {
-    mixed_stream_t m = {s, 0, 0};
+    mixed_stream_t m = {{WHO, 0, 0}, s};
     pgw_param_t p[] = {pgw_int4(bench_sz.fetch_rows)};
     s->pending++;
-    int rc = pgw_conn_query_rows(s->c, SQL_MIXED, p, 1, flags, on_mixed_row, on_mixed_done, &m);
+    pgw_request_t q = PGW_QUERY(SQL_MIXED, p, 1, on_mixed_done, &m);
+    q.flags = flags;
+    q.on_row = on_mixed_row;
+    int rc = pgw_conn_submit(s->c, &q);
     if (rc != 0) {
         s->pending--;
-        return conn_fail(s, "query_rows", rc);
+        return conn_fail(s, "submit (on_row)", rc);
     }
     run_until_done(s);
-    *sum = m.h;
+    *sum = m.fold.h;
     return s->failed ? -1 : 0;
 }
 static int mixed_text_op(void *st, uint64_t *sum)
@@ -307,6 +308,47 @@ static int mixed_text_op(void *st, uint64_t *sum)
 static int mixed_binary_op(void *st, uint64_t *sum)
 {
     return mixed_op(st, 0, sum);
+}
+
+/* The buffered variants: the whole result first, then row by row through
+ * pgw_result_row (the row view a row callback gets, kept by the result) and
+ * the typed getters, as a program that keeps its rows does. The blocking
+ * driver reads the same results cell by cell (pgw_result_value). */
+static int check_mixed(call_t *k, pgw_result_t *r)
+{
+    return bench_pgw_fold_mixed_rows(WHO, r, (size_t)bench_sz.fetch_rows, &k->s->h);
+}
+
+static int simple_fetch_buffered_op(void *st, uint64_t *sum)
+{
+    pgs_t *s = st;
+    call_t k = {s, 0, check_mixed};
+    s->pending++;
+    if (issue_done(s, pgw_conn_simple_query(s->c, SQL_SIMPLE_FETCH, on_result, &k))) return -1;
+    run_until_done(s);
+    *sum = s->h;
+    return s->failed ? -1 : 0;
+}
+
+static int mixed_buffered_op(pgs_t *s, unsigned flags, uint64_t *sum)
+{
+    call_t k = {s, 0, check_mixed};
+    pgw_param_t p[] = {pgw_int4(bench_sz.fetch_rows)};
+    s->pending++;
+    pgw_request_t q = PGW_QUERY(SQL_MIXED, p, 1, on_result, &k);
+    q.flags = flags;
+    if (issue_done(s, pgw_conn_submit(s->c, &q))) return -1;
+    run_until_done(s);
+    *sum = s->h;
+    return s->failed ? -1 : 0;
+}
+static int mixed_text_buffered_op(void *st, uint64_t *sum)
+{
+    return mixed_buffered_op(st, PGW_Q_TEXT, sum);
+}
+static int mixed_binary_buffered_op(void *st, uint64_t *sum)
+{
+    return mixed_buffered_op(st, 0, sum);
 }
 
 /* ---- Extended Query ------------------------------------------------------------ */
@@ -403,7 +445,7 @@ static int prep_seq_op(void *st, uint64_t *sum)
         call_t k = {s, i + 1, check_prep};
         pgw_param_t p[] = {pgw_int4(i + 1)};
         s->pending++;
-        if (issue_done(s, pgw_conn_execute(s->c, "bench_prep", p, 1, 0, on_result, &k))) return -1;
+        if (issue_done(s, pgw_conn_execute(s->c, "bench_prep", p, 1, on_result, &k))) return -1;
         run_until_done(s);
         if (s->failed) return -1;
     }
@@ -421,8 +463,7 @@ static int prep_conc_op(void *st, uint64_t *sum)
         k[i] = (call_t){s, id, check_prep};
         pgw_param_t p[] = {pgw_int4(id)};
         s->pending++;
-        if (issue_done(s, pgw_conn_execute(s->c, "bench_prep", p, 1, 0, on_result, &k[i])))
-            return -1;
+        if (issue_done(s, pgw_conn_execute(s->c, "bench_prep", p, 1, on_result, &k[i]))) return -1;
     }
     s->counter += n;
     run_until_done(s);
@@ -453,22 +494,24 @@ static int uow_op(void *st, uint64_t *sum)
 {
     pgs_t *s = st;
     call_t k[20];
+    pgw_request_t reqs[20];
+    pgw_param_t one[] = {pgw_int4(1)};
     for (int i = 0; i < 5; i++)
         s->uow_expect[i]++;
-    int rc = pgw_conn_batch_begin(s->c, 0);
-    if (rc != 0) return conn_fail(s, "batch_begin", rc);
-    for (int j = 0; j < bench_sz.uow_stmts; j++) {
+    int n = bench_sz.uow_stmts;
+    for (int j = 0; j < n; j++) {
         int read = bench_uow_is_read(j);
         k[j] = (call_t){s, read ? s->uow_expect[j - 10] : -1, check_uow};
-        pgw_param_t p[] = {pgw_int4(1)};
-        s->pending++;
-        if (issue_done(s,
-                       pgw_conn_query(s->c, bench_uow_sql(j), p, read ? 0 : 1, on_result, &k[j])))
-            return -1;
+        reqs[j] = PGW_QUERY(bench_uow_sql(j), one, read ? 0 : 1, on_result, &k[j]);
     }
+    /* One array, one Sync: the unit of work is one implicit transaction. */
     call_t end = {s, 0, NULL};
-    s->pending++;
-    if (issue_done(s, pgw_conn_batch_end(s->c, on_result, &end))) return -1;
+    s->pending += n + 1;
+    int rc = pgw_conn_submit_batch(s->c, reqs, (size_t)n, 0, on_result, &end);
+    if (rc != 0) {
+        s->pending -= n;
+        return issue_done(s, rc);
+    }
     run_until_done(s);
     *sum = 0;
     return s->failed ? -1 : 0;
@@ -518,8 +561,7 @@ static int b_op(pgs_t *s, int n, uint64_t *sum)
     for (int i = 0; i < n; i++) {
         k[i] = (call_t){s, 0, check_b};
         s->pending++;
-        if (issue_done(s, pgw_conn_execute(s->c, "bench_b", NULL, 0, 0, on_result, &k[i])))
-            return -1;
+        if (issue_done(s, pgw_conn_execute(s->c, "bench_b", NULL, 0, on_result, &k[i]))) return -1;
     }
     run_until_done(s);
     *sum = s->h;
@@ -556,15 +598,25 @@ static const struct {
       "100 pgw_conn_simple_query calls issued together (pipelined Query messages)"}},
     {"simple_fetch",
      {plain_setup, simple_fetch_op, teardown,
-      "pgw_conn_simple_query_rows: rows decoded as they arrive, typed getters"}},
+      "pgw_conn_submit of a Simple Query with on_row: rows decoded as they arrive, typed getters"}},
+    {"simple_fetch_buffered",
+     {plain_setup, simple_fetch_buffered_op, teardown,
+      "pgw_conn_simple_query: buffered result, pgw_result_row + typed getters per row"}},
+    {"mixed_text_buffered",
+     {plain_setup, mixed_text_buffered_op, teardown,
+      "pgw_conn_submit (PGW_Q_TEXT): buffered result, pgw_result_row + typed getters per "
+      "row"}},
+    {"mixed_binary_buffered",
+     {plain_setup, mixed_binary_buffered_op, teardown,
+      "pgw_conn_query: buffered result, pgw_result_row + typed getters per row"}},
     {"ext_seq", {plain_setup, ext_seq_op, teardown, "pgw_conn_query, binary"}},
     {"ext_conc", {plain_setup, ext_conc_op, teardown, NOTE_ASYNC}},
     {"mixed_text",
      {plain_setup, mixed_text_op, teardown,
-      "pgw_conn_query_rows(PGW_Q_TEXT): rows decoded as they arrive, typed getters"}},
+      "pgw_conn_submit with on_row (PGW_Q_TEXT): rows decoded as they arrive, typed getters"}},
     {"mixed_binary",
      {plain_setup, mixed_binary_op, teardown,
-      "pgw_conn_query_rows: rows decoded as they arrive, typed getters"}},
+      "pgw_conn_submit with on_row: rows decoded as they arrive, typed getters"}},
     {"blob_fetch", {plain_setup, blob_op, teardown, "pgw_conn_query, bytea views"}},
     {"connect_tls",
      {connect_setup, connect_tls_op, teardown,
@@ -577,7 +629,7 @@ static const struct {
     {"prep_seq", {prep_setup, prep_seq_op, teardown, "pgw_conn_prepare once, pgw_conn_execute"}},
     {"prep_conc", {prep_setup, prep_conc_op, teardown, NOTE_ASYNC}},
     {"unit_of_work",
-     {uow_setup, uow_op, teardown, "pgw_conn_batch_begin, 20 pgw_conn_query, batch_end: one Sync"}},
+     {uow_setup, uow_op, teardown, "one pgw_conn_submit_batch of 20 queries: one Sync"}},
     {"c_rtt", {plain_setup, simple_seq_op, teardown, "pgw_conn_simple_query"}},
     {"b_seq_1", {b_setup_1, b_seq_op, teardown, "pgw_conn_execute, binary"}},
     {"b_seq_100", {b_setup_100, b_seq_op, teardown, "pgw_conn_execute, binary"}},
@@ -604,25 +656,22 @@ static int check_c(call_t *k, pgw_result_t *r)
 static int c_run(void *st, const bench_c_test_t *t)
 {
     pgs_t *s = st;
-    call_t *k = bench_xmalloc(sizeof *k * (size_t)(t->nstmts + 1));
-    int rc = pgw_conn_batch_begin(s->c, t->sync_each ? PGW_BATCH_SYNC_EACH : 0);
-    if (rc != 0) {
-        free(k);
-        return conn_fail(s, "batch_begin", rc);
-    }
-    for (int i = 0; i < t->nstmts; i++) {
+    size_t n = (size_t)t->nstmts;
+    call_t *k = bench_xmalloc(sizeof *k * (n + 1));
+    pgw_request_t *reqs = bench_xmalloc(sizeof *reqs * (n ? n : 1));
+    for (size_t i = 0; i < n; i++) {
         k[i] = (call_t){s, t->stmts[i].expect_rows, check_c};
-        s->pending++;
-        if (issue_done(s, pgw_conn_query(s->c, t->stmts[i].sql, NULL, 0, on_result, &k[i]))) {
-            free(k);
-            return -1;
-        }
+        reqs[i] = PGW_QUERY(t->stmts[i].sql, NULL, 0, on_result, &k[i]);
     }
-    k[t->nstmts] = (call_t){s, -1, NULL};
-    s->pending++;
-    if (issue_done(s, pgw_conn_batch_end(s->c, on_result, &k[t->nstmts]))) {
+    k[n] = (call_t){s, -1, NULL};
+    s->pending += (int)n + 1;
+    int rc = pgw_conn_submit_batch(s->c, reqs, n, t->sync_each ? PGW_BATCH_SYNC_EACH : 0, on_result,
+                                   &k[n]);
+    free(reqs);
+    if (rc != 0) {
+        s->pending -= (int)n;
         free(k);
-        return -1;
+        return issue_done(s, rc);
     }
     run_until_done(s);
     free(k);

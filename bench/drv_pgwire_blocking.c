@@ -1,16 +1,18 @@
 /* libpgwire's blocking API (client.h) where a scenario fits it: one call at
- * a time (pgw_client_exec / query / query_flags / prepare / execute), and
- * pgw_client_batch for the calls that go out together: with one Sync for
+ * a time (pgw_client_exec / query / run / prepare / execute), and
+ * pgw_client_run_batch for the calls that go out together: with one Sync for
  * Unit of Work and suite C's transaction tests, with PGW_BATCH_SYNC_EACH
  * (independent calls, each its own Sync) for Extended Query concurrency and
  * suite C's autocommit tests. Binary results (the library's default), every
  * value decoded through the library's typed accessors, checked and folded
  * by the functions the asynchronous driver (drv_pgwire.c) uses too
- * (pgwire_checks.c), so the checksums agree.
+ * (pgwire_checks.c), so the checksums agree. The mixed-row scenarios stream
+ * (pgw_client_run with on_row); their *_buffered variants keep the whole result
+ * and read it cell by cell.
  *
  * Not applicable, reported as "unsupported": the concurrent scenarios that
- * pgw_client_batch cannot express (it queues unnamed-statement extended
- * queries only: no Simple Query, no named prepared statement), and the
+ * pgw_client_run_batch cannot express (a batch takes extended-protocol
+ * requests only: no Simple Query), and the
  * features the library does not have yet (COPY, cursor with a row limit,
  * the pool: "not yet implemented", as for the asynchronous driver). */
 #define _GNU_SOURCE
@@ -27,7 +29,7 @@ static const char NYI[] = "not yet implemented";
 static const char WHO[] = "libpgwire blocking";
 static const char NA_SIMPLE[] =
     "not applicable: the blocking API runs one Simple Query call at a time "
-    "(pgw_client_batch queues extended queries only)";
+    "(pgw_client_run_batch takes extended queries only)";
 
 #define MAX_CONC 64
 
@@ -40,7 +42,7 @@ typedef struct bls {
     int64_t uow_expect[5];
     int32_t *arr;
     char conninfo[512];
-    pgw_client_batch_item_t items[MAX_CONC];
+    pgw_request_t items[MAX_CONC];
     pgw_param_t params[MAX_CONC];
     pgw_result_t *results[MAX_CONC];
     int statuses[MAX_CONC];
@@ -151,30 +153,33 @@ static int simple_seq_op(void *st, uint64_t *sum)
 }
 
 /* ---- mixed rows ---------------------------------------------------------------- */
-/* Check the row count, fold the rows into *sum, free r. */
-static int finish_mixed(pgw_result_t *r, uint64_t *sum)
+/* Streamed (pgw_client_run with on_row): each row decoded from the read buffer as
+ * it arrives, no result kept. Buffered (the *_buffered scenarios): the whole
+ * result, then every cell through pgw_result_value + the typed getters. */
+static int stream_mixed(bls_t *s, pgw_request_t *q, uint64_t *sum)
 {
-    int rc = bench_pgw_fold_mixed(WHO, r, (size_t)bench_sz.fetch_rows, sum);
+    bench_pgw_mixed_t m = {WHO, 0, 0};
+    pgw_result_t *r = NULL;
+    q->on_row = bench_pgw_mixed_row;
+    q->ud = &m;
+    int rc = pgw_client_run(s->c, q, &r);
+    if (rc != 0) return call_fail("streamed run", rc, r);
     pgw_result_free(r);
-    return rc;
+    if (m.rows != (size_t)bench_sz.fetch_rows) return bench_fail("%s mixed: %zu rows", WHO, m.rows);
+    *sum = m.h;
+    return 0;
 }
-
-static int simple_fetch_op(void *st, uint64_t *sum)
-{
-    bls_t *s = st;
-    pgw_result_t *r;
-    int rc = pgw_client_exec(s->c, SQL_SIMPLE_FETCH, &r);
-    if (rc != 0) return call_fail("exec", rc, r);
-    return finish_mixed(r, sum);
-}
-
 static int mixed_op(bls_t *s, unsigned flags, uint64_t *sum)
 {
-    pgw_result_t *r;
     pgw_param_t p[] = {pgw_int4(bench_sz.fetch_rows)};
-    int rc = pgw_client_query_flags(s->c, SQL_MIXED, p, 1, flags, &r);
-    if (rc != 0) return call_fail("query", rc, r);
-    return finish_mixed(r, sum);
+    pgw_request_t q = PGW_QUERY(SQL_MIXED, p, 1, NULL, NULL);
+    q.flags = flags;
+    return stream_mixed(s, &q, sum);
+}
+static int simple_fetch_op(void *st, uint64_t *sum)
+{
+    pgw_request_t q = PGW_SIMPLE(SQL_SIMPLE_FETCH, NULL, NULL);
+    return stream_mixed(st, &q, sum);
 }
 static int mixed_text_op(void *st, uint64_t *sum)
 {
@@ -183,6 +188,42 @@ static int mixed_text_op(void *st, uint64_t *sum)
 static int mixed_binary_op(void *st, uint64_t *sum)
 {
     return mixed_op(st, 0, sum);
+}
+
+/* Check the row count, fold the rows into *sum, free r. */
+static int finish_mixed(pgw_result_t *r, uint64_t *sum)
+{
+    int rc = bench_pgw_fold_mixed(WHO, r, (size_t)bench_sz.fetch_rows, sum);
+    pgw_result_free(r);
+    return rc;
+}
+
+static int simple_fetch_buffered_op(void *st, uint64_t *sum)
+{
+    bls_t *s = st;
+    pgw_result_t *r;
+    int rc = pgw_client_exec(s->c, SQL_SIMPLE_FETCH, &r);
+    if (rc != 0) return call_fail("exec", rc, r);
+    return finish_mixed(r, sum);
+}
+
+static int mixed_buffered_op(bls_t *s, unsigned flags, uint64_t *sum)
+{
+    pgw_result_t *r;
+    pgw_param_t p[] = {pgw_int4(bench_sz.fetch_rows)};
+    pgw_request_t q = PGW_QUERY(SQL_MIXED, p, 1, NULL, NULL);
+    q.flags = flags;
+    int rc = pgw_client_run(s->c, &q, &r);
+    if (rc != 0) return call_fail("query", rc, r);
+    return finish_mixed(r, sum);
+}
+static int mixed_text_buffered_op(void *st, uint64_t *sum)
+{
+    return mixed_buffered_op(st, PGW_Q_TEXT, sum);
+}
+static int mixed_binary_buffered_op(void *st, uint64_t *sum)
+{
+    return mixed_buffered_op(st, 0, sum);
 }
 
 /* ---- Extended Query ------------------------------------------------------------ */
@@ -200,16 +241,18 @@ static int ext_seq_op(void *st, uint64_t *sum)
     return rc;
 }
 
-/* pgw_client_batch, failing when nothing was sent (it then sets no status:
- * every item keeps the "not reported" mark). */
+/* pgw_client_run_batch, failing when nothing was sent (a refusal: every
+ * status is then marked "not reported"). */
 #define NOT_REPORTED 1
-static int run_batch(pgw_client_t *c, const pgw_client_batch_item_t *items, size_t n,
-                     unsigned flags, pgw_result_t **res, int *status)
+static int run_batch(pgw_client_t *c, const pgw_request_t *items, size_t n, unsigned flags,
+                     pgw_result_t **res, int *status)
 {
-    for (size_t i = 0; i < n; i++)
-        status[i] = NOT_REPORTED;
-    int rc = pgw_client_batch(c, items, n, flags, res, status);
-    if (rc != 0 && n > 0 && status[0] == NOT_REPORTED) return call_fail("batch", rc, NULL);
+    int rc = pgw_client_run_batch(c, items, n, flags, res, status);
+    if (rc != 0 && pgw_client_refusal(c)[0]) {
+        for (size_t i = 0; i < n; i++)
+            status[i] = NOT_REPORTED;
+        return call_fail("batch", rc, NULL);
+    }
     return 0;
 }
 
@@ -235,15 +278,14 @@ static int check_ext_item(bls_t *s, pgw_result_t *r, size_t i)
     return bench_pgw_check_int4(WHO, r, s->params[i].u.i);
 }
 
-/* 50 independent calls: one pgw_client_batch, a Sync after each. */
+/* 50 independent calls: one pgw_client_run_batch, a Sync after each. */
 static int ext_conc_op(void *st, uint64_t *sum)
 {
     bls_t *s = st;
     size_t n = (size_t)bench_sz.ext_conc;
     for (size_t i = 0; i < n; i++) {
         s->params[i] = pgw_int4(++s->counter);
-        s->items[i] =
-            (pgw_client_batch_item_t){.sql = SQL_EXT_SEQ, .params = &s->params[i], .nparams = 1};
+        s->items[i] = PGW_QUERY(SQL_EXT_SEQ, &s->params[i], 1, NULL, NULL);
     }
     *sum = 0;
     if (run_batch(s->c, s->items, n, PGW_BATCH_SYNC_EACH, s->results, s->statuses)) return -1;
@@ -333,8 +375,7 @@ static int prep_conc_op(void *st, uint64_t *sum)
     int first = s->counter;
     for (size_t i = 0; i < n; i++) {
         s->params[i] = pgw_int4((first + (int)i) % 1000 + 1);
-        s->items[i] =
-            (pgw_client_batch_item_t){.params = &s->params[i], .nparams = 1, .stmt = "bench_prep"};
+        s->items[i] = PGW_EXECUTE("bench_prep", &s->params[i], 1, NULL, NULL);
     }
     s->counter += (int)n;
     *sum = 0;
@@ -371,13 +412,12 @@ static void *uow_setup(const bench_env_t *env)
     s->params[0] = pgw_int4(1);
     for (int j = 0; j < bench_sz.uow_stmts; j++) {
         int read = bench_uow_is_read(j);
-        s->items[j] = (pgw_client_batch_item_t){
-            .sql = bench_uow_sql(j), .params = s->params, .nparams = read ? 0 : 1};
+        s->items[j] = PGW_QUERY(bench_uow_sql(j), s->params, read ? 0 : 1, NULL, NULL);
     }
     return s;
 }
 
-/* 20 statements, one Sync: one pgw_client_batch without PGW_BATCH_SYNC_EACH. */
+/* 20 statements, one Sync: one pgw_client_run_batch without PGW_BATCH_SYNC_EACH. */
 static int uow_op(void *st, uint64_t *sum)
 {
     bls_t *s = st;
@@ -428,7 +468,7 @@ static int b_pipe_op(void *st, uint64_t *sum)
     bls_t *s = st;
     s->h = 0;
     for (size_t i = 0; i < 10; i++)
-        s->items[i] = (pgw_client_batch_item_t){.stmt = "bench_b"};
+        s->items[i] = PGW_EXECUTE("bench_b", NULL, 0, NULL, NULL);
     if (run_batch(s->c, s->items, 10, PGW_BATCH_SYNC_EACH, s->results, s->statuses)) return -1;
     int rc = batch_check(s, 10, check_b_item);
     *sum = s->h;
@@ -446,7 +486,7 @@ B_SETUP(500)
 
 static const char NOTE_B[] = "pgw_client_prepare once, pgw_client_execute, binary";
 static const char NOTE_B_PIPE[] =
-    "pgw_client_prepare once; one pgw_client_batch of 10 executions, a Sync after each";
+    "pgw_client_prepare once; one pgw_client_run_batch of 10 executions, a Sync after each";
 
 static const struct {
     const char *id;
@@ -455,14 +495,29 @@ static const struct {
     {"connect",
      {connect_setup, connect_op, teardown, "pgw_client_connect over TCP + pgw_client_close"}},
     {"simple_seq", {plain_setup, simple_seq_op, teardown, "pgw_client_exec"}},
-    {"simple_fetch", {plain_setup, simple_fetch_op, teardown, "pgw_client_exec, typed accessors"}},
+    {"simple_fetch",
+     {plain_setup, simple_fetch_op, teardown,
+      "pgw_client_run of a Simple Query with on_row: rows decoded as they arrive, typed getters"}},
+    {"simple_fetch_buffered",
+     {plain_setup, simple_fetch_buffered_op, teardown,
+      "pgw_client_exec: buffered result, pgw_result_value + typed getters per cell"}},
     {"ext_seq", {plain_setup, ext_seq_op, teardown, "pgw_client_query, binary"}},
     {"ext_conc",
      {plain_setup, ext_conc_op, teardown,
-      "one pgw_client_batch of 50 queries with PGW_BATCH_SYNC_EACH (a Sync after each)"}},
+      "one pgw_client_run_batch of 50 queries with PGW_BATCH_SYNC_EACH (a Sync after each)"}},
     {"mixed_text",
-     {plain_setup, mixed_text_op, teardown, "pgw_client_query_flags(PGW_Q_TEXT), typed accessors"}},
-    {"mixed_binary", {plain_setup, mixed_binary_op, teardown, "pgw_client_query, typed accessors"}},
+     {plain_setup, mixed_text_op, teardown,
+      "pgw_client_run with on_row (PGW_Q_TEXT): rows decoded as they arrive, typed getters"}},
+    {"mixed_binary",
+     {plain_setup, mixed_binary_op, teardown,
+      "pgw_client_run with on_row: rows decoded as they arrive, typed getters"}},
+    {"mixed_text_buffered",
+     {plain_setup, mixed_text_buffered_op, teardown,
+      "pgw_client_run(PGW_Q_TEXT): buffered result, pgw_result_value + typed getters "
+      "per cell"}},
+    {"mixed_binary_buffered",
+     {plain_setup, mixed_binary_buffered_op, teardown,
+      "pgw_client_query: buffered result, pgw_result_value + typed getters per cell"}},
     {"blob_fetch", {plain_setup, blob_op, teardown, "pgw_client_query, bytea views"}},
     {"connect_tls",
      {connect_setup, connect_tls_op, teardown,
@@ -474,8 +529,9 @@ static const struct {
      {prep_setup, prep_seq_op, teardown, "pgw_client_prepare once, pgw_client_execute"}},
     {"prep_conc",
      {prep_setup, prep_conc_op, teardown,
-      "pgw_client_prepare once; one pgw_client_batch of 50 executions, a Sync after each"}},
-    {"unit_of_work", {uow_setup, uow_op, teardown, "one pgw_client_batch of 20 queries: one Sync"}},
+      "pgw_client_prepare once; one pgw_client_run_batch of 50 executions, a Sync after each"}},
+    {"unit_of_work",
+     {uow_setup, uow_op, teardown, "one pgw_client_run_batch of 20 queries: one Sync"}},
     {"c_rtt", {plain_setup, simple_seq_op, teardown, "pgw_client_exec"}},
     {"b_seq_1", {b_setup_1, b_seq_op, teardown, NOTE_B}},
     {"b_seq_100", {b_setup_100, b_seq_op, teardown, NOTE_B}},
@@ -502,16 +558,16 @@ const bench_impl_t *bench_pgwire_blocking_lookup(const char *scenario, const cha
     return NULL;
 }
 
-/* ---- suite C: one pgw_client_batch per test, with the test's Sync policy ---------- */
+/* ---- suite C: one pgw_client_run_batch per test, with the test's Sync policy ---------- */
 static int c_run(void *st, const bench_c_test_t *t)
 {
     bls_t *s = st;
     size_t n = (size_t)t->nstmts;
-    pgw_client_batch_item_t *items = bench_xmalloc(sizeof *items * n);
+    pgw_request_t *items = bench_xmalloc(sizeof *items * n);
     pgw_result_t **res = bench_xmalloc(sizeof *res * n);
     int *status = bench_xmalloc(sizeof *status * n);
     for (size_t i = 0; i < n; i++)
-        items[i] = (pgw_client_batch_item_t){.sql = t->stmts[i].sql};
+        items[i] = PGW_QUERY(t->stmts[i].sql, NULL, 0, NULL, NULL);
     int rc = run_batch(s->c, items, n, t->sync_each ? PGW_BATCH_SYNC_EACH : 0, res, status);
     for (size_t i = 0; i < n && status[0] != NOT_REPORTED; i++) {
         int want = t->stmts[i].expect_rows;

@@ -50,6 +50,15 @@ int bench_pgw_fold_mixed_row(const char *who, const pgw_value_t *v, size_t i, ui
     return 0;
 }
 
+int bench_pgw_mixed_row(const pgw_row_t *row, void *ud)
+{
+    bench_pgw_mixed_t *m = ud;
+    if (row->ncols != 10) return bench_fail("%s: %u columns", m->who, (unsigned)row->ncols);
+    if (bench_pgw_fold_mixed_row(m->who, row->values, m->rows, &m->h) != 0) return -1;
+    m->rows++;
+    return 0;
+}
+
 int bench_pgw_fold_mixed(const char *who, pgw_result_t *r, size_t want, uint64_t *out)
 {
     if (pgw_result_nrows(r) != want) return bench_fail("%s: %zu rows", who, pgw_result_nrows(r));
@@ -61,6 +70,20 @@ int bench_pgw_fold_mixed(const char *who, pgw_result_t *r, size_t want, uint64_t
             if (pgw_result_value(r, i, c, &v[c]) != 0)
                 return bench_fail("%s: mixed row %zu has no column %zu", who, i, c);
         if (bench_pgw_fold_mixed_row(who, v, i, &h) != 0) return -1;
+    }
+    *out = h;
+    return 0;
+}
+
+int bench_pgw_fold_mixed_rows(const char *who, pgw_result_t *r, size_t want, uint64_t *out)
+{
+    if (pgw_result_nrows(r) != want) return bench_fail("%s: %zu rows", who, pgw_result_nrows(r));
+    if (pgw_result_ncols(r) != 10) return bench_fail("%s: %zu columns", who, pgw_result_ncols(r));
+    uint64_t h = 0;
+    for (size_t i = 0; i < want; i++) {
+        pgw_row_t row;
+        if (pgw_result_row(r, i, &row) != 0) return bench_fail("%s: no mixed row %zu", who, i);
+        if (bench_pgw_fold_mixed_row(who, row.values, i, &h) != 0) return -1;
     }
     *out = h;
     return 0;

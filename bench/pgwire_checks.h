@@ -18,9 +18,23 @@ int bench_pgw_check_int4(const char *who, pgw_result_t *r, int64_t want);
  * and folded into *h. For streamed rows. */
 int bench_pgw_fold_mixed_row(const char *who, const pgw_value_t *v, size_t i, uint64_t *h);
 
+/* Streamed rows of SQL_MIXED / SQL_SIMPLE_FETCH: bench_pgw_mixed_row (a
+ * pgw_row_cb, ud a zeroed bench_pgw_mixed_t with who set) checks and folds
+ * each row into h and counts it. */
+typedef struct bench_pgw_mixed {
+    const char *who;
+    size_t rows;
+    uint64_t h;
+} bench_pgw_mixed_t;
+int bench_pgw_mixed_row(const pgw_row_t *row, void *ud);
+
 /* want rows of SQL_MIXED / SQL_SIMPLE_FETCH, every value decoded and folded
  * into *out (the same fold, row by row). */
 int bench_pgw_fold_mixed(const char *who, pgw_result_t *r, size_t want, uint64_t *out);
+
+/* The same through pgw_result_row: each row's values as stored, no copy
+ * per cell. */
+int bench_pgw_fold_mixed_rows(const char *who, pgw_result_t *r, size_t want, uint64_t *out);
 
 /* bench_sz.blob_rows rows of SQL_BLOB, bytes spot-checked, folded into *out. */
 int bench_pgw_fold_blob(const char *who, pgw_result_t *r, uint64_t *out);

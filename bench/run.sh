@@ -24,7 +24,8 @@
 #   BENCH_PEERS=0 leave out the Node.js and Python libraries (default 1: run them)
 #   BENCH_PEERS_STRICT=1  a peer library's wrong answer fails the run too
 #   BENCH_OUT     write the report and raw JSON there instead of bench/ (CI)
-# Smoke mode for CI: BENCH_SCALE=0.1 BENCH_REPS=1 bash bench/run.sh
+#   BENCH_QUICK=1 quick mode: BENCH_SCALE=0.1 BENCH_REPS=1 unless those are set
+# Smoke mode for CI: BENCH_QUICK=1 bash bench/run.sh
 # Exit status: non-zero if a scenario failed its verification or did not run.
 set -euo pipefail
 
@@ -41,6 +42,11 @@ for arg in "$@"; do
     esac
 done
 BUILD=${BENCH_BUILD:-$ROOT/build-bench}
+# BENCH_QUICK=1: the quick mode CI runs (every scenario runs and verifies its
+# answers; the timings are not for quoting).
+if [ "${BENCH_QUICK:-0}" = 1 ]; then
+    export BENCH_SCALE=${BENCH_SCALE:-0.1} BENCH_REPS=${BENCH_REPS:-1}
+fi
 export BENCH_PEERS=${BENCH_PEERS:-1}
 export BENCH_SCALE=${BENCH_SCALE:-1}
 export BENCH_REPS=${BENCH_REPS:-3}

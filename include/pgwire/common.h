@@ -98,7 +98,9 @@ typedef enum pgw_err {
 /* A static, human-readable description of code (never NULL; unknown codes,
  * including libuv's, are described as far as known). */
 PGW_EXTERN const char *pgw_strerror(int code);
-/* The symbolic name of code without prefix, e.g. "EPROTO"; "UNKNOWN" if none. */
+/* The symbolic name of code without prefix, e.g. "EPROTO", or for a
+ * negated errno value passed through from libuv its errno name
+ * ("ECONNREFUSED", with glibc 2.32 or later); "UNKNOWN" if none. */
 PGW_EXTERN const char *pgw_err_name(int code);
 /* 1 if code is fatal for the object that reported it (see PGW_ERRNO_MAP). */
 PGW_EXTERN int pgw_is_fatal(int code);

@@ -24,6 +24,18 @@ extern "C" {
 
 typedef struct pgw_result pgw_result_t;
 
+/* One row: values[i] views the wire bytes of column i with its format and
+ * type OID, fields[i] describes the column. A streamed request's row
+ * callback gets one (valid during the callback, see session.h);
+ * pgw_result_row gives one for a row of a buffered result (valid until
+ * pgw_result_free). */
+typedef struct pgw_row {
+    uint16_t ncols;
+    const pgw_value_t *values;
+    const pgw_field_desc_t *fields;
+    uint64_t index; /* 0-based row number within the result */
+} pgw_row_t;
+
 /* A server error or notice. Every string is NUL-terminated, or NULL when
  * the server did not send that field. The strings live as long as the
  * object that handed out this pointer (a result, or a notice callback).
@@ -64,6 +76,14 @@ PGW_EXTERN const pgw_field_desc_t *pgw_result_field(const pgw_result_t *r, size_
 PGW_EXTERN int pgw_result_column(const pgw_result_t *r, const char *name);
 /* The value at (row, col). Returns 0 or PGW_EINDEX. */
 PGW_EXTERN int pgw_result_value(const pgw_result_t *r, size_t row, size_t col, pgw_value_t *out);
+/* The whole row at index row, as a streamed request's row callback sees it:
+ * out->values[c] is what pgw_result_value(r, row, c) gives, out->fields the
+ * column descriptions (out->values and out->fields are NULL when the result
+ * has no columns). Nothing is copied or decoded: the fastest way to read a
+ * buffered result row by row. LIFETIME: out's pointers are valid until
+ * pgw_result_free of r. Returns 0, PGW_EINDEX (row out of range; out is
+ * left alone) or PGW_EINVAL (r or out NULL). */
+PGW_EXTERN int pgw_result_row(const pgw_result_t *r, size_t row, pgw_row_t *out);
 /* 1 if NULL, 0 if not, PGW_EINDEX. */
 PGW_EXTERN int pgw_result_isnull(const pgw_result_t *r, size_t row, size_t col);
 /*

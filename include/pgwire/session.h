@@ -66,17 +66,9 @@ typedef enum pgw_session_state {
  * may outlive its session). */
 typedef void (*pgw_result_cb)(int status, pgw_result_t *res, void *ud);
 
-/* One row of a streamed result. values[i] views the wire bytes of column i
- * with its format and type OID. LIFETIME: the row, its values and fields are
- * valid only during the callback that receives them. */
-typedef struct pgw_row {
-    uint16_t ncols;
-    const pgw_value_t *values;
-    const pgw_field_desc_t *fields;
-    uint64_t index; /* 0-based row number within the result */
-} pgw_row_t;
-
-/* Called once per DataRow of a streamed request. Return 0 to go on; a
+/* Called once per DataRow of a streamed request, with the row as a
+ * pgw_row_t (result.h). LIFETIME: the row, its values and fields are valid
+ * only during the callback that receives them. Return 0 to go on; a
  * negative value stops delivery of further rows of this request (they are
  * read and discarded) and is reported as the request's status. */
 typedef int (*pgw_row_cb)(const pgw_row_t *row, void *ud);
@@ -164,10 +156,12 @@ typedef struct pgw_session_config {
     uint32_t max_protocol;
     uint32_t max_message_size; /* 0: PGW_DEFAULT_MAX_MESSAGE */
     size_t read_chunk_size;    /* 0: 64 KiB */
-    /* Bytes of larger read chunks (those that held one big message, such as
-     * a 1 MiB bytea row) kept for reuse once their results are freed, so a
-     * workload of large rows does not make the process fault fresh pages in
-     * on every query. 0: 16 MiB; SIZE_MAX: no limit. The same bound applies
+    /* Bytes of read chunks kept for reuse once their results are freed
+     * (beyond four of read_chunk_size, always kept): larger chunks (those
+     * that held one big message, such as a 1 MiB bytea row) and the chunks
+     * of buffered results that spanned many, so a workload of large rows or
+     * results does not make the process fault fresh pages in on every
+     * query. 0: 16 MiB; SIZE_MAX: no limit. The same bound applies
      * to the output buffers: once written out, a buffer that grew past it
      * for one large request (a big parameter) is released, not kept. */
     size_t chunk_cache_bytes;

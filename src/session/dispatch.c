@@ -100,7 +100,7 @@ static void abort_skipped(pgw_session_t *s)
 static int ensure_res(pgw_session_t *s, pgw__req_t *r)
 {
     if (r->res) return 0;
-    r->res = r->last = pgw__result_new(s->pool);
+    r->res = r->last = pgw__result_new(s->recycler);
     return r->res ? 0 : PGW_ENOMEM;
 }
 
@@ -185,21 +185,11 @@ static int stream_row(pgw_session_t *s, pgw__req_t *r, pgw_result_t *res, const 
         s->row_values = v;
         s->row_values_cap = n;
     }
-    pgw_row_iter_t it;
-    pgw_row_iter_init(&it, m);
-    for (uint16_t i = 0; i < n; i++) {
-        pgw_view_t v;
-        if (pgw_row_iter_next(&it, &v) != 1) return PGW_EPROTO;
-        s->row_values[i].p = v.p;
-        s->row_values[i].len = v.len;
-        s->row_values[i].format = res->fields[i].format;
-        s->row_values[i].oid = res->fields[i].type_oid;
-    }
-    pgw_view_t end;
-    if (pgw_row_iter_next(&it, &end) != 0) return PGW_EPROTO;
+    int rc = pgw__row_values(m, res->fields, n, s->row_values);
+    if (rc < 0) return rc;
     if (r->row_status < 0) return 0; /* the caller stopped: discard */
     pgw_row_t row = {n, s->row_values, res->fields, r->nrows_streamed++};
-    int rc = r->row_cb(&row, r->ud);
+    rc = r->row_cb(&row, r->ud);
     /* r is still the head unless the callback broke or freed the session. */
     if (!halted(s) && rc < 0) r->row_status = rc;
     return 0;
@@ -314,7 +304,7 @@ static int on_extended(pgw_session_t *s, pgw__req_t *r, const pgw_msg_t *m)
 
 static pgw_result_t *chain_new(pgw_session_t *s, pgw__req_t *r)
 {
-    pgw_result_t *x = pgw__result_new(s->pool);
+    pgw_result_t *x = pgw__result_new(s->recycler);
     if (!x) return NULL;
     if (r->last)
         r->last->next = x;

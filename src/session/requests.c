@@ -359,7 +359,7 @@ static int execute_known(submit_t *sb, pgw__req_t *r, const pgw__stmt_t *st,
     if (rq->nresult_formats || (rq->flags & PGW_Q_TEXT)) f = policy_formats(rq);
     /* The result takes its own copy: the statement may be closed before the
      * answer arrives. */
-    pgw_result_t *res = pgw__result_new(sb->s->pool);
+    pgw_result_t *res = pgw__result_new(sb->s->recycler);
     if (!res) return PGW_ENOMEM;
     r->res = r->last = res;
     uint16_t nf = f.n > UINT16_MAX ? UINT16_MAX : (uint16_t)f.n;

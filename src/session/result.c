@@ -3,11 +3,13 @@
  * chunks, command tag, server error, parameter types and timing.
  *
  * A result owns an arena (a list of blocks; the first block is kept when the
- * result is recycled through the pool) for the small things it copies: the
+ * result is recycled, see recycler.c) for the small things it copies: the
  * column descriptions with their names, the command tag, the error fields
  * (error.c).
- * Rows are an array of nrows * ncols views that grows geometrically and is
- * reused with the result: no allocation per row or per column.
+ * Rows are an array of nrows * ncols values (views into the chunks, with
+ * their column's format and type, so that a cell or a whole row is handed
+ * out as it is stored) that grows geometrically and is reused with the
+ * result: no allocation per row or per column.
  */
 #include "session_internal.h"
 
@@ -31,7 +33,7 @@ void *pgw__result_alloc(pgw_result_t *r, size_t n)
         size_t size = b ? b->size * 2 : ARENA_MIN_BLOCK;
         if (size < n) size = n;
         if (size > SIZE_MAX - hdr) return NULL;
-        pgw__arena_block_t *nb = pgw__malloc(&r->pool->alloc, hdr + size);
+        pgw__arena_block_t *nb = pgw__malloc(&r->recycler->alloc, hdr + size);
         if (!nb) return NULL;
         nb->size = size;
         nb->used = 0;
@@ -135,10 +137,10 @@ static int reserve_cells(pgw_result_t *r, size_t need)
     if (need <= r->cells_cap) return 0;
     size_t cap = r->cells_cap ? r->cells_cap : 64;
     while (cap < need) {
-        if (cap > SIZE_MAX / 2 / sizeof(pgw_view_t)) return PGW_ENOMEM;
+        if (cap > SIZE_MAX / 2 / sizeof(pgw_value_t)) return PGW_ENOMEM;
         cap *= 2;
     }
-    pgw_view_t *c = pgw__realloc(&r->pool->alloc, r->cells, cap * sizeof *c);
+    pgw_value_t *c = pgw__realloc(&r->recycler->alloc, r->cells, cap * sizeof *c);
     if (!c) return PGW_ENOMEM;
     r->cells = c;
     r->cells_cap = cap;
@@ -150,7 +152,7 @@ static int ref_chunk(pgw_result_t *r, pgw__chunk_t *c)
     if (r->nchunks && r->chunks[r->nchunks - 1] == c) return 0;
     if (r->nchunks == r->chunks_cap) {
         size_t cap = r->chunks_cap ? r->chunks_cap * 2 : 4;
-        pgw__chunk_t **a = pgw__realloc(&r->pool->alloc, r->chunks, cap * sizeof *a);
+        pgw__chunk_t **a = pgw__realloc(&r->recycler->alloc, r->chunks, cap * sizeof *a);
         if (!a) return PGW_ENOMEM;
         r->chunks = a;
         r->chunks_cap = cap;
@@ -160,16 +162,41 @@ static int ref_chunk(pgw_result_t *r, pgw__chunk_t *c)
     return 0;
 }
 
+int pgw__row_values(const pgw_msg_t *m, const pgw_field_desc_t *fields, uint16_t n,
+                    pgw_value_t *out)
+{
+    if (m->u.data_row.ncols != n) return PGW_EPROTO;
+    const uint8_t *p = m->u.data_row.fields;
+    const uint8_t *end = m->body + m->len;
+    for (uint16_t i = 0; i < n; i++) {
+        if (end - p < 4) return PGW_EPROTO;
+        int32_t len = (int32_t)pgw__get32(p);
+        p += 4;
+        out[i].format = fields[i].format;
+        out[i].oid = fields[i].type_oid;
+        out[i].len = len;
+        if (len < 0) {
+            if (len != -1) return PGW_EPROTO;
+            out[i].p = NULL;
+            continue;
+        }
+        if (end - p < len) return PGW_EPROTO;
+        out[i].p = p;
+        p += len;
+    }
+    return p == end ? 0 : PGW_EPROTO;
+}
+
 int pgw__result_add_row(pgw_result_t *r, const pgw_msg_t *m, pgw__chunk_t *c)
 {
     if (!r->have_desc || m->u.data_row.ncols != r->ncols) return PGW_EPROTO;
     size_t nc = r->ncols;
     if (nc) {
-        if (r->nrows >= (SIZE_MAX / sizeof(pgw_view_t)) / nc - 1) return PGW_ENOMEM;
+        if (r->nrows >= (SIZE_MAX / sizeof(pgw_value_t)) / nc - 1) return PGW_ENOMEM;
         int rc = reserve_cells(r, (r->nrows + 1) * nc);
         if (rc < 0) return rc;
-        rc = pgw_datarow_fields(m, r->cells + r->nrows * nc, nc);
-        if (rc < 0) return PGW_EPROTO;
+        rc = pgw__row_values(m, r->fields, r->ncols, r->cells + r->nrows * nc);
+        if (rc < 0) return rc;
         rc = ref_chunk(r, c);
         if (rc < 0) return rc;
     } else {
@@ -236,11 +263,18 @@ PGW_EXTERN int pgw_result_value(const pgw_result_t *r, size_t row, size_t col, p
 {
     if (!r || !out) return PGW_EINVAL;
     if (row >= r->nrows || col >= r->ncols) return PGW_EINDEX;
-    const pgw_view_t *v = &r->cells[row * r->ncols + col];
-    out->p = v->p;
-    out->len = v->len;
-    out->format = r->fields[col].format;
-    out->oid = r->fields[col].type_oid;
+    *out = r->cells[row * r->ncols + col];
+    return 0;
+}
+
+PGW_EXTERN int pgw_result_row(const pgw_result_t *r, size_t row, pgw_row_t *out)
+{
+    if (!r || !out) return PGW_EINVAL;
+    if (row >= r->nrows) return PGW_EINDEX;
+    out->ncols = r->ncols;
+    out->values = r->ncols ? r->cells + row * r->ncols : NULL;
+    out->fields = r->ncols ? r->fields : NULL;
+    out->index = row;
     return 0;
 }
 

@@ -2,7 +2,7 @@
  * The session object: creation and teardown, the zero-copy input path, the
  * output buffer, breaking, and the state accessors.
  *
- * Input: the session reads into reference-counted chunks from its pool.
+ * Input: the session reads into reference-counted chunks from its recycler.
  * pgw_session_input_buffer hands out the free tail of the current chunk;
  * commit frames and dispatches every complete message and keeps the partial
  * tail. When the partial frame cannot fit in what is left of the chunk, the
@@ -153,23 +153,23 @@ PGW_EXTERN int pgw_session_new(pgw_session_t **out, const pgw_session_config_t *
     pgw_session_config_t copy;
     pgw__copy_sized(&copy, sizeof copy, cfg);
     cfg = &copy;
-    pgw__pool_t *pool;
+    pgw__recycler_t *rec;
     size_t chunk = cfg->read_chunk_size ? cfg->read_chunk_size : DEFAULT_READ_CHUNK;
     if (chunk < 16) chunk = 16;
     size_t cache = cfg->chunk_cache_bytes ? cfg->chunk_cache_bytes : DEFAULT_CHUNK_CACHE;
-    int rc = pgw__pool_new(&pool, cfg->alloc, chunk, cache);
+    int rc = pgw__recycler_new(&rec, cfg->alloc, chunk, cache);
     if (rc < 0) return rc;
-    pgw_session_t *s = pgw__calloc(&pool->alloc, 1, sizeof *s);
+    pgw_session_t *s = pgw__calloc(&rec->alloc, 1, sizeof *s);
     if (!s) {
-        pgw__pool_unref(pool);
+        pgw__recycler_unref(rec);
         return PGW_ENOMEM;
     }
-    s->pool = pool;
-    s->alloc = &pool->alloc;
+    s->recycler = rec;
+    s->alloc = &rec->alloc;
     s->cb = cfg->cb;
     s->ud = cfg->ud;
     s->state = PGW_SESSION_NEW;
-    /* The output buffers use the caller's allocator pointer (not the pool's
+    /* The output buffers use the caller's allocator pointer (not the recycler's
      * copy): pgw_session_take_output hands their storage out, and it must
      * stay freeable after the session is gone. */
     pgw_buf_init(&s->out, cfg->alloc);
@@ -231,9 +231,9 @@ static void session_destroy(pgw_session_t *s)
     pgw_buf_free(&s->copy_held);
     wipe(s->scratch.data, s->scratch.cap);
     pgw_buf_free(&s->scratch);
-    pgw__pool_t *pool = s->pool;
+    pgw__recycler_t *rec = s->recycler;
     pgw__free(a, s);
-    pgw__pool_unref(pool);
+    pgw__recycler_unref(rec);
 }
 
 PGW_EXTERN void pgw_session_free(pgw_session_t *s)
@@ -291,7 +291,7 @@ static int ensure_input_room(pgw_session_t *s)
     if (c && partial == 0 && c->refs == 1) {
         s->in_pos = s->in_fill = 0;
         /* An oversized chunk served one big message: give it back. */
-        if (c->cap > s->pool->chunk_size) {
+        if (c->cap > s->recycler->chunk_size) {
             pgw__chunk_unref(c);
             s->in = c = NULL;
         }
@@ -303,7 +303,7 @@ static int ensure_input_room(pgw_session_t *s)
         s->in_fill = partial;
         return 0;
     }
-    pgw__chunk_t *nc = pgw__chunk_get(s->pool, need);
+    pgw__chunk_t *nc = pgw__chunk_get(s->recycler, need);
     if (!nc) return PGW_ENOMEM;
     if (partial) memcpy(nc->data, c->data + s->in_pos, partial);
     if (c) pgw__chunk_unref(c);
@@ -447,7 +447,7 @@ PGW_EXTERN const uint8_t *pgw_session_pending_output(pgw_session_t *s, size_t *l
  * its memory back instead of pinning it for the session's life. */
 void pgw__out_trim(pgw_session_t *s, pgw_buf_t *b)
 {
-    if (b->len == 0 && b->cap > s->pool->big_budget) pgw_buf_free(b);
+    if (b->len == 0 && b->cap > s->recycler->big_budget) pgw_buf_free(b);
 }
 
 PGW_EXTERN void pgw_session_consumed_output(pgw_session_t *s, size_t n)

@@ -1,13 +1,15 @@
 /*
- * Internals of the sans-IO session: the memory pool shared by a session and
- * its results, reference-counted read chunks, result arenas, the request
+ * Internals of the sans-IO session: the recycler (the memory a session and
+ * its results reuse), reference-counted read chunks, result arenas, the request
  * FIFO and the prepared-statement table. Not installed.
  *
  * Memory picture:
  *
- *   pool (refcounted: the session + every live result)
+ *   recycler (refcounted: the session + every live result)
  *     |- allocator copy (results may outlive the session's config)
- *     |- free list of read chunks of the default size (at most 4)
+ *     |- free list of read chunks of the default size (4, more within
+ *     |  chunk_cache_bytes: a buffered result spanning many chunks reuses them)
+ *     |- free list of larger chunks (within chunk_cache_bytes)
  *     `- free list of recycled results (their arenas and cell arrays kept)
  *
  *   chunk (refcounted: the session while it reads into it + every result
@@ -22,46 +24,49 @@
 
 #include <stdbool.h>
 
-/* ------------------------------------------------------------ pool, chunks */
+/* ------------------------------------------------- recycler, chunks */
 
 typedef struct pgw__chunk {
     struct pgw__chunk *next; /* free-list link */
-    struct pgw__pool *pool;
+    struct pgw__recycler *recycler;
     uint32_t refs;
     size_t cap;
     uint8_t *data; /* cap bytes, allocated with the header */
 } pgw__chunk_t;
 
-#define PGW__POOL_MAX_FREE_CHUNKS 4
+/* Default-size chunks always kept for reuse (more within the budget). */
+#define PGW__RECYCLE_MAX_FREE_CHUNKS 4
 /* Enough for the results of a pipeline of concurrent requests to be reused. */
-#define PGW__POOL_MAX_FREE_RESULTS 64
-/* A recycled result keeps at most this many cells / arena bytes, so one huge
- * result does not pin its memory forever. */
-#define PGW__RESULT_KEEP_CELLS (64u * 1024u)
-#define PGW__RESULT_KEEP_ARENA (64u * 1024u)
+#define PGW__RECYCLE_MAX_FREE_RESULTS 64
+/* A recycled result keeps at most this many bytes of cells / of arena, so
+ * one huge result does not pin its memory forever. */
+#define PGW__RESULT_KEEP_CELL_BYTES (1024u * 1024u)
+#define PGW__RESULT_KEEP_ARENA      (64u * 1024u)
 
 /* At most this many oversized chunks wait for reuse (bounds the best-fit scan). */
-#define PGW__POOL_MAX_FREE_BIG 32
+#define PGW__RECYCLE_MAX_FREE_BIG 32
 
-typedef struct pgw__pool {
+typedef struct pgw__recycler {
     pgw_allocator_t alloc;
     size_t refs;
     size_t chunk_size;
     pgw__chunk_t *free_chunks; /* default-size chunks */
     unsigned nfree_chunks;
-    pgw__chunk_t *free_big; /* larger chunks, kept within big_budget bytes */
+    pgw__chunk_t *free_big; /* larger chunks */
     unsigned nfree_big;
-    size_t free_big_bytes, big_budget;
+    /* Bytes of every kept chunk; past the first PGW__RECYCLE_MAX_FREE_CHUNKS
+     * default-size ones, chunks are kept only within big_budget. */
+    size_t free_bytes, big_budget;
     struct pgw_result *free_results;
     unsigned nfree_results;
-} pgw__pool_t;
+} pgw__recycler_t;
 
-int pgw__pool_new(pgw__pool_t **out, const pgw_allocator_t *alloc, size_t chunk_size,
-                  size_t big_budget);
-void pgw__pool_ref(pgw__pool_t *p);
-void pgw__pool_unref(pgw__pool_t *p);
+int pgw__recycler_new(pgw__recycler_t **out, const pgw_allocator_t *alloc, size_t chunk_size,
+                      size_t big_budget);
+void pgw__recycler_ref(pgw__recycler_t *p);
+void pgw__recycler_unref(pgw__recycler_t *p);
 /* A chunk of at least cap bytes with one reference, or NULL. */
-pgw__chunk_t *pgw__chunk_get(pgw__pool_t *p, size_t cap);
+pgw__chunk_t *pgw__chunk_get(pgw__recycler_t *p, size_t cap);
 void pgw__chunk_ref(pgw__chunk_t *c);
 void pgw__chunk_unref(pgw__chunk_t *c);
 
@@ -74,7 +79,7 @@ typedef struct pgw__arena_block {
 } pgw__arena_block_t;
 
 struct pgw_result {
-    pgw__pool_t *pool;
+    pgw__recycler_t *recycler;
     struct pgw_result *next; /* chain of a simple query; free-list link */
     pgw__arena_block_t *arena;
 
@@ -85,7 +90,7 @@ struct pgw_result {
     uint32_t *param_oids;
     uint16_t nparams;
 
-    pgw_view_t *cells; /* nrows * ncols views into chunks */
+    pgw_value_t *cells; /* nrows * ncols values (views into chunks) */
     size_t cells_cap;
     size_t nrows;
     pgw__chunk_t **chunks; /* chunks referenced by the cells */
@@ -108,7 +113,7 @@ struct pgw_result {
     uint64_t copy_bytes;
 };
 
-pgw_result_t *pgw__result_new(pgw__pool_t *pool);
+pgw_result_t *pgw__result_new(pgw__recycler_t *rec);
 /* Bump allocation in the result's arena (8-byte aligned), or NULL. */
 void *pgw__result_alloc(pgw_result_t *r, size_t n);
 char *pgw__result_strdup(pgw_result_t *r, const char *p, size_t n);
@@ -123,6 +128,11 @@ int pgw__result_set_params_msg(pgw_result_t *r, const pgw_msg_t *m);
 /* Append DataRow m, whose bytes live in chunk c. Returns 0, PGW_EPROTO or
  * PGW_ENOMEM. */
 int pgw__result_add_row(pgw_result_t *r, const pgw_msg_t *m, pgw__chunk_t *c);
+/* The n values of DataRow m into out, each with the format and type of its
+ * column in fields: what a row callback and a buffered result hand out.
+ * Returns 0 or PGW_EPROTO (not n columns, or lengths that do not add up). */
+int pgw__row_values(const pgw_msg_t *m, const pgw_field_desc_t *fields, uint16_t n,
+                    pgw_value_t *out);
 int pgw__result_set_tag(pgw_result_t *r, const pgw_msg_t *m);
 /* error.c: make f, an ErrorResponse's parsed fields, r's error: the fields
  * are copied into r's arena. Returns 0 or PGW_ENOMEM. */
@@ -261,8 +271,8 @@ enum pgw__cb_mode { PGW__CB_DISABLE = 0, PGW__CB_PREFER, PGW__CB_REQUIRE };
 struct pgw__scram;
 
 struct pgw_session {
-    pgw__pool_t *pool;
-    const pgw_allocator_t *alloc; /* &pool->alloc */
+    pgw__recycler_t *recycler;
+    const pgw_allocator_t *alloc; /* &recycler->alloc */
     pgw_session_callbacks_t cb;
     void *ud;
     pgw_session_state_t state;

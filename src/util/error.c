@@ -1,5 +1,6 @@
 /* The one error-code space: names, messages and the fatal flag, all
  * generated from PGW_ERRNO_MAP so they cannot drift apart. */
+#define _GNU_SOURCE /* strerrorname_np */
 #include "pgwire/common.h"
 
 #include "util/internal.h"
@@ -56,8 +57,16 @@ const char *pgw_err_name(int code)
     case 0:
         return "OK";
     default:
-        return "UNKNOWN";
+        break;
     }
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 32)
+    /* libuv's codes are negated errno values: "ECONNREFUSED", "ENOENT". */
+    if (code < 0 && code > -1000) {
+        const char *s = strerrorname_np(-code);
+        if (s) return s;
+    }
+#endif
+    return "UNKNOWN";
 }
 
 int pgw_is_fatal(int code)

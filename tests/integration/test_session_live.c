@@ -641,12 +641,32 @@ static void test_big_result(void **state)
         assert_int_equal(b, g % 2 == 0);
         assert_int_equal(pgw_result_isnull(r, i, 6), g % 7 == 0);
         if (g % 7 == 0) assert_int_equal(pgw_result_int4(r, i, 6, &i4), PGW_ENULL);
+        /* The row view of a result spanning many read chunks: every value
+         * as pgw_result_value gives it. */
+        pgw_row_t row;
+        assert_int_equal(pgw_result_row(r, i, &row), 0);
+        assert_int_equal(row.ncols, 7);
+        assert_true(row.index == i);
+        assert_ptr_equal(row.fields, pgw_result_field(r, 0));
+        for (size_t c = 0; c < 7; c++) {
+            pgw_value_t v;
+            assert_int_equal(pgw_result_value(r, i, c, &v), 0);
+            assert_ptr_equal(row.values[c].p, v.p);
+            assert_int_equal(row.values[c].len, v.len);
+            assert_int_equal(row.values[c].format, v.format);
+            assert_int_equal(row.values[c].oid, v.oid);
+        }
     }
     drv_close(&d);
     /* Still readable after the session is gone. */
     int32_t last;
     assert_int_equal(pgw_result_int4(r, 9999, 1, &last), 0);
     assert_int_equal(last, 10000);
+    pgw_row_t tail;
+    assert_int_equal(pgw_result_row(r, 9999, &tail), 0);
+    assert_int_equal(pgw_get_int4(&tail.values[1], &last), 0);
+    assert_int_equal(last, 10000);
+    assert_int_equal(pgw_result_row(r, 10000, &tail), PGW_EINDEX);
     pgw_result_free(r);
 }
 

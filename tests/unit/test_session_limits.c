@@ -167,6 +167,8 @@ static void test_null_handles(void **state)
     assert_null(pgw_result_field(r, 0));
     assert_int_equal(pgw_result_column(r, "a"), PGW_EINVAL);
     assert_int_equal(pgw_result_value(r, 0, 0, &v), PGW_EINVAL);
+    pgw_row_t row;
+    assert_int_equal(pgw_result_row(r, 0, &row), PGW_EINVAL);
     assert_int_equal(pgw_result_isnull(r, 0, 0), PGW_EINVAL);
     assert_int_equal(pgw_result_int4(r, 0, 0, &i4), PGW_EINVAL);
     assert_null(pgw_result_command_tag(r));

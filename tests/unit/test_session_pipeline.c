@@ -264,6 +264,20 @@ static void test_prepare_execute(void **state)
     assert_memory_equal(val.p, "abc", 3);
     assert_int_equal(val.oid, 99999);
     assert_int_equal(pgw_result_value(r, 1, 0, &val), PGW_EINDEX);
+    /* The whole row: the same values, the result's own descriptions. */
+    pgw_row_t row;
+    assert_int_equal(pgw_result_row(r, 0, &row), 0);
+    assert_int_equal(row.ncols, 2);
+    assert_int_equal(row.index, 0);
+    assert_ptr_equal(row.fields, pgw_result_field(r, 0));
+    assert_ptr_equal(row.values[1].p, val.p);
+    assert_int_equal(row.values[1].len, 3);
+    assert_int_equal(row.values[1].format, 0);
+    assert_int_equal(row.values[1].oid, 99999);
+    assert_int_equal(row.values[0].format, 1);
+    assert_int_equal(row.values[0].len, 4);
+    assert_int_equal(pgw_result_row(r, 1, &row), PGW_EINDEX);
+    assert_int_equal(pgw_result_row(r, 0, NULL), PGW_EINVAL);
     assert_int_equal(pgw_result_column(r, "b"), 1);
     assert_int_equal(pgw_result_column(r, "zz"), PGW_ENOTFOUND);
     assert_int_equal(pgw_result_rows_affected(r), 1);
@@ -870,6 +884,52 @@ static void test_steady_state_no_alloc(void **state)
     pgw_buf_free(&w);
 }
 
+/* A text query answered with rows copies of one text value: the whole reply
+ * to feed, built once. */
+static void w_text_rows(pgw_buf_t *w, int rows, const char *text, const char *tag)
+{
+    static const char *const names[] = {"t"};
+    static const uint32_t oids[] = {25};
+    pgt_msg(w, '1', NULL, 0);
+    pgt_msg(w, '2', NULL, 0);
+    pgt_msg_row_desc(w, 1, names, oids, 0);
+    for (int i = 0; i < rows; i++)
+        pgt_msg_data_row(w, 1, (const char *const[]){text});
+    pgt_msg_command_complete(w, tag);
+    pgt_msg_ready(w, 'I');
+}
+
+/* Three rounds of the query answered by w, fed piece bytes at a time: the
+ * third allocates nothing the second did not. */
+static void assert_steady_state(pgw_session_t *s, const pgw_buf_t *w, size_t piece, const char *tag)
+{
+    size_t warm = 0;
+    for (int round = 0; round < 3; round++) {
+        assert_int_equal(pgw_session_query(s, "SELECT t", NULL, 0, PGW_Q_TEXT, rec_cb, UD(0)), 0);
+        size_t n;
+        pgw_session_pending_output(s, &n);
+        pgw_session_consumed_output(s, n);
+        for (size_t off = 0; off < w->len; off += piece) {
+            size_t len = w->len - off < piece ? w->len - off : piece;
+            assert_int_equal(pgw_session_recv(s, w->data + off, len), 0);
+        }
+        assert_int_equal(R.done[0].status, 0);
+        assert_string_equal(R.done[0].tag, tag);
+        if (round == 1) warm = g_count.calls;
+    }
+    assert_int_equal(g_count.calls, warm);
+}
+
+/* A text value of n copies of c, NUL-terminated (free it). */
+static char *repeated(char c, size_t n)
+{
+    char *t = malloc(n + 1);
+    assert_non_null(t);
+    memset(t, c, n);
+    t[n] = '\0';
+    return t;
+}
+
 /* Rows larger than a read chunk each get a chunk of their own; once their
  * result is freed those chunks are kept (within chunk_cache_bytes) and
  * reused, so a steady stream of large rows allocates nothing either. */
@@ -877,33 +937,10 @@ static void test_steady_state_big_rows(void **state)
 {
     (void)state;
     pgw_session_t *s = ready_session(&R, &(sess_opts_t){.alloc = count_alloc});
-    enum { ROWS = 10, ROW_BYTES = 300 * 1024 };
-    char *big = malloc(ROW_BYTES + 1);
-    assert_non_null(big);
-    memset(big, 'x', ROW_BYTES);
-    big[ROW_BYTES] = '\0';
-    static const char *const names[] = {"b"};
-    static const uint32_t oids[] = {25};
+    char *big = repeated('x', 300 * 1024);
     pgw_buf_t w = {0};
-    pgt_msg(&w, '1', NULL, 0);
-    pgt_msg(&w, '2', NULL, 0);
-    pgt_msg_row_desc(&w, 1, names, oids, 0);
-    for (int i = 0; i < ROWS; i++)
-        pgt_msg_data_row(&w, 1, (const char *const[]){big});
-    pgt_msg_command_complete(&w, "SELECT 10");
-    pgt_msg_ready(&w, 'I');
-    size_t warm = 0;
-    for (int round = 0; round < 3; round++) {
-        assert_int_equal(pgw_session_query(s, "SELECT b", NULL, 0, PGW_Q_TEXT, rec_cb, UD(0)), 0);
-        size_t n;
-        pgw_session_pending_output(s, &n);
-        pgw_session_consumed_output(s, n);
-        assert_int_equal(pgw_session_recv(s, w.data, w.len), 0);
-        assert_int_equal(R.done[0].status, 0);
-        assert_string_equal(R.done[0].tag, "SELECT 10");
-        if (round == 1) warm = g_count.calls;
-    }
-    assert_int_equal(g_count.calls, warm);
+    w_text_rows(&w, 10, big, "SELECT 10");
+    assert_steady_state(s, &w, w.len, "SELECT 10");
     pgw_session_free(s);
     pgw_buf_free(&w);
     free(big);
@@ -1099,6 +1136,22 @@ static void test_request_result_formats(void **state)
     pgw_session_free(s);
 }
 
+/* A buffered result spanning many default-size read chunks: once it is
+ * freed its chunks are kept (within chunk_cache_bytes) for the next one, so
+ * results of that size allocate nothing in steady state either. */
+static void test_steady_state_many_chunks(void **state)
+{
+    (void)state;
+    pgw_session_t *s = ready_session(&R, &(sess_opts_t){.alloc = count_alloc});
+    char *text = repeated('y', 10 * 1024);
+    pgw_buf_t w = {0};
+    w_text_rows(&w, 200, text, "SELECT 200");        /* 2 MB: about 32 chunks of 64 KiB */
+    assert_steady_state(s, &w, 16384, "SELECT 200"); /* socket-sized pieces */
+    pgw_session_free(s);
+    pgw_buf_free(&w);
+    free(text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1124,6 +1177,7 @@ int main(void)
         cmocka_unit_test(test_big_rows_and_lifetime),
         cmocka_unit_test(test_steady_state_no_alloc),
         cmocka_unit_test(test_steady_state_big_rows),
+        cmocka_unit_test(test_steady_state_many_chunks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,24 +1,27 @@
 /*
- * The memory pool shared by a session and its results: read chunks with
- * reference counts, and recycled results. A session reads into chunks; a
+ * The recycler shared by a session and its results: the memory they reuse
+ * instead of allocating again, read chunks with reference counts and
+ * recycled results (not a pool of connections). A session reads into chunks; a
  * buffered result keeps references to the chunks holding its DataRows, so
  * rows are never copied. When the last reference to a chunk goes, the chunk
- * returns to a free list: default-size chunks to a short one, larger chunks
- * (each sized for one big message) to a best-fit list bounded in bytes, so
- * a steady stream of large rows reuses memory that is already mapped
- * instead of faulting fresh pages in on every query. Past those bounds a
- * chunk goes back to the allocator.
+ * returns to a free list: default-size chunks to a LIFO list, larger chunks
+ * (each sized for one big message) to a best-fit list. Four default-size
+ * chunks are always kept; past those, chunks of both kinds are kept within
+ * one byte budget (chunk_cache_bytes), so a steady stream of large rows, or
+ * of buffered results that span many chunks, reuses memory that is already
+ * mapped instead of faulting fresh pages in on every query. Past those
+ * bounds a chunk goes back to the allocator.
  *
- * The pool itself is reference-counted because results may outlive the
+ * The recycler itself is reference-counted because results may outlive the
  * session: it is freed when the session and its last result are gone.
  */
 #include "session_internal.h"
 
-int pgw__pool_new(pgw__pool_t **out, const pgw_allocator_t *alloc, size_t chunk_size,
-                  size_t big_budget)
+int pgw__recycler_new(pgw__recycler_t **out, const pgw_allocator_t *alloc, size_t chunk_size,
+                      size_t big_budget)
 {
     alloc = pgw__alloc_or_default(alloc);
-    pgw__pool_t *p = pgw__calloc(alloc, 1, sizeof *p);
+    pgw__recycler_t *p = pgw__calloc(alloc, 1, sizeof *p);
     if (!p) return PGW_ENOMEM;
     p->alloc = *alloc;
     p->refs = 1;
@@ -28,12 +31,12 @@ int pgw__pool_new(pgw__pool_t **out, const pgw_allocator_t *alloc, size_t chunk_
     return 0;
 }
 
-void pgw__pool_ref(pgw__pool_t *p)
+void pgw__recycler_ref(pgw__recycler_t *p)
 {
     p->refs++;
 }
 
-static void result_destroy(pgw__pool_t *p, pgw_result_t *r)
+static void result_destroy(pgw__recycler_t *p, pgw_result_t *r)
 {
     pgw__arena_block_t *b = r->arena;
     while (b) {
@@ -46,7 +49,7 @@ static void result_destroy(pgw__pool_t *p, pgw_result_t *r)
     pgw__free(&p->alloc, r);
 }
 
-void pgw__pool_unref(pgw__pool_t *p)
+void pgw__recycler_unref(pgw__recycler_t *p)
 {
     if (--p->refs > 0) return;
     pgw_allocator_t a = p->alloc;
@@ -67,7 +70,7 @@ void pgw__pool_unref(pgw__pool_t *p)
 }
 
 /* Unlink and return the smallest kept big chunk of at least cap bytes. */
-static pgw__chunk_t *take_big(pgw__pool_t *p, size_t cap)
+static pgw__chunk_t *take_big(pgw__recycler_t *p, size_t cap)
 {
     pgw__chunk_t **best = NULL;
     for (pgw__chunk_t **at = &p->free_big; *at; at = &(*at)->next)
@@ -76,17 +79,18 @@ static pgw__chunk_t *take_big(pgw__pool_t *p, size_t cap)
     pgw__chunk_t *c = *best;
     *best = c->next;
     p->nfree_big--;
-    p->free_big_bytes -= c->cap;
+    p->free_bytes -= c->cap;
     return c;
 }
 
-pgw__chunk_t *pgw__chunk_get(pgw__pool_t *p, size_t cap)
+pgw__chunk_t *pgw__chunk_get(pgw__recycler_t *p, size_t cap)
 {
     pgw__chunk_t *c = NULL;
     if (cap <= p->chunk_size && p->free_chunks) {
         c = p->free_chunks;
         p->free_chunks = c->next;
         p->nfree_chunks--;
+        p->free_bytes -= c->cap;
     } else if (cap > p->chunk_size) {
         c = take_big(p, cap);
     }
@@ -95,7 +99,7 @@ pgw__chunk_t *pgw__chunk_get(pgw__pool_t *p, size_t cap)
         if (cap > SIZE_MAX - sizeof *c) return NULL;
         c = pgw__malloc(&p->alloc, sizeof *c + cap);
         if (!c) return NULL;
-        c->pool = p;
+        c->recycler = p;
         c->cap = cap;
         c->data = (uint8_t *)(c + 1);
     }
@@ -109,22 +113,30 @@ void pgw__chunk_ref(pgw__chunk_t *c)
     c->refs++;
 }
 
+/* Is there room in the budget for keeping cap more bytes of chunks? */
+static bool budget_fits(const pgw__recycler_t *p, size_t cap)
+{
+    return p->free_bytes <= p->big_budget && cap <= p->big_budget - p->free_bytes;
+}
+
 void pgw__chunk_unref(pgw__chunk_t *c)
 {
     if (--c->refs > 0) return;
-    pgw__pool_t *p = c->pool;
-    if (c->cap == p->chunk_size && p->nfree_chunks < PGW__POOL_MAX_FREE_CHUNKS) {
+    pgw__recycler_t *p = c->recycler;
+    if (c->cap == p->chunk_size &&
+        (p->nfree_chunks < PGW__RECYCLE_MAX_FREE_CHUNKS || budget_fits(p, c->cap))) {
         c->next = p->free_chunks;
         p->free_chunks = c;
         p->nfree_chunks++;
+        p->free_bytes += c->cap;
         return;
     }
-    if (c->cap > p->chunk_size && p->nfree_big < PGW__POOL_MAX_FREE_BIG &&
-        c->cap <= p->big_budget - p->free_big_bytes) {
+    if (c->cap > p->chunk_size && p->nfree_big < PGW__RECYCLE_MAX_FREE_BIG &&
+        budget_fits(p, c->cap)) {
         c->next = p->free_big;
         p->free_big = c;
         p->nfree_big++;
-        p->free_big_bytes += c->cap;
+        p->free_bytes += c->cap;
         return;
     }
     pgw__free(&p->alloc, c);
@@ -132,28 +144,28 @@ void pgw__chunk_unref(pgw__chunk_t *c)
 
 /* ------------------------------------------------------------------ results */
 
-pgw_result_t *pgw__result_new(pgw__pool_t *pool)
+pgw_result_t *pgw__result_new(pgw__recycler_t *rec)
 {
-    pgw_result_t *r = pool->free_results;
+    pgw_result_t *r = rec->free_results;
     if (r) {
-        pool->free_results = r->next;
-        pool->nfree_results--;
+        rec->free_results = r->next;
+        rec->nfree_results--;
     } else {
-        r = pgw__calloc(&pool->alloc, 1, sizeof *r);
+        r = pgw__calloc(&rec->alloc, 1, sizeof *r);
         if (!r) return NULL;
-        r->pool = pool;
+        r->recycler = rec;
     }
     r->next = NULL;
     r->tag = "";
     r->rows_affected = -1;
-    pgw__pool_ref(pool);
+    pgw__recycler_ref(rec);
     return r;
 }
 
 /* Drop everything the result refers to but keep its reusable storage. */
 static void result_reset(pgw_result_t *r)
 {
-    pgw__pool_t *p = r->pool;
+    pgw__recycler_t *p = r->recycler;
     for (size_t i = 0; i < r->nchunks; i++)
         pgw__chunk_unref(r->chunks[i]);
     r->nchunks = 0;
@@ -174,18 +186,18 @@ static void result_reset(pgw_result_t *r)
             r->arena = NULL;
         }
     }
-    if (r->cells_cap > PGW__RESULT_KEEP_CELLS) {
+    if (r->cells_cap > PGW__RESULT_KEEP_CELL_BYTES / sizeof *r->cells) {
         pgw__free(&p->alloc, r->cells);
         r->cells = NULL;
         r->cells_cap = 0;
     }
-    pgw_view_t *cells = r->cells;
+    pgw_value_t *cells = r->cells;
     size_t cells_cap = r->cells_cap;
     pgw__chunk_t **chunks = r->chunks;
     size_t chunks_cap = r->chunks_cap;
     pgw__arena_block_t *arena = r->arena;
     memset(r, 0, sizeof *r);
-    r->pool = p;
+    r->recycler = p;
     r->cells = cells;
     r->cells_cap = cells_cap;
     r->chunks = chunks;
@@ -197,16 +209,16 @@ PGW_EXTERN void pgw_result_free(pgw_result_t *r)
 {
     while (r) {
         pgw_result_t *next = r->next;
-        pgw__pool_t *p = r->pool;
+        pgw__recycler_t *p = r->recycler;
         result_reset(r);
-        if (p->nfree_results < PGW__POOL_MAX_FREE_RESULTS) {
+        if (p->nfree_results < PGW__RECYCLE_MAX_FREE_RESULTS) {
             r->next = p->free_results;
             p->free_results = r;
             p->nfree_results++;
         } else {
             result_destroy(p, r);
         }
-        pgw__pool_unref(p);
+        pgw__recycler_unref(p);
         r = next;
     }
 }
