@@ -253,19 +253,37 @@ int pgw_copy_text_null(pgw_buf_t *b)
     return pgw_buf_append(b, "\\N\t", 3);
 }
 
-/* Decimal digits of v followed by delim; no locale involved. */
+/* Decimal digits of v followed by delim, written straight into the
+ * buffer two digits at a time; no locale involved. */
 static int put_int64_delim(pgw_buf_t *b, int64_t v, char delim)
 {
+    static const char pairs[201] = "00010203040506070809101112131415161718192021222324"
+                                   "25262728293031323334353637383940414243444546474849"
+                                   "50515253545556575859606162636465666768697071727374"
+                                   "75767778798081828384858687888990919293949596979899";
+    int rc = pgw_buf_reserve(b, 21);
+    if (rc < 0) return rc;
     char tmp[24];
     char *e = tmp + sizeof tmp, *p = e;
     uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
     *--p = delim;
-    do {
-        *--p = (char)('0' + u % 10);
-        u /= 10;
-    } while (u);
+    while (u >= 100) {
+        unsigned i = (unsigned)(u % 100) * 2;
+        u /= 100;
+        *--p = pairs[i + 1];
+        *--p = pairs[i];
+    }
+    if (u >= 10) {
+        *--p = pairs[u * 2 + 1];
+        *--p = pairs[u * 2];
+    } else {
+        *--p = (char)('0' + u);
+    }
     if (v < 0) *--p = '-';
-    return pgw_buf_append(b, p, (size_t)(e - p));
+    size_t n = (size_t)(e - p);
+    memcpy(b->data + b->len, p, n);
+    b->len += n;
+    return 0;
 }
 
 int pgw_copy_text_int4(pgw_buf_t *b, int32_t v)
