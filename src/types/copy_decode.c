@@ -26,7 +26,7 @@ static int header(pgw_copy_bin_decoder_t *d, const uint8_t *p, size_t len, size_
 {
     if (d->state_ == ST_HEADER) {
         size_t n = len < sizeof signature ? len : sizeof signature;
-        if (memcmp(p, signature, n) != 0) return fail(d, 0);
+        if (n && memcmp(p, signature, n) != 0) return fail(d, 0);
         if (len < HEADER_LEN) return PGW_EAGAIN;
         /* No flag is known to this decoder: OIDs (bit 16) are not supported,
          * the others are reserved. */
