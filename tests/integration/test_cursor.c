@@ -224,6 +224,22 @@ static void test_blocking_cursor_50000_rows(void **state)
     pgw_client_close(c);
 }
 
+/* The next batch of cur: rows sign * (*next)++. Returns 1 when done. */
+static int take_batch(pgw_client_cursor_t *cur, int32_t *next, int sign)
+{
+    pgw_result_t *res;
+    int rc = pgw_client_cursor_next(cur, &res);
+    if (rc == PGW_EDONE) return 1;
+    assert_int_equal(rc, 0);
+    for (size_t i = 0; i < pgw_result_nrows(res); i++) {
+        int32_t v;
+        assert_int_equal(pgw_result_int4(res, i, 0, &v), 0);
+        assert_int_equal(v, sign * (*next)++);
+    }
+    pgw_result_free(res);
+    return 0;
+}
+
 static void test_two_portals_interleaved(void **state)
 {
     (void)state;
@@ -237,35 +253,8 @@ static void test_two_portals_interleaved(void **state)
     int32_t na = 1, nb = 1;
     int done_a = 0, done_b = 0, round = 0;
     while (!done_a || !done_b) {
-        pgw_result_t *res;
-        if (!done_a) {
-            int rc = pgw_client_cursor_next(a, &res);
-            if (rc == PGW_EDONE) {
-                done_a = 1;
-            } else {
-                assert_int_equal(rc, 0);
-                for (size_t i = 0; i < pgw_result_nrows(res); i++) {
-                    int32_t v;
-                    assert_int_equal(pgw_result_int4(res, i, 0, &v), 0);
-                    assert_int_equal(v, na++);
-                }
-                pgw_result_free(res);
-            }
-        }
-        if (!done_b) {
-            int rc = pgw_client_cursor_next(b, &res);
-            if (rc == PGW_EDONE) {
-                done_b = 1;
-            } else {
-                assert_int_equal(rc, 0);
-                for (size_t i = 0; i < pgw_result_nrows(res); i++) {
-                    int32_t v;
-                    assert_int_equal(pgw_result_int4(res, i, 0, &v), 0);
-                    assert_int_equal(v, -nb++);
-                }
-                pgw_result_free(res);
-            }
-        }
+        if (!done_a) done_a = take_batch(a, &na, 1);
+        if (!done_b) done_b = take_batch(b, &nb, -1);
         if (round++ == 2) /* both open in the one transaction */
             assert_int_equal(query_int8(c, "SELECT count(*) FROM pg_cursors "
                                            "WHERE name LIKE 'pgw_cursor_%'"),
