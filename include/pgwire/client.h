@@ -96,6 +96,48 @@ PGW_EXTERN int pgw_client_run(pgw_client_t *c, const pgw_request_t *req, pgw_res
 PGW_EXTERN int pgw_client_run_batch(pgw_client_t *c, const pgw_request_t *reqs, size_t n,
                                     unsigned flags, pgw_result_t **results, int *statuses);
 
+/*
+ * Cursors: a result read in batches of batch_rows rows through a portal
+ * (session.h, "Portals and open groups"), so a result of any size is held
+ * one batch at a time.
+ *
+ * pgw_client_cursor_open sends the query of desc (a PGW_REQ_QUERY or
+ * PGW_REQ_EXECUTE descriptor; its portal and max_rows are set by the
+ * cursor, its on_result is not called) bound into a portal of its own, and
+ * returns at once; the first batch comes with the first pgw_client_cursor_next.
+ * Inside a transaction block (BEGIN) the cursor lives in it; outside one it
+ * opens an implicit transaction that lasts until the cursor is finished or
+ * closed, and the requests this client runs meanwhile are part of it (they
+ * commit when the cursor's portal is closed, see session.h). Returns 0 and
+ * sets *out, or a refusal of pgw_session_submit (nothing sent, *out NULL),
+ * PGW_EINVAL (c, desc or out NULL, another kind, batch_rows 0), PGW_ENOMEM.
+ *
+ * pgw_client_cursor_next waits for the next batch: 0 with *res holding at
+ * least one row (free it with pgw_result_free; with desc->on_row the rows
+ * streamed to it and *res has none), PGW_EDONE when the rows are exhausted
+ * (the portal is then closed and its transaction, if implicit, committed:
+ * a commit failure is returned instead, PGW_ESERVER with *res holding the
+ * error), or the failure of the query or a fetch (PGW_ESERVER with *res
+ * holding the server's error, PGW_EABORTED, PGW_ECONNLOST, ...); after a
+ * failure or PGW_EDONE every later call returns the same code with *res
+ * NULL. While the caller works on a batch the next one is already on its
+ * way (one batch ahead, so at most two are in memory).
+ *
+ * pgw_client_cursor_close closes the portal if it is still open (an
+ * abandoned cursor: Close portal, and the Sync that ends its implicit
+ * transaction), waits for what is in flight, and frees the cursor. Returns
+ * 0, or the close's failure (the cursor is freed anyway). NULL is a no-op
+ * returning PGW_EINVAL. Every cursor must be closed, also after PGW_EDONE.
+ */
+typedef struct pgw_client_cursor pgw_client_cursor_t;
+PGW_EXTERN int pgw_client_cursor_open(pgw_client_t *c, const pgw_request_t *desc,
+                                      uint32_t batch_rows, pgw_client_cursor_t **out);
+PGW_EXTERN int pgw_client_cursor_next(pgw_client_cursor_t *cur, pgw_result_t **res);
+PGW_EXTERN int pgw_client_cursor_close(pgw_client_cursor_t *cur);
+/* The portal's name (NUL-terminated, valid until the cursor is closed), ""
+ * for NULL. */
+PGW_EXTERN const char *pgw_client_cursor_portal(const pgw_client_cursor_t *cur);
+
 /* Why the last request of this client was refused before anything was
  * sent, or "" (pgw_session_refusal of its session). Valid until the next
  * request. "" for NULL. */

@@ -86,7 +86,8 @@ PGW_EXTERN const char *pgw_version(void);
     XX(ETARGET, -1029, 1, "no server matched target_session_attrs")                              \
     XX(ERECURSIVE, -1030, 0, "call not allowed from inside this callback")                       \
     XX(EDNS, -1031, 1, "could not translate the host name to an address")                        \
-    XX(ECONGESTED, -1032, 0, "output over its high-water mark: wait for the drain callback")
+    XX(ECONGESTED, -1032, 0, "output over its high-water mark: wait for the drain callback")     \
+    XX(EDONE, -1035, 0, "no more rows: the cursor is exhausted")
 
 typedef enum pgw_err {
 #define PGW__ERR_ENUM(name, value, fatal, msg) PGW_##name = value,

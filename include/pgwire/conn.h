@@ -32,8 +32,9 @@
  * the write buffer keeps its capacity for reuse unless it grew past
  * max(1 MiB, 4 x write_threshold) for one large request: then it is freed.
  *
- * READS: the socket is watched by one uv_poll_t (readable always once
- * connected, writable only while a connect or a write is in progress).
+ * READS: the socket is watched by one uv_poll_t (readable once connected
+ * unless reading is paused, see "Read backpressure"; writable only while a
+ * connect or a write is in progress).
  * recv() reads straight into the session's input buffer (no copy), at most
  * 16 times per readable event so that one busy connection cannot starve
  * the others on its loop.
@@ -347,6 +348,33 @@ static inline int pgw_conn_execute(pgw_conn_t *conn, const char *name, const pgw
     pgw_request_t r = PGW_EXECUTE(name, params, nparams, cb, ud);
     return pgw_conn_submit(conn, &r);
 }
+
+/*
+ * Read backpressure. pgw_conn_pause_reading stops reading the socket (its
+ * readable interest is dropped from the loop) and pauses the session's
+ * input: the message being dispatched finishes, nothing more is delivered,
+ * and what was already read stays in its read chunk, unparsed, until
+ * pgw_conn_resume_reading. A row callback returning PGW_ROW_PAUSE
+ * (session.h) does the same from inside the row stream. Meanwhile the
+ * server's output waits in the kernel's socket buffers and then in the
+ * server (TCP flow control), so memory stays bounded however large the
+ * result, and the loop serves its other handles: a slow consumer pauses,
+ * works through what it took from its rows on its own time (a timer, a
+ * thread's completion), and resumes, instead of blocking in the row
+ * callback and stalling every connection on the loop. Requests can still
+ * be submitted and are written while paused.
+ *
+ * Resuming is deferred to the loop: the input that waited is processed in
+ * the loop's next prepare phase (before it polls), its callbacks firing
+ * from inside uv_run as always (they may pause again), and reading goes on.
+ * Both are idempotent and callable from any callback, including the row
+ * callback. Return 0, PGW_EINVAL (conn NULL), PGW_EBUSY (before
+ * pgw_conn_connect) or PGW_ECLOSED (closed or lost).
+ * pgw_conn_reading_paused: 1 while paused, else 0 (also for NULL).
+ */
+PGW_EXTERN int pgw_conn_pause_reading(pgw_conn_t *conn);
+PGW_EXTERN int pgw_conn_resume_reading(pgw_conn_t *conn);
+PGW_EXTERN int pgw_conn_reading_paused(const pgw_conn_t *conn);
 
 /*
  * The session being driven, for direct access (parameters, transaction

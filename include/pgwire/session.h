@@ -70,8 +70,13 @@ typedef void (*pgw_result_cb)(int status, pgw_result_t *res, void *ud);
  * pgw_row_t (result.h). LIFETIME: the row, its values and fields are valid
  * only during the callback that receives them. Return 0 to go on; a
  * negative value stops delivery of further rows of this request (they are
- * read and discarded) and is reported as the request's status. */
+ * read and discarded) and is reported as the request's status;
+ * PGW_ROW_PAUSE keeps this row and pauses the session's input after it:
+ * nothing more is delivered (no row, no callback of any request) until
+ * pgw_session_resume_input (pgw_conn_resume_reading on a connection, which
+ * also stops reading the socket meanwhile). See "Read backpressure". */
 typedef int (*pgw_row_cb)(const pgw_row_t *row, void *ud);
+enum { PGW_ROW_PAUSE = 1 };
 
 /* Hooks from the session to its driver and to the application. All are
  * optional. ud is passed to each. */
@@ -224,6 +229,27 @@ PGW_EXTERN int pgw_session_recv(pgw_session_t *s, const uint8_t *data, size_t n)
  * (typically PGW_ECONNLOST), failing every pending request exactly once. */
 PGW_EXTERN void pgw_session_fail(pgw_session_t *s, int err);
 
+/*
+ * Read backpressure. A row callback returning PGW_ROW_PAUSE, or a call to
+ * pgw_session_pause_input (from any callback of this session or from
+ * outside), pauses the input: the message being dispatched finishes, and
+ * the rest of what was committed stays where it is, in its read chunk,
+ * unparsed (no copy) until pgw_session_resume_input. While paused, no
+ * callback of a request fires. A driver should stop reading its transport
+ * meanwhile (conn.h does); bytes committed anyway are kept, not processed.
+ * Requests may still be submitted and output taken.
+ */
+/* Pause the input (idempotent). Returns 0 or PGW_EINVAL. */
+PGW_EXTERN int pgw_session_pause_input(pgw_session_t *s);
+/* End a pause. From inside a callback of this session only the flag is
+ * cleared (the input that waits is processed when the session's current
+ * input call goes on, or by the next call); from outside, the input that
+ * waited is processed now and its callbacks fire (they may pause again).
+ * Returns 0, or what pgw_session_input_commit returns for that input. */
+PGW_EXTERN int pgw_session_resume_input(pgw_session_t *s);
+/* 1 while the input is paused, else 0 (also for NULL). */
+PGW_EXTERN int pgw_session_input_paused(const pgw_session_t *s);
+
 /* ----------------------------------------------------------------- output */
 
 /* Bytes waiting to be written (NULL and 0 when none). The view is valid
@@ -307,13 +333,34 @@ typedef enum pgw_request_kind {
      * portal). */
     PGW_REQ_CLOSE,
     /* A Sync on its own; on_result fires at its ReadyForQuery (the result
-     * has no rows). Never part of a batch. */
+     * has no rows). Never part of a batch. Ends an open group (see
+     * "Portals and open groups"). */
     PGW_REQ_SYNC,
     /* COPY ... FROM STDIN or COPY ... TO STDOUT in sql (no parameters),
      * through the unnamed statement: Parse, Bind, Describe portal, Execute.
      * The direction is the server's (CopyInResponse or CopyOutResponse):
      * data comes from copy_source, goes to on_copy_data. See "COPY" below. */
-    PGW_REQ_COPY = 8
+    PGW_REQ_COPY = 8,
+    /* A protocol Flush ('H', libpq's PQsendFlushRequest): the server sends
+     * what it has produced for the requests before it without waiting for
+     * a Sync. on_result fires (a result without rows) once every request
+     * queued before it has completed. As the last element of a batch it
+     * replaces the batch's Sync: the batch's requests run and answer at
+     * once, and the group stays open for later requests until a SYNC (see
+     * "Portals and open groups"); done then fires with the FLUSH. Refused
+     * (PGW_EINVAL) when no request is queued before it. */
+    PGW_REQ_FLUSH = 9,
+    /* Execute the open portal `portal` for at most max_rows more rows (0:
+     * all that are left), with a Describe of it: the result holds the
+     * columns and this batch of rows (or streams them to on_row) and
+     * pgw_result_suspended tells whether rows are left. */
+    PGW_REQ_FETCH = 10,
+    /* Close the portal `portal` (Close 'P'; closing a portal that no longer
+     * exists is not an error). The Sync of the open group follows it when
+     * this closes the group's last portal (the group's implicit transaction
+     * commits there: on_result fires at its ReadyForQuery, with the commit's
+     * error if it failed). */
+    PGW_REQ_CLOSE_PORTAL = 11
 } pgw_request_kind_t;
 
 /* Request flags (pgw_request_t.flags). */
@@ -469,6 +516,15 @@ typedef struct pgw_request {
     pgw_copy_source_cb copy_source;  /* COPY FROM STDIN data */
     pgw_copy_data_cb on_copy_data;   /* COPY TO STDOUT data (NULL: discarded) */
     pgw_copy_start_cb on_copy_start; /* optional */
+    /* portals (see "Portals and open groups") */
+    /* QUERY, EXECUTE: bind into this named portal instead of the unnamed
+     * one, and keep it open for FETCH; FETCH, CLOSE_PORTAL: the portal
+     * ("" is the unnamed portal). Copied during the submit. */
+    const char *portal;
+    /* QUERY, EXECUTE, FETCH: at most this many rows per Execute (0: all).
+     * On QUERY / EXECUTE a non-zero value opens a portal (the unnamed one
+     * when portal is NULL) as portal does. */
+    uint32_t max_rows;
 } pgw_request_t;
 
 /* A descriptor with every field zero but size (usable as an initializer). */
@@ -524,7 +580,22 @@ static inline pgw_request_t pgw_request_make(pgw_request_kind_t kind, const char
     pgw_request_make(PGW_REQ_DESCRIBE, NULL, (stmt), NULL, 0, NULL, 0, (cb), (ud))
 #define PGW_CLOSE(stmt, cb, ud) \
     pgw_request_make(PGW_REQ_CLOSE, NULL, (stmt), NULL, 0, NULL, 0, (cb), (ud))
-#define PGW_SYNC(cb, ud) pgw_request_make(PGW_REQ_SYNC, NULL, NULL, NULL, 0, NULL, 0, (cb), (ud))
+#define PGW_SYNC(cb, ud)  pgw_request_make(PGW_REQ_SYNC, NULL, NULL, NULL, 0, NULL, 0, (cb), (ud))
+#define PGW_FLUSH(cb, ud) pgw_request_make(PGW_REQ_FLUSH, NULL, NULL, NULL, 0, NULL, 0, (cb), (ud))
+/* A descriptor naming a portal (FETCH, CLOSE_PORTAL; QUERY and EXECUTE
+ * descriptors get .portal and .max_rows set on the copy). */
+static inline pgw_request_t pgw_request_portal(pgw_request_kind_t kind, const char *portal,
+                                               uint32_t max_rows, pgw_result_cb cb, void *ud)
+{
+    pgw_request_t r = pgw_request_make(kind, NULL, NULL, NULL, 0, NULL, 0, cb, ud);
+    r.portal = portal;
+    r.max_rows = max_rows;
+    return r;
+}
+#define PGW_FETCH(portal, max_rows, cb, ud) \
+    pgw_request_portal(PGW_REQ_FETCH, (portal), (max_rows), (cb), (ud))
+#define PGW_CLOSE_PORTAL(portal, cb, ud) \
+    pgw_request_portal(PGW_REQ_CLOSE_PORTAL, (portal), 0, (cb), (ud))
 
 /* A COPY FROM STDIN fed by source, or a COPY TO STDOUT delivered to
  * on_data (either may be NULL). */
@@ -595,6 +666,60 @@ PGW_EXTERN uint64_t pgw_result_copy_bytes(const pgw_result_t *r);
  * $1: int8 value 5000000000 does not fit the statement's int4"), or "" when
  * it was accepted. Valid until the next submit. "" for NULL. */
 PGW_EXTERN const char *pgw_session_refusal(const pgw_session_t *s);
+
+/*
+ * Portals and open groups.
+ *
+ * A QUERY or EXECUTE with a portal name or max_rows opens a portal: Bind
+ * into it, Describe it, Execute it for max_rows rows, then a Flush instead
+ * of a Sync, so that the first batch arrives at once. Its result holds that
+ * batch; pgw_result_suspended says whether rows are left (the server sent
+ * PortalSuspended) or the portal is complete (CommandComplete). FETCH gets
+ * the next batch, CLOSE_PORTAL closes the portal. Only one batch is in
+ * memory at a time (or none with on_row), however large the result. Named
+ * portals can be open at the same time and fetched in any order.
+ *
+ * Because a Sync ends the implicit transaction that holds the portals, a
+ * portal opens a group that stays open (no Sync is sent) until the request
+ * that closes it. Requests submitted while a group is open JOIN it, in
+ * order: they are sent at once, without a Sync of their own and followed by
+ * a Flush, so they answer at once and complete at their CommandComplete;
+ * they run in the group's transaction and commit with it. That is the same
+ * whether the portals live in an explicit transaction block (BEGIN ...
+ * COMMIT, where a Sync would not close them anyway) or in the implicit one
+ * the group opened: a cursor behaves as if a transaction lasted from its
+ * open to its close, and requests made in between (an INSERT for every
+ * batch read) are part of it. The group ends with
+ *   - a CLOSE_PORTAL of the last portal opened in it (Close, then Sync),
+ *   - a SYNC request,
+ *   - a batch (its final Sync; unless it ends with FLUSH),
+ *   - a SIMPLE request (a Sync is sent before its Query, which would
+ *     otherwise commit the group's transaction, or be skipped after an
+ *     error).
+ * In an explicit transaction block the portals outlive the group's end
+ * (the server keeps them until COMMIT or ROLLBACK); in an implicit one the
+ * server drops them at that Sync, and a later FETCH of them fails with the
+ * server's 34000. An error in an open group (a FETCH of a bad portal, a
+ * division by zero in a joined query) fails that request with PGW_ESERVER
+ * and the group's later requests already sent with PGW_EABORTED, and the
+ * session sends the group's Sync itself at once (the server skips
+ * everything until one): the group is over, its implicit transaction
+ * rolled back, its portals gone, and requests submitted after that run in
+ * groups of their own as usual. A batch ending with FLUSH opens a group the
+ * same way, without a portal.
+ *
+ * The unnamed portal (max_rows without portal) is replaced by the next
+ * request that binds the unnamed portal (any QUERY or EXECUTE without
+ * portal, joined ones included): give cursors a name.
+ *
+ * Requests that open a portal are never run again with text formats after
+ * a 42883 (see "Result formats" below): they complete with PGW_ESERVER.
+ */
+
+/* 1 if res is a batch of a portal that has rows left (PortalSuspended: FETCH
+ * gets more), 0 when the portal was run to completion or res is not a
+ * portal's (or NULL). */
+PGW_EXTERN int pgw_result_suspended(const pgw_result_t *res);
 
 /*
  * Result formats of PGW_REQ_QUERY without result_formats: every column comes

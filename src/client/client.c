@@ -6,6 +6,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "pgwire/client.h"
+#include "client/client_internal.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -184,10 +185,13 @@ typedef struct run_ctx {
     pgw_copy_start_cb copy_start;
 } run_ctx_t;
 
+/* A blocking call waits anyway: a pause (PGW_ROW_PAUSE) would only stall
+ * it, so the rows go on. */
 static int on_row(const pgw_row_t *row, void *ud)
 {
     run_ctx_t *x = ud;
-    return x->row_cb(row, x->ud);
+    int rc = x->row_cb(row, x->ud);
+    return rc == PGW_ROW_PAUSE ? 0 : rc;
 }
 
 static int on_copy_source(pgw_buf_t *out, size_t room, void *ud)
@@ -262,6 +266,11 @@ int pgw_client_run_batch(pgw_client_t *c, const pgw_request_t *reqs, size_t n, u
     client_dealloc(c->alloc, rs);
     client_dealloc(c->alloc, xs);
     return first;
+}
+
+const pgw_allocator_t *pgw__client_alloc(const pgw_client_t *c)
+{
+    return c->alloc;
 }
 
 int32_t pgw_client_backend_pid(pgw_client_t *c)

@@ -233,6 +233,12 @@ static int still_current(const pgw_conn_t *c, const pgw__sock_t *k)
 static void conn_read(pgw_conn_t *c, pgw__sock_t *k)
 {
     for (int i = 0; i < PGW__READS_PER_WAKEUP && still_current(c, k); i++) {
+        /* Paused by a row callback or pgw_conn_pause_reading (readctl.c):
+         * the socket keeps the rest. */
+        if (pgw_session_input_paused(c->s)) {
+            pgw__conn_watch(c);
+            return;
+        }
         uint8_t *p = NULL;
         size_t len = 0;
         int rc = c->tp->read_buffer(c, &p, &len);
@@ -284,14 +290,16 @@ static int set_tcp_options(pgw_conn_t *c, int fd)
     return rc;
 }
 
-/* Readable always once connected; writable only while a write waits. */
-static void conn_watch(pgw_conn_t *c)
+/* Readable once connected unless reading is paused; writable only while a
+ * write waits. */
+void pgw__conn_watch(pgw_conn_t *c)
 {
     pgw__sock_t *k = c->sock;
     if (!k) return;
     /* A COPY FROM that wants room continues at the next writable event. */
     int want = c->writing || pgw_session_copy_wants_room(c->s);
-    int ev = k->connecting ? UV_WRITABLE : UV_READABLE | (want ? UV_WRITABLE : 0);
+    int rd = pgw_session_input_paused(c->s) ? 0 : UV_READABLE;
+    int ev = k->connecting ? UV_WRITABLE : rd | (want ? UV_WRITABLE : 0);
     if (pgw__sock_watch(k, ev) < 0) transport_failed(c, PGW_ECONNLOST);
 }
 
@@ -338,7 +346,7 @@ static void write_failed(pgw_conn_t *c)
 {
     if (c->in_request) {
         c->write_failed = 1;
-        conn_watch(c);
+        pgw__conn_watch(c);
         pgw__conn_schedule_flush(c);
         return;
     }
@@ -375,7 +383,7 @@ static void conn_on_writable(pgw_conn_t *c)
 {
     if (c->writing && conn_write_some(c) != 0) return;
     pgw__conn_copy_pump(c);
-    conn_watch(c);
+    pgw__conn_watch(c);
     if (!c->s || !c->sock) return;
     size_t pending = c->tp->pending_output(c);
     if (pending >= c->cfg.write_threshold)
@@ -405,7 +413,7 @@ void pgw__conn_flush(pgw_conn_t *c)
         c->stats.writes++;
         c->writing = 1;
         int rc = conn_write_some(c);
-        if (rc > 0) conn_watch(c);
+        if (rc > 0) pgw__conn_watch(c);
         if (rc != 0 || !c->s || !c->sock || c->tp->pending_output(c) == 0) return;
     }
 }
@@ -443,9 +451,12 @@ static void on_prepare(uv_prepare_t *h)
         transport_failed(c, PGW_ECONNLOST);
         return;
     }
+    /* Before the flush: what the resumed input makes callbacks submit goes
+     * out in this turn. */
+    if (c->resume_pending) pgw__conn_resume_input(c);
     pgw__conn_flush(c);
     pgw__conn_copy_pump(c);
-    if (c->sock && c->neg.phase == PGW__NEG_IDLE && !c->sock->connecting) conn_watch(c);
+    if (c->sock && c->neg.phase == PGW__NEG_IDLE && !c->sock->connecting) pgw__conn_watch(c);
     pgw__conn_drain_notify(c);
 }
 

@@ -5,7 +5,8 @@
  * connect.c (host list, DNS, socket connect, target_session_attrs),
  * attempts.c (the connect's phases and the record of its attempts, in
  * libpq's words), cancel.c (cancel tokens and the one CancelRequest
- * sender, over a second socket), transport.c (the sockets,
+ * sender, over a second socket), readctl.c (read backpressure: pausing
+ * and resuming the socket's reads), transport.c (the sockets,
  * and the plaintext seam between socket bytes and session bytes), tlsconn.c
  * (SSLRequest and the handshake on a socket, and the TLS seam).
  */
@@ -309,6 +310,7 @@ struct pgw_conn {
     int writing;           /* wbuf[woff..len) is waiting for the socket */
     int write_failed;      /* a send failed inside a request: reported at prepare */
     int in_request;        /* a request function is flushing past the threshold */
+    int resume_pending;    /* pgw_conn_resume_reading: process the input at prepare */
     pgw_buf_t wbuf;        /* pinned while writing */
     size_t woff;           /* bytes of wbuf already sent */
     size_t wbuf_keep;      /* wbuf capacity kept after a write; larger is freed */
@@ -362,6 +364,13 @@ int pgw__conn_sock_ready(pgw_conn_t *c);
 void pgw__conn_flush(pgw_conn_t *c);
 void pgw__conn_schedule_flush(pgw_conn_t *c);
 void pgw__conn_handle_closed(pgw_conn_t *c);
+/* Watch what the socket needs now: readable unless reading is paused,
+ * writable while a write waits (or the connect). */
+void pgw__conn_watch(pgw_conn_t *c);
+
+/* readctl.c: process the input a pause left (from the prepare phase), then
+ * read on. */
+void pgw__conn_resume_input(pgw_conn_t *c);
 
 /* copyconn.c */
 /* Pull a running COPY FROM's source and flush, a few rounds while the

@@ -200,7 +200,8 @@ static int tls_read_commit(pgw_conn_t *c, size_t n)
     pgw_session_t *s = c->s;
     int rc = n ? pgw__tls_input_commit(t, n) : 0;
     if (rc < 0) return tls_broken(c, s, rc);
-    for (;;) {
+    /* A paused session leaves the records in the ring (readctl.c). */
+    while (!pgw_session_input_paused(s)) {
         uint8_t *q;
         size_t room, got;
         rc = pgw_session_input_buffer(s, &q, &room);

@@ -50,7 +50,7 @@ static void stamp_results(pgw_session_t *s, pgw__req_t *r)
 
 /* Unlink the head request r and fire its callback with status. The result
  * goes along for 0, PGW_ESERVER and a row callback's own status. */
-static void complete_head(pgw_session_t *s, int status)
+static void complete_one(pgw_session_t *s, int status)
 {
     pgw__req_t *r = pop_head(s);
     pgw_result_t *res = r->res;
@@ -82,10 +82,28 @@ static bool halted(const pgw_session_t *s)
     return s->state == PGW_SESSION_BROKEN || s->free_pending;
 }
 
+/* FLUSH entries that reached the head: every entry before them has
+ * completed, whatever its status, so they complete too (0 and a result
+ * without rows; a batch's end gets the batch's status). */
+static void settle_flushes(pgw_session_t *s)
+{
+    while (!halted(s) && s->head && s->head->kind == PGW__REQ_FLUSH) {
+        pgw__req_t *r = s->head;
+        if (!r->res) r->res = r->last = pgw__result_new(s->recycler);
+        complete_one(s, r->res ? 0 : PGW_ENOMEM);
+    }
+}
+
+static void complete_head(pgw_session_t *s, int status)
+{
+    complete_one(s, status);
+    settle_flushes(s);
+}
+
 void pgw__fail_all(pgw_session_t *s, int err)
 {
     while (s->head)
-        complete_head(s, err);
+        complete_one(s, err);
     s->rx_aborting = false;
 }
 
@@ -192,6 +210,7 @@ static int stream_row(pgw_session_t *s, pgw__req_t *r, pgw_result_t *res, const 
     rc = r->row_cb(&row, r->ud);
     /* r is still the head unless the callback broke or freed the session. */
     if (!halted(s) && rc < 0) r->row_status = rc;
+    if (!halted(s) && rc == PGW_ROW_PAUSE) s->in_paused = true;
     return 0;
 }
 
@@ -294,6 +313,7 @@ static int on_extended(pgw_session_t *s, pgw__req_t *r, const pgw_msg_t *m)
     case PGW_B_PORTAL_SUSPENDED:
         if (exp != PGW__EXP_ROWS) return PGW_EPROTO;
         r->res->complete = true;
+        r->res->suspended = m->type == PGW_B_PORTAL_SUSPENDED;
         return step(s, r);
     default:
         return PGW_EPROTO;
@@ -437,6 +457,13 @@ static int on_error(pgw_session_t *s, pgw__req_t *r, const pgw_error_fields_t *f
         r->retry = PGW__RETRY_WAIT; /* its Sync is the only other entry of its group */
         return 0;
     }
+    /* In an open group nothing ends the server's skipping but a Sync: send
+     * it now, so the requests already sent in the group can be aborted and
+     * those submitted later run in a group of their own. */
+    if (s->group_open && r->group == s->tx_group) {
+        rc = pgw__group_end_now(s);
+        if (rc < 0) return rc;
+    }
     int status = PGW_ESERVER;
     /* A COPY the caller abandoned: the server's error (57014) is the echo. */
     if (r->copy_state && r->row_status < 0) status = r->row_status;
@@ -490,6 +517,7 @@ int pgw__dispatch(pgw_session_t *s, const pgw_msg_t *m)
         return pgw__startup_dispatch(s, m, ef);
     if (m->type == PGW_B_ERROR && is_fatal_error(ef)) return on_fatal_error(s, ef);
     abort_skipped(s);
+    settle_flushes(s);
     if (halted(s)) return 0;
     pgw__req_t *r = s->head;
     if (!r) return PGW_EPROTO;

@@ -66,6 +66,12 @@ typedef struct submit {
     size_t index;             /* request being queued (for refusals) */
     bool batch;
     bool naming; /* refusals name the request's index */
+    /* The group state this submit leaves (committed with it): no Sync
+     * queued after the last entry, portals opened in the group, and whether
+     * the last message is a Flush. */
+    bool open;
+    uint32_t nportals;
+    bool flushed;
 } submit_t;
 
 /* Record why request sb->index was refused; returns rc. */
@@ -112,6 +118,9 @@ static int add_sync(submit_t *sb, uint8_t flags, pgw_result_cb cb, void *ud)
     r->cb = cb;
     r->ud = ud;
     sb->group++;
+    sb->open = false;
+    sb->nportals = 0;
+    sb->flushed = false;
     return pgw_enc_sync(sb->b);
 }
 
@@ -141,6 +150,8 @@ static void commit(submit_t *sb)
         s->head = sb->first;
     s->tail = sb->last;
     s->tx_group = sb->group;
+    s->group_open = sb->open;
+    s->nportals = sb->nportals;
     pgw__enter(s);
     if (sb->b != &s->copy_held) pgw__trace_out(s, sb->b, sb->from, true); /* else when written */
     pgw__out_appended(s, sb->b, sb->from);
@@ -149,12 +160,13 @@ static void commit(submit_t *sb)
 
 /* ---------------------------------------------------------- validation */
 
-static const char *const kind_names[] = {"",         "QUERY", "SIMPLE", "PREPARE", "EXECUTE",
-                                         "DESCRIBE", "CLOSE", "SYNC",   "COPY"};
+static const char *const kind_names[] = {"",        "QUERY",    "SIMPLE", "PREPARE",
+                                         "EXECUTE", "DESCRIBE", "CLOSE",  "SYNC",
+                                         "COPY",    "FLUSH",    "FETCH",  "CLOSE_PORTAL"};
 
 static bool known_kind(int k)
 {
-    return k >= PGW_REQ_QUERY && k <= PGW_REQ_COPY;
+    return k >= PGW_REQ_QUERY && k <= PGW_REQ_CLOSE_PORTAL;
 }
 
 /* What the kind needs and refuses, before anything is encoded. */
@@ -177,8 +189,17 @@ static int validate(submit_t *sb, const pgw_request_t *rq)
                       (unsigned)PGW_MAX_PARAMS);
     if (rq->nresult_formats && !rq->result_formats)
         return refuse(sb, PGW_EINVAL, "%s: result_formats is NULL", kn);
-    if (rq->on_row && !takes_params && rq->kind != PGW_REQ_SIMPLE)
+    if (rq->on_row && !takes_params && rq->kind != PGW_REQ_SIMPLE && rq->kind != PGW_REQ_FETCH)
         return refuse(sb, PGW_EINVAL, "%s returns no rows to stream", kn);
+    bool names_portal =
+        takes_params || rq->kind == PGW_REQ_FETCH || rq->kind == PGW_REQ_CLOSE_PORTAL;
+    if ((rq->portal && !names_portal) ||
+        (rq->max_rows && !takes_params && rq->kind != PGW_REQ_FETCH))
+        return refuse(sb, PGW_EINVAL, "%s takes no portal or max_rows", kn);
+    if ((rq->kind == PGW_REQ_FETCH || rq->kind == PGW_REQ_CLOSE_PORTAL) && !rq->portal)
+        return refuse(sb, PGW_EINVAL, "%s needs a portal name", kn);
+    if (rq->kind == PGW_REQ_FLUSH && !sb->s->head && !sb->first)
+        return refuse(sb, PGW_EINVAL, "FLUSH: no request before it to wait for");
     if (rq->timeout_ms || rq->cache != PGW_CACHE_DEFAULT)
         return refuse(sb, PGW_ENOTSUP,
                       "%s: per-request timeouts and cache policies are not "
@@ -291,15 +312,18 @@ static int enc_query(submit_t *sb, pgw__req_t *r, const pgw_request_t *rq, bool 
     pgw_session_t *s = sb->s;
     set_expect(r, exp, sizeof exp);
     formats_t f = policy_formats(rq);
+    const char *portal = pgw__portal_name(rq);
     int rc = enc_parse(s, sb->b, "", rq->sql, NULL, rq->params, rq->nparams);
     size_t bind_at = sb->b->len;
     if (rc == 0)
-        rc = pgw_enc_bind_params(sb->b, "", "", rq->params, rq->nparams, f.f, f.n, s->max_message);
+        rc = pgw_enc_bind_params(sb->b, portal, "", rq->params, rq->nparams, f.f, f.n,
+                                 s->max_message);
     /* Only the default all-binary policy can meet a type without binary
-     * output and be rebound with text for it. */
-    if (rc == 0 && own_sync && f.f == &fmt_binary) keep_bind_params(r, sb->b, bind_at);
-    if (rc == 0) rc = pgw_enc_describe(sb->b, 'P', "");
-    if (rc == 0) rc = pgw_enc_execute(sb->b, "", 0);
+     * output and be rebound with text for it; never a portal's batch. */
+    if (rc == 0 && own_sync && f.f == &fmt_binary && !pgw__opens_portal(rq))
+        keep_bind_params(r, sb->b, bind_at);
+    if (rc == 0) rc = pgw_enc_describe(sb->b, 'P', portal);
+    if (rc == 0) rc = pgw_enc_execute(sb->b, portal, pgw__portal_max_rows(rq));
     return rc;
 }
 
@@ -365,8 +389,8 @@ static int execute_known(submit_t *sb, pgw__req_t *r, const pgw__stmt_t *st,
     uint16_t nf = f.n > UINT16_MAX ? UINT16_MAX : (uint16_t)f.n;
     int rc = pgw__result_set_desc(res, st->fields, st->ncols, f.f, nf);
     if (rc == 0)
-        rc = pgw_enc_bind_params(sb->b, "", rq->stmt, params, rq->nparams, f.f, f.n,
-                                 sb->s->max_message);
+        rc = pgw_enc_bind_params(sb->b, pgw__portal_name(rq), rq->stmt, params, rq->nparams, f.f,
+                                 f.n, sb->s->max_message);
     return rc;
 }
 
@@ -380,9 +404,10 @@ static int execute_unknown(submit_t *sb, pgw__req_t *r, const pgw_request_t *rq)
     set_expect(r, exp, sizeof exp);
     formats_t f = {&fmt_text, 1};
     if (rq->nresult_formats) f = policy_formats(rq);
-    int rc = pgw_enc_bind_params(sb->b, "", rq->stmt, rq->params, rq->nparams, f.f, f.n,
+    const char *portal = pgw__portal_name(rq);
+    int rc = pgw_enc_bind_params(sb->b, portal, rq->stmt, rq->params, rq->nparams, f.f, f.n,
                                  sb->s->max_message);
-    if (rc == 0) rc = pgw_enc_describe(sb->b, 'P', "");
+    if (rc == 0) rc = pgw_enc_describe(sb->b, 'P', portal);
     return rc;
 }
 
@@ -409,7 +434,7 @@ static int enc_execute(submit_t *sb, pgw__req_t *r, const pgw_request_t *rq, exe
     } else {
         rc = execute_unknown(sb, r, rq);
     }
-    if (rc == 0) rc = pgw_enc_execute(sb->b, "", 0);
+    if (rc == 0) rc = pgw_enc_execute(sb->b, pgw__portal_name(rq), pgw__portal_max_rows(rq));
     return rc;
 }
 
@@ -473,6 +498,30 @@ static void apply_effects(submit_t *sb, pgw__req_t *r, const pgw_request_t *rq,
     }
 }
 
+/*
+ * The open group (session.h, "Portals and open groups"): whether rq ends
+ * with its own Sync, given own_sync as the submit would have it, and what
+ * it changes in the submit's group state. Outside a batch, a request that
+ * opens a portal sends no Sync and opens the group; closing the group's
+ * last portal ends it with a Sync; a FLUSH never has a Sync. In a batch the
+ * batch's own Sync rules stand and the state only counts portals.
+ */
+static bool group_rules(submit_t *sb, const pgw_request_t *rq, bool own_sync)
+{
+    if (rq->kind == PGW_REQ_FLUSH) return false;
+    if (pgw__opens_portal(rq)) {
+        sb->open = true;
+        sb->nportals++;
+        return sb->batch ? own_sync : false;
+    }
+    if (rq->kind == PGW_REQ_CLOSE_PORTAL && sb->open && !sb->batch) {
+        if (sb->nportals) sb->nportals--;
+        return sb->nportals == 0;
+    }
+    if (rq->kind == PGW_REQ_CLOSE_PORTAL && sb->nportals) sb->nportals--;
+    return own_sync;
+}
+
 /* Encode one request (and its own Sync when own_sync) into the submit. */
 static int queue_request(submit_t *sb, const pgw_request_t *rq, bool own_sync)
 {
@@ -481,6 +530,13 @@ static int queue_request(submit_t *sb, const pgw_request_t *rq, bool own_sync)
     uint8_t batch_flag = sb->batch ? PGW__RF_IN_BATCH : 0;
     if (rq->kind == PGW_REQ_SYNC)
         return add_sync(sb, PGW__RF_USER | batch_flag, rq->on_result, rq->ud);
+    /* A Query after extended messages with no Sync would commit their
+     * transaction, or be skipped after their error: the group ends first. */
+    if (rq->kind == PGW_REQ_SIMPLE && sb->open) {
+        rc = add_sync(sb, 0, NULL, NULL);
+        if (rc < 0) return rc;
+    }
+    own_sync = group_rules(sb, rq, own_sync);
     static const uint8_t kinds[] = {0,
                                     PGW__REQ_EXTENDED,
                                     PGW__REQ_SIMPLE,
@@ -489,7 +545,10 @@ static int queue_request(submit_t *sb, const pgw_request_t *rq, bool own_sync)
                                     PGW__REQ_DESCRIBE,
                                     PGW__REQ_CLOSE,
                                     PGW__REQ_SYNC,
-                                    PGW__REQ_COPY};
+                                    PGW__REQ_COPY,
+                                    PGW__REQ_FLUSH,
+                                    PGW__REQ_EXTENDED,
+                                    PGW__REQ_CLOSE};
     pgw__req_t *r = add_entry(sb, kinds[rq->kind], PGW__RF_USER | batch_flag);
     if (!r) return PGW_ENOMEM;
     r->cb = rq->on_result;
@@ -517,10 +576,20 @@ static int queue_request(submit_t *sb, const pgw_request_t *rq, bool own_sync)
     case PGW_REQ_COPY:
         rc = pgw__copy_encode(sb->s, sb->b, r, rq);
         break;
+    case PGW_REQ_FLUSH:
+        rc = pgw_enc_flush(sb->b);
+        break;
+    case PGW_REQ_FETCH:
+        rc = pgw__enc_fetch(sb->s, sb->b, r, rq);
+        break;
+    case PGW_REQ_CLOSE_PORTAL:
+        rc = pgw__enc_close_portal(sb->s, sb->b, r, rq);
+        break;
     default:
         rc = enc_close(sb, r, rq);
         break;
     }
+    sb->flushed = rq->kind == PGW_REQ_FLUSH;
     if (rc == 0 && rq->kind == PGW_REQ_SIMPLE) sb->group++;
     if (rc == 0 && own_sync) {
         r->flags |= PGW__RF_OWN_SYNC;
@@ -553,6 +622,8 @@ static int submit_begin(pgw_session_t *s, submit_t *sb, bool batch)
     memset(sb, 0, sizeof *sb);
     sb->s = s;
     sb->batch = batch;
+    sb->open = s->group_open;
+    sb->nportals = s->nportals;
     int rc = accepting(s);
     if (rc < 0) return refuse(sb, rc, "the session is closed");
     if (pgw_session_congested(s)) {
@@ -586,7 +657,11 @@ PGW_EXTERN int pgw_session_submit(pgw_session_t *s, const pgw_request_t *req)
     pgw_request_t rq;
     rc = pgw_request_copy(&rq, req);
     if (rc < 0) return submit_end(&sb, refuse(&sb, rc, "NULL request or size not set"));
-    return submit_end(&sb, queue_request(&sb, &rq, rq.kind != PGW_REQ_SYNC));
+    /* Inside an open group a request joins it: no Sync of its own, and a
+     * Flush so that its answer comes at once. */
+    rc = queue_request(&sb, &rq, rq.kind != PGW_REQ_SYNC && !sb.open);
+    if (rc == 0 && sb.open && !sb.flushed) rc = pgw_enc_flush(sb.b);
+    return submit_end(&sb, rc);
 }
 
 /* A batch that failed part way: the prepares already applied to the table
@@ -628,7 +703,21 @@ PGW_EXTERN int pgw_session_submit_batch(pgw_session_t *s, const pgw_request_t *r
         }
     }
     sb.naming = false;
-    if (rc == 0) rc = add_sync(&sb, PGW__RF_USER | PGW__RF_BATCH_END, done, ud);
+    /* A batch ending with FLUSH leaves its group open: done fires once the
+     * batch's requests have completed, not at a Sync. */
+    bool ends_open = rc == 0 && pgw_request_nth(reqs, n - 1)->kind == PGW_REQ_FLUSH;
+    if (ends_open) {
+        pgw__req_t *end = add_entry(&sb, PGW__REQ_FLUSH, PGW__RF_USER | PGW__RF_BATCH_END);
+        if (end) {
+            end->cb = done;
+            end->ud = ud;
+            sb.open = true;
+        } else {
+            rc = PGW_ENOMEM;
+        }
+    } else if (rc == 0) {
+        rc = add_sync(&sb, PGW__RF_USER | PGW__RF_BATCH_END, done, ud);
+    }
     if (rc < 0) forget_prepares(s, reqs, sb.index);
     return submit_end(&sb, rc);
 }
@@ -662,6 +751,32 @@ int pgw__req_simple_first(pgw_session_t *s, pgw_buf_t *out, const char *sql, pgw
     s->head = r;
     if (!s->tail) s->tail = r;
     pgw__trace_out(s, out, from, true);
+    return 0;
+}
+
+int pgw__group_end_now(pgw_session_t *s)
+{
+    pgw__req_t *r = req_alloc(s);
+    if (!r) return PGW_ENOMEM;
+    pgw_buf_t *b = pgw__req_buf(s);
+    size_t from = b->len;
+    int rc = pgw_enc_sync(b);
+    if (rc < 0) {
+        pgw__req_release(s, r);
+        return rc;
+    }
+    r->kind = PGW__REQ_SYNC;
+    r->group = s->tx_group++;
+    r->t_queued = pgw__now(s);
+    if (s->tail)
+        s->tail->next = r;
+    else
+        s->head = r;
+    s->tail = r;
+    s->group_open = false;
+    s->nportals = 0;
+    pgw__trace_out(s, b, from, true);
+    pgw__out_appended(s, b, from);
     return 0;
 }
 

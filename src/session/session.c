@@ -329,10 +329,11 @@ static bool halted(const pgw_session_t *s)
     return s->state == PGW_SESSION_BROKEN || s->free_pending || s->freeing;
 }
 
-/* Frame, parse and dispatch every complete message in the chunk. */
+/* Frame, parse and dispatch every complete message in the chunk, until a
+ * pause: the rest then stays unparsed where it is. */
 static int process_input(pgw_session_t *s)
 {
-    while (!halted(s)) {
+    while (!halted(s) && !s->in_paused) {
         const uint8_t *at = s->in->data + s->in_pos;
         size_t avail = s->in_fill - s->in_pos;
         pgw_frame_t f;
@@ -369,6 +370,31 @@ PGW_EXTERN int pgw_session_input_commit(pgw_session_t *s, size_t n)
     if (s->state == PGW_SESSION_BROKEN) return s->err;
     if (!s->in || n > s->in->cap - s->in_fill) return PGW_EINVAL;
     s->in_fill += n;
+    if (s->in_paused) return 0; /* kept for pgw_session_resume_input */
+    pgw__enter(s);
+    int rc = process_input(s);
+    if (pgw__leave(s)) return PGW_ECANCELED;
+    return rc;
+}
+
+PGW_EXTERN int pgw_session_pause_input(pgw_session_t *s)
+{
+    if (!s) return PGW_EINVAL;
+    s->in_paused = true;
+    return 0;
+}
+
+PGW_EXTERN int pgw_session_input_paused(const pgw_session_t *s)
+{
+    return s && s->in_paused;
+}
+
+PGW_EXTERN int pgw_session_resume_input(pgw_session_t *s)
+{
+    if (!s) return PGW_EINVAL;
+    s->in_paused = false;
+    if (s->depth > 0 || !s->in) return 0; /* the input call in progress goes on */
+    if (s->state == PGW_SESSION_BROKEN) return s->err;
     pgw__enter(s);
     int rc = process_input(s);
     if (pgw__leave(s)) return PGW_ECANCELED;

@@ -87,6 +87,7 @@ struct pgw_result {
     uint16_t ncols;
     bool have_desc; /* a RowDescription / NoData (or stored one) was seen */
     bool complete;  /* CommandComplete (or equivalent) seen */
+    bool suspended; /* a portal's batch ended with PortalSuspended */
     uint32_t *param_oids;
     uint16_t nparams;
 
@@ -149,7 +150,8 @@ enum pgw__req_kind {
     PGW__REQ_DESCRIBE,   /* t T|n */
     PGW__REQ_CLOSE,      /* 3 */
     PGW__REQ_SYNC,       /* Z (internal, pgw_session_sync or batch end) */
-    PGW__REQ_COPY        /* 1 2 n, then G (d* from us) C | H d* c C (copy.c) */
+    PGW__REQ_COPY,       /* 1 2 n, then G (d* from us) C | H d* c C (copy.c) */
+    PGW__REQ_FLUSH = 8   /* nothing: completes once every entry before it has */
 };
 
 /* Expected responses of an extended-protocol request, in order. */
@@ -333,6 +335,12 @@ struct pgw_session {
     char refusal[160];
     bool rx_aborting;
     uint64_t rx_abort_group;
+    /* Portals (portal.c): the current sync group has no Sync queued yet,
+     * and how many portals were opened in it and not closed. */
+    bool group_open;
+    uint32_t nportals;
+    /* Read backpressure: input processing stops after the current message. */
+    bool in_paused;
 
     /* streaming rows */
     pgw_value_t *row_values;
@@ -403,6 +411,10 @@ void pgw__handle_async(pgw_session_t *s, const pgw_msg_t *m, const pgw_error_fie
                        int *handled, int *rc);
 
 /* requests.c */
+/* An error arrived in the open group: queue its Sync now (an internal
+ * entry, no callback), so the server stops skipping and the group's later
+ * requests can be aborted. Returns 0, PGW_ENOMEM or PGW_ETOOBIG. */
+int pgw__group_end_now(pgw_session_t *s);
 /* Bind the query at the head again, with the parameter section it kept and
  * per-column formats from its RowDescription, plus Describe, Execute and
  * Sync; the request starts over at its Bind. Returns 0, PGW_ENOMEM or
@@ -443,6 +455,17 @@ void pgw__copy_terminating(pgw_session_t *s);
 size_t pgw__out_backlog(const pgw_session_t *s);
 /* After output was consumed: fire on_drain if owed. */
 void pgw__drain_check(pgw_session_t *s);
+/* portal.c */
+/* The portal a QUERY / EXECUTE / FETCH / CLOSE_PORTAL names ("" unnamed). */
+const char *pgw__portal_name(const pgw_request_t *rq);
+/* 1 if the QUERY or EXECUTE rq opens a portal (portal or max_rows set). */
+bool pgw__opens_portal(const pgw_request_t *rq);
+/* max_rows as Execute takes it. */
+int32_t pgw__portal_max_rows(const pgw_request_t *rq);
+/* Encode a FETCH (Describe portal, Execute) or a CLOSE_PORTAL into b and
+ * set what r expects. Returns 0 or an encoder's error. */
+int pgw__enc_fetch(pgw_session_t *s, pgw_buf_t *b, pgw__req_t *r, const pgw_request_t *rq);
+int pgw__enc_close_portal(pgw_session_t *s, pgw_buf_t *b, pgw__req_t *r, const pgw_request_t *rq);
 
 /* stmt.c */
 /* The Bind result format for a column of type oid: binary where the types

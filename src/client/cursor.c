@@ -1,0 +1,217 @@
+/*
+ * Cursors of the blocking client: a portal read in batches (FETCH), one
+ * batch ahead of the caller, closed when exhausted or abandoned. Written
+ * against the public request model: the open, the fetches and the close are
+ * descriptors submitted to the client's connection, and the client's loop
+ * runs until the one the caller waits for has completed.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "client/client_internal.h"
+
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <uv.h>
+
+struct pgw_client_cursor;
+
+/* One request in flight and what came back. */
+typedef struct slot {
+    struct pgw_client_cursor *cur;
+    int busy; /* submitted, callback not fired yet */
+    int status;
+    pgw_result_t *res;
+    uint64_t rows; /* rows streamed to the caller's on_row during it */
+} slot_t;
+
+struct pgw_client_cursor {
+    pgw_client_t *c;
+    char portal[40];
+    uint32_t batch_rows;
+    pgw_row_cb row_cb; /* the caller's, NULL: buffered batches */
+    void *row_ud;
+    slot_t batch; /* the open, then each fetch */
+    slot_t close;
+    int have_batch; /* batch holds a request (in flight or done) */
+    int closing;    /* the close was submitted */
+    int end;        /* 0, or what every later next returns */
+};
+
+static void on_slot(int status, pgw_result_t *res, void *ud)
+{
+    slot_t *x = ud;
+    x->busy = 0;
+    x->status = status;
+    x->res = res;
+}
+
+/* The session gives a request's one userdata (its slot) to both callbacks. */
+static int on_row(const pgw_row_t *row, void *ud)
+{
+    slot_t *x = ud;
+    x->rows++;
+    int rc = x->cur->row_cb(row, x->cur->row_ud);
+    return rc == PGW_ROW_PAUSE ? 0 : rc;
+}
+
+static uv_loop_t *loop_of(pgw_client_cursor_t *cur)
+{
+    return pgw_conn_loop(pgw_client_conn(cur->c));
+}
+
+/* Run the loop until x completed (or nothing can complete it). */
+static void wait_slot(pgw_client_cursor_t *cur, slot_t *x)
+{
+    while (x->busy)
+        if (uv_run(loop_of(cur), UV_RUN_ONCE) == 0 && x->busy) {
+            x->busy = 0;
+            x->status = PGW_ECONNLOST;
+        }
+}
+
+/* Submit r into x, and write it now: the caller works on the previous batch
+ * while this one travels. */
+static int submit_slot(pgw_client_cursor_t *cur, slot_t *x, pgw_request_t *r)
+{
+    memset(x, 0, sizeof *x);
+    x->cur = cur;
+    r->on_result = on_slot;
+    r->ud = x;
+    x->busy = 1;
+    int rc = pgw_conn_submit(pgw_client_conn(cur->c), r);
+    if (rc < 0) {
+        x->busy = 0;
+        return rc;
+    }
+    uv_run(loop_of(cur), UV_RUN_NOWAIT);
+    return 0;
+}
+
+static int submit_close(pgw_client_cursor_t *cur)
+{
+    if (cur->closing) return 0;
+    pgw_request_t r = PGW_CLOSE_PORTAL(cur->portal, NULL, NULL);
+    int rc = submit_slot(cur, &cur->close, &r);
+    if (rc == 0) cur->closing = 1;
+    return rc;
+}
+
+static int submit_fetch(pgw_client_cursor_t *cur)
+{
+    pgw_request_t r = PGW_FETCH(cur->portal, cur->batch_rows, NULL, NULL);
+    if (cur->row_cb) r.on_row = on_row;
+    int rc = submit_slot(cur, &cur->batch, &r);
+    if (rc < 0) return rc;
+    cur->have_batch = 1;
+    return 0;
+}
+
+int pgw_client_cursor_open(pgw_client_t *c, const pgw_request_t *desc, uint32_t batch_rows,
+                           pgw_client_cursor_t **out)
+{
+    if (out) *out = NULL;
+    if (!c || !desc || !out || batch_rows == 0) return PGW_EINVAL;
+    pgw_request_t r;
+    int rc = pgw_request_copy(&r, desc);
+    if (rc < 0) return rc;
+    if (r.kind != PGW_REQ_QUERY && r.kind != PGW_REQ_EXECUTE) return PGW_EINVAL;
+    const pgw_allocator_t *a = pgw__client_alloc(c);
+    pgw_client_cursor_t *cur = a->malloc(sizeof *cur, a->ud);
+    if (!cur) return PGW_ENOMEM;
+    memset(cur, 0, sizeof *cur);
+    static atomic_ulong seq;
+    snprintf(cur->portal, sizeof cur->portal, "pgw_cursor_%lu", atomic_fetch_add(&seq, 1) + 1);
+    cur->c = c;
+    cur->batch_rows = batch_rows;
+    cur->row_cb = r.on_row;
+    cur->row_ud = r.ud;
+    r.portal = cur->portal;
+    r.max_rows = batch_rows;
+    r.on_row = r.on_row ? on_row : NULL;
+    rc = submit_slot(cur, &cur->batch, &r);
+    if (rc < 0) {
+        a->free(cur, a->ud);
+        return rc;
+    }
+    cur->have_batch = 1;
+    *out = cur;
+    return 0;
+}
+
+/* The rows are exhausted: the close (already submitted) says how the
+ * portal's transaction ended. */
+static int finish(pgw_client_cursor_t *cur, pgw_result_t **res)
+{
+    int rc = submit_close(cur);
+    if (rc == 0) {
+        wait_slot(cur, &cur->close);
+        rc = cur->close.status;
+    }
+    if (rc == PGW_ESERVER && res) {
+        *res = cur->close.res;
+        cur->close.res = NULL;
+    }
+    pgw_result_free(cur->close.res);
+    cur->close.res = NULL;
+    cur->end = rc < 0 ? rc : PGW_EDONE;
+    return cur->end;
+}
+
+int pgw_client_cursor_next(pgw_client_cursor_t *cur, pgw_result_t **res)
+{
+    if (res) *res = NULL;
+    if (!cur || !res) return PGW_EINVAL;
+    for (;;) {
+        if (cur->end) return cur->end;
+        if (!cur->have_batch) return finish(cur, res);
+        wait_slot(cur, &cur->batch);
+        cur->have_batch = 0;
+        pgw_result_t *b = cur->batch.res;
+        int status = cur->batch.status;
+        uint64_t rows = cur->row_cb ? cur->batch.rows : pgw_result_nrows(b);
+        cur->batch.res = NULL;
+        if (status < 0) {
+            cur->end = status;
+            (void)submit_close(cur); /* the portal may survive in a block */
+            *res = b;                /* the server's error, or NULL */
+            return status;
+        }
+        int rc = pgw_result_suspended(b) ? submit_fetch(cur) : submit_close(cur);
+        if (rc < 0) {
+            pgw_result_free(b);
+            cur->end = rc;
+            return rc;
+        }
+        if (rows == 0) {
+            pgw_result_free(b);
+            continue;
+        }
+        *res = b;
+        return 0;
+    }
+}
+
+int pgw_client_cursor_close(pgw_client_cursor_t *cur)
+{
+    if (!cur) return PGW_EINVAL;
+    if (cur->have_batch) {
+        wait_slot(cur, &cur->batch);
+        pgw_result_free(cur->batch.res);
+    }
+    int rc = 0;
+    if (!cur->closing) rc = submit_close(cur);
+    if (rc == 0 && cur->closing) {
+        wait_slot(cur, &cur->close);
+        rc = cur->close.status;
+        pgw_result_free(cur->close.res);
+    }
+    if (cur->end == rc) rc = 0; /* already reported by next */
+    const pgw_allocator_t *a = pgw__client_alloc(cur->c);
+    a->free(cur, a->ud);
+    return rc;
+}
+
+const char *pgw_client_cursor_portal(const pgw_client_cursor_t *cur)
+{
+    return cur ? cur->portal : "";
+}

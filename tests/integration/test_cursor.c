@@ -1,0 +1,463 @@
+/*
+ * Cursors and portals against the throwaway cluster: 50,000 rows in
+ * batches of 500 with every row checked, on a connection (FETCH from the
+ * callbacks) and through the blocking iterator; two named portals
+ * interleaved in one transaction block; a cursor in an implicit
+ * transaction, with the requests made meanwhile joining it; an abandoned
+ * cursor closed (nothing left in pg_cursors but the unnamed portal of the
+ * query that looks, the next query works); and a
+ * Flush whose results arrive before any Sync was written.
+ */
+#define _POSIX_C_SOURCE 200809L /* uv.h: pthread_rwlock_t */
+#include "pgtest.h"
+#include "pgwire/client.h"
+#include "pgwire/conn.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <uv.h>
+
+#include <cmocka.h>
+
+#define NROWS 50000
+#define BATCH 500
+
+static const char *const g_sql = "SELECT g, g * 2 FROM generate_series(1, 50000) g";
+
+/* Every row of a batch is the next g, with g * 2 beside it. */
+static void check_batch(const pgw_result_t *res, int32_t *next)
+{
+    size_t n = pgw_result_nrows(res);
+    assert_true(n > 0 && n <= BATCH);
+    for (size_t i = 0; i < n; i++) {
+        int32_t g, g2;
+        assert_int_equal(pgw_result_int4(res, i, 0, &g), 0);
+        assert_int_equal(pgw_result_int4(res, i, 1, &g2), 0);
+        assert_int_equal(g, *next);
+        assert_int_equal(g2, 2 * *next);
+        (*next)++;
+    }
+}
+
+/* ------------------------------------------------- a connection on a loop */
+
+typedef struct fx {
+    uv_loop_t loop;
+    pgw_conn_t *conn;
+    int connected, connect_status, closed;
+    int syncs_sent; /* Sync messages written so far (trace) */
+} fx_t;
+
+static void on_connect(pgw_conn_t *conn, int status, const pgw_error_t *err, void *ud)
+{
+    (void)conn, (void)err;
+    fx_t *f = ud;
+    f->connected++;
+    f->connect_status = status;
+}
+
+static void on_trace(pgw_conn_t *conn, char dir, const uint8_t *msg, size_t len, void *ud)
+{
+    (void)conn;
+    if (dir == 'F' && len > 0 && msg[0] == 'S') ((fx_t *)ud)->syncs_sent++;
+}
+
+static void on_closed(pgw_conn_t *conn, void *ud)
+{
+    (void)conn;
+    ((fx_t *)ud)->closed++;
+}
+
+static void on_deadline(uv_timer_t *t)
+{
+    *(int *)t->data = 1;
+}
+
+static void fx_run(fx_t *f, const int *flag, int want)
+{
+    int expired = 0;
+    uv_timer_t t;
+    uv_timer_init(&f->loop, &t);
+    t.data = &expired;
+    uv_timer_start(&t, on_deadline, 60000, 0);
+    while (*flag < want && !expired)
+        uv_run(&f->loop, UV_RUN_ONCE);
+    uv_close((uv_handle_t *)&t, NULL);
+    uv_run(&f->loop, UV_RUN_NOWAIT);
+    assert_true(*flag >= want);
+}
+
+static void fx_open(fx_t *f)
+{
+    char ci[512];
+    pgt_require_server();
+    memset(f, 0, sizeof *f);
+    assert_int_equal(uv_loop_init(&f->loop), 0);
+    pgw_conn_config_t cfg;
+    pgw_conn_config_init(&cfg);
+    cfg.on_trace = on_trace;
+    cfg.ud = f;
+    assert_int_equal(pgw_conn_new(&f->conn, &f->loop, &cfg), 0);
+    assert_int_equal(pgw_conn_connect(f->conn, pgt_conninfo(ci, sizeof ci, NULL), on_connect, f),
+                     0);
+    fx_run(f, &f->connected, 1);
+    assert_int_equal(f->connect_status, 0);
+}
+
+static void fx_close(fx_t *f)
+{
+    assert_int_equal(pgw_conn_close(f->conn, on_closed, f), 0);
+    fx_run(f, &f->closed, 1);
+    assert_int_equal(uv_loop_close(&f->loop), 0);
+}
+
+/* An asynchronous cursor: each batch's callback checks it and fetches the
+ * next, the last one closes the portal. */
+typedef struct acur {
+    fx_t *f;
+    int32_t next;
+    int batches;
+    int done, close_status;
+} acur_t;
+
+static void on_acur_closed(int status, pgw_result_t *res, void *ud)
+{
+    acur_t *a = ud;
+    pgw_result_free(res);
+    a->close_status = status;
+    a->done = 1;
+}
+
+static void on_acur_batch(int status, pgw_result_t *res, void *ud)
+{
+    acur_t *a = ud;
+    assert_int_equal(status, 0);
+    a->batches++;
+    int suspended = pgw_result_suspended(res);
+    if (pgw_result_nrows(res)) check_batch(res, &a->next);
+    pgw_result_free(res);
+    pgw_request_t r = suspended ? PGW_FETCH("async_c", BATCH, on_acur_batch, a)
+                                : PGW_CLOSE_PORTAL("async_c", on_acur_closed, a);
+    assert_int_equal(pgw_conn_submit(a->f->conn, &r), 0);
+}
+
+static void test_async_cursor_50000_rows(void **state)
+{
+    (void)state;
+    fx_t f;
+    fx_open(&f);
+    acur_t a = {&f, 1, 0, 0, -1};
+    pgw_request_t open = PGW_QUERY(g_sql, NULL, 0, on_acur_batch, &a);
+    open.portal = "async_c";
+    open.max_rows = BATCH;
+    assert_int_equal(pgw_conn_submit(f.conn, &open), 0);
+    fx_run(&f, &a.done, 1);
+    assert_int_equal(a.close_status, 0);
+    assert_int_equal(a.next, NROWS + 1);
+    assert_true(a.batches >= NROWS / BATCH); /* 100, plus one empty one at the end */
+    assert_int_equal(f.syncs_sent, 1);       /* the close's, only */
+    assert_int_equal(pgw_session_txn_status(pgw_conn_session(f.conn)), 'I');
+    fx_close(&f);
+}
+
+/* ------------------------------------------------------ blocking helpers */
+
+static pgw_client_t *client_open(void)
+{
+    char ci[512];
+    pgt_require_server();
+    pgw_client_t *c = NULL;
+    assert_int_equal(pgw_client_connect(&c, pgt_conninfo(ci, sizeof ci, NULL), NULL), 0);
+    return c;
+}
+
+static void exec_ok(pgw_client_t *c, const char *sql)
+{
+    pgw_result_t *res = NULL;
+    int rc = pgw_client_exec(c, sql, &res);
+    if (rc != 0) fail_msg("%s: %s", sql, pgw_err_name(rc));
+    pgw_result_free(res);
+}
+
+static int64_t query_int8(pgw_client_t *c, const char *sql)
+{
+    pgw_result_t *res = NULL;
+    int rc = pgw_client_query(c, sql, NULL, 0, &res);
+    if (rc != 0)
+        fail_msg("%s: %s %s", sql, pgw_err_name(rc),
+                 res && pgw_result_error(res) ? pgw_result_error(res)->message : "");
+    int64_t v = 0;
+    assert_int_equal(pgw_result_int8(res, 0, 0, &v), 0);
+    pgw_result_free(res);
+    return v;
+}
+
+static void test_blocking_cursor_50000_rows(void **state)
+{
+    (void)state;
+    pgw_client_t *c = client_open();
+    pgw_request_t q = PGW_QUERY(g_sql, NULL, 0, NULL, NULL);
+    pgw_client_cursor_t *cur;
+    assert_int_equal(pgw_client_cursor_open(c, &q, BATCH, &cur), 0);
+    int32_t next = 1;
+    int batches = 0;
+    pgw_result_t *res;
+    int rc;
+    while ((rc = pgw_client_cursor_next(cur, &res)) == 0) {
+        assert_int_equal(pgw_result_nrows(res), BATCH);
+        check_batch(res, &next);
+        pgw_result_free(res);
+        batches++;
+    }
+    assert_int_equal(rc, PGW_EDONE);
+    assert_null(res);
+    assert_int_equal(pgw_client_cursor_next(cur, &res), PGW_EDONE);
+    assert_int_equal(batches, NROWS / BATCH);
+    assert_int_equal(next, NROWS + 1);
+    assert_int_equal(pgw_client_cursor_close(cur), 0);
+    assert_int_equal(pgw_session_txn_status(pgw_client_session(c)), 'I');
+    assert_int_equal(query_int8(c, "SELECT count(*) FROM pg_cursors WHERE name <> ''"), 0);
+    pgw_client_close(c);
+}
+
+/* The next batch of cur: rows sign * (*next)++. Returns 1 when done. */
+static int take_batch(pgw_client_cursor_t *cur, int32_t *next, int sign)
+{
+    pgw_result_t *res;
+    int rc = pgw_client_cursor_next(cur, &res);
+    if (rc == PGW_EDONE) return 1;
+    assert_int_equal(rc, 0);
+    for (size_t i = 0; i < pgw_result_nrows(res); i++) {
+        int32_t v;
+        assert_int_equal(pgw_result_int4(res, i, 0, &v), 0);
+        assert_int_equal(v, sign * (*next)++);
+    }
+    pgw_result_free(res);
+    return 0;
+}
+
+static void test_two_portals_interleaved(void **state)
+{
+    (void)state;
+    pgw_client_t *c = client_open();
+    exec_ok(c, "BEGIN");
+    pgw_request_t qa = PGW_QUERY("SELECT g FROM generate_series(1, 1000) g", NULL, 0, NULL, NULL);
+    pgw_request_t qb = PGW_QUERY("SELECT -g FROM generate_series(1, 1000) g", NULL, 0, NULL, NULL);
+    pgw_client_cursor_t *a, *b;
+    assert_int_equal(pgw_client_cursor_open(c, &qa, 64, &a), 0);
+    assert_int_equal(pgw_client_cursor_open(c, &qb, 100, &b), 0);
+    int32_t na = 1, nb = 1;
+    int done_a = 0, done_b = 0, round = 0;
+    while (!done_a || !done_b) {
+        if (!done_a) done_a = take_batch(a, &na, 1);
+        if (!done_b) done_b = take_batch(b, &nb, -1);
+        if (round++ == 2) /* both open in the one transaction */
+            assert_int_equal(query_int8(c, "SELECT count(*) FROM pg_cursors "
+                                           "WHERE name LIKE 'pgw_cursor_%'"),
+                             2);
+    }
+    assert_int_equal(na, 1001);
+    assert_int_equal(nb, 1001);
+    assert_int_equal(pgw_client_cursor_close(a), 0);
+    assert_int_equal(pgw_client_cursor_close(b), 0);
+    assert_int_equal(pgw_session_txn_status(pgw_client_session(c)), 'T');
+    exec_ok(c, "COMMIT");
+    assert_int_equal(pgw_session_txn_status(pgw_client_session(c)), 'I');
+    pgw_client_close(c);
+}
+
+/* Without BEGIN the cursor's group holds one implicit transaction from its
+ * open to its close, and what the client runs meanwhile is part of it. */
+static void test_cursor_implicit_transaction(void **state)
+{
+    (void)state;
+    pgw_client_t *c = client_open();
+    pgw_request_t q = PGW_QUERY("SELECT g FROM generate_series(1, 2000) g", NULL, 0, NULL, NULL);
+    pgw_client_cursor_t *cur;
+    assert_int_equal(pgw_client_cursor_open(c, &q, 500, &cur), 0);
+    pgw_result_t *res;
+    assert_int_equal(pgw_client_cursor_next(cur, &res), 0);
+    pgw_result_free(res);
+    int64_t x1 = query_int8(c, "SELECT txid_current()");
+    assert_int_equal(pgw_client_cursor_next(cur, &res), 0);
+    pgw_result_free(res);
+    int64_t x2 = query_int8(c, "SELECT txid_current()");
+    assert_int_equal(x1, x2); /* the same transaction */
+    assert_int_equal(query_int8(c, "SELECT count(*) FROM pg_cursors WHERE name <> ''"), 1);
+    int rc;
+    int32_t total = 1000;
+    while ((rc = pgw_client_cursor_next(cur, &res)) == 0) {
+        total += (int32_t)pgw_result_nrows(res);
+        pgw_result_free(res);
+    }
+    assert_int_equal(rc, PGW_EDONE);
+    assert_int_equal(total, 2000);
+    assert_int_equal(pgw_client_cursor_close(cur), 0);
+    assert_int_equal(pgw_session_txn_status(pgw_client_session(c)), 'I');
+    int64_t x3 = query_int8(c, "SELECT txid_current()");
+    assert_true(x3 != x1); /* committed at the close: a new transaction */
+    assert_int_equal(query_int8(c, "SELECT count(*) FROM pg_cursors WHERE name <> ''"), 0);
+    pgw_client_close(c);
+}
+
+static void test_abandoned_cursor_closed(void **state)
+{
+    (void)state;
+    pgw_client_t *c = client_open();
+    pgw_request_t q = PGW_QUERY("SELECT g FROM generate_series(1, 100000) g", NULL, 0, NULL, NULL);
+    pgw_client_cursor_t *cur;
+    assert_int_equal(pgw_client_cursor_open(c, &q, 100, &cur), 0);
+    pgw_result_t *res;
+    assert_int_equal(pgw_client_cursor_next(cur, &res), 0);
+    assert_int_equal(pgw_result_nrows(res), 100);
+    pgw_result_free(res);
+    char sql[128];
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM pg_cursors WHERE name = '%s'",
+             pgw_client_cursor_portal(cur));
+    assert_int_equal(query_int8(c, sql), 1);
+    assert_int_equal(pgw_client_cursor_close(cur), 0); /* abandoned after one batch */
+    assert_int_equal(pgw_session_txn_status(pgw_client_session(c)), 'I');
+    assert_int_equal(query_int8(c, "SELECT count(*) FROM pg_cursors WHERE name <> ''"), 0);
+    assert_int_equal(query_int8(c, "SELECT 41::int8 + 1"), 42);
+    /* And one abandoned before its first batch, and a failing one. */
+    assert_int_equal(pgw_client_cursor_open(c, &q, 100, &cur), 0);
+    assert_int_equal(pgw_client_cursor_close(cur), 0);
+    pgw_request_t bad =
+        PGW_QUERY("SELECT 1 / (g - 3) FROM generate_series(1, 10) g", NULL, 0, NULL, NULL);
+    assert_int_equal(pgw_client_cursor_open(c, &bad, 2, &cur), 0);
+    assert_int_equal(pgw_client_cursor_next(cur, &res), 0);
+    pgw_result_free(res);
+    assert_int_equal(pgw_client_cursor_next(cur, &res), PGW_ESERVER);
+    assert_string_equal(pgw_result_error(res)->sqlstate, "22012");
+    pgw_result_free(res);
+    assert_int_equal(pgw_client_cursor_next(cur, &res), PGW_ESERVER);
+    assert_null(res);
+    assert_int_equal(pgw_client_cursor_close(cur), 0);
+    assert_int_equal(pgw_session_txn_status(pgw_client_session(c)), 'I');
+    assert_int_equal(query_int8(c, "SELECT count(*) FROM pg_cursors WHERE name <> ''"), 0);
+    pgw_client_close(c);
+}
+
+/* --------------------------------------------------------------- Flush */
+
+typedef struct fl {
+    fx_t *f;
+    int calls[3];
+    int status[3];
+    int syncs_at_result; /* Syncs written when the first result arrived */
+    int32_t value;
+} fl_t;
+
+static void on_fl0(int status, pgw_result_t *res, void *ud)
+{
+    fl_t *x = ud;
+    x->calls[0]++;
+    x->status[0] = status;
+    x->syncs_at_result = x->f->syncs_sent;
+    if (status == 0) assert_int_equal(pgw_result_int4(res, 0, 0, &x->value), 0);
+    pgw_result_free(res);
+}
+
+static void on_fl1(int status, pgw_result_t *res, void *ud)
+{
+    fl_t *x = ud;
+    x->calls[1]++;
+    x->status[1] = status;
+    pgw_result_free(res);
+}
+
+static void on_fl2(int status, pgw_result_t *res, void *ud)
+{
+    fl_t *x = ud;
+    x->calls[2]++;
+    x->status[2] = status;
+    pgw_result_free(res);
+}
+
+static void test_flush_before_sync(void **state)
+{
+    (void)state;
+    fx_t f;
+    fx_open(&f);
+    int syncs0 = f.syncs_sent;
+    fl_t x = {&f, {0}, {0}, -1, 0};
+    pgw_request_t reqs[2] = {PGW_QUERY("SELECT 42", NULL, 0, on_fl0, &x), PGW_FLUSH(NULL, NULL)};
+    assert_int_equal(pgw_conn_submit_batch(f.conn, reqs, 2, 0, on_fl1, &x), 0);
+    fx_run(&f, &x.calls[1], 1);
+    assert_int_equal(x.status[0], 0);
+    assert_int_equal(x.value, 42);
+    assert_int_equal(x.syncs_at_result, syncs0); /* the result came with no Sync sent */
+    assert_int_equal(f.syncs_sent, syncs0);
+    assert_int_equal(x.status[1], 0);
+    pgw_request_t sync = PGW_SYNC(on_fl2, &x);
+    assert_int_equal(pgw_conn_submit(f.conn, &sync), 0);
+    fx_run(&f, &x.calls[2], 1);
+    assert_int_equal(x.status[2], 0);
+    assert_int_equal(f.syncs_sent, syncs0 + 1);
+    fx_close(&f);
+}
+
+/* A COPY FROM submitted while a cursor holds its implicit transaction open
+ * joins that transaction like any other request: its rows are loaded and
+ * visible to the same transaction, the cursor goes on, and both commit at
+ * the cursor's close. */
+static int copy_three_rows(pgw_buf_t *out, size_t room, void *ud)
+{
+    (void)room;
+    int *done = ud;
+    if (*done) return PGW_COPY_END;
+    *done = 1;
+    return pgw_buf_append(out, "1\n2\n3\n", 6) == 0 ? PGW_COPY_MORE : PGW_ENOMEM;
+}
+
+static void test_copy_inside_cursor_transaction(void **state)
+{
+    (void)state;
+    pgw_client_t *c = client_open();
+    exec_ok(c, "DROP TABLE IF EXISTS cursor_copy; CREATE TABLE cursor_copy (v int4)");
+    pgw_request_t q = PGW_QUERY("SELECT g FROM generate_series(1, 1000) g", NULL, 0, NULL, NULL);
+    pgw_client_cursor_t *cur;
+    assert_int_equal(pgw_client_cursor_open(c, &q, 400, &cur), 0);
+    pgw_result_t *res;
+    assert_int_equal(pgw_client_cursor_next(cur, &res), 0);
+    pgw_result_free(res);
+    int64_t x1 = query_int8(c, "SELECT txid_current()");
+    int done = 0;
+    int rc = pgw_client_copy_in(c, "COPY cursor_copy FROM STDIN", copy_three_rows, &done, &res);
+    if (rc != 0)
+        fail_msg("copy: %s %s", pgw_err_name(rc),
+                 res && pgw_result_error(res) ? pgw_result_error(res)->message : "");
+    assert_int_equal(pgw_result_rows_affected(res), 3);
+    pgw_result_free(res);
+    assert_int_equal(query_int8(c, "SELECT txid_current()"), x1);
+    assert_int_equal(query_int8(c, "SELECT sum(v)::int8 FROM cursor_copy"), 6);
+    int32_t total = 400;
+    while ((rc = pgw_client_cursor_next(cur, &res)) == 0) {
+        total += (int32_t)pgw_result_nrows(res);
+        pgw_result_free(res);
+    }
+    assert_int_equal(rc, PGW_EDONE);
+    assert_int_equal(total, 1000);
+    assert_int_equal(pgw_client_cursor_close(cur), 0);
+    assert_int_equal(query_int8(c, "SELECT count(*) FROM cursor_copy"), 3);
+    exec_ok(c, "DROP TABLE cursor_copy");
+    pgw_client_close(c);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_async_cursor_50000_rows),
+        cmocka_unit_test(test_blocking_cursor_50000_rows),
+        cmocka_unit_test(test_two_portals_interleaved),
+        cmocka_unit_test(test_cursor_implicit_transaction),
+        cmocka_unit_test(test_abandoned_cursor_closed),
+        cmocka_unit_test(test_flush_before_sync),
+        cmocka_unit_test(test_copy_inside_cursor_transaction),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
