@@ -12,7 +12,7 @@
 
 #include "pgwire/session.h"
 
-#define NREQ 9
+#define NREQ 13
 
 static int calls[NREQ];
 
@@ -44,6 +44,23 @@ static int row_cb(const pgw_row_t *row, void *ud)
     (void)ud;
     for (uint16_t i = 0; i < row->ncols; i++)
         if (row->values[i].len > 0) (void)row->values[i].p[row->values[i].len - 1];
+    return 0;
+}
+
+/* COPY FROM data: a few rows, then the end; COPY TO data: touched. */
+static int copy_left;
+
+static int copy_source(pgw_buf_t *out, size_t room, void *ud)
+{
+    (void)room, (void)ud;
+    if (copy_left-- <= 0) return PGW_COPY_END;
+    return pgw_buf_append(out, "1\t2\n", 4) == 0 ? PGW_COPY_MORE : PGW_ENOMEM;
+}
+
+static int copy_data(const uint8_t *data, size_t len, void *ud)
+{
+    (void)ud;
+    if (len) (void)data[len - 1];
     return 0;
 }
 
@@ -101,13 +118,37 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     accepted[k++] = batch_ok;
     accepted[k++] = batch_ok;
     accepted[k] = pgw_session_sync(s, done_cb, (void *)(uintptr_t)k) == 0, k++;
+    /* COPY (either direction, as the input decides) and a portal read in
+     * batches, so the fuzzer reaches their states too. */
+    copy_left = 3;
+    pgw_request_t copy = PGW_QUERY("COPY t FROM STDIN", NULL, 0, done_cb, (void *)(uintptr_t)k);
+    copy.kind = PGW_REQ_COPY;
+    copy.copy_source = copy_source;
+    copy.on_copy_data = copy_data;
+    accepted[k] = pgw_session_submit(s, &copy) == 0, k++;
+    pgw_request_t cur = PGW_QUERY("SELECT g", NULL, 0, done_cb, (void *)(uintptr_t)k);
+    cur.portal = "c";
+    cur.max_rows = 2;
+    accepted[k] = pgw_session_submit(s, &cur) == 0, k++;
+    pgw_request_t fetch = PGW_QUERY(NULL, NULL, 0, done_cb, (void *)(uintptr_t)k);
+    fetch.kind = PGW_REQ_FETCH;
+    fetch.portal = "c";
+    fetch.max_rows = 2;
+    accepted[k] = pgw_session_submit(s, &fetch) == 0, k++;
+    pgw_request_t closep = PGW_QUERY(NULL, NULL, 0, done_cb, (void *)(uintptr_t)k);
+    closep.kind = PGW_REQ_CLOSE_PORTAL;
+    closep.portal = "c";
+    accepted[k] = pgw_session_submit(s, &closep) == 0, k++;
 
     if (size > 0) {
         size_t split = size > 1 ? data[0] % size : 0;
         const uint8_t *in = data + 1;
         size_t n = size - 1;
         if (split > n) split = n;
-        if (pgw_session_recv(s, in, split) == 0) pgw_session_recv(s, in + split, n - split);
+        if (pgw_session_recv(s, in, split) == 0) {
+            (void)pgw_session_copy_pump(s);
+            pgw_session_recv(s, in + split, n - split);
+        }
     }
     size_t out;
     pgw_session_pending_output(s, &out);
