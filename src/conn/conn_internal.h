@@ -347,6 +347,10 @@ struct pgw_conn {
     pgw_close_cb close_cb;
     void *close_ud;
     pgw_conn_stats_t stats;
+
+    /* cfg.on_notification with cfg.ud, or pgw_conn_set_notification_cb's. */
+    pgw_notification_cb notify_cb;
+    void *notify_ud;
 };
 
 /* conn.c */
