@@ -247,10 +247,12 @@ static void listen_done(pgw_listener_t *l, op_t *o, int status, const pgw_result
         ch->cb = NULL;
         done(l, cb, ch->cb_ud, PGW_ECANCELED, NULL);
     }
-    /* Otherwise the connection broke: the channel's LISTEN (and its done
-     * callback) waits for the next connection. */
-    if (o->gen != l->gen || l->state != L_RELISTEN || status == PGW_ECONNLOST) return;
-    if (l->outstanding && --l->outstanding == 0 && !l->closing) become_ready(l);
+    /* Otherwise the connection broke or is being dropped: the channel's
+     * LISTEN (and its done callback) waits for the next connection, and
+     * this one will never be ready. */
+    if (status != 0 && status != PGW_ESERVER) return;
+    if (o->gen != l->gen || l->state != L_RELISTEN || l->closing) return;
+    if (l->outstanding && --l->outstanding == 0) become_ready(l);
 }
 
 static void on_op_done(int status, pgw_result_t *res, void *ud)
