@@ -24,6 +24,7 @@
 #include "pgwire/conninfo.h"
 #include "pgwire/conn.h"
 #include "pgwire/client.h"
+#include "pgwire/listen.h"
 #include "pgwire/tls.h"
 #include "pgwire/auth.h"
 

@@ -234,6 +234,64 @@ PGW_EXTERN int pgw_client_load_types(pgw_client_t *c, const char *const *names, 
  */
 PGW_EXTERN int pgw_client_cancel(pgw_client_t *c);
 
+/*
+ * LISTEN/NOTIFY for blocking programs (libpq's PQnotifies plus a wait,
+ * pgx's WaitForNotification).
+ *
+ * Every notification the connection receives, during any call of this
+ * client (a query, a wait), is queued in the client, in arrival order,
+ * after the connection config's on_notification (if any) has seen it. The
+ * queue holds at most PGW_CLIENT_NOTIFY_QUEUE notifications
+ * (pgw_client_set_notification_limit changes it): when a notification
+ * arrives at a full queue the oldest queued one is dropped and counted in
+ * the `missed` of the one that is then oldest, so the caller learns how
+ * many were lost and where. Between calls nothing is read: notifications
+ * wait in the socket until the next call.
+ */
+enum { PGW_CLIENT_NOTIFY_QUEUE = 4096 };
+
+typedef struct pgw_notification {
+    int32_t pid;         /* the backend that sent NOTIFY */
+    const char *channel; /* NUL-terminated */
+    size_t channel_len;
+    const char *payload; /* NUL-terminated ("" when NOTIFY had none) */
+    size_t payload_len;
+    /* Notifications dropped from the full queue just before this one (0
+     * when none was). */
+    uint64_t missed;
+} pgw_notification_t;
+
+/* LISTEN / UNLISTEN channel (quoted as an identifier: used exactly as
+ * given, see pgwire/listen.h; UNLISTEN NULL: every channel), waiting for
+ * the server to run it. Returns 0, the codes of pgw_listen_sql (nothing
+ * sent) or those of pgw_client_exec (PGW_ESERVER: the server's error is
+ * not kept). */
+PGW_EXTERN int pgw_client_listen(pgw_client_t *c, const char *channel);
+PGW_EXTERN int pgw_client_unlisten(pgw_client_t *c, const char *channel);
+
+/*
+ * Return the oldest queued notification in *out, or, when the queue is
+ * empty, run the connection until one arrives or timeout_ms expires
+ * (timeout_ms 0: read only what has already arrived, without blocking;
+ * < 0: no limit). LIFETIME: out's strings belong to the client and stay
+ * valid until the next pgw_client_wait_notification or pgw_client_close
+ * (other calls leave them alone). Returns 0 (*out filled), PGW_ETIMEDOUT
+ * (nothing arrived in time), PGW_ECONNLOST (the connection is broken and
+ * nothing is left in the queue: only pgw_client_close is useful), or
+ * PGW_EINVAL (c or out NULL); *out is zeroed on failure. Not to be called
+ * from inside a callback of this client.
+ */
+PGW_EXTERN int pgw_client_wait_notification(pgw_client_t *c, int timeout_ms,
+                                            pgw_notification_t *out);
+
+/* Set the queue's bound (0: queue nothing; notifications then reach only
+ * the config's on_notification). Queued notifications past a lower bound
+ * are dropped, oldest first, and counted as missed. Returns 0 or
+ * PGW_EINVAL (c NULL). */
+PGW_EXTERN int pgw_client_set_notification_limit(pgw_client_t *c, size_t max);
+/* Notifications queued now (0 for NULL). */
+PGW_EXTERN size_t pgw_client_notifications_queued(const pgw_client_t *c);
+
 /* The underlying connection and session, for what is not wrapped here
  * (NULL for a NULL client). Never close or free them; do not run their loop
  * from another thread. */

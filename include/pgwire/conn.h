@@ -163,6 +163,8 @@ typedef struct pgw_conn_config {
     size_t tls_ring_size;
     /* Optional application hooks (views valid during the call). */
     void (*on_notice)(pgw_conn_t *conn, const pgw_error_t *notice, void *ud);
+    /* A NotificationResponse (LISTEN/NOTIFY): see pgw_notification_cb.
+     * pgw_conn_set_notification_cb replaces it. */
     void (*on_notification)(pgw_conn_t *conn, int32_t pid, pgw_str_t channel, pgw_str_t payload,
                             void *ud);
     void (*on_parameter)(pgw_conn_t *conn, pgw_str_t name, pgw_str_t value, void *ud);
@@ -185,6 +187,21 @@ typedef struct pgw_conn_config {
      * below half the mark: submit again. May be NULL. */
     void (*on_drain)(pgw_conn_t *conn, void *ud);
 } pgw_conn_config_t;
+
+/*
+ * A notification (NotificationResponse) from the server: pid is the
+ * backend that sent NOTIFY (the connection's own backend when it notified
+ * a channel it listens on), channel and payload views valid during the
+ * call only (copy what must outlive it). Called whenever the loop reads
+ * one, whether or not a request is in flight: once connected the socket is
+ * always read, so an idle listening connection receives its notifications
+ * as soon as the server sends them (the server sends them between
+ * transactions: a listener inside a transaction block gets them after it
+ * ends). The channel is the name as the server stores it: a name that
+ * LISTEN quoted keeps its case, an unquoted one was folded to lower case.
+ */
+typedef void (*pgw_notification_cb)(pgw_conn_t *conn, int32_t pid, pgw_str_t channel,
+                                    pgw_str_t payload, void *ud);
 
 /* Traffic counters since pgw_conn_new. */
 typedef struct pgw_conn_stats {
@@ -405,6 +422,13 @@ PGW_EXTERN void pgw_conn_stats(const pgw_conn_t *conn, pgw_conn_stats_t *out);
  * connected socket (connecting, lost or closed), or PGW_EINVAL (conn
  * NULL). */
 PGW_EXTERN int pgw_conn_fd(const pgw_conn_t *conn);
+/* Replace the connection's notification callback (pgw_conn_config_t's
+ * on_notification with cfg->ud) by cb with ud; cb NULL drops
+ * notifications. Takes effect for the next notification read, also from
+ * inside a callback. Returns 0 or PGW_EINVAL (conn NULL). LISTEN helpers
+ * and a listener that survives reconnects: pgwire/listen.h. */
+PGW_EXTERN int pgw_conn_set_notification_cb(pgw_conn_t *conn, pgw_notification_cb cb, void *ud);
+
 /* The application data of the config (cfg->ud), NULL for a NULL conn. */
 PGW_EXTERN void *pgw_conn_userdata(const pgw_conn_t *conn);
 

@@ -7,6 +7,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "pgwire/client.h"
 #include "client/client_internal.h"
+#include "client/client_notify.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -19,6 +20,8 @@ struct pgw_client {
     const pgw_allocator_t *alloc;
     /* Taken at connect, sent by pgw_client_cancel from any thread. */
     pgw_cancel_token_t *cancel;
+    /* Notifications received during calls (notify.c). */
+    pgw__notify_queue_t *notifies;
 };
 
 /* Memory from the client's allocator (zeroed, with an overflow check). */
@@ -123,6 +126,7 @@ static void client_free(pgw_client_t *c)
     uv_run(&c->loop, UV_RUN_DEFAULT); /* anything left closing */
     uv_loop_close(&c->loop);
     pgw_cancel_token_free(c->cancel);
+    pgw__notify_queue_free(c->notifies);
     client_dealloc(c->alloc, c);
 }
 
@@ -143,6 +147,7 @@ int pgw_client_connect_err(pgw_client_t **out, const char *conninfo, const pgw_c
     }
     connect_wait_t w = {0, 0, errbuf, errlen};
     rc = pgw_conn_new(&c->conn, &c->loop, cfg);
+    if (rc == 0) rc = pgw__notify_queue_new(&c->notifies, a, c->conn, cfg);
     if (rc == 0) {
         rc = pgw_conn_connect(c->conn, conninfo, on_connected, &w);
         if (rc == 0) {
@@ -293,6 +298,11 @@ int pgw_client_cancel(pgw_client_t *c)
 }
 
 /* -------------------------------------------------------------- accessors */
+
+pgw__notify_queue_t *pgw__client_notify_queue(const pgw_client_t *c)
+{
+    return c->notifies;
+}
 
 pgw_conn_t *pgw_client_conn(pgw_client_t *c)
 {

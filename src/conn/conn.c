@@ -134,7 +134,7 @@ static void cb_notification(pgw_session_t *s, int32_t pid, pgw_str_t channel, pg
                             void *ud)
 {
     pgw_conn_t *c = ud;
-    if (c->cfg.on_notification) c->cfg.on_notification(c, pid, channel, payload, c->cfg.ud);
+    if (c->notify_cb) c->notify_cb(c, pid, channel, payload, c->notify_ud);
 }
 
 static void cb_parameter(pgw_session_t *s, pgw_str_t name, pgw_str_t value, void *ud)
@@ -507,6 +507,8 @@ int pgw_conn_new(pgw_conn_t **out, uv_loop_t *loop, const pgw_conn_config_t *cfg
     if (c->wbuf_keep < PGW__WBUF_KEEP_MIN) c->wbuf_keep = PGW__WBUF_KEEP_MIN;
     c->alloc = a;
     c->loop = loop;
+    c->notify_cb = c->cfg.on_notification;
+    c->notify_ud = c->cfg.ud;
     c->tp = &pgw__transport_plain;
     pgw_buf_init(&c->wbuf, a);
     pgw_buf_init(&c->errmsg, a);
@@ -645,6 +647,14 @@ void pgw_conn_stats(const pgw_conn_t *c, pgw_conn_stats_t *out)
         *out = c->stats;
     else
         memset(out, 0, sizeof(*out));
+}
+
+int pgw_conn_set_notification_cb(pgw_conn_t *c, pgw_notification_cb cb, void *ud)
+{
+    if (!c) return PGW_EINVAL;
+    c->notify_cb = cb;
+    c->notify_ud = ud;
+    return 0;
 }
 
 void *pgw_conn_userdata(const pgw_conn_t *c)

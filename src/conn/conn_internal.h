@@ -352,6 +352,9 @@ struct pgw_conn {
 
     /* Write backpressure and COPY FROM (copyconn.c). */
     int drain_owed; /* the session drained: on_drain at the next prepare */
+    /* cfg.on_notification with cfg.ud, or pgw_conn_set_notification_cb's. */
+    pgw_notification_cb notify_cb;
+    void *notify_ud;
 };
 
 /* conn.c */
