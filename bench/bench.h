@@ -142,6 +142,10 @@ size_t bench_copy_csv(char *dst, const bench_copy_row_t *r);
 /* Binary COPY tuple for one row into dst (>= 64 bytes); returns its length. */
 size_t bench_copy_bin(uint8_t *dst, const bench_copy_row_t *r);
 extern const uint8_t bench_copy_bin_header[19];
+/* After a run's last load (outside the timed loop, over a libpq connection
+ * of its own): bench_copy holds exactly bench_copy_rows' rows, by count(*)
+ * and a server-side checksum of every value. 0, or -1 after bench_fail. */
+int bench_copy_verify(const bench_env_t *env);
 
 /* Text decoders for the libraries with none (libpq, the floor never decodes). */
 int64_t bench_parse_i64(const char *s, size_t len, int *ok);

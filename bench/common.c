@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include "bench.h"
 
+#include <libpq-fe.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -141,6 +142,66 @@ size_t bench_copy_bin(uint8_t *dst, const bench_copy_row_t *r)
     memcpy(p + 4, r->vc, 40);
     p += 44;
     return (size_t)(p - dst);
+}
+
+/* ---- Bulk Load verification ------------------------------------------------
+ * Once per run, after the timed loop: the table must hold exactly the rows
+ * sent, bit for bit. The server folds every row into one number modulo 2^64
+ * (numeric arithmetic: i4 + 3 i8 + 5 bits(f8) + 7, 11, 13, 17, 19 times the
+ * five 8-byte words of vc); the same fold over the rows here must match. */
+static const char COPY_CHECK_SQL[] =
+    "WITH w AS (SELECT i4::numeric + 3 * i8::numeric"
+    " + 5 * ('x' || encode(float8send(f8), 'hex'))::bit(64)::int8::numeric"
+    " + 7 * ('x' || encode(substr(convert_to(vc, 'UTF8'), 1, 8), 'hex'))::bit(64)::int8::numeric"
+    " + 11 * ('x' || encode(substr(convert_to(vc, 'UTF8'), 9, 8), 'hex'))::bit(64)::int8::numeric"
+    " + 13 * ('x' || encode(substr(convert_to(vc, 'UTF8'), 17, 8), 'hex'))::bit(64)::int8::numeric"
+    " + 17 * ('x' || encode(substr(convert_to(vc, 'UTF8'), 25, 8), 'hex'))::bit(64)::int8::numeric"
+    " + 19 * ('x' || encode(substr(convert_to(vc, 'UTF8'), 33, 8), 'hex'))::bit(64)::int8::numeric"
+    " AS v FROM bench_copy)"
+    " SELECT count(*), mod(mod(coalesce(sum(v), 0), 18446744073709551616) + 18446744073709551616,"
+    " 18446744073709551616)::text FROM w";
+
+static uint64_t load_be64(const char *p)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++)
+        v = v << 8 | (uint8_t)p[i];
+    return v;
+}
+
+int bench_copy_verify(const bench_env_t *env)
+{
+    const char *k[] = {"host", "port", "user", "dbname", "sslmode", "gssencmode", NULL};
+    const char *v[] = {env->host, env->port, env->user, env->db, "disable", "disable", NULL};
+    bench_copy_row_t *rows = bench_copy_rows(bench_sz.copy_rows);
+    uint64_t want = 0;
+    for (int i = 0; i < bench_sz.copy_rows; i++) {
+        const bench_copy_row_t *r = &rows[i];
+        uint64_t bits;
+        memcpy(&bits, &r->f8, 8);
+        want += (uint64_t)(int64_t)r->i4 + 3 * (uint64_t)r->i8 + 5 * bits;
+        static const uint64_t weight[5] = {7, 11, 13, 17, 19};
+        for (int w = 0; w < 5; w++)
+            want += weight[w] * load_be64(r->vc + 8 * w);
+    }
+    free(rows);
+    char expect[32];
+    snprintf(expect, sizeof expect, "%llu", (unsigned long long)want);
+
+    int rc = 0;
+    PGconn *c = PQconnectdbParams(k, v, 0);
+    PGresult *res = PQstatus(c) == CONNECTION_OK ? PQexec(c, COPY_CHECK_SQL) : NULL;
+    if (!res || PQresultStatus(res) != PGRES_TUPLES_OK)
+        rc = bench_fail("copy check: %s", PQerrorMessage(c));
+    else if (atol(PQgetvalue(res, 0, 0)) != bench_sz.copy_rows)
+        rc = bench_fail("copy check: the table holds %s rows, expected %d", PQgetvalue(res, 0, 0),
+                        bench_sz.copy_rows);
+    else if (strcmp(PQgetvalue(res, 0, 1), expect) != 0)
+        rc = bench_fail("copy check: server checksum %s, expected %s", PQgetvalue(res, 0, 1),
+                        expect);
+    PQclear(res);
+    PQfinish(c);
+    return rc;
 }
 
 /* ---- text decoders ---------------------------------------------------------- */

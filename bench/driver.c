@@ -310,6 +310,9 @@ static int run_scenario(const char *lib, const scenario_t *sc, const bench_env_t
     bench_counts_t n = bench_counts();
     uint64_t allocs = n.allocs, abytes = n.alloc_bytes, nin = n.net_in, nout = n.net_out;
     impl->teardown(st);
+    /* Bulk Load: what the last load left in the table, checked once. */
+    if (strncmp(sc->id, "copy_", 5) == 0 && bench_copy_verify(env) != 0)
+        return emit_status(lib, sc->id, "failed", bench_failure());
 
     emit_head(lib, sc->id, "ok");
     printf(",\"ops\":%d,\"planned_ops\":%d,\"warmup\":%d,\"wall_ns\":%llu", done, iters, warm,

@@ -4,8 +4,10 @@
  * default), prepared statements, a batch with one Sync for Unit of Work, and
  * every value decoded through the library's own typed accessors.
  *
- * Scenarios whose library feature does not exist yet (binary/text COPY,
- * cursor streaming with a row limit, the pool) report "not yet implemented".
+ * Bulk Load pulls its rows through a COPY source that formats them with
+ * the library's COPY row encoders as the connection asks for data.
+ * Scenarios whose library feature does not exist yet (cursor streaming
+ * with a row limit, the pool) report "not yet implemented".
  * The blocking API (client.h) has its own driver, drv_pgwire_blocking.c. */
 #define _GNU_SOURCE
 #include "bench.h"
@@ -34,6 +36,7 @@ typedef struct pgs {
     int64_t uow_expect[5];
     char conninfo[512];
     int32_t *arr;
+    bench_pgw_copy_t copy;
 } pgs_t;
 
 static int conn_fail(pgs_t *s, const char *what, int rc)
@@ -126,6 +129,7 @@ static void teardown(void *st)
     uv_run(&s->loop, UV_RUN_DEFAULT);
     uv_loop_close(&s->loop);
     free(s->arr);
+    free(s->copy.rows);
     free(s);
 }
 
@@ -534,6 +538,54 @@ static int uow_read_base(pgs_t *s)
     return s->failed ? -1 : 0;
 }
 
+/* ---- Bulk Load ----------------------------------------------------------------------- */
+static void *copy_setup_fmt(const bench_env_t *env, int binary)
+{
+    pgs_t *s = new_state(env, 1);
+    if (s) bench_pgw_copy_init(&s->copy, binary);
+    return s;
+}
+BENCH_PGW_COPY_SETUPS(copy_setup_fmt)
+
+/* One ud for the COPY's completion and its source. */
+typedef struct copy_call {
+    call_t k; /* first: on_result reads the ud as a call_t */
+    bench_pgw_copy_t *rows;
+} copy_call_t;
+
+static int check_copy(call_t *k, pgw_result_t *r)
+{
+    (void)k;
+    return bench_pgw_check_copy(WHO, r);
+}
+
+static int copy_source(pgw_buf_t *out, size_t room, void *ud)
+{
+    return bench_pgw_copy_source(out, room, ((copy_call_t *)ud)->rows);
+}
+
+/* TRUNCATE and the COPY go out together; the COPY's source is pulled on the
+ * loop while the socket takes the data. */
+static int copy_op(void *st, uint64_t *sum)
+{
+    pgs_t *s = st;
+    call_t trunc = {s, 0, NULL};
+    copy_call_t copy = {{s, 0, check_copy}, &s->copy};
+    bench_pgw_copy_reset(&s->copy);
+    s->pending++;
+    if (issue_done(s, pgw_conn_simple_query(s->c, "TRUNCATE bench_copy", on_result, &trunc)))
+        return -1;
+    s->pending++;
+    if (issue_done(s, pgw_conn_copy_in(s->c,
+                                       s->copy.binary ? "COPY bench_copy FROM STDIN (FORMAT binary)"
+                                                      : "COPY bench_copy FROM STDIN (FORMAT csv)",
+                                       copy_source, on_result, &copy)))
+        return -1;
+    run_until_done(s);
+    *sum = 0;
+    return s->failed ? -1 : 0;
+}
+
 /* ---- Suite B -------------------------------------------------------------------------- */
 static int check_b(call_t *k, pgw_result_t *r)
 {
@@ -630,6 +682,14 @@ static const struct {
     {"prep_conc", {prep_setup, prep_conc_op, teardown, NOTE_ASYNC}},
     {"unit_of_work",
      {uow_setup, uow_op, teardown, "one pgw_conn_submit_batch of 20 queries: one Sync"}},
+    {"copy_text",
+     {copy_text_setup, copy_op, teardown,
+      "pgw_conn_simple_query TRUNCATE + pgw_conn_submit of a COPY whose source formats CSV rows "
+      "with pgw_copy_csv_* as the connection pulls them"}},
+    {"copy_binary",
+     {copy_binary_setup, copy_op, teardown,
+      "pgw_conn_simple_query TRUNCATE + pgw_conn_submit of a COPY whose source encodes binary "
+      "rows with pgw_copy_bin_* as the connection pulls them"}},
     {"c_rtt", {plain_setup, simple_seq_op, teardown, "pgw_conn_simple_query"}},
     {"b_seq_1", {b_setup_1, b_seq_op, teardown, "pgw_conn_execute, binary"}},
     {"b_seq_100", {b_setup_100, b_seq_op, teardown, "pgw_conn_execute, binary"}},

@@ -13,8 +13,9 @@
  * Not applicable, reported as "unsupported": the concurrent scenarios that
  * pgw_client_run_batch cannot express (a batch takes extended-protocol
  * requests only: no Simple Query), and the
- * features the library does not have yet (COPY, cursor with a row limit,
- * the pool: "not yet implemented", as for the asynchronous driver). */
+ * features the library does not have yet (cursor with a row limit, the
+ * pool: "not yet implemented", as for the asynchronous driver). Bulk Load
+ * runs pgw_client_copy_in with the source the asynchronous driver uses. */
 #define _GNU_SOURCE
 #include "bench.h"
 #include "pgwire_checks.h"
@@ -41,6 +42,7 @@ typedef struct bls {
     uint64_t h;
     int64_t uow_expect[5];
     int32_t *arr;
+    bench_pgw_copy_t copy;
     char conninfo[512];
     pgw_request_t items[MAX_CONC];
     pgw_param_t params[MAX_CONC];
@@ -98,6 +100,7 @@ static void teardown(void *st)
     bls_t *s = st;
     close_client(s);
     free(s->arr);
+    free(s->copy.rows);
     free(s);
 }
 
@@ -484,6 +487,35 @@ B_SETUP(1)
 B_SETUP(100)
 B_SETUP(500)
 
+/* ---- Bulk Load ----------------------------------------------------------------------- */
+static void *copy_setup_fmt(const bench_env_t *env, int binary)
+{
+    bls_t *s = new_state(env, 1);
+    if (s) bench_pgw_copy_init(&s->copy, binary);
+    return s;
+}
+BENCH_PGW_COPY_SETUPS(copy_setup_fmt)
+
+static int copy_op(void *st, uint64_t *sum)
+{
+    bls_t *s = st;
+    pgw_result_t *r = NULL;
+    int rc = pgw_client_exec(s->c, "TRUNCATE bench_copy", &r);
+    if (rc != 0) return call_fail("truncate", rc, r);
+    pgw_result_free(r);
+    bench_pgw_copy_reset(&s->copy);
+    r = NULL;
+    rc = pgw_client_copy_in(s->c,
+                            s->copy.binary ? "COPY bench_copy FROM STDIN (FORMAT binary)"
+                                           : "COPY bench_copy FROM STDIN (FORMAT csv)",
+                            bench_pgw_copy_source, &s->copy, &r);
+    if (rc != 0) return call_fail("copy", rc, r);
+    rc = bench_pgw_check_copy(WHO, r);
+    pgw_result_free(r);
+    *sum = 0;
+    return rc;
+}
+
 static const char NOTE_B[] = "pgw_client_prepare once, pgw_client_execute, binary";
 static const char NOTE_B_PIPE[] =
     "pgw_client_prepare once; one pgw_client_run_batch of 10 executions, a Sync after each";
@@ -532,6 +564,14 @@ static const struct {
       "pgw_client_prepare once; one pgw_client_run_batch of 50 executions, a Sync after each"}},
     {"unit_of_work",
      {uow_setup, uow_op, teardown, "one pgw_client_run_batch of 20 queries: one Sync"}},
+    {"copy_text",
+     {copy_text_setup, copy_op, teardown,
+      "pgw_client_exec TRUNCATE + pgw_client_copy_in, CSV rows formatted with pgw_copy_csv_* as "
+      "the call pulls them"}},
+    {"copy_binary",
+     {copy_binary_setup, copy_op, teardown,
+      "pgw_client_exec TRUNCATE + pgw_client_copy_in, binary rows encoded with pgw_copy_bin_* as "
+      "the call pulls them"}},
     {"c_rtt", {plain_setup, simple_seq_op, teardown, "pgw_client_exec"}},
     {"b_seq_1", {b_setup_1, b_seq_op, teardown, NOTE_B}},
     {"b_seq_100", {b_setup_100, b_seq_op, teardown, NOTE_B}},

@@ -196,3 +196,61 @@ int bench_pgw_check_c(const char *who, pgw_result_t *r, int64_t want)
                           (long long)want);
     return 0;
 }
+
+/* ---- Bulk Load ----------------------------------------------------------------- */
+void bench_pgw_copy_init(bench_pgw_copy_t *c, int binary)
+{
+    *c = (bench_pgw_copy_t){bench_copy_rows(bench_sz.copy_rows), bench_sz.copy_rows, binary, 0};
+}
+
+void bench_pgw_copy_reset(bench_pgw_copy_t *c)
+{
+    c->next = c->binary ? -1 : 0;
+}
+
+static int copy_csv_row(pgw_buf_t *out, const bench_copy_row_t *r)
+{
+    int rc = pgw_copy_csv_int4(out, r->i4);
+    if (rc == 0) rc = pgw_copy_csv_int8(out, r->i8);
+    if (rc == 0) rc = pgw_copy_csv_float8(out, r->f8);
+    if (rc == 0) rc = pgw_copy_csv_field(out, r->vc, 40);
+    if (rc == 0) rc = pgw_copy_csv_row_end(out);
+    return rc;
+}
+
+static int copy_bin_row(pgw_buf_t *out, const bench_copy_row_t *r)
+{
+    int rc = pgw_copy_bin_row_begin(out, 4);
+    if (rc == 0) rc = pgw_copy_bin_int4(out, r->i4);
+    if (rc == 0) rc = pgw_copy_bin_int8(out, r->i8);
+    if (rc == 0) rc = pgw_copy_bin_float8(out, r->f8);
+    if (rc == 0) rc = pgw_copy_bin_text(out, r->vc, 40);
+    return rc;
+}
+
+int bench_pgw_copy_source(pgw_buf_t *out, size_t room, void *ud)
+{
+    bench_pgw_copy_t *c = ud;
+    size_t limit = out->len + room;
+    int rc = 0;
+    if (c->next < 0) {
+        rc = pgw_copy_bin_begin(out);
+        c->next = 0;
+    }
+    while (rc == 0 && c->next < c->n && out->len < limit)
+        rc = c->binary ? copy_bin_row(out, &c->rows[c->next++])
+                       : copy_csv_row(out, &c->rows[c->next++]);
+    if (rc != 0) return rc;
+    if (c->next < c->n) return PGW_COPY_MORE;
+    if (c->binary && (rc = pgw_copy_bin_end(out)) != 0) return rc;
+    return PGW_COPY_END;
+}
+
+int bench_pgw_check_copy(const char *who, pgw_result_t *r)
+{
+    int64_t n = pgw_result_rows_affected(r);
+    if (n != bench_sz.copy_rows)
+        return bench_fail("%s copy: %lld rows loaded, expected %d", who, (long long)n,
+                          bench_sz.copy_rows);
+    return 0;
+}

@@ -6,6 +6,8 @@
 #ifndef PGW_BENCH_PGWIRE_CHECKS_H
 #define PGW_BENCH_PGWIRE_CHECKS_H
 
+#include "bench.h"
+
 #include <pgwire/session.h>
 #include <pgwire/types.h>
 #include <stddef.h>
@@ -58,5 +60,34 @@ int bench_pgw_fold_b(const char *who, pgw_result_t *r, int limit, uint64_t *h);
 
 /* Suite C: want rows when want >= 0 (a command otherwise: not checked). */
 int bench_pgw_check_c(const char *who, pgw_result_t *r, int64_t want);
+
+/* Bulk Load: a COPY FROM STDIN source (pgw_copy_source_cb, ud a
+ * bench_pgw_copy_t) that formats rows[0..n) through the library's row
+ * encoders as the session asks for data: CSV (pgw_copy_csv_*) or binary
+ * (pgw_copy_bin_*: header, rows, trailer). bench_pgw_copy_init fills in the
+ * rows (the caller frees c->rows), bench_pgw_copy_reset rewinds it before
+ * each COPY. */
+typedef struct bench_pgw_copy {
+    bench_copy_row_t *rows;
+    int n;
+    int binary;
+    int next; /* the next row to format; -1: the binary header first */
+} bench_pgw_copy_t;
+void bench_pgw_copy_init(bench_pgw_copy_t *c, int binary);
+void bench_pgw_copy_reset(bench_pgw_copy_t *c);
+/* copy_text_setup and copy_binary_setup of a driver, from its
+ * fn(env, binary). */
+#define BENCH_PGW_COPY_SETUPS(fn)                          \
+    static void *copy_text_setup(const bench_env_t *env)   \
+    {                                                      \
+        return fn(env, 0);                                 \
+    }                                                      \
+    static void *copy_binary_setup(const bench_env_t *env) \
+    {                                                      \
+        return fn(env, 1);                                 \
+    }
+int bench_pgw_copy_source(pgw_buf_t *out, size_t room, void *ud);
+/* The COPY's result: "COPY n" with n == bench_sz.copy_rows. */
+int bench_pgw_check_copy(const char *who, pgw_result_t *r);
 
 #endif

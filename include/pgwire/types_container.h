@@ -652,8 +652,9 @@ PGW_EXTERN int pgw_copy_text_field(pgw_buf_t *b, const char *s, size_t len);
 PGW_EXTERN int pgw_copy_text_null(pgw_buf_t *b);
 PGW_EXTERN int pgw_copy_text_int4(pgw_buf_t *b, int32_t v);
 PGW_EXTERN int pgw_copy_text_int8(pgw_buf_t *b, int64_t v);
-/* 17 significant digits (reads back to the same double); Infinity, -Infinity,
- * NaN. */
+/* The shortest text that reads back to the same double, as the server's
+ * float8out writes it (PostgreSQL 12 and later): "0.1", "1e+15", "-0";
+ * Infinity, -Infinity, NaN. No locale is involved. */
 PGW_EXTERN int pgw_copy_text_float8(pgw_buf_t *b, double v);
 PGW_EXTERN int pgw_copy_text_row_end(pgw_buf_t *b);
 PGW_EXTERN int pgw_copy_csv_field(pgw_buf_t *b, const char *s, size_t len);

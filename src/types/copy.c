@@ -5,10 +5,8 @@
  * shared with the array, range and composite encoders.
  */
 #include "types/container_internal.h"
+#include "types/float_fmt.h"
 #include "types/types_internal.h"
-
-#include <math.h>
-#include <stdio.h>
 
 int pgw__buf_put32(pgw_buf_t *b, uint32_t v)
 {
@@ -296,26 +294,17 @@ int pgw_copy_text_int8(pgw_buf_t *b, int64_t v)
     return put_int64_delim(b, v, '\t');
 }
 
-/* 17 significant digits always read back to the same double. snprintf
- * follows LC_NUMERIC, so a locale's decimal separator is mapped back to '.'. */
+/* The shortest text that reads back to v, as the server's float8out writes
+ * it (float_fmt.c), straight into the buffer; no locale involved. */
 static int put_float8_delim(pgw_buf_t *b, double v, char delim)
 {
-    char tmp[40];
-    int n;
-    if (isnan(v))
-        n = snprintf(tmp, sizeof tmp, "NaN");
-    else if (isinf(v))
-        n = snprintf(tmp, sizeof tmp, "%s", v < 0 ? "-Infinity" : "Infinity");
-    else {
-        n = snprintf(tmp, sizeof tmp, "%.17g", v);
-        for (int i = 0; i < n; i++)
-            if (!(tmp[i] >= '0' && tmp[i] <= '9') && tmp[i] != '-' && tmp[i] != '+' &&
-                tmp[i] != 'e')
-                tmp[i] = '.';
-    }
-    if (n < 0 || (size_t)n >= sizeof tmp - 1) return PGW_EINVAL;
-    tmp[n++] = delim;
-    return pgw_buf_append(b, tmp, (size_t)n);
+    int rc = pgw_buf_reserve(b, PGW__FLOAT8_TEXT_MAX + 1);
+    if (rc < 0) return rc;
+    char *d = (char *)b->data + b->len;
+    size_t n = pgw__fmt_float8(d, v);
+    d[n++] = delim;
+    b->len += n;
+    return 0;
 }
 
 int pgw_copy_text_float8(pgw_buf_t *b, double v)

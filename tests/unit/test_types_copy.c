@@ -134,7 +134,7 @@ static void test_text_copy(void **state)
     assert_int_equal(pgw_copy_text_null(&b), 0);
     assert_int_equal(pgw_copy_text_row_end(&b), 0);
     assert_int_equal(pgw_copy_text_row_end(&b), 0);
-    EXPECT_BYTES(&b, "-2147483648\t-9223372036854775808\t0.10000000000000001\t"
+    EXPECT_BYTES(&b, "-2147483648\t-9223372036854775808\t0.1\t"
                      "a\\tb\\nc\\\\d\\re\t\\N\t\n"
                      "-Infinity\t0\n"
                      "\\N\n"
@@ -144,7 +144,7 @@ static void test_text_copy(void **state)
     assert_int_equal(pgw_copy_text_float8(&b, 1e300), 0);
     assert_int_equal(pgw_copy_text_float8(&b, 1.7976931348623157e308), 0);
     assert_int_equal(pgw_copy_text_row_end(&b), 0);
-    EXPECT_BYTES(&b, "NaN\t1.0000000000000001e+300\t1.7976931348623157e+308\n");
+    EXPECT_BYTES(&b, "NaN\t1e+300\t1.7976931348623157e+308\n");
     pgw_buf_free(&b);
 }
 
