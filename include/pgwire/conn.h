@@ -311,7 +311,7 @@ PGW_EXTERN int pgw_conn_submit_batch(pgw_conn_t *conn, const pgw_request_t *reqs
  *
  * COPY (PGW_REQ_COPY, session.h "COPY"): the connection pulls a COPY FROM
  * STDIN's copy_source on the loop: while the output is under the pump
- * target (a quarter of the mark, at most 1 MiB) and the socket takes what
+ * target (a quarter of the mark, at most 256 KiB) and the socket takes what
  * is written, a few rounds per loop turn, so a multi-gigabyte COPY keeps
  * memory bounded and leaves the loop's other handles their turn. A source
  * that returns PGW_COPY_PAUSE is called again after pgw_conn_copy_resume.

@@ -387,7 +387,7 @@ enum {
  *   COPY ... FROM STDIN: the session pulls the data from copy_source, writing
  *   what it returns as CopyData straight into the output buffer, while the
  *   output holds less than the pump target (a quarter of the high-water mark,
- *   at most 1 MiB): memory stays bounded however much is sent. The driver
+ *   at most 256 KiB): memory stays bounded however much is sent. The driver
  *   calls pgw_session_copy_pump when it has written output (conn.h and the
  *   blocking client do it for you). When the source reports the end, CopyDone
  *   is sent; when it fails (a negative return), or on_copy_start fails, or

@@ -29,7 +29,11 @@
 
 #include <stdio.h>
 
-#define PUMP_MAX         (1024u * 1024u)
+/* At most 256 KiB per pump (a quarter of the high-water mark below that):
+ * the output, a source's overshoot included, then stays well inside the
+ * buffers the connection keeps for reuse (max(1 MiB, 4 x write_threshold)),
+ * so a COPY of any size allocates nothing once warm. */
+#define PUMP_MAX         (256u * 1024u)
 #define PUMP_MIN         (4u * 1024u)
 #define FAIL_MESSAGE_MAX 200
 
