@@ -55,6 +55,7 @@ static void complete_head(pgw_session_t *s, int status)
     pgw_result_t *res = r->res;
     bool keep_res = status == 0 || status == PGW_ESERVER || status == PGW_ESTMTINVALID ||
                     (status == r->row_status && (r->flags & PGW__RF_STREAM));
+    status = pgw__dl_status(r, status);
     if (res && !keep_res) {
         pgw_result_free(res);
         res = NULL;
@@ -66,7 +67,7 @@ static void complete_head(pgw_session_t *s, int status)
     } else if ((r->flags & PGW__RF_IN_BATCH) && status < 0 && s->rx_batch_status == 0) {
         s->rx_batch_status = status;
     }
-    if (r->flags & PGW__RF_USER) s->npending--;
+    if ((r->flags & PGW__RF_USER) && !(r->dl & PGW__DL_REPORTED)) s->npending--;
     pgw_result_cb cb = r->cb;
     void *ud = r->ud;
     pgw__req_release(s, r);
@@ -224,6 +225,7 @@ static bool hand_to_sync(pgw_session_t *s, pgw__req_t *r)
     sync->t_queued = r->t_queued;
     sync->t_first = r->t_first;
     sync->flags |= r->flags & (PGW__RF_USER | PGW__RF_IN_BATCH | PGW__RF_STREAM);
+    sync->dl |= r->dl;
     if (sync->row_status < 0) sync->status = sync->row_status;
     r->res = NULL;
     pop_head(s);

@@ -195,6 +195,12 @@ typedef struct pgw__req {
      * (prepare, describe, named execute); 0: none. */
     uint64_t stmt_token;
     uint8_t retry; /* enum pgw__retry */
+    /* Deadlines (deadline.c): the ticket of the submit the entry belongs to
+     * (0: the session's own entries and a batch's closing Sync), the
+     * request's effective timeout, and PGW__DL_* bits. */
+    uint64_t ticket;
+    uint32_t timeout_ms;
+    uint8_t dl;
     /* Kept across recycling (not reset by req_alloc): the Bind parameter
      * section of a retryable query, at most PGW__RETRY_MAX_PARAMS bytes. */
     pgw_buf_t retry_params;
@@ -324,6 +330,10 @@ struct pgw_session {
     size_t nstmts, stmts_cap;
     uint64_t stmt_seq; /* last token given */
 
+    /* deadlines (deadline.c) */
+    uint64_t ticket_seq;         /* last ticket given */
+    uint32_t request_timeout_ms; /* for timeout_ms 0 (only with cb.on_deadline) */
+
     /* re-entrancy */
     unsigned depth;
     bool free_pending;
@@ -378,6 +388,22 @@ int pgw__req_rebind(pgw_session_t *s, pgw__req_t *r);
  * PGW_ENOMEM or PGW_ETOOBIG. */
 int pgw__req_simple_first(pgw_session_t *s, pgw_buf_t *out, const char *sql, pgw_result_cb cb,
                           void *ud);
+
+/* deadline.c */
+enum pgw__dl_bits {
+    PGW__DL_EXPIRED = 1u << 0, /* completes with PGW_ETIMEDOUT */
+    PGW__DL_REPORTED = 1u << 1 /* its callback already fired: the entry only eats replies */
+};
+/* The timeout request rq gets (0: none), or PGW_ENOTSUP as a negative value
+ * when it asks one and the driver takes none. */
+int64_t pgw__dl_effective(const pgw_session_t *s, const pgw_request_t *rq);
+/* The status an entry completes with (status as dispatched). */
+static inline int pgw__dl_status(const pgw__req_t *r, int status)
+{
+    return (r->dl & PGW__DL_EXPIRED) ? PGW_ETIMEDOUT : status;
+}
+/* After a commit: tell the driver the deadline of each request of it. */
+void pgw__dl_announce(pgw_session_t *s, const pgw__req_t *first);
 
 /* stmt.c */
 /* The Bind result format for a column of type oid: binary where the types
