@@ -4,7 +4,7 @@
 set -euo pipefail
 
 PACKAGES=(cmake gcc clang pkg-config make libuv1-dev libssl-dev libcmocka-dev postgresql
-    postgresql-contrib libpq-dev openssl valgrind ca-certificates python3 clang-format)
+    postgresql-contrib libpq-dev openssl valgrind ca-certificates python3 clang-format iproute2)
 
 missing=()
 for p in "${PACKAGES[@]}"; do
