@@ -440,7 +440,7 @@ static int on_error(pgw_session_t *s, pgw__req_t *r, const pgw_error_fields_t *f
     s->rx_aborting = true;
     s->rx_abort_group = r->group;
     complete_head(s, status);
-    abort_skipped(s);
+    if (s->rx_aborting) abort_skipped(s); /* per message: no call on the usual path */
     return 0;
 }
 
@@ -482,7 +482,7 @@ int pgw__dispatch(pgw_session_t *s, const pgw_msg_t *m)
     if (s->state == PGW_SESSION_STARTUP || s->state == PGW_SESSION_NEW)
         return pgw__startup_dispatch(s, m, ef);
     if (m->type == PGW_B_ERROR && is_fatal_error(ef)) return on_fatal_error(s, ef);
-    abort_skipped(s);
+    if (s->rx_aborting) abort_skipped(s); /* per message: no call on the usual path */
     if (halted(s)) return 0;
     pgw__req_t *r = s->head;
     if (!r) return PGW_EPROTO;
