@@ -75,9 +75,12 @@
  *   - a request still waiting behind earlier sync groups completes at once
  *     with PGW_ETIMEDOUT (res NULL); they are not interrupted. It was
  *     already written: when the server starts running it, the connection
- *     sends a cancel for it, and its replies are dropped.
- *   - while connecting (before the backend key is known), the request
- *     completes at once with PGW_ETIMEDOUT and is never run.
+ *     sends a cancel for it (repeated every 200 ms while it still runs, 5
+ *     times at most, as a cancel that reaches the server between two
+ *     pipelined commands is ignored), and its replies are dropped.
+ *   - while connecting (no cancel can be sent yet), the request completes
+ *     at once with PGW_ETIMEDOUT; it is still sent once the connection is
+ *     up, and cancelled when it runs, as above.
  * Within a batch each descriptor has its own deadline; the batch's status
  * is then PGW_ETIMEDOUT unless an earlier failure came first.
  *

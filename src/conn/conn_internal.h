@@ -5,7 +5,8 @@
  * connect.c (host list, DNS, socket connect, target_session_attrs),
  * attempts.c (the connect's phases and the record of its attempts, in
  * libpq's words), cancel.c (cancel tokens and the one CancelRequest
- * sender, over a second socket), transport.c (the sockets,
+ * sender, over a second socket), deadline.c (request deadlines on one
+ * timer), transport.c (the sockets,
  * and the plaintext seam between socket bytes and session bytes), tlsconn.c
  * (SSLRequest and the handshake on a socket, and the TLS seam).
  */
@@ -259,13 +260,17 @@ typedef struct pgw__cancel pgw__cancel_t;
  * "Deadlines"). An entry whose ticket is older than the session's oldest
  * pending one belongs to a completed request and is dropped when met (or
  * pruned when the heap would grow), so the heap stays within about twice
- * the requests in flight. A GRACE entry is the bound on the server's
- * answer to a cancel sent for an expired request.
+ * the requests in flight. Besides deadlines, the heap holds the bound on
+ * the server's answer to a cancel sent for an expired request (GRACE), and
+ * the time to repeat a cancel of a request reported while queued that may
+ * have missed it (RECANCEL).
  */
+enum pgw__dl_kind { PGW__DL_DEADLINE = 0, PGW__DL_GRACE, PGW__DL_RECANCEL };
 typedef struct pgw__dl_entry {
     uint64_t at; /* uv_now() milliseconds */
     uint64_t ticket;
-    int grace;
+    int kind;    /* enum pgw__dl_kind */
+    int cancels; /* RECANCEL: cancels sent so far */
 } pgw__dl_entry_t;
 typedef struct pgw__deadlines {
     uv_timer_t timer;

@@ -14,7 +14,8 @@
  * If the server is running it, a cancel goes out and a GRACE entry bounds
  * the wait for the server's answer: when it passes with the request still
  * pending, the connection is closed. A request reported at once because it
- * was still queued is remembered in `waiting` and cancelled when it runs.
+ * was still queued is remembered in `waiting` and cancelled when it runs
+ * (again a few times while it still runs: see cancel_waiting).
  */
 #define _POSIX_C_SOURCE 200809L
 #include "conn/conn_internal.h"
@@ -23,6 +24,8 @@
 #include <string.h>
 
 #define PGW__CANCEL_GRACE_MS 1000u
+#define PGW__RECANCEL_MS     200u
+#define PGW__RECANCEL_TRIES  5
 
 static void on_timer(uv_timer_t *t);
 
@@ -86,7 +89,7 @@ static void prune(pgw_conn_t *c)
         sift_down(d->heap, d->n, i);
 }
 
-static int push(pgw_conn_t *c, uint64_t at, uint64_t ticket, int grace)
+static int push(pgw_conn_t *c, uint64_t at, uint64_t ticket, int kind, int cancels)
 {
     pgw__deadlines_t *d = &c->dl;
     if (d->n == d->cap) {
@@ -102,7 +105,7 @@ static int push(pgw_conn_t *c, uint64_t at, uint64_t ticket, int grace)
             }
         }
     }
-    d->heap[d->n] = (pgw__dl_entry_t){at, ticket, grace};
+    d->heap[d->n] = (pgw__dl_entry_t){at, ticket, kind, cancels};
     sift_up(d->heap, d->n++);
     return 0;
 }
@@ -134,7 +137,7 @@ static void rearm(pgw_conn_t *c)
 void pgw__dl_arm(pgw_conn_t *c, uint64_t ticket, uint32_t timeout_ms)
 {
     uv_update_time(c->loop); /* the loop's time may be old (a blocking client between calls) */
-    if (push(c, uv_now(c->loop) + timeout_ms, ticket, 0) < 0) c->dl.oom = 1;
+    if (push(c, uv_now(c->loop) + timeout_ms, ticket, PGW__DL_DEADLINE, 0) < 0) c->dl.oom = 1;
     rearm(c);
 }
 
@@ -181,14 +184,36 @@ static int expire(pgw_conn_t *c, uint64_t ticket, uint64_t now)
     int ready = c->state == PGW__CONN_READY;
     int rc = pgw_session_expire(c->s, ticket, ready ? 0 : PGW_EXPIRE_NOW);
     if (!c->s || c->state == PGW__CONN_CLOSING || c->state == PGW__CONN_LOST) return -1;
-    if (rc == 0 && ready && ticket > pgw_session_oldest_ticket(c->s))
+    /* Reported at once: it still runs when its turn comes (after the
+     * connect, too), and is cancelled then. */
+    if (rc == 0 && (!ready || ticket > pgw_session_oldest_ticket(c->s)))
         (void)remember_waiting(c, ticket);
     if (rc != 1) return 0;
-    if (pgw_conn_cancel(c, on_cancel_sent, NULL) < 0 || push(c, now + grace_ms(c), ticket, 1) < 0) {
+    if (pgw_conn_cancel(c, on_cancel_sent, NULL) < 0 ||
+        push(c, now + grace_ms(c), ticket, PGW__DL_GRACE, 0) < 0) {
         give_up(c, "its cancel could not be sent");
         return -1;
     }
     return 0;
+}
+
+/* A request reported while queued started running: cancel it, and again
+ * every PGW__RECANCEL_MS while it still runs, PGW__RECANCEL_TRIES times at
+ * most. A cancel that reaches the backend in the instant between two
+ * pipelined commands (while it reads the next one) is ignored by the
+ * server; repeating it makes that race harmless. Nobody waits for these:
+ * the caller had its answer, and the requests behind have their own
+ * deadlines. */
+static void cancel_waiting(pgw_conn_t *c, uint64_t ticket, int sent, uint64_t now)
+{
+    if (pgw_conn_cancel(c, on_cancel_sent, NULL) < 0 || sent + 1 >= PGW__RECANCEL_TRIES) return;
+    (void)push(c, now + PGW__RECANCEL_MS, ticket, PGW__DL_RECANCEL, sent + 1);
+}
+
+static void recancel(pgw_conn_t *c, const pgw__dl_entry_t *e, uint64_t now)
+{
+    if (c->state == PGW__CONN_READY && pgw_session_oldest_ticket(c->s) == e->ticket)
+        cancel_waiting(c, e->ticket, e->cancels, now);
 }
 
 static void on_timer(uv_timer_t *t)
@@ -206,7 +231,11 @@ static void on_timer(uv_timer_t *t)
     while (d->n && d->heap[0].at <= now) {
         pgw__dl_entry_t e = pop(d);
         if (e.ticket < pgw_session_oldest_ticket(c->s)) continue; /* completed */
-        if (e.grace) {
+        if (e.kind == PGW__DL_RECANCEL) {
+            recancel(c, &e, now);
+            continue;
+        }
+        if (e.kind == PGW__DL_GRACE) {
             char why[96];
             snprintf(why, sizeof why, "the server did not answer its cancel within %u ms",
                      (unsigned)grace_ms(c));
@@ -230,9 +259,11 @@ void pgw__dl_after_read(pgw_conn_t *c)
     if (runs) i++;
     memmove(d->waiting, d->waiting + i, (d->nwait - i) * sizeof *d->waiting);
     d->nwait -= i;
-    /* Best effort: its caller has had its answer, so nothing waits for this
-     * cancel; the requests behind it have their own deadlines. */
-    if (runs) (void)pgw_conn_cancel(c, on_cancel_sent, NULL);
+    if (runs) {
+        uv_update_time(c->loop);
+        cancel_waiting(c, oldest, 0, uv_now(c->loop));
+        rearm(c);
+    }
 }
 
 void pgw__dl_clear(pgw_conn_t *c)

@@ -7,6 +7,7 @@
  * period; the blocking client; the dead-peer TCP defaults.
  */
 #define _DEFAULT_SOURCE /* TCP_KEEPINTVL and friends, kill */
+#include "deadline_conn.h"
 #include "pgtest.h"
 #include "pgwire/client.h"
 #include "pgwire/conn.h"
@@ -26,101 +27,19 @@
 
 #include <cmocka.h>
 
-typedef struct outcome {
-    int calls;
-    int status;
-    int32_t value;
-    char sqlstate[6];
-    int had_res;
-    uint64_t at_ns; /* when the callback fired */
-} outcome_t;
+typedef dl_conn_t dl_env_t;
 
-typedef struct dl_env {
-    uv_loop_t loop;
-    pgw_conn_t *conn;
-    int connected, connect_status;
-    int lost, lost_err;
-    int closed;
-    uint64_t t0; /* when the request under test was submitted */
-} dl_env_t;
-
-static void record(int status, pgw_result_t *res, void *ud)
-{
-    outcome_t *o = ud;
-    o->calls++;
-    o->status = status;
-    o->at_ns = uv_hrtime();
-    o->had_res = res != NULL;
-    if (res && pgw_result_nrows(res) > 0) pgw_result_int4(res, 0, 0, &o->value);
-    const pgw_error_t *e = res ? pgw_result_error(res) : NULL;
-    if (e && e->sqlstate) snprintf(o->sqlstate, sizeof o->sqlstate, "%s", e->sqlstate);
-    pgw_result_free(res);
-}
-
-static void env_connected(pgw_conn_t *conn, int status, const pgw_error_t *err, void *ud)
-{
-    dl_env_t *x = ud;
-    x->connected = 1;
-    x->connect_status = status;
-}
-
-static void env_lost(pgw_conn_t *conn, int err, void *ud)
-{
-    dl_env_t *x = ud;
-    x->lost++;
-    x->lost_err = err;
-}
-
-static void env_closed(pgw_conn_t *conn, void *ud)
-{
-    ((dl_env_t *)ud)->closed = 1;
-}
-
-static void stop_flag(uv_timer_t *t)
-{
-    *(int *)t->data = 1;
-}
-
-/* Run the loop until *flag is set or limit_ms passed; fails on the limit. */
 static void spin(dl_env_t *x, const int *flag, unsigned limit_ms)
 {
-    int over = 0;
-    uv_timer_t t;
-    uv_timer_init(&x->loop, &t);
-    t.data = &over;
-    uv_timer_start(&t, stop_flag, limit_ms, 0);
-    while (!*flag && !over)
-        uv_run(&x->loop, UV_RUN_ONCE);
-    uv_close((uv_handle_t *)&t, NULL);
-    uv_run(&x->loop, UV_RUN_NOWAIT);
-    assert_true(*flag);
+    dl_spin(x, flag, limit_ms);
 }
 
 /* A connection over TCP to the test server with these config values. */
 static void env_open(dl_env_t *x, uint32_t default_ms, uint32_t grace_ms, const char *extra)
 {
-    memset(x, 0, sizeof *x);
-    assert_int_equal(uv_loop_init(&x->loop), 0);
-    pgw_conn_config_t cfg;
-    pgw_conn_config_init(&cfg);
-    cfg.on_lost = env_lost;
-    cfg.ud = x;
-    cfg.request_timeout_ms = default_ms;
-    cfg.cancel_grace_ms = grace_ms;
-    assert_int_equal(pgw_conn_new(&x->conn, &x->loop, &cfg), 0);
     char ci[768];
     pgt_conninfo_tcp(ci, sizeof ci, pgt_env_required("PGUSER"), NULL, extra);
-    assert_int_equal(pgw_conn_connect(x->conn, ci, env_connected, x), 0);
-    spin(x, &x->connected, 20000);
-    assert_int_equal(x->connect_status, 0);
-}
-
-static void env_close(dl_env_t *x)
-{
-    assert_int_equal(pgw_conn_close(x->conn, env_closed, x), 0);
-    spin(x, &x->closed, 5000);
-    assert_int_equal(uv_run(&x->loop, UV_RUN_NOWAIT), 0);
-    assert_int_equal(uv_loop_close(&x->loop), 0);
+    dl_open(x, NULL, ci, default_ms, grace_ms);
 }
 
 static int submit_sql(dl_env_t *x, const char *sql, uint32_t timeout_ms, outcome_t *o)
@@ -128,11 +47,6 @@ static int submit_sql(dl_env_t *x, const char *sql, uint32_t timeout_ms, outcome
     pgw_request_t r = PGW_QUERY(sql, NULL, 0, record, o);
     r.timeout_ms = timeout_ms;
     return pgw_conn_submit(x->conn, &r);
-}
-
-static double ms_since(uint64_t t0, uint64_t t)
-{
-    return (double)(t - t0) / 1e6;
 }
 
 /* The latest a request with this deadline may complete: within 20% of it
@@ -175,7 +89,7 @@ static void test_timeout_cancels_and_connection_goes_on(void **state)
     assert_usable(&x);
     assert_int_equal(o.calls, 1); /* exactly once */
     assert_int_equal(x.lost, 0);
-    env_close(&x);
+    dl_close(&x);
 }
 
 /* The config's default applies to timeout_ms 0; PGW_TIMEOUT_NONE and a
@@ -202,7 +116,7 @@ static void test_default_timeout_and_overrides(void **state)
     assert_int_equal(own.status, 0);
     assert_int_equal(own.value, 2);
     assert_usable(&x);
-    env_close(&x);
+    dl_close(&x);
 }
 
 /* A request that times out while queued behind a slower one completes at
@@ -233,7 +147,7 @@ static void test_timeout_while_queued(void **state)
     assert_int_equal(after.value, 8);
     assert_true(ms_since(t0, after.at_ns) < 2500); /* the pg_sleep(5) was cancelled */
     assert_int_equal(queued.calls, 1);
-    env_close(&x);
+    dl_close(&x);
 }
 
 /* In a batch, the member that times out fails with PGW_ETIMEDOUT, the rest
@@ -260,7 +174,7 @@ static void test_timeout_in_batch(void **state)
     assert_int_equal(done.status, PGW_ETIMEDOUT);
     assert_true(ms_since(t0, done.at_ns) < bound_ms(200));
     assert_usable(&x);
-    env_close(&x);
+    dl_close(&x);
 }
 
 /* A backend that cannot answer (stopped): the cancel reaches the
@@ -276,7 +190,7 @@ static void test_timeout_server_stuck_closes(void **state)
     assert_true(pid > 0);
     if (kill(pid, SIGSTOP) != 0) {
         print_message("cannot stop the backend (%s): skipped\n", strerror(errno));
-        env_close(&x);
+        dl_close(&x);
         skip();
     }
     outcome_t timed = {0}, other = {0};
@@ -294,7 +208,7 @@ static void test_timeout_server_stuck_closes(void **state)
     assert_int_equal(x.lost, 1);
     assert_non_null(strstr(pgw_conn_error_message(x.conn), "timed out"));
     assert_int_equal(submit_sql(&x, "SELECT 3", 0, &other), PGW_ECLOSED);
-    env_close(&x);
+    dl_close(&x);
 }
 
 /* The blocking client honours timeout_ms, and runs the next query. */
@@ -346,7 +260,7 @@ static void test_pipeline_with_deadlines(void **state)
         assert_int_equal(o[i].calls, 2);
         assert_int_equal(o[i].status, 0);
     }
-    env_close(&x);
+    dl_close(&x);
 }
 
 static int tcp_opt(int fd, int opt)
@@ -370,12 +284,12 @@ static void test_dead_peer_tcp_defaults(void **state)
     assert_int_equal(tcp_opt(fd, TCP_KEEPIDLE), 15);
     assert_int_equal(tcp_opt(fd, TCP_KEEPINTVL), 5);
     assert_int_equal(tcp_opt(fd, TCP_KEEPCNT), 3);
-    env_close(&x);
+    dl_close(&x);
     env_open(&x, 0, 0, "tcp_user_timeout=0 keepalives_idle=60");
     fd = pgw_conn_fd(x.conn);
     assert_int_equal(tcp_opt(fd, TCP_USER_TIMEOUT), 0);
     assert_int_equal(tcp_opt(fd, TCP_KEEPIDLE), 60);
-    env_close(&x);
+    dl_close(&x);
 }
 
 int main(void)

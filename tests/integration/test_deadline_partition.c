@@ -19,6 +19,7 @@
  * message otherwise.
  */
 #define _GNU_SOURCE /* setns, CLONE_NEWNET */
+#include "deadline_conn.h"
 #include "pgtest.h"
 #include "pgwire/conn.h"
 
@@ -223,98 +224,19 @@ static void partition(const netns_t *ns)
 
 /* ------------------------------------------------------------- the client */
 
-typedef struct outcome {
-    int calls;
-    int status;
-    uint64_t at_ns;
-} outcome_t;
-
-typedef struct side {
-    uv_loop_t *loop;
-    pgw_conn_t *conn;
-    int connected, connect_status, lost, lost_err, closed;
-} side_t;
-
-static void record(int status, pgw_result_t *res, void *ud)
-{
-    outcome_t *o = ud;
-    o->calls++;
-    o->status = status;
-    o->at_ns = uv_hrtime();
-    pgw_result_free(res);
-}
-
-static void side_connected(pgw_conn_t *conn, int status, const pgw_error_t *err, void *ud)
-{
-    side_t *x = ud;
-    x->connected = 1;
-    x->connect_status = status;
-}
-
-static void side_lost(pgw_conn_t *conn, int err, void *ud)
-{
-    side_t *x = ud;
-    x->lost++;
-    x->lost_err = err;
-}
-
-static void side_closed(pgw_conn_t *conn, void *ud)
-{
-    ((side_t *)ud)->closed = 1;
-}
-
-static void tick(uv_timer_t *t)
-{
-    (void)t; /* only wakes the loop, so that the time limit is checked */
-}
-
-/* Run loop until both flags are set (b may be NULL) or limit_ms passed. */
-static void run_for(uv_loop_t *loop, const int *a, const int *b, unsigned limit_ms)
-{
-    uint64_t end = uv_hrtime() + (uint64_t)limit_ms * 1000000u;
-    uv_timer_t t;
-    uv_timer_init(loop, &t);
-    uv_timer_start(&t, tick, 50, 50);
-    while (!(*a && (!b || *b)) && uv_hrtime() < end)
-        uv_run(loop, UV_RUN_ONCE);
-    uv_close((uv_handle_t *)&t, NULL);
-    uv_run(loop, UV_RUN_NOWAIT);
-}
+typedef dl_conn_t side_t;
 
 static void side_open(side_t *x, uv_loop_t *loop, const netns_t *ns, uint32_t grace_ms)
 {
-    memset(x, 0, sizeof *x);
-    x->loop = loop;
-    pgw_conn_config_t cfg;
-    pgw_conn_config_init(&cfg);
-    cfg.on_lost = side_lost;
-    cfg.ud = x;
-    cfg.cancel_grace_ms = grace_ms;
-    assert_int_equal(pgw_conn_new(&x->conn, loop, &cfg), 0);
     char ci[512];
     snprintf(ci, sizeof ci, "host=%s port=%d user=%s dbname=%s sslmode=disable connect_timeout=5",
              ns->ns_ip, RELAY_PORT, pgt_env_required("PGUSER"), pgt_env_required("PGDATABASE"));
-    assert_int_equal(pgw_conn_connect(x->conn, ci, side_connected, x), 0);
-    run_for(loop, &x->connected, NULL, 10000);
-    assert_int_equal(x->connected, 1);
-    assert_int_equal(x->connect_status, 0);
+    dl_open(x, loop, ci, 0, grace_ms);
     /* the path works before the partition */
     outcome_t o = {0};
     assert_int_equal(pgw_conn_simple_query(x->conn, "SELECT 1", record, &o), 0);
-    run_for(loop, &o.calls, NULL, 5000);
+    dl_spin(x, &o.calls, 5000);
     assert_int_equal(o.status, 0);
-}
-
-static void side_close(side_t *x)
-{
-    assert_int_equal(pgw_conn_close(x->conn, side_closed, x), 0);
-    run_for(x->loop, &x->closed, NULL, 5000);
-    assert_int_equal(x->closed, 1);
-}
-
-static double ms(uint64_t from, uint64_t to)
-{
-    return (double)(to - from) / 1e6;
 }
 
 static int setup(void **state)
@@ -354,8 +276,8 @@ static void test_deadline_during_partition(void **state)
     uint64_t t0 = uv_hrtime();
     assert_int_equal(pgw_conn_submit(x.conn, &r), 0);
     assert_int_equal(pgw_conn_query(x.conn, "SELECT 2", NULL, 0, record, &other), 0);
-    run_for(&loop, &timed.calls, &other.calls, 5000);
-    double took = ms(t0, timed.at_ns);
+    dl_run(&loop, &timed.calls, &other.calls, 5000);
+    double took = ms_since(t0, timed.at_ns);
     print_message("partition: deadline 300 ms + grace 500 ms, failed after %.1f ms\n", took);
     assert_int_equal(timed.calls, 1);
     assert_int_equal(timed.status, PGW_ETIMEDOUT);
@@ -366,7 +288,7 @@ static void test_deadline_during_partition(void **state)
     assert_int_equal(x.lost_err, PGW_ECONNLOST);
     assert_non_null(strstr(pgw_conn_error_message(x.conn), "timed out"));
     assert_int_equal(pgw_conn_query(x.conn, "SELECT 3", NULL, 0, record, &other), PGW_ECLOSED);
-    side_close(&x);
+    dl_close(&x);
     uv_run(&loop, UV_RUN_NOWAIT);
     assert_int_equal(uv_loop_close(&loop), 0);
 }
@@ -387,24 +309,24 @@ static void test_dead_peer_found_with_defaults(void **state)
     side_open(&busy, &loop, ns, 0);
     outcome_t waiting = {0}, written = {0};
     assert_int_equal(pgw_conn_simple_query(idle.conn, "SELECT pg_sleep(45)", record, &waiting), 0);
-    run_for(&loop, &written.calls, NULL, 300); /* let it be sent and acknowledged */
+    dl_run(&loop, &written.calls, NULL, 300); /* let it be sent and acknowledged */
     partition(ns);
     uint64_t t0 = uv_hrtime();
     assert_int_equal(pgw_conn_simple_query(busy.conn, "SELECT 1", record, &written), 0);
-    run_for(&loop, &waiting.calls, &written.calls, 40000);
+    dl_run(&loop, &waiting.calls, &written.calls, 40000);
     print_message("dead peer, defaults: acknowledged request failed after %.1f s, "
                   "unacknowledged after %.1f s\n",
-                  ms(t0, waiting.at_ns) / 1000, ms(t0, written.at_ns) / 1000);
+                  ms_since(t0, waiting.at_ns) / 1000, ms_since(t0, written.at_ns) / 1000);
     assert_int_equal(waiting.calls, 1);
     assert_int_equal(waiting.status, PGW_ECONNLOST);
     assert_int_equal(written.calls, 1);
     assert_int_equal(written.status, PGW_ECONNLOST);
-    assert_true(ms(t0, waiting.at_ns) <= 33000.0);
-    assert_true(ms(t0, written.at_ns) <= 33000.0);
+    assert_true(ms_since(t0, waiting.at_ns) <= 33000.0);
+    assert_true(ms_since(t0, written.at_ns) <= 33000.0);
     assert_int_equal(idle.lost, 1);
     assert_int_equal(busy.lost, 1);
-    side_close(&idle);
-    side_close(&busy);
+    dl_close(&idle);
+    dl_close(&busy);
     uv_run(&loop, UV_RUN_NOWAIT);
     assert_int_equal(uv_loop_close(&loop), 0);
 }
