@@ -151,7 +151,12 @@ static int remember_waiting(pgw_conn_t *c, uint64_t ticket)
         d->waiting = w;
         d->wait_cap = cap;
     }
-    d->waiting[d->nwait++] = ticket; /* in ticket order: deadlines of one timeout come in order */
+    /* Kept in ticket order (the order they run in); with one timeout for
+     * every request they come in that order, so this is an append. */
+    size_t i = d->nwait++;
+    for (; i > 0 && d->waiting[i - 1] > ticket; i--)
+        d->waiting[i] = d->waiting[i - 1];
+    d->waiting[i] = ticket;
     return 0;
 }
 
