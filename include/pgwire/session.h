@@ -617,13 +617,15 @@ static inline int pgw_session_sync(pgw_session_t *s, pgw_result_cb cb, void *ud)
  * with PGW_ETIMEDOUT; the group is one transaction, aborted either way.
  */
 enum { PGW_EXPIRE_NOW = 1u << 0 };
-/* Mark the request with ticket timed out (see above). Returns 1 when it is
- * the request the server is working on and was marked (its callback fires
- * later), 0 when it completed now with PGW_ETIMEDOUT (or was already
- * marked), PGW_ENOTFOUND when no pending request has that ticket (it
- * completed), PGW_EINVAL for a NULL session, PGW_ERECURSIVE inside a
- * callback of this session, PGW_ECANCELED when the callback freed the
- * session. */
+/* Mark the request with ticket timed out (see above); flags: 0 or
+ * PGW_EXPIRE_NOW. Returns 1 when the server may be working on it and it is
+ * marked (its callback fires later; the driver should cancel), again 1 on
+ * a repeated call while that holds; 0 when its callback fired now with
+ * PGW_ETIMEDOUT, or had already fired so (its entry still reads the
+ * replies); PGW_ENOTFOUND when no pending request has that ticket (it
+ * completed); PGW_EINVAL for a NULL session; PGW_ERECURSIVE inside a
+ * callback of this session; PGW_ECANCELED when the callback freed the
+ * session. Another request's callback never fires from this call. */
 PGW_EXTERN int pgw_session_expire(pgw_session_t *s, uint64_t ticket, unsigned flags);
 /* The ticket of the oldest pending request (the one the server answers
  * next), or, with none pending, the ticket the next request will get. Every
