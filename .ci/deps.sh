@@ -3,8 +3,9 @@
 # Does nothing (and needs no network) when every package is already there.
 set -euo pipefail
 
+# iproute2: tests/integration/test_deadline_partition.c builds a network namespace pair.
 PACKAGES=(cmake gcc clang pkg-config make libuv1-dev libssl-dev libcmocka-dev postgresql
-    postgresql-contrib libpq-dev openssl valgrind ca-certificates python3 clang-format)
+    postgresql-contrib libpq-dev openssl valgrind ca-certificates python3 clang-format iproute2)
 
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -18,6 +18,13 @@
  *                  or changed behind its back (the server's 26000 or
  *                  0A000, see session.h): *res holds the server's error
  *                  and must be freed; prepare it again.
+ *   PGW_ETIMEDOUT  the request's deadline passed (pgw_request_t.timeout_ms,
+ *                  or request_timeout_ms of the config; conn.h,
+ *                  DEADLINES): *res holds what the server answered after
+ *                  the cancel (SQLSTATE 57014) when it did, else NULL. The
+ *                  client stays usable unless the server could not be made
+ *                  to answer: the connection is then closed and the next
+ *                  call returns PGW_ECLOSED.
  *   other < 0      the request did not produce a result (*res is NULL):
  *                  PGW_ECONNLOST, PGW_EPROTO, PGW_ETOOBIG (the connection is
  *                  broken: only pgw_client_close is useful), PGW_ECLOSED

@@ -51,6 +51,64 @@
  * NULL, and pgw_conn_stats and pgw_conn_tls_info zero *out (when out is
  * not NULL).
  *
+ * DEADLINES: a request's timeout_ms (pgw_request_t; 0: request_timeout_ms
+ * of the config; PGW_TIMEOUT_NONE: none) counts from pgw_conn_submit and
+ * covers its wait behind earlier requests. One timer per connection serves
+ * every deadline (no timer per request; a request without one costs
+ * nothing). When a deadline passes:
+ *   - the request the server is running gets a cancel (pgw_conn_cancel's
+ *     sender; output is held while it is in flight, as there). If the
+ *     server answers within cancel_grace_ms (1 s by default), the request
+ *     completes with PGW_ETIMEDOUT, res holding the server's answer
+ *     (normally SQLSTATE 57014, "canceling statement due to user request")
+ *     and the connection stays usable: the next request runs as usual.
+ *     If it does not (the network is partitioned, the server is stuck, or
+ *     the cancel could not be sent), the connection is closed when the
+ *     grace period ends: the request completes with PGW_ETIMEDOUT, every
+ *     other pending request with PGW_ECONNLOST, on_lost is called with
+ *     PGW_ECONNLOST and pgw_conn_error_message says why. So a timed-out
+ *     request always completes by its deadline plus cancel_grace_ms.
+ *     A request of a batch counts as running as soon as the earlier
+ *     requests of its sync group are (the server answers a group only at
+ *     its Sync); the cancel may then interrupt an earlier member of the
+ *     group, which fails with 57014: the group is one transaction, aborted
+ *     either way.
+ *   - a request still waiting behind earlier sync groups completes at once
+ *     with PGW_ETIMEDOUT (res NULL); they are not interrupted. It was
+ *     already written: when the server starts running it, the connection
+ *     sends a cancel for it (repeated every 200 ms while it still runs, 5
+ *     times at most, as a cancel that reaches the server between two
+ *     pipelined commands is ignored), and its replies are dropped.
+ *   - while connecting (no cancel can be sent yet), the request completes
+ *     at once with PGW_ETIMEDOUT; it is still sent once the connection is
+ *     up, and cancelled when it runs, as above.
+ * Within a batch each descriptor has its own deadline; the batch's status
+ * is then PGW_ETIMEDOUT unless an earlier failure came first.
+ *
+ * DEAD PEERS: a connection whose server vanished without a word (a
+ * partition, a host that lost power: packets dropped, nothing answered) is
+ * noticed even without deadlines. When the connection string leaves them
+ * unset, TCP sockets get TCP_USER_TIMEOUT 30 s and keepalive probes after
+ * 15 s of silence, every 5 s, 3 of them: the kernel then drops a connection
+ * that has heard nothing from its peer for 30 s (data written and not
+ * acknowledged, or probes unanswered), and the pending requests fail with
+ * PGW_ECONNLOST (on_lost too) within about 30 s, instead of the kernel's
+ * 15 minutes or more. A server that is merely slow answers the probes:
+ * long queries are not affected. This is a deliberate difference from
+ * libpq, which leaves these to the kernel's defaults (2 hours of silence
+ * before the first probe); set keepalives_idle, keepalives_interval,
+ * keepalives_count and tcp_user_timeout (0: the kernel's default) to
+ * choose otherwise, or keepalives=0 to turn probes off (the 30 s
+ * TCP_USER_TIMEOUT then still bounds unacknowledged writes). A request
+ * deadline bounds a request sooner (see DEADLINES).
+ *
+ * CONNECT TIMEOUT: connect_timeout (libpq's, in seconds, at least 2)
+ * bounds each attempt as a whole: the host name's resolution, the TCP
+ * connect, TLS, the startup packet, authentication and the server's setup
+ * until ReadyForQuery (a server that accepts and then only sends notices
+ * fails the attempt with PGW_ETIMEDOUT). Unset, as in libpq, attempts are
+ * not bounded.
+ *
  * TLS (OpenSSL, src/tls) with libpq's options and semantics: sslmode
  * disable, allow, prefer (the default), require, verify-ca, verify-full;
  * sslrootcert (a PEM file, or "system" for OpenSSL's default store, which
@@ -186,6 +244,13 @@ typedef struct pgw_conn_config {
      * output that made a request fail with PGW_ECONGESTED has drained
      * below half the mark: submit again. May be NULL. */
     void (*on_drain)(pgw_conn_t *conn, void *ud);
+    /* The deadline of every request whose timeout_ms is 0, in
+     * milliseconds (0: none); see DEADLINES. */
+    uint32_t request_timeout_ms;
+    /* How long the server has to answer for a timed-out request once the
+     * cancel is on its way, in milliseconds, before the connection is
+     * closed (0: 1000). */
+    uint32_t cancel_grace_ms;
 } pgw_conn_config_t;
 
 /*

@@ -108,6 +108,12 @@ typedef struct pgw_session_callbacks {
      * certificate) for SCRAM-SHA-256-PLUS; NULL or returning -1 when the
      * transport is not TLS. */
     int (*channel_binding)(pgw_session_t *s, const uint8_t **data, size_t *len, void *ud);
+    /* Deadlines (see "Deadlines" below): a request with a timeout was
+     * accepted; ticket names it for pgw_session_expire. Called once per
+     * such request, in FIFO order, before the submit returns. NULL: the
+     * driver keeps no time, and a request that asks for a timeout is
+     * refused with PGW_ENOTSUP. */
+    void (*on_deadline)(pgw_session_t *s, uint64_t ticket, uint32_t timeout_ms, void *ud);
 } pgw_session_callbacks_t;
 
 typedef struct pgw_session_config {
@@ -183,6 +189,9 @@ typedef struct pgw_session_config {
      * before each submit. */
     size_t output_high_water;
     void (*on_drain)(pgw_session_t *s, void *ud);
+    /* The timeout of requests whose timeout_ms is 0, in milliseconds (0:
+     * none). Used only with cb.on_deadline. */
+    uint32_t request_timeout_ms;
 } pgw_session_config_t;
 
 /* Zero *cfg and set its size: every option at its default. */
@@ -469,6 +478,8 @@ typedef struct pgw_copy_info {
  * (COPY FROM: CopyFail; COPY TO: the data is discarded) and becomes the
  * status. */
 typedef int (*pgw_copy_start_cb)(const pgw_copy_info_t *info, void *ud);
+/* pgw_request_t.timeout_ms: no deadline, whatever the default. */
+#define PGW_TIMEOUT_NONE UINT32_MAX
 
 typedef struct pgw_request {
     /* sizeof(pgw_request_t) as the caller's header defines it, so that
@@ -508,9 +519,16 @@ typedef struct pgw_request {
      * reported an error: PGW_ESERVER wins). */
     pgw_row_cb on_row;
     void *ud; /* passed to on_result and on_row alike */
-    /* Reserved for deadlines and the statement cache: must be 0 /
-     * PGW_CACHE_DEFAULT (else PGW_ENOTSUP). */
+    /* The request's deadline in milliseconds from its submit, covering its
+     * wait behind earlier requests of the connection (see "Deadlines"): 0
+     * takes the connection's default (pgw_conn_config_t.request_timeout_ms,
+     * none unless set), PGW_TIMEOUT_NONE none at all. Honoured by
+     * pgw_conn_submit and pgw_client_run (and the session when its driver
+     * keeps time: cb.on_deadline); pgw_session_submit without that hook
+     * refuses anything but 0 and PGW_TIMEOUT_NONE with PGW_ENOTSUP. */
     uint32_t timeout_ms;
+    /* Reserved for the statement cache: must be PGW_CACHE_DEFAULT (else
+     * PGW_ENOTSUP). */
     uint32_t cache;
     /* COPY (PGW_REQ_COPY only; ud is passed to each). */
     pgw_copy_source_cb copy_source;  /* COPY FROM STDIN data */
@@ -621,7 +639,8 @@ static inline pgw_request_t pgw_request_copy_make(const char *sql, pgw_copy_sour
  * no callback: PGW_EINVAL (NULL session or request, size 0, unknown kind, a
  * field the kind needs missing, parameters on a SIMPLE request, more than
  * PGW_MAX_PARAMS parameters or types, a parameter count the prepared
- * statement does not take), PGW_ENOTSUP (timeout_ms or cache set),
+ * statement does not take), PGW_ENOTSUP (cache set, or a timeout without
+ * cb.on_deadline),
  * PGW_ERANGE / PGW_ETYPE (a parameter the statement's type cannot take, see
  * params), PGW_ECLOSED (session broken, terminated or being freed),
  * PGW_ECONGESTED (the output is over its high-water mark: wait for
@@ -856,6 +875,52 @@ static inline int pgw_session_sync(pgw_session_t *s, pgw_result_cb cb, void *ud)
     pgw_request_t r = PGW_SYNC(cb, ud);
     return pgw_session_submit(s, &r);
 }
+
+/*
+ * Deadlines. The session keeps no clock: its driver does (conn.h arms one
+ * timer per connection). Every accepted request gets a ticket, increasing
+ * in FIFO order; a request with a timeout is announced to the driver with
+ * its ticket through cb.on_deadline. When the driver's time is up it calls
+ * pgw_session_expire, and the request completes with PGW_ETIMEDOUT exactly
+ * once, whatever the server answers later:
+ *   - a request the server may be working on (the oldest pending one, or
+ *     one in the same sync group as it: the server sends a group's replies
+ *     only at its Sync, so the earlier members may have finished) is only
+ *     marked: it completes when the server answers for it (after the
+ *     driver's cancel, with SQLSTATE 57014 kept in res; a reply that
+ *     arrived anyway, rows or an error, is kept in res as well), or when the
+ *     session fails (pgw_session_fail), still with PGW_ETIMEDOUT while the
+ *     other requests get the failure's code. The driver sends a cancel.
+ *   - a request still waiting behind earlier ones (or any, with
+ *     PGW_EXPIRE_NOW) completes at once with res NULL. It was already
+ *     written, so the server still runs it when its turn comes; its replies
+ *     are read and dropped (pgw_session_oldest_ticket tells the driver when
+ *     it runs, so that it can cancel it then). In a sync group, a request
+ *     after it is aborted only if the server reports an error for it.
+ * A batch's requests each have their own ticket and deadline; a timed-out
+ * member makes the batch's status PGW_ETIMEDOUT unless an earlier failure
+ * came first. The driver's cancel interrupts whatever the server runs: for
+ * a member of a group, that may be an earlier member still running, which
+ * then fails with the server's 57014 (PGW_ESERVER) and the timed-out one
+ * with PGW_ETIMEDOUT; the group is one transaction, aborted either way.
+ */
+enum { PGW_EXPIRE_NOW = 1u << 0 };
+/* Mark the request with ticket timed out (see above); flags: 0 or
+ * PGW_EXPIRE_NOW. Returns 1 when the server may be working on it and it is
+ * marked (its callback fires later; the driver should cancel), again 1 on
+ * a repeated call while that holds; 0 when its callback fired now with
+ * PGW_ETIMEDOUT, or had already fired so (its entry still reads the
+ * replies); PGW_ENOTFOUND when no pending request has that ticket (it
+ * completed); PGW_EINVAL for a NULL session; PGW_ERECURSIVE inside a
+ * callback of this session; PGW_ECANCELED when the callback freed the
+ * session. Another request's callback never fires from this call. */
+PGW_EXTERN int pgw_session_expire(pgw_session_t *s, uint64_t ticket, unsigned flags);
+/* The ticket of the oldest pending request (the one the server answers
+ * next), or, with none pending, the ticket the next request will get. Every
+ * request with a smaller ticket has completed. 0 for NULL. */
+PGW_EXTERN uint64_t pgw_session_oldest_ticket(const pgw_session_t *s);
+/* The ticket of the last request accepted (0 before the first). */
+PGW_EXTERN uint64_t pgw_session_last_ticket(const pgw_session_t *s);
 
 /* Queue Terminate. Pending requests still complete (normally with
  * PGW_ECONNLOST when the driver closes the transport). */

@@ -65,8 +65,9 @@ static void run_until(pgw_client_t *c, const int *done)
 static int deliver(waiter_t *w, pgw_result_t **res)
 {
     if (!w->done) w->status = PGW_ECONNLOST;
-    int keep = res && (w->status == 0 || w->status == PGW_ESERVER ||
-                       w->status == PGW_ESTMTINVALID || (w->keep_any && w->res));
+    int keep =
+        res && (w->status == 0 || w->status == PGW_ESERVER || w->status == PGW_ESTMTINVALID ||
+                w->status == PGW_ETIMEDOUT || (w->keep_any && w->res));
     if (res) *res = keep ? w->res : NULL;
     if (!keep) pgw_result_free(w->res);
     return w->status;

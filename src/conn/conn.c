@@ -82,6 +82,7 @@ void pgw__conn_errmsg_add(pgw_conn_t *c, const char *msg)
 
 static void conn_free(pgw_conn_t *c)
 {
+    pgw__dl_free(c);
     pgw__connect_free(c);
     pgw__attempts_free(c);
     pgw_buf_free(&c->errmsg);
@@ -158,6 +159,12 @@ static int cb_channel_binding(pgw_session_t *s, const uint8_t **data, size_t *le
     return 0;
 }
 
+static void cb_deadline(pgw_session_t *s, uint64_t ticket, uint32_t timeout_ms, void *ud)
+{
+    pgw_conn_t *c = ud;
+    if (s == c->s) pgw__dl_arm(c, ticket, timeout_ms);
+}
+
 static uint64_t cb_now_ns(void *ud)
 {
     PGW__UNUSED(ud);
@@ -190,6 +197,8 @@ int pgw__conn_session_create(pgw_conn_t *c, const char *password)
     sc.cb.on_trace = cb_trace;
     sc.cb.now_ns = cb_now_ns;
     sc.cb.channel_binding = cb_channel_binding;
+    sc.cb.on_deadline = cb_deadline;
+    sc.request_timeout_ms = c->cfg.request_timeout_ms;
     sc.ud = c;
     pgw_session_t *s;
     int rc = pgw_session_new(&s, &sc);
@@ -205,6 +214,7 @@ void pgw__conn_session_drop(pgw_conn_t *c, int err)
     pgw_session_t *s = c->s;
     if (!s) return;
     c->s = NULL; /* from here on its hooks are ignored */
+    pgw__dl_clear(c);
     if (err && pgw_session_state(s) != PGW_SESSION_BROKEN) pgw_session_fail(s, err);
     pgw_session_free(s);
 }
@@ -221,6 +231,11 @@ static void transport_failed(pgw_conn_t *c, int err)
     if (!s) return;
     pgw_session_fail(s, err); /* fails every pending request, calls cb_broken */
     if (c->s == s && c->sock) conn_on_broken(c, err);
+}
+
+void pgw__conn_fail(pgw_conn_t *c, int err)
+{
+    transport_failed(c, err);
 }
 
 /* 1 while k is still the socket of a live session. Callbacks run by a
@@ -247,7 +262,7 @@ static void conn_read(pgw_conn_t *c, pgw__sock_t *k)
             return;
         }
         ssize_t n = pgw__sock_recv(k, p, len);
-        if (n == PGW_EAGAIN) return;
+        if (n == PGW_EAGAIN) break;
         if (n <= 0) {
             /* EOF, reset or error. Over TLS, records already received are
              * delivered first. */
@@ -263,8 +278,9 @@ static void conn_read(pgw_conn_t *c, pgw__sock_t *k)
         rc = c->tp->read_commit(c, (size_t)n);
         /* a fatal input error broke the session, which called cb_broken */
         if (rc < 0 && still_current(c, k)) conn_on_broken(c, rc);
-        if ((size_t)n < len) return; /* drained */
+        if ((size_t)n < len) break; /* drained */
     }
+    if (c->dl.nwait) pgw__dl_after_read(c);
 }
 
 /* libpq's TCP options, set when the socket is connected: a value of -1 was
@@ -276,17 +292,34 @@ static int set_tcp_int(int fd, int level, int opt, int value)
     return setsockopt(fd, level, opt, &value, sizeof value) == 0 ? 0 : -errno;
 }
 
+/* Dead-peer detection when the connection string leaves these unset (conn.h,
+ * DEAD PEERS; libpq leaves them to the kernel): a dead peer is noticed
+ * within about 30 s of the last byte heard from it. */
+#define PGW__KEEPIDLE_S      15
+#define PGW__KEEPINTVL_S     5
+#define PGW__KEEPCNT         3
+#define PGW__USER_TIMEOUT_MS 30000
+
+static int or_default(int v, int def)
+{
+    return v < 0 ? def : v;
+}
+
 static int set_tcp_options(pgw_conn_t *c, int fd)
 {
     const pgw_tcp_options_t *t = &c->tcp;
     int rc = set_tcp_int(fd, IPPROTO_TCP, TCP_NODELAY, 1);
     if (rc == 0 && t->keepalives) {
         rc = set_tcp_int(fd, SOL_SOCKET, SO_KEEPALIVE, 1);
-        if (rc == 0) rc = set_tcp_int(fd, IPPROTO_TCP, TCP_KEEPIDLE, t->keepalives_idle);
-        if (rc == 0) rc = set_tcp_int(fd, IPPROTO_TCP, TCP_KEEPINTVL, t->keepalives_interval);
-        if (rc == 0) rc = set_tcp_int(fd, IPPROTO_TCP, TCP_KEEPCNT, t->keepalives_count);
+        int idle = or_default(t->keepalives_idle, PGW__KEEPIDLE_S);
+        int intvl = or_default(t->keepalives_interval, PGW__KEEPINTVL_S);
+        int cnt = or_default(t->keepalives_count, PGW__KEEPCNT);
+        if (rc == 0) rc = set_tcp_int(fd, IPPROTO_TCP, TCP_KEEPIDLE, idle);
+        if (rc == 0) rc = set_tcp_int(fd, IPPROTO_TCP, TCP_KEEPINTVL, intvl);
+        if (rc == 0) rc = set_tcp_int(fd, IPPROTO_TCP, TCP_KEEPCNT, cnt);
     }
-    if (rc == 0) rc = set_tcp_int(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, t->tcp_user_timeout);
+    int user = or_default(t->tcp_user_timeout, PGW__USER_TIMEOUT_MS);
+    if (rc == 0) rc = set_tcp_int(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, user);
     return rc;
 }
 
@@ -515,9 +548,10 @@ int pgw_conn_new(pgw_conn_t **out, uv_loop_t *loop, const pgw_conn_config_t *cfg
     c->cx.cur = -1;
     uv_prepare_init(loop, &c->prepare);
     uv_timer_init(loop, &c->timer);
+    pgw__dl_init(c);
     c->prepare.data = c;
     c->timer.data = c;
-    c->handles_open = 2;
+    c->handles_open = 3;
     *out = c;
     return 0;
 }
@@ -551,6 +585,7 @@ int pgw_conn_close(pgw_conn_t *c, pgw_close_cb cb, void *ud)
     pgw__conn_sock_drop(c);
     uv_close((uv_handle_t *)&c->prepare, on_conn_handle_closed);
     uv_close((uv_handle_t *)&c->timer, on_conn_handle_closed);
+    pgw__dl_close(c, on_conn_handle_closed);
     return 0;
 }
 

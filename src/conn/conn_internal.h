@@ -6,7 +6,8 @@
  * attempts.c (the connect's phases and the record of its attempts, in
  * libpq's words), cancel.c (cancel tokens and the one CancelRequest
  * sender, over a second socket), readctl.c (read backpressure: pausing
- * and resuming the socket's reads), transport.c (the sockets,
+ * and resuming the socket's reads), deadline.c (request deadlines on one
+ * timer), transport.c (the sockets,
  * and the plaintext seam between socket bytes and session bytes), tlsconn.c
  * (SSLRequest and the handshake on a socket, and the TLS seam).
  */
@@ -254,6 +255,35 @@ typedef struct pgw__host {
 
 typedef struct pgw__cancel pgw__cancel_t;
 
+/*
+ * Request deadlines (deadline.c): one timer per connection over a min-heap
+ * of (time, ticket) entries, the session's tickets (session.h,
+ * "Deadlines"). An entry whose ticket is older than the session's oldest
+ * pending one belongs to a completed request and is dropped when met (or
+ * pruned when the heap would grow), so the heap stays within about twice
+ * the requests in flight. Besides deadlines, the heap holds the bound on
+ * the server's answer to a cancel sent for an expired request (GRACE), and
+ * the time to repeat a cancel of a request reported while queued that may
+ * have missed it (RECANCEL).
+ */
+enum pgw__dl_kind { PGW__DL_DEADLINE = 0, PGW__DL_GRACE, PGW__DL_RECANCEL };
+typedef struct pgw__dl_entry {
+    uint64_t at; /* uv_now() milliseconds */
+    uint64_t ticket;
+    int kind;    /* enum pgw__dl_kind */
+    int cancels; /* RECANCEL: cancels sent so far */
+} pgw__dl_entry_t;
+typedef struct pgw__deadlines {
+    uv_timer_t timer;
+    pgw__dl_entry_t *heap;
+    size_t n, cap;
+    uint64_t armed_at; /* when the timer fires; 0: stopped */
+    int oom;           /* an entry could not be stored: the connection fails */
+    /* Requests reported timed out while queued: cancelled once they run. */
+    uint64_t *waiting;
+    size_t nwait, wait_cap;
+} pgw__deadlines_t;
+
 /* Storage behind one pgw_conn_attempt_t (attempts.c). */
 typedef struct pgw__attempt {
     char host[256];
@@ -345,6 +375,7 @@ struct pgw_conn {
     pgw__peer_t peer;
 
     pgw__cancel_t *cancels;
+    pgw__deadlines_t dl;
 
     pgw_close_cb close_cb;
     void *close_ud;
@@ -411,6 +442,23 @@ void pgw__conn_tls_policy(const pgw_conn_t *c, pgw__tls_policy_t *p);
  * reference to its context, which the caller drops), else all zero
  * (plaintext). */
 void pgw__conn_cancel_tls(const pgw_conn_t *c, pgw__tls_policy_t *p);
+
+/* conn.c: the connection failed (the session is broken with err and the
+ * socket dropped), as a transport error does. */
+void pgw__conn_fail(pgw_conn_t *c, int err);
+
+/* deadline.c */
+void pgw__dl_init(pgw_conn_t *c);
+/* The session accepted a request with a deadline (its on_deadline hook). */
+void pgw__dl_arm(pgw_conn_t *c, uint64_t ticket, uint32_t timeout_ms);
+/* After input was processed: cancel a request that timed out while queued
+ * and now runs. */
+void pgw__dl_after_read(pgw_conn_t *c);
+/* Forget every deadline (the session was dropped) and stop the timer. */
+void pgw__dl_clear(pgw_conn_t *c);
+/* Close the timer (pgw_conn_close) and free the heap (conn_free). */
+void pgw__dl_close(pgw_conn_t *c, uv_close_cb cb);
+void pgw__dl_free(pgw_conn_t *c);
 
 /* cancel.c */
 void pgw__cancel_abort_all(pgw_conn_t *c);

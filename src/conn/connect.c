@@ -274,10 +274,16 @@ void pgw__connect_on_startup(pgw_conn_t *c, int status, const pgw_error_t *err)
 
 /* --------------------------------------------------------------- sockets */
 
+static void resolve_timed_out(pgw_conn_t *c);
+
 static void on_timeout(uv_timer_t *t)
 {
     pgw_conn_t *c = t->data;
-    if (c->state == PGW__CONN_CONNECTING) attempt_failed(c, PGW_ETIMEDOUT, NULL, 0);
+    if (c->state != PGW__CONN_CONNECTING) return;
+    if (c->cx.gai)
+        resolve_timed_out(c);
+    else
+        attempt_failed(c, PGW_ETIMEDOUT, NULL, 0);
 }
 
 static void arm_timeout(pgw_conn_t *c)
@@ -531,6 +537,22 @@ static void resolve_failed(pgw_conn_t *c, const pgw__host_t *h, int status)
     pgw__attempt_unreached(c, h, PGW_EDNS, PGW_PHASE_RESOLVING, msg);
 }
 
+/* connect_timeout passed while the host name was being looked up: the
+ * lookup is abandoned (its callback finds it stale) and the next host is
+ * tried. */
+static void resolve_timed_out(pgw_conn_t *c)
+{
+    uv_cancel((uv_req_t *)c->cx.gai);
+    c->cx.gai = NULL;
+    const pgw__host_t *h = &c->cx.hosts[c->cx.host_idx];
+    char msg[512];
+    snprintf(msg, sizeof msg, "could not translate host name \"%s\" to address: timeout expired",
+             h->h.host);
+    pgw__attempt_unreached(c, h, PGW_ETIMEDOUT, PGW_PHASE_RESOLVING, msg);
+    c->cx.host_idx++;
+    attempt_host(c);
+}
+
 static void on_resolved(uv_getaddrinfo_t *req, int status, struct addrinfo *res)
 {
     pgw_conn_t *c = req->data;
@@ -598,6 +620,7 @@ static int resolve(pgw_conn_t *c, const pgw__host_t *h)
     }
     c->cx.gai = req;
     c->handles_open++;
+    arm_timeout(c); /* connect_timeout covers the lookup too */
     return 0;
 }
 

@@ -56,6 +56,7 @@ static void complete_one(pgw_session_t *s, int status)
     pgw_result_t *res = r->res;
     bool keep_res = status == 0 || status == PGW_ESERVER || status == PGW_ESTMTINVALID ||
                     (status == r->row_status && (r->flags & PGW__RF_STREAM));
+    status = pgw__dl_status(r, status);
     if (res && !keep_res) {
         pgw_result_free(res);
         res = NULL;
@@ -67,7 +68,7 @@ static void complete_one(pgw_session_t *s, int status)
     } else if ((r->flags & PGW__RF_IN_BATCH) && status < 0 && s->rx_batch_status == 0) {
         s->rx_batch_status = status;
     }
-    if (r->flags & PGW__RF_USER) s->npending--;
+    if ((r->flags & PGW__RF_USER) && !(r->dl & PGW__DL_REPORTED)) s->npending--;
     pgw_result_cb cb = r->cb;
     void *ud = r->ud;
     pgw__req_release(s, r);
@@ -244,6 +245,7 @@ static bool hand_to_sync(pgw_session_t *s, pgw__req_t *r)
     sync->t_queued = r->t_queued;
     sync->t_first = r->t_first;
     sync->flags |= r->flags & (PGW__RF_USER | PGW__RF_IN_BATCH | PGW__RF_STREAM);
+    sync->dl |= r->dl;
     if (sync->row_status < 0) sync->status = sync->row_status;
     r->res = NULL;
     pop_head(s);
@@ -474,7 +476,7 @@ static int on_error(pgw_session_t *s, pgw__req_t *r, const pgw_error_fields_t *f
     s->rx_aborting = true;
     s->rx_abort_group = r->group;
     complete_head(s, status);
-    abort_skipped(s);
+    if (s->rx_aborting) abort_skipped(s); /* per message: no call on the usual path */
     return 0;
 }
 
@@ -516,7 +518,7 @@ int pgw__dispatch(pgw_session_t *s, const pgw_msg_t *m)
     if (s->state == PGW_SESSION_STARTUP || s->state == PGW_SESSION_NEW)
         return pgw__startup_dispatch(s, m, ef);
     if (m->type == PGW_B_ERROR && is_fatal_error(ef)) return on_fatal_error(s, ef);
-    abort_skipped(s);
+    if (s->rx_aborting) abort_skipped(s); /* per message: no call on the usual path */
     settle_flushes(s);
     if (halted(s)) return 0;
     pgw__req_t *r = s->head;

@@ -65,7 +65,10 @@ typedef struct submit {
     uint64_t group;           /* sync group of the next entry */
     size_t index;             /* request being queued (for refusals) */
     bool batch;
-    bool naming; /* refusals name the request's index */
+    bool naming;          /* refusals name the request's index */
+    bool timed;           /* a request of the submit has a deadline */
+    uint64_t ticket;      /* ticket of the request being queued (0: none) */
+    uint64_t ticket_from; /* s->ticket_seq before the submit */
     /* The group state this submit leaves (committed with it): no Sync
      * queued after the last entry, portals opened in the group, and whether
      * the last message is a Flush. */
@@ -91,6 +94,7 @@ static int refuse(submit_t *sb, int rc, const char *fmt, ...)
 static void chain(submit_t *sb, pgw__req_t *r)
 {
     r->group = sb->group;
+    r->ticket = sb->ticket;
     r->t_queued = pgw__now(sb->s);
     if (sb->last)
         sb->last->next = r;
@@ -130,6 +134,7 @@ static void rollback(submit_t *sb)
     pgw_session_t *s = sb->s;
     sb->b->len = sb->from;
     pgw__out_trim(s, sb->b);
+    s->ticket_seq = sb->ticket_from;
     for (pgw__req_t *r = sb->first, *next; r; r = next) {
         next = r->next;
         if (r->res) pgw_result_free(r->res);
@@ -155,6 +160,7 @@ static void commit(submit_t *sb)
     pgw__enter(s);
     if (sb->b != &s->copy_held) pgw__trace_out(s, sb->b, sb->from, true); /* else when written */
     pgw__out_appended(s, sb->b, sb->from);
+    if (sb->timed) pgw__dl_announce(s, sb->first);
     pgw__leave(s);
 }
 
@@ -200,11 +206,10 @@ static int validate(submit_t *sb, const pgw_request_t *rq)
         return refuse(sb, PGW_EINVAL, "%s needs a portal name", kn);
     if (rq->kind == PGW_REQ_FLUSH && !sb->s->head && !sb->first)
         return refuse(sb, PGW_EINVAL, "FLUSH: no request before it to wait for");
-    if (rq->timeout_ms || rq->cache != PGW_CACHE_DEFAULT)
-        return refuse(sb, PGW_ENOTSUP,
-                      "%s: per-request timeouts and cache policies are not "
-                      "supported yet",
-                      kn);
+    if (rq->cache != PGW_CACHE_DEFAULT)
+        return refuse(sb, PGW_ENOTSUP, "%s: statement cache policies are not supported yet", kn);
+    if (pgw__dl_effective(sb->s, rq) < 0)
+        return refuse(sb, PGW_ENOTSUP, "%s: timeout_ms needs a driver that keeps time", kn);
     if (rq->kind != PGW_REQ_COPY && (rq->copy_source || rq->on_copy_data || rq->on_copy_start))
         return refuse(sb, PGW_EINVAL, "%s: COPY callbacks on a request that is not a COPY", kn);
     if (sb->batch && (rq->kind == PGW_REQ_SIMPLE || rq->kind == PGW_REQ_SYNC))
@@ -527,9 +532,15 @@ static int queue_request(submit_t *sb, const pgw_request_t *rq, bool own_sync)
 {
     int rc = validate(sb, rq);
     if (rc < 0) return rc;
+    sb->ticket = ++sb->s->ticket_seq;
+    uint32_t timeout = (uint32_t)pgw__dl_effective(sb->s, rq);
+    if (timeout) sb->timed = true;
     uint8_t batch_flag = sb->batch ? PGW__RF_IN_BATCH : 0;
-    if (rq->kind == PGW_REQ_SYNC)
-        return add_sync(sb, PGW__RF_USER | batch_flag, rq->on_result, rq->ud);
+    if (rq->kind == PGW_REQ_SYNC) {
+        rc = add_sync(sb, PGW__RF_USER | batch_flag, rq->on_result, rq->ud);
+        if (sb->last) sb->last->timeout_ms = timeout;
+        return rc;
+    }
     /* A Query after extended messages with no Sync would commit their
      * transaction, or be skipped after their error: the group ends first. */
     if (rq->kind == PGW_REQ_SIMPLE && sb->open) {
@@ -554,6 +565,7 @@ static int queue_request(submit_t *sb, const pgw_request_t *rq, bool own_sync)
     r->cb = rq->on_result;
     r->row_cb = rq->on_row;
     r->ud = rq->ud;
+    r->timeout_ms = timeout;
     if (rq->on_row) r->flags |= PGW__RF_STREAM;
     exec_info_t xi = {false, 0};
     if (rq->kind == PGW_REQ_SIMPLE) own_sync = false; /* 'Q' is its own sync point */
@@ -634,6 +646,7 @@ static int submit_begin(pgw_session_t *s, submit_t *sb, bool batch)
     sb->b = pgw__req_buf(s);
     sb->from = sb->b->len;
     sb->group = s->tx_group;
+    sb->ticket_from = s->ticket_seq;
     return 0;
 }
 
@@ -703,6 +716,7 @@ PGW_EXTERN int pgw_session_submit_batch(pgw_session_t *s, const pgw_request_t *r
         }
     }
     sb.naming = false;
+    sb.ticket = 0; /* the closing Sync completes with its group, on no deadline of its own */
     /* A batch ending with FLUSH leaves its group open: done fires once the
      * batch's requests have completed, not at a Sync. */
     bool ends_open = rc == 0 && pgw_request_nth(reqs, n - 1)->kind == PGW_REQ_FLUSH;

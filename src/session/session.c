@@ -168,6 +168,7 @@ PGW_EXTERN int pgw_session_new(pgw_session_t **out, const pgw_session_config_t *
     s->alloc = &rec->alloc;
     s->cb = cfg->cb;
     s->ud = cfg->ud;
+    s->request_timeout_ms = cfg->request_timeout_ms;
     s->state = PGW_SESSION_NEW;
     /* The output buffers use the caller's allocator pointer (not the recycler's
      * copy): pgw_session_take_output hands their storage out, and it must

@@ -216,6 +216,12 @@ typedef struct pgw__req {
     pgw_copy_start_cb copy_start_cb;
     uint8_t copy_state;
     size_t copy_end;
+    /* Deadlines (deadline.c): the ticket of the submit the entry belongs to
+     * (0: the session's own entries and a batch's closing Sync), the
+     * request's effective timeout, and PGW__DL_* bits. */
+    uint64_t ticket;
+    uint32_t timeout_ms;
+    uint8_t dl;
     /* Kept across recycling (not reset by req_alloc): the Bind parameter
      * section of a retryable query, at most PGW__RETRY_MAX_PARAMS bytes. */
     pgw_buf_t retry_params;
@@ -365,6 +371,9 @@ struct pgw_session {
     size_t high_water;
     bool congested; /* a submit was refused: on_drain is owed */
     void (*on_drain)(pgw_session_t *s, void *ud);
+    /* deadlines (deadline.c) */
+    uint64_t ticket_seq;         /* last ticket given */
+    uint32_t request_timeout_ms; /* for timeout_ms 0 (only with cb.on_deadline) */
 
     /* re-entrancy */
     unsigned depth;
@@ -466,6 +475,21 @@ int32_t pgw__portal_max_rows(const pgw_request_t *rq);
  * set what r expects. Returns 0 or an encoder's error. */
 int pgw__enc_fetch(pgw_session_t *s, pgw_buf_t *b, pgw__req_t *r, const pgw_request_t *rq);
 int pgw__enc_close_portal(pgw_session_t *s, pgw_buf_t *b, pgw__req_t *r, const pgw_request_t *rq);
+/* deadline.c */
+enum pgw__dl_bits {
+    PGW__DL_EXPIRED = 1u << 0, /* completes with PGW_ETIMEDOUT */
+    PGW__DL_REPORTED = 1u << 1 /* its callback already fired: the entry only eats replies */
+};
+/* The timeout request rq gets (0: none), or PGW_ENOTSUP as a negative value
+ * when it asks one and the driver takes none. */
+int64_t pgw__dl_effective(const pgw_session_t *s, const pgw_request_t *rq);
+/* The status an entry completes with (status as dispatched). */
+static inline int pgw__dl_status(const pgw__req_t *r, int status)
+{
+    return (r->dl & PGW__DL_EXPIRED) ? PGW_ETIMEDOUT : status;
+}
+/* After a commit: tell the driver the deadline of each request of it. */
+void pgw__dl_announce(pgw_session_t *s, const pgw__req_t *first);
 
 /* stmt.c */
 /* The Bind result format for a column of type oid: binary where the types

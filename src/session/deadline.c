@@ -1,0 +1,82 @@
+/*
+ * Deadlines in the sans-IO session: tickets and expiry, without a clock.
+ *
+ * Every accepted request gets a ticket, increasing in FIFO order, stored in
+ * each FIFO entry of its submit (its own Sync included). The driver keeps
+ * the time: it learns each deadline through cb.on_deadline and calls
+ * pgw_session_expire when one passes. Expiry never removes an entry from the
+ * FIFO (the server's replies still have to be matched to it): it marks the
+ * entries PGW__DL_EXPIRED, so that their completion reports PGW_ETIMEDOUT,
+ * and, for a request not yet running, fires its callback at once and marks
+ * it PGW__DL_REPORTED: the entry then only reads and drops its replies.
+ */
+#include "session_internal.h"
+
+int64_t pgw__dl_effective(const pgw_session_t *s, const pgw_request_t *rq)
+{
+    uint32_t t = rq->timeout_ms;
+    if (t == PGW_TIMEOUT_NONE) return 0;
+    if (!s->cb.on_deadline) return t ? PGW_ENOTSUP : 0;
+    return t ? t : s->request_timeout_ms;
+}
+
+void pgw__dl_announce(pgw_session_t *s, const pgw__req_t *first)
+{
+    for (const pgw__req_t *r = first; r && !s->free_pending; r = r->next)
+        if (r->timeout_ms && s->cb.on_deadline)
+            s->cb.on_deadline(s, r->ticket, r->timeout_ms, s->ud);
+}
+
+/* Fire r's callback now with PGW_ETIMEDOUT; r stays in the FIFO to read its
+ * replies, which are dropped. */
+static void report_now(pgw_session_t *s, pgw__req_t *r)
+{
+    pgw_result_cb cb = r->cb;
+    void *ud = r->ud;
+    r->cb = NULL;
+    r->row_cb = NULL;
+    r->row_status = PGW_ETIMEDOUT; /* streamed rows are discarded */
+    r->dl |= PGW__DL_REPORTED;     /* still USER: it keeps its result slot for the replies */
+    s->npending--;
+    if (cb) cb(PGW_ETIMEDOUT, NULL, ud);
+}
+
+PGW_EXTERN int pgw_session_expire(pgw_session_t *s, uint64_t ticket, unsigned flags)
+{
+    if (!s) return PGW_EINVAL;
+    if (s->depth > 0) return PGW_ERECURSIVE;
+    pgw__req_t *owner = NULL; /* the entry holding the callback */
+    bool found = false;
+    for (pgw__req_t *r = s->head; r; r = r->next) {
+        if (r->ticket > ticket) break;
+        if (r->ticket != ticket) continue;
+        found = true;
+        r->dl |= PGW__DL_EXPIRED;
+        if (r->retry == PGW__RETRY_ARMED) r->retry = PGW__RETRY_NONE; /* never run again */
+        if (!owner && (r->flags & PGW__RF_USER)) owner = r;
+    }
+    if (!found || !owner) return found ? 0 : PGW_ENOTFOUND;
+    if (owner->dl & PGW__DL_REPORTED) return 0;
+    /* Running: the oldest pending request, or in the same sync group as it
+     * (the server sends a group's replies only at its Sync, so the earlier
+     * members may be done while it runs). */
+    bool running = owner == s->head || owner->group == s->head->group;
+    if (running && !(flags & PGW_EXPIRE_NOW)) return 1;
+    pgw__enter(s);
+    report_now(s, owner);
+    if (pgw__leave(s)) return PGW_ECANCELED;
+    return 0;
+}
+
+PGW_EXTERN uint64_t pgw_session_oldest_ticket(const pgw_session_t *s)
+{
+    if (!s) return 0;
+    for (const pgw__req_t *r = s->head; r; r = r->next)
+        if (r->ticket) return r->ticket;
+    return s->ticket_seq + 1;
+}
+
+PGW_EXTERN uint64_t pgw_session_last_ticket(const pgw_session_t *s)
+{
+    return s ? s->ticket_seq : 0;
+}
