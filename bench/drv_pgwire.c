@@ -5,9 +5,10 @@
  * every value decoded through the library's own typed accessors.
  *
  * Bulk Load pulls its rows through a COPY source that formats them with
- * the library's COPY row encoders as the connection asks for data.
- * Scenarios whose library feature does not exist yet (cursor streaming
- * with a row limit, the pool) report "not yet implemented".
+ * the library's COPY row encoders as the connection asks for data; Cursor
+ * Streaming reads a named portal 500 rows per FETCH, one FETCH ahead.
+ * Scenarios whose library feature does not exist yet (the pool) report
+ * "not yet implemented".
  * The blocking API (client.h) has its own driver, drv_pgwire_blocking.c. */
 #define _GNU_SOURCE
 #include "bench.h"
@@ -636,6 +637,94 @@ B_SETUP(1)
 B_SETUP(100)
 B_SETUP(500)
 
+/* ---- Cursor Streaming ------------------------------------------------------------------- */
+/* A named portal opened with max_rows, its rows decoded as they arrive
+ * (on_row), and one FETCH ahead: the open and a first FETCH go out
+ * together, and each batch's completion submits the FETCH after the one
+ * already in flight, so the server always has the next Execute waiting
+ * and never idles for a round trip. The first batch that is not suspended
+ * closes the portal (its Sync ends the implicit transaction the open
+ * started); the FETCH still in flight then answers with no rows. */
+#define CURSOR_PORTAL "bench_cursor"
+
+typedef struct cursor_run {
+    pgs_t *s;
+    bench_pgw_cursor_t fold;
+    int closing; /* CLOSE_PORTAL submitted */
+} cursor_run_t;
+
+static int cursor_row(const pgw_row_t *row, void *ud)
+{
+    return bench_pgw_cursor_row(row, &((cursor_run_t *)ud)->fold);
+}
+
+static void on_cursor_closed(int status, pgw_result_t *res, void *ud)
+{
+    cursor_run_t *k = ud;
+    k->s->pending--;
+    if (status != 0) {
+        k->s->failed = 1;
+        bench_fail("%s cursor close: %s", WHO, pgw_strerror(status));
+    }
+    pgw_result_free(res);
+}
+
+static void on_cursor_batch(int status, pgw_result_t *res, void *ud);
+
+static int cursor_fetch(cursor_run_t *k)
+{
+    pgw_request_t f = PGW_FETCH(CURSOR_PORTAL, (uint32_t)bench_sz.cursor_batch, on_cursor_batch, k);
+    f.on_row = cursor_row;
+    k->s->pending++;
+    return issue_done(k->s, pgw_conn_submit(k->s->c, &f));
+}
+
+static void on_cursor_batch(int status, pgw_result_t *res, void *ud)
+{
+    cursor_run_t *k = ud;
+    pgs_t *s = k->s;
+    s->pending--;
+    if (status != 0) {
+        const pgw_error_t *e = res ? pgw_result_error(res) : NULL;
+        s->failed = 1;
+        bench_fail("%s cursor: %s%s%s", WHO, pgw_strerror(status), e ? ": " : "",
+                   e && e->message ? e->message : "");
+    } else if (k->closing) {
+        /* the FETCH that was ahead of the end: nothing left for it */
+    } else if (pgw_result_suspended(res)) {
+        cursor_fetch(k);
+    } else {
+        pgw_request_t c = PGW_CLOSE_PORTAL(CURSOR_PORTAL, on_cursor_closed, k);
+        k->closing = 1;
+        s->pending++;
+        issue_done(s, pgw_conn_submit(s->c, &c));
+    }
+    pgw_result_free(res);
+}
+
+static int cursor_op(void *st, uint64_t *sum)
+{
+    pgs_t *s = st;
+    char sql[160];
+    snprintf(sql, sizeof sql, SQL_CURSOR, bench_sz.cursor_rows);
+    cursor_run_t k = {s, {WHO, 0, 0}, 0};
+    pgw_request_t q = PGW_QUERY(sql, NULL, 0, on_cursor_batch, &k);
+    q.portal = CURSOR_PORTAL;
+    q.max_rows = (uint32_t)bench_sz.cursor_batch;
+    q.on_row = cursor_row;
+    s->pending++;
+    if (issue_done(s, pgw_conn_submit(s->c, &q)) || cursor_fetch(&k)) {
+        run_until_done(s);
+        return -1;
+    }
+    run_until_done(s);
+    if (s->failed) return -1;
+    if (k.fold.rows != bench_sz.cursor_rows)
+        return bench_fail("%s cursor: %lld rows", WHO, (long long)k.fold.rows);
+    *sum = k.fold.h;
+    return 0;
+}
+
 static const char NOTE_ASYNC[] = "pgw_conn_* on a uv loop, calls issued in one loop turn";
 
 static const struct {
@@ -697,6 +786,10 @@ static const struct {
     {"b_pipe_1", {b_setup_1, b_pipe_op, teardown, NOTE_ASYNC}},
     {"b_pipe_100", {b_setup_100, b_pipe_op, teardown, NOTE_ASYNC}},
     {"b_pipe_500", {b_setup_500, b_pipe_op, teardown, NOTE_ASYNC}},
+    {"cursor",
+     {plain_setup, cursor_op, teardown,
+      "named portal opened with max_rows=500 (pgw_conn_submit), rows decoded as they arrive "
+      "(on_row), one FETCH ahead (two in flight), CLOSE_PORTAL at the end"}},
 };
 
 const bench_impl_t *bench_pgwire_lookup(const char *scenario, const char **reason)

@@ -13,9 +13,10 @@
  * Not applicable, reported as "unsupported": the concurrent scenarios that
  * pgw_client_run_batch cannot express (a batch takes extended-protocol
  * requests only: no Simple Query), and the
- * features the library does not have yet (cursor with a row limit, the
- * pool: "not yet implemented", as for the asynchronous driver). Bulk Load
- * runs pgw_client_copy_in with the source the asynchronous driver uses. */
+ * features the library does not have yet (the pool: "not yet
+ * implemented", as for the asynchronous driver). Bulk Load runs
+ * pgw_client_copy_in with the source the asynchronous driver uses; Cursor
+ * Streaming iterates pgw_client_cursor_*. */
 #define _GNU_SOURCE
 #include "bench.h"
 #include "pgwire_checks.h"
@@ -516,6 +517,41 @@ static int copy_op(void *st, uint64_t *sum)
     return rc;
 }
 
+/* ---- Cursor Streaming ------------------------------------------------------------------- */
+/* pgw_client_cursor_open with batches of 500, pgw_client_cursor_next until
+ * PGW_EDONE (the cursor has the next batch on its way while this one is
+ * read), every row checked and folded through pgw_result_row. */
+static int cursor_op(void *st, uint64_t *sum)
+{
+    bls_t *s = st;
+    char sql[160];
+    snprintf(sql, sizeof sql, SQL_CURSOR, bench_sz.cursor_rows);
+    bench_pgw_cursor_t fold = {WHO, 0, 0};
+    pgw_request_t q = PGW_QUERY(sql, NULL, 0, NULL, NULL);
+    pgw_client_cursor_t *cur;
+    int rc = pgw_client_cursor_open(s->c, &q, (uint32_t)bench_sz.cursor_batch, &cur);
+    if (rc != 0) return call_fail("cursor open", rc, NULL);
+    pgw_result_t *r;
+    while ((rc = pgw_client_cursor_next(cur, &r)) == 0) {
+        int bad = bench_pgw_fold_cursor(r, &fold);
+        pgw_result_free(r);
+        if (bad) {
+            pgw_client_cursor_close(cur);
+            return -1;
+        }
+    }
+    if (rc != PGW_EDONE) {
+        pgw_client_cursor_close(cur);
+        return call_fail("cursor next", rc, r);
+    }
+    rc = pgw_client_cursor_close(cur);
+    if (rc != 0) return call_fail("cursor close", rc, NULL);
+    if (fold.rows != bench_sz.cursor_rows)
+        return bench_fail("%s cursor: %lld rows", WHO, (long long)fold.rows);
+    *sum = fold.h;
+    return 0;
+}
+
 static const char NOTE_B[] = "pgw_client_prepare once, pgw_client_execute, binary";
 static const char NOTE_B_PIPE[] =
     "pgw_client_prepare once; one pgw_client_run_batch of 10 executions, a Sync after each";
@@ -579,6 +615,10 @@ static const struct {
     {"b_pipe_1", {b_setup_1, b_pipe_op, teardown, NOTE_B_PIPE}},
     {"b_pipe_100", {b_setup_100, b_pipe_op, teardown, NOTE_B_PIPE}},
     {"b_pipe_500", {b_setup_500, b_pipe_op, teardown, NOTE_B_PIPE}},
+    {"cursor",
+     {plain_setup, cursor_op, teardown,
+      "pgw_client_cursor_open (batches of 500), pgw_client_cursor_next until PGW_EDONE, "
+      "pgw_result_row + typed getters per row"}},
 };
 
 static const struct {

@@ -5,6 +5,7 @@
 
 #include <pgwire/types.h>
 #include <pgwire/types_container.h>
+#include <string.h>
 
 int bench_pgw_check_int4(const char *who, pgw_result_t *r, int64_t want)
 {
@@ -185,6 +186,37 @@ int bench_pgw_fold_b(const char *who, pgw_result_t *r, int limit, uint64_t *h)
             pgw_result_bool(r, (size_t)i, 4, &bv) || id != i + 1 || iv != 1337 || sv.len != 3 || bv)
             return bench_fail("%s suite B: wrong row %d", who, i);
         *h += (uint64_t)(id + iv + (int)sv.len);
+    }
+    return 0;
+}
+
+int bench_pgw_cursor_row(const pgw_row_t *row, void *ud)
+{
+    bench_pgw_cursor_t *c = ud;
+    int32_t i;
+    pgw_str_t t;
+    double f;
+    int64_t want = c->rows + 1;
+    size_t tlen = 5; /* "row " and the digits of want */
+    for (int64_t d = want; d >= 10; d /= 10)
+        tlen++;
+    if (row->ncols != 3 || pgw_get_int4(&row->values[0], &i) || pgw_get_text(&row->values[1], &t) ||
+        pgw_get_float8(&row->values[2], &f) || i != want || f != (double)i * 0.5 || t.len != tlen ||
+        memcmp(t.p, "row ", 4) != 0)
+        return bench_fail("%s cursor: row %lld is not the next one", c->who, (long long)want);
+    c->h += (uint64_t)(int64_t)i + (uint64_t)t.len + bench_fold_f(f);
+    c->rows++;
+    return 0;
+}
+
+int bench_pgw_fold_cursor(pgw_result_t *r, bench_pgw_cursor_t *c)
+{
+    size_t n = pgw_result_nrows(r);
+    for (size_t k = 0; k < n; k++) {
+        pgw_row_t row;
+        if (pgw_result_row(r, k, &row) != 0)
+            return bench_fail("%s cursor: no row %zu in a batch", c->who, k);
+        if (bench_pgw_cursor_row(&row, c) != 0) return -1;
     }
     return 0;
 }

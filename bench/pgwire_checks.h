@@ -58,6 +58,21 @@ int bench_pgw_read_uow_base(const char *who, pgw_result_t *r, int64_t out[5]);
 /* limit rows of SQL_B_FMT, each checked, added into *h. */
 int bench_pgw_fold_b(const char *who, pgw_result_t *r, int limit, uint64_t *h);
 
+/* Rows of SQL_CURSOR (i int4, 'row ' || i, i * 0.5 float8), streamed or
+ * batch by batch: bench_pgw_cursor_row (a pgw_row_cb, ud a zeroed
+ * bench_pgw_cursor_t with who set) checks that a row is the next one (i in
+ * order from 1, its text and float agreeing with i) and adds
+ * i + length(text) + bench_fold_f(float) into h, the sum every library
+ * computes; bench_pgw_fold_cursor does the same for every row of a buffered
+ * batch (pgw_result_row). */
+typedef struct bench_pgw_cursor {
+    const char *who;
+    int64_t rows;
+    uint64_t h;
+} bench_pgw_cursor_t;
+int bench_pgw_cursor_row(const pgw_row_t *row, void *ud);
+int bench_pgw_fold_cursor(pgw_result_t *r, bench_pgw_cursor_t *c);
+
 /* Suite C: want rows when want >= 0 (a command otherwise: not checked). */
 int bench_pgw_check_c(const char *who, pgw_result_t *r, int64_t want);
 
