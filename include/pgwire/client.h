@@ -128,7 +128,8 @@ PGW_EXTERN int pgw_client_run_batch(pgw_client_t *c, const pgw_request_t *reqs, 
  * holding the server's error, PGW_EABORTED, PGW_ECONNLOST, ...); after a
  * failure or PGW_EDONE every later call returns the same code with *res
  * NULL. While the caller works on a batch the next one is already on its
- * way (one batch ahead, so at most two are in memory).
+ * way (two fetches ahead once the portal has more rows, so at most three
+ * batches are in memory: the caller's and two in flight).
  *
  * pgw_client_cursor_close closes the portal if it is still open (an
  * abandoned cursor: Close portal, and the Sync that ends its implicit

@@ -1,6 +1,9 @@
 /*
- * Cursors of the blocking client: a portal read in batches (FETCH), one
- * batch ahead of the caller, closed when exhausted or abandoned. Written
+ * Cursors of the blocking client: a portal read in batches (FETCH), two
+ * fetches ahead of the caller once the portal has shown it has more rows
+ * (so the server always has the next Execute queued while the caller reads
+ * a batch and the one after it travels), closed when exhausted or
+ * abandoned. Written
  * against the public request model: the open, the fetches and the close are
  * descriptors submitted to the client's connection, and the client's loop
  * runs until the one the caller waits for has completed.
@@ -30,11 +33,14 @@ struct pgw_client_cursor {
     uint32_t batch_rows;
     pgw_row_cb row_cb; /* the caller's, NULL: buffered batches */
     void *row_ud;
-    slot_t batch; /* the open, then each fetch */
+    /* The open, then the fetches: a ring of at most AHEAD outstanding
+     * requests (in flight or completed, not yet handed out), oldest at
+     * head. */
+    slot_t batch[2];
+    unsigned head, nbatch;
     slot_t close;
-    int have_batch; /* batch holds a request (in flight or done) */
-    int closing;    /* the close was submitted */
-    int end;        /* 0, or what every later next returns */
+    int closing; /* the close was submitted */
+    int end;     /* 0, or what every later next returns */
 };
 
 static void on_slot(int status, pgw_result_t *res, void *ud)
@@ -96,14 +102,40 @@ static int submit_close(pgw_client_cursor_t *cur)
     return rc;
 }
 
-static int submit_fetch(pgw_client_cursor_t *cur)
+#define AHEAD 2u
+
+/* Submit r into the next free slot of the ring. */
+static int submit_batch_slot(pgw_client_cursor_t *cur, pgw_request_t *r)
 {
-    pgw_request_t r = PGW_FETCH(cur->portal, cur->batch_rows, NULL, NULL);
-    if (cur->row_cb) r.on_row = on_row;
-    int rc = submit_slot(cur, &cur->batch, &r);
-    if (rc < 0) return rc;
-    cur->have_batch = 1;
+    int rc = submit_slot(cur, &cur->batch[(cur->head + cur->nbatch) % AHEAD], r);
+    if (rc == 0) cur->nbatch++;
+    return rc;
+}
+
+/* Keep AHEAD fetches outstanding. Only after a batch came back suspended:
+ * a portal that completed on its first Execute (not a SELECT) must not be
+ * executed again, while a SELECT portal past its end just answers an
+ * empty batch. */
+static int fill_fetches(pgw_client_cursor_t *cur)
+{
+    while (cur->nbatch < AHEAD) {
+        pgw_request_t r = PGW_FETCH(cur->portal, cur->batch_rows, NULL, NULL);
+        if (cur->row_cb) r.on_row = on_row;
+        int rc = submit_batch_slot(cur, &r);
+        if (rc < 0) return rc;
+    }
     return 0;
+}
+
+/* Wait for every outstanding batch request and drop its result. */
+static void drain_batches(pgw_client_cursor_t *cur)
+{
+    for (; cur->nbatch; cur->nbatch--, cur->head = (cur->head + 1) % AHEAD) {
+        slot_t *x = &cur->batch[cur->head];
+        wait_slot(cur, x);
+        pgw_result_free(x->res);
+        x->res = NULL;
+    }
 }
 
 int pgw_client_cursor_open(pgw_client_t *c, const pgw_request_t *desc, uint32_t batch_rows,
@@ -128,12 +160,11 @@ int pgw_client_cursor_open(pgw_client_t *c, const pgw_request_t *desc, uint32_t 
     r.portal = cur->portal;
     r.max_rows = batch_rows;
     r.on_row = r.on_row ? on_row : NULL;
-    rc = submit_slot(cur, &cur->batch, &r);
+    rc = submit_batch_slot(cur, &r);
     if (rc < 0) {
         a->free(cur, a->ud);
         return rc;
     }
-    cur->have_batch = 1;
     *out = cur;
     return 0;
 }
@@ -163,20 +194,23 @@ int pgw_client_cursor_next(pgw_client_cursor_t *cur, pgw_result_t **res)
     if (!cur || !res) return PGW_EINVAL;
     for (;;) {
         if (cur->end) return cur->end;
-        if (!cur->have_batch) return finish(cur, res);
-        wait_slot(cur, &cur->batch);
-        cur->have_batch = 0;
-        pgw_result_t *b = cur->batch.res;
-        int status = cur->batch.status;
-        uint64_t rows = cur->row_cb ? cur->batch.rows : pgw_result_nrows(b);
-        cur->batch.res = NULL;
+        if (!cur->nbatch) return finish(cur, res);
+        slot_t *x = &cur->batch[cur->head];
+        wait_slot(cur, x);
+        cur->head = (cur->head + 1) % AHEAD;
+        cur->nbatch--;
+        pgw_result_t *b = x->res;
+        int status = x->status;
+        uint64_t rows = cur->row_cb ? x->rows : pgw_result_nrows(b);
+        x->res = NULL;
         if (status < 0) {
             cur->end = status;
+            drain_batches(cur);      /* a fetch behind it was aborted */
             (void)submit_close(cur); /* the portal may survive in a block */
             *res = b;                /* the server's error, or NULL */
             return status;
         }
-        int rc = pgw_result_suspended(b) ? submit_fetch(cur) : submit_close(cur);
+        int rc = pgw_result_suspended(b) ? fill_fetches(cur) : submit_close(cur);
         if (rc < 0) {
             pgw_result_free(b);
             cur->end = rc;
@@ -194,10 +228,7 @@ int pgw_client_cursor_next(pgw_client_cursor_t *cur, pgw_result_t **res)
 int pgw_client_cursor_close(pgw_client_cursor_t *cur)
 {
     if (!cur) return PGW_EINVAL;
-    if (cur->have_batch) {
-        wait_slot(cur, &cur->batch);
-        pgw_result_free(cur->batch.res);
-    }
+    drain_batches(cur);
     int rc = 0;
     if (!cur->closing) rc = submit_close(cur);
     if (rc == 0 && cur->closing) {

@@ -448,6 +448,46 @@ static void test_copy_inside_cursor_transaction(void **state)
     pgw_client_close(c);
 }
 
+/* The blocking cursor keeps two fetches ahead only once the portal shows it
+ * has more rows: an INSERT ... RETURNING (rows kept by the server, read in
+ * batches), a statement without rows and an empty SELECT all end cleanly,
+ * each row exactly once. */
+static void test_blocking_cursor_other_portals(void **state)
+{
+    (void)state;
+    pgw_client_t *c = client_open();
+    exec_ok(c, "DROP TABLE IF EXISTS cursor_ret; CREATE TABLE cursor_ret (v int4)");
+    static const char *const sqls[] = {
+        "INSERT INTO cursor_ret SELECT g FROM generate_series(1, 1234) g RETURNING v",
+        "UPDATE cursor_ret SET v = v WHERE false", "SELECT 1 WHERE false"};
+    static const int32_t want[] = {1234, 0, 0};
+    for (int k = 0; k < 3; k++) {
+        pgw_request_t q = PGW_QUERY(sqls[k], NULL, 0, NULL, NULL);
+        pgw_client_cursor_t *cur;
+        assert_int_equal(pgw_client_cursor_open(c, &q, 500, &cur), 0);
+        pgw_result_t *res;
+        int rc;
+        int32_t total = 0, next = 1;
+        while ((rc = pgw_client_cursor_next(cur, &res)) == 0) {
+            for (size_t i = 0; i < pgw_result_nrows(res); i++, next++) {
+                int32_t v;
+                assert_int_equal(pgw_result_int4(res, i, 0, &v), 0);
+                assert_int_equal(v, next);
+            }
+            total += (int32_t)pgw_result_nrows(res);
+            pgw_result_free(res);
+        }
+        if (rc != PGW_EDONE)
+            fail_msg("%s: %s %s", sqls[k], pgw_err_name(rc),
+                     res && pgw_result_error(res) ? pgw_result_error(res)->message : "");
+        assert_int_equal(total, want[k]);
+        assert_int_equal(pgw_client_cursor_close(cur), 0);
+    }
+    assert_int_equal(query_int8(c, "SELECT count(*) FROM cursor_ret"), 1234);
+    exec_ok(c, "DROP TABLE cursor_ret");
+    pgw_client_close(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -458,6 +498,7 @@ int main(void)
         cmocka_unit_test(test_abandoned_cursor_closed),
         cmocka_unit_test(test_flush_before_sync),
         cmocka_unit_test(test_copy_inside_cursor_transaction),
+        cmocka_unit_test(test_blocking_cursor_other_portals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
