@@ -4,7 +4,7 @@
 
 #include <stdint.h>
 
-#define PGW__POW5_BITS 125
+#define PGW__POW5_BITS     125
 #define PGW__POW5_INV_BITS 125
 
 static const uint64_t pgw__pow5[326][2] = {

@@ -2,7 +2,8 @@
 """Writes float_tables.h: the 128-bit powers of five the shortest
 round-trip double formatter (float_fmt.c) multiplies by.
 
-  python3 src/types/float_tables.py > src/types/float_tables.h
+  python3 src/types/float_tables.py | clang-format --assume-filename=x.h \
+      > src/types/float_tables.h
 
 POW5[i]     = 5^i scaled to exactly POW5_BITS bits (truncated), i < 326;
 POW5_INV[q] = 2^(bits(5^q) - 1 + POW5_INV_BITS) / 5^q + 1, q < 342;
