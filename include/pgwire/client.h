@@ -313,6 +313,9 @@ PGW_EXTERN int pgw_client_tls_info(const pgw_client_t *c, pgw_tls_info_t *out);
 /* The server process serving this client (libpq's PQbackendPID), 0 for
  * NULL. */
 PGW_EXTERN int32_t pgw_client_backend_pid(pgw_client_t *c);
+/* The statement cache's counters (pgw_session_stmt_cache_stats); the
+ * cache is configured by the pgw_conn_config_t given to pgw_client_connect. */
+PGW_EXTERN void pgw_client_stmt_cache_stats(pgw_client_t *c, pgw_stmt_cache_stats_t *out);
 
 /* Close the connection (sending Terminate), run the loop until every
  * handle is closed and free everything. NULL is a no-op. Results already

@@ -251,6 +251,15 @@ typedef struct pgw_conn_config {
      * cancel is on its way, in milliseconds, before the connection is
      * closed (0: 1000). */
     uint32_t cancel_grace_ms;
+    /* The session's statement cache (session.h, "Statement cache"):
+     * PGW_STMT_CACHE_AUTO (0, the default), PGW_STMT_CACHE_OFF, or
+     * PGW_STMT_UNNAMED behind PgBouncer in transaction mode and other
+     * poolers; at most stmt_cache_size statements (0: 256) and
+     * stmt_cache_bytes bytes (0: 1 MiB). An unknown mode fails the connect
+     * with PGW_EINVAL. */
+    uint32_t stmt_cache_mode;
+    uint32_t stmt_cache_size;
+    size_t stmt_cache_bytes;
 } pgw_conn_config_t;
 
 /*
@@ -469,6 +478,9 @@ PGW_EXTERN pgw_session_t *pgw_conn_session(pgw_conn_t *conn);
 /* The server process serving the connection (pgw_session_backend_pid), 0
  * when not connected. */
 PGW_EXTERN int32_t pgw_conn_backend_pid(pgw_conn_t *conn);
+/* The statement cache's counters (pgw_session_stmt_cache_stats; zeroes
+ * when not connected). */
+PGW_EXTERN void pgw_conn_stmt_cache_stats(pgw_conn_t *conn, pgw_stmt_cache_stats_t *out);
 /* The loop the connection runs on (NULL for a NULL conn). */
 PGW_EXTERN struct uv_loop_s *pgw_conn_loop(const pgw_conn_t *conn);
 /* 1 once connected (startup done) and until lost or closed. */

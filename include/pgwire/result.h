@@ -44,7 +44,10 @@ typedef struct pgw_row {
  * message ('M'), detail ('D'), hint ('H'), position ('P'),
  * internal_position ('p'), internal_query ('q'), where ('W'), schema ('s'),
  * table ('t'), column ('c'), datatype ('d'), constraint ('n'), file ('F'),
- * line ('L'), routine ('R'). */
+ * line ('L'), routine ('R'). The one field the library may fill itself is
+ * hint, and only when the server sent none: a cached statement the server
+ * no longer has (26000, see session.h "Statement cache") gets a hint
+ * naming stmt_cache_mode = PGW_STMT_UNNAMED. */
 typedef struct pgw_error {
 #define PGW__ERROR_FIELD_STR(code, member, desc) const char *member;
     PGW_ERROR_FIELD_MAP(PGW__ERROR_FIELD_STR)

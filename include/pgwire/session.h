@@ -192,7 +192,49 @@ typedef struct pgw_session_config {
     /* The timeout of requests whose timeout_ms is 0, in milliseconds (0:
      * none). Used only with cb.on_deadline. */
     uint32_t request_timeout_ms;
+    /* The statement cache (see "Statement cache" below): PGW_STMT_CACHE_AUTO
+     * (0, the default), PGW_STMT_CACHE_OFF or PGW_STMT_UNNAMED; at most
+     * stmt_cache_size statements (0: 256) and stmt_cache_bytes bytes of SQL
+     * and descriptions (0: 1 MiB). Another mode is PGW_EINVAL. */
+    uint32_t stmt_cache_mode;
+    uint32_t stmt_cache_size;
+    size_t stmt_cache_bytes;
 } pgw_session_config_t;
+
+/*
+ * Statement cache modes (stmt_cache_mode of the session, connection and
+ * client configurations).
+ */
+enum {
+    /* A parameterised query (PGW_REQ_QUERY) run a second time is prepared
+     * under a name of the session's own and, once its first execution has
+     * described it, executed by name: no Parse, no Describe, and per-column
+     * result formats (binary where the types layer decodes the column's
+     * type, text elsewhere). Needs a server connection of its own: behind a
+     * pooler in transaction or statement mode use PGW_STMT_UNNAMED. */
+    PGW_STMT_CACHE_AUTO = 0,
+    /* No automatic preparation; named statements only when asked
+     * (PGW_REQ_PREPARE / EXECUTE). */
+    PGW_STMT_CACHE_OFF = 1,
+    /* No named statement ever: every query is Parse "" / Bind / Execute,
+     * and a PREPARE, EXECUTE, DESCRIBE or CLOSE naming a statement other than
+     * "" is refused with PGW_ENOTSUP. The setting for PgBouncer in
+     * transaction or statement mode and other poolers that hand a client's
+     * messages to whichever server connection is free. */
+    PGW_STMT_UNNAMED = 2
+};
+
+/* What the statement cache did (pgw_session_stmt_cache_stats). */
+typedef struct pgw_stmt_cache_stats {
+    uint64_t hits;          /* executions by name of a cached statement */
+    uint64_t misses;        /* cacheable queries run otherwise (first use, a prepare in flight) */
+    uint64_t prepares;      /* statements prepared into the cache */
+    uint64_t evictions;     /* statements dropped for the count or byte bound */
+    uint64_t invalidations; /* statements the server refused (26000, 0A000) */
+    uint64_t reprepares;    /* of these, executions prepared again and retried */
+    size_t entries;         /* statements cached now */
+    size_t bytes;           /* their bytes */
+} pgw_stmt_cache_stats_t;
 
 /* Zero *cfg and set its size: every option at its default. */
 PGW_EXTERN void pgw_session_config_init(pgw_session_config_t *cfg);
@@ -382,9 +424,11 @@ enum {
     PGW_Q_SYNC = 1u << 1
 };
 
-/* Statement-cache policy (pgw_request_t.cache). */
+/* Statement-cache policy of one request (pgw_request_t.cache; QUERY only). */
 enum {
-    PGW_CACHE_DEFAULT = 0 /* what the session does today: no automatic preparation */
+    PGW_CACHE_DEFAULT = 0, /* the session's stmt_cache_mode */
+    PGW_CACHE_SKIP = 1,    /* never from or into the cache: an unnamed statement */
+    PGW_CACHE_NOW = 2      /* prepare into the cache at the first use (AUTO mode only) */
 };
 
 /* ------------------------------------------------------------------ COPY */
@@ -527,8 +571,8 @@ typedef struct pgw_request {
      * keeps time: cb.on_deadline); pgw_session_submit without that hook
      * refuses anything but 0 and PGW_TIMEOUT_NONE with PGW_ENOTSUP. */
     uint32_t timeout_ms;
-    /* Reserved for the statement cache: must be PGW_CACHE_DEFAULT (else
-     * PGW_ENOTSUP). */
+    /* QUERY: PGW_CACHE_DEFAULT, PGW_CACHE_SKIP or PGW_CACHE_NOW (another
+     * value, or a non-zero one on another kind, is PGW_EINVAL). */
     uint32_t cache;
     /* COPY (PGW_REQ_COPY only; ud is passed to each). */
     pgw_copy_source_cb copy_source;  /* COPY FROM STDIN data */
@@ -639,8 +683,8 @@ static inline pgw_request_t pgw_request_copy_make(const char *sql, pgw_copy_sour
  * no callback: PGW_EINVAL (NULL session or request, size 0, unknown kind, a
  * field the kind needs missing, parameters on a SIMPLE request, more than
  * PGW_MAX_PARAMS parameters or types, a parameter count the prepared
- * statement does not take), PGW_ENOTSUP (cache set, or a timeout without
- * cb.on_deadline),
+ * statement does not take, an unknown cache policy), PGW_ENOTSUP (a timeout
+ * without cb.on_deadline; a named statement under PGW_STMT_UNNAMED),
  * PGW_ERANGE / PGW_ETYPE (a parameter the statement's type cannot take, see
  * params), PGW_ECLOSED (session broken, terminated or being freed),
  * PGW_ECONGESTED (the output is over its high-water mark: wait for
@@ -798,6 +842,57 @@ PGW_EXTERN int pgw_result_suspended(const pgw_result_t *res);
  * replaced behind the session's back without such SQL by one the server
  * accepts with the old formats is not detected.
  */
+
+/*
+ * Statement cache (stmt_cache_mode PGW_STMT_CACHE_AUTO, the default).
+ *
+ * A PGW_REQ_QUERY is looked up by its SQL and the parameter types it
+ * declares (pgw_param_t.oid; 0 for untyped text). The first time such a
+ * query runs it runs unnamed, as without a cache, and its key is
+ * remembered; the second time it is prepared, in the same round trip as
+ * its execution, under a name of the session's own ("pgw_" and 16 hex
+ * digits random per session, "_" and a counter: it never collides with the
+ * names of other sessions sharing a server through a pooler); once that
+ * execution's description has arrived, every later one is a Bind by name
+ * with per-column result formats and an Execute. PGW_CACHE_NOW prepares at
+ * the first use; PGW_CACHE_SKIP keeps a query out. The SQL of a cached
+ * query is compared byte for byte with the stored copy: a hash collision
+ * never runs another statement. Queries containing DEALLOCATE, PREPARE or
+ * DISCARD (as for the table above) are never cached, and running one
+ * drops every cached statement (their Close is sent before the next
+ * extended request, so a statement that still exists is deallocated).
+ *
+ * Bounds: at most stmt_cache_size statements and stmt_cache_bytes bytes
+ * (the SQL, the parameter types and the description); the least recently
+ * used is evicted, its Close sent with the next request. A Close the
+ * server skipped (an error earlier in its sync group) is sent again later.
+ *
+ * Invalidation. When the server refuses to bind a cached statement, because
+ * it no longer exists (26000: DISCARD ALL or DEALLOCATE by a function, a
+ * pooler handing the session another server connection) or can no longer
+ * return the rows it was described with (0A000 "cached plan must not change
+ * result type", after ALTER TABLE, ALTER TYPE or a search_path change), the
+ * statement leaves the cache, and:
+ *   - when the request has its own Sync, nothing was queued behind it and
+ *     the ReadyForQuery says no transaction block is open, the query is
+ *     prepared again under a new name and run once more, transparently (the
+ *     Bind failed, so it had not run): the caller sees one result, the
+ *     statistics one reprepare;
+ *   - otherwise (inside a transaction block, where the transaction is now
+ *     failed and a retry would only meet 25P02; inside a batch; with
+ *     requests pipelined behind it, which a retry would overtake) it
+ *     completes with PGW_ESTMTINVALID and a result holding the server's
+ *     error; the next execution prepares the query again. For 26000 the
+ *     error's hint, when the server sent none, says that a pooler in
+ *     transaction mode needs stmt_cache_mode = PGW_STMT_UNNAMED.
+ * A change that keeps the result's column types (an ALTER TABLE adding a
+ * column to a table the query names its columns of) is no change: the
+ * server plans again by itself and the query goes on from the cache.
+ */
+
+/* The statement cache's counters and size now (all zero for a NULL
+ * session or a mode without the cache). */
+PGW_EXTERN void pgw_session_stmt_cache_stats(const pgw_session_t *s, pgw_stmt_cache_stats_t *out);
 
 /*
  * The named calls: each fills in a descriptor and submits it (same

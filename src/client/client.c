@@ -284,6 +284,11 @@ int32_t pgw_client_backend_pid(pgw_client_t *c)
     return c ? pgw_conn_backend_pid(c->conn) : 0;
 }
 
+void pgw_client_stmt_cache_stats(pgw_client_t *c, pgw_stmt_cache_stats_t *out)
+{
+    pgw_conn_stmt_cache_stats(c ? c->conn : NULL, out);
+}
+
 const char *pgw_client_refusal(const pgw_client_t *c)
 {
     return c ? pgw_session_refusal(pgw_conn_session(c->conn)) : "";

@@ -199,6 +199,9 @@ int pgw__conn_session_create(pgw_conn_t *c, const char *password)
     sc.cb.channel_binding = cb_channel_binding;
     sc.cb.on_deadline = cb_deadline;
     sc.request_timeout_ms = c->cfg.request_timeout_ms;
+    sc.stmt_cache_mode = c->cfg.stmt_cache_mode;
+    sc.stmt_cache_size = c->cfg.stmt_cache_size;
+    sc.stmt_cache_bytes = c->cfg.stmt_cache_bytes;
     sc.ud = c;
     pgw_session_t *s;
     int rc = pgw_session_new(&s, &sc);
@@ -632,6 +635,11 @@ int pgw_conn_submit_batch(pgw_conn_t *c, const pgw_request_t *reqs, size_t n, un
 int32_t pgw_conn_backend_pid(pgw_conn_t *c)
 {
     return pgw_session_backend_pid(pgw_conn_session(c));
+}
+
+void pgw_conn_stmt_cache_stats(pgw_conn_t *c, pgw_stmt_cache_stats_t *out)
+{
+    pgw_session_stmt_cache_stats(pgw_conn_session(c), out);
 }
 
 pgw_session_t *pgw_conn_session(pgw_conn_t *c)

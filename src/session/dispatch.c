@@ -23,6 +23,8 @@
 
 void pgw__req_release(pgw_session_t *s, pgw__req_t *r)
 {
+    if (r->cached) pgw__cache_unref(s, r->cached);
+    r->cached = NULL;
     r->next = s->free_reqs;
     s->free_reqs = r;
     s->nfree_reqs++;
@@ -69,6 +71,13 @@ static void complete_one(pgw_session_t *s, int status)
         s->rx_batch_status = status;
     }
     if ((r->flags & PGW__RF_USER) && !(r->dl & PGW__DL_REPORTED)) s->npending--;
+    /* A Close of an evicted statement the server skipped or refused. */
+    if ((r->flags & PGW__RF_CACHE_CLOSE) && (status == PGW_EABORTED || status == PGW_ESERVER))
+        pgw__cache_close_owed(s, r->stmt_token);
+    /* A failed first execution leaves no statement to trust: whatever its
+     * Parse did, the entry goes (with a Close, in case it was made). */
+    if (r->cached && (r->flags & PGW__RF_STORE) && status != 0 && !r->cached->st.known)
+        pgw__cache_drop(s, r->cached, true);
     pgw_result_cb cb = r->cb;
     void *ud = r->ud;
     pgw__req_release(s, r);
@@ -257,7 +266,12 @@ static void finish(pgw_session_t *s, pgw__req_t *r)
 {
     /* Stored only if the entry is still the one the request was queued
      * against; without memory the entry stays pending (safe). */
-    if ((r->flags & PGW__RF_STORE) && r->res) pgw__stmt_store(s, r->stmt_token, r->res);
+    if ((r->flags & PGW__RF_STORE) && r->res) {
+        if (r->cached)
+            pgw__cache_learned(s, r->cached, r->res);
+        else
+            pgw__stmt_store(s, r->stmt_token, r->res);
+    }
     if (hand_to_sync(s, r)) return;
     int status = (r->flags & PGW__RF_STREAM) && r->row_status < 0 ? r->row_status : 0;
     complete_head(s, status);
@@ -424,6 +438,36 @@ static bool may_rebind(const pgw_session_t *s, const pgw__req_t *r, const pgw_er
     return false;
 }
 
+/*
+ * An error on a hit of the statement cache. The entry leaves the cache when
+ * the server refused it at Bind (26000: gone; 0A000: its result type
+ * changed, a Close is owed).
+ * Returns 1 when the ReadyForQuery may allow the query to be prepared again
+ * and retried (own Sync, nothing queued behind it, parameters kept, not
+ * retried before), PGW_ESTMTINVALID when the refusal is the request's
+ * status, else 0 (the usual PGW_ESERVER).
+ */
+static const char pooler_hint[] =
+    "a cached prepared statement of this session is gone: behind a pooler in transaction "
+    "or statement mode (PgBouncer), set stmt_cache_mode = PGW_STMT_UNNAMED";
+
+static int cache_refusal(pgw_session_t *s, pgw__req_t *r, const pgw_error_fields_t *f)
+{
+    pgw__cached_t *ce = r->cached;
+    bool gone = sqlstate_is(f, "26000");
+    if (!(r->flags & PGW__RF_CACHE_HIT) || expected(r) != PGW__EXP_BIND ||
+        !(gone || sqlstate_is(f, "0A000")))
+        return 0;
+    s->cache_stats.invalidations++;
+    pgw__cache_drop(s, ce, !gone);
+    if (gone && !r->res->error.hint) r->res->error.hint = pooler_hint;
+    const pgw__req_t *sync = r->next;
+    if (r->retry == PGW__RETRY_ARMED && !r->reprepared && (r->flags & PGW__RF_OWN_SYNC) && sync &&
+        sync->kind == PGW__REQ_SYNC && !(sync->flags & PGW__RF_USER) && sync == s->tail)
+        return 1;
+    return PGW_ESTMTINVALID;
+}
+
 static int on_ready(pgw_session_t *s, pgw__req_t *r, const pgw_msg_t *m);
 
 /* The ReadyForQuery after a query's 42883: bind it again if nothing was
@@ -431,8 +475,12 @@ static int on_ready(pgw_session_t *s, pgw__req_t *r, const pgw_msg_t *m);
 static int on_rebind_ready(pgw_session_t *s, pgw__req_t *r, const pgw_msg_t *m)
 {
     s->txn_status = m->u.ready.status;
-    if (m->u.ready.status == 'I' && r->next == s->tail && pgw__req_rebind(s, r) == 0) return 0;
-    complete_head(s, PGW_ESERVER);
+    bool prepare = r->retry_prepare;
+    r->retry_prepare = false;
+    if (m->u.ready.status == 'I' && r->next == s->tail &&
+        (prepare ? pgw__req_reprepare(s, r) : pgw__req_rebind(s, r)) == 0)
+        return 0;
+    complete_head(s, prepare ? PGW_ESTMTINVALID : PGW_ESERVER);
     if (halted(s)) return 0;
     return s->head && s->head->kind == PGW__REQ_SYNC ? on_ready(s, s->head, m) : PGW_EPROTO;
 }
@@ -459,6 +507,12 @@ static int on_error(pgw_session_t *s, pgw__req_t *r, const pgw_error_fields_t *f
         r->retry = PGW__RETRY_WAIT; /* its Sync is the only other entry of its group */
         return 0;
     }
+    int cache_status = r->cached ? cache_refusal(s, r, f) : 0;
+    if (cache_status == 1) {
+        r->retry = PGW__RETRY_WAIT;
+        r->retry_prepare = true;
+        return 0;
+    }
     /* In an open group nothing ends the server's skipping but a Sync: send
      * it now, so the requests already sent in the group can be aborted and
      * those submitted later run in a group of their own. */
@@ -473,6 +527,7 @@ static int on_error(pgw_session_t *s, pgw__req_t *r, const pgw_error_fields_t *f
         if (r->flags & PGW__RF_VOUCHED) status = PGW_ESTMTINVALID;
         pgw__stmt_refused(s, r->stmt_token);
     }
+    if (cache_status < 0) status = cache_status;
     s->rx_aborting = true;
     s->rx_abort_group = r->group;
     complete_head(s, status);

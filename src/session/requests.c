@@ -105,7 +105,7 @@ static void chain(submit_t *sb, pgw__req_t *r)
 
 /* A new entry of kind, chained; with_sync chains its own Sync after it
  * (an error barrier: the group ends there). NULL without memory. */
-static pgw__req_t *add_entry(submit_t *sb, uint8_t kind, uint8_t flags)
+static pgw__req_t *add_entry(submit_t *sb, uint8_t kind, uint16_t flags)
 {
     pgw__req_t *r = req_alloc(sb->s);
     if (!r) return NULL;
@@ -115,7 +115,7 @@ static pgw__req_t *add_entry(submit_t *sb, uint8_t kind, uint8_t flags)
     return r;
 }
 
-static int add_sync(submit_t *sb, uint8_t flags, pgw_result_cb cb, void *ud)
+static int add_sync(submit_t *sb, uint16_t flags, pgw_result_cb cb, void *ud)
 {
     pgw__req_t *r = add_entry(sb, PGW__REQ_SYNC, flags);
     if (!r) return PGW_ENOMEM;
@@ -137,6 +137,8 @@ static void rollback(submit_t *sb)
     s->ticket_seq = sb->ticket_from;
     for (pgw__req_t *r = sb->first, *next; r; r = next) {
         next = r->next;
+        if (r->flags & PGW__RF_CACHE_CLOSE) pgw__cache_close_owed(s, r->stmt_token);
+        if (r->cached && (r->flags & PGW__RF_STORE)) pgw__cache_cancel(s, r->cached);
         if (r->res) pgw_result_free(r->res);
         r->res = NULL;
         pgw__req_release(s, r);
@@ -206,8 +208,13 @@ static int validate(submit_t *sb, const pgw_request_t *rq)
         return refuse(sb, PGW_EINVAL, "%s needs a portal name", kn);
     if (rq->kind == PGW_REQ_FLUSH && !sb->s->head && !sb->first)
         return refuse(sb, PGW_EINVAL, "FLUSH: no request before it to wait for");
-    if (rq->cache != PGW_CACHE_DEFAULT)
-        return refuse(sb, PGW_ENOTSUP, "%s: statement cache policies are not supported yet", kn);
+    if (rq->cache > PGW_CACHE_NOW || (rq->cache && rq->kind != PGW_REQ_QUERY))
+        return refuse(sb, PGW_EINVAL, "%s: cache policy %u is not one of this kind's", kn,
+                      (unsigned)rq->cache);
+    if (wants_stmt && sb->s->cache_mode == PGW_STMT_UNNAMED && rq->stmt[0])
+        return refuse(sb, PGW_ENOTSUP,
+                      "%s: named statement \"%s\" under stmt_cache_mode PGW_STMT_UNNAMED", kn,
+                      rq->stmt);
     if (pgw__dl_effective(sb->s, rq) < 0)
         return refuse(sb, PGW_ENOTSUP, "%s: timeout_ms needs a driver that keeps time", kn);
     if (rq->kind != PGW_REQ_COPY && (rq->copy_source || rq->on_copy_data || rq->on_copy_start))
@@ -253,7 +260,10 @@ static formats_t policy_formats(const pgw_request_t *rq)
  * trip) and teach the table again. */
 static void forget_if_replacing(pgw_session_t *s, const char *sql, size_t len)
 {
-    if (s->nstmts && pgw__sql_may_replace_statements(sql, len)) pgw__stmt_unsure_all(s);
+    if ((s->nstmts || s->cache_stats.entries) && pgw__sql_may_replace_statements(sql, len)) {
+        pgw__stmt_unsure_all(s);
+        pgw__cache_flush(s);
+    }
 }
 
 /*
@@ -269,10 +279,12 @@ static void forget_if_replacing(pgw_session_t *s, const char *sql, size_t len)
  * the request (no allocation per query once warm; a larger section is not
  * kept and the query is not retried).
  */
-static void keep_bind_params(pgw__req_t *r, const pgw_buf_t *b, size_t bind_at)
+static void keep_bind_params(pgw__req_t *r, const pgw_buf_t *b, size_t bind_at, const char *portal,
+                             const char *stmt, size_t nformats)
 {
-    /* 'B' len "" "" [formats, parameters] nformats=1 format */
-    size_t from = bind_at + 5 + 2, to = b->len - 4;
+    /* 'B' len portal stmt [formats, parameters] nformats format... */
+    size_t from = bind_at + 5 + strlen(portal) + 1 + strlen(stmt) + 1;
+    size_t to = b->len - 2 - 2 * nformats;
     pgw_buf_reset(&r->retry_params);
     if (to - from > PGW__RETRY_MAX_PARAMS) return;
     if (pgw_buf_append(&r->retry_params, b->data + from, to - from) == 0)
@@ -288,7 +300,7 @@ int pgw__req_rebind(pgw_session_t *s, pgw__req_t *r)
     pgw_msgw_t w;
     pgw_msgw_begin(b, 'B', &w);
     pgw_msgw_cstr(&w, "");
-    pgw_msgw_cstr(&w, "");
+    pgw_msgw_cstr(&w, r->cached ? r->cached->name : "");
     pgw_msgw_bytes(&w, r->retry_params.data, r->retry_params.len);
     pgw_msgw_i16(&w, (int16_t)d->ncols);
     for (uint16_t i = 0; i < d->ncols; i++)
@@ -311,22 +323,76 @@ int pgw__req_rebind(pgw_session_t *s, pgw__req_t *r)
     return 0;
 }
 
-static int enc_query(submit_t *sb, pgw__req_t *r, const pgw_request_t *rq, bool own_sync)
+int pgw__req_reprepare(pgw_session_t *s, pgw__req_t *r)
+{
+    static const uint8_t exp[] = {PGW__EXP_PARSE, PGW__EXP_BIND, PGW__EXP_RDESC, PGW__EXP_ROWS};
+    pgw__cached_t *old = r->cached;
+    pgw__cached_t *ce = pgw__cache_readmit(s, old);
+    if (!ce) return PGW_ENOMEM;
+    pgw_buf_t *b = pgw__req_buf(s);
+    size_t from = b->len;
+    pgw_msgw_t w;
+    pgw_msgw_begin(b, 'P', &w);
+    pgw_msgw_cstr(&w, ce->name);
+    pgw_msgw_cstr(&w, ce->sql);
+    pgw_msgw_i16(&w, (int16_t)ce->noids);
+    for (uint16_t i = 0; i < ce->noids; i++)
+        pgw_msgw_i32(&w, (int32_t)ce->oids[i]);
+    int rc = pgw_msgw_end(&w, s->max_message);
+    if (rc == 0) {
+        pgw_msgw_begin(b, 'B', &w);
+        pgw_msgw_cstr(&w, "");
+        pgw_msgw_cstr(&w, ce->name);
+        pgw_msgw_bytes(&w, r->retry_params.data, r->retry_params.len);
+        pgw_msgw_i16(&w, 1);
+        pgw_msgw_i16(&w, (r->flags & PGW__RF_TEXT) ? PGW_FORMAT_TEXT : PGW_FORMAT_BINARY);
+        rc = pgw_msgw_end(&w, s->max_message);
+    }
+    if (rc == 0) rc = pgw_enc_describe(b, 'P', "");
+    if (rc == 0) rc = pgw_enc_execute(b, "", 0);
+    if (rc == 0) rc = pgw_enc_sync(b);
+    if (rc < 0) {
+        b->len = from;
+        pgw__cache_cancel(s, ce);
+        return rc;
+    }
+    pgw__cache_unref(s, old);
+    r->cached = ce;
+    ce->refs++;
+    r->flags = (uint16_t)((r->flags & ~PGW__RF_CACHE_HIT) | PGW__RF_STORE);
+    pgw_result_free(r->res);
+    r->res = r->last = NULL;
+    set_expect(r, exp, sizeof exp);
+    r->step = 0;
+    r->reprepared = true;
+    /* Binary for every column may meet a type without binary output: the
+     * rebind stays possible, once. */
+    r->retry = (r->flags & PGW__RF_TEXT) ? PGW__RETRY_DONE : PGW__RETRY_ARMED;
+    s->cache_stats.reprepares++;
+    pgw__trace_out(s, b, from, true);
+    pgw__out_appended(s, b, from);
+    return 0;
+}
+
+/* Parse (unnamed, or under stmt when the cache prepares it), Bind,
+ * Describe portal, Execute. */
+static int enc_query(submit_t *sb, pgw__req_t *r, const pgw_request_t *rq, bool own_sync,
+                     const char *stmt)
 {
     static const uint8_t exp[] = {PGW__EXP_PARSE, PGW__EXP_BIND, PGW__EXP_RDESC, PGW__EXP_ROWS};
     pgw_session_t *s = sb->s;
     set_expect(r, exp, sizeof exp);
     formats_t f = policy_formats(rq);
     const char *portal = pgw__portal_name(rq);
-    int rc = enc_parse(s, sb->b, "", rq->sql, NULL, rq->params, rq->nparams);
+    int rc = enc_parse(s, sb->b, stmt, rq->sql, NULL, rq->params, rq->nparams);
     size_t bind_at = sb->b->len;
     if (rc == 0)
-        rc = pgw_enc_bind_params(sb->b, portal, "", rq->params, rq->nparams, f.f, f.n,
+        rc = pgw_enc_bind_params(sb->b, portal, stmt, rq->params, rq->nparams, f.f, f.n,
                                  s->max_message);
     /* Only the default all-binary policy can meet a type without binary
      * output and be rebound with text for it; never a portal's batch. */
     if (rc == 0 && own_sync && f.f == &fmt_binary && !pgw__opens_portal(rq))
-        keep_bind_params(r, sb->b, bind_at);
+        keep_bind_params(r, sb->b, bind_at, portal, stmt, 1);
     if (rc == 0) rc = pgw_enc_describe(sb->b, 'P', portal);
     if (rc == 0) rc = pgw_enc_execute(sb->b, portal, pgw__portal_max_rows(rq));
     return rc;
@@ -378,14 +444,16 @@ static int convert_params(submit_t *sb, const pgw__stmt_t *st, const pgw_request
 }
 
 /* Bind + Execute with the stored description (no Describe): per-column
- * formats from it, unless the request asks its own. */
-static int execute_known(submit_t *sb, pgw__req_t *r, const pgw__stmt_t *st,
-                         const pgw_request_t *rq, const pgw_param_t *params)
+ * formats from it, unless the request asks its own. The statement is stmt
+ * (the request's, or a cached one's); *nformats: the formats sent. */
+static int bind_known(submit_t *sb, pgw__req_t *r, const pgw__stmt_t *st, const pgw_request_t *rq,
+                      const pgw_param_t *params, const char *stmt, size_t *nformats)
 {
     static const uint8_t exp[] = {PGW__EXP_BIND, PGW__EXP_ROWS};
     set_expect(r, exp, sizeof exp);
     formats_t f = {st->formats, st->ncols};
     if (rq->nresult_formats || (rq->flags & PGW_Q_TEXT)) f = policy_formats(rq);
+    *nformats = f.n;
     /* The result takes its own copy: the statement may be closed before the
      * answer arrives. */
     pgw_result_t *res = pgw__result_new(sb->s->recycler);
@@ -394,9 +462,16 @@ static int execute_known(submit_t *sb, pgw__req_t *r, const pgw__stmt_t *st,
     uint16_t nf = f.n > UINT16_MAX ? UINT16_MAX : (uint16_t)f.n;
     int rc = pgw__result_set_desc(res, st->fields, st->ncols, f.f, nf);
     if (rc == 0)
-        rc = pgw_enc_bind_params(sb->b, pgw__portal_name(rq), rq->stmt, params, rq->nparams, f.f,
-                                 f.n, sb->s->max_message);
+        rc = pgw_enc_bind_params(sb->b, pgw__portal_name(rq), stmt, params, rq->nparams, f.f, f.n,
+                                 sb->s->max_message);
     return rc;
+}
+
+static int execute_known(submit_t *sb, pgw__req_t *r, const pgw__stmt_t *st,
+                         const pgw_request_t *rq, const pgw_param_t *params)
+{
+    size_t nformats;
+    return bind_known(sb, r, st, rq, params, rq->stmt, &nformats);
 }
 
 /* Bind + Describe portal + Execute of a statement whose description is not
@@ -414,6 +489,69 @@ static int execute_unknown(submit_t *sb, pgw__req_t *r, const pgw_request_t *rq)
                                  sb->s->max_message);
     if (rc == 0) rc = pgw_enc_describe(sb->b, 'P', portal);
     return rc;
+}
+
+/*
+ * A QUERY under the statement cache (session.h, "Statement cache"). A hit
+ * whose description is known is a Bind by name and an Execute, keeping its
+ * parameter section (as keep_bind_params does) so that it can be prepared
+ * again and retried if the server refuses the statement. A miss the cache
+ * admits is the usual Parse, Bind, Describe, Execute under the entry's
+ * name; its description is stored when it completes. Anything else (first
+ * use, a prepare in flight) runs unnamed.
+ */
+static int enc_query_cached(submit_t *sb, pgw__req_t *r, const pgw_request_t *rq, bool own_sync)
+{
+    pgw_session_t *s = sb->s;
+    size_t len = strlen(rq->sql);
+    uint64_t key = pgw__cache_key(rq->sql, len, rq->params, rq->nparams);
+    pgw__cached_t *ce = pgw__cache_find(s, key, rq->sql, len, rq->params, rq->nparams);
+    if (ce && ce->st.known) {
+        r->cached = ce;
+        ce->refs++;
+        r->flags |= PGW__RF_CACHE_HIT;
+        s->cache_stats.hits++;
+        size_t bind_at = sb->b->len, nformats;
+        int rc = bind_known(sb, r, &ce->st, rq, rq->params, ce->name, &nformats);
+        if (rc == 0 && own_sync && !rq->nresult_formats && !pgw__opens_portal(rq))
+            keep_bind_params(r, sb->b, bind_at, "", ce->name, nformats);
+        if (rc == 0) rc = pgw_enc_execute(sb->b, pgw__portal_name(rq), pgw__portal_max_rows(rq));
+        return rc;
+    }
+    s->cache_stats.misses++;
+    if (!ce && !pgw__sql_may_replace_statements(rq->sql, len))
+        ce = pgw__cache_admit(s, key, rq->sql, len, rq->params, rq->nparams,
+                              rq->cache == PGW_CACHE_NOW);
+    else
+        ce = NULL;
+    if (!ce) return enc_query(sb, r, rq, own_sync, "");
+    r->cached = ce;
+    ce->refs++;
+    r->flags |= PGW__RF_STORE;
+    return enc_query(sb, r, rq, own_sync, ce->name);
+}
+
+/* The Closes the cache owes (evicted or dropped statements), queued before
+ * the next extended request: in its sync group, so a Close the server
+ * skips (an error before it) is owed again when its entry completes. */
+static int enc_owed_closes(submit_t *sb)
+{
+    static const uint8_t exp[] = {PGW__EXP_CLOSE};
+    uint64_t id;
+    while (pgw__cache_next_close(sb->s, &id)) {
+        pgw__req_t *r = add_entry(sb, PGW__REQ_CLOSE, PGW__RF_CACHE_CLOSE);
+        if (!r) {
+            pgw__cache_close_owed(sb->s, id);
+            return PGW_ENOMEM;
+        }
+        r->stmt_token = id;
+        set_expect(r, exp, sizeof exp);
+        char name[PGW__CACHE_NAME_MAX];
+        pgw__cache_name(sb->s, id, name);
+        int rc = pgw_enc_close(sb->b, 'S', name);
+        if (rc < 0) return rc;
+    }
+    return 0;
 }
 
 /* What an execution learned from the table when it was encoded. */
@@ -477,6 +615,9 @@ static void apply_effects(submit_t *sb, pgw__req_t *r, const pgw_request_t *rq,
         break;
     case PGW_REQ_QUERY:
     case PGW_REQ_COPY:
+        /* A cached statement's SQL was checked when it was admitted, and
+         * leaves the unnamed statement alone. */
+        if (r->cached) break;
         /* The unnamed statement was replaced. */
         pgw__stmt_forget(s, "");
         forget_if_replacing(s, rq->sql, strlen(rq->sql));
@@ -547,6 +688,10 @@ static int queue_request(submit_t *sb, const pgw_request_t *rq, bool own_sync)
         rc = add_sync(sb, 0, NULL, NULL);
         if (rc < 0) return rc;
     }
+    if (sb->s->cache_ncloses && rq->kind != PGW_REQ_SIMPLE && rq->kind != PGW_REQ_FLUSH) {
+        rc = enc_owed_closes(sb);
+        if (rc < 0) return rc;
+    }
     own_sync = group_rules(sb, rq, own_sync);
     static const uint8_t kinds[] = {0,
                                     PGW__REQ_EXTENDED,
@@ -574,7 +719,9 @@ static int queue_request(submit_t *sb, const pgw_request_t *rq, bool own_sync)
         rc = pgw_enc_query(sb->b, rq->sql, strlen(rq->sql), sb->s->max_message);
         break;
     case PGW_REQ_QUERY:
-        rc = enc_query(sb, r, rq, own_sync);
+        if (rq->flags & PGW_Q_TEXT) r->flags |= PGW__RF_TEXT;
+        rc = pgw__cache_applies(sb->s, rq) ? enc_query_cached(sb, r, rq, own_sync)
+                                           : enc_query(sb, r, rq, own_sync, "");
         break;
     case PGW_REQ_PREPARE:
         rc = enc_prepare(sb, r, rq);

@@ -137,7 +137,7 @@ static int configure(pgw_session_t *s, const pgw_session_config_t *cfg)
     s->max_message = cfg->max_message_size ? cfg->max_message_size : PGW_DEFAULT_MAX_MESSAGE;
     s->high_water = cfg->output_high_water ? cfg->output_high_water : DEFAULT_HIGH_WATER;
     s->on_drain = cfg->on_drain;
-    return 0;
+    return pgw__cache_configure(s, cfg);
 }
 
 PGW_EXTERN void pgw_session_config_init(pgw_session_config_t *cfg)
@@ -223,6 +223,7 @@ static void session_destroy(pgw_session_t *s)
     }
     pgw__free(a, s->params);
     pgw__stmt_free_all(s);
+    pgw__cache_free_all(s);
     pgw__free(s->alloc, s->conv);
     pgw__free(a, s->row_values);
     if (s->in) pgw__chunk_unref(s->in);

@@ -166,13 +166,16 @@ enum pgw__exp {
 };
 
 enum pgw__req_flag {
-    PGW__RF_USER = 1u << 0,      /* counts in pgw_session_pending (has a callback slot) */
-    PGW__RF_IN_BATCH = 1u << 1,  /* feeds the batch status */
-    PGW__RF_BATCH_END = 1u << 2, /* the Sync that closes a submitted batch */
-    PGW__RF_STREAM = 1u << 3,    /* rows go to row_cb */
-    PGW__RF_STORE = 1u << 4,     /* store the description in the statement table */
-    PGW__RF_OWN_SYNC = 1u << 5,  /* followed by its own internal Sync entry */
-    PGW__RF_VOUCHED = 1u << 6    /* executes a statement the table vouches for (ESTMTINVALID) */
+    PGW__RF_USER = 1u << 0,        /* counts in pgw_session_pending (has a callback slot) */
+    PGW__RF_IN_BATCH = 1u << 1,    /* feeds the batch status */
+    PGW__RF_BATCH_END = 1u << 2,   /* the Sync that closes a submitted batch */
+    PGW__RF_STREAM = 1u << 3,      /* rows go to row_cb */
+    PGW__RF_STORE = 1u << 4,       /* store the description in the statement table */
+    PGW__RF_OWN_SYNC = 1u << 5,    /* followed by its own internal Sync entry */
+    PGW__RF_VOUCHED = 1u << 6,     /* executes a statement the table vouches for (ESTMTINVALID) */
+    PGW__RF_CACHE_HIT = 1u << 7,   /* executes its cached statement by name (stmt_cache.c) */
+    PGW__RF_CACHE_CLOSE = 1u << 8, /* closes an evicted cached statement (stmt_token: its id) */
+    PGW__RF_TEXT = 1u << 9         /* asked text for every column (PGW_Q_TEXT) */
 };
 
 /* A one-shot query whose result has a column type without binary output
@@ -191,7 +194,7 @@ enum pgw__retry {
 typedef struct pgw__req {
     struct pgw__req *next;
     uint8_t kind;
-    uint8_t flags;
+    uint16_t flags;
     uint8_t nexp, step;
     uint8_t exp[5];
     int status; /* first failure (SYNC entries: ESERVER at the Sync) */
@@ -207,7 +210,12 @@ typedef struct pgw__req {
     /* The statement-table token this request's reply is checked against
      * (prepare, describe, named execute); 0: none. */
     uint64_t stmt_token;
-    uint8_t retry; /* enum pgw__retry */
+    uint8_t retry;      /* enum pgw__retry */
+    bool retry_prepare; /* the retry prepares the cached statement again (else rebinds) */
+    bool reprepared;    /* ... which was done once: never again */
+    /* The cached statement the request executes or prepares (a reference,
+     * dropped when the entry is released), or NULL. */
+    struct pgw__cached *cached;
     /* COPY (copy.c): the caller's callbacks, the state (enum pgw__copy_state),
      * and, while the COPY holds the output, where the bytes queued after it
      * begin in the held buffer. */
@@ -240,6 +248,7 @@ typedef struct pgw__req {
  */
 typedef struct pgw__stmt {
     void *block; /* the one allocation holding everything below */
+    size_t block_size;
     char *name;
     uint64_t token;
     bool known; /* fields/formats valid; else pending (only name is set) */
@@ -255,6 +264,36 @@ typedef struct pgw__stmt {
     pgw_field_desc_t *fields; /* names point into the same block */
     int16_t *formats;         /* per-column result format for Bind */
 } pgw__stmt_t;
+
+/* ------------------------------------------------------- statement cache */
+
+/* pgw_<16 hex digits of the session's nonce>_<id in hex> */
+#define PGW__CACHE_NAME_MAX 40
+
+/*
+ * A cached statement (stmt_cache.c): the key is a hash of the SQL and the
+ * parameter types the query declared, verified against the copies kept
+ * here. The entry is created when its first execution is queued (a Parse
+ * under its name); st becomes known when that execution's description
+ * arrives, and from then on executions bind it by name. Requests that
+ * execute or prepare it hold a reference, so an entry evicted or
+ * invalidated while they are in flight lives until the last one is done.
+ */
+typedef struct pgw__cached {
+    struct pgw__cached *hnext;         /* bucket chain */
+    struct pgw__cached *newer, *older; /* LRU list */
+    uint64_t key;
+    uint64_t id;
+    uint32_t refs;
+    bool in_cache;
+    uint16_t noids;
+    size_t sql_len;
+    size_t bytes; /* counted in the cache's byte bound */
+    const char *sql;
+    const uint32_t *oids;
+    pgw__stmt_t st; /* st.name: the statement's name */
+    char name[PGW__CACHE_NAME_MAX];
+} pgw__cached_t;
 
 /* ------------------------------------------------------------------ session */
 
@@ -357,6 +396,21 @@ struct pgw_session {
     size_t nstmts, stmts_cap;
     uint64_t stmt_seq; /* last token given */
 
+    /* statement cache (stmt_cache.c) */
+    uint8_t cache_mode; /* PGW_STMT_* */
+    uint32_t cache_max;
+    size_t cache_max_bytes;
+    pgw__cached_t **cache_buckets;
+    size_t cache_nbuckets; /* a power of two (0 before first use) */
+    pgw__cached_t *cache_newest, *cache_oldest;
+    uint64_t *cache_seen; /* keys seen once, direct-mapped */
+    size_t cache_seen_mask;
+    uint64_t cache_seq;
+    char cache_nonce[17];
+    uint64_t *cache_closes; /* ids of evicted statements whose Close is owed */
+    size_t cache_ncloses, cache_closes_cap;
+    pgw_stmt_cache_stats_t cache_stats;
+
     /* COPY (copy.c). copy_tx: the oldest COPY whose data end the server
      * does not know yet; everything encoded after it waits in copy_held.
      * copy_in: the COPY FROM STDIN being pumped (the head request). */
@@ -429,6 +483,12 @@ int pgw__group_end_now(pgw_session_t *s);
  * Sync; the request starts over at its Bind. Returns 0, PGW_ENOMEM or
  * PGW_ETOOBIG (nothing queued then). */
 int pgw__req_rebind(pgw_session_t *s, pgw__req_t *r);
+/* The cached statement the query at the head executed is gone or changed
+ * (26000 / 0A000 at Bind): prepare it again under a new name and run it
+ * with the parameter section it kept (Parse, Bind, Describe, Execute,
+ * Sync); the request starts over at its Parse. Returns 0, PGW_ENOMEM or
+ * PGW_ETOOBIG (nothing queued then). */
+int pgw__req_reprepare(pgw_session_t *s, pgw__req_t *r);
 /* Queue a simple query of the session's own ahead of every queued request:
  * encoded at the end of out, linked at the head of the FIFO in a sync
  * group of its own; cb (may be NULL) gets its result. Returns 0,
@@ -508,6 +568,11 @@ uint64_t pgw__stmt_token(pgw_session_t *s, const char *name);
  * to a closed or replaced statement is dropped). Without memory the entry
  * stays pending, which is safe. */
 void pgw__stmt_store(pgw_session_t *s, uint64_t token, const pgw_result_t *desc);
+/* Make *st known from desc's columns, with the parameter types oids[0..noids)
+ * (st->name is kept; its block is replaced). Returns 0 or PGW_ENOMEM (st
+ * unchanged). */
+int pgw__stmt_fill(pgw_session_t *s, pgw__stmt_t *st, const pgw_result_t *desc,
+                   const uint32_t *oids, uint16_t noids);
 /* The server refused to bind the statement of the entry with token: a
  * vouched entry becomes pending (the session still holds the name: it is
  * prepared again or closed by the caller), another one is removed. */
@@ -519,5 +584,42 @@ void pgw__stmt_unsure_all(pgw_session_t *s);
 /* 1 if sql has DEALLOCATE, PREPARE or DISCARD as a whole word (any case). */
 int pgw__sql_may_replace_statements(const char *sql, size_t len);
 void pgw__stmt_free_all(pgw_session_t *s);
+
+/* stmt_cache.c */
+/* Read the cache settings of cfg. Returns 0 or PGW_EINVAL. */
+int pgw__cache_configure(pgw_session_t *s, const pgw_session_config_t *cfg);
+/* Whether QUERY rq may use the cache. */
+bool pgw__cache_applies(const pgw_session_t *s, const pgw_request_t *rq);
+uint64_t pgw__cache_key(const char *sql, size_t len, const pgw_param_t *params, size_t n);
+/* The cached statement for key (same SQL and parameter types), made the
+ * most recent, or NULL. */
+pgw__cached_t *pgw__cache_find(pgw_session_t *s, uint64_t key, const char *sql, size_t len,
+                               const pgw_param_t *params, size_t n);
+/* A new entry to prepare now, if key was seen before or now is set (else
+ * the key is remembered and NULL returned); evicts what the bounds need
+ * (their Close is owed). NULL without memory too: the query then runs
+ * unnamed, which is always safe. */
+pgw__cached_t *pgw__cache_admit(pgw_session_t *s, uint64_t key, const char *sql, size_t len,
+                                const pgw_param_t *params, size_t n, bool now);
+/* A new entry for the same SQL and parameter types as old (which has been
+ * dropped), for a retry; NULL without memory. */
+pgw__cached_t *pgw__cache_readmit(pgw_session_t *s, const pgw__cached_t *old);
+/* The server described the entry's first execution: bind it by name from
+ * now on. */
+void pgw__cache_learned(pgw_session_t *s, pgw__cached_t *ce, const pgw_result_t *desc);
+/* Take the entry out of the cache (its key stays seen: the next execution
+ * prepares again); with close, its Close is owed. */
+void pgw__cache_drop(pgw_session_t *s, pgw__cached_t *ce, bool close);
+/* A submit that admitted ce failed: nothing of it was sent. */
+void pgw__cache_cancel(pgw_session_t *s, pgw__cached_t *ce);
+/* Every entry dropped, their Closes owed (SQL that may deallocate). */
+void pgw__cache_flush(pgw_session_t *s);
+void pgw__cache_unref(pgw_session_t *s, pgw__cached_t *ce);
+/* Owed Closes: the next id (returns false when none), one given back. */
+bool pgw__cache_next_close(pgw_session_t *s, uint64_t *id);
+void pgw__cache_close_owed(pgw_session_t *s, uint64_t id);
+/* The statement name of id into out (PGW__CACHE_NAME_MAX bytes). */
+void pgw__cache_name(const pgw_session_t *s, uint64_t id, char *out);
+void pgw__cache_free_all(pgw_session_t *s);
 
 #endif

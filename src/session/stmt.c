@@ -128,43 +128,51 @@ uint64_t pgw__stmt_token(pgw_session_t *s, const char *name)
 }
 
 /* One block: fields | param oids | formats | column names | statement name. */
-void pgw__stmt_store(pgw_session_t *s, uint64_t token, const pgw_result_t *d)
+int pgw__stmt_fill(pgw_session_t *s, pgw__stmt_t *st, const pgw_result_t *d, const uint32_t *oids,
+                   uint16_t noids)
 {
-    size_t at = find_token(s, token);
-    if (at == SIZE_MAX) return; /* closed or replaced since it was queued */
-    const char *name = s->stmts[at].name;
+    const char *name = st->name;
     size_t names = 0;
     for (uint16_t i = 0; i < d->ncols; i++)
         names += d->fields[i].name.len + 1;
     size_t nlen = strlen(name) + 1;
-    size_t size = sizeof(uint32_t) * d->nparams + sizeof(pgw_field_desc_t) * d->ncols +
+    size_t size = sizeof(uint32_t) * noids + sizeof(pgw_field_desc_t) * d->ncols +
                   sizeof(int16_t) * d->ncols + nlen + names;
     uint8_t *blk = pgw__malloc(s->alloc, size);
-    if (!blk) return;
-    pgw__stmt_t st = s->stmts[at];
-    st.fields = (pgw_field_desc_t *)blk;
-    st.param_oids = (uint32_t *)(blk + sizeof(pgw_field_desc_t) * d->ncols);
-    st.formats = (int16_t *)((uint8_t *)st.param_oids + sizeof(uint32_t) * d->nparams);
-    char *str = (char *)(st.formats + d->ncols);
-    st.nparams = d->nparams;
-    st.ncols = d->ncols;
-    if (d->nparams) memcpy(st.param_oids, d->param_oids, sizeof(uint32_t) * d->nparams);
+    if (!blk) return PGW_ENOMEM;
+    pgw__stmt_t n = *st;
+    n.fields = (pgw_field_desc_t *)blk;
+    n.param_oids = (uint32_t *)(blk + sizeof(pgw_field_desc_t) * d->ncols);
+    n.formats = (int16_t *)((uint8_t *)n.param_oids + sizeof(uint32_t) * noids);
+    char *str = (char *)(n.formats + d->ncols);
+    n.nparams = noids;
+    n.ncols = d->ncols;
+    if (noids) memcpy(n.param_oids, oids, sizeof(uint32_t) * noids);
     for (uint16_t i = 0; i < d->ncols; i++) {
-        st.fields[i] = d->fields[i];
+        n.fields[i] = d->fields[i];
         memcpy(str, d->fields[i].name.p, d->fields[i].name.len);
         str[d->fields[i].name.len] = '\0';
-        st.fields[i].name.p = str;
+        n.fields[i].name.p = str;
         str += d->fields[i].name.len + 1;
-        st.formats[i] = pgw__column_format(d->fields[i].type_oid);
-        st.fields[i].format = st.formats[i];
+        n.formats[i] = pgw__column_format(d->fields[i].type_oid);
+        n.fields[i].format = n.formats[i];
     }
     memcpy(str, name, nlen);
-    pgw__free(s->alloc, s->stmts[at].block);
-    st.block = blk;
-    st.name = str;
-    st.known = true;
-    st.vouched = true; /* it ran: it exists */
-    s->stmts[at] = st;
+    pgw__free(s->alloc, st->block);
+    n.block = blk;
+    n.block_size = size;
+    n.name = str;
+    n.known = true;
+    n.vouched = true; /* it ran: it exists */
+    *st = n;
+    return 0;
+}
+
+void pgw__stmt_store(pgw_session_t *s, uint64_t token, const pgw_result_t *d)
+{
+    size_t at = find_token(s, token);
+    if (at == SIZE_MAX) return; /* closed or replaced since it was queued */
+    pgw__stmt_fill(s, &s->stmts[at], d, d->param_oids, d->nparams);
 }
 
 /* ------------------------------------------------------------ SQL scan */

@@ -168,6 +168,12 @@ typedef struct sess_opts {
     uint32_t max_message_size;
     const pgw_allocator_t *alloc;
     int (*channel_binding_cb)(pgw_session_t *, const uint8_t **, size_t *, void *);
+    /* The scripted replies of these tests are those of unnamed statements:
+     * the statement cache is off unless a test asks for it (the cache's
+     * own tests, test_session_cache.c). */
+    bool stmt_cache;
+    uint32_t stmt_cache_size;
+    size_t stmt_cache_bytes;
 } sess_opts_t;
 
 static inline int new_session_opts(pgw_session_t **out, rec_t *rec, const sess_opts_t *o)
@@ -177,7 +183,10 @@ static inline int new_session_opts(pgw_session_t **out, rec_t *rec, const sess_o
     memset(&cfg, 0, sizeof cfg);
     cfg.startup_params = params;
     cfg.nstartup_params = 2;
+    cfg.stmt_cache_mode = o && o->stmt_cache ? PGW_STMT_CACHE_AUTO : PGW_STMT_CACHE_OFF;
     if (o) {
+        cfg.stmt_cache_size = o->stmt_cache_size;
+        cfg.stmt_cache_bytes = o->stmt_cache_bytes;
         cfg.password = o->password;
         cfg.require_auth = o->require_auth;
         cfg.channel_binding = o->channel_binding;
