@@ -1,6 +1,7 @@
 /* The wire floor: the least a client can do and still run the scenario.
  *
- * A raw socket, its own startup (trust auth only), every request encoded
+ * A raw socket, its own startup (trust auth; cleartext and md5 passwords for
+ * a PgBouncer's auth file), every request encoded
  * once before the timed loop, written in one go, and the answers only scanned
  * message by message (type byte and length) and counted: ReadyForQuery to
  * know the exchange is over, DataRow / CommandComplete / PortalSuspended /
@@ -14,6 +15,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <openssl/evp.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -281,7 +283,55 @@ static int exchange(fconn_t *c, const mbuf_t *req, long want_z)
     return exchange_many(&c, &d, &l, &want_z, 1);
 }
 
-/* Startup with trust auth: AuthenticationOk and on to ReadyForQuery. */
+/* "md5" + hex(md5(hex(md5(password + user)) + salt)) into out (36 bytes). */
+static int md5_password(char out[36], const char *pw, const char *user, const uint8_t salt[4])
+{
+    static const char hex[] = "0123456789abcdef";
+    uint8_t d[16], in[512];
+    char h[33];
+    size_t lp = strlen(pw), lu = strlen(user);
+    if (lp + lu > sizeof in) return -1;
+    memcpy(in, pw, lp);
+    memcpy(in + lp, user, lu);
+    for (int round = 0; round < 2; round++) {
+        if (!EVP_Digest(in, round ? 36 : lp + lu, d, NULL, EVP_md5(), NULL)) return -1;
+        for (int i = 0; i < 16; i++) {
+            h[2 * i] = hex[d[i] >> 4];
+            h[2 * i + 1] = hex[d[i] & 15];
+        }
+        memcpy(in, h, 32);
+        memcpy(in + 32, salt, 4);
+    }
+    memcpy(out, "md5", 3);
+    memcpy(out + 3, h, 32);
+    out[35] = '\0';
+    return 0;
+}
+
+/* Answer an authentication request: 0 sent, -1 after bench_fail. */
+static int auth_answer(fconn_t *c, const bench_env_t *env, uint32_t code, const uint8_t *body)
+{
+    char md5[36];
+    const char *pw = env->password;
+    if ((code != 3 && code != 5) || !pw)
+        return bench_fail("floor: needs trust, cleartext or md5 auth with a password (got request "
+                          "%u%s)",
+                          code, pw ? "" : ", no password");
+    if (code == 5) {
+        if (md5_password(md5, pw, env->user, body) != 0) return bench_fail("floor: md5");
+        pw = md5;
+    }
+    mbuf_t b = {0};
+    size_t at = mb_begin(&b, 'p');
+    mb_str(&b, pw);
+    mb_end(&b, at);
+    ssize_t sent = send(c->fd, b.p, b.len, 0);
+    free(b.p);
+    return sent == (ssize_t)b.len ? 0 : bench_fail("floor: password send");
+}
+
+/* Startup: AuthenticationOk (trust, or after a cleartext or md5 password)
+ * and on to ReadyForQuery. */
 static int startup(fconn_t *c, const bench_env_t *env, int tcp)
 {
     memset(c, 0, sizeof *c);
@@ -299,7 +349,6 @@ static int startup(fconn_t *c, const bench_env_t *env, int tcp)
     ssize_t sent = send(c->fd, b.p, b.len, 0);
     free(b.p);
     if (sent != (ssize_t)b.len) return bench_fail("floor: startup send");
-    /* Auth requests other than Ok would need a password: trust only. */
     uint8_t in[8192];
     size_t have = 0;
     for (;;) {
@@ -312,8 +361,9 @@ static int startup(fconn_t *c, const bench_env_t *env, int tcp)
             if (have - pos < len + 1) break;
             char t = (char)in[pos];
             if (t == 'E') return bench_fail("floor: startup refused");
-            if (t == 'R' && be32(in + pos + 5) != 0)
-                return bench_fail("floor: needs trust auth (got request %u)", be32(in + pos + 5));
+            if (t == 'R' && len >= 8 && be32(in + pos + 5) != 0 &&
+                auth_answer(c, env, be32(in + pos + 5), in + pos + 9) != 0)
+                return -1;
             if (t == 'Z') return 0;
             pos += len + 1;
         }
@@ -727,7 +777,8 @@ static const struct {
     {"cursor",
      {cursor, generic_op, fs_free, "one portal, Execute(500) messages sent together, one Sync"}},
     {"pool_simple",
-     {pool_simple, pool_op, fs_free, "10 raw connections, 100 pipelined calls each"}},
+     {pool_simple, pool_op, fs_free,
+      "10 raw connections, 100 pipelined calls each (written at once, answers scanned)"}},
     {"pool_ext", {pool_ext, pool_op, fs_free, "10 raw connections, 100 pipelined calls each"}},
     {"c_rtt", {simple_seq, generic_op, fs_free, NOTE}},
     {"b_seq_1", {b_seq_setup_1, generic_op, fs_free, NOTE}},
