@@ -894,10 +894,11 @@ static const struct {
 } single_table[] = {
     {"pool_simple",
      {pool_single_setup, pool_single_simple_op, teardown,
-      "reference: the 1000 pgw_conn_simple_query calls pipelined on ONE connection"}},
+      "the 1000 pgw_conn_simple_query calls pipelined on ONE connection, issued in one loop turn"}},
     {"pool_ext",
      {pool_single_setup, pool_single_ext_op, teardown,
-      "reference: the 1000 pgw_conn_query calls pipelined on ONE connection"}},
+      "the 1000 pgw_conn_query calls (binary) pipelined on ONE connection, issued in one loop "
+      "turn"}},
 };
 
 const bench_impl_t *bench_pgwire_single_lookup(const char *scenario, const char **reason)
