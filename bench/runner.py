@@ -1028,7 +1028,7 @@ def write_report(args, adata, bdata, cdata, env):
         "the bouncer is a separate process on the same two cores, so the row measures the clients "
         "plus the extra hop, and it is skipped (the cells say why) where tests/pg/pgbouncer.sh or "
         "the pgbouncer binary is missing. Its clients authenticate to the bouncer's auth file "
-        "(the floor answers cleartext and md5 requests for that).\n"
+        "(the floor answers cleartext, md5 and SCRAM-SHA-256 requests for that).\n"
         "- **Cursor Streaming**: libpq has no portal row limit; it runs single-row mode "
         "(`PQsetSingleRowMode`; `PQsetChunkedRowsMode` is PostgreSQL 17) or a `DECLARE ... BINARY "
         "CURSOR` with `FETCH 500`, whichever was faster in a calibration before the timed loop (the "
