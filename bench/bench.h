@@ -21,6 +21,8 @@ typedef struct bench_env {
     const char *user;     /* role; the bench needs trust auth for the floor */
     const char *db;       /* database holding the data set */
     const char *tcp_host; /* TCP address for Connect (127.0.0.1) */
+    const char *password; /* NULL, or the password of user (PgBouncer's auth file) */
+    int pgbouncer;        /* 1: host/port/user/db name a PgBouncer in transaction mode */
     double scale;         /* BENCH_SCALE */
 } bench_env_t;
 
@@ -85,6 +87,14 @@ const bench_impl_t *bench_libpq_lookup(const char *scenario, const char **reason
 const bench_impl_t *bench_floor_lookup(const char *scenario, const char **reason);
 const bench_impl_t *bench_pgwire_lookup(const char *scenario, const char **reason);
 const bench_impl_t *bench_pgwire_blocking_lookup(const char *scenario, const char **reason);
+/* The reference row of the pool scenarios: libpgwire's best single
+ * connection, every call of the operation pipelined on it. */
+const bench_impl_t *bench_pgwire_single_lookup(const char *scenario, const char **reason);
+#ifdef PGW_BENCH_HAVE_POOL
+/* drv_pgwire_pool.c (built when pgwire/pool.h exists): the pool scenarios
+ * through pgw_pool_submit; NULL for any other scenario. */
+const bench_impl_t *bench_pgwire_pool_lookup(const char *scenario);
+#endif
 const bench_c_impl_t *bench_libpq_c(void);
 const bench_c_impl_t *bench_floor_c(void);
 const bench_c_impl_t *bench_pgwire_c(const char **reason);

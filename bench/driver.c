@@ -1,8 +1,18 @@
 /* pgw-bench-driver: runs ONE (library, scenario) pair and prints one JSON
  * object on stdout.
  *
- *   pgw-bench-driver --lib libpq|libpgwire|libpgwire-blocking|floor
+ *   pgw-bench-driver --lib libpq|libpgwire|libpgwire-blocking|libpgwire-single|floor
  *                    --scenario ID [--scale S] [--list]
+ *
+ * libpgwire-single is the pool scenarios' reference row: every call of the
+ * operation pipelined on one libpgwire connection.
+ *
+ * A scenario whose id ends in "_pgbouncer" is its base scenario run through
+ * PgBouncer (transaction mode): the server is PGW_PGBOUNCER_HOST (or
+ * BENCH_PGBOUNCER_HOST, its unix socket directory), PGW_PGBOUNCER_PORT,
+ * PGW_PGBOUNCER_USER, PGW_PGBOUNCER_DB and PGW_PGBOUNCER_PASSWORD (bench/run.sh
+ * starts one). Without them it is reported unsupported, with
+ * BENCH_PGBOUNCER_SKIP as the reason when set.
  *
  * Measurement, the same for every library because it lives in this process
  * and not in any library (allocations and socket bytes: interpose.c):
@@ -58,6 +68,7 @@ static const scenario_t scenarios[] = {
     {"cursor", 40, 0, 1},
     {"pool_simple", 300, 0, 0},
     {"pool_ext", 300, 0, 0},
+    {"pool_simple_pgbouncer", 300, 0, 0},
     {"b_seq_1", 5000, 0, 1},
     {"b_seq_100", 3000, 0, 1},
     {"b_seq_500", 1500, 0, 1},
@@ -174,30 +185,65 @@ static long peak_rss_kb(void)
     return kb;
 }
 
-/* The buffered variants (simple_fetch_buffered, ...) differ from their base
- * scenario only in how libpgwire hands the rows over; libpq and the floor
- * do the same work for both, so they run the base scenario. */
-static const char *base_scenario(const char *scn, char *buf, size_t cap)
+/* scn without suffix into buf, or scn itself when it does not end in it. */
+static const char *strip_suffix(const char *scn, const char *suffix, char *buf, size_t cap)
 {
-    static const char suffix[] = "_buffered";
-    size_t n = strlen(scn), k = sizeof suffix - 1;
+    size_t n = strlen(scn), k = strlen(suffix);
     if (n <= k || n - k >= cap || strcmp(scn + n - k, suffix) != 0) return scn;
     memcpy(buf, scn, n - k);
     buf[n - k] = '\0';
     return buf;
 }
 
+static int is_pgbouncer(const char *scn)
+{
+    char buf[64];
+    return strip_suffix(scn, "_pgbouncer", buf, sizeof buf) != scn;
+}
+
+/* The buffered variants (simple_fetch_buffered, ...) differ from their base
+ * scenario only in how libpgwire hands the rows over; libpq and the floor
+ * do the same work for both, so they run the base scenario. The PgBouncer
+ * variants are their base scenario for every library, against another
+ * server (env->pgbouncer tells the drivers). */
 static const bench_impl_t *lookup(const char *lib, const char *scn, const char **reason)
 {
-    char base[64];
+    char base[64], base2[64];
+    scn = strip_suffix(scn, "_pgbouncer", base2, sizeof base2);
     if (strcmp(lib, "libpq") == 0 || strcmp(lib, "floor") == 0)
-        scn = base_scenario(scn, base, sizeof base);
+        scn = strip_suffix(scn, "_buffered", base, sizeof base);
     if (strcmp(lib, "libpq") == 0) return bench_libpq_lookup(scn, reason);
     if (strcmp(lib, "floor") == 0) return bench_floor_lookup(scn, reason);
     if (strcmp(lib, "libpgwire") == 0) return bench_pgwire_lookup(scn, reason);
     if (strcmp(lib, "libpgwire-blocking") == 0) return bench_pgwire_blocking_lookup(scn, reason);
+    if (strcmp(lib, "libpgwire-single") == 0) return bench_pgwire_single_lookup(scn, reason);
     *reason = "unknown library";
     return NULL;
+}
+
+/* Point env at the PgBouncer of a *_pgbouncer scenario; 0, or -1 with
+ * *reason set when there is none. */
+static int use_pgbouncer(bench_env_t *env, const char **reason)
+{
+    const char *host = getenv("BENCH_PGBOUNCER_HOST");
+    if (!host || !*host) host = getenv("PGW_PGBOUNCER_HOST");
+    const char *port = getenv("PGW_PGBOUNCER_PORT");
+    if (!host || !*host || !port || !*port) {
+        *reason = getenv("BENCH_PGBOUNCER_SKIP");
+        if (!*reason || !**reason)
+            *reason = "no PgBouncer here (PGW_PGBOUNCER_HOST and PGW_PGBOUNCER_PORT unset; "
+                      "bash bench/run.sh starts one with tests/pg/pgbouncer.sh)";
+        return -1;
+    }
+    const char *user = getenv("PGW_PGBOUNCER_USER"), *db = getenv("PGW_PGBOUNCER_DB");
+    const char *pw = getenv("PGW_PGBOUNCER_PASSWORD");
+    env->host = host;
+    env->port = port;
+    if (user && *user) env->user = user;
+    if (db && *db) env->db = db;
+    env->password = pw && *pw ? pw : NULL;
+    env->pgbouncer = 1;
+    return 0;
 }
 
 /* Scenario "c_speed": the 17 suite C tests once each, in order. */
@@ -341,7 +387,8 @@ static int run_scenario(const char *lib, const scenario_t *sc, const bench_env_t
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: pgw-bench-driver --lib libpq|libpgwire|libpgwire-blocking|floor "
+    fprintf(stderr, "usage: pgw-bench-driver --lib "
+                    "libpq|libpgwire|libpgwire-blocking|libpgwire-single|floor "
                     "--scenario ID [--scale S] | --list\n");
     exit(2);
 }
@@ -387,5 +434,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "pgw-bench-driver: unknown scenario %s\n", scn);
         return 2;
     }
+    const char *why = "";
+    if (is_pgbouncer(scn) && use_pgbouncer(&env, &why) != 0)
+        return emit_status(lib, scn, "unsupported", why);
     return run_scenario(lib, sc, &env);
 }

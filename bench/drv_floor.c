@@ -1,6 +1,7 @@
 /* The wire floor: the least a client can do and still run the scenario.
  *
- * A raw socket, its own startup (trust auth only), every request encoded
+ * A raw socket, its own startup (trust auth; cleartext, md5 and SCRAM-SHA-256
+ * passwords for a PgBouncer's auth file), every request encoded
  * once before the timed loop, written in one go, and the answers only scanned
  * message by message (type byte and length) and counted: ReadyForQuery to
  * know the exchange is over, DataRow / CommandComplete / PortalSuspended /
@@ -14,6 +15,9 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/rand.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -281,7 +285,124 @@ static int exchange(fconn_t *c, const mbuf_t *req, long want_z)
     return exchange_many(&c, &d, &l, &want_z, 1);
 }
 
-/* Startup with trust auth: AuthenticationOk and on to ReadyForQuery. */
+/* "md5" + hex(md5(hex(md5(password + user)) + salt)) into out (36 bytes). */
+static int md5_password(char out[36], const char *pw, const char *user, const uint8_t salt[4])
+{
+    static const char hex[] = "0123456789abcdef";
+    uint8_t d[16], in[512];
+    char h[33];
+    size_t lp = strlen(pw), lu = strlen(user);
+    if (lp + lu > sizeof in) return -1;
+    memcpy(in, pw, lp);
+    memcpy(in + lp, user, lu);
+    for (int round = 0; round < 2; round++) {
+        if (!EVP_Digest(in, round ? 36 : lp + lu, d, NULL, EVP_md5(), NULL)) return -1;
+        for (int i = 0; i < 16; i++) {
+            h[2 * i] = hex[d[i] >> 4];
+            h[2 * i + 1] = hex[d[i] & 15];
+        }
+        memcpy(in, h, 32);
+        memcpy(in + 32, salt, 4);
+    }
+    memcpy(out, "md5", 3);
+    memcpy(out + 3, h, 32);
+    out[35] = '\0';
+    return 0;
+}
+
+/* Send a password-family message ('p') of n bytes. */
+static int send_p(fconn_t *c, const void *data, size_t n)
+{
+    mbuf_t b = {0};
+    size_t at = mb_begin(&b, 'p');
+    mb_put(&b, data, n);
+    mb_end(&b, at);
+    ssize_t sent = send(c->fd, b.p, b.len, 0);
+    free(b.p);
+    return sent == (ssize_t)b.len ? 0 : bench_fail("floor: password send");
+}
+
+/* SCRAM-SHA-256 (RFC 7677, no channel binding): the client-first message
+ * (AuthenticationSASL) and the proof (AuthenticationSASLContinue). The
+ * server's final signature is not checked: the floor only needs in. */
+typedef struct scram {
+    char first_bare[64];
+    char nonce[32];
+} scram_t;
+
+static int scram_first(fconn_t *c, scram_t *sc)
+{
+    uint8_t raw[18];
+    if (RAND_bytes(raw, sizeof raw) != 1) return bench_fail("floor: RAND_bytes");
+    EVP_EncodeBlock((uint8_t *)sc->nonce, raw, sizeof raw);
+    snprintf(sc->first_bare, sizeof sc->first_bare, "n=,r=%s", sc->nonce);
+    mbuf_t b = {0};
+    mb_str(&b, "SCRAM-SHA-256");
+    mb_i32(&b, (uint32_t)(strlen(sc->first_bare) + 3));
+    mb_put(&b, "n,,", 3);
+    mb_put(&b, sc->first_bare, strlen(sc->first_bare));
+    int rc = send_p(c, b.p, b.len);
+    free(b.p);
+    return rc;
+}
+
+static int scram_proof(fconn_t *c, scram_t *sc, const char *pw, const char *srv, size_t n)
+{
+    char server_first[512], final_bare[256], auth[1024], proof64[64], msg[512];
+    uint8_t salt[128], salted[32], ckey[32], stored[32], csig[32];
+    unsigned len = 32;
+    if (n >= sizeof server_first) return bench_fail("floor: SCRAM message too long");
+    memcpy(server_first, srv, n);
+    server_first[n] = '\0';
+    const char *r = strstr(server_first, "r="), *s64 = strstr(server_first, ",s="),
+               *it = strstr(server_first, ",i=");
+    if (!r || !s64 || !it || strncmp(r + 2, sc->nonce, strlen(sc->nonce)) != 0)
+        return bench_fail("floor: bad SCRAM server-first message");
+    size_t rlen = strcspn(r + 2, ","), slen = strcspn(s64 + 3, ",");
+    int nsalt = slen < 160 ? EVP_DecodeBlock(salt, (const uint8_t *)s64 + 3, (int)slen) : -1;
+    if (nsalt < 0) return bench_fail("floor: bad SCRAM salt");
+    while (slen > 0 && s64[3 + slen - 1] == '=') { /* DecodeBlock counts the padding */
+        nsalt--;
+        slen--;
+    }
+    snprintf(final_bare, sizeof final_bare, "c=biws,r=%.*s", (int)rlen, r + 2);
+    snprintf(auth, sizeof auth, "%s,%s,%s", sc->first_bare, server_first, final_bare);
+    if (!PKCS5_PBKDF2_HMAC(pw, (int)strlen(pw), salt, nsalt, atoi(it + 3), EVP_sha256(), 32,
+                           salted) ||
+        !HMAC(EVP_sha256(), salted, 32, (const uint8_t *)"Client Key", 10, ckey, &len) ||
+        !EVP_Digest(ckey, 32, stored, NULL, EVP_sha256(), NULL) ||
+        !HMAC(EVP_sha256(), stored, 32, (const uint8_t *)auth, strlen(auth), csig, &len))
+        return bench_fail("floor: SCRAM crypto");
+    for (int i = 0; i < 32; i++)
+        ckey[i] ^= csig[i];
+    EVP_EncodeBlock((uint8_t *)proof64, ckey, 32);
+    int m = snprintf(msg, sizeof msg, "%s,p=%s", final_bare, proof64);
+    return send_p(c, msg, (size_t)m);
+}
+
+/* Answer an authentication request (code, then body_len bytes of body):
+ * 0 answered or nothing to answer, -1 after bench_fail. */
+static int auth_answer(fconn_t *c, const bench_env_t *env, scram_t *sc, uint32_t code,
+                       const uint8_t *body, size_t body_len)
+{
+    char md5[36];
+    const char *pw = env->password;
+    if (code == 12) return 0; /* SASLFinal: AuthenticationOk follows */
+    if ((code != 3 && code != 5 && code != 10 && code != 11) || !pw)
+        return bench_fail("floor: needs trust, cleartext, md5 or SCRAM-SHA-256 auth with a "
+                          "password (got request %u%s)",
+                          code, pw ? "" : ", no password");
+    if (code == 10) return scram_first(c, sc);
+    if (code == 11) return scram_proof(c, sc, pw, (const char *)body, body_len);
+    if (code == 5) {
+        if (md5_password(md5, pw, env->user, body) != 0) return bench_fail("floor: md5");
+        pw = md5;
+    }
+    return send_p(c, pw, strlen(pw) + 1);
+}
+
+/* Startup: AuthenticationOk (trust, or after a cleartext, md5 or SCRAM
+ * password exchange) and on to ReadyForQuery. */
 static int startup(fconn_t *c, const bench_env_t *env, int tcp)
 {
     memset(c, 0, sizeof *c);
@@ -299,9 +420,9 @@ static int startup(fconn_t *c, const bench_env_t *env, int tcp)
     ssize_t sent = send(c->fd, b.p, b.len, 0);
     free(b.p);
     if (sent != (ssize_t)b.len) return bench_fail("floor: startup send");
-    /* Auth requests other than Ok would need a password: trust only. */
     uint8_t in[8192];
     size_t have = 0;
+    scram_t sc = {{0}, {0}};
     for (;;) {
         ssize_t r = recv(c->fd, in + have, sizeof in - have, 0);
         if (r <= 0) return bench_fail("floor: startup recv");
@@ -312,8 +433,9 @@ static int startup(fconn_t *c, const bench_env_t *env, int tcp)
             if (have - pos < len + 1) break;
             char t = (char)in[pos];
             if (t == 'E') return bench_fail("floor: startup refused");
-            if (t == 'R' && be32(in + pos + 5) != 0)
-                return bench_fail("floor: needs trust auth (got request %u)", be32(in + pos + 5));
+            if (t == 'R' && len >= 8 && be32(in + pos + 5) != 0 &&
+                auth_answer(c, env, &sc, be32(in + pos + 5), in + pos + 9, len - 8) != 0)
+                return -1;
             if (t == 'Z') return 0;
             pos += len + 1;
         }
@@ -727,8 +849,11 @@ static const struct {
     {"cursor",
      {cursor, generic_op, fs_free, "one portal, Execute(500) messages sent together, one Sync"}},
     {"pool_simple",
-     {pool_simple, pool_op, fs_free, "10 raw connections, 100 pipelined calls each"}},
-    {"pool_ext", {pool_ext, pool_op, fs_free, "10 raw connections, 100 pipelined calls each"}},
+     {pool_simple, pool_op, fs_free,
+      "10 raw connections, 100 pipelined calls each (written at once, answers scanned)"}},
+    {"pool_ext",
+     {pool_ext, pool_op, fs_free,
+      "10 raw connections, 100 pipelined calls each (written at once, answers scanned)"}},
     {"c_rtt", {simple_seq, generic_op, fs_free, NOTE}},
     {"b_seq_1", {b_seq_setup_1, generic_op, fs_free, NOTE}},
     {"b_seq_100", {b_seq_setup_100, generic_op, fs_free, NOTE}},

@@ -7,8 +7,12 @@
  * Bulk Load pulls its rows through a COPY source that formats them with
  * the library's COPY row encoders as the connection asks for data; Cursor
  * Streaming reads a named portal 500 rows per FETCH, one FETCH ahead.
- * Scenarios whose library feature does not exist yet (the pool) report
- * "not yet implemented".
+ * The pool scenarios go through pgw_pool_submit (drv_pgwire_pool.c, built
+ * when pgwire/pool.h exists; until then they report "not yet
+ * implemented"); their reference row (--lib libpgwire-single) pipelines all
+ * the calls on one connection. Through PgBouncer (env->pgbouncer) every
+ * connection uses unnamed statements only (stmt_cache_mode =
+ * PGW_STMT_UNNAMED), as transaction mode requires.
  * The blocking API (client.h) has its own driver, drv_pgwire_blocking.c. */
 #define _GNU_SOURCE
 #include "bench.h"
@@ -37,6 +41,7 @@ typedef struct pgs {
     int64_t uow_expect[5];
     char conninfo[512];
     int32_t *arr;
+    struct call *calls; /* the pool scenarios' 1000 completions */
     bench_pgw_copy_t copy;
 } pgs_t;
 
@@ -72,13 +77,46 @@ static void on_close(pgw_conn_t *c, void *ud)
     ((pgs_t *)ud)->pending--;
 }
 
+int bench_pgw_conninfo(char *out, size_t cap, const bench_env_t *env, const char *host,
+                       const char *sslmode)
+{
+    int n = snprintf(out, cap, "host=%s port=%s user=%s dbname=%s sslmode=%s gssencmode=disable",
+                     host, env->port, env->user, env->db, sslmode);
+    if (n < 0 || (size_t)n >= cap) return bench_fail("libpgwire: conninfo too long");
+    if (!env->password) return 0;
+    size_t at = (size_t)n;
+    const char *pre = " password='";
+    for (const char *p = pre; *p && at + 1 < cap; p++)
+        out[at++] = *p;
+    for (const char *p = env->password; *p && at + 3 < cap; p++) {
+        if (*p == '\'' || *p == '\\') out[at++] = '\\';
+        out[at++] = *p;
+    }
+    if (at + 2 >= cap) return bench_fail("libpgwire: conninfo too long");
+    out[at++] = '\'';
+    out[at] = '\0';
+    return 0;
+}
+
+void bench_pgw_conn_config(pgw_conn_config_t *cfg, const bench_env_t *env)
+{
+    pgw_conn_config_init(cfg);
+#ifdef PGW_BENCH_HAVE_STMT_CACHE
+    /* PgBouncer in transaction mode: no named statement may outlive a
+     * transaction, so none is made. */
+    if (env->pgbouncer) cfg->stmt_cache_mode = PGW_STMT_UNNAMED;
+#else
+    (void)env;
+#endif
+}
+
 /* Connect to host with sslmode (TCP hosts only negotiate TLS). */
 static int open_conn_mode(pgs_t *s, const char *host, const char *sslmode)
 {
-    snprintf(s->conninfo, sizeof s->conninfo,
-             "host=%s port=%s user=%s dbname=%s sslmode=%s gssencmode=disable", host, s->env->port,
-             s->env->user, s->env->db, sslmode);
-    int rc = pgw_conn_new(&s->c, &s->loop, NULL);
+    if (bench_pgw_conninfo(s->conninfo, sizeof s->conninfo, s->env, host, sslmode) != 0) return -1;
+    pgw_conn_config_t cfg;
+    bench_pgw_conn_config(&cfg, s->env);
+    int rc = pgw_conn_new(&s->c, &s->loop, &cfg);
     if (rc != 0) return conn_fail(s, "new", rc);
     s->pending++;
     rc = pgw_conn_connect(s->c, s->conninfo, on_connect, s);
@@ -130,6 +168,7 @@ static void teardown(void *st)
     uv_run(&s->loop, UV_RUN_DEFAULT);
     uv_loop_close(&s->loop);
     free(s->arr);
+    free(s->calls);
     free(s->copy.rows);
     free(s);
 }
@@ -539,6 +578,46 @@ static int uow_read_base(pgs_t *s)
     return s->failed ? -1 : 0;
 }
 
+/* ---- Connection Pooling: the single-connection reference ------------------------ */
+/* The 1000 calls of a pool operation pipelined on ONE connection, issued in
+ * one loop turn: what the pool's 10 connections are measured against. */
+static int pool_single_op(void *st, uint64_t *sum, int ext)
+{
+    pgs_t *s = st;
+    int n = bench_sz.pool_conc;
+    call_t *k = s->calls;
+    for (int i = 0; i < n; i++) {
+        int rc;
+        s->pending++;
+        if (ext) {
+            k[i] = (call_t){s, ++s->counter, check_int4};
+            pgw_param_t p[] = {pgw_int4(s->counter)};
+            rc = pgw_conn_query(s->c, SQL_POOL_EXT, p, 1, on_result, &k[i]);
+        } else {
+            k[i] = (call_t){s, 1, check_int4};
+            rc = pgw_conn_simple_query(s->c, SQL_POOL_SIMPLE, on_result, &k[i]);
+        }
+        if (issue_done(s, rc)) return -1;
+    }
+    run_until_done(s);
+    *sum = 0;
+    return s->failed ? -1 : 0;
+}
+static void *pool_single_setup(const bench_env_t *env)
+{
+    pgs_t *s = new_state(env, 1);
+    if (s) s->calls = bench_xmalloc(sizeof *s->calls * (size_t)bench_sz.pool_conc);
+    return s;
+}
+static int pool_single_simple_op(void *st, uint64_t *sum)
+{
+    return pool_single_op(st, sum, 0);
+}
+static int pool_single_ext_op(void *st, uint64_t *sum)
+{
+    return pool_single_op(st, sum, 1);
+}
+
 /* ---- Bulk Load ----------------------------------------------------------------------- */
 static void *copy_setup_fmt(const bench_env_t *env, int binary)
 {
@@ -796,7 +875,37 @@ const bench_impl_t *bench_pgwire_lookup(const char *scenario, const char **reaso
 {
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
         if (strcmp(table[i].id, scenario) == 0) return &table[i].impl;
+#ifdef PGW_BENCH_HAVE_POOL
+    const bench_impl_t *pool = bench_pgwire_pool_lookup(scenario);
+    if (pool) return pool;
+#else
+    if (strncmp(scenario, "pool_", 5) == 0) {
+        *reason = "not yet implemented: this build has no pgwire/pool.h";
+        return NULL;
+    }
+#endif
     *reason = NYI;
+    return NULL;
+}
+
+static const struct {
+    const char *id;
+    bench_impl_t impl;
+} single_table[] = {
+    {"pool_simple",
+     {pool_single_setup, pool_single_simple_op, teardown,
+      "the 1000 pgw_conn_simple_query calls pipelined on ONE connection, issued in one loop turn"}},
+    {"pool_ext",
+     {pool_single_setup, pool_single_ext_op, teardown,
+      "the 1000 pgw_conn_query calls (binary) pipelined on ONE connection, issued in one loop "
+      "turn"}},
+};
+
+const bench_impl_t *bench_pgwire_single_lookup(const char *scenario, const char **reason)
+{
+    for (size_t i = 0; i < sizeof single_table / sizeof single_table[0]; i++)
+        if (strcmp(single_table[i].id, scenario) == 0) return &single_table[i].impl;
+    *reason = "the single-connection reference row belongs to the pool scenarios only";
     return NULL;
 }
 

@@ -8,10 +8,22 @@
 
 #include "bench.h"
 
+#include <pgwire/conn.h>
 #include <pgwire/session.h>
 #include <pgwire/types.h>
 #include <stddef.h>
 #include <stdint.h>
+
+/* The conninfo of env's server at host (env->host, or env->tcp_host for
+ * TCP) with sslmode, its password quoted when env has one, into out. 0, or
+ * -1 after bench_fail when cap is too small. */
+int bench_pgw_conninfo(char *out, size_t cap, const bench_env_t *env, const char *host,
+                       const char *sslmode);
+
+/* pgw_conn_config_init, and behind PgBouncer (env->pgbouncer) unnamed
+ * statements only (stmt_cache_mode = PGW_STMT_UNNAMED) once the library
+ * has a statement cache (PGW_BENCH_HAVE_STMT_CACHE). */
+void bench_pgw_conn_config(pgw_conn_config_t *cfg, const bench_env_t *env);
 
 /* One row, one int4 column equal to want. */
 int bench_pgw_check_int4(const char *who, pgw_result_t *r, int64_t want);

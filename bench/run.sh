@@ -26,6 +26,10 @@
 #   BENCH_OUT     write the report and raw JSON there instead of bench/ (CI)
 #   BENCH_QUICK=1 quick mode: BENCH_SCALE=0.1 BENCH_REPS=1 unless those are set
 # Smoke mode for CI: BENCH_QUICK=1 bash bench/run.sh
+#   PGW_PGBOUNCER_HOST, PGW_PGBOUNCER_PORT (and _USER, _DB, _PASSWORD): a PgBouncer (transaction
+#                 mode, in front of the same server) for the PgBouncer row; otherwise one is
+#                 started with tests/pg/pgbouncer.sh in front of the throwaway cluster, and the
+#                 row is skipped (its cells say why) when that script or pgbouncer is missing
 # Exit status: non-zero if a scenario failed its verification or did not run.
 set -euo pipefail
 
@@ -150,7 +154,12 @@ fi
 
 # --- server ------------------------------------------------------------------------
 CLUSTER=""
+PGBOUNCER=""
 cleanup() {
+    if [ -n "$PGBOUNCER" ]; then
+        say "stopping PgBouncer"
+        bash "$ROOT/tests/pg/pgbouncer.sh" stop "$PGBOUNCER" >&2 || true
+    fi
     if [ -n "$CLUSTER" ]; then
         say "stopping the cluster"
         bash "$ROOT/tests/pg/pg-cluster.sh" stop "$CLUSTER" >&2 || true
@@ -186,6 +195,48 @@ if [ $SELFTEST = 1 ]; then
     python3 "$ROOT/bench/selftest.py" || rc=$?
     exit $rc
 fi
+# --- PgBouncer, for the Pooled Simple Query through PgBouncer row -----------------------
+# Started only when that row is selected; when it cannot be, BENCH_PGBOUNCER_SKIP says why
+# and the driver reports the row's cells as unsupported with that reason.
+pgbouncer_wanted() {
+    case ",$BENCH_SUITES," in *,A,* | *,a,*) ;; *) return 1 ;; esac
+    [ -z "$BENCH_FILTER" ] || echo pool_simple_pgbouncer | grep -Eq -- "$BENCH_FILTER"
+}
+start_pgbouncer() {
+    export BENCH_PGBOUNCER_SKIP=""
+    if [ -n "${PGW_PGBOUNCER_HOST:-}" ] && [ -n "${PGW_PGBOUNCER_PORT:-}" ]; then
+        say "using the PgBouncer at $PGW_PGBOUNCER_HOST:$PGW_PGBOUNCER_PORT"
+        return 0
+    fi
+    if [ ! -f "$ROOT/tests/pg/pgbouncer.sh" ]; then
+        BENCH_PGBOUNCER_SKIP="skipped: tests/pg/pgbouncer.sh is not in this tree"
+    elif ! command -v pgbouncer >/dev/null && [ ! -x /usr/sbin/pgbouncer ]; then
+        BENCH_PGBOUNCER_SKIP="skipped: the pgbouncer binary is not installed (Debian: apt-get install pgbouncer)"
+    elif [ -z "$CLUSTER" ]; then
+        BENCH_PGBOUNCER_SKIP="skipped: PgBouncer is started only in front of the throwaway cluster; set PGW_PGBOUNCER_HOST and PGW_PGBOUNCER_PORT to use one in front of $PGHOST:$PGPORT"
+    else
+        local dir
+        dir=$(mktemp -d /tmp/pgw-bench-pgbouncer.XXXXXX)
+        say "starting PgBouncer (transaction mode, pool size 10) in $dir"
+        if PGW_PGBOUNCER_POOL_SIZE=10 bash "$ROOT/tests/pg/pgbouncer.sh" start "$dir" "$CLUSTER/env" >&2 &&
+            [ -f "$dir/env" ]; then
+            PGBOUNCER=$dir
+            set -a
+            # shellcheck disable=SC1091
+            . "$dir/env"
+            set +a
+            # Its unix socket, like the direct rows' connections, where it has one.
+            if [ -S "$dir/.s.PGSQL.$PGW_PGBOUNCER_PORT" ]; then export BENCH_PGBOUNCER_HOST=$dir; fi
+            return 0
+        fi
+        bash "$ROOT/tests/pg/pgbouncer.sh" stop "$dir" >&2 || true
+        rm -rf "$dir"
+        BENCH_PGBOUNCER_SKIP="skipped: tests/pg/pgbouncer.sh start failed (its messages are in the run's log)"
+    fi
+    say "PgBouncer row $BENCH_PGBOUNCER_SKIP"
+}
+if pgbouncer_wanted; then start_pgbouncer; fi
+
 REPORT=$ROOT/bench/RESULTS.md
 out_args=()
 if [ -n "${BENCH_OUT:-}" ]; then

@@ -33,7 +33,7 @@ C_LIBS = ["libpgwire", "libpgwire-blocking", "libpq", "floor"]
 NODE_PEERS = ["pg", "pg-native", "postgres", "postgrejs"]
 PY_PEERS = ["asyncpg", "asyncpg-uvloop"]
 PEERS = NODE_PEERS + PY_PEERS
-ALL_LIBS = ["libpgwire", "libpgwire-blocking", "libpq"] + PEERS + ["floor"]
+ALL_LIBS = ["libpgwire", "libpgwire-blocking", "libpq"] + PEERS + ["libpgwire-single", "floor"]
 LIBS = list(C_LIBS)  # the libraries of this run (main() adds the peers)
 LIB_NAMES = {
     "libpgwire": "libpgwire (async)",
@@ -45,8 +45,21 @@ LIB_NAMES = {
     "postgrejs": "PostgreJS",
     "asyncpg": "asyncpg (asyncio)",
     "asyncpg-uvloop": "asyncpg (uvloop)",
+    "libpgwire-single": "libpgwire, 1 connection (reference)",
     "floor": "wire floor",
 }
+# Reference rows: measured like the libraries but outside the ranking (never
+# bold, not the slowest): the wire floor, and on the pool scenarios libpgwire
+# with all the calls pipelined on one connection, what a pool has to beat.
+POOL_IDS = ("pool_simple", "pool_ext", "pool_simple_pgbouncer")
+REFERENCE = ("libpgwire-single", "floor")
+ONLY_IN = {"libpgwire-single": POOL_IDS}
+
+
+def libs_for(sid):
+    """The rows of one scenario: LIBS, less the reference rows of other scenarios."""
+    return [l for l in LIBS if l not in ONLY_IN or sid in ONLY_IN[l]]
+
 BASE_LIB_NAMES = dict(LIB_NAMES)
 # Checksums that must agree across scenarios too: the same 1000 rows decoded
 # through Simple Query, text and binary.
@@ -120,9 +133,19 @@ SUITE_A = [
      "{cursor_rows} rows (int4, text, float8) through a server-side portal/cursor in batches of "
      "500 (or streamed row by row where that is the library's fastest way), every value decoded."),
     ("pool_simple", "Connection Pooling", "Pooled Simple Query",
-     "1000 concurrent `select 1 as one` through a pool of 10 connections."),
+     "1000 concurrent `select 1 as one` through a pool of 10 connections, each call its own "
+     "Simple Query (its own implicit transaction), every answer checked. Reference rows: the "
+     "floor's 10 raw connections with 100 pipelined calls each, and the 1000 calls pipelined on "
+     "one libpgwire connection."),
     ("pool_ext", "Connection Pooling", "Pooled Extended Query",
-     "1000 concurrent `select $1::int4 as one` through a pool of 10 connections."),
+     "1000 concurrent `select $1::int4 as one` through a pool of 10 connections, distinct "
+     "values, each call with its own Sync; every answer checked against its value."),
+    ("pool_simple_pgbouncer", "Connection Pooling", "Pooled Simple Query through PgBouncer",
+     "Pooled Simple Query with PgBouncer (transaction mode, default_pool_size 10, on this "
+     "machine, started by bench/run.sh with tests/pg/pgbouncer.sh) between the clients and the "
+     "server: the same 10 client connections, 10 server connections behind them. libpgwire "
+     "connects with `stmt_cache_mode = PGW_STMT_UNNAMED`, the setting transaction mode needs. "
+     "Read it against Pooled Simple Query above: the difference is the bouncer's hop."),
 ]
 PAYLOAD = {"blob_fetch", "blob_fetch_tls", "array_fetch", "copy_text", "copy_binary"}
 
@@ -197,10 +220,11 @@ def run_interleaved(args, suite, sid, before=None):
     goes through the libraries starting at a different one each time
     (A B C D, B C D A, ...), so slow drift on the server (caches, WAL,
     autovacuum) does not always land on the same library."""
-    runs = {lib: [] for lib in LIBS}
+    libs = libs_for(sid)
+    runs = {lib: [] for lib in libs}
     done = set()
     for rep in range(args.reps):
-        order = LIBS[rep % len(LIBS):] + LIBS[:rep % len(LIBS)]
+        order = libs[rep % len(libs):] + libs[:rep % len(libs)]
         for lib in order:
             if lib in done:
                 continue
@@ -211,7 +235,7 @@ def run_interleaved(args, suite, sid, before=None):
             runs[lib].append(r)
             if r.get("status") != "ok":
                 done.add(lib)  # unsupported / not yet implemented / failed: no point repeating
-    for lib in LIBS:
+    for lib in libs:
         save(args, "%s.%s.json" % (sid, lib), {"scenario": sid, "lib": lib, "runs": runs[lib]})
     return runs
 
@@ -238,13 +262,13 @@ def run_suite_b(args):
     """Every group under every execution order of the libraries (see
     suite_b_orders); the floor runs after the libraries in every order, as a
     reference outside the ranking."""
-    libs = [l for l in LIBS if l != "floor"]
+    libs = [l for l in libs_for("b") if l != "floor"]
     orders = suite_b_orders(libs)
     out = {}
     for gid, _, _ in SUITE_B:
         if not selected(args, gid):
             continue
-        per_lib = {l: [] for l in LIBS}
+        per_lib = {l: [] for l in libs_for(gid)}
         skip = set()
         for oi, order in enumerate(orders):
             for lib in list(order) + ["floor"]:
@@ -257,7 +281,7 @@ def run_suite_b(args):
                 if r.get("status") != "ok":
                     skip.add(lib)
         out[gid] = per_lib
-        for lib in LIBS:
+        for lib in libs_for(gid):
             save(args, "%s.%s.json" % (gid, lib), {"scenario": gid, "lib": lib,
                                                    "runs": per_lib[lib]})
     return out
@@ -478,7 +502,7 @@ def cell_status(runs):
 
 def bold_set(rows, key, direction):
     """Libraries whose median is best, or inside the leader's own min..max."""
-    libs = [l for l in rows if l != "floor" and rows[l] is not None]
+    libs = [l for l in rows if l not in REFERENCE and rows[l] is not None]
     if not libs:
         return set()
     pick = min if direction == "low" else max
@@ -493,11 +517,12 @@ def bold_set(rows, key, direction):
 
 
 def scenario_table(sid, data):
-    rows = {lib: summarize(data.get(lib, [])) for lib in LIBS}
+    libs = libs_for(sid)
+    rows = {lib: summarize(data.get(lib, [])) for lib in libs}
     present = {l: r for l, r in rows.items() if r}
     cols = COLS + (NET_COLS if sid in PAYLOAD else [])
     # Derived columns per run, so that they have a band too.
-    lib_means = [r["med"]["mean"] for l, r in present.items() if l != "floor"]
+    lib_means = [r["med"]["mean"] for l, r in present.items() if l not in REFERENCE]
     slowest = max(lib_means) if lib_means else None
     floor = present.get("floor")
     for l, r in present.items():
@@ -515,7 +540,7 @@ def scenario_table(sid, data):
             bolds[key] = bold_set(measured, key, direction)
     head = "| Library | " + " | ".join(c[1] for c in cols) + " |"
     lines = [head, "|---|" + "---:|" * len(cols)]
-    for lib in LIBS:
+    for lib in libs:
         runs = data.get(lib, [])
         r = rows[lib]
         if r is None:
@@ -532,13 +557,40 @@ def scenario_table(sid, data):
             cells.append(s)
         lines.append("| %s | %s |" % (LIB_NAMES[lib], " | ".join(cells)))
     notes = []
-    for lib in LIBS:
+    for lib in libs:
         r = rows[lib]
         if r and r["first"].get("note"):
             notes.append("- %s: %s. %d runs, %d timed operations each (after %d warm-up)." % (
                 LIB_NAMES[lib], r["first"]["note"].rstrip("."), r["n"], r["first"]["ops"],
                 r["first"]["warmup"]))
+    if sid in POOL_IDS:
+        notes.extend(pool_ratios(rows))
     return "\n".join(lines), notes, rows
+
+
+def pool_ratios(rows):
+    """The pool scenarios' ratios of mean latency to the two reference rows
+    (the issue's goal: libpgwire's pool within 10% of the floor)."""
+    def mean(lib):
+        r = rows.get(lib)
+        return r["med"]["mean"] if r else None
+    floor, single = mean("floor"), mean("libpgwire-single")
+    out = []
+    for lib in ("libpgwire", "libpq", "libpgwire-single"):
+        m = mean(lib)
+        if m is None:
+            continue
+        parts = []
+        if floor:
+            parts.append("%.2fx the floor" % (m / floor))
+        if single and lib != "libpgwire-single":
+            parts.append("%.2fx the single connection" % (m / single))
+        if parts:
+            out.append("- Ratio of mean latency, %s: %s." % (LIB_NAMES[lib], ", ".join(parts)))
+    if mean("libpgwire") is None:
+        out.append("- libpgwire (async) has no pool row in this build: the pool (pgwire/pool.h) "
+                   "is not in this tree yet.")
+    return out
 
 
 def verify_checksums(*suites):
@@ -597,7 +649,7 @@ def verify_checksums(*suites):
 
 def suite_b_report(bdata):
     lines = []
-    libs = [l for l in LIBS if l != "floor"]
+    libs = [l for l in libs_for("b") if l != "floor"]
     ratios = {l: {"Sequential": [], "Pipelined x10": [], "Overall": []} for l in libs}
     fastest = {l: {"Sequential": 0, "Pipelined x10": 0, "Overall": 0} for l in libs}
     wins = {l: {"Sequential": 0, "Pipelined x10": 0, "Overall": 0} for l in libs}
@@ -611,7 +663,7 @@ def suite_b_report(bdata):
         pooled = {}
         medians[gid] = pooled
         by_order = {}
-        for lib in LIBS:
+        for lib in libs_for(gid):
             ok = [r for r in per.get(lib, []) if r.get("status") == "ok"]
             if not ok:
                 continue
@@ -622,7 +674,7 @@ def suite_b_report(bdata):
             title, SQL_B % limit, len(suite_b_orders([l for l in libs if per.get(l)]))))
         detail.append("| Library | Median (ms) | Mean (ms) | Samples | Queries/s |")
         detail.append("|---|---:|---:|---:|---:|")
-        for lib in LIBS:
+        for lib in libs_for(gid):
             ok = [r for r in per.get(lib, []) if r.get("status") == "ok"]
             if not ok:
                 detail.append("| %s | %s | — | — | — |" % (LIB_NAMES[lib], cell_status(per.get(lib, []))))
@@ -803,7 +855,7 @@ def svg_chart(chart, path):
     """Every library's latency ÷ libpgwire (async)'s, per scenario: one group
     of horizontal bars per scenario, one bar per library, on a log scale
     (1.0 = libpgwire; right of it = slower than libpgwire)."""
-    libs = [l for l in LIBS if l != "floor"]
+    libs = [l for l in LIBS if l not in REFERENCE]
     rows = [(label, {l: v / means["libpgwire"] for l, v in means.items() if l in libs})
             for label, means in chart if means.get("libpgwire")]
     bar_h, gap, left, top, width = 9, 10, 330, 50 + 16 * len(libs), 980
@@ -962,8 +1014,21 @@ def write_report(args, adata, bdata, cdata, env):
         "- **Bulk Load (binary COPY)**: libpq has no binary COPY row encoder (\"No binary COPY "
         "encoding\"); libpq can carry bytes someone else encoded, but producing them is the "
         "library's job here. Read it against text COPY, where every client formats the same CSV.\n"
-        "- **Connection Pooling**: libpq has no pool (\"No pool API\"). The floor's pool row is 10 "
-        "raw connections with the 1000 calls spread evenly and pipelined, the least a pool can do.\n"
+        "- **Connection Pooling**: libpq has no pool; its rows are its fastest form of the same "
+        "work by hand: 10 non-blocking PGconn served together with poll(), in pipeline mode for "
+        "Extended Query, one call at a time per connection for Simple Query (which libpq cannot "
+        "pipeline), so its Pooled Simple Query has at most 10 calls in flight where libpgwire and "
+        "the floor have 1000. No pool logic (checkout, queueing, health) runs in it. The floor's "
+        "pool row is 10 raw connections with the 1000 calls spread evenly and pipelined, the least "
+        "a pool can do. The row \"libpgwire, 1 connection (reference)\" pipelines the 1000 calls "
+        "on one connection: a pool slower than it costs more than it spreads. Both reference rows "
+        "stay out of the ranking (never bold, not the slowest); the notes under each table give "
+        "the ratios to them.\n"
+        "- **Through PgBouncer** (Pooled Simple Query through PgBouncer): only the C rows run it; "
+        "the bouncer is a separate process on the same two cores, so the row measures the clients "
+        "plus the extra hop, and it is skipped (the cells say why) where tests/pg/pgbouncer.sh or "
+        "the pgbouncer binary is missing. Its clients authenticate to the bouncer's auth file "
+        "(the floor answers cleartext, md5 and SCRAM-SHA-256 requests for that).\n"
         "- **Cursor Streaming**: libpq has no portal row limit; it runs single-row mode "
         "(`PQsetSingleRowMode`; `PQsetChunkedRowsMode` is PostgreSQL 17) or a `DECLARE ... BINARY "
         "CURSOR` with `FETCH 500`, whichever was faster in a calibration before the timed loop (the "
@@ -1012,7 +1077,8 @@ def write_report(args, adata, bdata, cdata, env):
             if notes:
                 L.append("\n".join(notes) + "\n")
             chart.append(("%s: %s" % (grp, title),
-                          {l: r["med"]["mean"] for l, r in rows.items() if r and l != "floor"}))
+                          {l: r["med"]["mean"] for l, r in rows.items()
+                           if r and l not in REFERENCE}))
 
     if bdata:
         L.append("## Suite B: seed 001 (prepared `SELECT * FROM benchmark_rows ORDER BY id LIMIT n`)\n")

@@ -10,6 +10,9 @@ provides the server: PG* variables) in well under a minute:
 3. The runner fails the cell of a library whose decoded values disagree with
    the other libraries' (a peer's is a wrong answer, a C library's a failure
    of the run), on synthetic results.
+4. The runner reports every scenario of driver.c, and the pool scenarios'
+   reference rows (the floor, one libpgwire connection) stay out of the
+   ranking and give the ratios the issue asks for, on synthetic results.
 
 Ends with "N passed, N failed"; exit status 1 when anything failed.
 """
@@ -42,6 +45,11 @@ def scenario_table():
     c_rows = {m.group(1): [int(m.group(2)), int(m.group(3)), int(m.group(4))]
               for m in re.finditer(r'\{"(\w+)", (\d+), (\d), (\d)\}', src)}
     check(c_rows == table["scenarios"], "scenarios.json matches driver.c's scenario table")
+    reported = {s[0] for s in runner.SUITE_A} | {s[0] for s in runner.SUITE_B} | {"c_speed",
+                                                                                   "c_rtt"}
+    check(reported == set(c_rows), "runner.py reports every scenario of driver.c (missing: %s, "
+          "extra: %s)" % (sorted(set(c_rows) - reported) or "none",
+                          sorted(reported - set(c_rows)) or "none"))
     sizes = {m.group(1): int(m.group(2)) for m in re.finditer(r"bench_sz\.(\w+) = (\d+);", src)}
     for k, v in table["sizes"].items():
         if k in table["scaled_sizes"]:
@@ -131,9 +139,43 @@ def runner_checksums():
     check(cell.startswith("FAILED: wrong answer"), "the cell says so: " + cell[:60])
 
 
+def synthetic_run(lib, ms):
+    return {"lib": lib, "status": "ok", "samples_ns": [int(ms * 1e6)] * 5, "cpu_ns_per_op": 1e5,
+            "allocs_per_op": 0, "alloc_bytes_per_op": 0, "peak_rss_kb": 1000, "ops": 5,
+            "warmup": 1, "note": "n"}
+
+
+def runner_pool_rows():
+    runner.LIBS[:] = [l for l in runner.ALL_LIBS if l not in runner.PEERS]
+    check(all("libpgwire-single" in runner.libs_for(sid) for sid in runner.POOL_IDS),
+          "the single-connection reference row is in every pool scenario")
+    check("libpgwire-single" not in runner.libs_for("ext_conc") and
+          "libpgwire-single" not in runner.libs_for("b_pipe_1"),
+          "... and in no other scenario")
+    data = {"floor": [synthetic_run("floor", 4.0)],
+            "libpgwire-single": [synthetic_run("libpgwire-single", 2.0)],
+            "libpgwire": [synthetic_run("libpgwire", 4.4)],
+            "libpq": [synthetic_run("libpq", 8.8)]}
+    table, notes, rows = runner.scenario_table("pool_ext", data)
+    single = [l for l in table.splitlines() if l.startswith("| libpgwire, 1 connection")]
+    mine = [l for l in table.splitlines() if l.startswith("| libpgwire (async)")]
+    check(single and "**" not in single[0] and mine and "**2.00x**" in mine[0],
+          "a faster reference row is neither bold nor the slowest's divisor")
+    check(any("libpgwire (async): 1.10x the floor, 2.20x the single connection" in n
+              for n in notes), "the pool table's notes give the ratios to the floor and to one "
+          "connection")
+    del data["libpgwire"]
+    _, notes, _ = runner.scenario_table("pool_simple", data)
+    check(any("no pool row in this build" in n for n in notes),
+          "without a pool row the notes say so")
+    table, _, _ = runner.scenario_table("ext_conc", {"floor": [synthetic_run("floor", 1.0)]})
+    check("1 connection" not in table, "other scenarios' tables have no reference row")
+
+
 def main():
     scenario_table()
     runner_checksums()
+    runner_pool_rows()
     if os.environ.get("PGHOST") and os.environ.get("PGPORT"):
         peer_drivers()
     else:
