@@ -23,6 +23,7 @@ typedef struct bench_env {
     const char *tcp_host; /* TCP address for Connect (127.0.0.1) */
     const char *password; /* NULL, or the password of user (PgBouncer's auth file) */
     int pgbouncer;        /* 1: host/port/user/db name a PgBouncer in transaction mode */
+    int stmt_cache_off;   /* 1: libpgwire connections without the statement cache */
     double scale;         /* BENCH_SCALE */
 } bench_env_t;
 

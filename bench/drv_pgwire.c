@@ -101,13 +101,11 @@ int bench_pgw_conninfo(char *out, size_t cap, const bench_env_t *env, const char
 void bench_pgw_conn_config(pgw_conn_config_t *cfg, const bench_env_t *env)
 {
     pgw_conn_config_init(cfg);
-#ifdef PGW_BENCH_HAVE_STMT_CACHE
     /* PgBouncer in transaction mode: no named statement may outlive a
      * transaction, so none is made. */
     if (env->pgbouncer) cfg->stmt_cache_mode = PGW_STMT_UNNAMED;
-#else
-    (void)env;
-#endif
+    /* The "statement cache off" reference row. */
+    if (env->stmt_cache_off) cfg->stmt_cache_mode = PGW_STMT_CACHE_OFF;
 }
 
 /* Connect to host with sslmode (TCP hosts only negotiate TLS). */

@@ -21,8 +21,8 @@ int bench_pgw_conninfo(char *out, size_t cap, const bench_env_t *env, const char
                        const char *sslmode);
 
 /* pgw_conn_config_init, and behind PgBouncer (env->pgbouncer) unnamed
- * statements only (stmt_cache_mode = PGW_STMT_UNNAMED) once the library
- * has a statement cache (PGW_BENCH_HAVE_STMT_CACHE). */
+ * statements only (stmt_cache_mode = PGW_STMT_UNNAMED); for the
+ * libpgwire-nocache row (env->stmt_cache_off) no statement cache. */
 void bench_pgw_conn_config(pgw_conn_config_t *cfg, const bench_env_t *env);
 
 /* One row, one int4 column equal to want. */

@@ -33,7 +33,8 @@ C_LIBS = ["libpgwire", "libpgwire-blocking", "libpq", "floor"]
 NODE_PEERS = ["pg", "pg-native", "postgres", "postgrejs"]
 PY_PEERS = ["asyncpg", "asyncpg-uvloop"]
 PEERS = NODE_PEERS + PY_PEERS
-ALL_LIBS = ["libpgwire", "libpgwire-blocking", "libpq"] + PEERS + ["libpgwire-single", "floor"]
+ALL_LIBS = (["libpgwire", "libpgwire-blocking", "libpq"] + PEERS +
+            ["libpgwire-nocache", "libpgwire-single", "floor"])
 LIBS = list(C_LIBS)  # the libraries of this run (main() adds the peers)
 LIB_NAMES = {
     "libpgwire": "libpgwire (async)",
@@ -46,14 +47,18 @@ LIB_NAMES = {
     "asyncpg": "asyncpg (asyncio)",
     "asyncpg-uvloop": "asyncpg (uvloop)",
     "libpgwire-single": "libpgwire, 1 connection (reference)",
+    "libpgwire-nocache": "libpgwire (async), statement cache off (reference)",
     "floor": "wire floor",
 }
 # Reference rows: measured like the libraries but outside the ranking (never
 # bold, not the slowest): the wire floor, and on the pool scenarios libpgwire
 # with all the calls pipelined on one connection, what a pool has to beat.
 POOL_IDS = ("pool_simple", "pool_ext", "pool_simple_pgbouncer")
-REFERENCE = ("libpgwire-single", "floor")
-ONLY_IN = {"libpgwire-single": POOL_IDS}
+# On the Extended Query scenarios, libpgwire with the statement cache off:
+# the rows as they were before the cache (which must make none slower).
+CACHE_IDS = ("ext_seq", "ext_conc", "prep_seq", "prep_conc")
+REFERENCE = ("libpgwire-nocache", "libpgwire-single", "floor")
+ONLY_IN = {"libpgwire-single": POOL_IDS, "libpgwire-nocache": CACHE_IDS}
 
 
 def libs_for(sid):
@@ -565,7 +570,19 @@ def scenario_table(sid, data):
                 r["first"]["warmup"]))
     if sid in POOL_IDS:
         notes.extend(pool_ratios(rows))
+    if sid in CACHE_IDS:
+        notes.extend(cache_ratio(rows))
     return "\n".join(lines), notes, rows
+
+
+def cache_ratio(rows):
+    """Extended Query: the statement cache's effect, as the mean latency with
+    the cache off over the mean with it on (above 1: the cache is faster)."""
+    on, off = rows.get("libpgwire"), rows.get("libpgwire-nocache")
+    if not on or not off:
+        return []
+    return ["- Statement cache: libpgwire (async) with the cache off takes %.2fx the time it "
+            "takes with the cache on (default)." % (off["med"]["mean"] / on["med"]["mean"])]
 
 
 def pool_ratios(rows):
