@@ -4,8 +4,10 @@
 set -euo pipefail
 
 # iproute2: tests/integration/test_deadline_partition.c builds a network namespace pair.
+# pgbouncer: tests/pg/pgbouncer.sh, the pgbouncer fixture (tests/integration/test_pgbouncer.c).
 PACKAGES=(cmake gcc clang pkg-config make libuv1-dev libssl-dev libcmocka-dev postgresql
-    postgresql-contrib libpq-dev openssl valgrind ca-certificates python3 clang-format iproute2)
+    postgresql-contrib libpq-dev openssl valgrind ca-certificates python3 clang-format iproute2
+    pgbouncer)
 
 missing=()
 for p in "${PACKAGES[@]}"; do

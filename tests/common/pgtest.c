@@ -15,6 +15,12 @@
 #ifndef PGW_TEST_ENV_FILE
 #define PGW_TEST_ENV_FILE ""
 #endif
+#ifndef PGW_TEST_PGBOUNCER_ENV_FILE
+#define PGW_TEST_PGBOUNCER_ENV_FILE ""
+#endif
+#ifndef PGW_TEST_REPLICA_ENV_FILE
+#define PGW_TEST_REPLICA_ENV_FILE ""
+#endif
 
 #define MAX_KEYS 128
 
@@ -23,8 +29,13 @@ typedef struct env_entry {
     char *value;
 } env_entry_t;
 
-static env_entry_t env_entries[MAX_KEYS];
-static size_t env_count;
+/* The KEY=VALUE lines of one env file. */
+typedef struct env_table {
+    env_entry_t entries[MAX_KEYS];
+    size_t count;
+} env_table_t;
+
+static env_table_t env_main;
 static int env_file_found;
 static int env_prefer_process;
 static const char *env_path = PGW_TEST_ENV_FILE;
@@ -41,7 +52,7 @@ static char *dup_range(const char *p, size_t n)
 
 /* One "KEY=VALUE" line (without its newline); blank lines and # comments
  * are ignored. A later line for the same key replaces the earlier one. */
-static void env_add_line(const char *line, size_t len)
+static void env_add_line(env_table_t *t, const char *line, size_t len)
 {
     while (len > 0 && (line[len - 1] == '\r' || line[len - 1] == ' '))
         len--;
@@ -49,17 +60,35 @@ static void env_add_line(const char *line, size_t len)
     const char *eq = memchr(line, '=', len);
     if (eq == NULL || eq == line) return;
     size_t klen = (size_t)(eq - line);
-    for (size_t i = 0; i < env_count; i++) {
-        if (strlen(env_entries[i].key) == klen && memcmp(env_entries[i].key, line, klen) == 0) {
-            free(env_entries[i].value);
-            env_entries[i].value = dup_range(eq + 1, len - klen - 1);
+    for (size_t i = 0; i < t->count; i++) {
+        if (strlen(t->entries[i].key) == klen && memcmp(t->entries[i].key, line, klen) == 0) {
+            free(t->entries[i].value);
+            t->entries[i].value = dup_range(eq + 1, len - klen - 1);
             return;
         }
     }
-    if (env_count == MAX_KEYS) return;
-    env_entries[env_count].key = dup_range(line, klen);
-    env_entries[env_count].value = dup_range(eq + 1, len - klen - 1);
-    env_count++;
+    if (t->count == MAX_KEYS) return;
+    t->entries[t->count].key = dup_range(line, klen);
+    t->entries[t->count].value = dup_range(eq + 1, len - klen - 1);
+    t->count++;
+}
+
+/* Read the file at path into t. Returns 1, or 0 if it cannot be opened. */
+static int env_read_file(env_table_t *t, const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (f == NULL) return 0;
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n;
+    while ((n = getline(&line, &cap, f)) >= 0) {
+        size_t len = (size_t)n;
+        if (len > 0 && line[len - 1] == '\n') len--;
+        env_add_line(t, line, len);
+    }
+    free(line);
+    fclose(f);
+    return 1;
 }
 
 static void env_load(void)
@@ -70,27 +99,20 @@ static void env_load(void)
     const char *use_env = getenv("PGW_TEST_USE_ENV");
     env_prefer_process = use_env != NULL && strcmp(use_env, "1") == 0;
     if (path[0] == '\0') return;
-    FILE *f = fopen(path, "r");
-    if (f == NULL) return;
-    env_file_found = 1;
-    char *line = NULL;
-    size_t cap = 0;
-    ssize_t n;
-    while ((n = getline(&line, &cap, f)) >= 0) {
-        size_t len = (size_t)n;
-        if (len > 0 && line[len - 1] == '\n') len--;
-        env_add_line(line, len);
+    env_file_found = env_read_file(&env_main, path);
+}
+
+static const char *env_table_value(const env_table_t *t, const char *key)
+{
+    for (size_t i = 0; i < t->count; i++) {
+        if (strcmp(t->entries[i].key, key) == 0) return t->entries[i].value;
     }
-    free(line);
-    fclose(f);
+    return NULL;
 }
 
 static const char *env_file_value(const char *key)
 {
-    for (size_t i = 0; i < env_count; i++) {
-        if (strcmp(env_entries[i].key, key) == 0) return env_entries[i].value;
-    }
-    return NULL;
+    return env_table_value(&env_main, key);
 }
 
 const char *pgt_env(const char *key)
@@ -211,6 +233,90 @@ char *pgt_conninfo_tcp(char *buf, size_t n, const char *user, const char *passwo
     conninfo_add(buf, n, "dbname", pgt_env("PGDATABASE"));
     conninfo_finish(buf, n, extra);
     return buf;
+}
+
+/* ------------------------------------------------- other fixtures' env files */
+
+#define MAX_ENV_FILES 8
+
+typedef struct env_file {
+    char *path;
+    int found;
+    env_table_t table;
+} env_file_t;
+
+static env_file_t env_files[MAX_ENV_FILES];
+static size_t env_nfiles;
+static pthread_mutex_t env_files_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static const env_file_t *env_file_cached(const char *path)
+{
+    for (size_t i = 0; i < env_nfiles; i++) {
+        if (strcmp(env_files[i].path, path) == 0) return &env_files[i];
+    }
+    if (env_nfiles == MAX_ENV_FILES) return NULL;
+    env_file_t *f = &env_files[env_nfiles];
+    f->path = dup_range(path, strlen(path));
+    f->found = env_read_file(&f->table, path);
+    env_nfiles++;
+    return f;
+}
+
+const char *pgt_env_file_get(const char *path, const char *key)
+{
+    if (path == NULL || path[0] == '\0') return NULL;
+    pthread_mutex_lock(&env_files_lock);
+    const env_file_t *f = env_file_cached(path);
+    const char *v = f != NULL && f->found ? env_table_value(&f->table, key) : NULL;
+    pthread_mutex_unlock(&env_files_lock);
+    return v;
+}
+
+/* The env file of a fixture: the environment variable var, else the
+ * compiled-in path. */
+static const char *fixture_env_path(const char *var, const char *compiled)
+{
+    const char *p = getenv(var);
+    return p != NULL && p[0] != '\0' ? p : compiled;
+}
+
+const char *pgt_pgbouncer_env_path(void)
+{
+    return fixture_env_path("PGW_TEST_PGBOUNCER_ENV_FILE", PGW_TEST_PGBOUNCER_ENV_FILE);
+}
+
+const char *pgt_replica_env_path(void)
+{
+    return fixture_env_path("PGW_TEST_REPLICA_ENV_FILE", PGW_TEST_REPLICA_ENV_FILE);
+}
+
+const char *pgt_pgbouncer_env(const char *key)
+{
+    return pgt_env_file_get(pgt_pgbouncer_env_path(), key);
+}
+
+const char *pgt_replica_env(const char *key)
+{
+    return pgt_env_file_get(pgt_replica_env_path(), key);
+}
+
+static void require_fixture(const char *path, const char *key, const char *what)
+{
+    if (pgt_env_file_get(path, key) == NULL) {
+        fail_msg("no %s: %s is missing or lacks %s (run the tests through ctest, whose %s "
+                 "fixture starts it)",
+                 what, path[0] ? path : "(no env file compiled in)", key, what);
+    }
+}
+
+void pgt_require_pgbouncer(void)
+{
+    require_fixture(pgt_pgbouncer_env_path(), "PGW_PGBOUNCER_PORT", "pgbouncer");
+}
+
+void pgt_require_replica(void)
+{
+    require_fixture(pgt_replica_env_path(), "PGW_STANDBY_PORT", "pgreplica");
 }
 
 extern char **environ;

@@ -89,4 +89,40 @@ int pgt_conninfo_append(char *buf, size_t n, const char *key, const char *value)
  * PGSYSCONFDIR at dir. Not thread-safe (setenv). */
 void pgt_clear_pg_env(const char *dir);
 
+/*
+ * Other fixtures' env files (KEY=VALUE lines like the cluster's):
+ *   pgbouncer  tests/pg/pgbouncer.sh in front of the cluster, its env file
+ *              compiled in as PGW_TEST_PGBOUNCER_ENV_FILE
+ *              (${PGW_TEST_CLUSTER_DIR}-pgbouncer/env): PGW_PGBOUNCER_HOST,
+ *              _PORT, _USER, _PASSWORD, _DB, _SOCKET_DIR, _POOL_SIZE,
+ *              _POOL_MODE, _AUTH, _VERSION, _LOG
+ *   pgreplica  tests/pg/pg-replica.sh, a streaming standby of the cluster,
+ *              PGW_TEST_REPLICA_ENV_FILE (${PGW_TEST_CLUSTER_DIR}-replica/env):
+ *              PGW_STANDBY_HOST (127.0.0.1), _PORT, _SOCKET_DIR, _DATADIR,
+ *              _LOG, _PRIMARY_PORT
+ * The environment variable of the same name as the compiled-in path
+ * overrides it.
+ */
+
+/* The value of key in the env file at path, or NULL when the file cannot be
+ * read or has no such key. Each file is read once (at its first lookup) and
+ * kept until the process exits, as are the strings. */
+const char *pgt_env_file_get(const char *path, const char *key);
+
+/* The paths of the pgbouncer and pgreplica fixtures' env files ("" when
+ * none is compiled in). */
+const char *pgt_pgbouncer_env_path(void);
+const char *pgt_replica_env_path(void);
+
+/* pgt_env_file_get on the pgbouncer / pgreplica fixture's env file. */
+const char *pgt_pgbouncer_env(const char *key);
+const char *pgt_replica_env(const char *key);
+
+/* Fail the current test, naming the env file and the fixture, unless the
+ * pgbouncer / pgreplica fixture is running (a missing fixture is a
+ * failure, never a silent skip: ctest only registers the tests that need
+ * one when its programs are installed). */
+void pgt_require_pgbouncer(void);
+void pgt_require_replica(void);
+
 #endif /* PGW_TESTS_PGTEST_H */

@@ -279,6 +279,9 @@ write_hba() {
         echo "hostssl  all      $CERT_USER   127.0.0.1/32  cert"
         echo "hostnossl all     $NOSSL_USER  127.0.0.1/32  trust"
         echo "hostssl  all      $SSLONLY_USER 127.0.0.1/32 trust"
+        # Streaming replicas (tests/pg/pg-replica.sh) connect as the trust superuser.
+        echo "local    replication $TEST_USER           trust"
+        echo "host     replication $TEST_USER  127.0.0.1/32  trust"
     } >"$f"
 }
 

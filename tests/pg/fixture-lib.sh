@@ -1,0 +1,97 @@
+# Shared by tests/pg/pgbouncer.sh and tests/pg/pg-replica.sh (sourced, not
+# run): who runs the server programs, free ports, env files, safe deletes.
+# The caller sets NAME (for messages) and DIR (absolute) before sourcing.
+# shellcheck shell=bash
+
+readonly SERVER_OS_USER=postgres
+
+die() {
+    echo "$NAME: $*" >&2
+    exit 1
+}
+log() { echo "$NAME: $*" >&2; }
+
+# As root, server programs run as `postgres` via runuser (initdb, postgres
+# and pgbouncer all refuse root); as anyone else, as that user.
+if [ "$(id -u)" = 0 ]; then
+    getent passwd "$SERVER_OS_USER" >/dev/null ||
+        die "running as root needs the '$SERVER_OS_USER' OS user (apt-get install postgresql)"
+    RUNAS=(runuser -u "$SERVER_OS_USER" --)
+else
+    RUNAS=()
+fi
+as_server() { (cd / && "${RUNAS[@]}" "$@"); }
+own_by_server() {
+    if [ ${#RUNAS[@]} -gt 0 ]; then chown "$SERVER_OS_USER" "$@"; fi
+}
+
+# A successful connect means someone listens there.
+port_in_use() {
+    timeout 2 bash -c "exec 3<>/dev/tcp/127.0.0.1/$1" 2>/dev/null
+}
+
+next_free_port() {
+    local p=$1 last=$(($1 + 1000))
+    while [ "$p" -lt "$last" ]; do
+        if ! port_in_use "$p"; then
+            echo "$p"
+            return
+        fi
+        p=$((p + 1))
+    done
+    die "no free TCP port in $1..$last"
+}
+
+# env_get FILE KEY: the value of KEY=VALUE in FILE ("" when absent).
+env_get() {
+    sed -n "s/^$2=//p" "$1" | tail -n 1
+}
+
+# The directory for sockets (and a server's files): DIR itself when its socket paths fit in
+# sun_path and the server's user can reach it, else a short directory under
+# /tmp (recorded in DIR/runtime, deleted on stop).
+pick_run_dir() {
+    local ok=1 run
+    [ $((${#DIR} + 18)) -le 100 ] || ok=0
+    if [ $ok = 1 ] && [ ${#RUNAS[@]} -gt 0 ]; then
+        as_server test -w "$DIR" -a -x "$DIR" || ok=0
+    fi
+    if [ $ok = 1 ]; then
+        echo "$DIR"
+        return
+    fi
+    run=$(mktemp -d "/tmp/pgw-$NAME.XXXXXX")
+    chmod 755 "$run"
+    own_by_server "$run"
+    echo "$run" >"$DIR/runtime"
+    echo "$run"
+}
+
+# DIR is deleted on stop: refuse anything that does not look like ours
+# (MARKER is a file only our start writes).
+check_ours() {
+    local marker=$1
+    [ -d "$DIR" ] || return 0
+    [ -z "$(ls -A -- "$DIR")" ] && return 0
+    [ -f "$DIR/$marker" ] ||
+        die "$DIR exists and is not a directory of this script: refusing to delete it"
+    case "$DIR" in
+    / | /tmp | /root | /home | "$HOME") die "refusing to use $DIR" ;;
+    esac
+}
+
+remove_dir() {
+    if [ -f "$DIR/runtime" ]; then
+        local run
+        run=$(cat "$DIR/runtime")
+        if [[ "$run" == /tmp/pgw-$NAME.* ]]; then rm -rf -- "$run"; fi
+    fi
+    rm -rf -- "$DIR"
+}
+
+# Make DIR (owned by the server's user) for a fresh start.
+make_dir() {
+    mkdir -p "$DIR"
+    chmod 755 "$DIR"
+    own_by_server "$DIR"
+}
