@@ -885,6 +885,13 @@ PGW_EXTERN int pgw_result_suspended(const pgw_result_t *res);
  *     error; the next execution prepares the query again. For 26000 the
  *     error's hint, when the server sent none, says that a pooler in
  *     transaction mode needs stmt_cache_mode = PGW_STMT_UNNAMED.
+ * A vanished statement (26000) is retried only the first time: once a
+ * second one vanishes before the session has seen SQL that deallocates,
+ * its statements evidently do not stay on its server connection (PgBouncer
+ * in transaction mode hands each transaction whichever server connection
+ * is free), and every later 26000 completes with PGW_ESTMTINVALID and the
+ * hint: loudly, and never with another statement's rows, since no two
+ * sessions share a name.
  * A change that keeps the result's column types (an ALTER TABLE adding a
  * column to a table the query names its columns of) is no change: the
  * server plans again by itself and the query goes on from the cache.

@@ -444,8 +444,9 @@ static bool may_rebind(const pgw_session_t *s, const pgw__req_t *r, const pgw_er
  * changed, a Close is owed).
  * Returns 1 when the ReadyForQuery may allow the query to be prepared again
  * and retried (own Sync, nothing queued behind it, parameters kept, not
- * retried before), PGW_ESTMTINVALID when the refusal is the request's
- * status, else 0 (the usual PGW_ESERVER).
+ * retried before, and for 26000 the session's first vanished statement
+ * since it last saw SQL that deallocates), PGW_ESTMTINVALID when the
+ * refusal is the request's status, else 0 (the usual PGW_ESERVER).
  */
 static const char pooler_hint[] =
     "a cached prepared statement of this session is gone: behind a pooler in transaction "
@@ -461,6 +462,9 @@ static int cache_refusal(pgw_session_t *s, pgw__req_t *r, const pgw_error_fields
     s->cache_stats.invalidations++;
     pgw__cache_drop(s, ce, !gone);
     if (gone && !r->res->error.hint) r->res->error.hint = pooler_hint;
+    /* One vanishing may be a DISCARD ALL the session could not see; the
+     * next ones mean its statements do not stay on its server connection. */
+    if (gone && s->cache_vanished++) return PGW_ESTMTINVALID;
     const pgw__req_t *sync = r->next;
     if (r->retry == PGW__RETRY_ARMED && !r->reprepared && (r->flags & PGW__RF_OWN_SYNC) && sync &&
         sync->kind == PGW__REQ_SYNC && !(sync->flags & PGW__RF_USER) && sync == s->tail)

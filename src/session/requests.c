@@ -263,6 +263,7 @@ static void forget_if_replacing(pgw_session_t *s, const char *sql, size_t len)
     if ((s->nstmts || s->cache_stats.entries) && pgw__sql_may_replace_statements(sql, len)) {
         pgw__stmt_unsure_all(s);
         pgw__cache_flush(s);
+        s->cache_vanished = 0;
     }
 }
 

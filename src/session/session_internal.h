@@ -410,6 +410,9 @@ struct pgw_session {
     uint64_t *cache_closes; /* ids of evicted statements whose Close is owed */
     size_t cache_ncloses, cache_closes_cap;
     pgw_stmt_cache_stats_t cache_stats;
+    /* Cached statements found gone (26000) since the session last saw SQL
+     * that deallocates: from the second on, no retry (a pooler). */
+    uint32_t cache_vanished;
 
     /* COPY (copy.c). copy_tx: the oldest COPY whose data end the server
      * does not know yet; everything encoded after it waits in copy_held.

@@ -16,12 +16,6 @@
  *     PGW_ESTMTINVALID or PGW_ESERVER with 42P05 / 26000 and a hint naming
  *     stmt_cache_mode, and never return a wrong value.
  *
- * PGW_TEST_HAVE_CACHE: 1 once the statement cache (stmt_cache_mode in
- * pgw_conn_config_t) is in the library. With 0 every query already runs
- * through the unnamed statement, so the workload runs without the setting
- * and the default mode cannot be told to fail (only "never wrong" is
- * checked there).
- *
  * Counts scale down under valgrind; PGW_TEST_BOUNCER_TXNS sets the number
  * of transactions.
  */
@@ -42,10 +36,6 @@
 #include <valgrind/valgrind.h>
 
 #include <cmocka.h>
-
-#ifndef PGW_TEST_HAVE_CACHE
-#define PGW_TEST_HAVE_CACHE 0
-#endif
 
 enum { NCLIENTS = 50, COPY_ROWS = 10, CURSOR_ROWS = 25, CURSOR_BATCH = 7, MAX_STATES = 16 };
 
@@ -492,11 +482,7 @@ static void on_watchdog(uv_timer_t *t)
 static void init_config(pgw_conn_config_t *cfg, int unnamed)
 {
     pgw_conn_config_init(cfg);
-#if PGW_TEST_HAVE_CACHE
     cfg->stmt_cache_mode = unnamed ? PGW_STMT_UNNAMED : PGW_STMT_CACHE_AUTO;
-#else
-    (void)unnamed;
-#endif
 }
 
 static void run_workload(run_t *r, int unnamed, int txns)
@@ -695,16 +681,10 @@ static void test_default_mode_fails_loudly(void **state)
     tally_print("default mode", &r.errors);
     assert_int_equal(r.wrong, 0);
     assert_int_equal(r.other, 0);
-#if PGW_TEST_HAVE_CACHE
     /* statements cached per connection cannot survive the pooler's
      * switching of server connections: it must show */
     assert_true(r.loud > 0);
     assert_true(r.hinted > 0);
-#else
-    /* every query runs unnamed today: nothing can go wrong */
-    assert_int_equal(r.loud, 0);
-    assert_int_equal(r.ok, (uint64_t)nconn * REPEATS);
-#endif
 }
 
 int main(void)

@@ -373,8 +373,10 @@ static void test_discard_and_hidden_deallocate(void **state)
     assert_int_equal(st.invalidations, 0);
     assert_int_equal(st.entries, 1);
 
-    pgt_client_exec_ok(c, "CREATE OR REPLACE FUNCTION pg_temp.sc_dealloc() RETURNS void "
-                          "LANGUAGE plpgsql AS $$ BEGIN EXECUTE 'DEALLOC' || 'ATE ALL'; END $$");
+    /* The keyword split, so the session does not see it. */
+    const char *dealloc_fn = "CREATE OR REPLACE FUNCTION pg_temp.sc_dealloc() RETURNS void "
+                             "LANGUAGE plpgsql AS $$ BEGIN EXECUTE 'DEALLOC' || 'ATE ALL'; END $$";
+    pgt_client_exec_ok(c, dealloc_fn);
     warm(c, sql, &p, 1, 0, 42);
     pgt_client_exec_ok(c, "SELECT pg_temp.sc_dealloc()");
     assert_int_equal(run_int4(c, sql, &p, 1, 0), 42);
@@ -395,6 +397,25 @@ static void test_discard_and_hidden_deallocate(void **state)
     st = stats(c);
     assert_int_equal(st.invalidations, 2);
     assert_int_equal(st.reprepares, 1);
+    /* A third vanishing, outside a transaction: statements that keep
+     * vanishing are not retried any more (what a transaction-mode pooler
+     * does to them), the hint says why. */
+    assert_int_equal(run_int4(c, sql, &p, 1, 0), 42);
+    pgt_client_exec_ok(c, "SELECT pg_temp.sc_dealloc()");
+    assert_int_equal(run(c, sql, &p, 1, &r), PGW_ESTMTINVALID);
+    assert_string_equal(sqlstate(r), "26000");
+    assert_non_null(strstr(pgw_result_error(r)->hint, "PGW_STMT_UNNAMED"));
+    pgw_result_free(r);
+    assert_int_equal(stats(c).reprepares, 1);
+    /* SQL the session sees deallocating starts the count again. */
+    assert_int_equal(run_int4(c, sql, &p, 1, 0), 42);
+    assert_int_equal(run_int4(c, sql, &p, 1, 0), 42);
+    pgt_client_exec_ok(c, "DISCARD ALL"); /* drops pg_temp's function too */
+    pgt_client_exec_ok(c, dealloc_fn);
+    warm(c, sql, &p, 1, 0, 42);
+    pgt_client_exec_ok(c, "SELECT pg_temp.sc_dealloc()");
+    assert_int_equal(run_int4(c, sql, &p, 1, 0), 42);
+    assert_int_equal(stats(c).reprepares, 2);
     pgw_client_close(c);
 }
 
