@@ -24,6 +24,7 @@ typedef struct bench_env {
     const char *password; /* NULL, or the password of user (PgBouncer's auth file) */
     int pgbouncer;        /* 1: host/port/user/db name a PgBouncer in transaction mode */
     int stmt_cache_off;   /* 1: libpgwire connections without the statement cache */
+    int prep_by_cache;    /* 1: Prepared Statement Reuse through the cache, no explicit prepare */
     double scale;         /* BENCH_SCALE */
 } bench_env_t;
 

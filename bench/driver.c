@@ -1,14 +1,16 @@
 /* pgw-bench-driver: runs ONE (library, scenario) pair and prints one JSON
  * object on stdout.
  *
- *   pgw-bench-driver --lib libpq|libpgwire|libpgwire-nocache|libpgwire-blocking|
- *                          libpgwire-single|floor
+ *   pgw-bench-driver --lib libpq|libpgwire|libpgwire-nocache|libpgwire-autoprep|
+ *                          libpgwire-blocking|libpgwire-single|floor
  *                    --scenario ID [--scale S] [--list]
  *
  * libpgwire-single is the pool scenarios' reference row: every call of the
  * operation pipelined on one libpgwire connection. libpgwire-nocache is the
  * Extended Query scenarios' reference row: the async driver with the
- * statement cache off (PGW_STMT_CACHE_OFF), as those rows ran before it.
+ * statement cache off (PGW_STMT_CACHE_OFF), as those rows ran before it;
+ * libpgwire-autoprep the Prepared Statement Reuse scenarios' one: the same
+ * SQL as plain queries, prepared by the statement cache.
  *
  * A scenario whose id ends in "_pgbouncer" is its base scenario run through
  * PgBouncer (transaction mode): the server is PGW_PGBOUNCER_HOST (or
@@ -217,7 +219,8 @@ static const bench_impl_t *lookup(const char *lib, const char *scn, const char *
         scn = strip_suffix(scn, "_buffered", base, sizeof base);
     if (strcmp(lib, "libpq") == 0) return bench_libpq_lookup(scn, reason);
     if (strcmp(lib, "floor") == 0) return bench_floor_lookup(scn, reason);
-    if (strcmp(lib, "libpgwire") == 0 || strcmp(lib, "libpgwire-nocache") == 0)
+    if (strcmp(lib, "libpgwire") == 0 || strcmp(lib, "libpgwire-nocache") == 0 ||
+        strcmp(lib, "libpgwire-autoprep") == 0)
         return bench_pgwire_lookup(scn, reason);
     if (strcmp(lib, "libpgwire-blocking") == 0) return bench_pgwire_blocking_lookup(scn, reason);
     if (strcmp(lib, "libpgwire-single") == 0) return bench_pgwire_single_lookup(scn, reason);
@@ -392,7 +395,8 @@ static int run_scenario(const char *lib, const scenario_t *sc, const bench_env_t
 static void usage(void)
 {
     fprintf(stderr, "usage: pgw-bench-driver --lib "
-                    "libpq|libpgwire|libpgwire-nocache|libpgwire-blocking|libpgwire-single|floor "
+                    "libpq|libpgwire|libpgwire-nocache|libpgwire-autoprep|libpgwire-blocking|"
+                    "libpgwire-single|floor "
                     "--scenario ID [--scale S] | --list\n");
     exit(2);
 }
@@ -434,6 +438,9 @@ int main(int argc, char **argv)
     /* The async driver with stmt_cache_mode = PGW_STMT_CACHE_OFF: the
      * Extended Query rows as they ran before the statement cache. */
     if (strcmp(lib, "libpgwire-nocache") == 0) env.stmt_cache_off = 1;
+    /* The async driver running Prepared Statement Reuse as plain queries:
+     * what the statement cache gives without an explicit prepare. */
+    if (strcmp(lib, "libpgwire-autoprep") == 0) env.prep_by_cache = 1;
 
     if (strcmp(scn, "c_speed") == 0) return run_suite_c(lib, &env);
     const scenario_t *sc = find_scenario(scn);

@@ -467,7 +467,7 @@ static void *prep_setup(const bench_env_t *env)
 {
     static const uint32_t int4 = 23;
     pgs_t *s = new_state(env, 1);
-    if (s && prepare(s, "bench_prep", SQL_PREP, &int4, 1) != 0) {
+    if (s && !env->prep_by_cache && prepare(s, "bench_prep", SQL_PREP, &int4, 1) != 0) {
         teardown(s);
         return NULL;
     }
@@ -479,6 +479,15 @@ static int check_prep(call_t *k, pgw_result_t *r)
     return bench_pgw_fold_prep(WHO, r, k->want, &k->s->h);
 }
 
+/* One execution: of the statement prepared by name, or (the
+ * libpgwire-autoprep row) the same SQL as a query the statement cache
+ * prepares by itself; the int4 parameter is the declared type either way. */
+static int exec_prep(pgs_t *s, const pgw_param_t *p, call_t *k)
+{
+    if (s->env->prep_by_cache) return pgw_conn_query(s->c, SQL_PREP, p, 1, on_result, k);
+    return pgw_conn_execute(s->c, "bench_prep", p, 1, on_result, k);
+}
+
 static int prep_seq_op(void *st, uint64_t *sum)
 {
     pgs_t *s = st;
@@ -487,7 +496,7 @@ static int prep_seq_op(void *st, uint64_t *sum)
         call_t k = {s, i + 1, check_prep};
         pgw_param_t p[] = {pgw_int4(i + 1)};
         s->pending++;
-        if (issue_done(s, pgw_conn_execute(s->c, "bench_prep", p, 1, on_result, &k))) return -1;
+        if (issue_done(s, exec_prep(s, p, &k))) return -1;
         run_until_done(s);
         if (s->failed) return -1;
     }
@@ -505,7 +514,7 @@ static int prep_conc_op(void *st, uint64_t *sum)
         k[i] = (call_t){s, id, check_prep};
         pgw_param_t p[] = {pgw_int4(id)};
         s->pending++;
-        if (issue_done(s, pgw_conn_execute(s->c, "bench_prep", p, 1, on_result, &k[i]))) return -1;
+        if (issue_done(s, exec_prep(s, p, &k[i]))) return -1;
     }
     s->counter += n;
     run_until_done(s);
