@@ -1,5 +1,6 @@
-# Shared by tests/pg/pgbouncer.sh and tests/pg/pg-replica.sh (sourced, not
-# run): who runs the server programs, free ports, env files, safe deletes.
+# Shared by tests/pg/pg-cluster.sh, pgbouncer.sh and pg-replica.sh (sourced,
+# not run): who runs the server programs, free ports, starting a server, env
+# files, safe deletes.
 # The caller sets NAME (for messages) and DIR (absolute) before sourcing.
 # shellcheck shell=bash
 
@@ -94,4 +95,21 @@ make_dir() {
     mkdir -p "$DIR"
     chmod 755 "$DIR"
     own_by_server "$DIR"
+}
+
+# pg_ctl start of the cluster in $1/data ($PGBIN: its binaries), logging to
+# $1/server.log. Returns 2 when the port was taken between the probe and
+# the bind (the caller then tries another).
+start_server() {
+    local run=$1
+    : >"$run/server.log"
+    own_by_server "$run/server.log"
+    if as_server "$PGBIN/pg_ctl" start -D "$run/data" -l "$run/server.log" -w -t 60 >/dev/null; then
+        return 0
+    fi
+    if grep -q -E 'could not bind|Address already in use|could not create any TCP/IP sockets' \
+        "$run/server.log"; then
+        return 2
+    fi
+    return 1
 }

@@ -23,7 +23,6 @@ set -euo pipefail
 
 readonly FIRST_PORT=54320
 readonly PORT_TRIES=40
-readonly SERVER_OS_USER=postgres
 readonly TEST_USER=pgwire
 readonly SCRAM_USER=pgw_scram SCRAM_PASSWORD='scram-Pw-1'
 readonly MD5_USER=pgw_md5 MD5_PASSWORD='md5-Pw-2'
@@ -34,11 +33,11 @@ readonly CERT_USER=pgw_cert
 readonly NOSSL_USER=pgw_nossl
 readonly SSLONLY_USER=pgw_sslonly
 
-die() {
-    echo "pg-cluster: $*" >&2
-    exit 1
-}
-log() { echo "pg-cluster: $*" >&2; }
+NAME=pg-cluster
+# die, log, as_server / own_by_server (who runs the server), free ports,
+# start_server.
+# shellcheck source=fixture-lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/fixture-lib.sh"
 
 usage() { die "usage: $0 start|stop|restart|env DIR"; }
 
@@ -46,21 +45,8 @@ usage() { die "usage: $0 start|stop|restart|env DIR"; }
 CMD=$1
 DIR=$(realpath -m -- "$2")
 
-# --- who runs the server ----------------------------------------------------
-if [ "$(id -u)" = 0 ]; then
-    getent passwd "$SERVER_OS_USER" >/dev/null ||
-        die "running as root needs the '$SERVER_OS_USER' OS user (apt-get install postgresql)"
-    RUNAS=(runuser -u "$SERVER_OS_USER" --)
-    BOOT_USER=$SERVER_OS_USER
-else
-    RUNAS=()
-    BOOT_USER=$(id -un)
-fi
-as_server() { (cd / && "${RUNAS[@]}" "$@"); }
-# Give files to the server's user (a no-op when not running as root).
-own_by_server() {
-    if [ ${#RUNAS[@]} -gt 0 ]; then chown "$SERVER_OS_USER" "$@"; fi
-}
+# The role initdb creates: the server's OS user.
+if [ ${#RUNAS[@]} -gt 0 ]; then BOOT_USER=$SERVER_OS_USER; else BOOT_USER=$(id -un); fi
 
 find_pgbin() {
     local d best=""
@@ -84,24 +70,6 @@ find_pgbin() {
     echo "$best"
 }
 
-# --- ports ------------------------------------------------------------------
-port_in_use() {
-    # A successful connect means someone listens there.
-    timeout 2 bash -c "exec 3<>/dev/tcp/127.0.0.1/$1" 2>/dev/null
-}
-
-next_free_port() {
-    local p=$1 last=$(($1 + 1000))
-    while [ "$p" -lt "$last" ]; do
-        if ! port_in_use "$p"; then
-            echo "$p"
-            return
-        fi
-        p=$((p + 1))
-    done
-    die "no free TCP port in $1..$last"
-}
-
 # --- state: where the runtime files live --------------------------------------
 # RUN holds data/, tls/, the socket and server.log. It is DIR itself unless
 # DIR/runtime names another directory.
@@ -109,7 +77,9 @@ runtime_dir() {
     if [ -f "$DIR/runtime" ]; then cat "$DIR/runtime"; else echo "$DIR"; fi
 }
 
-# DIR is deleted on stop: refuse anything that does not look like ours.
+# DIR is deleted on stop: refuse anything that does not look like ours (a
+# cluster directory has no single marker file, so this replaces
+# fixture-lib.sh's check_ours).
 check_ours() {
     [ -d "$DIR" ] || return 0
     [ -z "$(ls -A -- "$DIR")" ] && return 0
@@ -325,22 +295,6 @@ fail_with_log() {
     exit 1
 }
 
-# pg_ctl start with the port in pgwire.conf. Returns 2 when the port was
-# taken between the probe and the bind (the caller then tries another).
-start_server() {
-    local run=$1
-    : >"$run/server.log"
-    own_by_server "$run/server.log"
-    if as_server "$PGBIN/pg_ctl" start -D "$run/data" -l "$run/server.log" -w -t 60 >/dev/null; then
-        return 0
-    fi
-    if grep -q -E 'could not bind|Address already in use|could not create any TCP/IP sockets' \
-        "$run/server.log"; then
-        return 2
-    fi
-    return 1
-}
-
 # --- commands -----------------------------------------------------------------
 write_env_external() {
     local version
@@ -364,6 +318,8 @@ write_env_external() {
     cat "$DIR/env"
 }
 
+# fixture-lib.sh's pick_run_dir, with the /tmp/pgw-cluster.* name that
+# is_own_socket_dir and existing env files know.
 pick_run_dir() {
     # The socket path "$DIR/.s.PGSQL.NNNNN" must fit in sun_path (107 bytes),
     # and the server's user must be able to reach DIR.

@@ -109,20 +109,6 @@ write_replica_conf() {
     own_by_server "$run/data/replica.conf"
 }
 
-start_server() {
-    local run=$1
-    : >"$run/server.log"
-    own_by_server "$run/server.log"
-    if as_server "$PGBIN/pg_ctl" start -D "$run/data" -l "$run/server.log" -w -t 60 >/dev/null; then
-        return 0
-    fi
-    if grep -q -E 'could not bind|Address already in use|could not create any TCP/IP sockets' \
-        "$run/server.log"; then
-        return 2
-    fi
-    return 1
-}
-
 # In recovery, streaming, and replayed up to lsn.
 wait_caught_up() {
     local run=$1 port=$2 lsn=$3 ok
