@@ -7,6 +7,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <string.h>
 
 #include <cmocka.h>
 #include <uv.h>
@@ -58,4 +59,71 @@ int pgt_loop_run_until(void *loop, const int *flag, int want, unsigned timeout_m
     uv_close((uv_handle_t *)&t, NULL);
     uv_run(loop, UV_RUN_NOWAIT);
     return *flag >= want;
+}
+
+static void conn_connected(pgw_conn_t *conn, int status, const pgw_error_t *err, void *ud)
+{
+    (void)conn, (void)err;
+    pgt_conn_t *f = ud;
+    f->connected++;
+    f->connect_status = status;
+}
+
+static void conn_trace(pgw_conn_t *conn, char dir, const uint8_t *msg, size_t len, void *ud)
+{
+    (void)conn;
+    if (dir == 'F' && len > 0 && msg[0] == 'S') ((pgt_conn_t *)ud)->syncs_sent++;
+}
+
+static void conn_drained(pgw_conn_t *conn, void *ud)
+{
+    (void)conn;
+    ((pgt_conn_t *)ud)->drains++;
+}
+
+static void conn_closed(pgw_conn_t *conn, void *ud)
+{
+    (void)conn;
+    ((pgt_conn_t *)ud)->closed++;
+}
+
+void pgt_conn_open(pgt_conn_t *f, const pgw_conn_config_t *given)
+{
+    char ci[512];
+    pgt_require_server();
+    memset(f, 0, sizeof *f);
+    assert_int_equal(uv_loop_init(&f->loop), 0);
+    pgw_conn_config_t cfg;
+    if (given)
+        cfg = *given;
+    else
+        pgw_conn_config_init(&cfg);
+    if (!cfg.on_trace) cfg.on_trace = conn_trace;
+    if (!cfg.on_drain) cfg.on_drain = conn_drained;
+    cfg.ud = f;
+    assert_int_equal(pgw_conn_new(&f->conn, &f->loop, &cfg), 0);
+    assert_int_equal(
+        pgw_conn_connect(f->conn, pgt_conninfo(ci, sizeof ci, NULL), conn_connected, f), 0);
+    pgt_conn_run(f, &f->connected, 1);
+    assert_int_equal(f->connect_status, 0);
+}
+
+void pgt_conn_run(pgt_conn_t *f, const int *flag, int want)
+{
+    assert_true(pgt_loop_run_until(&f->loop, flag, want, 60000));
+}
+
+int pgt_conn_start_close(pgt_conn_t *f)
+{
+    return pgw_conn_close(f->conn, conn_closed, f);
+}
+
+void pgt_conn_close(pgt_conn_t *f)
+{
+    if (f->closed == 0) {
+        assert_int_equal(pgt_conn_start_close(f), 0);
+        pgt_conn_run(f, &f->closed, 1);
+    }
+    assert_int_equal(uv_run(&f->loop, UV_RUN_NOWAIT), 0);
+    assert_int_equal(uv_loop_close(&f->loop), 0);
 }

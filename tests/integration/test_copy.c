@@ -578,67 +578,23 @@ static void test_copy_in_batch(void **state)
 
 /* ------------------------------------------------ pipelined on a conn */
 
-typedef struct fx {
-    uv_loop_t loop;
-    pgw_conn_t *conn;
-    int connected, connect_status, closed;
-    int order[8];
-    int norder;
-    int drains;
-} fx_t;
-
-static void on_connect(pgw_conn_t *conn, int status, const pgw_error_t *err, void *ud)
+/* f connected with the given high-water mark (0: the default). */
+static void fx_open(pgt_conn_t *f, size_t high_water)
 {
-    fx_t *f = ud;
-    f->connected++;
-    f->connect_status = status;
-}
-
-static void on_closed(pgw_conn_t *conn, void *ud)
-{
-    ((fx_t *)ud)->closed++;
-}
-
-static void fx_run(fx_t *f, const int *flag, int want)
-{
-    assert_true(pgt_loop_run_until(&f->loop, flag, want, 60000));
-}
-
-static void on_drain(pgw_conn_t *conn, void *ud)
-{
-    ((fx_t *)ud)->drains++;
-}
-
-static void fx_open(fx_t *f, size_t high_water)
-{
-    char ci[512];
-    pgt_require_server();
-    memset(f, 0, sizeof *f);
-    assert_int_equal(uv_loop_init(&f->loop), 0);
     pgw_conn_config_t cfg;
     pgw_conn_config_init(&cfg);
     cfg.high_water_mark = high_water;
-    cfg.on_drain = on_drain;
-    cfg.ud = f;
-    assert_int_equal(pgw_conn_new(&f->conn, &f->loop, &cfg), 0);
-    assert_int_equal(pgw_conn_connect(f->conn, pgt_conninfo(ci, sizeof ci, NULL), on_connect, f),
-                     0);
-    fx_run(f, &f->connected, 1);
-    assert_int_equal(f->connect_status, 0);
+    pgt_conn_open(f, &cfg);
 }
 
-static void fx_close(fx_t *f)
-{
-    if (f->closed == 0) {
-        assert_int_equal(pgw_conn_close(f->conn, on_closed, f), 0);
-        fx_run(f, &f->closed, 1);
-    }
-    assert_int_equal(uv_run(&f->loop, UV_RUN_NOWAIT), 0);
-    assert_int_equal(uv_loop_close(&f->loop), 0);
-}
+/* The order in which the requests of test_order completed. */
+static struct {
+    int ids[8];
+    int n;
+} g_order;
 
 typedef struct done {
-    fx_t *f;
+    pgt_conn_t *f;
     int id;
     int status;
     int64_t value;
@@ -651,8 +607,8 @@ static void on_done(int status, pgw_result_t *res, void *ud)
     done_t *d = ud;
     d->calls++;
     d->status = status;
-    if (d->f->norder < (int)(sizeof d->f->order / sizeof d->f->order[0]))
-        d->f->order[d->f->norder++] = d->id;
+    if (g_order.n < (int)(sizeof g_order.ids / sizeof g_order.ids[0]))
+        g_order.ids[g_order.n++] = d->id;
     d->affected = pgw_result_rows_affected(res);
     if (status == 0 && pgw_result_nrows(res) == 1) pgw_result_int8(res, 0, 0, &d->value);
     pgw_result_free(res);
@@ -695,7 +651,7 @@ static void test_conn_pipeline_around_copy(void **state)
     pgw_client_t *c = pgt_client_open();
     fresh_table(c, "copy_pipe");
     pgw_client_close(c);
-    fx_t f;
+    pgt_conn_t f;
     fx_open(&f, 0);
     done_t q1 = {&f, 1, 0, 0, 0, 0}, q3 = {&f, 3, 0, 0, 0, 0}, q4 = {&f, 4, 0, 0, 0, 0};
     both_t in = {{FMT_CSV, 1, NROWS, 0, 0, 0, 0, 0}, {&f, 2, 0, 0, 0, 0}};
@@ -712,9 +668,9 @@ static void test_conn_pipeline_around_copy(void **state)
         pgw_conn_query(f.conn, "SELECT sum(a)::int8 FROM copy_pipe", NULL, 0, on_done, &q4), 0);
     assert_int_equal(
         pgw_conn_copy_out(f.conn, "COPY copy_pipe TO STDOUT", count_bytes, counted_done, &out), 0);
-    fx_run(&f, &f.norder, 5);
+    pgt_conn_run(&f, &g_order.n, 5);
     for (int i = 0; i < 5; i++)
-        assert_int_equal(f.order[i], i + 1);
+        assert_int_equal(g_order.ids[i], i + 1);
     assert_int_equal(q1.status, 0);
     assert_int_equal(in.d.status, 0);
     assert_int_equal(in.d.affected, NROWS);
@@ -726,7 +682,7 @@ static void test_conn_pipeline_around_copy(void **state)
     assert_int_equal(out.d.status, 0);
     assert_int_equal(out.d.affected, NROWS + 1);
     assert_true(out.bytes > (size_t)NROWS * 40);
-    fx_close(&f);
+    pgt_conn_close(&f);
     c = pgt_client_open();
     pgt_client_exec_ok(c, "DROP TABLE copy_pipe");
     pgw_client_close(c);
@@ -736,7 +692,7 @@ static void test_conn_pipeline_around_copy(void **state)
  * request queued behind it fail with PGW_ECANCELED, nothing is kept. */
 typedef struct closer {
     gen_t g;
-    fx_t *f;
+    pgt_conn_t *f;
     done_t copy, after;
 } closer_t;
 
@@ -745,7 +701,7 @@ static int closing_source(pgw_buf_t *out, size_t room, void *ud)
     closer_t *x = ud;
     int rc = gen_source(out, room, &x->g);
     if (x->g.next > 30000) {
-        assert_int_equal(pgw_conn_close(x->f->conn, on_closed, x->f), 0);
+        assert_int_equal(pgt_conn_start_close(x->f), 0);
         return PGW_COPY_MORE;
     }
     return rc;
@@ -762,7 +718,7 @@ static void test_close_mid_copy(void **state)
     pgw_client_t *c = pgt_client_open();
     fresh_table(c, "copy_close");
     pgw_client_close(c);
-    fx_t f;
+    pgt_conn_t f;
     fx_open(&f, 0);
     closer_t x = {
         {FMT_TEXT, 1, NROWS, 0, 0, 0, 0, 0}, &f, {&f, 1, 0, 0, 0, 0}, {&f, 2, 0, 0, 0, 0}};
@@ -772,12 +728,12 @@ static void test_close_mid_copy(void **state)
     assert_int_equal(pgw_conn_query(f.conn, "INSERT INTO copy_close VALUES (1, 1, 1, 'x')", NULL, 0,
                                     on_done, &x.after),
                      0);
-    fx_run(&f, &f.closed, 1);
+    pgt_conn_run(&f, &f.closed, 1);
     assert_int_equal(x.copy.calls, 1);
     assert_int_equal(x.copy.status, PGW_ECANCELED);
     assert_int_equal(x.after.calls, 1);
     assert_int_equal(x.after.status, PGW_ECANCELED);
-    fx_close(&f);
+    pgt_conn_close(&f);
     c = pgt_client_open();
     /* The server saw the COPY end (CopyFail, or the socket closed): the
      * backend is gone or idle and nothing was kept. */
@@ -791,7 +747,7 @@ static void test_close_mid_copy(void **state)
 static void test_congestion_and_drain(void **state)
 {
     (void)state;
-    fx_t f;
+    pgt_conn_t f;
     fx_open(&f, 64 * 1024);
     enum { MAXQ = 20000 };
     done_t *d = calloc(MAXQ, sizeof *d);
@@ -810,7 +766,7 @@ static void test_congestion_and_drain(void **state)
             refused++;
             assert_int_equal(pgw_conn_congested(f.conn), 1);
             int before = f.drains;
-            fx_run(&f, &f.drains, before + 1);
+            pgt_conn_run(&f, &f.drains, before + 1);
             assert_int_equal(pgw_conn_congested(f.conn), 0);
             continue;
         }
@@ -827,7 +783,7 @@ static void test_congestion_and_drain(void **state)
     }
     assert_int_equal(completed, MAXQ);
     free(d);
-    fx_close(&f);
+    pgt_conn_close(&f);
 }
 
 /* The default mark takes a bench-sized pipeline (20,000 small queries in
@@ -835,7 +791,7 @@ static void test_congestion_and_drain(void **state)
 static void test_default_mark_takes_pipeline(void **state)
 {
     (void)state;
-    fx_t f;
+    pgt_conn_t f;
     fx_open(&f, 0);
     enum { N = 20000 };
     done_t *d = calloc(N, sizeof *d);
@@ -852,7 +808,7 @@ static void test_default_mark_takes_pipeline(void **state)
         assert_int_equal(d[i].value, i);
     }
     free(d);
-    fx_close(&f);
+    pgt_conn_close(&f);
 }
 
 static int group_teardown(void **state)

@@ -9,6 +9,7 @@
  * Flush whose results arrive before any Sync was written.
  */
 #define _POSIX_C_SOURCE 200809L /* uv.h: pthread_rwlock_t */
+#include "pgclient.h"
 #include "pgtest.h"
 #include "pgwire/client.h"
 #include "pgwire/conn.h"
@@ -45,80 +46,10 @@ static void check_batch(const pgw_result_t *res, int32_t *next)
 
 /* ------------------------------------------------- a connection on a loop */
 
-typedef struct fx {
-    uv_loop_t loop;
-    pgw_conn_t *conn;
-    int connected, connect_status, closed;
-    int syncs_sent; /* Sync messages written so far (trace) */
-} fx_t;
-
-static void on_connect(pgw_conn_t *conn, int status, const pgw_error_t *err, void *ud)
-{
-    (void)conn, (void)err;
-    fx_t *f = ud;
-    f->connected++;
-    f->connect_status = status;
-}
-
-static void on_trace(pgw_conn_t *conn, char dir, const uint8_t *msg, size_t len, void *ud)
-{
-    (void)conn;
-    if (dir == 'F' && len > 0 && msg[0] == 'S') ((fx_t *)ud)->syncs_sent++;
-}
-
-static void on_closed(pgw_conn_t *conn, void *ud)
-{
-    (void)conn;
-    ((fx_t *)ud)->closed++;
-}
-
-static void on_deadline(uv_timer_t *t)
-{
-    *(int *)t->data = 1;
-}
-
-static void fx_run(fx_t *f, const int *flag, int want)
-{
-    int expired = 0;
-    uv_timer_t t;
-    uv_timer_init(&f->loop, &t);
-    t.data = &expired;
-    uv_timer_start(&t, on_deadline, 60000, 0);
-    while (*flag < want && !expired)
-        uv_run(&f->loop, UV_RUN_ONCE);
-    uv_close((uv_handle_t *)&t, NULL);
-    uv_run(&f->loop, UV_RUN_NOWAIT);
-    assert_true(*flag >= want);
-}
-
-static void fx_open(fx_t *f)
-{
-    char ci[512];
-    pgt_require_server();
-    memset(f, 0, sizeof *f);
-    assert_int_equal(uv_loop_init(&f->loop), 0);
-    pgw_conn_config_t cfg;
-    pgw_conn_config_init(&cfg);
-    cfg.on_trace = on_trace;
-    cfg.ud = f;
-    assert_int_equal(pgw_conn_new(&f->conn, &f->loop, &cfg), 0);
-    assert_int_equal(pgw_conn_connect(f->conn, pgt_conninfo(ci, sizeof ci, NULL), on_connect, f),
-                     0);
-    fx_run(f, &f->connected, 1);
-    assert_int_equal(f->connect_status, 0);
-}
-
-static void fx_close(fx_t *f)
-{
-    assert_int_equal(pgw_conn_close(f->conn, on_closed, f), 0);
-    fx_run(f, &f->closed, 1);
-    assert_int_equal(uv_loop_close(&f->loop), 0);
-}
-
 /* An asynchronous cursor: each batch's callback checks it and fetches the
  * next, the last one closes the portal. */
 typedef struct acur {
-    fx_t *f;
+    pgt_conn_t *f;
     int32_t next;
     int batches;
     int done, close_status;
@@ -148,20 +79,20 @@ static void on_acur_batch(int status, pgw_result_t *res, void *ud)
 static void test_async_cursor_50000_rows(void **state)
 {
     (void)state;
-    fx_t f;
-    fx_open(&f);
+    pgt_conn_t f;
+    pgt_conn_open(&f, NULL);
     acur_t a = {&f, 1, 0, 0, -1};
     pgw_request_t open = PGW_QUERY(g_sql, NULL, 0, on_acur_batch, &a);
     open.portal = "async_c";
     open.max_rows = BATCH;
     assert_int_equal(pgw_conn_submit(f.conn, &open), 0);
-    fx_run(&f, &a.done, 1);
+    pgt_conn_run(&f, &a.done, 1);
     assert_int_equal(a.close_status, 0);
     assert_int_equal(a.next, NROWS + 1);
     assert_true(a.batches >= NROWS / BATCH); /* 100, plus one empty one at the end */
     assert_int_equal(f.syncs_sent, 1);       /* the close's, only */
     assert_int_equal(pgw_session_txn_status(pgw_conn_session(f.conn)), 'I');
-    fx_close(&f);
+    pgt_conn_close(&f);
 }
 
 /* ------------------------------------------------------ blocking helpers */
@@ -345,7 +276,7 @@ static void test_abandoned_cursor_closed(void **state)
 /* --------------------------------------------------------------- Flush */
 
 typedef struct fl {
-    fx_t *f;
+    pgt_conn_t *f;
     int calls[3];
     int status[3];
     int syncs_at_result; /* Syncs written when the first result arrived */
@@ -381,13 +312,13 @@ static void on_fl2(int status, pgw_result_t *res, void *ud)
 static void test_flush_before_sync(void **state)
 {
     (void)state;
-    fx_t f;
-    fx_open(&f);
+    pgt_conn_t f;
+    pgt_conn_open(&f, NULL);
     int syncs0 = f.syncs_sent;
     fl_t x = {&f, {0}, {0}, -1, 0};
     pgw_request_t reqs[2] = {PGW_QUERY("SELECT 42", NULL, 0, on_fl0, &x), PGW_FLUSH(NULL, NULL)};
     assert_int_equal(pgw_conn_submit_batch(f.conn, reqs, 2, 0, on_fl1, &x), 0);
-    fx_run(&f, &x.calls[1], 1);
+    pgt_conn_run(&f, &x.calls[1], 1);
     assert_int_equal(x.status[0], 0);
     assert_int_equal(x.value, 42);
     assert_int_equal(x.syncs_at_result, syncs0); /* the result came with no Sync sent */
@@ -395,10 +326,10 @@ static void test_flush_before_sync(void **state)
     assert_int_equal(x.status[1], 0);
     pgw_request_t sync = PGW_SYNC(on_fl2, &x);
     assert_int_equal(pgw_conn_submit(f.conn, &sync), 0);
-    fx_run(&f, &x.calls[2], 1);
+    pgt_conn_run(&f, &x.calls[2], 1);
     assert_int_equal(x.status[2], 0);
     assert_int_equal(f.syncs_sent, syncs0 + 1);
-    fx_close(&f);
+    pgt_conn_close(&f);
 }
 
 /* A COPY FROM submitted while a cursor holds its implicit transaction open

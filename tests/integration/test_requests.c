@@ -5,6 +5,7 @@
  * against an older (smaller) pgw_request_t.
  */
 #define _POSIX_C_SOURCE 200809L /* uv.h: pthread_rwlock_t */
+#include "pgclient.h"
 #include "pgtest.h"
 #include "pgwire/client.h"
 #include "pgwire/conn.h"
@@ -46,76 +47,12 @@ static void on_rec(int status, pgw_result_t *res, void *ud)
 
 /* ------------------------------------------------- a connection on a loop */
 
-typedef struct fx {
-    uv_loop_t loop;
-    pgw_conn_t *conn;
-    int connected;
-    int connect_status;
-    int closed;
-} fx_t;
-
-static void on_connect(pgw_conn_t *conn, int status, const pgw_error_t *err, void *ud)
-{
-    (void)conn;
-    (void)err;
-    fx_t *f = ud;
-    f->connected++;
-    f->connect_status = status;
-}
-
-static void on_closed(pgw_conn_t *conn, void *ud)
-{
-    (void)conn;
-    ((fx_t *)ud)->closed++;
-}
-
-static void on_deadline(uv_timer_t *t)
-{
-    *(int *)t->data = 1;
-}
-
-/* Run the loop until *flag >= want (fails after 10 s). */
-static void fx_run(fx_t *f, const int *flag, int want)
-{
-    int expired = 0;
-    uv_timer_t t;
-    uv_timer_init(&f->loop, &t);
-    t.data = &expired;
-    uv_timer_start(&t, on_deadline, 10000, 0);
-    while (*flag < want && !expired)
-        uv_run(&f->loop, UV_RUN_ONCE);
-    uv_close((uv_handle_t *)&t, NULL);
-    uv_run(&f->loop, UV_RUN_NOWAIT);
-    assert_true(*flag >= want);
-}
-
-static void fx_open(fx_t *f)
-{
-    char ci[512];
-    pgt_require_server();
-    memset(f, 0, sizeof *f);
-    assert_int_equal(uv_loop_init(&f->loop), 0);
-    assert_int_equal(pgw_conn_new(&f->conn, &f->loop, NULL), 0);
-    assert_int_equal(pgw_conn_connect(f->conn, pgt_conninfo(ci, sizeof ci, NULL), on_connect, f),
-                     0);
-    fx_run(f, &f->connected, 1);
-    assert_int_equal(f->connect_status, 0);
-}
-
-static void fx_close(fx_t *f)
-{
-    assert_int_equal(pgw_conn_close(f->conn, on_closed, f), 0);
-    fx_run(f, &f->closed, 1);
-    assert_int_equal(uv_run(&f->loop, UV_RUN_NOWAIT), 0);
-    assert_int_equal(uv_loop_close(&f->loop), 0);
-}
-
 /* A pgw_conn_query on f, waited for: its status (and int4 value). */
-static int fx_query(fx_t *f, const char *sql, int32_t *value)
+static int fx_query(pgt_conn_t *f, const char *sql, int32_t *value)
 {
     rec_t r = {0};
     assert_int_equal(pgw_conn_query(f->conn, sql, NULL, 0, on_rec, &r), 0);
-    fx_run(f, &r.calls, 1);
+    pgt_conn_run(f, &r.calls, 1);
     if (value) *value = r.value;
     return r.status;
 }
@@ -165,8 +102,8 @@ static void test_batch_one_sync_and_sync_each(void **state)
     (void)state;
     pgw_client_t *db = client_open();
     exec_ok(db, "DROP TABLE IF EXISTS pgw_req_sync; CREATE TABLE pgw_req_sync(v int PRIMARY KEY)");
-    fx_t f;
-    fx_open(&f);
+    pgt_conn_t f;
+    pgt_conn_open(&f, NULL);
     rec_t r[3] = {{0}}, done = {0};
     pgw_request_t reqs[] = {
         PGW_QUERY("INSERT INTO pgw_req_sync VALUES (1)", NULL, 0, on_rec, &r[0]),
@@ -174,7 +111,7 @@ static void test_batch_one_sync_and_sync_each(void **state)
         PGW_QUERY("INSERT INTO pgw_req_sync VALUES (2)", NULL, 0, on_rec, &r[2]),
     };
     assert_int_equal(pgw_conn_submit_batch(f.conn, reqs, 3, 0, on_rec, &done), 0);
-    fx_run(&f, &done.calls, 1);
+    pgt_conn_run(&f, &done.calls, 1);
     assert_int_equal(r[0].status, 0);
     assert_int_equal(r[1].status, PGW_ESERVER);
     assert_string_equal(r[1].sqlstate, "23505");
@@ -188,7 +125,7 @@ static void test_batch_one_sync_and_sync_each(void **state)
     memset(r, 0, sizeof r);
     memset(&done, 0, sizeof done);
     assert_int_equal(pgw_conn_submit_batch(f.conn, reqs, 3, PGW_BATCH_SYNC_EACH, on_rec, &done), 0);
-    fx_run(&f, &done.calls, 1);
+    pgt_conn_run(&f, &done.calls, 1);
     assert_int_equal(r[0].status, 0);
     assert_int_equal(r[1].status, PGW_ESERVER);
     assert_string_equal(r[1].sqlstate, "23505");
@@ -203,7 +140,7 @@ static void test_batch_one_sync_and_sync_each(void **state)
     assert_int_equal(fx_query(&f, "SELECT 7::int4", &v), 0);
     assert_int_equal(v, 7);
     assert_int_equal(pgw_session_txn_status(pgw_conn_session(f.conn)), 'I');
-    fx_close(&f);
+    pgt_conn_close(&f);
     exec_ok(db, "DROP TABLE pgw_req_sync");
     pgw_client_close(db);
 }
@@ -216,8 +153,8 @@ static void test_batch_q_sync_ends_group(void **state)
     (void)state;
     pgw_client_t *db = client_open();
     exec_ok(db, "DROP TABLE IF EXISTS pgw_req_qsync; CREATE TABLE pgw_req_qsync(v int)");
-    fx_t f;
-    fx_open(&f);
+    pgt_conn_t f;
+    pgt_conn_open(&f, NULL);
     rec_t r[4] = {{0}}, done = {0};
     pgw_request_t reqs[] = {
         PGW_QUERY("INSERT INTO pgw_req_qsync VALUES (20)", NULL, 0, on_rec, &r[0]),
@@ -227,7 +164,7 @@ static void test_batch_q_sync_ends_group(void **state)
     };
     reqs[1].flags = PGW_Q_SYNC;
     assert_int_equal(pgw_conn_submit_batch(f.conn, reqs, 4, 0, on_rec, &done), 0);
-    fx_run(&f, &done.calls, 1);
+    pgt_conn_run(&f, &done.calls, 1);
     assert_int_equal(r[0].status, 0);
     assert_int_equal(r[1].status, 0);
     assert_int_equal(r[2].status, PGW_ESERVER);
@@ -245,12 +182,12 @@ static void test_batch_q_sync_ends_group(void **state)
     };
     after[0].flags = PGW_Q_SYNC;
     assert_int_equal(pgw_conn_submit_batch(f.conn, after, 2, 0, on_rec, &done), 0);
-    fx_run(&f, &done.calls, 1);
+    pgt_conn_run(&f, &done.calls, 1);
     assert_int_equal(r[0].status, PGW_ESERVER);
     assert_int_equal(r[1].status, 0);
     assert_int_equal(done.status, PGW_ESERVER);
     assert_int_equal(committed_count(db, "pgw_req_qsync"), 3);
-    fx_close(&f);
+    pgt_conn_close(&f);
     exec_ok(db, "DROP TABLE pgw_req_qsync");
     pgw_client_close(db);
 }
@@ -264,8 +201,8 @@ static void test_batch_q_sync_ends_group(void **state)
 static void test_batch_refusal_all_or_nothing(void **state)
 {
     (void)state;
-    fx_t f;
-    fx_open(&f);
+    pgt_conn_t f;
+    pgt_conn_open(&f, NULL);
     rec_t r[4] = {{0}}, done = {0};
     pgw_request_t reqs[] = {
         PGW_PREPARE("pgw_req_refused", "SELECT 1::int4", NULL, 0, on_rec, &r[0]),
@@ -287,10 +224,10 @@ static void test_batch_refusal_all_or_nothing(void **state)
     /* The statement was never prepared. */
     rec_t x = {0};
     assert_int_equal(pgw_conn_execute(f.conn, "pgw_req_refused", NULL, 0, on_rec, &x), 0);
-    fx_run(&f, &x.calls, 1);
+    pgt_conn_run(&f, &x.calls, 1);
     assert_int_equal(x.status, PGW_ESERVER);
     assert_string_equal(x.sqlstate, "26000");
-    fx_close(&f);
+    pgt_conn_close(&f);
 }
 
 /* ------------------------------------------ one descriptor, two layers */
@@ -323,8 +260,8 @@ static void expect_same_rows(const pgw_result_t *a, const pgw_result_t *b)
 static void test_same_descriptor_conn_and_client(void **state)
 {
     (void)state;
-    fx_t f;
-    fx_open(&f);
+    pgt_conn_t f;
+    pgt_conn_open(&f, NULL);
     pgw_client_t *db = client_open();
     pgw_param_t n[] = {pgw_int4(5)};
     rec_t on_conn = {.keep = 1};
@@ -332,7 +269,7 @@ static void test_same_descriptor_conn_and_client(void **state)
                                 "FROM generate_series(1, $1) g",
                                 n, 1, on_rec, &on_conn);
     assert_int_equal(pgw_conn_submit(f.conn, &q), 0);
-    fx_run(&f, &on_conn.calls, 1);
+    pgt_conn_run(&f, &on_conn.calls, 1);
     assert_int_equal(on_conn.status, 0);
     pgw_result_t *from_client;
     assert_int_equal(pgw_client_run(db, &q, &from_client), 0);
@@ -347,7 +284,7 @@ static void test_same_descriptor_conn_and_client(void **state)
     memset(&on_conn, 0, sizeof on_conn);
     on_conn.keep = 1;
     assert_int_equal(pgw_conn_submit(f.conn, &q), 0);
-    fx_run(&f, &on_conn.calls, 1);
+    pgt_conn_run(&f, &on_conn.calls, 1);
     assert_int_equal(pgw_client_run(db, &q, &from_client), 0);
     assert_int_equal(pgw_result_fformat(from_client, 0), PGW_FORMAT_TEXT);
     expect_same_rows(on_conn.kept, from_client);
@@ -362,7 +299,7 @@ static void test_same_descriptor_conn_and_client(void **state)
         PGW_EXECUTE("pgw_req_same", n, 1, on_rec, &r[1]),
     };
     assert_int_equal(pgw_conn_submit_batch(f.conn, batch, 2, 0, on_rec, &done), 0);
-    fx_run(&f, &done.calls, 1);
+    pgt_conn_run(&f, &done.calls, 1);
     assert_int_equal(done.status, 0);
     pgw_result_t *results[2];
     int st[2];
@@ -379,7 +316,7 @@ static void test_same_descriptor_conn_and_client(void **state)
         pgw_result_free(results[i]);
     }
     pgw_client_close(db);
-    fx_close(&f);
+    pgt_conn_close(&f);
 }
 
 /* -------------------------------------------------------- result formats */
@@ -447,15 +384,15 @@ static void test_per_column_result_formats(void **state)
     pgw_result_free(res);
 
     /* The same descriptors on a connection. */
-    fx_t f;
-    fx_open(&f);
+    pgt_conn_t f;
+    pgt_conn_open(&f, NULL);
     rec_t r = {.keep = 1};
     q.flags = 0;
     q.result_formats = text_bin;
     q.on_result = on_rec;
     q.ud = &r;
     assert_int_equal(pgw_conn_submit(f.conn, &q), 0);
-    fx_run(&f, &r.calls, 1);
+    pgt_conn_run(&f, &r.calls, 1);
     assert_int_equal(r.status, 0);
     expect_mixed(r.kept, PGW_FORMAT_TEXT, PGW_FORMAT_BINARY, 42, 43);
     pgw_result_free(r.kept);
@@ -471,12 +408,12 @@ static void test_per_column_result_formats(void **state)
     x.on_result = on_rec;
     x.ud = &r;
     assert_int_equal(pgw_conn_submit(f.conn, &x), 0);
-    fx_run(&f, &r.calls, 1);
+    pgt_conn_run(&f, &r.calls, 1);
     assert_int_equal(prep.status, 0);
     assert_int_equal(r.status, 0);
     expect_mixed(r.kept, PGW_FORMAT_BINARY, PGW_FORMAT_TEXT, 7, 8);
     pgw_result_free(r.kept);
-    fx_close(&f);
+    pgt_conn_close(&f);
     pgw_client_close(db);
 }
 
@@ -541,15 +478,15 @@ static const pgw_request_t *old_with_garbage(old_in_new_t *u, const old_request_
 static void test_descriptor_size(void **state)
 {
     (void)state;
-    fx_t f;
-    fx_open(&f);
+    pgt_conn_t f;
+    pgt_conn_open(&f, NULL);
     pgw_client_t *db = client_open();
     pgw_param_t p[] = {pgw_int4(3)};
     old_in_new_t u;
     rec_t r = {0};
     old_request_t old = old_query("SELECT $1::int4 + 1", p, 1, on_rec, &r);
     assert_int_equal(pgw_conn_submit(f.conn, old_with_garbage(&u, &old)), 0);
-    fx_run(&f, &r.calls, 1);
+    pgt_conn_run(&f, &r.calls, 1);
     assert_int_equal(r.status, 0);
     assert_int_equal(r.value, 4);
     pgw_result_t *res;
@@ -568,7 +505,7 @@ static void test_descriptor_size(void **state)
     olds[1].flags = PGW_Q_SYNC;
     const pgw_request_t *as_reqs = (const pgw_request_t *)(const void *)olds;
     assert_int_equal(pgw_conn_submit_batch(f.conn, as_reqs, 3, 0, on_rec, &done), 0);
-    fx_run(&f, &done.calls, 1);
+    pgt_conn_run(&f, &done.calls, 1);
     assert_int_equal(done.status, 0);
     for (int i = 0; i < 3; i++) {
         assert_int_equal(rs[i].calls, 1);
@@ -607,7 +544,7 @@ static void test_descriptor_size(void **state)
     assert_int_equal(v, 5);
     assert_int_equal(r.calls, 0);
     pgw_client_close(db);
-    fx_close(&f);
+    pgt_conn_close(&f);
 }
 
 int main(void)
