@@ -5,6 +5,8 @@
  * the salt and iteration count change), so tests running beside this one
  * still log in.
  */
+#define _POSIX_C_SOURCE 200809L /* uv.h, through pgclient.h: pthread_rwlock_t */
+#include "pgclient.h"
 #include "pgtest.h"
 #include "pgwire/auth.h"
 #include "pgwire/client.h"
@@ -27,14 +29,6 @@ static pgw_client_t *connect_ci(const char *ci)
     return c;
 }
 
-static void exec_ok(pgw_client_t *c, const char *sql)
-{
-    pgw_result_t *res = NULL;
-    int rc = pgw_client_exec(c, sql, &res);
-    if (rc != 0) fail_msg("%s: %s", sql, pgw_err_name(rc));
-    pgw_result_free(res);
-}
-
 /* ALTER ROLE user PASSWORD 'verifier', both quoted by the library. */
 static void store_verifier(pgw_client_t *admin, const char *user, const char *verifier)
 {
@@ -42,7 +36,7 @@ static void store_verifier(pgw_client_t *admin, const char *user, const char *ve
     assert_int_equal(pgw_escape_literal(NULL, verifier, strlen(verifier), &lit), 0);
     assert_int_equal(pgw_escape_identifier(NULL, user, strlen(user), &ident), 0);
     snprintf(sql, sizeof sql, "ALTER ROLE %s PASSWORD %s", ident, lit);
-    exec_ok(admin, sql);
+    pgt_client_exec_ok(admin, sql);
     pgw_escape_free(NULL, lit);
     pgw_escape_free(NULL, ident);
 }
@@ -73,7 +67,7 @@ static void test_server_accepts_verifier(void **state)
 
     /* SCRAM with the password against the stored verifier. */
     pgw_client_t *c = connect_ci(pgt_conninfo_tcp(ci, sizeof ci, user, password, NULL));
-    exec_ok(c, "SELECT 1");
+    pgt_client_exec_ok(c, "SELECT 1");
     pgw_client_close(c);
     char err[256];
     c = NULL;

@@ -4,6 +4,7 @@
  * the domain decodes as int4[] and the enum reads as text, in both result
  * formats; an unknown name is reported.
  */
+#define _POSIX_C_SOURCE 200809L /* uv.h, through pgclient.h: pthread_rwlock_t */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,20 +13,11 @@
 
 #include <cmocka.h>
 
+#include "pgclient.h"
 #include "pgtest.h"
 #include "pgwire/client.h"
 
 static pgw_client_t *db;
-
-static void exec_ok(const char *sql)
-{
-    pgw_result_t *res;
-    int rc = pgw_client_exec(db, sql, &res);
-    if (rc != 0)
-        fail_msg("%s: %s", sql,
-                 rc == PGW_ESERVER ? pgw_result_error(res)->message : pgw_strerror(rc));
-    pgw_result_free(res);
-}
 
 static int setup(void **state)
 {
@@ -33,16 +25,16 @@ static int setup(void **state)
     (void)state;
     pgt_require_server();
     assert_int_equal(pgw_client_connect(&db, pgt_conninfo(ci, sizeof ci, NULL), NULL), 0);
-    exec_ok("DROP SCHEMA IF EXISTS pgw_ctypes CASCADE; CREATE SCHEMA pgw_ctypes; "
-            "CREATE DOMAIN pgw_ctypes.posint AS int4 CHECK (VALUE > 0); "
-            "CREATE TYPE pgw_ctypes.color AS ENUM ('red', 'green')");
+    pgt_client_exec_ok(db, "DROP SCHEMA IF EXISTS pgw_ctypes CASCADE; CREATE SCHEMA pgw_ctypes; "
+                           "CREATE DOMAIN pgw_ctypes.posint AS int4 CHECK (VALUE > 0); "
+                           "CREATE TYPE pgw_ctypes.color AS ENUM ('red', 'green')");
     return 0;
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    exec_ok("DROP SCHEMA pgw_ctypes CASCADE");
+    pgt_client_exec_ok(db, "DROP SCHEMA pgw_ctypes CASCADE");
     pgw_client_close(db);
     return 0;
 }

@@ -95,42 +95,10 @@ static void test_async_cursor_50000_rows(void **state)
     pgt_conn_close(&f);
 }
 
-/* ------------------------------------------------------ blocking helpers */
-
-static pgw_client_t *client_open(void)
-{
-    char ci[512];
-    pgt_require_server();
-    pgw_client_t *c = NULL;
-    assert_int_equal(pgw_client_connect(&c, pgt_conninfo(ci, sizeof ci, NULL), NULL), 0);
-    return c;
-}
-
-static void exec_ok(pgw_client_t *c, const char *sql)
-{
-    pgw_result_t *res = NULL;
-    int rc = pgw_client_exec(c, sql, &res);
-    if (rc != 0) fail_msg("%s: %s", sql, pgw_err_name(rc));
-    pgw_result_free(res);
-}
-
-static int64_t query_int8(pgw_client_t *c, const char *sql)
-{
-    pgw_result_t *res = NULL;
-    int rc = pgw_client_query(c, sql, NULL, 0, &res);
-    if (rc != 0)
-        fail_msg("%s: %s %s", sql, pgw_err_name(rc),
-                 res && pgw_result_error(res) ? pgw_result_error(res)->message : "");
-    int64_t v = 0;
-    assert_int_equal(pgw_result_int8(res, 0, 0, &v), 0);
-    pgw_result_free(res);
-    return v;
-}
-
 static void test_blocking_cursor_50000_rows(void **state)
 {
     (void)state;
-    pgw_client_t *c = client_open();
+    pgw_client_t *c = pgt_client_open();
     pgw_request_t q = PGW_QUERY(g_sql, NULL, 0, NULL, NULL);
     pgw_client_cursor_t *cur;
     assert_int_equal(pgw_client_cursor_open(c, &q, BATCH, &cur), 0);
@@ -151,7 +119,7 @@ static void test_blocking_cursor_50000_rows(void **state)
     assert_int_equal(next, NROWS + 1);
     assert_int_equal(pgw_client_cursor_close(cur), 0);
     assert_int_equal(pgw_session_txn_status(pgw_client_session(c)), 'I');
-    assert_int_equal(query_int8(c, "SELECT count(*) FROM pg_cursors WHERE name <> ''"), 0);
+    assert_int_equal(pgt_client_int8(c, "SELECT count(*) FROM pg_cursors WHERE name <> ''"), 0);
     pgw_client_close(c);
 }
 
@@ -174,8 +142,8 @@ static int take_batch(pgw_client_cursor_t *cur, int32_t *next, int sign)
 static void test_two_portals_interleaved(void **state)
 {
     (void)state;
-    pgw_client_t *c = client_open();
-    exec_ok(c, "BEGIN");
+    pgw_client_t *c = pgt_client_open();
+    pgt_client_exec_ok(c, "BEGIN");
     pgw_request_t qa = PGW_QUERY("SELECT g FROM generate_series(1, 1000) g", NULL, 0, NULL, NULL);
     pgw_request_t qb = PGW_QUERY("SELECT -g FROM generate_series(1, 1000) g", NULL, 0, NULL, NULL);
     pgw_client_cursor_t *a, *b;
@@ -187,8 +155,8 @@ static void test_two_portals_interleaved(void **state)
         if (!done_a) done_a = take_batch(a, &na, 1);
         if (!done_b) done_b = take_batch(b, &nb, -1);
         if (round++ == 2) /* both open in the one transaction */
-            assert_int_equal(query_int8(c, "SELECT count(*) FROM pg_cursors "
-                                           "WHERE name LIKE 'pgw_cursor_%'"),
+            assert_int_equal(pgt_client_int8(c, "SELECT count(*) FROM pg_cursors "
+                                                "WHERE name LIKE 'pgw_cursor_%'"),
                              2);
     }
     assert_int_equal(na, 1001);
@@ -196,7 +164,7 @@ static void test_two_portals_interleaved(void **state)
     assert_int_equal(pgw_client_cursor_close(a), 0);
     assert_int_equal(pgw_client_cursor_close(b), 0);
     assert_int_equal(pgw_session_txn_status(pgw_client_session(c)), 'T');
-    exec_ok(c, "COMMIT");
+    pgt_client_exec_ok(c, "COMMIT");
     assert_int_equal(pgw_session_txn_status(pgw_client_session(c)), 'I');
     pgw_client_close(c);
 }
@@ -206,19 +174,19 @@ static void test_two_portals_interleaved(void **state)
 static void test_cursor_implicit_transaction(void **state)
 {
     (void)state;
-    pgw_client_t *c = client_open();
+    pgw_client_t *c = pgt_client_open();
     pgw_request_t q = PGW_QUERY("SELECT g FROM generate_series(1, 2000) g", NULL, 0, NULL, NULL);
     pgw_client_cursor_t *cur;
     assert_int_equal(pgw_client_cursor_open(c, &q, 500, &cur), 0);
     pgw_result_t *res;
     assert_int_equal(pgw_client_cursor_next(cur, &res), 0);
     pgw_result_free(res);
-    int64_t x1 = query_int8(c, "SELECT txid_current()");
+    int64_t x1 = pgt_client_int8(c, "SELECT txid_current()");
     assert_int_equal(pgw_client_cursor_next(cur, &res), 0);
     pgw_result_free(res);
-    int64_t x2 = query_int8(c, "SELECT txid_current()");
+    int64_t x2 = pgt_client_int8(c, "SELECT txid_current()");
     assert_int_equal(x1, x2); /* the same transaction */
-    assert_int_equal(query_int8(c, "SELECT count(*) FROM pg_cursors WHERE name <> ''"), 1);
+    assert_int_equal(pgt_client_int8(c, "SELECT count(*) FROM pg_cursors WHERE name <> ''"), 1);
     int rc;
     int32_t total = 1000;
     while ((rc = pgw_client_cursor_next(cur, &res)) == 0) {
@@ -229,16 +197,16 @@ static void test_cursor_implicit_transaction(void **state)
     assert_int_equal(total, 2000);
     assert_int_equal(pgw_client_cursor_close(cur), 0);
     assert_int_equal(pgw_session_txn_status(pgw_client_session(c)), 'I');
-    int64_t x3 = query_int8(c, "SELECT txid_current()");
+    int64_t x3 = pgt_client_int8(c, "SELECT txid_current()");
     assert_true(x3 != x1); /* committed at the close: a new transaction */
-    assert_int_equal(query_int8(c, "SELECT count(*) FROM pg_cursors WHERE name <> ''"), 0);
+    assert_int_equal(pgt_client_int8(c, "SELECT count(*) FROM pg_cursors WHERE name <> ''"), 0);
     pgw_client_close(c);
 }
 
 static void test_abandoned_cursor_closed(void **state)
 {
     (void)state;
-    pgw_client_t *c = client_open();
+    pgw_client_t *c = pgt_client_open();
     pgw_request_t q = PGW_QUERY("SELECT g FROM generate_series(1, 100000) g", NULL, 0, NULL, NULL);
     pgw_client_cursor_t *cur;
     assert_int_equal(pgw_client_cursor_open(c, &q, 100, &cur), 0);
@@ -249,11 +217,11 @@ static void test_abandoned_cursor_closed(void **state)
     char sql[128];
     snprintf(sql, sizeof sql, "SELECT count(*) FROM pg_cursors WHERE name = '%s'",
              pgw_client_cursor_portal(cur));
-    assert_int_equal(query_int8(c, sql), 1);
+    assert_int_equal(pgt_client_int8(c, sql), 1);
     assert_int_equal(pgw_client_cursor_close(cur), 0); /* abandoned after one batch */
     assert_int_equal(pgw_session_txn_status(pgw_client_session(c)), 'I');
-    assert_int_equal(query_int8(c, "SELECT count(*) FROM pg_cursors WHERE name <> ''"), 0);
-    assert_int_equal(query_int8(c, "SELECT 41::int8 + 1"), 42);
+    assert_int_equal(pgt_client_int8(c, "SELECT count(*) FROM pg_cursors WHERE name <> ''"), 0);
+    assert_int_equal(pgt_client_int8(c, "SELECT 41::int8 + 1"), 42);
     /* And one abandoned before its first batch, and a failing one. */
     assert_int_equal(pgw_client_cursor_open(c, &q, 100, &cur), 0);
     assert_int_equal(pgw_client_cursor_close(cur), 0);
@@ -269,7 +237,7 @@ static void test_abandoned_cursor_closed(void **state)
     assert_null(res);
     assert_int_equal(pgw_client_cursor_close(cur), 0);
     assert_int_equal(pgw_session_txn_status(pgw_client_session(c)), 'I');
-    assert_int_equal(query_int8(c, "SELECT count(*) FROM pg_cursors WHERE name <> ''"), 0);
+    assert_int_equal(pgt_client_int8(c, "SELECT count(*) FROM pg_cursors WHERE name <> ''"), 0);
     pgw_client_close(c);
 }
 
@@ -348,15 +316,15 @@ static int copy_three_rows(pgw_buf_t *out, size_t room, void *ud)
 static void test_copy_inside_cursor_transaction(void **state)
 {
     (void)state;
-    pgw_client_t *c = client_open();
-    exec_ok(c, "DROP TABLE IF EXISTS cursor_copy; CREATE TABLE cursor_copy (v int4)");
+    pgw_client_t *c = pgt_client_open();
+    pgt_client_exec_ok(c, "DROP TABLE IF EXISTS cursor_copy; CREATE TABLE cursor_copy (v int4)");
     pgw_request_t q = PGW_QUERY("SELECT g FROM generate_series(1, 1000) g", NULL, 0, NULL, NULL);
     pgw_client_cursor_t *cur;
     assert_int_equal(pgw_client_cursor_open(c, &q, 400, &cur), 0);
     pgw_result_t *res;
     assert_int_equal(pgw_client_cursor_next(cur, &res), 0);
     pgw_result_free(res);
-    int64_t x1 = query_int8(c, "SELECT txid_current()");
+    int64_t x1 = pgt_client_int8(c, "SELECT txid_current()");
     int done = 0;
     int rc = pgw_client_copy_in(c, "COPY cursor_copy FROM STDIN", copy_three_rows, &done, &res);
     if (rc != 0)
@@ -364,8 +332,8 @@ static void test_copy_inside_cursor_transaction(void **state)
                  res && pgw_result_error(res) ? pgw_result_error(res)->message : "");
     assert_int_equal(pgw_result_rows_affected(res), 3);
     pgw_result_free(res);
-    assert_int_equal(query_int8(c, "SELECT txid_current()"), x1);
-    assert_int_equal(query_int8(c, "SELECT sum(v)::int8 FROM cursor_copy"), 6);
+    assert_int_equal(pgt_client_int8(c, "SELECT txid_current()"), x1);
+    assert_int_equal(pgt_client_int8(c, "SELECT sum(v)::int8 FROM cursor_copy"), 6);
     int32_t total = 400;
     while ((rc = pgw_client_cursor_next(cur, &res)) == 0) {
         total += (int32_t)pgw_result_nrows(res);
@@ -374,8 +342,8 @@ static void test_copy_inside_cursor_transaction(void **state)
     assert_int_equal(rc, PGW_EDONE);
     assert_int_equal(total, 1000);
     assert_int_equal(pgw_client_cursor_close(cur), 0);
-    assert_int_equal(query_int8(c, "SELECT count(*) FROM cursor_copy"), 3);
-    exec_ok(c, "DROP TABLE cursor_copy");
+    assert_int_equal(pgt_client_int8(c, "SELECT count(*) FROM cursor_copy"), 3);
+    pgt_client_exec_ok(c, "DROP TABLE cursor_copy");
     pgw_client_close(c);
 }
 
@@ -386,8 +354,8 @@ static void test_copy_inside_cursor_transaction(void **state)
 static void test_blocking_cursor_other_portals(void **state)
 {
     (void)state;
-    pgw_client_t *c = client_open();
-    exec_ok(c, "DROP TABLE IF EXISTS cursor_ret; CREATE TABLE cursor_ret (v int4)");
+    pgw_client_t *c = pgt_client_open();
+    pgt_client_exec_ok(c, "DROP TABLE IF EXISTS cursor_ret; CREATE TABLE cursor_ret (v int4)");
     static const char *const sqls[] = {
         "INSERT INTO cursor_ret SELECT g FROM generate_series(1, 1234) g RETURNING v",
         "UPDATE cursor_ret SET v = v WHERE false", "SELECT 1 WHERE false"};
@@ -414,8 +382,8 @@ static void test_blocking_cursor_other_portals(void **state)
         assert_int_equal(total, want[k]);
         assert_int_equal(pgw_client_cursor_close(cur), 0);
     }
-    assert_int_equal(query_int8(c, "SELECT count(*) FROM cursor_ret"), 1234);
-    exec_ok(c, "DROP TABLE cursor_ret");
+    assert_int_equal(pgt_client_int8(c, "SELECT count(*) FROM cursor_ret"), 1234);
+    pgt_client_exec_ok(c, "DROP TABLE cursor_ret");
     pgw_client_close(c);
 }
 

@@ -59,25 +59,6 @@ static int fx_query(pgt_conn_t *f, const char *sql, int32_t *value)
 
 /* ------------------------------------------------------ blocking helpers */
 
-static pgw_client_t *client_open(void)
-{
-    char ci[512];
-    pgt_require_server();
-    pgw_client_t *c = NULL;
-    assert_int_equal(pgw_client_connect(&c, pgt_conninfo(ci, sizeof ci, NULL), NULL), 0);
-    return c;
-}
-
-static void exec_ok(pgw_client_t *c, const char *sql)
-{
-    pgw_result_t *res = NULL;
-    int rc = pgw_client_exec(c, sql, &res);
-    if (rc != 0)
-        fail_msg("%s: %s %s", sql, pgw_err_name(rc),
-                 res && pgw_result_error(res) ? pgw_result_error(res)->message : "");
-    pgw_result_free(res);
-}
-
 /* The committed rows of table, seen from another connection. */
 static int32_t committed_count(pgw_client_t *c, const char *table)
 {
@@ -100,8 +81,9 @@ static int32_t committed_count(pgw_client_t *c, const char *table)
 static void test_batch_one_sync_and_sync_each(void **state)
 {
     (void)state;
-    pgw_client_t *db = client_open();
-    exec_ok(db, "DROP TABLE IF EXISTS pgw_req_sync; CREATE TABLE pgw_req_sync(v int PRIMARY KEY)");
+    pgw_client_t *db = pgt_client_open();
+    pgt_client_exec_ok(
+        db, "DROP TABLE IF EXISTS pgw_req_sync; CREATE TABLE pgw_req_sync(v int PRIMARY KEY)");
     pgt_conn_t f;
     pgt_conn_open(&f, NULL);
     rec_t r[3] = {{0}}, done = {0};
@@ -141,7 +123,7 @@ static void test_batch_one_sync_and_sync_each(void **state)
     assert_int_equal(v, 7);
     assert_int_equal(pgw_session_txn_status(pgw_conn_session(f.conn)), 'I');
     pgt_conn_close(&f);
-    exec_ok(db, "DROP TABLE pgw_req_sync");
+    pgt_client_exec_ok(db, "DROP TABLE pgw_req_sync");
     pgw_client_close(db);
 }
 
@@ -151,8 +133,8 @@ static void test_batch_one_sync_and_sync_each(void **state)
 static void test_batch_q_sync_ends_group(void **state)
 {
     (void)state;
-    pgw_client_t *db = client_open();
-    exec_ok(db, "DROP TABLE IF EXISTS pgw_req_qsync; CREATE TABLE pgw_req_qsync(v int)");
+    pgw_client_t *db = pgt_client_open();
+    pgt_client_exec_ok(db, "DROP TABLE IF EXISTS pgw_req_qsync; CREATE TABLE pgw_req_qsync(v int)");
     pgt_conn_t f;
     pgt_conn_open(&f, NULL);
     rec_t r[4] = {{0}}, done = {0};
@@ -188,7 +170,7 @@ static void test_batch_q_sync_ends_group(void **state)
     assert_int_equal(done.status, PGW_ESERVER);
     assert_int_equal(committed_count(db, "pgw_req_qsync"), 3);
     pgt_conn_close(&f);
-    exec_ok(db, "DROP TABLE pgw_req_qsync");
+    pgt_client_exec_ok(db, "DROP TABLE pgw_req_qsync");
     pgw_client_close(db);
 }
 
@@ -262,7 +244,7 @@ static void test_same_descriptor_conn_and_client(void **state)
     (void)state;
     pgt_conn_t f;
     pgt_conn_open(&f, NULL);
-    pgw_client_t *db = client_open();
+    pgw_client_t *db = pgt_client_open();
     pgw_param_t n[] = {pgw_int4(5)};
     rec_t on_conn = {.keep = 1};
     pgw_request_t q = PGW_QUERY("SELECT g::int4 AS n, repeat('x', g) AS s, g * 0.5 AS half "
@@ -350,7 +332,7 @@ static void expect_mixed(const pgw_result_t *res, int16_t f0, int16_t f1, int32_
 static void test_per_column_result_formats(void **state)
 {
     (void)state;
-    pgw_client_t *db = client_open();
+    pgw_client_t *db = pgt_client_open();
     static const int16_t text_bin[] = {PGW_FORMAT_TEXT, PGW_FORMAT_BINARY};
     static const int16_t bin_text[] = {PGW_FORMAT_BINARY, PGW_FORMAT_TEXT};
     pgw_request_t q = PGW_QUERY("SELECT 42::int4 AS a, 43::int4 AS b", NULL, 0, NULL, NULL);
@@ -480,7 +462,7 @@ static void test_descriptor_size(void **state)
     (void)state;
     pgt_conn_t f;
     pgt_conn_open(&f, NULL);
-    pgw_client_t *db = client_open();
+    pgw_client_t *db = pgt_client_open();
     pgw_param_t p[] = {pgw_int4(3)};
     old_in_new_t u;
     rec_t r = {0};
