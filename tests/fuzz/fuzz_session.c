@@ -4,7 +4,10 @@
  * prepared, executed, described, closed, a batch and a simple query), is fed
  * the input as server bytes in two pieces split at a point chosen by the
  * first byte. Whatever happens, every accepted callback must fire exactly
- * once by the time the session is freed.
+ * once by the time the session is freed. A query the statement cache
+ * prepares at its first use is submitted again from its own completion
+ * (twice), so replies can reach the cache's hits, refusals, retries and
+ * owed Closes (a DISCARD ALL drops the cache on the way).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -12,14 +15,30 @@
 
 #include "pgwire/session.h"
 
-#define NREQ 13
+#define NREQ 17
+/* The cached query and its two resubmissions. */
+#define CACHED_FIRST 14
 
 static int calls[NREQ];
+static int accepted[NREQ];
+static pgw_session_t *g_sess;
+
+static void done_cb(int status, pgw_result_t *res, void *ud);
+
+static void submit_cached(int k)
+{
+    pgw_param_t p = pgw_int4(7);
+    pgw_request_t q = PGW_QUERY("SELECT $1::int4", &p, 1, done_cb, (void *)(uintptr_t)k);
+    q.cache = PGW_CACHE_NOW;
+    accepted[k] = pgw_session_submit(g_sess, &q) == 0;
+}
 
 static void done_cb(int status, pgw_result_t *res, void *ud)
 {
     (void)status;
-    calls[(uintptr_t)ud]++;
+    uintptr_t k = (uintptr_t)ud;
+    calls[k]++;
+    if (k >= CACHED_FIRST && k + 1 < NREQ) submit_cached((int)k + 1);
     if (res) {
         /* Touch what the result offers. */
         for (pgw_result_t *r = res; r; r = pgw_result_next(r)) {
@@ -90,8 +109,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     cfg.cb.on_notice = notice_cb;
     pgw_session_t *s;
     if (pgw_session_new(&s, &cfg) != 0) return 0;
+    g_sess = s;
     memset(calls, 0, sizeof calls);
-    int accepted[NREQ] = {0};
+    memset(accepted, 0, sizeof accepted);
     pgw_session_start(s);
     pgw_session_recv(s, startup, sizeof startup);
 
@@ -139,6 +159,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     closep.kind = PGW_REQ_CLOSE_PORTAL;
     closep.portal = "c";
     accepted[k] = pgw_session_submit(s, &closep) == 0, k++;
+    accepted[k] = pgw_session_simple_query(s, "DISCARD ALL", done_cb, (void *)(uintptr_t)k) == 0,
+    k++;
+    submit_cached(k);
+    k = NREQ;
 
     if (size > 0) {
         size_t split = size > 1 ? data[0] % size : 0;
