@@ -238,7 +238,8 @@ static void unix_listener(const char *dir, int port)
 {
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     struct sockaddr_un a = {.sun_family = AF_UNIX};
-    snprintf(a.sun_path, sizeof a.sun_path, "%s/.s.PGSQL.%d", dir, port);
+    int n = snprintf(a.sun_path, sizeof a.sun_path, "%s/.s.PGSQL.%d", dir, port);
+    assert_true(n > 0 && (size_t)n < sizeof a.sun_path);
     assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
     add_listener(fd, "unix:%s", a.sun_path);
 }

@@ -55,7 +55,7 @@ static pgw_conninfo_t *parse_ok(const char *s)
 {
     pgw_conninfo_t *ci = NULL;
     int rc = pgw_conninfo_parse(&ci, s, NULL, errbuf, sizeof errbuf);
-    if (rc != 0) fail_msg("parse of \"%s\" failed: %d %s", s, rc, errbuf);
+    if (rc != 0) fail_msg("parse of \"%s\" failed: %d %s", s ? s : "(NULL)", rc, errbuf);
     return ci;
 }
 
