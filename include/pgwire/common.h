@@ -87,7 +87,8 @@ PGW_EXTERN const char *pgw_version(void);
     XX(ERECURSIVE, -1030, 0, "call not allowed from inside this callback")                       \
     XX(EDNS, -1031, 1, "could not translate the host name to an address")                        \
     XX(ECONGESTED, -1032, 0, "output over its high-water mark: wait for the drain callback")     \
-    XX(EDONE, -1035, 0, "no more rows: the cursor is exhausted")
+    XX(EDONE, -1035, 0, "no more rows: the cursor is exhausted")                                 \
+    XX(ERETRY, -1044, 0, "the pooled connection serving the request was lost: retry if it is safe")
 
 typedef enum pgw_err {
 #define PGW__ERR_ENUM(name, value, fatal, msg) PGW_##name = value,

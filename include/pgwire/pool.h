@@ -1,0 +1,310 @@
+/*
+ * libpgwire pool: many connections to one database behind one handle, on
+ * the caller's libuv loop (pgw_pool_t), and a thread-safe blocking variant
+ * for plain C programs (pgw_client_pool_t, at the end).
+ *
+ * THREADS: a pgw_pool_t belongs to one uv loop and its thread, as a
+ * pgw_conn_t (conn.h). pgw_client_pool_t may be used from any thread.
+ *
+ * ONE-SHOT REQUESTS. pgw_pool_submit and pgw_pool_submit_batch take the
+ * request descriptors of session.h (the same as pgw_conn_submit) and need
+ * no checkout: each goes at once to the pool's connection with the fewest
+ * requests in flight, where it is pipelined behind the others (each
+ * connection writes once per loop turn), so 1000 concurrent queries on 10
+ * connections keep every connection's pipeline full. A connection still
+ * connecting takes requests too (they are sent once it is up). When every
+ * connection has pipeline_target requests in flight and the pool is below
+ * max_size, another connection is opened (within the open rate limit).
+ * A batch stays on one connection.
+ *
+ * RETRYABLE FAILURES. A request whose connection died under it (the
+ * server closed it: restart, pg_terminate_backend, a crash; the network
+ * broke; or the connection it was queued on never came up) completes with
+ * PGW_ERETRY, never with the connection's own code: it may or may not have
+ * run, and the pool has already dropped the connection and is replacing
+ * it, so the caller retries when the request is safe to repeat. res holds
+ * the server's FATAL error when it sent one (SQLSTATE 57P01, 57P02 or
+ * 57P03), else NULL. Every other status is the connection's (conn.h).
+ *
+ * CHECKOUT. pgw_pool_acquire hands a connection to one caller for work that
+ * must stay on one connection (a transaction, session settings, a cursor,
+ * COPY). Waiters are served first come, first served; a waiter still
+ * waiting at its deadline fails with PGW_EPOOLTIMEOUT ("pool exhausted"),
+ * or, when no connection is up and the last connect failed, with that
+ * connect's error ("server down"): the two are never confused. A connection
+ * is handed out only once nothing is in flight on it; while waiters wait,
+ * the busiest-free connections take no new one-shot requests. Release it
+ * with pgw_pool_release. pgw_pool_tx_begin / pgw_pool_tx_end make a
+ * transaction-scoped checkout one call each.
+ *
+ * RELEASE NEVER HANDS OUT A DIRTY CONNECTION: released inside a
+ * transaction block or a failed one, the connection gets a ROLLBACK before
+ * it is used again; released with a request still pending (an unfinished
+ * COPY, a query still running) or an open portal group (a cursor opened
+ * outside a transaction block), it is closed; a ROLLBACK that fails closes
+ * it too. With reset_sql set (e.g. "DISCARD ALL"; off by default, and keep
+ * it off behind PgBouncer in transaction mode) a clean connection runs it
+ * before it is used again.
+ *
+ * HEALTH. A connection that breaks is noticed on the event (on_lost of
+ * conn.h), dropped and replaced; the pool keeps min_size connections open
+ * (opened at pgw_pool_new, lazily: the calls return at once) and opens at
+ * most max_connecting at a time, with a backoff after a failed connect
+ * (backoff_min_ms doubling up to backoff_max_ms), so a restarting server
+ * sees no storm of connects and the pool converges back to min_size once
+ * it is up. A connection older than max_lifetime_ms (minus up to
+ * lifetime_jitter_ms, drawn per connection so they do not all expire
+ * together) is closed once free and replaced; one idle longer than
+ * idle_timeout_ms is closed while the pool is above min_size. With
+ * liveness_after_ms, a connection idle that long runs an empty query
+ * before it is handed to a waiter; one that fails is dropped.
+ *
+ * MULTI-HOST. With route set, the connection string's hosts (host=a,b) are
+ * used twice: checkouts and one-shot requests go to connections made with
+ * target_session_attrs=read-write (the primary); requests and checkouts
+ * flagged PGW_POOL_READ_ONLY go to connections made with
+ * target_session_attrs=prefer-standby (a standby when one is up, else the
+ * primary), opened on demand. The connection string may still say
+ * load_balance_hosts=random. Without route, every connection uses the
+ * connection string as given.
+ *
+ * LISTEN/NOTIFY. Pooled connections drop notifications: a LISTEN on a
+ * one-shot request would be lost with its connection. pgw_pool_listener
+ * makes a dedicated listener (listen.h) from the pool's connection string
+ * and connection options.
+ *
+ * STATEMENT CACHE. The pool's conn options (cfg->conn, statement cache
+ * fields included) are given to every connection it opens.
+ */
+#ifndef PGWIRE_POOL_H
+#define PGWIRE_POOL_H
+
+#include "pgwire/client.h"
+#include "pgwire/conn.h"
+#include "pgwire/listen.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct pgw_pool pgw_pool_t;
+
+typedef struct pgw_pool_config {
+    /* sizeof(pgw_pool_config_t), set by pgw_pool_config_init (0: this
+     * header's size). */
+    size_t size;
+    uint32_t min_size, max_size; /* 0 / 0: 0 and 10 */
+    /* Connections being opened at once (0: 4). */
+    uint32_t max_connecting;
+    /* One-shot requests in flight per connection before another one is
+     * opened (0: 1: spread over every connection up to max_size). */
+    uint32_t pipeline_target;
+    /* Deadline of pgw_pool_acquire / tx_begin when they pass 0 (0: 30 s;
+     * PGW_TIMEOUT_NONE: none). */
+    uint32_t acquire_timeout_ms;
+    uint32_t backoff_min_ms, backoff_max_ms; /* after a failed connect; 0: 50 ms, 5 s */
+    uint32_t max_lifetime_ms;                /* 0: none */
+    uint32_t lifetime_jitter_ms;             /* 0: none; at most half the lifetime */
+    uint32_t idle_timeout_ms;                /* 0: none */
+    uint32_t liveness_after_ms;              /* 0: never checked */
+    /* Multi-host routing (see MULTI-HOST): 0 off, 1 on. */
+    int route;
+    /* Run on a clean release before reuse (e.g. "DISCARD ALL"); NULL: none.
+     * Copied. */
+    const char *reset_sql;
+    /* Options of every connection (NULL alloc: malloc). Copied. Its
+     * on_notice, on_parameter and on_trace hooks receive each pooled
+     * connection with conn.ud; on_notification, on_lost and ud are the
+     * pool's (pgw_conn_userdata of a pooled connection is not conn.ud). */
+    pgw_conn_config_t conn;
+} pgw_pool_config_t;
+
+/* Request flags of pgw_pool_submit_flags and pgw_pool_acquire. */
+enum {
+    /* Read-only work: a standby's connection when route is set. */
+    PGW_POOL_READ_ONLY = 1u << 0
+};
+
+/* Zero *cfg, set its size and the conn options' defaults. */
+PGW_EXTERN void pgw_pool_config_init(pgw_pool_config_t *cfg);
+
+/*
+ * Create a pool on loop for conninfo (libpq syntax, copied) with cfg
+ * (copied; NULL: defaults) and start opening min_size connections (the
+ * call does not wait for them). Returns 0, PGW_EINVAL (out, loop or
+ * conninfo NULL; min_size above max_size is clamped), PGW_ECONNINFO
+ * (conninfo cannot be parsed: nothing is made) or PGW_ENOMEM; *out is NULL
+ * on failure. Free it with pgw_pool_close.
+ */
+PGW_EXTERN int pgw_pool_new(pgw_pool_t **out, struct uv_loop_s *loop, const char *conninfo,
+                            const pgw_pool_config_t *cfg);
+
+/*
+ * Close the pool: waiters fail with PGW_ECLOSED, every connection is
+ * closed (their pending requests complete with PGW_ECANCELED, as
+ * pgw_conn_close), checked-out ones too (a later pgw_pool_release of one
+ * returns PGW_EINVAL). Asynchronous and callable from any callback; the
+ * memory is freed once the loop has run the connections' close callbacks.
+ * NULL, or a pool already closing, is a no-op.
+ */
+PGW_EXTERN void pgw_pool_close(pgw_pool_t *p);
+
+/*
+ * One-shot requests (see ONE-SHOT REQUESTS). Same descriptors, semantics,
+ * callbacks and error codes as pgw_conn_submit / pgw_conn_submit_batch,
+ * plus PGW_ERETRY in callbacks (see RETRYABLE FAILURES), and these
+ * returns: PGW_EINVAL (p NULL), PGW_ECLOSED (closing), or, when no
+ * connection is up or coming and none may be opened now (the server is
+ * down and the pool is backing off), the last connect's error
+ * (UV_ECONNREFUSED, PGW_ESERVER, ...; nothing queued, no callback).
+ * The descriptor's on_result, on_row and COPY callbacks get its ud, as
+ * on a connection. pgw_pool_submit_flags takes PGW_POOL_* flags.
+ */
+PGW_EXTERN int pgw_pool_submit(pgw_pool_t *p, const pgw_request_t *req);
+PGW_EXTERN int pgw_pool_submit_flags(pgw_pool_t *p, const pgw_request_t *req, unsigned flags);
+PGW_EXTERN int pgw_pool_submit_batch(pgw_pool_t *p, const pgw_request_t *reqs, size_t n,
+                                     unsigned flags, pgw_result_cb done, void *ud);
+
+/* The common one-shot requests in one call. */
+static inline int pgw_pool_query(pgw_pool_t *p, const char *sql, const pgw_param_t *params,
+                                 size_t nparams, pgw_result_cb cb, void *ud)
+{
+    pgw_request_t r = PGW_QUERY(sql, params, nparams, cb, ud);
+    return pgw_pool_submit(p, &r);
+}
+static inline int pgw_pool_simple_query(pgw_pool_t *p, const char *sql, pgw_result_cb cb, void *ud)
+{
+    pgw_request_t r = PGW_SIMPLE(sql, cb, ud);
+    return pgw_pool_submit(p, &r);
+}
+
+/*
+ * A checked-out connection, or why there is none: status 0 with conn, or
+ * PGW_EPOOLTIMEOUT, the last connect's error (see CHECKOUT), PGW_ECLOSED
+ * (the pool closed first), and for pgw_pool_tx_begin the BEGIN's status
+ * (res: its result, the callee's to free; NULL for pgw_pool_acquire). On
+ * failure conn is NULL and nothing is to be released.
+ */
+typedef void (*pgw_pool_acquire_cb)(pgw_pool_t *p, int status, pgw_conn_t *conn, void *ud);
+
+/*
+ * Wait for a connection (flags: PGW_POOL_READ_ONLY or 0) at most
+ * timeout_ms (0: acquire_timeout_ms; PGW_TIMEOUT_NONE: no limit); cb fires
+ * exactly once, from the loop (never inside this call). The connection is
+ * the caller's until pgw_pool_release: submit on it with pgw_conn_submit
+ * and the rest of conn.h; never pgw_conn_close it. Returns 0, PGW_EINVAL
+ * (p or cb NULL), PGW_ECLOSED or PGW_ENOMEM.
+ */
+PGW_EXTERN int pgw_pool_acquire(pgw_pool_t *p, unsigned flags, uint32_t timeout_ms,
+                                pgw_pool_acquire_cb cb, void *ud);
+
+/*
+ * Give a checked-out connection back (see RELEASE). The caller must not
+ * use conn after this call. Requests still pending on it make the pool
+ * close it (their callbacks still fire, with PGW_ECANCELED). Returns 0,
+ * PGW_EINVAL (p or conn NULL, or conn is not checked out from p).
+ */
+PGW_EXTERN int pgw_pool_release(pgw_pool_t *p, pgw_conn_t *conn);
+
+/*
+ * A transaction-scoped checkout: acquire, then begin_sql (NULL: "BEGIN";
+ * e.g. "BEGIN ISOLATION LEVEL SERIALIZABLE"), then cb with the connection
+ * once the server has run it (status 0). If the BEGIN fails, the
+ * connection goes back to the pool and cb gets the failure. Returns as
+ * pgw_pool_acquire.
+ */
+PGW_EXTERN int pgw_pool_tx_begin(pgw_pool_t *p, unsigned flags, uint32_t timeout_ms,
+                                 const char *begin_sql, pgw_pool_acquire_cb cb, void *ud);
+/*
+ * End the transaction of a connection from pgw_pool_tx_begin: COMMIT
+ * (commit 1) or ROLLBACK (0), then release it. cb (may be NULL) gets the
+ * COMMIT's status and result as a pgw_result_cb (a COMMIT of a failed
+ * transaction: status 0 and command tag ROLLBACK, as the server answers).
+ * conn must not be used after this call. Returns 0, or PGW_EINVAL (conn
+ * not checked out from p) / the codes of pgw_conn_submit, the connection
+ * then still being the caller's.
+ */
+PGW_EXTERN int pgw_pool_tx_end(pgw_pool_t *p, pgw_conn_t *conn, int commit, pgw_result_cb cb,
+                               void *ud);
+
+/* Counters, readable at any time. */
+typedef struct pgw_pool_stats {
+    uint32_t size;                /* connections, those being opened included */
+    uint32_t idle;                /* up, not checked out, nothing in flight */
+    uint32_t in_use;              /* checked out, or with one-shot requests in flight */
+    uint32_t opening;             /* being opened */
+    uint32_t waiters;             /* acquires waiting */
+    uint64_t acquires;            /* checkouts granted */
+    uint64_t acquire_wait_us;     /* total time they waited */
+    uint64_t acquire_wait_max_us; /* longest wait */
+    uint64_t timeouts;            /* acquires that failed at their deadline */
+    uint64_t opened, closed;      /* connections opened (connected) and closed or lost */
+    uint64_t open_failures;       /* connects that failed */
+    uint64_t lost;                /* connections that broke */
+    uint64_t retried;             /* requests completed with PGW_ERETRY */
+    uint64_t submitted;           /* one-shot requests and batches accepted */
+} pgw_pool_stats_t;
+
+/* Fill *out (zeroes for a NULL pool; nothing for a NULL out). */
+PGW_EXTERN void pgw_pool_stats(const pgw_pool_t *p, pgw_pool_stats_t *out);
+
+/* One-shot requests in flight on each connection that is up or opening,
+ * in the order they were opened: at most cap entries written to out (out
+ * may be NULL with cap 0). Returns the number of connections. */
+PGW_EXTERN size_t pgw_pool_inflight(const pgw_pool_t *p, uint32_t *out, size_t cap);
+
+/*
+ * A dedicated listener (listen.h) on its own connection, made from the
+ * pool's connection string and conn options (cfg: its backoff and
+ * callbacks; cfg->conn is ignored). It is not one of the pool's
+ * connections: free it with pgw_listener_close, before or after the pool.
+ * Returns the codes of pgw_listener_new, PGW_EINVAL for a NULL pool.
+ */
+PGW_EXTERN int pgw_pool_listener(pgw_pool_t *p, pgw_listener_t **out,
+                                 const pgw_listener_config_t *cfg);
+
+/* ------------------------------------------------------------ blocking pool */
+
+/*
+ * A blocking pool of pgw_client_t (client.h) for plain C programs: threads
+ * acquire a client, use it with the pgw_client_* calls, and release it.
+ * Thread-safe (a mutex and a condition variable): any number of threads
+ * may acquire and release at once; a client belongs to one thread between
+ * its acquire and its release. Clients are connected lazily up to
+ * max_size (min_size at creation), outside the lock; a client whose
+ * connection broke or that is released dirty (inside a transaction: a
+ * ROLLBACK is run; a failed ROLLBACK, or the connection gone: closed) is
+ * replaced on demand. Waiters are served first come, first served.
+ * cfg: min_size, max_size, acquire_timeout_ms, reset_sql and conn are
+ * used; the rest is ignored.
+ */
+typedef struct pgw_client_pool pgw_client_pool_t;
+
+/* Create the pool and connect min_size clients (blocking). Returns 0,
+ * PGW_EINVAL, PGW_ENOMEM, or the first failed connect's code (nothing is
+ * kept). */
+PGW_EXTERN int pgw_client_pool_new(pgw_client_pool_t **out, const char *conninfo,
+                                   const pgw_pool_config_t *cfg);
+/*
+ * Wait up to timeout_ms (0: acquire_timeout_ms; PGW_TIMEOUT_NONE: no
+ * limit) for a client. Returns 0 with *out, PGW_EPOOLTIMEOUT (every client
+ * busy until the deadline), a connect's error (a new client was needed and
+ * could not connect), PGW_ECLOSED (the pool is being freed), PGW_EINVAL.
+ */
+PGW_EXTERN int pgw_client_pool_acquire(pgw_client_pool_t *p, uint32_t timeout_ms,
+                                       pgw_client_t **out);
+/* Give c back (see above). Returns 0 or PGW_EINVAL (c not checked out
+ * from p). */
+PGW_EXTERN int pgw_client_pool_release(pgw_client_pool_t *p, pgw_client_t *c);
+/* Counters (size, idle, in_use, waiters, acquires, waits, timeouts,
+ * opened, closed). */
+PGW_EXTERN void pgw_client_pool_stats(pgw_client_pool_t *p, pgw_pool_stats_t *out);
+/* Close every client and free the pool. Clients still checked out are
+ * closed when released (the release then frees the pool if it is the
+ * last). NULL is a no-op. */
+PGW_EXTERN void pgw_client_pool_free(pgw_client_pool_t *p);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* PGWIRE_POOL_H */

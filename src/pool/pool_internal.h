@@ -1,0 +1,190 @@
+/*
+ * The pool's sans-IO core: which connection serves what, when one is
+ * opened, closed, checked or handed to a waiter. It does no I/O and reads
+ * no clock: the driver (pool.c over pgw_conn_t, or a test over scripted
+ * members) passes the time in microseconds and performs what the core
+ * decides through a small table of operations.
+ *
+ * Members move through these states:
+ *
+ *   OPENING --opened ok--> READY <--release clean / cleaned ok-- CLEANING
+ *      |                   |  ^ \                                   ^
+ *      | opened failed     |  |  grant (liveness ok)                |
+ *      v                   |  |   \                                 |
+ *   (removed)       check  v  |    OUT --release dirty (rollback)---+
+ *                       CHECKING ----checked ok (to a waiter)--> OUT
+ *
+ * READY members (and OPENING ones, whose requests wait in their session
+ * until the connection is up) take one-shot requests, least in flight
+ * first; a member is handed to a checkout waiter only once nothing is in
+ * flight on it. A removed member (lost, failed, closed) is freed by the
+ * core at once: the driver drops its pointer to it in the same call.
+ */
+#ifndef PGW_POOL_INTERNAL_H
+#define PGW_POOL_INTERNAL_H
+
+#include "pgwire/common.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define PGW__NEVER UINT64_MAX
+
+enum pgw__member_state {
+    PGW__M_OPENING = 1,
+    PGW__M_READY,
+    PGW__M_CHECKING, /* a liveness check runs before it is handed out */
+    PGW__M_OUT,      /* checked out */
+    PGW__M_CLEANING  /* released dirty: rollback / reset running */
+};
+
+/* Roles of the members when the pool routes (pgw__core_cfg.route): the
+ * primary (read-write) and the standbys (read-only work). */
+enum { PGW__ROLE_RW = 0, PGW__ROLE_RO = 1, PGW__NROLES = 2 };
+
+typedef struct pgw__member {
+    struct pgw__member *next, *prev;
+    void *h;        /* the driver's handle */
+    uint64_t id;    /* 1, 2, ... in the order opened */
+    uint8_t state;  /* enum pgw__member_state */
+    uint8_t role;   /* PGW__ROLE_* */
+    uint8_t retire; /* lifetime over: take nothing new, close once free */
+    uint8_t drain;  /* reserved for a waiter: no new one-shot requests */
+    uint32_t inflight;
+    uint64_t opened_us;
+    uint64_t idle_since_us; /* last time it became free */
+    uint64_t expires_us;    /* PGW__NEVER: no lifetime */
+} pgw__member_t;
+
+typedef struct pgw__waiter {
+    struct pgw__waiter *next, *prev;
+    uint64_t since_us;
+    uint64_t deadline_us; /* PGW__NEVER: none */
+    uint8_t role;
+    uint8_t queued;
+    void *ud; /* the driver's */
+} pgw__waiter_t;
+
+/* What to do with a connection released by its holder. */
+enum pgw__release_action {
+    PGW__REL_KEEP = 0, /* clean: back to the pool */
+    PGW__REL_ROLLBACK, /* a transaction open or failed: ROLLBACK first */
+    PGW__REL_RESET,    /* clean, but the reset statement is configured */
+    PGW__REL_CLOSE     /* something still runs (COPY, a request) or an open
+                          portal group: never handed out again */
+};
+
+/* Why the core closes a member (ops.close). */
+enum pgw__close_reason {
+    PGW__CLOSE_IDLE = 1, /* idle past idle_timeout above min */
+    PGW__CLOSE_LIFETIME, /* max lifetime reached */
+    PGW__CLOSE_DIRTY,    /* released in a state that cannot be cleaned */
+    PGW__CLOSE_FAILED,   /* cleaning or liveness check failed */
+    PGW__CLOSE_SHUTDOWN  /* the pool closes */
+};
+
+typedef struct pgw__core_ops {
+    /* Start opening m (role m->role): set m->h. Return 0, or a negative
+     * code (the member is then removed, as a failed open). */
+    int (*open)(void *ud, pgw__member_t *m);
+    /* Close m's connection (reason: enum pgw__close_reason). m is freed
+     * right after this returns. */
+    void (*close)(void *ud, pgw__member_t *m, int reason);
+    /* Run a liveness check on m; answer with pgw__core_checked. */
+    void (*check)(void *ud, pgw__member_t *m);
+    /* Hand m (state OUT) to waiter w, which leaves the queue. */
+    void (*grant)(void *ud, pgw__waiter_t *w, pgw__member_t *m);
+    /* Waiter w (out of the queue) failed with err (PGW_EPOOLTIMEOUT, or
+     * the last connect failure when no connection could be opened). */
+    void (*fail)(void *ud, pgw__waiter_t *w, int err);
+} pgw__core_ops_t;
+
+typedef struct pgw__core_cfg {
+    uint32_t min_size, max_size;
+    uint32_t max_connecting;     /* opens at once */
+    uint32_t pipeline_target;    /* in flight per member before another opens */
+    uint64_t backoff_min_us;     /* after a failed open */
+    uint64_t backoff_max_us;     /* doubling up to this */
+    uint64_t max_lifetime_us;    /* 0: none */
+    uint64_t lifetime_jitter_us; /* up to this much earlier */
+    uint64_t idle_timeout_us;    /* 0: none */
+    uint64_t liveness_after_us;  /* 0: never checked */
+    int route;                   /* members have roles (RW, RO) */
+    int reset_on_release;        /* RESET for clean releases */
+    uint64_t seed;               /* jitter */
+} pgw__core_cfg_t;
+
+typedef struct pgw__core_stats {
+    uint64_t acquires, acquire_wait_us, acquire_wait_max_us, timeouts;
+    uint64_t opened, closed, open_failures, lost;
+} pgw__core_stats_t;
+
+typedef struct pgw__core {
+    pgw__core_cfg_t cfg;
+    const pgw__core_ops_t *ops;
+    void *ud;
+    const pgw_allocator_t *alloc;
+    pgw__member_t *members; /* circular list head (NULL: none) */
+    pgw__waiter_t *waiters; /* FIFO, circular (NULL: none) */
+    uint32_t size;          /* members, opening ones included */
+    uint32_t opening;
+    uint32_t nwaiters;
+    uint64_t next_id;
+    uint64_t backoff_us;  /* current backoff (0: none) */
+    uint64_t retry_at_us; /* no open before this */
+    int last_open_error;  /* 0 once an open succeeded */
+    uint64_t rng;
+    int closing;
+    int in_serve;
+    pgw__core_stats_t st;
+} pgw__core_t;
+
+void pgw__core_init(pgw__core_t *c, const pgw__core_cfg_t *cfg, const pgw__core_ops_t *ops,
+                    void *ud, const pgw_allocator_t *alloc);
+/* Close every member (ops.close, reason SHUTDOWN) and fail every waiter
+ * with PGW_ECLOSED. */
+void pgw__core_shutdown(pgw__core_t *c);
+
+/* Timers: time waiters out, close idle and expired members, open members
+ * up to min (rate limited). Returns when to call again (PGW__NEVER:
+ * nothing scheduled). */
+uint64_t pgw__core_tick(pgw__core_t *c, uint64_t now);
+
+/* The member to take a one-shot request of role (least in flight; a new
+ * one opened when every member has pipeline_target in flight and room is
+ * left). NULL when there is none and none may be opened now:
+ * *err then says why (the last open failure, or PGW_ENOMEM). The caller
+ * counts the request with pgw__core_sent once it is accepted. */
+pgw__member_t *pgw__core_pick(pgw__core_t *c, uint64_t now, int role, int *err);
+void pgw__core_sent(pgw__core_t *c, pgw__member_t *m);
+/* A one-shot request of m completed. */
+void pgw__core_done(pgw__core_t *c, pgw__member_t *m, uint64_t now);
+
+/* Queue w (its role and deadline set by the caller) and serve the queue:
+ * ops.grant may run inside this call. */
+void pgw__core_acquire(pgw__core_t *c, pgw__waiter_t *w, uint64_t now);
+/* Take w out of the queue without a callback (its owner gave up). */
+void pgw__core_forget_waiter(pgw__core_t *c, pgw__waiter_t *w);
+
+/* What a release needs, from the connection's state: txn ('I', 'T', 'E',
+ * 0 unknown), whether requests are still pending, whether a portal group
+ * (an open cursor outside a transaction block) is open. */
+int pgw__core_release_action(const pgw__core_t *c, char txn, int pending, int group_open);
+/* The holder released m (state OUT). action KEEP: back to READY now;
+ * ROLLBACK / RESET: state CLEANING, the driver cleans it and calls
+ * pgw__core_cleaned; CLOSE: closed (ops.close) and freed. */
+void pgw__core_release(pgw__core_t *c, pgw__member_t *m, int action, uint64_t now);
+void pgw__core_cleaned(pgw__core_t *c, pgw__member_t *m, int ok, uint64_t now);
+/* The liveness check of m finished. */
+void pgw__core_checked(pgw__core_t *c, pgw__member_t *m, int ok, uint64_t now);
+
+/* The open of m finished: status 0 (ready) or the connect's error. A
+ * failed member is freed. */
+void pgw__core_opened(pgw__core_t *c, pgw__member_t *m, int status, uint64_t now);
+/* m's connection broke (the driver closes it): m is freed. */
+void pgw__core_lost(pgw__core_t *c, pgw__member_t *m, uint64_t now);
+
+/* Counts by state, for the stats. */
+void pgw__core_counts(const pgw__core_t *c, uint32_t *idle, uint32_t *in_use, uint32_t *opening);
+
+#endif /* PGW_POOL_INTERNAL_H */

@@ -1,0 +1,949 @@
+/*
+ * The pool (pool.h) against the real server: 10,000 concurrent queries
+ * with distinct parameters through 10 connections; pg_terminate_backend of
+ * every pooled connection under load (each affected request fails once
+ * with PGW_ERETRY, its retry and every other request succeed); a private
+ * cluster restarted with pg_ctl restart -m fast under load (then 100
+ * queries succeed and the pool is back at min size); the acquire timeout
+ * of an exhausted pool; 1,000 releases inside an open transaction leaving
+ * no `idle in transaction` session; a connection released with an
+ * unfinished COPY or an open cursor never handed out; the transaction
+ * checkout, batches, the listener and the blocking pool. Scaled down under
+ * valgrind (or PGW_TEST_SLOW=1).
+ */
+#define _GNU_SOURCE
+#include "pgtest.h"
+#include "pgwire/pool.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <uv.h>
+#include <valgrind/valgrind.h>
+
+#include <cmocka.h>
+
+extern char **environ;
+
+static int slow_mode(void)
+{
+    const char *s = getenv("PGW_TEST_SLOW");
+    return RUNNING_ON_VALGRIND || (s && *s && strcmp(s, "0") != 0);
+}
+
+static uv_loop_t loop;
+/* Wakes the loop every 5 ms (unreferenced), so that the run helpers below
+ * never sleep past their own deadline. */
+static uv_timer_t waker;
+
+static void on_waker(uv_timer_t *t)
+{
+    (void)t;
+}
+
+static int setup(void **state)
+{
+    uv_loop_init(&loop);
+    uv_timer_init(&loop, &waker);
+    uv_timer_start(&waker, on_waker, 5, 5);
+    uv_unref((uv_handle_t *)&waker);
+    return 0;
+}
+
+/* The pool of the running test, closed by teardown when an assertion
+ * left it open. */
+static pgw_pool_t *cur;
+
+static int teardown(void **state)
+{
+    if (cur) pgw_pool_close(cur);
+    cur = NULL;
+    uv_run(&loop, UV_RUN_DEFAULT);
+    uv_close((uv_handle_t *)&waker, NULL);
+    uv_run(&loop, UV_RUN_DEFAULT);
+    assert_int_equal(uv_loop_close(&loop), 0);
+    return 0;
+}
+
+/* Run the loop until *flag or ms passed. */
+static void run_until(atomic_int *flag, unsigned ms)
+{
+    uint64_t end = uv_hrtime() / 1000000 + ms;
+    while (!(flag && atomic_load(flag)) && uv_hrtime() / 1000000 < end)
+        uv_run(&loop, UV_RUN_ONCE);
+}
+
+/* Run the loop for ms. */
+static void run_for(unsigned ms)
+{
+    uint64_t end = uv_hrtime() / 1000000 + ms;
+    while (uv_hrtime() / 1000000 < end)
+        uv_run(&loop, UV_RUN_ONCE);
+}
+
+static void close_pool(pgw_pool_t *p)
+{
+    cur = NULL;
+    pgw_pool_close(p);
+    uv_run(&loop, UV_RUN_DEFAULT);
+}
+
+/* Wait until the pool has n idle connections. */
+static void wait_idle(pgw_pool_t *p, uint32_t n, unsigned ms)
+{
+    uint64_t end = uv_hrtime() / 1000000 + ms;
+    pgw_pool_stats_t st;
+    for (;;) {
+        pgw_pool_stats(p, &st);
+        if (st.idle >= n) return;
+        if (uv_hrtime() / 1000000 > end) fail_msg("pool has %u idle of %u wanted", st.idle, n);
+        run_for(5);
+    }
+}
+
+static void ci(char *buf, size_t n, const char *app)
+{
+    char extra[128];
+    snprintf(extra, sizeof extra, "application_name=%s", app);
+    pgt_conninfo(buf, n, extra);
+}
+
+/* A separate blocking connection for checks and kills. */
+static long count_sql(const char *sql)
+{
+    char c[512];
+    pgt_conninfo(c, sizeof c, NULL);
+    pgw_client_t *cl;
+    assert_int_equal(pgw_client_connect(&cl, c, NULL), 0);
+    pgw_request_t r = PGW_SIMPLE(sql, NULL, NULL);
+    pgw_result_t *res = NULL;
+    int rc = pgw_client_run(cl, &r, &res);
+    if (rc != 0) fail_msg("%s: %s", sql, pgw_strerror(rc));
+    pgw_str_t v = {0};
+    assert_int_equal(pgw_result_text(res, 0, 0, &v), 0);
+    long n = strtol(v.p, NULL, 10);
+    pgw_result_free(res);
+    pgw_client_close(cl);
+    return n;
+}
+
+/* ------------------------------------------------------------ tagged load */
+
+typedef struct load {
+    pgw_pool_t *p;
+    uint32_t n;        /* requests to make */
+    uint32_t next;     /* next tag */
+    uint32_t window;   /* in flight at most */
+    uint32_t inflight; /* accepted, not completed */
+    uint32_t done_ok;
+    uint32_t wrong;
+    uint32_t other_err;
+    int first_err;
+    uint8_t *calls;   /* per tag: callbacks */
+    uint8_t *retries; /* per tag: PGW_ERETRY seen */
+    uint32_t retries_total;
+    int retry_ok; /* retry a PGW_ERETRY (else it is an error) */
+    int retry_delay_ms;
+    int stop;
+    atomic_int finished;
+} load_t;
+
+typedef struct tagreq {
+    load_t *l;
+    uint32_t tag;
+    uv_timer_t t;
+} tagreq_t;
+
+static void load_fill(load_t *l);
+static int load_submit(load_t *l, tagreq_t *tr);
+
+static void on_tag(int status, pgw_result_t *res, void *ud);
+
+static void on_retry_timer(uv_timer_t *t)
+{
+    tagreq_t *tr = t->data;
+    if (load_submit(tr->l, tr) != 0) fail_msg("retry refused");
+}
+
+static void on_retry_closed(uv_handle_t *h)
+{
+    free(h->data);
+}
+
+static void on_tag(int status, pgw_result_t *res, void *ud)
+{
+    tagreq_t *tr = ud;
+    load_t *l = tr->l;
+    l->inflight--;
+    if (status == PGW_ERETRY && l->retry_ok && l->retries[tr->tag] == 0) {
+        pgw_result_free(res);
+        l->retries[tr->tag]++;
+        l->retries_total++;
+        uv_timer_init(&loop, &tr->t);
+        tr->t.data = tr;
+        uv_timer_start(&tr->t, on_retry_timer, (uint64_t)l->retry_delay_ms, 0);
+        return;
+    }
+    l->calls[tr->tag]++;
+    if (status == PGW_ERETRY) l->retries[tr->tag]++; /* a second one: reported */
+    if (status == 0) {
+        int64_t v = -1;
+        if (pgw_result_int8(res, 0, 0, &v) != 0 || v != (int64_t)tr->tag)
+            l->wrong++;
+        else
+            l->done_ok++;
+    } else {
+        if (!l->other_err) l->first_err = status;
+        l->other_err++;
+    }
+    pgw_result_free(res);
+    if (l->retries[tr->tag]) {
+        uv_close((uv_handle_t *)&tr->t, on_retry_closed);
+    } else {
+        free(tr);
+    }
+    if (!l->stop) load_fill(l);
+    if (l->done_ok + l->wrong + l->other_err == l->n) atomic_store(&l->finished, 1);
+}
+
+static int load_submit(load_t *l, tagreq_t *tr)
+{
+    pgw_param_t prm[1] = {pgw_int8(tr->tag)};
+    pgw_request_t r = PGW_QUERY("SELECT $1::int8", prm, 1, on_tag, tr);
+    int rc = pgw_pool_submit(l->p, &r);
+    if (rc == 0) l->inflight++;
+    return rc;
+}
+
+static void load_fill(load_t *l)
+{
+    while (l->next < l->n && l->inflight < l->window) {
+        tagreq_t *tr = calloc(1, sizeof *tr);
+        tr->l = l;
+        tr->tag = l->next++;
+        int rc = load_submit(l, tr);
+        if (rc != 0) {
+            /* refused at once (server down and backing off): try later */
+            free(tr);
+            l->next--;
+            break;
+        }
+    }
+}
+
+static void load_init(load_t *l, pgw_pool_t *p, uint32_t n, uint32_t window)
+{
+    memset(l, 0, sizeof *l);
+    l->p = p;
+    l->n = n;
+    l->window = window;
+    l->calls = calloc(n, 1);
+    l->retries = calloc(n, 1);
+    l->retry_delay_ms = 100;
+}
+
+static void load_check(load_t *l)
+{
+    for (uint32_t i = 0; i < l->n; i++) {
+        if (l->calls[i] != 1) fail_msg("tag %u completed %u times", i, l->calls[i]);
+        if (l->retries[i] > 1) fail_msg("tag %u failed %u times with PGW_ERETRY", i, l->retries[i]);
+    }
+    assert_int_equal(l->wrong, 0);
+    if (l->other_err)
+        fail_msg("%u requests failed, first %s", l->other_err, pgw_err_name(l->first_err));
+    assert_int_equal(l->done_ok, l->n);
+    free(l->calls);
+    free(l->retries);
+}
+
+/* 10,000 concurrent distinct queries through a pool of 10. */
+static void test_concurrent_distinct(void **state)
+{
+    pgt_require_server();
+    char c[512];
+    ci(c, sizeof c, "pgw_pool_conc");
+    pgw_pool_config_t cfg;
+    pgw_pool_config_init(&cfg);
+    cfg.min_size = 10;
+    cfg.max_size = 10;
+    pgw_pool_t *p;
+    assert_int_equal(pgw_pool_new(&p, &loop, c, &cfg), 0);
+    cur = p;
+    wait_idle(p, 10, 20000);
+    uint32_t n = slow_mode() ? 2000 : 10000;
+    load_t l;
+    load_init(&l, p, n, n); /* all at once */
+    load_fill(&l);
+    assert_int_equal(l.inflight, n);
+    uint32_t fl[16];
+    size_t nm = pgw_pool_inflight(p, fl, 16);
+    assert_int_equal(nm, 10);
+    for (size_t i = 0; i < nm; i++)
+        assert_int_equal(fl[i], n / 10); /* least in flight first */
+    run_until(&l.finished, 60000);
+    load_check(&l);
+    pgw_pool_stats_t st;
+    pgw_pool_stats(p, &st);
+    assert_int_equal(st.size, 10);
+    assert_int_equal(st.opened, 10);
+    assert_int_equal(st.retried, 0);
+    close_pool(p);
+}
+
+/* pg_terminate_backend of every pooled connection under load. */
+static void test_terminate_all(void **state)
+{
+    pgt_require_server();
+    char c[512];
+    ci(c, sizeof c, "pgw_pool_term");
+    pgw_pool_config_t cfg;
+    pgw_pool_config_init(&cfg);
+    cfg.min_size = 4;
+    cfg.max_size = 4;
+    pgw_pool_t *p;
+    assert_int_equal(pgw_pool_new(&p, &loop, c, &cfg), 0);
+    cur = p;
+    wait_idle(p, 4, 20000);
+    load_t l;
+    uint32_t n = slow_mode() ? 3000 : 30000;
+    load_init(&l, p, n, 200);
+    l.retry_ok = 1;
+    load_fill(&l);
+    run_for(slow_mode() ? 300 : 100);
+    long killed = count_sql("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                            "WHERE application_name = 'pgw_pool_term'");
+    assert_int_equal(killed, 4);
+    run_until(&l.finished, 60000);
+    load_check(&l);
+    pgw_pool_stats_t st;
+    pgw_pool_stats(p, &st);
+    assert_int_equal(st.lost, 4);
+    print_message("terminate: %u requests, %u retried once, pool lost %llu, opened %llu\n", n,
+                  l.retries_total, (unsigned long long)st.lost, (unsigned long long)st.opened);
+    wait_idle(p, 4, 20000);
+    close_pool(p);
+}
+
+/* ----------------------------------------------------- private cluster */
+
+static int cluster_script(const char *cmd, const char *dir)
+{
+    const char *script = pgt_env("PGW_TEST_CLUSTER_SCRIPT");
+    char fallback[1024];
+    if (!script) {
+        snprintf(fallback, sizeof(fallback), "%s/tests/pg/pg-cluster.sh", PGW_SOURCE_DIR);
+        script = fallback;
+    }
+    char *argv[] = {"bash", (char *)script, (char *)cmd, (char *)dir, NULL};
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    pid_t pid;
+    int rc = posix_spawnp(&pid, "bash", &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    if (rc != 0) return -1;
+    int st;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+    }
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static void env_value(const char *file, const char *key, char *out, size_t n)
+{
+    FILE *f = fopen(file, "r");
+    assert_non_null(f);
+    char line[1024];
+    size_t klen = strlen(key);
+    out[0] = 0;
+    while (fgets(line, sizeof(line), f)) {
+        if (strncmp(line, key, klen) == 0 && line[klen] == '=') {
+            line[strcspn(line, "\n")] = 0;
+            snprintf(out, n, "%s", line + klen + 1);
+        }
+    }
+    fclose(f);
+    assert_true(out[0] != 0);
+}
+
+typedef struct restarter {
+    const char *dir;
+    atomic_int done;
+    int failures;
+} restarter_t;
+
+static void *restart_thread(void *arg)
+{
+    restarter_t *r = arg;
+    usleep(300000);
+    if (cluster_script("restart", r->dir) != 0) r->failures++;
+    atomic_store(&r->done, 1);
+    return NULL;
+}
+
+/* Any outcome during the restart, as long as each request completes once. */
+typedef struct rload {
+    pgw_pool_t *p;
+    unsigned inflight, ok, failed, refused;
+    int stop;
+} rload_t;
+
+static void rload_fill(rload_t *l);
+
+static void on_rl(int status, pgw_result_t *res, void *ud)
+{
+    rload_t *l = ud;
+    l->inflight--;
+    if (status == 0)
+        l->ok++;
+    else
+        l->failed++;
+    pgw_result_free(res);
+    if (!l->stop) rload_fill(l);
+}
+
+static void on_rl_timer(uv_timer_t *t)
+{
+    rload_fill(t->data);
+}
+
+static void rload_fill(rload_t *l)
+{
+    while (l->inflight < 64) {
+        pgw_request_t r = PGW_SIMPLE("SELECT 1", on_rl, l);
+        if (pgw_pool_submit(l->p, &r) != 0) {
+            l->refused++;
+            return;
+        }
+        l->inflight++;
+    }
+}
+
+typedef struct counter {
+    unsigned ok, bad;
+    atomic_int done;
+    unsigned want;
+} counter_t;
+
+static void on_count(int status, pgw_result_t *res, void *ud)
+{
+    counter_t *c = ud;
+    if (status == 0)
+        c->ok++;
+    else
+        c->bad++;
+    pgw_result_free(res);
+    if (c->ok + c->bad == c->want) atomic_store(&c->done, 1);
+}
+
+static void test_restart_under_load(void **state)
+{
+    pgt_require_server();
+    char dir[64];
+    snprintf(dir, sizeof(dir), "/tmp/pgw-pool.XXXXXX");
+    assert_non_null(mkdtemp(dir));
+    if (cluster_script("start", dir) != 0) {
+        cluster_script("stop", dir);
+        fail_msg("could not start a private cluster in %s", dir);
+    }
+    char env[128], host[256], port[16], user[64], db[64];
+    snprintf(env, sizeof(env), "%s/env", dir);
+    env_value(env, "PGHOST", host, sizeof host);
+    env_value(env, "PGPORT", port, sizeof port);
+    env_value(env, "PGUSER", user, sizeof user);
+    env_value(env, "PGDATABASE", db, sizeof db);
+    char c[768];
+    snprintf(c, sizeof c, "host='%s' port=%s user=%s dbname=%s connect_timeout=5", host, port, user,
+             db);
+    pgw_pool_config_t cfg;
+    pgw_pool_config_init(&cfg);
+    cfg.min_size = 4;
+    cfg.max_size = 6;
+    cfg.backoff_min_ms = 20;
+    cfg.backoff_max_ms = 500;
+    pgw_pool_t *p;
+    assert_int_equal(pgw_pool_new(&p, &loop, c, &cfg), 0);
+    cur = p;
+    wait_idle(p, 4, 20000);
+    rload_t l = {p, 0, 0, 0, 0, 0};
+    rload_fill(&l);
+    uv_timer_t refill;
+    uv_timer_init(&loop, &refill);
+    refill.data = &l;
+    uv_timer_start(&refill, on_rl_timer, 10, 10); /* the load goes on after refusals */
+    restarter_t r = {dir, 0, 0};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, restart_thread, &r), 0);
+    run_until(&r.done, 120000);
+    pthread_join(th, NULL);
+    assert_int_equal(r.failures, 0);
+    run_for(300);
+    l.stop = 1;
+    uv_timer_stop(&refill);
+    uv_close((uv_handle_t *)&refill, NULL);
+    while (l.inflight)
+        uv_run(&loop, UV_RUN_ONCE);
+    /* Back at min size, then 100 queries succeed. */
+    wait_idle(p, 4, 30000);
+    pgw_pool_stats_t st;
+    pgw_pool_stats(p, &st);
+    assert_true(st.size >= 4 && st.size <= 6);
+    counter_t cnt = {0, 0, 0, 100};
+    for (int i = 0; i < 100; i++) {
+        pgw_request_t q = PGW_SIMPLE("SELECT 1", on_count, &cnt);
+        assert_int_equal(pgw_pool_submit(p, &q), 0);
+    }
+    run_until(&cnt.done, 30000);
+    assert_int_equal(cnt.ok, 100);
+    pgw_pool_stats(p, &st);
+    print_message("restart: load ok %u failed %u refused %u; lost %llu opened %llu, "
+                  "open failures %llu, size %u\n",
+                  l.ok, l.failed, l.refused, (unsigned long long)st.lost,
+                  (unsigned long long)st.opened, (unsigned long long)st.open_failures, st.size);
+    assert_true(st.lost >= 4);
+    close_pool(p);
+    cluster_script("stop", dir);
+    rmdir(dir);
+}
+
+/* --------------------------------------------------------------- checkout */
+
+typedef struct acq {
+    int status;
+    pgw_conn_t *conn;
+    atomic_int done;
+    uint64_t at_ns;
+} acq_t;
+
+static void on_acq(pgw_pool_t *p, int status, pgw_conn_t *conn, void *ud)
+{
+    acq_t *a = ud;
+    a->status = status;
+    a->conn = conn;
+    a->at_ns = uv_hrtime();
+    atomic_store(&a->done, 1);
+}
+
+static pgw_conn_t *acquire_now(pgw_pool_t *p)
+{
+    acq_t a = {0};
+    assert_int_equal(pgw_pool_acquire(p, 0, 10000, on_acq, &a), 0);
+    run_until(&a.done, 15000);
+    assert_true(atomic_load(&a.done));
+    if (a.status != 0) fail_msg("acquire: %s", pgw_err_name(a.status));
+    return a.conn;
+}
+
+typedef struct res1 {
+    int status;
+    pgw_result_t *res;
+    atomic_int done;
+} res1_t;
+
+static void on_res1(int status, pgw_result_t *res, void *ud)
+{
+    res1_t *r = ud;
+    r->status = status;
+    r->res = res;
+    atomic_store(&r->done, 1);
+}
+
+static int run_on(pgw_conn_t *conn, const char *sql)
+{
+    res1_t r = {0};
+    pgw_request_t q = PGW_SIMPLE(sql, on_res1, &r);
+    assert_int_equal(pgw_conn_submit(conn, &q), 0);
+    run_until(&r.done, 15000);
+    assert_true(atomic_load(&r.done));
+    pgw_result_free(r.res);
+    return r.status;
+}
+
+static void test_acquire_timeout(void **state)
+{
+    pgt_require_server();
+    char c[512];
+    ci(c, sizeof c, "pgw_pool_tmo");
+    pgw_pool_config_t cfg;
+    pgw_pool_config_init(&cfg);
+    cfg.max_size = 2;
+    pgw_pool_t *p;
+    assert_int_equal(pgw_pool_new(&p, &loop, c, &cfg), 0);
+    cur = p;
+    pgw_conn_t *a = acquire_now(p), *b = acquire_now(p);
+    assert_ptr_not_equal(a, b);
+    unsigned deadline = 500;
+    acq_t w = {0};
+    uint64_t t0 = uv_hrtime();
+    assert_int_equal(pgw_pool_acquire(p, 0, deadline, on_acq, &w), 0);
+    run_until(&w.done, 5000);
+    assert_int_equal(w.status, PGW_EPOOLTIMEOUT);
+    assert_null(w.conn);
+    double ms = (double)(w.at_ns - t0) / 1e6;
+    print_message("acquire timeout %u ms fired after %.1f ms\n", deadline, ms);
+    assert_true(ms >= deadline * 0.999 && ms <= deadline * 1.2);
+    pgw_pool_stats_t st;
+    pgw_pool_stats(p, &st);
+    assert_int_equal(st.timeouts, 1);
+    assert_int_equal(st.in_use, 2);
+    /* A waiter is served once a connection is released: FIFO. */
+    acq_t w1 = {0}, w2 = {0};
+    assert_int_equal(pgw_pool_acquire(p, 0, 5000, on_acq, &w1), 0);
+    assert_int_equal(pgw_pool_acquire(p, 0, 5000, on_acq, &w2), 0);
+    run_for(20);
+    assert_false(atomic_load(&w1.done));
+    assert_int_equal(pgw_pool_release(p, a), 0);
+    run_until(&w1.done, 5000);
+    assert_int_equal(w1.status, 0);
+    assert_ptr_equal(w1.conn, a);
+    if (atomic_load(&w2.done)) fail_msg("w2 done: %s", pgw_err_name(w2.status));
+    assert_int_equal(pgw_pool_release(p, b), 0);
+    run_until(&w2.done, 5000);
+    assert_ptr_equal(w2.conn, b);
+    assert_int_equal(pgw_pool_release(p, w1.conn), 0);
+    assert_int_equal(pgw_pool_release(p, w2.conn), 0);
+    assert_int_equal(pgw_pool_release(p, w2.conn), PGW_EINVAL); /* not checked out */
+    close_pool(p);
+}
+
+/* "Server down" is not "pool exhausted". */
+static void test_acquire_server_down(void **state)
+{
+    pgw_pool_config_t cfg;
+    pgw_pool_config_init(&cfg);
+    cfg.max_size = 2;
+    pgw_pool_t *p;
+    assert_int_equal(pgw_pool_new(&p, &loop, "host=127.0.0.1 port=1 connect_timeout=2", &cfg), 0);
+    cur = p;
+    acq_t w = {0};
+    assert_int_equal(pgw_pool_acquire(p, 0, 300, on_acq, &w), 0);
+    run_until(&w.done, 5000);
+    assert_true(w.status != 0 && w.status != PGW_EPOOLTIMEOUT);
+    print_message("acquire with the server down: %s\n", pgw_err_name(w.status));
+    close_pool(p);
+}
+
+static void test_release_open_transaction(void **state)
+{
+    pgt_require_server();
+    char c[512];
+    ci(c, sizeof c, "pgw_pool_txn");
+    pgw_pool_config_t cfg;
+    pgw_pool_config_init(&cfg);
+    cfg.max_size = 2;
+    pgw_pool_t *p;
+    assert_int_equal(pgw_pool_new(&p, &loop, c, &cfg), 0);
+    cur = p;
+    int n = slow_mode() ? 200 : 1000;
+    for (int i = 0; i < n; i++) {
+        pgw_conn_t *conn = acquire_now(p);
+        assert_int_equal(pgw_session_txn_status(pgw_conn_session(conn)), 'I');
+        assert_int_equal(run_on(conn, i % 3 == 2 ? "BEGIN; SELECT 1/0" : "BEGIN; SELECT 1"),
+                         i % 3 == 2 ? PGW_ESERVER : 0);
+        assert_int_equal(pgw_pool_release(p, conn), 0); /* 'T' or 'E' */
+    }
+    pgw_conn_t *a = acquire_now(p), *b = acquire_now(p);
+    assert_int_equal(pgw_session_txn_status(pgw_conn_session(a)), 'I');
+    assert_int_equal(pgw_session_txn_status(pgw_conn_session(b)), 'I');
+    long idle_in_tx = count_sql("SELECT count(*) FROM pg_stat_activity WHERE application_name = "
+                                "'pgw_pool_txn' AND state LIKE 'idle in transaction%'");
+    assert_int_equal(idle_in_tx, 0);
+    pgw_pool_stats_t st;
+    pgw_pool_stats(p, &st);
+    assert_int_equal(st.closed, 0); /* rolled back, not closed */
+    assert_int_equal(st.opened, 2);
+    pgw_pool_release(p, a);
+    pgw_pool_release(p, b);
+    close_pool(p);
+}
+
+static int copy_pause(pgw_buf_t *out, size_t room, void *ud)
+{
+    return PGW_COPY_PAUSE;
+}
+
+static void test_dirty_never_handed_out(void **state)
+{
+    pgt_require_server();
+    char c[512];
+    ci(c, sizeof c, "pgw_pool_dirty");
+    pgw_pool_config_t cfg;
+    pgw_pool_config_init(&cfg);
+    cfg.max_size = 1;
+    pgw_pool_t *p;
+    assert_int_equal(pgw_pool_new(&p, &loop, c, &cfg), 0);
+    cur = p;
+    pgw_conn_t *conn = acquire_now(p);
+    int32_t pid1 = pgw_conn_backend_pid(conn);
+    assert_int_equal(run_on(conn, "CREATE TEMP TABLE t (x int)"), 0);
+
+    /* An unfinished COPY: the connection is closed, its COPY cancelled. */
+    res1_t cr = {0};
+    pgw_request_t cp = PGW_COPY_IN_REQ("COPY t FROM STDIN", copy_pause, on_res1, &cr);
+    assert_int_equal(pgw_conn_submit(conn, &cp), 0);
+    run_for(50);
+    assert_false(atomic_load(&cr.done));
+    assert_int_equal(pgw_pool_release(p, conn), 0);
+    run_until(&cr.done, 5000);
+    assert_true(cr.status != 0);
+    pgw_result_free(cr.res);
+    conn = acquire_now(p);
+    int32_t pid2 = pgw_conn_backend_pid(conn);
+    assert_true(pid2 != pid1);
+    assert_int_equal(run_on(conn, "SELECT 1"), 0);
+
+    /* A cursor in a transaction block: rolled back, the cursor gone. */
+    assert_int_equal(run_on(conn, "BEGIN; DECLARE c CURSOR FOR SELECT generate_series(1, 10)"), 0);
+    assert_int_equal(run_on(conn, "FETCH 1 FROM c"), 0);
+    assert_int_equal(pgw_pool_release(p, conn), 0);
+    conn = acquire_now(p);
+    assert_int_equal(pgw_conn_backend_pid(conn), pid2);
+    assert_int_equal(run_on(conn, "FETCH 1 FROM c"), PGW_ESERVER); /* 34000: no cursor */
+
+    /* A protocol portal outside a transaction block (an open group): the
+     * connection is closed. */
+    res1_t pr = {0};
+    pgw_request_t q = PGW_QUERY("SELECT generate_series(1, 100)", NULL, 0, on_res1, &pr);
+    q.portal = "cur";
+    q.max_rows = 10;
+    assert_int_equal(pgw_conn_submit(conn, &q), 0);
+    run_until(&pr.done, 5000);
+    assert_int_equal(pr.status, 0);
+    assert_int_equal(pgw_result_suspended(pr.res), 1);
+    pgw_result_free(pr.res);
+    assert_int_equal(pgw_pool_release(p, conn), 0);
+    conn = acquire_now(p);
+    int32_t pid3 = pgw_conn_backend_pid(conn);
+    assert_true(pid3 != pid2);
+    assert_int_equal(pgw_session_txn_status(pgw_conn_session(conn)), 'I');
+    res1_t fr = {0};
+    pgw_request_t f = PGW_FETCH("cur", 10, on_res1, &fr);
+    assert_int_equal(pgw_conn_submit(conn, &f), 0);
+    run_until(&fr.done, 5000);
+    assert_int_equal(fr.status, PGW_ESERVER);
+    pgw_result_free(fr.res);
+    pgw_pool_release(p, conn);
+    pgw_pool_stats_t st;
+    pgw_pool_stats(p, &st);
+    assert_int_equal(st.closed, 2);
+    close_pool(p);
+}
+
+/* ---------------------------------------------------- tx, batch, listener */
+
+typedef struct txs {
+    pgw_pool_t *p;
+    int begin_status, end_status;
+    char txn_in;
+    atomic_int done;
+} txs_t;
+
+static void on_tx_end(int status, pgw_result_t *res, void *ud)
+{
+    txs_t *t = ud;
+    t->end_status = status;
+    pgw_result_free(res);
+    atomic_store(&t->done, 1);
+}
+
+static void on_tx_ins(int status, pgw_result_t *res, void *ud)
+{
+    pgw_result_free(res);
+}
+
+static void on_tx(pgw_pool_t *p, int status, pgw_conn_t *conn, void *ud)
+{
+    txs_t *t = ud;
+    t->begin_status = status;
+    if (status != 0) {
+        atomic_store(&t->done, 1);
+        return;
+    }
+    t->txn_in = pgw_session_txn_status(pgw_conn_session(conn));
+    pgw_request_t q = PGW_SIMPLE("INSERT INTO pgw_pool_tx VALUES (1)", on_tx_ins, NULL);
+    assert_int_equal(pgw_conn_submit(conn, &q), 0);
+    assert_int_equal(pgw_pool_tx_end(p, conn, 1, on_tx_end, t), 0);
+}
+
+static void test_tx_and_batch(void **state)
+{
+    pgt_require_server();
+    char c[512];
+    ci(c, sizeof c, "pgw_pool_tx");
+    pgw_pool_t *p;
+    assert_int_equal(pgw_pool_new(&p, &loop, c, NULL), 0);
+    cur = p;
+    counter_t k = {0, 0, 0, 1};
+    pgw_request_t mk = PGW_SIMPLE(
+        "DROP TABLE IF EXISTS pgw_pool_tx; CREATE TABLE pgw_pool_tx (x int)", on_count, &k);
+    assert_int_equal(pgw_pool_submit(p, &mk), 0);
+    run_until(&k.done, 10000);
+    assert_int_equal(k.ok, 1);
+    txs_t t = {p, 1, 1, 0, 0};
+    assert_int_equal(pgw_pool_tx_begin(p, 0, 5000, NULL, on_tx, &t), 0);
+    run_until(&t.done, 10000);
+    assert_int_equal(t.begin_status, 0);
+    assert_int_equal(t.txn_in, 'T');
+    assert_int_equal(t.end_status, 0);
+    assert_int_equal(count_sql("SELECT count(*) FROM pgw_pool_tx"), 1);
+
+    /* A batch stays on one connection, with one Sync. */
+    counter_t bk = {0, 0, 0, 3};
+    pgw_param_t v[1] = {pgw_int8(7)};
+    pgw_request_t b[2] = {
+        PGW_QUERY("INSERT INTO pgw_pool_tx VALUES ($1::int8)", v, 1, on_count, &bk),
+        PGW_QUERY("SELECT count(*) FROM pgw_pool_tx", NULL, 0, on_count, &bk)};
+    assert_int_equal(pgw_pool_submit_batch(p, b, 2, 0, on_count, &bk), 0);
+    run_until(&bk.done, 10000);
+    assert_int_equal(bk.ok, 3);
+    counter_t d = {0, 0, 0, 1};
+    pgw_request_t dr = PGW_SIMPLE("DROP TABLE pgw_pool_tx", on_count, &d);
+    assert_int_equal(pgw_pool_submit(p, &dr), 0);
+    run_until(&d.done, 10000);
+    close_pool(p);
+}
+
+typedef struct lst {
+    atomic_int ready, got;
+    char payload[32];
+} lst_t;
+
+static void on_lnotify(pgw_listener_t *l, int32_t pid, pgw_str_t ch, pgw_str_t pl, void *ud)
+{
+    lst_t *s = ud;
+    snprintf(s->payload, sizeof s->payload, "%.*s", (int)pl.len, pl.p);
+    atomic_store(&s->got, 1);
+}
+
+static void on_levent(pgw_listener_t *l, pgw_listener_event_t ev, int status, void *ud)
+{
+    lst_t *s = ud;
+    if (ev == PGW_LISTENER_READY) atomic_store(&s->ready, 1);
+}
+
+static void on_lclosed(pgw_listener_t *l, void *ud)
+{
+    (void)l;
+}
+
+static void test_listener(void **state)
+{
+    pgt_require_server();
+    char c[512];
+    ci(c, sizeof c, "pgw_pool_listen");
+    pgw_pool_t *p;
+    assert_int_equal(pgw_pool_new(&p, &loop, c, NULL), 0);
+    cur = p;
+    lst_t s = {0};
+    pgw_listener_config_t lc;
+    pgw_listener_config_init(&lc);
+    lc.on_notification = on_lnotify;
+    lc.on_event = on_levent;
+    lc.ud = &s;
+    pgw_listener_t *l;
+    assert_int_equal(pgw_pool_listener(p, &l, &lc), 0);
+    assert_int_equal(pgw_listener_listen(l, "pgw_pool_chan", NULL, NULL), 0);
+    run_until(&s.ready, 10000);
+    assert_true(atomic_load(&s.ready));
+    counter_t k = {0, 0, 0, 1};
+    pgw_request_t n = PGW_SIMPLE("NOTIFY pgw_pool_chan, 'hello'", on_count, &k);
+    assert_int_equal(pgw_pool_submit(p, &n), 0);
+    run_until(&s.got, 10000);
+    assert_string_equal(s.payload, "hello");
+    pgw_listener_close(l, on_lclosed, NULL);
+    close_pool(p);
+}
+
+/* ----------------------------------------------------------- blocking pool */
+
+typedef struct bt {
+    pgw_client_pool_t *p;
+    int n, errors;
+} bt_t;
+
+static void *blocking_worker(void *arg)
+{
+    bt_t *b = arg;
+    for (int i = 0; i < b->n; i++) {
+        pgw_client_t *c;
+        if (pgw_client_pool_acquire(b->p, 10000, &c) != 0) {
+            b->errors++;
+            continue;
+        }
+        pgw_request_t r = PGW_SIMPLE(i % 2 ? "BEGIN; SELECT 1" : "SELECT 1", NULL, NULL);
+        if (pgw_client_run(c, &r, NULL) != 0) b->errors++;
+        pgw_client_pool_release(b->p, c);
+    }
+    return NULL;
+}
+
+static void test_blocking_pool(void **state)
+{
+    pgt_require_server();
+    char c[512];
+    ci(c, sizeof c, "pgw_pool_blocking");
+    pgw_pool_config_t cfg;
+    pgw_pool_config_init(&cfg);
+    cfg.min_size = 1;
+    cfg.max_size = 3;
+    pgw_client_pool_t *p;
+    assert_int_equal(pgw_client_pool_new(&p, c, &cfg), 0);
+    enum { NT = 6 };
+    pthread_t th[NT];
+    bt_t b[NT];
+    for (int i = 0; i < NT; i++) {
+        b[i] = (bt_t){p, slow_mode() ? 20 : 200, 0};
+        pthread_create(&th[i], NULL, blocking_worker, &b[i]);
+    }
+    for (int i = 0; i < NT; i++) {
+        pthread_join(th[i], NULL);
+        assert_int_equal(b[i].errors, 0);
+    }
+    pgw_pool_stats_t st;
+    pgw_client_pool_stats(p, &st);
+    assert_true(st.size <= 3);
+    assert_int_equal(st.in_use, 0);
+    assert_int_equal(st.acquires, (uint64_t)NT * b[0].n);
+    /* Exhausted: the timeout fires with PGW_EPOOLTIMEOUT. */
+    pgw_client_t *h[3];
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(pgw_client_pool_acquire(p, 5000, &h[i]), 0);
+    pgw_client_t *x;
+    uint64_t t0 = uv_hrtime();
+    assert_int_equal(pgw_client_pool_acquire(p, 200, &x), PGW_EPOOLTIMEOUT);
+    double ms = (double)(uv_hrtime() - t0) / 1e6;
+    assert_true(ms >= 199 && ms <= 240);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(pgw_client_pool_release(p, h[i]), 0);
+    assert_int_equal(count_sql("SELECT count(*) FROM pg_stat_activity WHERE application_name = "
+                               "'pgw_pool_blocking' AND state LIKE 'idle in transaction%'"),
+                     0);
+    pgw_client_pool_free(p);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_concurrent_distinct, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_terminate_all, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_acquire_timeout, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_acquire_server_down, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_release_open_transaction, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_dirty_never_handed_out, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_tx_and_batch, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_listener, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_blocking_pool, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_restart_under_load, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,451 @@
+/*
+ * The pool's sans-IO core (src/pool/core.c) without a server: scripted
+ * members through the ops table, time passed by hand. Covers lazy opening
+ * and min size, the open rate limit and its backoff, least-in-flight
+ * dispatch and growth to max, FIFO waiters and their deadlines (pool
+ * exhausted vs. server down), reservation of busy members for waiters,
+ * release decisions, liveness checks, lifetime with jitter, idle timeout,
+ * loss and replacement, routing roles, counters and shutdown.
+ */
+#include "pool/pool_internal.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#define MS 1000ull
+
+typedef struct script {
+    int open_rc; /* what ops.open returns */
+    unsigned opens, closes, checks, grants, fails;
+    int last_close_reason, last_fail;
+    pgw__member_t *opened[64];
+    pgw__waiter_t *granted[64];
+    pgw__member_t *granted_m[64];
+    pgw__member_t *checked;
+} script_t;
+
+static int s_open(void *ud, pgw__member_t *m)
+{
+    script_t *s = ud;
+    if (s->open_rc) return s->open_rc;
+    m->h = s;
+    s->opened[s->opens++ % 64] = m;
+    return 0;
+}
+
+static void s_close(void *ud, pgw__member_t *m, int reason)
+{
+    script_t *s = ud;
+    s->closes++;
+    s->last_close_reason = reason;
+}
+
+static void s_check(void *ud, pgw__member_t *m)
+{
+    script_t *s = ud;
+    s->checks++;
+    s->checked = m;
+}
+
+static void s_grant(void *ud, pgw__waiter_t *w, pgw__member_t *m)
+{
+    script_t *s = ud;
+    s->granted[s->grants % 64] = w;
+    s->granted_m[s->grants % 64] = m;
+    s->grants++;
+}
+
+static void s_fail(void *ud, pgw__waiter_t *w, int err)
+{
+    script_t *s = ud;
+    s->fails++;
+    s->last_fail = err;
+}
+
+static const pgw__core_ops_t ops = {s_open, s_close, s_check, s_grant, s_fail};
+
+static void init(pgw__core_t *c, script_t *s, pgw__core_cfg_t cfg)
+{
+    memset(s, 0, sizeof *s);
+    pgw__core_init(c, &cfg, &ops, s, NULL);
+}
+
+static pgw__waiter_t *waiter(uint64_t deadline)
+{
+    pgw__waiter_t *w = calloc(1, sizeof *w);
+    w->deadline_us = deadline;
+    return w;
+}
+
+static void test_min_lazy_and_rate_limit(void **state)
+{
+    pgw__core_t c;
+    script_t s;
+    init(&c, &s, (pgw__core_cfg_t){.min_size = 6, .max_size = 10, .max_connecting = 2});
+    assert_int_equal(c.size, 0); /* nothing before the first tick */
+    pgw__core_tick(&c, 0);
+    assert_int_equal(s.opens, 2); /* at most max_connecting at once */
+    assert_int_equal(c.opening, 2);
+    pgw__core_opened(&c, s.opened[0], 0, 1 * MS);
+    pgw__core_tick(&c, 1 * MS);
+    assert_int_equal(s.opens, 3);
+    pgw__core_opened(&c, s.opened[1], 0, 2 * MS);
+    pgw__core_opened(&c, s.opened[2], 0, 2 * MS);
+    pgw__core_tick(&c, 2 * MS);
+    assert_int_equal(s.opens, 5);
+    pgw__core_opened(&c, s.opened[3], 0, 3 * MS);
+    pgw__core_opened(&c, s.opened[4], 0, 3 * MS);
+    pgw__core_tick(&c, 3 * MS);
+    pgw__core_opened(&c, s.opened[5], 0, 4 * MS);
+    pgw__core_tick(&c, 4 * MS);
+    assert_int_equal(s.opens, 6); /* min reached: no more */
+    assert_int_equal(c.size, 6);
+    assert_int_equal(c.st.opened, 6);
+    uint32_t idle, in_use, opening;
+    pgw__core_counts(&c, &idle, &in_use, &opening);
+    assert_int_equal(idle, 6);
+    pgw__core_shutdown(&c);
+    assert_int_equal(s.closes, 6);
+    assert_int_equal(s.last_close_reason, PGW__CLOSE_SHUTDOWN);
+}
+
+static void test_backoff_after_failures(void **state)
+{
+    pgw__core_t c;
+    script_t s;
+    init(&c, &s,
+         (pgw__core_cfg_t){
+             .min_size = 1, .max_size = 2, .backoff_min_us = 100 * MS, .backoff_max_us = 400 * MS});
+    pgw__core_tick(&c, 0);
+    assert_int_equal(s.opens, 1);
+    pgw__core_opened(&c, s.opened[0], -111 /* UV_ECONNREFUSED */, 0);
+    assert_int_equal(c.size, 0);
+    uint64_t next = pgw__core_tick(&c, 1 * MS);
+    assert_int_equal(s.opens, 1); /* backing off */
+    assert_int_equal(next, 100 * MS);
+    /* A one-shot request meanwhile: no member, none may open: the error. */
+    int err = 0;
+    assert_null(pgw__core_pick(&c, 2 * MS, PGW__ROLE_RW, &err));
+    assert_int_equal(err, -111);
+    pgw__core_tick(&c, 100 * MS);
+    assert_int_equal(s.opens, 2);
+    pgw__core_opened(&c, s.opened[1], -111, 100 * MS);
+    assert_int_equal(pgw__core_tick(&c, 101 * MS), 300 * MS); /* doubled */
+    pgw__core_tick(&c, 300 * MS);
+    pgw__core_opened(&c, s.opened[2], -111, 300 * MS);
+    assert_int_equal(pgw__core_tick(&c, 301 * MS), 700 * MS); /* capped at 400 */
+    pgw__core_tick(&c, 700 * MS);
+    pgw__core_opened(&c, s.opened[3], 0, 700 * MS); /* success resets */
+    assert_int_equal(c.backoff_us, 0);
+    assert_int_equal(c.st.open_failures, 3);
+    /* A waiter timing out while nothing is up after a failure gets the
+     * connect error, not PGW_EPOOLTIMEOUT. */
+    pgw__core_lost(&c, s.opened[3], 800 * MS);
+    pgw__core_tick(&c, 800 * MS);
+    pgw__core_opened(&c, s.opened[4], -111, 800 * MS);
+    pgw__waiter_t *w = waiter(900 * MS);
+    pgw__core_acquire(&c, w, 801 * MS);
+    pgw__core_tick(&c, 900 * MS);
+    assert_int_equal(s.fails, 1);
+    assert_int_equal(s.last_fail, -111);
+    free(w);
+    pgw__core_shutdown(&c);
+}
+
+static void test_least_in_flight_and_growth(void **state)
+{
+    pgw__core_t c;
+    script_t s;
+    init(&c, &s, (pgw__core_cfg_t){.max_size = 3, .max_connecting = 3});
+    int err;
+    pgw__member_t *a = pgw__core_pick(&c, 0, 0, &err); /* lazy: opens one */
+    assert_non_null(a);
+    assert_int_equal(a->state, PGW__M_OPENING);
+    pgw__core_sent(&c, a);
+    pgw__member_t *b = pgw__core_pick(&c, 0, 0, &err); /* a busy: another */
+    assert_ptr_not_equal(a, b);
+    pgw__core_sent(&c, b);
+    pgw__member_t *m3 = pgw__core_pick(&c, 0, 0, &err);
+    pgw__core_sent(&c, m3);
+    assert_int_equal(c.size, 3);
+    for (int i = 0; i < 30; i++)
+        pgw__core_sent(&c, pgw__core_pick(&c, 0, 0, &err));
+    assert_int_equal(c.size, 3); /* max */
+    assert_int_equal(a->inflight, 11);
+    assert_int_equal(b->inflight, 11);
+    assert_int_equal(m3->inflight, 11);
+    pgw__core_opened(&c, a, 0, 1);
+    pgw__core_done(&c, a, 2);
+    assert_ptr_equal(pgw__core_pick(&c, 3, 0, &err), a); /* least first */
+    pgw__core_shutdown(&c);
+}
+
+static void test_waiters_fifo_timeout_and_reserve(void **state)
+{
+    pgw__core_t c;
+    script_t s;
+    init(&c, &s, (pgw__core_cfg_t){.max_size = 2});
+    pgw__waiter_t *w1 = waiter(PGW__NEVER), *w2 = waiter(50 * MS), *w3 = waiter(PGW__NEVER);
+    pgw__core_acquire(&c, w1, 0);
+    assert_int_equal(s.opens, 1); /* opened for it */
+    pgw__core_acquire(&c, w2, 0);
+    assert_int_equal(s.opens, 2);
+    pgw__core_acquire(&c, w3, 0);
+    assert_int_equal(s.opens, 2); /* max */
+    pgw__core_opened(&c, s.opened[1], 0, 1 * MS);
+    assert_int_equal(s.grants, 1);
+    assert_ptr_equal(s.granted[0], w1); /* FIFO, whichever member came first */
+    pgw__core_tick(&c, 50 * MS);
+    assert_int_equal(s.fails, 1);
+    assert_int_equal(s.last_fail, PGW_EPOOLTIMEOUT);
+    assert_int_equal(c.st.timeouts, 1);
+    assert_int_equal(c.nwaiters, 1);
+    pgw__core_opened(&c, s.opened[0], 0, 60 * MS);
+    assert_int_equal(s.grants, 2);
+    assert_ptr_equal(s.granted[1], w3);
+    assert_int_equal(c.st.acquires, 2);
+    assert_int_equal(c.st.acquire_wait_max_us, 60 * MS);
+    /* Both out; release one clean: back to READY. */
+    pgw__member_t *m1 = s.granted_m[0], *m2 = s.granted_m[1];
+    pgw__core_release(&c, m1, PGW__REL_KEEP, 70 * MS);
+    assert_int_equal(m1->state, PGW__M_READY);
+    /* One-shot load on m1, then a waiter: m1 is reserved (drain) and
+     * handed over when its requests are done. */
+    int err;
+    assert_ptr_equal(pgw__core_pick(&c, 71 * MS, 0, &err), m1);
+    pgw__core_sent(&c, m1);
+    pgw__waiter_t *w4 = waiter(PGW__NEVER);
+    pgw__core_acquire(&c, w4, 72 * MS);
+    assert_int_equal(m1->drain, 1);
+    assert_null(pgw__core_pick(&c, 73 * MS, 0, &err)); /* nothing free for one-shot */
+    pgw__core_done(&c, m1, 74 * MS);
+    assert_int_equal(s.grants, 3);
+    assert_ptr_equal(s.granted_m[2], m1);
+    assert_int_equal(m1->drain, 0);
+    /* Forgotten waiters leave no reservation behind. */
+    pgw__core_release(&c, m1, PGW__REL_KEEP, 75 * MS);
+    pgw__core_sent(&c, m1);
+    pgw__waiter_t *w5 = waiter(PGW__NEVER);
+    pgw__core_acquire(&c, w5, 76 * MS);
+    assert_int_equal(m1->drain, 1);
+    pgw__core_forget_waiter(&c, w5);
+    assert_int_equal(m1->drain, 0);
+    (void)m2;
+    pgw__core_shutdown(&c);
+    free(w1), free(w2), free(w3), free(w4), free(w5);
+}
+
+static void test_release_decisions(void **state)
+{
+    pgw__core_t c;
+    script_t s;
+    init(&c, &s, (pgw__core_cfg_t){.max_size = 1});
+    assert_int_equal(pgw__core_release_action(&c, 'I', 0, 0), PGW__REL_KEEP);
+    assert_int_equal(pgw__core_release_action(&c, 'T', 0, 0), PGW__REL_ROLLBACK);
+    assert_int_equal(pgw__core_release_action(&c, 'E', 0, 0), PGW__REL_ROLLBACK);
+    assert_int_equal(pgw__core_release_action(&c, 'T', 1, 0), PGW__REL_CLOSE); /* COPY */
+    assert_int_equal(pgw__core_release_action(&c, 'I', 0, 1), PGW__REL_CLOSE); /* portal */
+    assert_int_equal(pgw__core_release_action(&c, 0, 0, 0), PGW__REL_CLOSE);
+    c.cfg.reset_on_release = 1;
+    assert_int_equal(pgw__core_release_action(&c, 'I', 0, 0), PGW__REL_RESET);
+    c.cfg.reset_on_release = 0;
+
+    pgw__waiter_t *w = waiter(PGW__NEVER), *w2 = waiter(PGW__NEVER);
+    pgw__core_acquire(&c, w, 0);
+    pgw__core_opened(&c, s.opened[0], 0, 0);
+    pgw__member_t *m = s.granted_m[0];
+    pgw__core_acquire(&c, w2, 1);
+    /* Dirty release: cleaning, not handed to w2 until cleaned. */
+    pgw__core_release(&c, m, PGW__REL_ROLLBACK, 2);
+    assert_int_equal(m->state, PGW__M_CLEANING);
+    assert_int_equal(s.grants, 1);
+    pgw__core_cleaned(&c, m, 1, 3);
+    assert_int_equal(s.grants, 2);
+    assert_ptr_equal(s.granted[1], w2);
+    /* Unclean: closed and replaced for the next waiter. */
+    pgw__core_acquire(&c, w, 4);
+    pgw__core_release(&c, m, PGW__REL_CLOSE, 5);
+    assert_int_equal(s.closes, 1);
+    assert_int_equal(s.last_close_reason, PGW__CLOSE_DIRTY);
+    assert_int_equal(s.opens, 2);
+    pgw__core_opened(&c, s.opened[1], 0, 6);
+    assert_int_equal(s.grants, 3);
+    /* A failed ROLLBACK closes it too. */
+    m = s.granted_m[2];
+    pgw__core_release(&c, m, PGW__REL_ROLLBACK, 7);
+    pgw__core_cleaned(&c, m, 0, 8);
+    assert_int_equal(s.closes, 2);
+    assert_int_equal(s.last_close_reason, PGW__CLOSE_FAILED);
+    assert_int_equal(c.size, 0);
+    pgw__core_shutdown(&c);
+    free(w), free(w2);
+}
+
+static void test_liveness(void **state)
+{
+    pgw__core_t c;
+    script_t s;
+    init(&c, &s, (pgw__core_cfg_t){.max_size = 1, .liveness_after_us = 1000 * MS});
+    pgw__waiter_t *w = waiter(PGW__NEVER);
+    pgw__core_acquire(&c, w, 0);
+    pgw__core_opened(&c, s.opened[0], 0, 0);
+    assert_int_equal(s.grants, 1); /* fresh: no check */
+    pgw__member_t *m = s.granted_m[0];
+    pgw__core_release(&c, m, PGW__REL_KEEP, 10 * MS);
+    pgw__core_acquire(&c, w, 500 * MS);
+    assert_int_equal(s.checks, 0);
+    assert_int_equal(s.grants, 2);
+    pgw__core_release(&c, m, PGW__REL_KEEP, 600 * MS);
+    pgw__core_acquire(&c, w, 1600 * MS); /* idle 1 s: checked first */
+    assert_int_equal(s.checks, 1);
+    assert_int_equal(m->state, PGW__M_CHECKING);
+    assert_int_equal(s.grants, 2);
+    pgw__core_checked(&c, m, 0, 1601 * MS); /* dead: dropped, another opened */
+    assert_int_equal(s.closes, 1);
+    assert_int_equal(s.opens, 2);
+    pgw__core_opened(&c, s.opened[1], 0, 1602 * MS);
+    assert_int_equal(s.grants, 3);
+    pgw__core_release(&c, s.granted_m[2], PGW__REL_KEEP, 1603 * MS);
+    pgw__core_acquire(&c, w, 3000 * MS);
+    pgw__core_checked(&c, s.checked, 1, 3001 * MS);
+    assert_int_equal(s.grants, 4);
+    pgw__core_shutdown(&c);
+    free(w);
+}
+
+static void test_lifetime_jitter_and_idle(void **state)
+{
+    pgw__core_t c;
+    script_t s;
+    init(&c, &s,
+         (pgw__core_cfg_t){.min_size = 1,
+                           .max_size = 4,
+                           .max_lifetime_us = 10000 * MS,
+                           .lifetime_jitter_us = 2000 * MS,
+                           .idle_timeout_us = 500 * MS,
+                           .seed = 42});
+    int err;
+    pgw__member_t *m[3];
+    for (int i = 0; i < 3; i++) {
+        m[i] = pgw__core_pick(&c, 0, 0, &err);
+        pgw__core_sent(&c, m[i]);
+    }
+    for (int i = 0; i < 3; i++) {
+        pgw__core_opened(&c, m[i], 0, 0);
+        assert_true(m[i]->expires_us >= 8000 * MS && m[i]->expires_us <= 10000 * MS);
+    }
+    assert_true(m[0]->expires_us != m[1]->expires_us || m[1]->expires_us != m[2]->expires_us);
+    for (int i = 0; i < 3; i++)
+        pgw__core_done(&c, m[i], 100 * MS);
+    uint64_t next = pgw__core_tick(&c, 200 * MS);
+    assert_int_equal(next, 600 * MS);
+    pgw__core_tick(&c, 600 * MS); /* idle above min: closed down to min */
+    assert_int_equal(c.size, 1);
+    assert_int_equal(s.closes, 2);
+    assert_int_equal(s.last_close_reason, PGW__CLOSE_IDLE);
+    /* The survivor retires at its lifetime; busy, it is closed once done;
+     * min brings a replacement. */
+    pgw__member_t *left = c.members;
+    pgw__core_sent(&c, left);
+    pgw__core_tick(&c, 10000 * MS);
+    assert_int_equal(left->retire, 1);
+    assert_int_equal(s.closes, 2);
+    pgw__member_t *n = pgw__core_pick(&c, 10001 * MS, 0, &err);
+    assert_ptr_not_equal(n, left); /* a retiring member takes nothing new */
+    pgw__core_sent(&c, n);
+    pgw__core_done(&c, left, 10002 * MS);
+    assert_int_equal(s.closes, 3);
+    assert_int_equal(s.last_close_reason, PGW__CLOSE_LIFETIME);
+    pgw__core_shutdown(&c);
+}
+
+static void test_lost_and_replaced(void **state)
+{
+    pgw__core_t c;
+    script_t s;
+    init(&c, &s, (pgw__core_cfg_t){.min_size = 3, .max_size = 3, .max_connecting = 3});
+    pgw__core_tick(&c, 0);
+    for (int i = 0; i < 3; i++)
+        pgw__core_opened(&c, s.opened[i], 0, 0);
+    for (int i = 0; i < 3; i++)
+        pgw__core_lost(&c, s.opened[i], 10);
+    assert_int_equal(c.size, 0);
+    assert_int_equal(c.st.lost, 3);
+    pgw__core_tick(&c, 11);
+    assert_int_equal(s.opens, 6); /* converges back to min */
+    for (int i = 3; i < 6; i++)
+        pgw__core_opened(&c, s.opened[i], 0, 12);
+    uint32_t idle, in_use, opening;
+    pgw__core_counts(&c, &idle, &in_use, &opening);
+    assert_int_equal(idle, 3);
+    pgw__core_shutdown(&c);
+}
+
+static void test_routing_roles(void **state)
+{
+    pgw__core_t c;
+    script_t s;
+    init(&c, &s, (pgw__core_cfg_t){.max_size = 4, .route = 1});
+    int err;
+    pgw__member_t *rw = pgw__core_pick(&c, 0, PGW__ROLE_RW, &err);
+    assert_int_equal(rw->role, PGW__ROLE_RW);
+    pgw__member_t *ro = pgw__core_pick(&c, 0, PGW__ROLE_RO, &err);
+    assert_int_equal(ro->role, PGW__ROLE_RO);
+    pgw__core_opened(&c, rw, 0, 1);
+    pgw__core_opened(&c, ro, 0, 1);
+    pgw__waiter_t *w = waiter(PGW__NEVER);
+    w->role = PGW__ROLE_RO;
+    pgw__core_acquire(&c, w, 2);
+    assert_ptr_equal(s.granted_m[0], ro);
+    pgw__waiter_t *w2 = waiter(PGW__NEVER);
+    pgw__core_acquire(&c, w2, 3);
+    assert_ptr_equal(s.granted_m[1], rw);
+    /* Without routing every request is the primary's. */
+    pgw__core_t c2;
+    script_t s2;
+    init(&c2, &s2, (pgw__core_cfg_t){.max_size = 2});
+    pgw__member_t *x = pgw__core_pick(&c2, 0, PGW__ROLE_RO, &err);
+    assert_int_equal(x->role, PGW__ROLE_RW);
+    pgw__core_shutdown(&c2);
+    pgw__core_shutdown(&c);
+    free(w), free(w2);
+}
+
+static void test_shutdown_fails_waiters(void **state)
+{
+    pgw__core_t c;
+    script_t s;
+    init(&c, &s, (pgw__core_cfg_t){.max_size = 1});
+    pgw__waiter_t *w = waiter(PGW__NEVER);
+    pgw__core_acquire(&c, w, 0);
+    pgw__core_shutdown(&c);
+    assert_int_equal(s.fails, 1);
+    assert_int_equal(s.last_fail, PGW_ECLOSED);
+    assert_int_equal(c.size, 0);
+    int err = 0;
+    assert_null(pgw__core_pick(&c, 1, 0, &err));
+    free(w);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_min_lazy_and_rate_limit),
+        cmocka_unit_test(test_backoff_after_failures),
+        cmocka_unit_test(test_least_in_flight_and_growth),
+        cmocka_unit_test(test_waiters_fifo_timeout_and_reserve),
+        cmocka_unit_test(test_release_decisions),
+        cmocka_unit_test(test_liveness),
+        cmocka_unit_test(test_lifetime_jitter_and_idle),
+        cmocka_unit_test(test_lost_and_replaced),
+        cmocka_unit_test(test_routing_roles),
+        cmocka_unit_test(test_shutdown_fails_waiters),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
