@@ -1056,6 +1056,10 @@ PGW_EXTERN int pgw_session_backend_key(const pgw_session_t *s, int32_t *pid, con
 PGW_EXTERN int32_t pgw_session_backend_pid(const pgw_session_t *s);
 /* Requests accepted whose callback has not fired yet. */
 PGW_EXTERN size_t pgw_session_pending(const pgw_session_t *s);
+/* 1 while the current sync group is open (see "Portals and open groups": a
+ * portal opened outside a batch and not closed keeps it open, the implicit
+ * transaction with it), else 0 (and for NULL). */
+PGW_EXTERN int pgw_session_group_open(const pgw_session_t *s);
 /* The error that broke the session (0 if not broken). */
 PGW_EXTERN int pgw_session_error(const pgw_session_t *s);
 /* Name of the authentication method the server used ("trust", "password",

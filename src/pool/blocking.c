@@ -5,7 +5,6 @@
  */
 #define _DEFAULT_SOURCE /* pthread_condattr_setclock */
 #include "pgwire/pool.h"
-#include "session/session_internal.h"
 #include "util/internal.h"
 
 #include <errno.h>
@@ -236,7 +235,7 @@ static int clean(pgw_client_pool_t *p, pgw_client_t *c)
 {
     pgw_session_t *s = pgw_client_session(c);
     if (!s || pgw_session_state(s) != PGW_SESSION_READY) return 0;
-    if (pgw_session_pending(s) || s->group_open) return 0;
+    if (pgw_session_pending(s) || pgw_session_group_open(s)) return 0;
     char txn = pgw_session_txn_status(s);
     const char *sql = NULL;
     if (txn == 'T' || txn == 'E')

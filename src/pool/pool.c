@@ -9,7 +9,6 @@
 #include "pgwire/pool.h"
 #include "pgwire/conninfo.h"
 #include "pool/pool_internal.h"
-#include "session/session_internal.h"
 #include "util/internal.h"
 
 #include <stdlib.h>
@@ -783,7 +782,7 @@ int pgw_pool_release(pgw_pool_t *p, pgw_conn_t *conn)
         return 0;
     }
     pgw_session_t *s = pgw_conn_session(conn);
-    int group_open = s ? s->group_open : 0;
+    int group_open = pgw_session_group_open(s);
     int action = pgw__core_release_action(&p->core, pgw_session_txn_status(s),
                                           pgw_session_pending(s) != 0, group_open);
     pgw__member_t *m = pc->m;

@@ -560,6 +560,11 @@ PGW_EXTERN size_t pgw_session_pending(const pgw_session_t *s)
     return s ? s->npending : 0;
 }
 
+PGW_EXTERN int pgw_session_group_open(const pgw_session_t *s)
+{
+    return s && s->group_open;
+}
+
 PGW_EXTERN int pgw_session_error(const pgw_session_t *s)
 {
     if (!s) return PGW_EINVAL;
