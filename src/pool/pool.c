@@ -580,7 +580,11 @@ static int finish(pconn_t *pc, int status, const pgw_result_t *res)
 
 static void done_on(pconn_t *pc)
 {
-    if (pc->m) pgw__core_done(&pc->p->core, pc->m, now_us());
+    if (!pc->m) return;
+    pgw__core_done(&pc->p->core, pc->m, now_us());
+    /* A connection that just became free starts its idle clock (and may
+     * serve a waiter): the core's next deadline moved. */
+    if (pc->m && pc->m->inflight == 0) kick(pc->p);
 }
 
 static void w_result(int status, pgw_result_t *res, void *ud)
