@@ -144,12 +144,20 @@ void pgw__chunk_unref(pgw__chunk_t *c)
 
 /* ------------------------------------------------------------------ results */
 
+/* The storage a recycled result keeps (what reusing it saves). */
+static size_t kept_bytes(const pgw_result_t *r)
+{
+    return sizeof *r + (r->arena ? sizeof *r->arena + r->arena->size : 0) +
+           r->cells_cap * sizeof *r->cells + r->chunks_cap * sizeof *r->chunks;
+}
+
 pgw_result_t *pgw__result_new(pgw__recycler_t *rec)
 {
     pgw_result_t *r = rec->free_results;
     if (r) {
         rec->free_results = r->next;
         rec->nfree_results--;
+        rec->free_result_bytes -= kept_bytes(r);
     } else {
         r = pgw__calloc(&rec->alloc, 1, sizeof *r);
         if (!r) return NULL;
@@ -211,10 +219,13 @@ PGW_EXTERN void pgw_result_free(pgw_result_t *r)
         pgw_result_t *next = r->next;
         pgw__recycler_t *p = r->recycler;
         result_reset(r);
-        if (p->nfree_results < PGW__RECYCLE_MAX_FREE_RESULTS) {
+        size_t kb = kept_bytes(r);
+        if (p->nfree_results < PGW__RECYCLE_MAX_FREE_RESULTS ||
+            p->free_result_bytes + kb <= PGW__RECYCLE_FREE_RESULT_BYTES) {
             r->next = p->free_results;
             p->free_results = r;
             p->nfree_results++;
+            p->free_result_bytes += kb;
         } else {
             result_destroy(p, r);
         }

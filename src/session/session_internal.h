@@ -36,8 +36,11 @@ typedef struct pgw__chunk {
 
 /* Default-size chunks always kept for reuse (more within the budget). */
 #define PGW__RECYCLE_MAX_FREE_CHUNKS 4
-/* Enough for the results of a pipeline of concurrent requests to be reused. */
-#define PGW__RECYCLE_MAX_FREE_RESULTS 64
+/* Recycled results always kept; past these, more are kept while their
+ * storage together stays within PGW__RECYCLE_FREE_RESULT_BYTES, so the
+ * results of a deep pipeline (1000 requests in flight) are reused too. */
+#define PGW__RECYCLE_MAX_FREE_RESULTS  64
+#define PGW__RECYCLE_FREE_RESULT_BYTES (4u * 1024u * 1024u)
 /* A recycled result keeps at most this many bytes of cells / of arena, so
  * one huge result does not pin its memory forever. */
 #define PGW__RESULT_KEEP_CELL_BYTES (1024u * 1024u)
@@ -59,6 +62,7 @@ typedef struct pgw__recycler {
     size_t free_bytes, big_budget;
     struct pgw_result *free_results;
     unsigned nfree_results;
+    size_t free_result_bytes; /* storage of the free results */
 } pgw__recycler_t;
 
 int pgw__recycler_new(pgw__recycler_t **out, const pgw_allocator_t *alloc, size_t chunk_size,
