@@ -92,11 +92,11 @@ const bench_impl_t *bench_pgwire_blocking_lookup(const char *scenario, const cha
 /* The reference row of the pool scenarios: libpgwire's best single
  * connection, every call of the operation pipelined on it. */
 const bench_impl_t *bench_pgwire_single_lookup(const char *scenario, const char **reason);
-#ifdef PGW_BENCH_HAVE_POOL
-/* drv_pgwire_pool.c (built when pgwire/pool.h exists): the pool scenarios
- * through pgw_pool_submit; NULL for any other scenario. */
+/* drv_pgwire_pool.c: the pool scenarios through pgw_pool_submit;
+ * drv_pgwire_blocking_pool.c: through pgw_client_pool_t from threads. NULL
+ * for any other scenario. */
 const bench_impl_t *bench_pgwire_pool_lookup(const char *scenario);
-#endif
+const bench_impl_t *bench_pgwire_blocking_pool_lookup(const char *scenario);
 const bench_c_impl_t *bench_libpq_c(void);
 const bench_c_impl_t *bench_floor_c(void);
 const bench_c_impl_t *bench_pgwire_c(const char **reason);

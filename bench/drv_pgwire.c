@@ -882,15 +882,8 @@ const bench_impl_t *bench_pgwire_lookup(const char *scenario, const char **reaso
 {
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
         if (strcmp(table[i].id, scenario) == 0) return &table[i].impl;
-#ifdef PGW_BENCH_HAVE_POOL
     const bench_impl_t *pool = bench_pgwire_pool_lookup(scenario);
     if (pool) return pool;
-#else
-    if (strncmp(scenario, "pool_", 5) == 0) {
-        *reason = "not yet implemented: this build has no pgwire/pool.h";
-        return NULL;
-    }
-#endif
     *reason = NYI;
     return NULL;
 }

@@ -12,9 +12,8 @@
  *
  * Not applicable, reported as "unsupported": the concurrent scenarios that
  * pgw_client_run_batch cannot express (a batch takes extended-protocol
- * requests only: no Simple Query), and the
- * features the library does not have yet (the pool: "not yet
- * implemented", as for the asynchronous driver). Bulk Load runs
+ * requests only: no Simple Query). The pool scenarios run
+ * pgw_client_pool_t from threads (drv_pgwire_blocking_pool.c). Bulk Load runs
  * pgw_client_copy_in with the source the asynchronous driver uses; Cursor
  * Streaming iterates pgw_client_cursor_*. */
 #define _GNU_SOURCE
@@ -626,12 +625,15 @@ static const struct {
     const char *reason;
 } not_applicable[] = {
     {"simple_conc", NA_SIMPLE},
+    {"pool_simple", NA_SIMPLE},
 };
 
 const bench_impl_t *bench_pgwire_blocking_lookup(const char *scenario, const char **reason)
 {
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
         if (strcmp(table[i].id, scenario) == 0) return &table[i].impl;
+    const bench_impl_t *pool = bench_pgwire_blocking_pool_lookup(scenario);
+    if (pool) return pool;
     *reason = NYI;
     for (size_t i = 0; i < sizeof not_applicable / sizeof not_applicable[0]; i++)
         if (strcmp(not_applicable[i].id, scenario) == 0) *reason = not_applicable[i].reason;
