@@ -66,7 +66,15 @@
  * target_session_attrs=prefer-standby (a standby when one is up, else the
  * primary), opened on demand. The connection string may still say
  * load_balance_hosts=random. Without route, every connection uses the
- * connection string as given.
+ * connection string as given. A connection still opening may reach a
+ * server of the wrong kind first and leave it, failing the requests it
+ * carried with PGW_ERETRY (they never ran), so when routing, one-shot
+ * requests go to a connection still opening only when none of their kind
+ * is up. pgw_pool_hosts counts per server. At failover, requests on the
+ * old primary's connections complete with PGW_ERETRY; the pool reconnects
+ * with its backoff and new read-write work lands on whichever server of
+ * the list is read-write (a promoted standby) within about one backoff
+ * step of it accepting writes.
  *
  * LISTEN/NOTIFY. Pooled connections drop notifications: a LISTEN on a
  * one-shot request would be lost with its connection. pgw_pool_listener
@@ -247,6 +255,44 @@ typedef struct pgw_pool_stats {
 
 /* Fill *out (zeroes for a NULL pool; nothing for a NULL out). */
 PGW_EXTERN void pgw_pool_stats(const pgw_pool_t *p, pgw_pool_stats_t *out);
+
+/*
+ * Per-server counters (pgw_pool_hosts): one entry per server the pool's
+ * connections reached, for each role they were made for, in the order
+ * first reached; an entry stays for the pool's life (a server that went
+ * away keeps its totals, with open 0).
+ */
+typedef struct pgw_pool_host_stats {
+    /* The server as connected (pgw_conn_host / pgw_conn_port of its
+     * connections: a name or address from the host list, or a unix socket
+     * directory), NUL terminated (a longer one is cut). */
+    char host[256];
+    char port[16];
+    /* PGW_POOL_READ_ONLY: connections made for read-only work
+     * (target_session_attrs=prefer-standby when route is set); 0: for
+     * read-write work (target_session_attrs=read-write when route is set,
+     * else the connection string as given). */
+    unsigned flags;
+    uint32_t open;      /* connections up there now */
+    uint32_t in_use;    /* of those: checked out, cleaning, or with requests in flight */
+    uint32_t inflight;  /* one-shot requests in flight there now */
+    uint64_t opened;    /* connections that connected there */
+    uint64_t lost;      /* of those, broke (server gone, terminated, network) */
+    uint64_t acquires;  /* checkouts granted there */
+    uint64_t submitted; /* one-shot requests and batches sent there */
+    uint64_t completed; /* of those, whose callback fired (any status) */
+    uint64_t retried;   /* of those, completed with PGW_ERETRY */
+} pgw_pool_host_stats_t;
+
+/*
+ * Per-server counters: at most cap entries written to out (out may be
+ * NULL with cap 0). Returns the number of entries (0 for a NULL pool), so
+ * a caller can size its array and ask again. Requests sent to a connection
+ * still opening count for the server once it is up; those whose
+ * connection never came up count for none (only in pgw_pool_stats). Once
+ * nothing is in flight, submitted == completed for every entry.
+ */
+PGW_EXTERN size_t pgw_pool_hosts(const pgw_pool_t *p, pgw_pool_host_stats_t *out, size_t cap);
 
 /* One-shot requests in flight on each connection that is up or opening,
  * in the order they were opened: at most cap entries written to out (out

@@ -307,18 +307,30 @@ void pgw__core_forget_waiter(pgw__core_t *c, pgw__waiter_t *w)
 
 /* --------------------------------------------------------------- one-shot */
 
+/* The member of role with the least in flight among those up (and, with
+ * opening set, those being opened). */
+static pgw__member_t *least_in_flight(const pgw__core_t *c, int role, int opening)
+{
+    pgw__member_t *best = NULL, *m = c->members;
+    if (!m) return NULL;
+    do {
+        if (m->role == role &&
+            (m->state == PGW__M_READY || (opening && m->state == PGW__M_OPENING)) && !m->drain &&
+            !m->retire && (!best || m->inflight < best->inflight))
+            best = m;
+        m = m->next;
+    } while (m != c->members);
+    return best;
+}
+
 pgw__member_t *pgw__core_pick(pgw__core_t *c, uint64_t now, int role, int *err)
 {
     if (c->cfg.route == 0) role = PGW__ROLE_RW;
-    pgw__member_t *best = NULL, *m = c->members;
-    if (m) {
-        do {
-            if (m->role == role && (m->state == PGW__M_READY || m->state == PGW__M_OPENING) &&
-                !m->drain && !m->retire && (!best || m->inflight < best->inflight))
-                best = m;
-            m = m->next;
-        } while (m != c->members);
-    }
+    /* When routing, a connection still opening may first reach a server of
+     * the wrong kind and leave it, failing what it carried: one that is up
+     * is preferred, and one opening takes requests only when none is. */
+    pgw__member_t *best = c->cfg.route ? least_in_flight(c, role, 0) : NULL;
+    if (!best) best = least_in_flight(c, role, 1);
     if ((!best || best->inflight >= c->cfg.pipeline_target) && may_open(c, now)) {
         int e = 0;
         pgw__member_t *n = member_open(c, role, now, &e);

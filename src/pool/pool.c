@@ -29,7 +29,18 @@ struct pconn {
     uint8_t was_ready;
     uint8_t out;     /* checked out */
     uint8_t closing; /* pgw_conn_close called */
+    int32_t host;    /* index in p->hosts once up; -1 before (or no memory) */
+    uint32_t early;  /* requests sent before it was up, still pending */
 };
+
+/* Per-server totals (pgw_pool_hosts); live counts are taken from the
+ * connections when asked. */
+typedef struct phost {
+    char host[256];
+    char port[16];
+    uint8_t role;
+    uint64_t opened, lost, acquires, submitted, completed, retried;
+} phost_t;
 
 struct pacq {
     pgw__waiter_t w;
@@ -78,6 +89,8 @@ struct pgw_pool {
     size_t nconns;   /* pconns not yet freed */
     preq_t *free_reqs;
     size_t nfree_reqs;
+    phost_t *hosts;
+    size_t nhosts, caphosts;
     int closing;
     int handles_open;
     uint64_t retried, submitted;
@@ -114,6 +127,69 @@ static void pconn_unlink(pgw_pool_t *p, pconn_t *pc)
         if (p->pconns == pc) p->pconns = pc->next;
     }
     pc->next = pc->prev = NULL;
+}
+
+/* ------------------------------------------------------------ per host */
+
+static void copy_cut(char *dst, size_t n, const char *src)
+{
+    size_t len = src ? strlen(src) : 0;
+    if (len >= n) len = n - 1;
+    if (len) memcpy(dst, src, len);
+    dst[len] = 0;
+}
+
+/* The entry of pc's server and role, made if new; -1 without memory. */
+static int32_t host_index(pgw_pool_t *p, const pconn_t *pc, uint8_t role)
+{
+    char host[sizeof p->hosts->host], port[sizeof p->hosts->port];
+    copy_cut(host, sizeof host, pgw_conn_host(pc->conn));
+    copy_cut(port, sizeof port, pgw_conn_port(pc->conn));
+    for (size_t i = 0; i < p->nhosts; i++) {
+        const phost_t *h = &p->hosts[i];
+        if (h->role == role && strcmp(h->host, host) == 0 && strcmp(h->port, port) == 0)
+            return (int32_t)i;
+    }
+    if (p->nhosts == p->caphosts) {
+        size_t cap = p->caphosts ? p->caphosts * 2 : 4;
+        if (cap > INT32_MAX) return -1;
+        phost_t *n = pgw__realloc(p->alloc, p->hosts, cap * sizeof *n);
+        if (!n) return -1;
+        p->hosts = n;
+        p->caphosts = cap;
+    }
+    phost_t *h = &p->hosts[p->nhosts];
+    memset(h, 0, sizeof *h);
+    memcpy(h->host, host, sizeof host);
+    memcpy(h->port, port, sizeof port);
+    h->role = role;
+    return (int32_t)p->nhosts++;
+}
+
+static phost_t *host_of(const pconn_t *pc)
+{
+    return pc->host >= 0 ? &pc->p->hosts[pc->host] : NULL;
+}
+
+/* A one-shot request (or batch) was sent on pc / completed with status. */
+static void host_sent(pconn_t *pc)
+{
+    phost_t *h = host_of(pc);
+    if (h)
+        h->submitted++;
+    else
+        pc->early++;
+}
+
+static void host_done(pconn_t *pc, int status)
+{
+    phost_t *h = host_of(pc);
+    if (!h) {
+        if (pc->early) pc->early--;
+        return;
+    }
+    h->completed++;
+    if (status == PGW_ERETRY) h->retried++;
 }
 
 static void maybe_free(pgw_pool_t *p);
@@ -184,6 +260,16 @@ static void pacq_free(pgw_pool_t *p, pacq_t *a)
 static void deliver(pacq_t *a)
 {
     pgw_pool_t *p = a->p;
+    if (a->status == 0 && a->pc && !a->pc->m && !a->begin_sql && !p->closing) {
+        /* Lost between its grant and this delivery: never hand out a dead
+         * connection; the waiter queues again (same deadline). */
+        pconn_t *pc = a->pc;
+        a->pc = NULL;
+        pgw_pool_release(p, pc->conn);
+        pgw__core_acquire(&p->core, &a->w, now_us());
+        kick(p);
+        return;
+    }
     if (a->status != 0 && a->pc) { /* granted, but its BEGIN was refused */
         pgw_pool_release(p, a->pc->conn);
         a->pc = NULL;
@@ -232,6 +318,8 @@ static void hook_lost(pgw_conn_t *conn, int err, void *ud)
 {
     pconn_t *pc = ud;
     pgw_pool_t *p = pc->p;
+    phost_t *h = host_of(pc);
+    if (h && pc->m) h->lost++;
     if (pc->m) {
         pgw__member_t *m = pc->m;
         pc->m = NULL;
@@ -250,6 +338,13 @@ static void on_connected(pgw_conn_t *conn, int status, const pgw_error_t *err, v
     pgw__member_t *m = pc->m;
     if (status == 0) {
         pc->was_ready = 1;
+        pc->host = host_index(p, pc, m->role);
+        phost_t *h = host_of(pc);
+        if (h) {
+            h->opened++;
+            h->submitted += pc->early;
+        }
+        pc->early = 0;
         pgw__core_opened(&p->core, m, 0, now_us());
     } else {
         pc->m = NULL;
@@ -269,6 +364,7 @@ static int op_open(void *ud, pgw__member_t *m)
     pc->magic = PCONN_MAGIC;
     pc->p = p;
     pc->m = m;
+    pc->host = -1;
     pgw_conn_config_t cc = p->conn;
     cc.ud = pc;
     int rc = pgw_conn_new(&pc->conn, p->loop, &cc);
@@ -336,6 +432,8 @@ static void op_grant(void *ud, pgw__waiter_t *w, pgw__member_t *m)
     a->pc = m->h;
     a->pc->out = 1;
     a->status = 0;
+    phost_t *h = host_of(a->pc);
+    if (h) h->acquires++;
     if (a->begin_sql) {
         pgw_request_t r = PGW_SIMPLE(a->begin_sql, on_begin, a);
         int rc = pgw_conn_submit(a->pc->conn, &r);
@@ -411,6 +509,7 @@ static void pool_free_now(pgw_pool_t *p)
         pgw__free(p->alloc, p->ci_role[i]);
     pgw__free(p->alloc, p->conninfo);
     pgw__free(p->alloc, p->reset_sql);
+    pgw__free(p->alloc, p->hosts);
     pgw__free(p->alloc, p);
 }
 
@@ -516,9 +615,15 @@ static int retry_status(const pconn_t *pc, int status, const pgw_result_t *res)
             e->sqlstate[4] <= '3' && e->sqlstate[5] == 0)
             return PGW_ERETRY;
     }
-    /* The connection it waited on never came up: it never ran. */
+    /* The connection it waited on never came up: it never ran. That
+     * includes a server of the host list that was reached but left for
+     * not matching target_session_attrs (a standby before the primary, or
+     * no primary yet during a failover), a connect_timeout, and the pool
+     * closing a connection whose connect failed (not the pool closing). */
     if (!pc->was_ready && status < 0 &&
-        (status > -1000 || status == PGW_ECONNECT || status == PGW_EDNS || status == PGW_ETLS))
+        (status > -1000 || status == PGW_ECONNECT || status == PGW_EDNS || status == PGW_ETLS ||
+         status == PGW_ETARGET || status == PGW_ETIMEDOUT ||
+         (status == PGW_ECANCELED && !pc->p->closing)))
         return PGW_ERETRY;
     return status;
 }
@@ -575,6 +680,7 @@ static int finish(pconn_t *pc, int status, const pgw_result_t *res)
     pgw_pool_t *p = pc->p;
     status = retry_status(pc, status, res);
     if (status == PGW_ERETRY) p->retried++;
+    host_done(pc, status);
     return status;
 }
 
@@ -633,6 +739,22 @@ static pconn_t *pick(pgw_pool_t *p, unsigned flags, int *err)
     return m ? m->h : NULL;
 }
 
+/* pc refused a request with rc: a connection still opening refuses while
+ * it moves from an abandoned attempt (a host that did not match
+ * target_session_attrs) to the next host, which is when the requests it
+ * carried complete with PGW_ERETRY; a request resubmitted from such a
+ * callback then goes to another connection (reserved from one-shot work
+ * for the time of the pick, as for a waiter). */
+static pconn_t *pick_other(pgw_pool_t *p, pconn_t *pc, int rc, unsigned flags, int *err)
+{
+    if (rc != PGW_ECLOSED || pc->was_ready || !pc->m || pc->closing) return NULL;
+    uint8_t drain = pc->m->drain;
+    pc->m->drain = 1;
+    pconn_t *alt = pick(p, flags, err);
+    if (pc->m) pc->m->drain = drain;
+    return alt != pc ? alt : NULL;
+}
+
 int pgw_pool_submit_flags(pgw_pool_t *p, const pgw_request_t *req, unsigned flags)
 {
     if (!p || !req || req->size == 0) return PGW_EINVAL;
@@ -644,11 +766,18 @@ int pgw_pool_submit_flags(pgw_pool_t *p, const pgw_request_t *req, unsigned flag
     pgw_request_t r;
     wrap(&r, req, w, pc);
     rc = pgw_conn_submit(pc->conn, &r);
+    pconn_t *alt;
+    if (rc < 0 && (alt = pick_other(p, pc, rc, flags, &(int){0})) != NULL) {
+        pc = alt;
+        w->pc = pc;
+        rc = pgw_conn_submit(pc->conn, &r);
+    }
     if (rc < 0) {
         preq_put(p, w);
         return rc;
     }
     pgw__core_sent(&p->core, pc->m);
+    host_sent(pc);
     p->submitted++;
     return 0;
 }
@@ -708,12 +837,21 @@ int pgw_pool_submit_batch(pgw_pool_t *p, const pgw_request_t *reqs, size_t n, un
         rs[i].on_result = b_item;
     }
     rc = pgw_conn_submit_batch(pc->conn, rs, n, flags, b_done, b);
+    pconn_t *alt;
+    if (rc < 0 && (alt = pick_other(p, pc, rc, 0, &(int){0})) != NULL) {
+        pc = alt;
+        b->pc = pc;
+        for (size_t i = 0; i < n; i++)
+            b->items[i].pc = pc;
+        rc = pgw_conn_submit_batch(pc->conn, rs, n, flags, b_done, b);
+    }
     pgw__free(p->alloc, rs);
     if (rc < 0) {
         pgw__free(p->alloc, b);
         return rc;
     }
     pgw__core_sent(&p->core, pc->m);
+    host_sent(pc);
     p->submitted++;
     return 0;
 }
@@ -866,6 +1004,41 @@ size_t pgw_pool_inflight(const pgw_pool_t *p, uint32_t *out, size_t cap)
         m = m->next;
     } while (m != p->core.members);
     return n;
+}
+
+size_t pgw_pool_hosts(const pgw_pool_t *p, pgw_pool_host_stats_t *out, size_t cap)
+{
+    if (!p) return 0;
+    size_t n = p->nhosts < cap ? p->nhosts : cap;
+    if (!out) n = 0;
+    for (size_t i = 0; i < n; i++) {
+        const phost_t *h = &p->hosts[i];
+        pgw_pool_host_stats_t *o = &out[i];
+        memset(o, 0, sizeof *o);
+        memcpy(o->host, h->host, sizeof o->host);
+        memcpy(o->port, h->port, sizeof o->port);
+        o->flags = h->role == PGW__ROLE_RO ? PGW_POOL_READ_ONLY : 0;
+        o->opened = h->opened;
+        o->lost = h->lost;
+        o->acquires = h->acquires;
+        o->submitted = h->submitted;
+        o->completed = h->completed;
+        o->retried = h->retried;
+    }
+    const pconn_t *pc = p->pconns;
+    if (pc && n) {
+        do {
+            const pgw__member_t *m = pc->m;
+            if (m && pc->host >= 0 && (size_t)pc->host < n) {
+                pgw_pool_host_stats_t *o = &out[pc->host];
+                o->open++;
+                o->inflight += m->inflight;
+                if (m->state != PGW__M_READY || m->inflight) o->in_use++;
+            }
+            pc = pc->next;
+        } while (pc != p->pconns);
+    }
+    return p->nhosts;
 }
 
 int pgw_pool_listener(pgw_pool_t *p, pgw_listener_t **out, const pgw_listener_config_t *cfg)

@@ -417,6 +417,51 @@ static void test_routing_roles(void **state)
     free(w), free(w2);
 }
 
+/* Routing: a member that is up takes one-shot requests before one still
+ * opening (which may reach a server of the wrong kind first and fail what
+ * it carries); one opening takes them only when none of its role is up. */
+static void test_routing_prefers_ready(void **state)
+{
+    pgw__core_t c;
+    script_t s;
+    init(&c, &s, (pgw__core_cfg_t){.max_size = 4, .route = 1, .pipeline_target = 1});
+    int err = 0;
+    pgw__member_t *a = pgw__core_pick(&c, 0, PGW__ROLE_RW, &err);
+    assert_non_null(a);
+    assert_int_equal(a->state, PGW__M_OPENING);
+    pgw__core_sent(&c, a);
+    /* Nothing up: the one opening is busy, so a second one opens. */
+    pgw__member_t *b = pgw__core_pick(&c, 0, PGW__ROLE_RW, &err);
+    assert_ptr_not_equal(b, a);
+    pgw__core_sent(&c, b);
+    pgw__core_opened(&c, a, 0, 1);
+    /* a is up with one in flight; another opens (target 1) and takes the
+     * next, but once the pool is at max the busy member that is up is
+     * chosen over those still opening, whatever their load. */
+    pgw__member_t *x = pgw__core_pick(&c, 2, PGW__ROLE_RW, &err);
+    assert_int_equal(x->state, PGW__M_OPENING);
+    pgw__core_sent(&c, x);
+    pgw__member_t *y = pgw__core_pick(&c, 2, PGW__ROLE_RW, &err);
+    pgw__core_sent(&c, y);
+    assert_int_equal(c.size, 4);
+    for (int i = 0; i < 5; i++) {
+        pgw__member_t *m = pgw__core_pick(&c, 3, PGW__ROLE_RW, &err);
+        assert_ptr_equal(m, a);
+        pgw__core_sent(&c, m);
+    }
+    assert_int_equal(a->inflight, 6);
+    pgw__core_shutdown(&c);
+    /* The read-only role has nothing up: the opening members of its own
+     * role are used, never the primary's while one can open. */
+    init(&c, &s, (pgw__core_cfg_t){.max_size = 2, .route = 1});
+    pgw__member_t *rw = pgw__core_pick(&c, 0, PGW__ROLE_RW, &err);
+    pgw__core_opened(&c, rw, 0, 1);
+    pgw__member_t *ro = pgw__core_pick(&c, 2, PGW__ROLE_RO, &err);
+    assert_int_equal(ro->role, PGW__ROLE_RO);
+    assert_ptr_equal(pgw__core_pick(&c, 2, PGW__ROLE_RO, &err), ro);
+    pgw__core_shutdown(&c);
+}
+
 static void test_shutdown_fails_waiters(void **state)
 {
     pgw__core_t c;
@@ -445,6 +490,7 @@ int main(void)
         cmocka_unit_test(test_lifetime_jitter_and_idle),
         cmocka_unit_test(test_lost_and_replaced),
         cmocka_unit_test(test_routing_roles),
+        cmocka_unit_test(test_routing_prefers_ready),
         cmocka_unit_test(test_shutdown_fails_waiters),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
