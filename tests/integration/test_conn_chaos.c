@@ -20,6 +20,7 @@
  * PGW_TEST_SLOW=1).
  */
 #define _GNU_SOURCE
+#include "pgpair.h"
 #include "pgtest.h"
 #include "pgwire/conn.h"
 
@@ -29,7 +30,6 @@
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stddef.h>
@@ -37,7 +37,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 #include <uv.h>
 #include <valgrind/valgrind.h>
@@ -45,8 +44,6 @@
 #include <cmocka.h>
 
 #include "test_conn_signals.h"
-
-extern char **environ;
 
 #define NSLOTS   4 /* even: unix, odd: TCP */
 #define MAX_TAGS (1u << 20)
@@ -405,46 +402,6 @@ typedef struct cluster {
     char db[64];
 } cluster_t;
 
-/* bash <cluster script> cmd dir; returns the exit status. */
-static int cluster_script(const char *cmd, const char *dir)
-{
-    const char *script = pgt_env("PGW_TEST_CLUSTER_SCRIPT");
-    char fallback[1024];
-    if (!script) {
-        snprintf(fallback, sizeof(fallback), "%s/tests/pg/pg-cluster.sh", PGW_SOURCE_DIR);
-        script = fallback;
-    }
-    char *argv[] = {"bash", (char *)script, (char *)cmd, (char *)dir, NULL};
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-    pid_t pid;
-    int rc = posix_spawnp(&pid, "bash", &fa, NULL, argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    if (rc != 0) return -1;
-    int st;
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
-    }
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-static void env_value(const char *file, const char *key, char *out, size_t n)
-{
-    FILE *f = fopen(file, "r");
-    assert_non_null(f);
-    char line[1024];
-    size_t klen = strlen(key);
-    out[0] = 0;
-    while (fgets(line, sizeof(line), f)) {
-        if (strncmp(line, key, klen) == 0 && line[klen] == '=') {
-            line[strcspn(line, "\n")] = 0;
-            snprintf(out, n, "%s", line + klen + 1);
-        }
-    }
-    fclose(f);
-    assert_true(out[0] != 0);
-}
-
 typedef struct restarter {
     const char *dir;
     int restarts;
@@ -457,7 +414,7 @@ static void *restart_thread(void *arg)
     restarter_t *r = arg;
     for (int i = 0; i < r->restarts; i++) {
         usleep(300000);
-        if (cluster_script("restart", r->dir) != 0) r->failures++;
+        if (pgt_script_exit("pg-cluster.sh", "restart", r->dir, NULL) != 0) r->failures++;
     }
     atomic_store(&r->done, 1);
     return NULL;
@@ -470,17 +427,15 @@ static void test_restart_under_load(void **state)
     cluster_t cl;
     snprintf(cl.dir, sizeof(cl.dir), "/tmp/pgw-chaos.XXXXXX");
     assert_non_null(mkdtemp(cl.dir));
-    int rc = cluster_script("start", cl.dir);
+    int rc = pgt_script_exit("pg-cluster.sh", "start", cl.dir, NULL);
     if (rc != 0) {
-        cluster_script("stop", cl.dir);
+        pgt_script_exit("pg-cluster.sh", "stop", cl.dir, NULL);
         fail_msg("could not start a private cluster in %s", cl.dir);
     }
-    char env[128];
-    snprintf(env, sizeof(env), "%s/env", cl.dir);
-    env_value(env, "PGHOST", cl.host, sizeof(cl.host));
-    env_value(env, "PGPORT", cl.port, sizeof(cl.port));
-    env_value(env, "PGUSER", cl.user, sizeof(cl.user));
-    env_value(env, "PGDATABASE", cl.db, sizeof(cl.db));
+    snprintf(cl.host, sizeof cl.host, "%s", pgt_dir_env(cl.dir, "PGHOST"));
+    snprintf(cl.port, sizeof cl.port, "%s", pgt_dir_env(cl.dir, "PGPORT"));
+    snprintf(cl.user, sizeof cl.user, "%s", pgt_dir_env(cl.dir, "PGUSER"));
+    snprintf(cl.db, sizeof cl.db, "%s", pgt_dir_env(cl.dir, "PGDATABASE"));
     char ci_unix[512], ci_tcp[512];
     snprintf(ci_unix, sizeof(ci_unix), "host='%s' port=%s user=%s dbname=%s connect_timeout=5",
              cl.host, cl.port, cl.user, cl.db);
@@ -498,7 +453,7 @@ static void test_restart_under_load(void **state)
     run_for(slow ? 1500 : 500, NULL); /* the load resumes on the new server */
     unsigned long ok_after = g->ok - ok_at_restart;
     chaos_finish();
-    cluster_script("stop", cl.dir);
+    pgt_script_exit("pg-cluster.sh", "stop", cl.dir, NULL);
     rmdir(cl.dir);
     assert_int_equal(r.failures, 0);
     assert_true(ok_after > 0);

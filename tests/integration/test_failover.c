@@ -17,6 +17,7 @@
  * succeeds) within a bounded time, which is printed.
  */
 #define _DEFAULT_SOURCE
+#include "pgpair.h"
 #include "pgtest.h"
 #include "pgwire/client.h"
 #include "pgwire/conn.h"
@@ -37,27 +38,7 @@
 
 enum { NCONN = 4, PER_CONN = 3, MAX_ATTEMPTS = 2000 };
 
-static char tmpdir[64], primary_dir[128], standby_dir[128];
-
-static const char *script(const char *name)
-{
-    static char path[2][1024];
-    static int k;
-    k ^= 1;
-    snprintf(path[k], sizeof path[k], "%s/tests/pg/%s", PGW_SOURCE_DIR, name);
-    return path[k];
-}
-
-/* Run a fixture script to completion (PGHOST/PGPORT unset: pg-cluster.sh
- * would otherwise take them for an existing server). */
-static void run_script(const char *name, const char *cmd, const char *dir, const char *arg)
-{
-    char line[2048];
-    snprintf(line, sizeof line, "env -u PGHOST -u PGPORT bash '%s' %s '%s' %s%s%s >/dev/null",
-             script(name), cmd, dir, arg ? "'" : "", arg ? arg : "", arg ? "'" : "");
-    int rc = system(line);
-    if (rc != 0) fail_msg("%s failed (%d)", line, rc);
-}
+static pgt_pair_t pair;
 
 static uint64_t now_ms(void)
 {
@@ -67,15 +48,8 @@ static uint64_t now_ms(void)
 static int setup(void **state)
 {
     (void)state;
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/pgw-failover.XXXXXX");
-    assert_non_null(mkdtemp(tmpdir));
-    snprintf(primary_dir, sizeof primary_dir, "%s/primary", tmpdir);
-    snprintf(standby_dir, sizeof standby_dir, "%s/standby", tmpdir);
     uint64_t t0 = now_ms();
-    run_script("pg-cluster.sh", "start", primary_dir, NULL);
-    char env[256];
-    snprintf(env, sizeof env, "%s/env", primary_dir);
-    run_script("pg-replica.sh", "start", standby_dir, env);
+    pgt_pair_start(&pair, "failover");
     print_message("private primary and standby started in %" PRIu64 " ms\n", now_ms() - t0);
     return 0;
 }
@@ -83,73 +57,24 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     (void)state;
-    run_script("pg-replica.sh", "stop", standby_dir, NULL);
-    run_script("pg-cluster.sh", "stop", primary_dir, NULL);
-    rmdir(tmpdir);
+    pgt_pair_stop(&pair);
     return 0;
-}
-
-static const char *env_of(const char *dir, const char *key)
-{
-    char path[256];
-    snprintf(path, sizeof path, "%s/env", dir);
-    const char *v = pgt_env_file_get(path, key);
-    if (v == NULL) fail_msg("%s has no %s", path, key);
-    return v;
 }
 
 static void conninfo(char *buf, size_t n)
 {
     char ports[32];
-    snprintf(ports, sizeof ports, "%s,%s", env_of(primary_dir, "PGPORT"),
-             env_of(standby_dir, "PGW_STANDBY_PORT"));
+    snprintf(ports, sizeof ports, "%s,%s", pgt_dir_env(pair.primary, "PGPORT"),
+             pgt_dir_env(pair.standby, "PGW_STANDBY_PORT"));
     buf[0] = '\0';
     assert_int_equal(pgt_conninfo_append(buf, n, "host", "127.0.0.1,127.0.0.1"), 0);
     assert_int_equal(pgt_conninfo_append(buf, n, "port", ports), 0);
-    assert_int_equal(pgt_conninfo_append(buf, n, "user", env_of(primary_dir, "PGUSER")), 0);
-    assert_int_equal(pgt_conninfo_append(buf, n, "dbname", env_of(primary_dir, "PGDATABASE")), 0);
+    assert_int_equal(pgt_conninfo_append(buf, n, "user", pgt_dir_env(pair.primary, "PGUSER")), 0);
+    assert_int_equal(pgt_conninfo_append(buf, n, "dbname", pgt_dir_env(pair.primary, "PGDATABASE")),
+                     0);
     assert_int_equal(pgt_conninfo_append(buf, n, "target_session_attrs", "read-write"), 0);
     assert_int_equal(pgt_conninfo_append(buf, n, "sslmode", "disable"), 0);
     assert_int_equal(pgt_conninfo_append(buf, n, "connect_timeout", "2"), 0);
-}
-
-/* ------------------------------------------------------- a child process */
-
-typedef struct child {
-    uv_process_t proc;
-    int exited;
-    int64_t status;
-    uint64_t started, ended;
-} child_t;
-
-static void on_child_exit(uv_process_t *p, int64_t status, int sig)
-{
-    child_t *c = p->data;
-    c->exited = 1;
-    c->status = sig ? -sig : status;
-    c->ended = now_ms();
-    uv_close((uv_handle_t *)p, NULL);
-}
-
-static void spawn_script(uv_loop_t *loop, child_t *c, const char *name, const char *cmd,
-                         const char *dir)
-{
-    memset(c, 0, sizeof *c);
-    char *args[] = {
-        "env",       "-u",        "PGHOST", "-u", "PGPORT", "bash", (char *)script(name),
-        (char *)cmd, (char *)dir, NULL};
-    uv_stdio_container_t stdio[3] = {
-        {.flags = UV_IGNORE}, {.flags = UV_IGNORE}, {.flags = UV_INHERIT_FD, .data.fd = 2}};
-    uv_process_options_t o;
-    memset(&o, 0, sizeof o);
-    o.file = "env";
-    o.args = args;
-    o.exit_cb = on_child_exit;
-    o.stdio = stdio;
-    o.stdio_count = 3;
-    c->proc.data = c;
-    c->started = now_ms();
-    assert_int_equal(uv_spawn(loop, &c->proc, &o), 0);
 }
 
 /* ----------------------------------------------------- in flight, then lost */
@@ -317,8 +242,8 @@ static void test_failover(void **state)
     (void)state;
     char ci[1024];
     conninfo(ci, sizeof ci);
-    int primary_port = atoi(env_of(primary_dir, "PGPORT"));
-    int standby_port = atoi(env_of(standby_dir, "PGW_STANDBY_PORT"));
+    int primary_port = atoi(pgt_dir_env(pair.primary, "PGPORT"));
+    int standby_port = atoi(pgt_dir_env(pair.standby, "PGW_STANDBY_PORT"));
     uv_loop_t loop;
     assert_int_equal(uv_loop_init(&loop), 0);
 
@@ -348,8 +273,8 @@ static void test_failover(void **state)
     run_for(&loop, RUNNING_ON_VALGRIND ? 1000 : 300); /* the sleeps are running */
 
     /* 2. Stop the primary while the loop runs. */
-    child_t stop;
-    spawn_script(&loop, &stop, "pg-cluster.sh", "stop", primary_dir);
+    pgt_child_t stop;
+    pgt_script_spawn(&loop, &stop, "pg-cluster.sh", "stop", pair.primary, NULL);
     uint64_t deadline = now_ms() + 60000;
     while ((!all_done(f) || !stop.exited) && now_ms() < deadline)
         uv_run(&loop, UV_RUN_ONCE);
@@ -378,11 +303,11 @@ static void test_failover(void **state)
     }
     print_message("primary stopped (pg_ctl stop -m fast) in %" PRIu64 " ms; the %d requests in "
                   "flight failed once each: %d PGW_ECONNLOST, %d PGW_ESERVER 57P01\n",
-                  stop.ended - stop.started, NCONN * PER_CONN, nlost, nfatal);
+                  stop.ended_ms - stop.started_ms, NCONN * PER_CONN, nlost, nfatal);
 
     /* 3. Promote the standby; connects retry until one finds it. */
-    child_t promote;
-    spawn_script(&loop, &promote, "pg-replica.sh", "promote", standby_dir);
+    pgt_child_t promote;
+    pgt_script_spawn(&loop, &promote, "pg-replica.sh", "promote", pair.standby, NULL);
     finder_t fd;
     memset(&fd, 0, sizeof fd);
     fd.loop = &loop;
@@ -396,7 +321,7 @@ static void test_failover(void **state)
         uv_run(&loop, UV_RUN_ONCE);
     if (!fd.found)
         fail_msg("no read-write server found %" PRIu64 " ms after the promote (%d attempts)",
-                 now_ms() - promote.started, fd.attempts);
+                 now_ms() - promote.started_ms, fd.attempts);
     assert_true(fd.checked);
     assert_int_equal(promote.status, 0);
     assert_false(fd.in_recovery);
@@ -407,8 +332,8 @@ static void test_failover(void **state)
                   " ms), %" PRIu64 " ms after the old primary was gone, %" PRIu64
                   " ms after its stop began; %d attempts (%d found no read-write server, %d "
                   "other failures)\n",
-                  fd.found_at - promote.started, promote.ended - promote.started,
-                  fd.found_at - lost_at, fd.found_at - stop.started, fd.attempts,
+                  fd.found_at - promote.started_ms, promote.ended_ms - promote.started_ms,
+                  fd.found_at - lost_at, fd.found_at - stop.started_ms, fd.attempts,
                   fd.failures_target, fd.failures_other);
     uv_close((uv_handle_t *)&fd.retry, NULL);
     uv_run(&loop, UV_RUN_DEFAULT);

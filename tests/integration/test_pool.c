@@ -12,14 +12,13 @@
  * valgrind (or PGW_TEST_SLOW=1).
  */
 #define _GNU_SOURCE
+#include "pgpair.h"
 #include "pgtest.h"
 #include "pgwire/pool.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <setjmp.h>
-#include <spawn.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stddef.h>
@@ -27,14 +26,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 #include <uv.h>
 #include <valgrind/valgrind.h>
 
 #include <cmocka.h>
 
-extern char **environ;
 
 static int slow_mode(void)
 {
@@ -348,45 +345,6 @@ static void test_terminate_all(void **state)
 
 /* ----------------------------------------------------- private cluster */
 
-static int cluster_script(const char *cmd, const char *dir)
-{
-    const char *script = pgt_env("PGW_TEST_CLUSTER_SCRIPT");
-    char fallback[1024];
-    if (!script) {
-        snprintf(fallback, sizeof(fallback), "%s/tests/pg/pg-cluster.sh", PGW_SOURCE_DIR);
-        script = fallback;
-    }
-    char *argv[] = {"bash", (char *)script, (char *)cmd, (char *)dir, NULL};
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-    pid_t pid;
-    int rc = posix_spawnp(&pid, "bash", &fa, NULL, argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    if (rc != 0) return -1;
-    int st;
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
-    }
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-static void env_value(const char *file, const char *key, char *out, size_t n)
-{
-    FILE *f = fopen(file, "r");
-    assert_non_null(f);
-    char line[1024];
-    size_t klen = strlen(key);
-    out[0] = 0;
-    while (fgets(line, sizeof(line), f)) {
-        if (strncmp(line, key, klen) == 0 && line[klen] == '=') {
-            line[strcspn(line, "\n")] = 0;
-            snprintf(out, n, "%s", line + klen + 1);
-        }
-    }
-    fclose(f);
-    assert_true(out[0] != 0);
-}
-
 typedef struct restarter {
     const char *dir;
     atomic_int done;
@@ -397,7 +355,7 @@ static void *restart_thread(void *arg)
 {
     restarter_t *r = arg;
     usleep(300000);
-    if (cluster_script("restart", r->dir) != 0) r->failures++;
+    if (pgt_script_exit("pg-cluster.sh", "restart", r->dir, NULL) != 0) r->failures++;
     atomic_store(&r->done, 1);
     return NULL;
 }
@@ -463,19 +421,14 @@ static void test_restart_under_load(void **state)
     char dir[64];
     snprintf(dir, sizeof(dir), "/tmp/pgw-pool.XXXXXX");
     assert_non_null(mkdtemp(dir));
-    if (cluster_script("start", dir) != 0) {
-        cluster_script("stop", dir);
+    if (pgt_script_exit("pg-cluster.sh", "start", dir, NULL) != 0) {
+        pgt_script_exit("pg-cluster.sh", "stop", dir, NULL);
         fail_msg("could not start a private cluster in %s", dir);
     }
-    char env[128], host[256], port[16], user[64], db[64];
-    snprintf(env, sizeof(env), "%s/env", dir);
-    env_value(env, "PGHOST", host, sizeof host);
-    env_value(env, "PGPORT", port, sizeof port);
-    env_value(env, "PGUSER", user, sizeof user);
-    env_value(env, "PGDATABASE", db, sizeof db);
     char c[768];
-    snprintf(c, sizeof c, "host='%s' port=%s user=%s dbname=%s connect_timeout=5", host, port, user,
-             db);
+    snprintf(c, sizeof c, "host='%s' port=%s user=%s dbname=%s connect_timeout=5",
+             pgt_dir_env(dir, "PGHOST"), pgt_dir_env(dir, "PGPORT"), pgt_dir_env(dir, "PGUSER"),
+             pgt_dir_env(dir, "PGDATABASE"));
     pgw_pool_config_t cfg;
     pgw_pool_config_init(&cfg);
     cfg.min_size = 4;
@@ -530,7 +483,7 @@ static void test_restart_under_load(void **state)
                   (unsigned long long)st.opened, (unsigned long long)st.open_failures, st.size);
     assert_true(st.lost >= 4);
     close_pool(p);
-    cluster_script("stop", dir);
+    pgt_script_exit("pg-cluster.sh", "stop", dir, NULL);
     rmdir(dir);
 }
 

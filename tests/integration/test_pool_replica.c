@@ -20,6 +20,7 @@
  * other figures.
  */
 #define _DEFAULT_SOURCE
+#include "pgpair.h"
 #include "pgtest.h"
 #include "pgwire/client.h"
 #include "pgwire/pool.h"
@@ -308,98 +309,19 @@ static void test_route_standby_first(void **state)
 
 /* =============================================================== failover */
 
-static char tmpdir[64], primary_dir[128], standby_dir[128];
-
-/* `env -u PGHOST -u PGPORT bash tests/pg/NAME CMD DIR [ARG]`: argv for a
- * fixture script (pg-cluster.sh would take PGHOST/PGPORT for a server of
- * its own to use). */
-static void script_argv(char **argv, char *path, size_t n, const char *name, const char *cmd,
-                        const char *dir, const char *arg)
-{
-    snprintf(path, n, "%s/tests/pg/%s", PGW_SOURCE_DIR, name);
-    char *v[] = {"env", "-u",        "PGHOST",    "-u",        "PGPORT", "bash",
-                 path,  (char *)cmd, (char *)dir, (char *)arg, NULL};
-    memcpy(argv, v, sizeof v);
-}
-
-typedef struct child {
-    uv_process_t proc;
-    int exited;
-    int64_t status;
-    uint64_t started, ended;
-    char path[1024];
-} child_t;
-
-static void on_child_exit(uv_process_t *p, int64_t status, int sig)
-{
-    child_t *c = p->data;
-    c->exited = 1;
-    c->status = sig ? -sig : status;
-    c->ended = now_ms();
-    uv_close((uv_handle_t *)p, NULL);
-}
-
-static void spawn(uv_loop_t *loop, child_t *c, const char *name, const char *cmd, const char *dir,
-                  const char *arg)
-{
-    char *argv[11];
-    memset(c, 0, sizeof *c);
-    script_argv(argv, c->path, sizeof c->path, name, cmd, dir, arg);
-    uv_stdio_container_t stdio[3] = {
-        {.flags = UV_IGNORE}, {.flags = UV_IGNORE}, {.flags = UV_INHERIT_FD, .data.fd = 2}};
-    uv_process_options_t o;
-    memset(&o, 0, sizeof o);
-    o.file = argv[0];
-    o.args = argv;
-    o.exit_cb = on_child_exit;
-    o.stdio = stdio;
-    o.stdio_count = 3;
-    c->proc.data = c;
-    c->started = now_ms();
-    assert_int_equal(uv_spawn(loop, &c->proc, &o), 0);
-}
-
-/* Run a script to its end on a loop of its own. */
-static void run_script(const char *name, const char *cmd, const char *dir, const char *arg)
-{
-    uv_loop_t loop;
-    assert_int_equal(uv_loop_init(&loop), 0);
-    child_t c;
-    spawn(&loop, &c, name, cmd, dir, arg);
-    uv_run(&loop, UV_RUN_DEFAULT);
-    assert_int_equal(uv_loop_close(&loop), 0);
-    if (c.status != 0) fail_msg("%s %s %s: exit %" PRId64, name, cmd, dir, c.status);
-}
-
-static const char *env_of(const char *dir, const char *key)
-{
-    char path[256];
-    snprintf(path, sizeof path, "%s/env", dir);
-    const char *v = pgt_env_file_get(path, key);
-    if (v == NULL) fail_msg("%s has no %s", path, key);
-    return v;
-}
+static pgt_pair_t pair;
 
 static int pair_setup(void **state)
 {
     (void)state;
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/pgw-poolfo.XXXXXX");
-    assert_non_null(mkdtemp(tmpdir));
-    snprintf(primary_dir, sizeof primary_dir, "%s/primary", tmpdir);
-    snprintf(standby_dir, sizeof standby_dir, "%s/standby", tmpdir);
-    run_script("pg-cluster.sh", "start", primary_dir, NULL);
-    char env[256];
-    snprintf(env, sizeof env, "%s/env", primary_dir);
-    run_script("pg-replica.sh", "start", standby_dir, env);
+    pgt_pair_start(&pair, "poolfo");
     return 0;
 }
 
 static int pair_teardown(void **state)
 {
     (void)state;
-    run_script("pg-replica.sh", "stop", standby_dir, NULL);
-    run_script("pg-cluster.sh", "stop", primary_dir, NULL);
-    rmdir(tmpdir);
+    pgt_pair_stop(&pair);
     return 0;
 }
 
@@ -617,17 +539,18 @@ static void test_failover(void **state)
     (void)state;
     static fo_t f;
     memset(&f, 0, sizeof f);
-    f.old_port = atoi(env_of(primary_dir, "PGPORT"));
-    f.new_port = atoi(env_of(standby_dir, "PGW_STANDBY_PORT"));
+    f.old_port = atoi(pgt_dir_env(pair.primary, "PGPORT"));
+    f.new_port = atoi(pgt_dir_env(pair.standby, "PGW_STANDBY_PORT"));
     int valgrind = RUNNING_ON_VALGRIND;
     f.cap = valgrind ? 20000 : 200000;
     f.conc = valgrind ? 16 : FO_MAX_CONC;
     f.reqs = calloc((size_t)f.cap, sizeof *f.reqs);
     assert_non_null(f.reqs);
     char ci[1024];
-    pair_conninfo(ci, sizeof ci, "127.0.0.1", env_of(primary_dir, "PGPORT"), "127.0.0.1",
-                  env_of(standby_dir, "PGW_STANDBY_PORT"), env_of(primary_dir, "PGUSER"),
-                  env_of(primary_dir, "PGDATABASE"), "pgw_pool_failover", "connect_timeout=2");
+    pair_conninfo(ci, sizeof ci, "127.0.0.1", pgt_dir_env(pair.primary, "PGPORT"), "127.0.0.1",
+                  pgt_dir_env(pair.standby, "PGW_STANDBY_PORT"),
+                  pgt_dir_env(pair.primary, "PGUSER"), pgt_dir_env(pair.primary, "PGDATABASE"),
+                  "pgw_pool_failover", "connect_timeout=2");
     assert_int_equal(uv_loop_init(&f.loop), 0);
     pgw_pool_config_t cfg;
     pgw_pool_config_init(&cfg);
@@ -661,17 +584,17 @@ static void test_failover(void **state)
     int before = f.succeeded, in_flight_at_stop = f.outstanding;
 
     /* Stop the primary under load, then promote the standby. */
-    child_t stop, promote;
+    pgt_child_t stop, promote;
     f.phase = 1;
     f.stop_at = now_ms();
-    spawn(&f.loop, &stop, "pg-cluster.sh", "stop", primary_dir, NULL);
+    pgt_script_spawn(&f.loop, &stop, "pg-cluster.sh", "stop", pair.primary, NULL);
     while (!stop.exited && now_ms() < deadline)
         uv_run(&f.loop, UV_RUN_ONCE);
     assert_true(stop.exited);
     assert_int_equal(stop.status, 0);
     f.phase = 2;
     f.promote_at = now_ms();
-    spawn(&f.loop, &promote, "pg-replica.sh", "promote", standby_dir, NULL);
+    pgt_script_spawn(&f.loop, &promote, "pg-replica.sh", "promote", pair.standby, NULL);
     /* Load goes on until the new primary has served both kinds of work,
      * then every request started must complete. */
     while ((!promote.exited || !f.first_new_checkout_at || f.new_ok < after) && f.started < f.cap &&
@@ -706,7 +629,7 @@ static void test_failover(void **state)
                   " ms; first read-write checkout on the new primary %" PRIu64
                   " ms after the promote was issued (%" PRIu64 " ms after the stop began), first "
                   "one-shot request there %" PRIu64 " ms after the promote\n",
-                  stop.ended - stop.started, promote.ended - promote.started,
+                  stop.ended_ms - stop.started_ms, promote.ended_ms - promote.started_ms,
                   f.first_new_checkout_at - f.promote_at, f.first_new_checkout_at - f.stop_at,
                   f.first_new_request_at > f.promote_at ? f.first_new_request_at - f.promote_at
                                                         : 0);

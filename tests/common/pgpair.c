@@ -1,0 +1,102 @@
+/* Fixture scripts from a test (pgpair.h). */
+#define _POSIX_C_SOURCE 200809L /* uv.h: pthread_rwlock_t */
+#include "pgpair.h"
+
+#include "pgtest.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+static uint64_t now_ms(void)
+{
+    return uv_hrtime() / 1000000;
+}
+
+static void on_exit_cb(uv_process_t *p, int64_t status, int sig)
+{
+    pgt_child_t *c = p->data;
+    c->exited = 1;
+    c->status = sig ? -sig : status;
+    c->ended_ms = now_ms();
+    uv_close((uv_handle_t *)p, NULL);
+}
+
+/* uv_spawn's status (0 or a libuv error). */
+static int spawn(uv_loop_t *loop, pgt_child_t *c, const char *name, const char *cmd,
+                 const char *dir, const char *arg)
+{
+    memset(c, 0, sizeof *c);
+    snprintf(c->path, sizeof c->path, "%s/tests/pg/%s", PGW_SOURCE_DIR, name);
+    char *argv[] = {"env",   "-u",        "PGHOST",    "-u",        "PGPORT", "bash",
+                    c->path, (char *)cmd, (char *)dir, (char *)arg, NULL};
+    uv_stdio_container_t stdio[3] = {
+        {.flags = UV_IGNORE}, {.flags = UV_IGNORE}, {.flags = UV_INHERIT_FD, .data.fd = 2}};
+    uv_process_options_t o;
+    memset(&o, 0, sizeof o);
+    o.file = argv[0];
+    o.args = argv;
+    o.exit_cb = on_exit_cb;
+    o.stdio = stdio;
+    o.stdio_count = 3;
+    c->proc.data = c;
+    c->started_ms = now_ms();
+    return uv_spawn(loop, &c->proc, &o);
+}
+
+void pgt_script_spawn(uv_loop_t *loop, pgt_child_t *c, const char *name, const char *cmd,
+                      const char *dir, const char *arg)
+{
+    assert_int_equal(spawn(loop, c, name, cmd, dir, arg), 0);
+}
+
+int pgt_script_exit(const char *name, const char *cmd, const char *dir, const char *arg)
+{
+    uv_loop_t loop;
+    if (uv_loop_init(&loop) != 0) return -1;
+    pgt_child_t c;
+    int rc = spawn(&loop, &c, name, cmd, dir, arg);
+    if (rc == 0) uv_run(&loop, UV_RUN_DEFAULT);
+    uv_loop_close(&loop);
+    return rc == 0 ? (int)c.status : -1;
+}
+
+void pgt_script_run(const char *name, const char *cmd, const char *dir, const char *arg)
+{
+    int st = pgt_script_exit(name, cmd, dir, arg);
+    if (st != 0) fail_msg("%s %s %s: exit %d", name, cmd, dir, st);
+}
+
+const char *pgt_dir_env(const char *dir, const char *key)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s/env", dir);
+    const char *v = pgt_env_file_get(path, key);
+    if (v == NULL) fail_msg("%s has no %s", path, key);
+    return v;
+}
+
+void pgt_pair_start(pgt_pair_t *p, const char *tag)
+{
+    snprintf(p->tmpdir, sizeof p->tmpdir, "/tmp/pgw-%s.XXXXXX", tag);
+    assert_non_null(mkdtemp(p->tmpdir));
+    snprintf(p->primary, sizeof p->primary, "%s/primary", p->tmpdir);
+    snprintf(p->standby, sizeof p->standby, "%s/standby", p->tmpdir);
+    pgt_script_run("pg-cluster.sh", "start", p->primary, NULL);
+    char env[256];
+    snprintf(env, sizeof env, "%s/env", p->primary);
+    pgt_script_run("pg-replica.sh", "start", p->standby, env);
+}
+
+void pgt_pair_stop(pgt_pair_t *p)
+{
+    pgt_script_run("pg-replica.sh", "stop", p->standby, NULL);
+    pgt_script_run("pg-cluster.sh", "stop", p->primary, NULL);
+    rmdir(p->tmpdir);
+}
