@@ -25,7 +25,6 @@
 #include "pgwire/conn.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <setjmp.h>
