@@ -595,6 +595,18 @@ def cache_ratio(rows):
     return out
 
 
+def pgbouncer_ratios(rows, direct_data):
+    """Through PgBouncer beside direct: each library's mean latency through
+    the bouncer over its mean on the direct scenario, same pool size."""
+    out = []
+    for lib in ("libpgwire", "libpq", "floor"):
+        via, direct = rows.get(lib), summarize(direct_data.get(lib, []))
+        if via and direct:
+            out.append("- Through PgBouncer beside direct, %s: %.2fx the direct mean latency."
+                       % (LIB_NAMES[lib], via["med"]["mean"] / direct["med"]["mean"]))
+    return out
+
+
 def pool_ratios(rows):
     """The pool scenarios' ratios of mean latency to the two reference rows
     (the issue's goal: libpgwire's pool within 10% of the floor)."""
@@ -1100,6 +1112,8 @@ def write_report(args, adata, bdata, cdata, env):
             L.append(desc.format(copy_rows=sizes.get("copy_rows", 200000),
                                  cursor_rows=sizes.get("cursor_rows", 50000)) + "\n")
             table, notes, rows = scenario_table(sid, adata[sid])
+            if sid.endswith("_pgbouncer") and sid[:-len("_pgbouncer")] in adata:
+                notes.extend(pgbouncer_ratios(rows, adata[sid[:-len("_pgbouncer")]]))
             L.append(table + "\n")
             if notes:
                 L.append("\n".join(notes) + "\n")
