@@ -32,7 +32,6 @@
 
 #include <cmocka.h>
 
-
 static int slow_mode(void)
 {
     const char *s = getenv("PGW_TEST_SLOW");
