@@ -49,15 +49,6 @@ static int submit_sql(dl_env_t *x, const char *sql, uint32_t timeout_ms, outcome
     return pgw_conn_submit(x->conn, &r);
 }
 
-/* The latest a request with this deadline may complete: within 20% of it
- * (issue 12's bound). Under valgrind, which runs the cancel's connect and
- * TLS handshake many times slower, 400 ms more. */
-static double bound_ms(double deadline_ms)
-{
-    const char *pre = getenv("LD_PRELOAD");
-    return deadline_ms * 1.2 + (pre && strstr(pre, "vgpreload") ? 400.0 : 0.0);
-}
-
 /* The connection still answers: SELECT 7 gives 7. */
 static void assert_usable(dl_env_t *x)
 {
@@ -85,7 +76,7 @@ static void test_timeout_cancels_and_connection_goes_on(void **state)
     assert_int_equal(o.status, PGW_ETIMEDOUT);
     assert_true(o.had_res);
     assert_string_equal(o.sqlstate, "57014");
-    assert_true(took >= 195.0 && took <= bound_ms(200));
+    assert_true(took >= 195.0 && took <= dl_bound_ms(200));
     assert_usable(&x);
     assert_int_equal(o.calls, 1); /* exactly once */
     assert_int_equal(x.lost, 0);
@@ -104,7 +95,7 @@ static void test_default_timeout_and_overrides(void **state)
     assert_int_equal(submit_sql(&x, "SELECT pg_sleep(5)", 0, &dflt), 0);
     spin(&x, &dflt.calls, 3000);
     assert_int_equal(dflt.status, PGW_ETIMEDOUT);
-    assert_true(ms_since(t0, dflt.at_ns) < bound_ms(150));
+    assert_true(ms_since(t0, dflt.at_ns) < dl_bound_ms(150));
 
     assert_int_equal(submit_sql(&x, "SELECT 1 FROM pg_sleep(0.4)", PGW_TIMEOUT_NONE, &none), 0);
     spin(&x, &none.calls, 3000);
@@ -137,7 +128,7 @@ static void test_timeout_while_queued(void **state)
     assert_int_equal(queued.status, PGW_ETIMEDOUT);
     assert_false(queued.had_res);
     assert_int_equal(slow.calls, 0); /* still running, not cancelled */
-    assert_true(ms_since(t0, queued.at_ns) < bound_ms(150));
+    assert_true(ms_since(t0, queued.at_ns) < dl_bound_ms(150));
     spin(&x, &after.calls, 4000);
     print_message("queued: %.1f ms, slow: %.1f ms, after: %.1f ms\n", ms_since(t0, queued.at_ns),
                   ms_since(t0, slow.at_ns), ms_since(t0, after.at_ns));
@@ -172,7 +163,7 @@ static void test_timeout_in_batch(void **state)
     assert_string_equal(o[1].sqlstate, "57014");
     assert_int_equal(o[2].status, PGW_EABORTED);
     assert_int_equal(done.status, PGW_ETIMEDOUT);
-    assert_true(ms_since(t0, done.at_ns) < bound_ms(200));
+    assert_true(ms_since(t0, done.at_ns) < dl_bound_ms(200));
     assert_usable(&x);
     dl_close(&x);
 }
@@ -204,7 +195,7 @@ static void test_timeout_server_stuck_closes(void **state)
     assert_int_equal(timed.calls, 1);
     assert_int_equal(timed.status, PGW_ETIMEDOUT);
     assert_int_equal(other.status, PGW_ECONNLOST);
-    assert_true(took >= 495.0 && took <= bound_ms(500));
+    assert_true(took >= 495.0 && took <= dl_bound_ms(500));
     assert_int_equal(x.lost, 1);
     assert_non_null(strstr(pgw_conn_error_message(x.conn), "timed out"));
     assert_int_equal(submit_sql(&x, "SELECT 3", 0, &other), PGW_ECLOSED);
@@ -225,7 +216,7 @@ static void test_blocking_client_timeout(void **state)
     uint64_t t0 = uv_hrtime();
     assert_int_equal(pgw_client_run(db, &r, &res), PGW_ETIMEDOUT);
     double took = ms_since(t0, uv_hrtime());
-    assert_true(took <= bound_ms(200));
+    assert_true(took <= dl_bound_ms(200));
     assert_non_null(res);
     assert_string_equal(pgw_result_error(res)->sqlstate, "57014");
     pgw_result_free(res);
