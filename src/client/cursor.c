@@ -39,9 +39,24 @@ struct pgw_client_cursor {
     slot_t batch[2];
     unsigned head, nbatch;
     slot_t close;
-    int closing; /* the close was submitted */
-    int end;     /* 0, or what every later next returns */
+    slot_t *waiting_for; /* the slot a call of this cursor waits for */
+    int closing;         /* the close was submitted */
+    int end;             /* 0, or what every later next returns */
 };
+
+/* A cursor streaming to the caller's on_row hands out each batch's rows
+ * during the next call that waits for that batch, never earlier: the
+ * connection reads only while a call waits (see wait_slot), and stops
+ * dispatching at the end of the batch waited for. */
+static int streaming(const pgw_client_cursor_t *cur)
+{
+    return cur->row_cb != NULL;
+}
+
+static pgw_conn_t *conn_of(pgw_client_cursor_t *cur)
+{
+    return pgw_client_conn(cur->c);
+}
 
 static void on_slot(int status, pgw_result_t *res, void *ud)
 {
@@ -49,6 +64,10 @@ static void on_slot(int status, pgw_result_t *res, void *ud)
     x->busy = 0;
     x->status = status;
     x->res = res;
+    /* The rows after the batch waited for stay unread until the next wait
+     * (a batch completing during another call of the client does not
+     * pause: that call waits for its own request). */
+    if (streaming(x->cur) && x == x->cur->waiting_for) pgw_conn_pause_reading(conn_of(x->cur));
 }
 
 /* The session gives a request's one userdata (its slot) to both callbacks. */
@@ -62,21 +81,28 @@ static int on_row(const pgw_row_t *row, void *ud)
 
 static uv_loop_t *loop_of(pgw_client_cursor_t *cur)
 {
-    return pgw_conn_loop(pgw_client_conn(cur->c));
+    return pgw_conn_loop(conn_of(cur));
 }
 
-/* Run the loop until x completed (or nothing can complete it). */
+/* Run the loop until x completed (or nothing can complete it). A streaming
+ * cursor's reading, paused at the end of the batch before, resumes (in the
+ * loop's next turn) for it, and is left to resume in the turn after: the
+ * next call on this client, whatever it is, reads on. */
 static void wait_slot(pgw_client_cursor_t *cur, slot_t *x)
 {
+    if (streaming(cur)) pgw_conn_resume_reading(conn_of(cur));
+    cur->waiting_for = x;
     while (x->busy)
         if (uv_run(loop_of(cur), UV_RUN_ONCE) == 0 && x->busy) {
             x->busy = 0;
             x->status = PGW_ECONNLOST;
         }
+    cur->waiting_for = NULL;
+    if (streaming(cur)) pgw_conn_resume_reading(conn_of(cur));
 }
 
 /* Submit r into x, and write it now: the caller works on the previous batch
- * while this one travels. */
+ * while this one travels. A streaming cursor does not read meanwhile. */
 static int submit_slot(pgw_client_cursor_t *cur, slot_t *x, pgw_request_t *r)
 {
     memset(x, 0, sizeof *x);
@@ -84,12 +110,14 @@ static int submit_slot(pgw_client_cursor_t *cur, slot_t *x, pgw_request_t *r)
     r->on_result = on_slot;
     r->ud = x;
     x->busy = 1;
-    int rc = pgw_conn_submit(pgw_client_conn(cur->c), r);
+    int rc = pgw_conn_submit(conn_of(cur), r);
     if (rc < 0) {
         x->busy = 0;
         return rc;
     }
+    if (streaming(cur)) pgw_conn_pause_reading(conn_of(cur));
     uv_run(loop_of(cur), UV_RUN_NOWAIT);
+    if (streaming(cur)) pgw_conn_resume_reading(conn_of(cur));
     return 0;
 }
 

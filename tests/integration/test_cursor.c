@@ -387,9 +387,70 @@ static void test_blocking_cursor_other_portals(void **state)
     pgw_client_close(c);
 }
 
+/* A streaming cursor: nothing reaches on_row before the first next, and
+ * each next hands out the rows of one batch. */
+static int g_streamed;
+static int32_t g_stream_next;
+
+static int count_row(const pgw_row_t *row, void *ud)
+{
+    (void)ud;
+    int32_t g;
+    assert_int_equal(pgw_get_int4(&row->values[0], &g), 0);
+    assert_int_equal(g, g_stream_next);
+    g_stream_next++;
+    g_streamed++;
+    return 0;
+}
+
+static void test_streaming_cursor_rows_with_next(void **state)
+{
+    (void)state;
+    pgw_client_t *c = pgt_client_open();
+    for (int k = 0; k < 20; k++) {
+        pgw_request_t q =
+            PGW_QUERY("SELECT g FROM generate_series(1, 2000) g", NULL, 0, NULL, NULL);
+        q.on_row = count_row;
+        g_streamed = 0;
+        g_stream_next = 1;
+        pgw_client_cursor_t *cur;
+        assert_int_equal(pgw_client_cursor_open(c, &q, BATCH, &cur), 0);
+        assert_int_equal(g_streamed, 0); /* the first batch comes with the first next */
+        pgw_result_t *res;
+        int batches = 0, rc;
+        while ((rc = pgw_client_cursor_next(cur, &res)) == 0) {
+            batches++;
+            assert_int_equal(g_streamed, batches * BATCH); /* one batch per next */
+            pgw_result_free(res);
+        }
+        assert_int_equal(rc, PGW_EDONE);
+        assert_int_equal(g_streamed, 2000);
+        assert_int_equal(pgw_client_cursor_close(cur), 0);
+    }
+    /* Calls between nexts of a streaming cursor still get their answers. */
+    pgw_request_t q = PGW_QUERY("SELECT g FROM generate_series(1, 2000) g", NULL, 0, NULL, NULL);
+    q.on_row = count_row;
+    g_streamed = 0;
+    g_stream_next = 1;
+    pgw_client_cursor_t *cur;
+    assert_int_equal(pgw_client_cursor_open(c, &q, BATCH, &cur), 0);
+    pgw_result_t *res;
+    assert_int_equal(pgw_client_cursor_next(cur, &res), 0);
+    pgw_result_free(res);
+    assert_int_equal(pgt_client_int8(c, "SELECT 7::int8"), 7);
+    int rc;
+    while ((rc = pgw_client_cursor_next(cur, &res)) == 0)
+        pgw_result_free(res);
+    assert_int_equal(rc, PGW_EDONE);
+    assert_int_equal(g_streamed, 2000);
+    assert_int_equal(pgw_client_cursor_close(cur), 0);
+    pgw_client_close(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_streaming_cursor_rows_with_next),
         cmocka_unit_test(test_async_cursor_50000_rows),
         cmocka_unit_test(test_blocking_cursor_50000_rows),
         cmocka_unit_test(test_two_portals_interleaved),
