@@ -18,6 +18,10 @@
  *                  or changed behind its back (the server's 26000 or
  *                  0A000, see session.h): *res holds the server's error
  *                  and must be freed; prepare it again.
+ *   PGW_ECOPY      the statement was a COPY sent as another kind than
+ *                  PGW_REQ_COPY (pgw_client_exec("COPY t FROM STDIN")...):
+ *                  the session ended the COPY and the connection goes on;
+ *                  *res holds the COPY's result (session.h, "COPY").
  *   PGW_ETIMEDOUT  the request's deadline passed (pgw_request_t.timeout_ms,
  *                  or request_timeout_ms of the config; conn.h,
  *                  DEADLINES): *res holds what the server answered after

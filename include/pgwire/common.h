@@ -88,6 +88,7 @@ PGW_EXTERN const char *pgw_version(void);
     XX(EDNS, -1031, 1, "could not translate the host name to an address")                        \
     XX(ECONGESTED, -1032, 0, "output over its high-water mark: wait for the drain callback")     \
     XX(EDONE, -1035, 0, "no more rows: the cursor is exhausted")                                 \
+    XX(ECOPY, -1036, 0, "the server began a COPY this request cannot carry: use PGW_REQ_COPY")   \
     XX(ERETRY, -1044, 0, "the pooled connection serving the request was lost: retry if it is safe")
 
 typedef enum pgw_err {

@@ -56,11 +56,21 @@ typedef enum pgw_session_state {
  *                  as it was prepared (pgw_session_execute, see "Prepared
  *                  statements"); res holds the server's error (SQLSTATE
  *                  26000 or 0A000), as for PGW_ESERVER.
+ *   PGW_ECOPY      the statement was a COPY and the request is not a
+ *                  PGW_REQ_COPY (see "COPY" below): the session ended the
+ *                  COPY at once; res holds what it answered (for COPY FROM,
+ *                  the server's 57014 echoing the CopyFail, which names
+ *                  PGW_REQ_COPY; for COPY TO, the tag "COPY n" of the data
+ *                  read and dropped).
  *   PGW_EABORTED   an earlier request of the same sync group failed; this
  *                  one never ran. res is NULL.
  *   PGW_ECONNLOST, PGW_EPROTO, PGW_ETOOBIG, ... the connection failed. res
  *                  is NULL.
  *   PGW_ECANCELED  the session was freed or the connection closed first.
+ * A request that ends with its own Sync (every request outside a batch but
+ * SIMPLE and SYNC) completes at that Sync's ReadyForQuery, failed or not,
+ * so pgw_session_txn_status says, during and after its callback, what it
+ * left: idle, a transaction block, or a failed one.
  * OWNERSHIP: res (when not NULL) belongs to the callee, which frees it with
  * pgw_result_free, from inside the callback or at any later time (a result
  * may outlive its session). */
@@ -460,6 +470,32 @@ enum {
  * ended it before it began. So a COPY works inside a one-Sync batch and
  * keeps the order of everything around it.
  *
+ * Flow: the COPY's Execute is followed by a Flush, so that the server
+ * sends what it has for the COPY at once (it otherwise holds a COPY TO's
+ * output until a Sync, or until 8 KiB of it fill its buffer, and the Sync
+ * waits behind the COPY). A COPY FROM's source is pulled for at most a
+ * millisecond per pump when the driver keeps a clock (cb.now_ns), so a
+ * source that waits for its data leaves the driver's loop its other work;
+ * when its deadline passes (see "Deadlines") the source is called no more
+ * and CopyFail is sent at once.
+ *
+ * COPY in other requests. The server may answer any statement with a COPY:
+ * a COPY run as PGW_REQ_QUERY or PGW_REQ_SIMPLE (alone or among the
+ * statements of a simple query), a PGW_REQ_EXECUTE of a statement prepared
+ * from COPY, START_REPLICATION on a replication connection (CopyBoth).
+ * Only PGW_REQ_COPY carries the callbacks a COPY needs, so the session ends
+ * such a COPY at once and keeps the connection: a COPY FROM STDIN gets a
+ * CopyFail whose message names PGW_REQ_COPY (the server fails the
+ * statement with 57014 and, in a simple query, skips the statements after
+ * it), a COPY TO STDOUT has its data read and dropped (the statements
+ * after it run), a CopyBoth gets CopyDone and its data is dropped; the
+ * request completes with PGW_ECOPY and the result of the COPY
+ * (pgw_result_copy_direction says which). Because the server reads what
+ * follows a COPY FROM as its data, a request whose SQL contains the word
+ * COPY or START_REPLICATION (even in a literal or comment) holds what is
+ * submitted after it, as a PGW_REQ_COPY does, until it completes: such a
+ * statement costs a round trip before the requests behind it.
+ *
  * Completion (on_result, once): 0 with a result whose command tag is
  * "COPY n" (pgw_result_rows_affected: n rows); PGW_ESERVER with the
  * server's error (a bad row: 22P02, 22P04, a constraint...); the source's,
@@ -507,8 +543,9 @@ typedef int (*pgw_copy_source_cb)(pgw_buf_t *out, size_t room, void *ud);
  * rest is read and discarded) and becomes the request's status. */
 typedef int (*pgw_copy_data_cb)(const uint8_t *data, size_t len, void *ud);
 
-/* What the server's CopyInResponse / CopyOutResponse said. */
-enum { PGW_COPY_IN = 1, PGW_COPY_OUT = 2 };
+/* What the server's CopyInResponse / CopyOutResponse said (PGW_COPY_BOTH:
+ * a CopyBothResponse, which only a replication connection sends). */
+enum { PGW_COPY_IN = 1, PGW_COPY_OUT = 2, PGW_COPY_BOTH = 3 };
 typedef struct pgw_copy_info {
     int direction;              /* PGW_COPY_IN or PGW_COPY_OUT */
     int format;                 /* 0: text (text or CSV), 1: binary */
@@ -822,20 +859,26 @@ PGW_EXTERN int pgw_result_suspended(const pgw_result_t *res);
  * fills in the entry it was queued against, so a late reply to a closed or
  * replaced statement is dropped. An execution queued while the description
  * is not known (a prepare still in flight, a statement prepared as SQL or
- * by someone else) asks text for every column (every type has it) plus a
- * Describe portal, in the same round trip, and its reply teaches the table.
+ * by someone else) asks text for every column (every type has it) and
+ * sends a Describe of the statement before its Bind and of its portal
+ * after, in the same round trip: the replies teach the table its
+ * parameter types and columns (a PREPARE and an EXECUTE of it in one batch
+ * leave the statement with the parameter types it was prepared with). A
+ * prepare that did not run (skipped after an earlier error of its group,
+ * or refused by the server) prepared nothing: the name is then one the
+ * session never prepared.
  *
  * SQL run through pgw_session_simple_query or pgw_session_query containing
  * the word DEALLOCATE, PREPARE or DISCARD (any case, as a whole word, even
  * in a literal or comment) makes the session forget every description: the
- * next executions describe their portal again. What the session cannot see
+ * next executions describe the statement again. What the session cannot see
  * (a function that runs DEALLOCATE, an ALTER TABLE changing the result type
  * behind a prepared SELECT *) the server reports at Bind: for a statement
  * the session believes exists (it prepared it, or saw it run, and did not
  * close it), 26000 (no such statement) or 0A000 (cached plan must not
  * change result type) complete the execution with PGW_ESTMTINVALID, the
  * result holding the server's error, and the session forgets that
- * statement's description (later executions describe their portal and get
+ * statement's description (later executions describe it again and get
  * PGW_ESTMTINVALID again while the server refuses them); prepare it again
  * to use it. A name the session never saw, or closed itself, gets
  * PGW_ESERVER with the server's 26000 (the caller's mistake). A statement

@@ -61,13 +61,22 @@ static void run_until(pgw_client_t *c, const int *done)
         if (uv_run(&c->loop, UV_RUN_ONCE) == 0 && !*done) break; /* nothing can complete it */
 }
 
+/* 1 if a result of the chain answers a COPY (one the request could not
+ * carry: PGW_ECOPY, with the server's error or the COPY's tag). */
+static int chain_has_copy(const pgw_result_t *r)
+{
+    for (; r; r = pgw_result_next(r))
+        if (pgw_result_copy_direction(r)) return 1;
+    return 0;
+}
+
 /* Hand a finished request's result to the caller. */
 static int deliver(waiter_t *w, pgw_result_t **res)
 {
     if (!w->done) w->status = PGW_ECONNLOST;
     int keep =
         res && (w->status == 0 || w->status == PGW_ESERVER || w->status == PGW_ESTMTINVALID ||
-                w->status == PGW_ETIMEDOUT || (w->keep_any && w->res));
+                w->status == PGW_ETIMEDOUT || (w->keep_any && w->res) || chain_has_copy(w->res));
     if (res) *res = keep ? w->res : NULL;
     if (!keep) pgw_result_free(w->res);
     return w->status;

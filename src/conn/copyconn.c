@@ -7,12 +7,15 @@
 #include "conn/conn_internal.h"
 
 /* Rounds of pull-and-write per loop turn while the socket takes it all:
- * a few MiB, then the loop's other handles get their turn. */
-#define PUMP_ROUNDS 4
+ * a few MiB, or as many as fit in PUMP_SLICE_NS (a slow source), then the
+ * loop's other handles get their turn; the next writable event goes on. */
+#define PUMP_ROUNDS   4
+#define PUMP_SLICE_NS (2u * 1000u * 1000u)
 
 void pgw__conn_copy_pump(pgw_conn_t *c)
 {
-    for (int i = 0; i < PUMP_ROUNDS; i++) {
+    uint64_t until = uv_hrtime() + PUMP_SLICE_NS;
+    for (int i = 0; i < PUMP_ROUNDS && (i == 0 || uv_hrtime() < until); i++) {
         if (!c->s || !c->sock || c->writing || c->state == PGW__CONN_CLOSING) return;
         if (!pgw_session_copy_wants_room(c->s)) return;
         /* The source may close the connection or break the session; a

@@ -1,7 +1,8 @@
 /*
- * COPY: the PGW_REQ_COPY request kind (session.h, "COPY").
+ * COPY: the PGW_REQ_COPY request kind (session.h, "COPY"), and a COPY the
+ * server starts in a request of another kind.
  *
- * Sending. A COPY is Parse, Bind, Describe portal and Execute of the
+ * Sending. A COPY is Parse, Bind, Describe portal, Execute and Flush of the
  * unnamed statement. The server reads every message that follows a COPY
  * FROM STDIN's Execute as part of the COPY (Sync and Flush are ignored, any
  * other message aborts it), so nothing queued after a COPY may be written
@@ -9,19 +10,34 @@
  * resolved "holds" the output (s->copy_tx): the bytes of every request
  * submitted after it, its own Sync first, go to s->copy_held, and each
  * later COPY remembers where the bytes after its own Execute begin there
- * (copy_end). The hold is released (the held bytes up to the next COPY's
- * end are appended to the output) when:
+ * (copy_end). The Flush makes the server send what it has produced for the
+ * COPY at once, a COPY TO smaller than the server's output buffer
+ * included: without it nothing would come before the Sync, which waits in
+ * the held buffer. The hold is released (the held bytes up to the next
+ * COPY's end are appended to the output) when:
  *   - the server answers CopyOutResponse (it reads nothing during COPY TO);
  *   - the COPY FROM's CopyDone or CopyFail has been written;
  *   - the COPY leaves the FIFO without having begun (an error at Parse or
  *     Bind, an earlier error of its sync group): the server then skips
  *     to the Sync, which is among the held bytes.
  *
+ * Other kinds. Any statement may start a COPY (a COPY run as a QUERY, a
+ * SIMPLE query with a COPY among its statements, an EXECUTE of a prepared
+ * COPY), so a request whose SQL names COPY (or START_REPLICATION, whose
+ * CopyBoth the server reads client messages during too) holds the output
+ * the same way, with the same Flush when it is an extended request, until
+ * it leaves the FIFO. Such a request has no copy callbacks (only
+ * PGW_REQ_COPY takes them): the session ends the server's COPY at once, a
+ * COPY FROM with CopyFail naming PGW_REQ_COPY, a CopyBoth with CopyDone, a
+ * COPY TO by reading and dropping its data, and the request completes with
+ * PGW_ECOPY; the statements after it run as the protocol says.
+ *
  * COPY FROM data. Once CopyInResponse arrives the source is pulled
- * (pump_run) while the output holds less than the pump target: each call
- * appends straight into the output buffer inside a CopyData message whose
- * length is patched when the call returns. While a source call is open,
- * the driver sees only the output before that message.
+ * (pump_run) while the output holds less than the pump target, for at most
+ * a time slice when the driver keeps a clock: each call appends straight
+ * into the output buffer inside a CopyData message whose length is patched
+ * when the call returns. While a source call is open, the driver sees only
+ * the output before that message.
  *
  * COPY TO data goes to the caller's callback as views into the read chunk.
  */
@@ -36,6 +52,10 @@
 #define PUMP_MAX         (256u * 1024u)
 #define PUMP_MIN         (4u * 1024u)
 #define FAIL_MESSAGE_MAX 200
+/* With the driver's clock, one pump pulls for at most this long: a slow
+ * source (one that waits for its data) gives the loop back after each
+ * call instead of after PUMP_MAX bytes. */
+#define PUMP_SLICE_NS (1000u * 1000u)
 
 static bool halted(const pgw_session_t *s)
 {
@@ -43,6 +63,17 @@ static bool halted(const pgw_session_t *s)
 }
 
 /* ---------------------------------------------------------------- encoding */
+
+int pgw__copy_may_start(pgw_session_t *s, pgw_buf_t *b, pgw__req_t *r)
+{
+    (void)s;
+    /* A simple query's answer ends with ReadyForQuery, which the server
+     * always flushes; it sends CopyInResponse at once anyway. */
+    int rc = r->kind == PGW__REQ_SIMPLE ? 0 : pgw_enc_flush(b);
+    r->copy_state = PGW__COPY_QUEUED;
+    r->copy_end = b->len;
+    return rc;
+}
 
 int pgw__copy_encode(pgw_session_t *s, pgw_buf_t *b, pgw__req_t *r, const pgw_request_t *rq)
 {
@@ -52,14 +83,13 @@ int pgw__copy_encode(pgw_session_t *s, pgw_buf_t *b, pgw__req_t *r, const pgw_re
     r->copy_source = rq->copy_source;
     r->copy_data_cb = rq->on_copy_data;
     r->copy_start_cb = rq->on_copy_start;
-    r->copy_state = PGW__COPY_QUEUED;
     /* A caller's negative code becomes the status, as a row callback's. */
     r->flags |= PGW__RF_STREAM;
     int rc = pgw_enc_parse(b, "", rq->sql, strlen(rq->sql), NULL, 0, s->max_message);
     if (rc == 0) rc = pgw_enc_bind(b, "", "", NULL, 0, NULL, 0, NULL, 0, s->max_message);
     if (rc == 0) rc = pgw_enc_describe(b, 'P', "");
     if (rc == 0) rc = pgw_enc_execute(b, "", 0);
-    r->copy_end = b->len;
+    if (rc == 0) rc = pgw__copy_may_start(s, b, r);
     return rc;
 }
 
@@ -110,6 +140,14 @@ static void release(pgw_session_t *s, pgw__req_t *r)
     pgw__out_appended(s, out, from);
 }
 
+/* A PGW_REQ_COPY's data end is known before it completes. Any other request
+ * may be a simple query whose next statement starts another COPY: it
+ * releases only when it leaves the FIFO. */
+static void release_early(pgw_session_t *s, pgw__req_t *r)
+{
+    if (r->kind == PGW__REQ_COPY) release(s, r);
+}
+
 void pgw__copy_leaving(pgw_session_t *s, pgw__req_t *r)
 {
     if (s->copy_in == r) s->copy_in = NULL;
@@ -148,7 +186,7 @@ static void copy_fail(pgw_session_t *s, pgw__req_t *r, int code, const char *tex
     append_fail_message(&s->out, msg, k);
     pgw__trace_out(s, &s->out, from, true);
     pgw__out_appended(s, &s->out, from);
-    if (do_release) release(s, r);
+    if (do_release) release_early(s, r);
 }
 
 static void copy_done(pgw_session_t *s, pgw__req_t *r)
@@ -162,7 +200,7 @@ static void copy_done(pgw_session_t *s, pgw__req_t *r)
     s->copy_in = NULL;
     pgw__trace_out(s, &s->out, from, true);
     pgw__out_appended(s, &s->out, from);
-    release(s, r);
+    release_early(s, r);
 }
 
 static size_t pump_target(const pgw_session_t *s)
@@ -224,12 +262,13 @@ static int pump_run(pgw_session_t *s)
 {
     size_t from = s->out.len;
     size_t target = pump_target(s);
+    uint64_t until = s->cb.now_ns ? pgw__now(s) + PUMP_SLICE_NS : 0;
     int rc = 0;
     for (;;) {
         pgw__req_t *r = s->copy_in;
         if (!r || r->copy_state != PGW__COPY_PUMP || halted(s)) break;
         size_t pending = s->out.len - s->out_off;
-        if (pending >= target) {
+        if (pending >= target || (until && pgw__now(s) >= until)) {
             rc = 1;
             break;
         }
@@ -285,6 +324,14 @@ PGW_EXTERN int pgw_session_copy_wants_room(const pgw_session_t *s)
            s->state == PGW_SESSION_READY;
 }
 
+void pgw__copy_expired(pgw_session_t *s, pgw__req_t *r)
+{
+    if (s->copy_in != r || (r->copy_state != PGW__COPY_PUMP && r->copy_state != PGW__COPY_PAUSED))
+        return;
+    static const char why[] = "COPY abandoned by the client: the request's deadline passed";
+    copy_fail(s, r, PGW_ETIMEDOUT, why, sizeof why - 1, true);
+}
+
 void pgw__copy_terminating(pgw_session_t *s)
 {
     pgw__req_t *r = s->copy_in;
@@ -303,10 +350,10 @@ void pgw__copy_terminating(pgw_session_t *s)
 
 /* ---------------------------------------------------------------- receiving */
 
-/* Record the CopyIn/OutResponse in the result and tell the caller. */
-static int begin(pgw_session_t *s, pgw__req_t *r, const pgw_msg_t *m, int dir)
+/* Record the CopyIn/Out/BothResponse in res (the request's result, or a
+ * simple query's current one) and tell the caller. */
+static int begin(pgw__req_t *r, pgw_result_t *res, const pgw_msg_t *m, int dir)
 {
-    pgw_result_t *res = r->res;
     uint16_t n = m->u.copy_response.ncols;
     res->is_copy = true;
     res->copy_dir = (uint8_t)dir;
@@ -324,11 +371,32 @@ static int begin(pgw_session_t *s, pgw__req_t *r, const pgw_msg_t *m, int dir)
     return rc < 0 ? rc : 0;
 }
 
-static int on_copy_in(pgw_session_t *s, pgw__req_t *r, const pgw_msg_t *m)
+static const char copy_in_refused[] =
+    "COPY FROM STDIN is run only by a PGW_REQ_COPY request with a copy_source";
+
+/* A COPY the request cannot carry (only PGW_REQ_COPY takes the callbacks;
+ * CopyBoth is for replication streams): it completes with PGW_ECOPY. */
+static void refuse(pgw__req_t *r)
 {
+    r->flags |= PGW__RF_COPY_REFUSED;
+    r->row_status = PGW_ECOPY;
+    r->copy_state = PGW__COPY_FAILED;
+}
+
+static int on_copy_in(pgw_session_t *s, pgw__req_t *r, pgw_result_t *res, const pgw_msg_t *m)
+{
+    if (r->kind != PGW__REQ_COPY) {
+        int rc = begin(r, res, m, PGW_COPY_IN);
+        if (rc == PGW_ENOMEM) return rc;
+        refuse(r);
+        copy_fail(s, r, PGW_ECOPY, copy_in_refused, sizeof copy_in_refused - 1, true);
+        return 0;
+    }
+    /* The COPY is in progress before the caller hears of it: a close from
+     * its start callback sends CopyFail. */
     r->copy_state = PGW__COPY_PUMP;
     s->copy_in = r;
-    int rc = begin(s, r, m, PGW_COPY_IN);
+    int rc = begin(r, res, m, PGW_COPY_IN);
     if (rc == PGW_ENOMEM) return rc;
     if (halted(s)) return 0;
     if (rc < 0)
@@ -341,24 +409,42 @@ static int on_copy_in(pgw_session_t *s, pgw__req_t *r, const pgw_msg_t *m)
     return rc < 0 ? rc : 0;
 }
 
-static int on_copy_out(pgw_session_t *s, pgw__req_t *r, const pgw_msg_t *m)
+static int on_copy_out(pgw_session_t *s, pgw__req_t *r, pgw_result_t *res, const pgw_msg_t *m)
 {
     r->copy_state = PGW__COPY_OUT;
-    release(s, r);
+    release_early(s, r);
     if (halted(s)) return 0;
-    int rc = begin(s, r, m, PGW_COPY_OUT);
+    int rc = begin(r, res, m, PGW_COPY_OUT);
     if (rc == PGW_ENOMEM) return rc;
-    if (!halted(s) && rc < 0) {
+    if (halted(s)) return 0;
+    if (r->kind != PGW__REQ_COPY) {
+        refuse(r); /* its data is read and dropped */
+    } else if (rc < 0) {
         r->row_status = rc;
         r->copy_state = PGW__COPY_FAILED;
     }
     return 0;
 }
 
-static int on_copy_data(pgw_session_t *s, pgw__req_t *r, const pgw_msg_t *m)
+/* CopyBoth: end our side with CopyDone and read the server's data until its
+ * own CopyDone. */
+static int on_copy_both(pgw_session_t *s, pgw__req_t *r, pgw_result_t *res, const pgw_msg_t *m)
+{
+    int rc = begin(r, res, m, PGW_COPY_BOTH);
+    if (rc == PGW_ENOMEM) return rc;
+    if (halted(s)) return 0;
+    refuse(r);
+    size_t from = s->out.len;
+    if (pgw_enc_copy_done(&s->out) < 0) return PGW_ENOMEM;
+    pgw__trace_out(s, &s->out, from, true);
+    pgw__out_appended(s, &s->out, from);
+    return 0;
+}
+
+static int on_copy_data(pgw_session_t *s, pgw__req_t *r, pgw_result_t *res, const pgw_msg_t *m)
 {
     pgw_view_t d = m->u.data;
-    r->res->copy_bytes += (uint64_t)d.len;
+    res->copy_bytes += (uint64_t)d.len;
     if (r->copy_state != PGW__COPY_OUT || !r->copy_data_cb) return 0;
     int rc = r->copy_data_cb(d.p, (size_t)d.len, r->ud);
     if (!halted(s) && rc < 0) {
@@ -368,41 +454,57 @@ static int on_copy_data(pgw_session_t *s, pgw__req_t *r, const pgw_msg_t *m)
     return 0;
 }
 
-static bool copying_out(const pgw__req_t *r)
+/* The server is sending COPY data (COPY TO, or CopyBoth being ended). */
+static bool copying_out(const pgw__req_t *r, const pgw_result_t *res)
 {
     return r->copy_state == PGW__COPY_OUT ||
-           (r->copy_state == PGW__COPY_FAILED && r->res->copy_dir == PGW_COPY_OUT);
+           (r->copy_state == PGW__COPY_FAILED && res && res->copy_dir != PGW_COPY_IN);
 }
 
-int pgw__copy_dispatch(pgw_session_t *s, pgw__req_t *r, const pgw_msg_t *m)
+bool pgw__copy_message(uint8_t type)
+{
+    return type == PGW_B_COPY_IN || type == PGW_B_COPY_OUT || type == PGW_B_COPY_BOTH ||
+           type == PGW_B_COPY_DATA || type == PGW_B_COPY_DONE;
+}
+
+int pgw__copy_dispatch(pgw_session_t *s, pgw__req_t *r, pgw_result_t *res, const pgw_msg_t *m)
 {
     bool queued = r->copy_state == PGW__COPY_QUEUED;
     switch (m->type) {
     case PGW_B_COPY_IN:
-        return queued ? on_copy_in(s, r, m) : PGW_EPROTO;
+        return queued ? on_copy_in(s, r, res, m) : PGW_EPROTO;
     case PGW_B_COPY_OUT:
-        return queued ? on_copy_out(s, r, m) : PGW_EPROTO;
+        return queued ? on_copy_out(s, r, res, m) : PGW_EPROTO;
+    case PGW_B_COPY_BOTH:
+        return queued ? on_copy_both(s, r, res, m) : PGW_EPROTO;
     case PGW_B_COPY_DATA:
-        return copying_out(r) ? on_copy_data(s, r, m) : PGW_EPROTO;
+        return copying_out(r, res) ? on_copy_data(s, r, res, m) : PGW_EPROTO;
     case PGW_B_COPY_DONE:
-        return copying_out(r) ? 0 : PGW_EPROTO;
+        return copying_out(r, res) ? 0 : PGW_EPROTO;
     case PGW_B_DATA_ROW:
         /* Not a COPY after all: rows of a described statement are kept. */
-        if (!queued || !r->res->have_desc || !r->res->ncols) return PGW_EPROTO;
-        return pgw__result_add_row(r->res, m, s->in);
+        if (!queued || !res->have_desc || !res->ncols) return PGW_EPROTO;
+        return pgw__result_add_row(res, m, s->in);
     case PGW_B_COMMAND_COMPLETE: {
         /* The server has read our CopyDone / CopyFail before this. */
         if (r->copy_state == PGW__COPY_PUMP || r->copy_state == PGW__COPY_PAUSED) return PGW_EPROTO;
-        int rc = pgw__result_set_tag(r->res, m);
+        int rc = pgw__result_set_tag(res, m);
         return rc < 0 ? rc : pgw__req_step(s, r);
     }
     case PGW_B_EMPTY_QUERY:
         if (!queued) return PGW_EPROTO;
-        r->res->complete = true;
+        res->complete = true;
         return pgw__req_step(s, r);
     default:
         return PGW_EPROTO;
     }
+}
+
+void pgw__copy_statement_ended(pgw_session_t *s, pgw__req_t *r)
+{
+    if (r->copy_state <= PGW__COPY_QUEUED) return;
+    if (s->copy_in == r) s->copy_in = NULL;
+    r->copy_state = PGW__COPY_QUEUED;
 }
 
 /* ------------------------------------------------------------ result side */

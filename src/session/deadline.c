@@ -35,6 +35,7 @@ static void report_now(pgw_session_t *s, pgw__req_t *r)
     void *ud = r->ud;
     r->cb = NULL;
     r->row_cb = NULL;
+    r->copy_data_cb = NULL;        /* COPY TO data is discarded too */
     r->row_status = PGW_ETIMEDOUT; /* streamed rows are discarded */
     r->dl |= PGW__DL_REPORTED;     /* still USER: it keeps its result slot for the replies */
     s->npending--;
@@ -61,11 +62,11 @@ PGW_EXTERN int pgw_session_expire(pgw_session_t *s, uint64_t ticket, unsigned fl
      * (the server sends a group's replies only at its Sync, so the earlier
      * members may be done while it runs). */
     bool running = owner == s->head || owner->group == s->head->group;
-    if (running && !(flags & PGW_EXPIRE_NOW)) return 1;
     pgw__enter(s);
-    report_now(s, owner);
+    pgw__copy_expired(s, owner);
+    if (!running || (flags & PGW_EXPIRE_NOW)) report_now(s, owner);
     if (pgw__leave(s)) return PGW_ECANCELED;
-    return 0;
+    return running && !(flags & PGW_EXPIRE_NOW) ? 1 : 0;
 }
 
 PGW_EXTERN uint64_t pgw_session_oldest_ticket(const pgw_session_t *s)

@@ -50,14 +50,32 @@ static void stamp_results(pgw_session_t *s, pgw__req_t *r)
     }
 }
 
+/* What a request's outcome changes in the statement cache and table, once,
+ * whichever entry fires its callback (the request, or its Sync). */
+static void settle(pgw_session_t *s, pgw__req_t *r, int status)
+{
+    status = pgw__dl_status(r, status);
+    /* A Close of an evicted statement the server skipped or refused. */
+    if ((r->flags & PGW__RF_CACHE_CLOSE) && (status == PGW_EABORTED || status == PGW_ESERVER))
+        pgw__cache_close_owed(s, r->stmt_token);
+    /* A failed first execution leaves no statement to trust: whatever its
+     * Parse did, the entry goes (with a Close, in case it was made). */
+    if (r->cached && (r->flags & PGW__RF_STORE) && status != 0 && !r->cached->st.known)
+        pgw__cache_drop(s, r->cached, true);
+    /* A prepare that never ran (skipped, or refused) prepared nothing. */
+    if (r->kind == PGW__REQ_PREPARE && status != 0) pgw__stmt_unprepared(s, r->stmt_token);
+}
+
 /* Unlink the head request r and fire its callback with status. The result
  * goes along for 0, PGW_ESERVER and a row callback's own status. */
 static void complete_one(pgw_session_t *s, int status)
 {
     pgw__req_t *r = pop_head(s);
     pgw_result_t *res = r->res;
-    bool keep_res = status == 0 || status == PGW_ESERVER || status == PGW_ESTMTINVALID ||
-                    (status == r->row_status && (r->flags & PGW__RF_STREAM));
+    bool keep_res =
+        status == 0 || status == PGW_ESERVER || status == PGW_ESTMTINVALID ||
+        (status == r->row_status && (r->flags & (PGW__RF_STREAM | PGW__RF_COPY_REFUSED)));
+    settle(s, r, status);
     status = pgw__dl_status(r, status);
     if (res && !keep_res) {
         pgw_result_free(res);
@@ -71,13 +89,6 @@ static void complete_one(pgw_session_t *s, int status)
         s->rx_batch_status = status;
     }
     if ((r->flags & PGW__RF_USER) && !(r->dl & PGW__DL_REPORTED)) s->npending--;
-    /* A Close of an evicted statement the server skipped or refused. */
-    if ((r->flags & PGW__RF_CACHE_CLOSE) && (status == PGW_EABORTED || status == PGW_ESERVER))
-        pgw__cache_close_owed(s, r->stmt_token);
-    /* A failed first execution leaves no statement to trust: whatever its
-     * Parse did, the entry goes (with a Close, in case it was made). */
-    if (r->cached && (r->flags & PGW__RF_STORE) && status != 0 && !r->cached->st.known)
-        pgw__cache_drop(s, r->cached, true);
     pgw_result_cb cb = r->cb;
     void *ud = r->ud;
     pgw__req_release(s, r);
@@ -134,28 +145,53 @@ static int ensure_res(pgw_session_t *s, pgw__req_t *r)
 
 /* ------------------------------------------------------- async messages */
 
+typedef struct name_key {
+    const pgw_session_t *s;
+    const char *p;
+    size_t len;
+} name_key_t;
+
+static bool param_is(const void *ctx, size_t i)
+{
+    const name_key_t *k = ctx;
+    const pgw__param_entry_t *e = &k->s->params[i];
+    return e->name_len == k->len && memcmp(e->name, k->p, k->len) == 0;
+}
+
+pgw__param_entry_t *pgw__param_find(const pgw_session_t *s, const char *name, size_t len)
+{
+    name_key_t k = {s, name, len};
+    size_t i = pgw__idx_find(&s->params_idx, pgw__hash_bytes(name, len), param_is, &k);
+    return i == SIZE_MAX ? NULL : &s->params[i];
+}
+
+static pgw__param_entry_t *param_add(pgw_session_t *s, pgw_str_t name)
+{
+    if (s->nparams >= PGW__MAX_SERVER_PARAMS) return NULL;
+    if (s->nparams == s->params_cap) {
+        size_t cap = s->params_cap ? s->params_cap * 2 : 16;
+        pgw__param_entry_t *a = pgw__realloc(s->alloc, s->params, cap * sizeof *a);
+        if (!a) return NULL;
+        s->params = a;
+        s->params_cap = cap;
+    }
+    if (pgw__idx_reserve(&s->params_idx, s->alloc, s->nparams + 1) < 0) return NULL;
+    char *n = pgw__strndup(s->alloc, name.p, name.len);
+    if (!n) return NULL;
+    pgw__param_entry_t *e = &s->params[s->nparams];
+    *e = (pgw__param_entry_t){n, name.len, pgw__hash_bytes(name.p, name.len), NULL, 0};
+    pgw__idx_put(&s->params_idx, e->hash, s->nparams++);
+    return e;
+}
+
+/* O(1) amortised per ParameterStatus, whatever the server sends; past
+ * PGW__MAX_SERVER_PARAMS distinct names the server is not a server. */
 int pgw__param_set(pgw_session_t *s, pgw_str_t name, pgw_str_t value)
 {
-    pgw__param_entry_t *e = NULL;
-    for (size_t i = 0; i < s->nparams && !e; i++)
-        if (strlen(s->params[i].name) == name.len &&
-            memcmp(s->params[i].name, name.p, name.len) == 0)
-            e = &s->params[i];
-    if (!e) {
-        if (s->nparams == s->params_cap) {
-            size_t cap = s->params_cap ? s->params_cap * 2 : 16;
-            pgw__param_entry_t *a = pgw__realloc(s->alloc, s->params, cap * sizeof *a);
-            if (!a) return PGW_ENOMEM;
-            s->params = a;
-            s->params_cap = cap;
-        }
-        char *n = pgw__strndup(s->alloc, name.p, name.len);
-        if (!n) return PGW_ENOMEM;
-        e = &s->params[s->nparams++];
-        e->name = n;
-        e->value = NULL;
-        e->value_cap = 0;
-    }
+    pgw__param_entry_t *e = pgw__param_find(s, name.p, name.len);
+    if (!e && s->nparams >= PGW__MAX_SERVER_PARAMS) return PGW_EPROTO;
+    if (!e) e = param_add(s, name);
+    if (!e) return PGW_ENOMEM;
     if (value.len + 1 > e->value_cap) {
         char *v = pgw__realloc(s->alloc, e->value, value.len + 1);
         if (!v) return PGW_ENOMEM;
@@ -241,7 +277,7 @@ static int add_row(pgw_session_t *s, pgw__req_t *r, pgw_result_t *res, const pgw
  * reports is lost, and the cost is nothing: the ReadyForQuery follows the
  * CommandComplete in the same read.
  */
-static bool hand_to_sync(pgw_session_t *s, pgw__req_t *r)
+static bool hand_to_sync(pgw_session_t *s, pgw__req_t *r, int status)
 {
     pgw__req_t *sync = r->next;
     if (!(r->flags & PGW__RF_OWN_SYNC) || !sync || sync->kind != PGW__REQ_SYNC ||
@@ -253,9 +289,11 @@ static bool hand_to_sync(pgw_session_t *s, pgw__req_t *r)
     sync->row_status = r->row_status;
     sync->t_queued = r->t_queued;
     sync->t_first = r->t_first;
-    sync->flags |= r->flags & (PGW__RF_USER | PGW__RF_IN_BATCH | PGW__RF_STREAM);
+    sync->flags |=
+        r->flags & (PGW__RF_USER | PGW__RF_IN_BATCH | PGW__RF_STREAM | PGW__RF_COPY_REFUSED);
     sync->dl |= r->dl;
-    if (sync->row_status < 0) sync->status = sync->row_status;
+    sync->status = status;
+    settle(s, r, status);
     r->res = NULL;
     pop_head(s);
     pgw__req_release(s, r); /* its pending count now belongs to the Sync */
@@ -272,8 +310,9 @@ static void finish(pgw_session_t *s, pgw__req_t *r)
         else
             pgw__stmt_store(s, r->stmt_token, r->res);
     }
-    if (hand_to_sync(s, r)) return;
-    int status = (r->flags & PGW__RF_STREAM) && r->row_status < 0 ? r->row_status : 0;
+    bool own_status = r->flags & (PGW__RF_STREAM | PGW__RF_COPY_REFUSED);
+    int status = own_status && r->row_status < 0 ? r->row_status : 0;
+    if (hand_to_sync(s, r, status)) return;
     complete_head(s, status);
 }
 
@@ -298,7 +337,10 @@ static int on_extended(pgw_session_t *s, pgw__req_t *r, const pgw_msg_t *m)
 {
     uint8_t exp = expected(r);
     int rc;
-    if (exp == PGW__EXP_COPY) return pgw__copy_dispatch(s, r, m);
+    /* A COPY request, or a statement that turned out to be a COPY. */
+    if (exp == PGW__EXP_COPY ||
+        (exp == PGW__EXP_ROWS && (r->copy_state > PGW__COPY_QUEUED || pgw__copy_message(m->type))))
+        return pgw__copy_dispatch(s, r, r->res, m);
     switch (m->type) {
     case PGW_B_PARSE_COMPLETE:
         return exp == PGW__EXP_PARSE ? step(s, r) : PGW_EPROTO;
@@ -311,10 +353,12 @@ static int on_extended(pgw_session_t *s, pgw__req_t *r, const pgw_msg_t *m)
         rc = pgw__result_set_params_msg(r->res, m);
         return rc < 0 ? rc : step(s, r);
     case PGW_B_ROW_DESC:
+        if (exp == PGW__EXP_SDESC) return step(s, r); /* the portal's follows */
         if (exp != PGW__EXP_RDESC) return PGW_EPROTO;
         rc = pgw__result_set_desc_msg(r->res, m);
         return rc < 0 ? rc : step(s, r);
     case PGW_B_NO_DATA:
+        if (exp == PGW__EXP_SDESC) return step(s, r);
         if (exp != PGW__EXP_RDESC) return PGW_EPROTO;
         r->res->have_desc = true;
         r->res->ncols = 0;
@@ -360,6 +404,14 @@ static pgw_result_t *chain_current(pgw_session_t *s, pgw__req_t *r)
 static int on_simple(pgw_session_t *s, pgw__req_t *r, const pgw_msg_t *m)
 {
     pgw_result_t *x;
+    if (pgw__copy_message(m->type)) {
+        /* A COPY among the statements: a new result for its response, the
+         * current one for its data. */
+        bool response = m->type != PGW_B_COPY_DATA && m->type != PGW_B_COPY_DONE;
+        x = response ? chain_current(s, r) : r->last;
+        if (!x) return response ? PGW_ENOMEM : PGW_EPROTO;
+        return pgw__copy_dispatch(s, r, x, m);
+    }
     switch (m->type) {
     case PGW_B_ROW_DESC:
         x = chain_new(s, r);
@@ -369,6 +421,7 @@ static int on_simple(pgw_session_t *s, pgw__req_t *r, const pgw_msg_t *m)
         if (!x || x->complete) return PGW_EPROTO;
         return add_row(s, r, x, m);
     case PGW_B_COMMAND_COMPLETE:
+        pgw__copy_statement_ended(s, r);
         x = chain_current(s, r);
         return x ? pgw__result_set_tag(x, m) : PGW_ENOMEM;
     case PGW_B_EMPTY_QUERY:
@@ -417,7 +470,9 @@ static bool sqlstate_is(const pgw_error_fields_t *f, const char *code)
  * not change result type"). */
 static bool stmt_refused(const pgw__req_t *r, const pgw_error_fields_t *f)
 {
-    return r->kind == PGW__REQ_EXTENDED && r->stmt_token && expected(r) == PGW__EXP_BIND &&
+    /* At its first message: the Bind, or the Describe of a statement whose
+     * description is not known. */
+    return r->kind == PGW__REQ_EXTENDED && r->stmt_token && r->step == 0 &&
            (sqlstate_is(f, "26000") || sqlstate_is(f, "0A000"));
 }
 
@@ -492,6 +547,7 @@ static int on_rebind_ready(pgw_session_t *s, pgw__req_t *r, const pgw_msg_t *m)
 static int on_error(pgw_session_t *s, pgw__req_t *r, const pgw_error_fields_t *f)
 {
     if (r->kind == PGW__REQ_SIMPLE) {
+        pgw__copy_statement_ended(s, r);
         pgw_result_t *x = chain_current(s, r);
         if (!x) return PGW_ENOMEM;
         r->status = PGW_ESERVER;
@@ -534,7 +590,10 @@ static int on_error(pgw_session_t *s, pgw__req_t *r, const pgw_error_fields_t *f
     if (cache_status < 0) status = cache_status;
     s->rx_aborting = true;
     s->rx_abort_group = r->group;
-    complete_head(s, status);
+    /* With its own Sync the request completes at the ReadyForQuery, like a
+     * success: the transaction status then says what the error left (a
+     * failed block, or idle again). */
+    if (!hand_to_sync(s, r, status)) complete_head(s, status);
     if (s->rx_aborting) abort_skipped(s); /* per message: no call on the usual path */
     return 0;
 }
@@ -553,6 +612,8 @@ static int on_ready(pgw_session_t *s, pgw__req_t *r, const pgw_msg_t *m)
         if (!r->res && !chain_new(s, r)) return PGW_ENOMEM;
         int status = r->status;
         if (status == 0 && (r->flags & PGW__RF_STREAM) && r->row_status < 0) status = r->row_status;
+        /* A COPY it could not carry, whatever the server made of its end. */
+        if (r->flags & PGW__RF_COPY_REFUSED) status = PGW_ECOPY;
         complete_head(s, status);
         return 0;
     }

@@ -75,6 +75,10 @@ typedef struct submit {
     bool open;
     uint32_t nportals;
     bool flushed;
+    /* The PGW__SQL_* words of the request being queued (scanned at most
+     * once per request: words_known). */
+    unsigned words;
+    bool words_known;
 } submit_t;
 
 /* Record why request sb->index was refused; returns rc. */
@@ -191,6 +195,10 @@ static int validate(submit_t *sb, const pgw_request_t *rq)
     if (rq->nparams && (!takes_params || !rq->params))
         return refuse(sb, PGW_EINVAL, "%s: %s", kn,
                       takes_params ? "params is NULL" : "this kind takes no parameters");
+    for (size_t i = 0; i < rq->nparams; i++) {
+        const char *why = pgw__param_invalid(&rq->params[i]);
+        if (why) return refuse(sb, PGW_EINVAL, "%s: parameter $%zu: %s", kn, i + 1, why);
+    }
     if (rq->nparams > PGW_MAX_PARAMS || rq->nparam_types > PGW_MAX_PARAMS ||
         rq->nresult_formats > PGW_MAX_PARAMS)
         return refuse(sb, PGW_EINVAL, "%s: more than %u parameters, types or formats", kn,
@@ -249,22 +257,54 @@ typedef struct formats {
     size_t n;
 } formats_t;
 
+/* Bind (parameters encoded straight into the output); a parameter whose
+ * encoding failed is named in the refusal. */
+static int enc_bind(submit_t *sb, const char *portal, const char *stmt, const pgw_param_t *params,
+                    size_t n, formats_t f)
+{
+    size_t failed;
+    int rc =
+        pgw__enc_bind_params(sb->b, portal, stmt, params, n, f.f, f.n, sb->s->max_message, &failed);
+    if (rc < 0 && failed != SIZE_MAX)
+        refuse(sb, rc, "parameter $%zu: %s", failed + 1, pgw_strerror(rc));
+    return rc;
+}
+
 static formats_t policy_formats(const pgw_request_t *rq)
 {
     if (rq->nresult_formats) return (formats_t){rq->result_formats, rq->nresult_formats};
     return (formats_t){(rq->flags & PGW_Q_TEXT) ? &fmt_text : &fmt_binary, 1};
 }
 
-/* SQL that may deallocate or replace named statements leaves nothing in the
- * table to trust: later executions describe their portal (no extra round
- * trip) and teach the table again. */
-static void forget_if_replacing(pgw_session_t *s, const char *sql, size_t len)
+/* The PGW__SQL_* words of rq's SQL (0 without SQL). */
+static unsigned sql_words(submit_t *sb, const pgw_request_t *rq)
 {
-    if ((s->nstmts || s->cache_stats.entries) && pgw__sql_may_replace_statements(sql, len)) {
+    if (!sb->words_known) {
+        sb->words = rq->sql ? pgw__sql_words(rq->sql, strlen(rq->sql)) : 0;
+        sb->words_known = true;
+    }
+    return sb->words;
+}
+
+/* SQL that may deallocate or replace named statements leaves nothing in the
+ * table to trust: later executions describe their statement (no extra round
+ * trip) and teach the table again. */
+static void forget_if_replacing(submit_t *sb, const pgw_request_t *rq)
+{
+    pgw_session_t *s = sb->s;
+    if ((s->nstmts || s->cache_stats.entries) && (sql_words(sb, rq) & PGW__SQL_REPLACES)) {
         pgw__stmt_unsure_all(s);
         pgw__cache_flush(s);
         s->cache_vanished = 0;
     }
+}
+
+/* A statement that may start a COPY the server reads client messages
+ * during (COPY FROM STDIN, CopyBoth) holds what is queued after it until
+ * the server has answered it (copy.c). */
+static int hold_if_copy(submit_t *sb, pgw__req_t *r, bool may_copy)
+{
+    return may_copy ? pgw__copy_may_start(sb->s, sb->b, r) : 0;
 }
 
 /*
@@ -387,15 +427,14 @@ static int enc_query(submit_t *sb, pgw__req_t *r, const pgw_request_t *rq, bool 
     const char *portal = pgw__portal_name(rq);
     int rc = enc_parse(s, sb->b, stmt, rq->sql, NULL, rq->params, rq->nparams);
     size_t bind_at = sb->b->len;
-    if (rc == 0)
-        rc = pgw_enc_bind_params(sb->b, portal, stmt, rq->params, rq->nparams, f.f, f.n,
-                                 s->max_message);
+    if (rc == 0) rc = enc_bind(sb, portal, stmt, rq->params, rq->nparams, f);
     /* Only the default all-binary policy can meet a type without binary
      * output and be rebound with text for it; never a portal's batch. */
     if (rc == 0 && own_sync && f.f == &fmt_binary && !pgw__opens_portal(rq))
         keep_bind_params(r, sb->b, bind_at, portal, stmt, 1);
     if (rc == 0) rc = pgw_enc_describe(sb->b, 'P', portal);
     if (rc == 0) rc = pgw_enc_execute(sb->b, portal, pgw__portal_max_rows(rq));
+    if (rc == 0) rc = hold_if_copy(sb, r, sql_words(sb, rq) & PGW__SQL_COPY);
     return rc;
 }
 
@@ -462,9 +501,7 @@ static int bind_known(submit_t *sb, pgw__req_t *r, const pgw__stmt_t *st, const 
     r->res = r->last = res;
     uint16_t nf = f.n > UINT16_MAX ? UINT16_MAX : (uint16_t)f.n;
     int rc = pgw__result_set_desc(res, st->fields, st->ncols, f.f, nf);
-    if (rc == 0)
-        rc = pgw_enc_bind_params(sb->b, pgw__portal_name(rq), stmt, params, rq->nparams, f.f, f.n,
-                                 sb->s->max_message);
+    if (rc == 0) rc = enc_bind(sb, pgw__portal_name(rq), stmt, params, rq->nparams, f);
     return rc;
 }
 
@@ -475,19 +512,22 @@ static int execute_known(submit_t *sb, pgw__req_t *r, const pgw__stmt_t *st,
     return bind_known(sb, r, st, rq, params, rq->stmt, &nformats);
 }
 
-/* Bind + Describe portal + Execute of a statement whose description is not
- * known (pending, or never described here): text for every column unless
- * the request asks its own formats, and the server's own description of the
- * portal. */
+/* Describe statement + Bind + Describe portal + Execute of a statement whose
+ * description is not known (pending, or never described here): text for
+ * every column unless the request asks its own formats. The statement's
+ * description gives its parameter types, the portal's the columns in the
+ * formats bound: together the table's entry (a prepare queued before in
+ * the same batch gets the same answer). */
 static int execute_unknown(submit_t *sb, pgw__req_t *r, const pgw_request_t *rq)
 {
-    static const uint8_t exp[] = {PGW__EXP_BIND, PGW__EXP_RDESC, PGW__EXP_ROWS};
+    static const uint8_t exp[] = {PGW__EXP_PDESC, PGW__EXP_SDESC, PGW__EXP_BIND, PGW__EXP_RDESC,
+                                  PGW__EXP_ROWS};
     set_expect(r, exp, sizeof exp);
     formats_t f = {&fmt_text, 1};
     if (rq->nresult_formats) f = policy_formats(rq);
     const char *portal = pgw__portal_name(rq);
-    int rc = pgw_enc_bind_params(sb->b, portal, rq->stmt, rq->params, rq->nparams, f.f, f.n,
-                                 sb->s->max_message);
+    int rc = pgw_enc_describe(sb->b, 'S', rq->stmt);
+    if (rc == 0) rc = enc_bind(sb, portal, rq->stmt, rq->params, rq->nparams, f);
     if (rc == 0) rc = pgw_enc_describe(sb->b, 'P', portal);
     return rc;
 }
@@ -520,7 +560,7 @@ static int enc_query_cached(submit_t *sb, pgw__req_t *r, const pgw_request_t *rq
         return rc;
     }
     s->cache_stats.misses++;
-    if (!ce && !pgw__sql_may_replace_statements(rq->sql, len))
+    if (!ce && !(sql_words(sb, rq) & (PGW__SQL_REPLACES | PGW__SQL_COPY)))
         ce = pgw__cache_admit(s, key, rq->sql, len, rq->params, rq->nparams,
                               rq->cache == PGW_CACHE_NOW);
     else
@@ -579,6 +619,7 @@ static int enc_execute(submit_t *sb, pgw__req_t *r, const pgw_request_t *rq, exe
         rc = execute_unknown(sb, r, rq);
     }
     if (rc == 0) rc = pgw_enc_execute(sb->b, pgw__portal_name(rq), pgw__portal_max_rows(rq));
+    if (rc == 0) rc = hold_if_copy(sb, r, st && st->may_copy);
     return rc;
 }
 
@@ -612,7 +653,7 @@ static void apply_effects(submit_t *sb, pgw__req_t *r, const pgw_request_t *rq,
     pgw_session_t *s = sb->s;
     switch (rq->kind) {
     case PGW_REQ_SIMPLE:
-        forget_if_replacing(s, rq->sql, strlen(rq->sql));
+        forget_if_replacing(sb, rq);
         break;
     case PGW_REQ_QUERY:
     case PGW_REQ_COPY:
@@ -621,12 +662,12 @@ static void apply_effects(submit_t *sb, pgw__req_t *r, const pgw_request_t *rq,
         if (r->cached) break;
         /* The unnamed statement was replaced. */
         pgw__stmt_forget(s, "");
-        forget_if_replacing(s, rq->sql, strlen(rq->sql));
+        forget_if_replacing(sb, rq);
         break;
     case PGW_REQ_PREPARE:
         /* From now on the statement is the new one: executions queued before
-         * its description arrives describe their portal. */
-        expect_reply(r, pgw__stmt_replaced(s, rq->stmt));
+         * its description arrives describe it themselves. */
+        expect_reply(r, pgw__stmt_replaced(s, rq->stmt, sql_words(sb, rq) & PGW__SQL_COPY));
         break;
     case PGW_REQ_EXECUTE:
         if (xi->known)
@@ -674,6 +715,7 @@ static int queue_request(submit_t *sb, const pgw_request_t *rq, bool own_sync)
 {
     int rc = validate(sb, rq);
     if (rc < 0) return rc;
+    sb->words_known = false;
     sb->ticket = ++sb->s->ticket_seq;
     uint32_t timeout = (uint32_t)pgw__dl_effective(sb->s, rq);
     if (timeout) sb->timed = true;
@@ -718,6 +760,7 @@ static int queue_request(submit_t *sb, const pgw_request_t *rq, bool own_sync)
     switch (rq->kind) {
     case PGW_REQ_SIMPLE:
         rc = pgw_enc_query(sb->b, rq->sql, strlen(rq->sql), sb->s->max_message);
+        if (rc == 0) rc = hold_if_copy(sb, r, sql_words(sb, rq) & PGW__SQL_COPY);
         break;
     case PGW_REQ_QUERY:
         if (rq->flags & PGW_Q_TEXT) r->flags |= PGW__RF_TEXT;

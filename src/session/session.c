@@ -222,6 +222,7 @@ static void session_destroy(pgw_session_t *s)
         pgw__free(a, s->params[i].value);
     }
     pgw__free(a, s->params);
+    pgw__idx_free(&s->params_idx, a);
     pgw__stmt_free_all(s);
     pgw__cache_free_all(s);
     pgw__free(s->alloc, s->conv);
@@ -529,9 +530,8 @@ PGW_EXTERN char pgw_session_txn_status(const pgw_session_t *s)
 PGW_EXTERN const char *pgw_session_parameter(const pgw_session_t *s, const char *name)
 {
     if (!s || !name) return NULL;
-    for (size_t i = 0; i < s->nparams; i++)
-        if (strcmp(s->params[i].name, name) == 0) return s->params[i].value;
-    return NULL;
+    const pgw__param_entry_t *e = pgw__param_find(s, name, strlen(name));
+    return e ? e->value : NULL;
 }
 
 PGW_EXTERN uint32_t pgw_session_protocol(const pgw_session_t *s)

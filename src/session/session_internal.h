@@ -166,20 +166,22 @@ enum pgw__exp {
     PGW__EXP_RDESC,     /* 'T' or 'n' */
     PGW__EXP_ROWS,      /* 'D'* then 'C' | 'I' | 's' */
     PGW__EXP_CLOSE,     /* '3' */
-    PGW__EXP_COPY       /* 'G' | 'H', then the COPY's data and 'C' (copy.c) */
+    PGW__EXP_COPY,      /* 'G' | 'H', then the COPY's data and 'C' (copy.c) */
+    PGW__EXP_SDESC      /* a statement's 'T' or 'n', not kept (its portal's follows) */
 };
 
 enum pgw__req_flag {
-    PGW__RF_USER = 1u << 0,        /* counts in pgw_session_pending (has a callback slot) */
-    PGW__RF_IN_BATCH = 1u << 1,    /* feeds the batch status */
-    PGW__RF_BATCH_END = 1u << 2,   /* the Sync that closes a submitted batch */
-    PGW__RF_STREAM = 1u << 3,      /* rows go to row_cb */
-    PGW__RF_STORE = 1u << 4,       /* store the description in the statement table */
-    PGW__RF_OWN_SYNC = 1u << 5,    /* followed by its own internal Sync entry */
-    PGW__RF_VOUCHED = 1u << 6,     /* executes a statement the table vouches for (ESTMTINVALID) */
-    PGW__RF_CACHE_HIT = 1u << 7,   /* executes its cached statement by name (stmt_cache.c) */
-    PGW__RF_CACHE_CLOSE = 1u << 8, /* closes an evicted cached statement (stmt_token: its id) */
-    PGW__RF_TEXT = 1u << 9         /* asked text for every column (PGW_Q_TEXT) */
+    PGW__RF_USER = 1u << 0,         /* counts in pgw_session_pending (has a callback slot) */
+    PGW__RF_IN_BATCH = 1u << 1,     /* feeds the batch status */
+    PGW__RF_BATCH_END = 1u << 2,    /* the Sync that closes a submitted batch */
+    PGW__RF_STREAM = 1u << 3,       /* rows go to row_cb */
+    PGW__RF_STORE = 1u << 4,        /* store the description in the statement table */
+    PGW__RF_OWN_SYNC = 1u << 5,     /* followed by its own internal Sync entry */
+    PGW__RF_VOUCHED = 1u << 6,      /* executes a statement the table vouches for (ESTMTINVALID) */
+    PGW__RF_CACHE_HIT = 1u << 7,    /* executes its cached statement by name (stmt_cache.c) */
+    PGW__RF_CACHE_CLOSE = 1u << 8,  /* closes an evicted cached statement (stmt_token: its id) */
+    PGW__RF_TEXT = 1u << 9,         /* asked text for every column (PGW_Q_TEXT) */
+    PGW__RF_COPY_REFUSED = 1u << 10 /* the server began a COPY it cannot carry: PGW_ECOPY */
 };
 
 /* A one-shot query whose result has a column type without binary output
@@ -261,6 +263,10 @@ typedef struct pgw__stmt {
      * name it never saw or closed itself gets PGW_ESERVER (a caller's
      * mistake, not a change behind its back). */
     bool vouched;
+    /* Executing it may start a COPY (the session prepared it from SQL that
+     * names COPY): what is queued after an execution waits until the
+     * server has answered it. */
+    bool may_copy;
     uint32_t hash;
     uint16_t nparams;
     uint16_t ncols;
@@ -299,13 +305,45 @@ typedef struct pgw__cached {
     char name[PGW__CACHE_NAME_MAX];
 } pgw__cached_t;
 
+/* ------------------------------------------------------------------ index */
+
+/* index.c: an open-addressing index of an array's entries by hash (O(1)
+ * amortised find, insert, delete), the array kept by its owner. */
+typedef struct pgw__idx {
+    uint32_t *slot; /* entry number + 1, 0: empty */
+    uint32_t *hash; /* the hash of each slot's entry */
+    size_t mask;    /* slots - 1 (a power of two) */
+    size_t n;
+} pgw__idx_t;
+
+/* Room for n entries. Returns 0 or PGW_ENOMEM (the index unchanged). */
+int pgw__idx_reserve(pgw__idx_t *x, const pgw_allocator_t *a, size_t n);
+/* The entry with hash h for which eq(ctx, entry) is true, or SIZE_MAX. */
+size_t pgw__idx_find(const pgw__idx_t *x, uint32_t h, bool (*eq)(const void *ctx, size_t i),
+                     const void *ctx);
+/* Add entry i (room reserved). */
+void pgw__idx_put(pgw__idx_t *x, uint32_t h, size_t i);
+/* Remove entry i, which has hash h. */
+void pgw__idx_del(pgw__idx_t *x, uint32_t h, size_t i);
+/* Entry from (hash h) now lives at to. */
+void pgw__idx_move(pgw__idx_t *x, uint32_t h, size_t from, size_t to);
+void pgw__idx_free(pgw__idx_t *x, const pgw_allocator_t *a);
+/* FNV-1a of n bytes. */
+uint32_t pgw__hash_bytes(const void *p, size_t n);
+
 /* ------------------------------------------------------------------ session */
 
 typedef struct pgw__param_entry {
     char *name;
+    size_t name_len;
+    uint32_t hash;
     char *value;
     size_t value_cap;
 } pgw__param_entry_t;
+
+/* Distinct ParameterStatus names a session keeps (a server reports about
+ * twenty): one more breaks the session with PGW_EPROTO. */
+#define PGW__MAX_SERVER_PARAMS 1024
 
 enum pgw__auth_bits {
     PGW__AUTH_PASSWORD = 1u << 0,
@@ -357,6 +395,7 @@ struct pgw_session {
     bool have_backend_key;
     pgw__param_entry_t *params;
     size_t nparams, params_cap;
+    pgw__idx_t params_idx; /* params by name */
     char txn_status;
 
     /* input */
@@ -398,6 +437,7 @@ struct pgw_session {
     /* statements */
     pgw__stmt_t *stmts;
     size_t nstmts, stmts_cap;
+    pgw__idx_t stmts_by_name, stmts_by_token;
     uint64_t stmt_seq; /* last token given */
 
     /* statement cache (stmt_cache.c) */
@@ -473,8 +513,11 @@ int pgw__dispatch(pgw_session_t *s, const pgw_msg_t *m);
 int pgw__req_step(pgw_session_t *s, pgw__req_t *r);
 void pgw__fail_all(pgw_session_t *s, int err);
 void pgw__req_release(pgw_session_t *s, pgw__req_t *r);
-/* Set a session parameter (ParameterStatus). */
+/* Set a session parameter (ParameterStatus). Returns 0, PGW_ENOMEM or
+ * PGW_EPROTO (past PGW__MAX_SERVER_PARAMS names). */
 int pgw__param_set(pgw_session_t *s, pgw_str_t name, pgw_str_t value);
+/* The parameter named name[0..len), or NULL. */
+pgw__param_entry_t *pgw__param_find(const pgw_session_t *s, const char *name, size_t len);
 /* NoticeResponse (ef its parsed fields, else NULL), NotificationResponse and
  * ParameterStatus, at any time. */
 void pgw__handle_async(pgw_session_t *s, const pgw_msg_t *m, const pgw_error_fields_t *ef,
@@ -513,8 +556,18 @@ enum pgw__copy_state {
     PGW__COPY_OUT,      /* COPY TO: receiving data */
     PGW__COPY_FAILED    /* the caller abandoned it: status in row_status */
 };
-/* Encode a PGW_REQ_COPY (Parse, Bind, Describe portal, Execute) into b. */
+/* Encode a PGW_REQ_COPY (Parse, Bind, Describe portal, Execute, Flush)
+ * into b. */
 int pgw__copy_encode(pgw_session_t *s, pgw_buf_t *b, pgw__req_t *r, const pgw_request_t *rq);
+/* r, just encoded into b, may start a COPY: an extended request gets a
+ * Flush, and what is queued after it is held until the server has
+ * answered it. Returns 0 or the encoder's error. */
+int pgw__copy_may_start(pgw_session_t *s, pgw_buf_t *b, pgw__req_t *r);
+/* 1 for the messages of a COPY (CopyIn/Out/BothResponse, CopyData, CopyDone). */
+bool pgw__copy_message(uint8_t type);
+/* A simple query's statement ended (CommandComplete or an error): a COPY
+ * in it is over, the next statement may start another. */
+void pgw__copy_statement_ended(pgw_session_t *s, pgw__req_t *r);
 /* A submit whose entries start at first was encoded into b: if it holds a
  * COPY and no COPY holds the output yet, move what follows that COPY's
  * Execute into the held buffer. Returns 0 or PGW_ENOMEM (nothing moved). */
@@ -522,9 +575,14 @@ int pgw__copy_split(pgw_session_t *s, pgw_buf_t *b, pgw__req_t *first);
 /* The head request r leaves the FIFO: if it holds the output, write what
  * waits behind it. */
 void pgw__copy_leaving(pgw_session_t *s, pgw__req_t *r);
-/* Backend messages for a COPY request at the head (after Parse, Bind and
- * the portal's description). */
-int pgw__copy_dispatch(pgw_session_t *s, pgw__req_t *r, const pgw_msg_t *m);
+/* Backend messages of a COPY for the request r at the head (after Parse,
+ * Bind and the portal's description), res the result they go to (a simple
+ * query's current one). */
+int pgw__copy_dispatch(pgw_session_t *s, pgw__req_t *r, pgw_result_t *res, const pgw_msg_t *m);
+/* r's deadline passed: if it is the COPY FROM being pumped, its source is
+ * called no more and CopyFail is sent (the server then fails it at once,
+ * whatever the source was waiting for). */
+void pgw__copy_expired(pgw_session_t *s, pgw__req_t *r);
 /* Before Terminate: a COPY FROM in progress gets its CopyFail. */
 void pgw__copy_terminating(pgw_session_t *s);
 /* Unwritten output the high-water mark counts. */
@@ -565,9 +623,13 @@ int16_t pgw__column_format(uint32_t oid);
 /* The entry for name (known or pending), or NULL. */
 const pgw__stmt_t *pgw__stmt_find(pgw_session_t *s, const char *name);
 /* A prepare of name was queued: drop what is known and start a pending
- * entry. Returns its token, or 0 without memory (the name is then absent:
- * still safe). */
-uint64_t pgw__stmt_replaced(pgw_session_t *s, const char *name);
+ * entry (may_copy: its SQL names COPY). Returns its token, or 0 without
+ * memory (the name is then absent: still safe). */
+uint64_t pgw__stmt_replaced(pgw_session_t *s, const char *name, bool may_copy);
+/* A prepare of name never ran (skipped after an earlier error, or refused):
+ * the entry it made (token) goes, so the name is one the session never
+ * prepared. */
+void pgw__stmt_unprepared(pgw_session_t *s, uint64_t token);
 /* The token of name's entry, made pending (not vouched) if there is none
  * (0 without memory). */
 uint64_t pgw__stmt_token(pgw_session_t *s, const char *name);
@@ -588,8 +650,17 @@ void pgw__stmt_forget(pgw_session_t *s, const char *name);
 /* Every statement may have been replaced (DEALLOCATE, PREPARE, DISCARD
  * run as SQL): every entry becomes pending, with a new token. */
 void pgw__stmt_unsure_all(pgw_session_t *s);
-/* 1 if sql has DEALLOCATE, PREPARE or DISCARD as a whole word (any case). */
-int pgw__sql_may_replace_statements(const char *sql, size_t len);
+/* The words of a statement's SQL that change how the session sends it,
+ * each as a whole word in any case (a word inside a literal or comment
+ * counts too: an over-approximation that costs only a round trip). */
+enum pgw__sql_words {
+    /* DEALLOCATE, PREPARE or DISCARD: named statements may be replaced. */
+    PGW__SQL_REPLACES = 1u << 0,
+    /* COPY or START_REPLICATION: the server may read what follows as COPY
+     * data (COPY FROM STDIN, CopyBoth). */
+    PGW__SQL_COPY = 1u << 1
+};
+unsigned pgw__sql_words(const char *sql, size_t len);
 void pgw__stmt_free_all(pgw_session_t *s);
 
 /* stmt_cache.c */

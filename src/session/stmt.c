@@ -3,8 +3,9 @@
  * description of the statement (parameter types, columns) and the result
  * formats to ask in Bind (binary where the types layer decodes the column's
  * type, text otherwise), or a pending entry while no description can be
- * trusted. A small array searched by hash then name: sessions hold tens of
- * statements, not thousands. Each entry is one allocation.
+ * trusted. An array indexed by name and by token (index.c: O(1) per
+ * lookup, however many statements a program prepares). Each entry is one
+ * allocation.
  *
  * Why tokens (session_internal.h): replies arrive long after their requests
  * were queued, and the table must describe the statement as the next
@@ -19,26 +20,44 @@ int16_t pgw__column_format(uint32_t oid)
     return pgw_type_binary_ok(oid) ? PGW_FORMAT_BINARY : PGW_FORMAT_TEXT;
 }
 
-static uint32_t name_hash(const char *s)
+static uint32_t name_hash(const char *name)
 {
-    uint32_t h = 2166136261u; /* FNV-1a */
-    for (; *s; s++)
-        h = (h ^ (uint8_t)*s) * 16777619u;
-    return h;
+    return pgw__hash_bytes(name, strlen(name));
+}
+
+static uint32_t token_hash(uint64_t token)
+{
+    return (uint32_t)((token * UINT64_C(0x9E3779B97F4A7C15)) >> 32);
+}
+
+typedef struct key {
+    const pgw_session_t *s;
+    const char *name;
+    uint64_t token;
+} stmt_key_t;
+
+static bool name_is(const void *ctx, size_t i)
+{
+    const stmt_key_t *k = ctx;
+    return strcmp(k->s->stmts[i].name, k->name) == 0;
+}
+
+static bool token_is(const void *ctx, size_t i)
+{
+    const stmt_key_t *k = ctx;
+    return k->s->stmts[i].token == k->token;
 }
 
 static size_t find_index(const pgw_session_t *s, const char *name, uint32_t h)
 {
-    for (size_t i = 0; i < s->nstmts; i++)
-        if (s->stmts[i].hash == h && strcmp(s->stmts[i].name, name) == 0) return i;
-    return SIZE_MAX;
+    stmt_key_t k = {s, name, 0};
+    return pgw__idx_find(&s->stmts_by_name, h, name_is, &k);
 }
 
 static size_t find_token(const pgw_session_t *s, uint64_t token)
 {
-    for (size_t i = 0; token && i < s->nstmts; i++)
-        if (s->stmts[i].token == token) return i;
-    return SIZE_MAX;
+    stmt_key_t k = {s, NULL, token};
+    return token ? pgw__idx_find(&s->stmts_by_token, token_hash(token), token_is, &k) : SIZE_MAX;
 }
 
 const pgw__stmt_t *pgw__stmt_find(pgw_session_t *s, const char *name)
@@ -47,10 +66,18 @@ const pgw__stmt_t *pgw__stmt_find(pgw_session_t *s, const char *name)
     return i != SIZE_MAX ? &s->stmts[i] : NULL;
 }
 
+/* The entry at i goes; the last one takes its place. */
 static void remove_at(pgw_session_t *s, size_t i)
 {
-    pgw__free(s->alloc, s->stmts[i].block);
-    s->stmts[i] = s->stmts[--s->nstmts];
+    pgw__stmt_t *st = &s->stmts[i];
+    pgw__idx_del(&s->stmts_by_name, st->hash, i);
+    pgw__idx_del(&s->stmts_by_token, token_hash(st->token), i);
+    pgw__free(s->alloc, st->block);
+    size_t last = --s->nstmts;
+    if (i == last) return;
+    s->stmts[i] = s->stmts[last];
+    pgw__idx_move(&s->stmts_by_name, s->stmts[i].hash, last, i);
+    pgw__idx_move(&s->stmts_by_token, token_hash(s->stmts[i].token), last, i);
 }
 
 void pgw__stmt_forget(pgw_session_t *s, const char *name)
@@ -61,16 +88,19 @@ void pgw__stmt_forget(pgw_session_t *s, const char *name)
 
 /* The entry's description can no longer be trusted; replies queued before
  * now are dropped. Its block keeps the name. */
-static void make_unsure(pgw_session_t *s, pgw__stmt_t *st)
+static void make_unsure(pgw_session_t *s, size_t i)
 {
+    pgw__stmt_t *st = &s->stmts[i];
+    pgw__idx_del(&s->stmts_by_token, token_hash(st->token), i);
     st->known = false;
     st->token = ++s->stmt_seq;
+    pgw__idx_put(&s->stmts_by_token, token_hash(st->token), i);
 }
 
 void pgw__stmt_unsure_all(pgw_session_t *s)
 {
     for (size_t i = 0; i < s->nstmts; i++)
-        make_unsure(s, &s->stmts[i]);
+        make_unsure(s, i);
 }
 
 void pgw__stmt_refused(pgw_session_t *s, uint64_t token)
@@ -78,7 +108,7 @@ void pgw__stmt_refused(pgw_session_t *s, uint64_t token)
     size_t i = find_token(s, token);
     if (i == SIZE_MAX) return;
     if (s->stmts[i].vouched)
-        make_unsure(s, &s->stmts[i]);
+        make_unsure(s, i);
     else
         remove_at(s, i);
 }
@@ -90,10 +120,13 @@ void pgw__stmt_free_all(pgw_session_t *s)
     pgw__free(s->alloc, s->stmts);
     s->stmts = NULL;
     s->stmts_cap = 0;
+    pgw__idx_free(&s->stmts_by_name, s->alloc);
+    pgw__idx_free(&s->stmts_by_token, s->alloc);
 }
 
 /* A new pending entry for name (not in the table). Returns its token or 0. */
-static uint64_t add_pending(pgw_session_t *s, const char *name, uint32_t h, bool vouched)
+static uint64_t add_pending(pgw_session_t *s, const char *name, uint32_t h, bool vouched,
+                            bool may_copy)
 {
     if (s->nstmts == s->stmts_cap) {
         size_t cap = s->stmts_cap ? s->stmts_cap * 2 : 8;
@@ -102,29 +135,45 @@ static uint64_t add_pending(pgw_session_t *s, const char *name, uint32_t h, bool
         s->stmts = a;
         s->stmts_cap = cap;
     }
+    if (pgw__idx_reserve(&s->stmts_by_name, s->alloc, s->nstmts + 1) < 0 ||
+        pgw__idx_reserve(&s->stmts_by_token, s->alloc, s->nstmts + 1) < 0)
+        return 0;
     char *copy = pgw__strdup(s->alloc, name);
     if (!copy) return 0;
-    pgw__stmt_t *st = &s->stmts[s->nstmts++];
+    size_t i = s->nstmts++;
+    pgw__stmt_t *st = &s->stmts[i];
     memset(st, 0, sizeof *st);
     st->block = copy;
     st->name = copy;
     st->hash = h;
     st->token = ++s->stmt_seq;
     st->vouched = vouched;
+    st->may_copy = may_copy;
+    pgw__idx_put(&s->stmts_by_name, h, i);
+    pgw__idx_put(&s->stmts_by_token, token_hash(st->token), i);
     return st->token;
 }
 
-uint64_t pgw__stmt_replaced(pgw_session_t *s, const char *name)
+uint64_t pgw__stmt_replaced(pgw_session_t *s, const char *name, bool may_copy)
 {
     pgw__stmt_forget(s, name);
-    return add_pending(s, name, name_hash(name), true);
+    return add_pending(s, name, name_hash(name), true, may_copy);
 }
 
+void pgw__stmt_unprepared(pgw_session_t *s, uint64_t token)
+{
+    size_t i = find_token(s, token);
+    if (i != SIZE_MAX) remove_at(s, i);
+}
+
+/* A name the session never saw prepared was prepared as SQL (PREPARE, which
+ * takes no COPY) or by another client of a pooled server connection: it is
+ * not taken for a COPY. */
 uint64_t pgw__stmt_token(pgw_session_t *s, const char *name)
 {
     uint32_t h = name_hash(name);
     size_t i = find_index(s, name, h);
-    return i != SIZE_MAX ? s->stmts[i].token : add_pending(s, name, h, false);
+    return i != SIZE_MAX ? s->stmts[i].token : add_pending(s, name, h, false, false);
 }
 
 /* One block: fields | param oids | formats | column names | statement name. */
@@ -197,10 +246,28 @@ static int word_is(const char *w, size_t n, const char *kw)
     return 1;
 }
 
-/* A cheap over-approximation: a keyword inside a string literal or comment
- * also counts, which only costs a Describe on the next executions. */
-int pgw__sql_may_replace_statements(const char *sql, size_t len)
+static unsigned word_bit(const char *w, size_t n)
 {
+    switch (n) {
+    case 4:
+        return word_is(w, n, "copy") ? PGW__SQL_COPY : 0;
+    case 7:
+        return word_is(w, n, "prepare") || word_is(w, n, "discard") ? PGW__SQL_REPLACES : 0;
+    case 10:
+        return word_is(w, n, "deallocate") ? PGW__SQL_REPLACES : 0;
+    case 17:
+        return word_is(w, n, "start_replication") ? PGW__SQL_COPY : 0;
+    default:
+        return 0;
+    }
+}
+
+/* A cheap over-approximation: a keyword inside a string literal or comment
+ * also counts, which only costs a Describe on the next executions, or a
+ * round trip before what is queued after a statement mentioning COPY. */
+unsigned pgw__sql_words(const char *sql, size_t len)
+{
+    unsigned words = 0;
     size_t i = 0;
     while (i < len) {
         if (!ident_char((unsigned char)sql[i])) {
@@ -210,12 +277,8 @@ int pgw__sql_may_replace_statements(const char *sql, size_t len)
         size_t j = i;
         while (j < len && ident_char((unsigned char)sql[j]))
             j++;
-        size_t n = j - i;
-        if ((n == 7 || n == 10) &&
-            (word_is(sql + i, n, "prepare") || word_is(sql + i, n, "discard") ||
-             word_is(sql + i, n, "deallocate")))
-            return 1;
+        words |= word_bit(sql + i, j - i);
         i = j;
     }
-    return 0;
+    return words;
 }

@@ -3,6 +3,7 @@
  * output buffer (no intermediate copy), and the binary encoder of any
  * scalar datum used by the container types.
  */
+#include "types/param_convert.h"
 #include "types/types_internal.h"
 
 #include <math.h>
@@ -136,12 +137,36 @@ static int valid_format(int16_t f)
     return f == PGW_FORMAT_TEXT || f == PGW_FORMAT_BINARY;
 }
 
+const char *pgw__param_invalid(const pgw_param_t *p)
+{
+    if (!valid_format(p->format)) return "its format is neither text (0) nor binary (1)";
+    switch (p->kind) {
+    case PGW_PARAM_NULL:
+    case PGW_PARAM_BOOL:
+    case PGW_PARAM_INT2:
+    case PGW_PARAM_INT4:
+    case PGW_PARAM_INT8:
+    case PGW_PARAM_FLOAT4:
+    case PGW_PARAM_FLOAT8:
+        return NULL;
+    case PGW_PARAM_BYTES:
+        if (p->u.bytes.len < -1) return "its length is below -1";
+        if (!p->u.bytes.p && p->u.bytes.len > 0) return "a NULL pointer with a length above 0";
+        return NULL;
+    case PGW_PARAM_ENCODER:
+        return p->u.enc.fn ? NULL : "an encoder parameter without an encoder function";
+    default:
+        return "an unknown parameter kind";
+    }
+}
+
 /* The bytes parameter p's value takes after its length slot, from the
  * parameter itself and never from the bytes it points at (except a
  * NUL-terminated string's length). Returns 0, 1 when only its encoder
  * knows (then *n is 0), or PGW_EINVAL. */
 static int param_size(const pgw_param_t *p, uint64_t *n)
 {
+    if (pgw__param_invalid(p)) return PGW_EINVAL;
     static const uint8_t fixed[] = {
         [PGW_PARAM_NULL] = 0, [PGW_PARAM_BOOL] = 1,   [PGW_PARAM_INT2] = 2,  [PGW_PARAM_INT4] = 4,
         [PGW_PARAM_INT8] = 8, [PGW_PARAM_FLOAT4] = 4, [PGW_PARAM_FLOAT8] = 8};
@@ -176,7 +201,6 @@ static int bind_known_size(const char *portal, const char *stmt, const pgw_param
     uint64_t total = strlen(portal) + 1 + strlen(stmt) + 1 + 2 + 2 * (uint64_t)nparams + 2 + 2 +
                      2 * (uint64_t)nresult_formats;
     for (size_t i = 0; i < nparams; i++) {
-        if (!valid_format(params[i].format)) return PGW_EINVAL;
         uint64_t n;
         int rc = param_size(&params[i], &n);
         if (rc < 0) return rc;
@@ -190,6 +214,16 @@ int pgw_enc_bind_params(pgw_buf_t *b, const char *portal, const char *stmt,
                         const pgw_param_t *params, size_t nparams, const int16_t *result_formats,
                         size_t nresult_formats, uint32_t max_msg)
 {
+    size_t failed;
+    return pgw__enc_bind_params(b, portal, stmt, params, nparams, result_formats, nresult_formats,
+                                max_msg, &failed);
+}
+
+int pgw__enc_bind_params(pgw_buf_t *b, const char *portal, const char *stmt,
+                         const pgw_param_t *params, size_t nparams, const int16_t *result_formats,
+                         size_t nresult_formats, uint32_t max_msg, size_t *failed)
+{
+    *failed = SIZE_MAX;
     if (!b || (nparams && !params) || (nresult_formats && !result_formats) || !portal || !stmt)
         return PGW_EINVAL;
     if (nparams > PGW_MAX_PARAMS || nresult_formats > PGW_MAX_PARAMS) return PGW_EINVAL;
@@ -212,8 +246,10 @@ int pgw_enc_bind_params(pgw_buf_t *b, const char *portal, const char *stmt,
     pgw_msgw_cstr(&w, stmt);
     write_param_formats(&w, params, nparams);
     pgw_msgw_i16(&w, (int16_t)nparams);
-    for (size_t i = 0; i < nparams && !w.err; i++)
+    for (size_t i = 0; i < nparams && !w.err; i++) {
         write_param(&w, &params[i]);
+        if (w.err) *failed = i;
+    }
     pgw_msgw_i16(&w, (int16_t)nresult_formats);
     for (size_t i = 0; i < nresult_formats; i++)
         pgw_msgw_i16(&w, result_formats[i]);

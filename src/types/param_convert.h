@@ -37,6 +37,17 @@
  */
 int pgw__param_convert(const pgw_param_t *in, uint32_t target_oid, pgw_param_t *out);
 
+/* Why parameter *p cannot be encoded at all ("a NULL pointer with length
+ * 4", ...), or NULL when it can (bind.c: the one place that decides). */
+const char *pgw__param_invalid(const pgw_param_t *p);
+
+/* pgw_enc_bind_params, and on a failure while a parameter was encoded (its
+ * encoder's own error, or the size limit) that parameter's index in
+ * *failed (SIZE_MAX otherwise). */
+int pgw__enc_bind_params(pgw_buf_t *b, const char *portal, const char *stmt,
+                         const pgw_param_t *params, size_t nparams, const int16_t *result_formats,
+                         size_t nresult_formats, uint32_t max_msg, size_t *failed);
+
 /*
  * Format the message for pgw__param_convert's rc on parameter index
  * (0-based; the message says $index+1) into buf[0..n), NUL-terminated when

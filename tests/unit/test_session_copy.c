@@ -81,7 +81,7 @@ static void test_nothing_after_copy_until_done(void **state)
     assert_int_equal(pgw_session_query(s, "SELECT 1", NULL, 0, 0, rec_cb, UD(1)), 0);
     char t[64];
     out_types(s, t, sizeof t);
-    assert_string_equal(t, "PBDE"); /* its Sync and the query wait */
+    assert_string_equal(t, "PBDEH"); /* its Sync and the query wait */
     pgw_buf_t w = {0};
     w_copy_prelude(&w);
     w_copy_response(&w, 'G', 0, 2);
@@ -118,14 +118,14 @@ static void test_two_copies_in_a_batch(void **state)
     assert_int_equal(pgw_session_submit_batch(s, reqs, 4, 0, rec_cb, UD(5)), 0);
     char t[64];
     out_types(s, t, sizeof t);
-    assert_string_equal(t, "PBDEPBDE");
+    assert_string_equal(t, "PBDEPBDEH");
     pgw_buf_t w = {0};
     w_int8_query(&w, 1, 0);
     w_copy_prelude(&w);
     w_copy_response(&w, 'G', 0, 1);
     feed(s, &w);
     out_types(s, t, sizeof t);
-    assert_string_equal(t, "dcPBDE"); /* up to the second COPY's Execute */
+    assert_string_equal(t, "dcPBDEH"); /* up to the second COPY's Execute */
     g_src = (src_t){1, 0, 0, 0, 8};
     pgw_buf_reset(&w);
     pgt_msg_command_complete(&w, "COPY 1");
@@ -155,15 +155,19 @@ static void test_error_before_copy_releases(void **state)
     assert_int_equal(pgw_session_query(s, "SELECT 1", NULL, 0, 0, rec_cb, UD(1)), 0);
     char t[64];
     out_types(s, t, sizeof t);
-    assert_string_equal(t, "PBDE");
+    assert_string_equal(t, "PBDEH");
     pgw_buf_t w = {0};
     pgt_msg_error(&w, "ERROR", "42P01", "relation does not exist");
+    feed(s, &w);
+    out_types(s, t, sizeof t);
+    assert_string_equal(t, "SPBDES"); /* released at the error */
+    /* The COPY completes at its ReadyForQuery, like any request. */
+    pgw_buf_reset(&w);
+    pgt_msg_ready(&w, 'I');
     feed(s, &w);
     assert_int_equal(rec->done[0].status, PGW_ESERVER);
     assert_string_equal(rec->done[0].sqlstate, "42P01");
     assert_int_equal(g_src.calls, 0);
-    out_types(s, t, sizeof t);
-    assert_string_equal(t, "SPBDES");
     pgw_buf_free(&w);
     pgw_session_free(s);
     free(rec);
@@ -295,7 +299,7 @@ static void test_copy_out_chunks(void **state)
         assert_int_equal(pgw_session_query(s, "SELECT 1", NULL, 0, 0, rec_cb, UD(1)), 0);
         char t[64];
         out_types(s, t, sizeof t);
-        assert_string_equal(t, "PBDE");
+        assert_string_equal(t, "PBDEH");
         pgw_buf_t w = {0};
         w_copy_prelude(&w);
         w_copy_response(&w, 'H', 0, 2);

@@ -315,12 +315,57 @@ static void test_failmalloc(void **state)
     fa.fail_at = 0;
 }
 
+/* ParameterStatus floods: updates of known names cost no allocation and
+ * keep every value readable; distinct names are bounded, and the one past
+ * the bound breaks the session with a protocol error. */
+static void test_parameter_flood(void **state)
+{
+    (void)state;
+    pgw_session_t *s = ready_session(&R, &(sess_opts_t){.alloc = &fa.base});
+    pgw_buf_t w = {0};
+    char name[32], value[32];
+    for (int i = 0; i < 1000; i++) {
+        snprintf(name, sizeof name, "custom.p%d", i);
+        snprintf(value, sizeof value, "v%04d", i);
+        pgt_msg_param_status(&w, name, value);
+    }
+    feed(s, &w);
+    assert_int_equal(pgw_session_state(s), PGW_SESSION_READY);
+    size_t calls = fa.calls;
+    for (int round = 0; round < 40; round++) {
+        w.len = 0;
+        for (int i = 0; i < 1000; i++) {
+            snprintf(name, sizeof name, "custom.p%d", i);
+            snprintf(value, sizeof value, "w%04d", (i + round) % 1000);
+            pgt_msg_param_status(&w, name, value);
+        }
+        feed(s, &w);
+    }
+    assert_int_equal(fa.calls, calls); /* 40,000 updates, no allocation */
+    for (int i = 0; i < 1000; i += 37) {
+        snprintf(name, sizeof name, "custom.p%d", i);
+        snprintf(value, sizeof value, "w%04d", (i + 39) % 1000);
+        assert_string_equal(pgw_session_parameter(s, name), value);
+    }
+    assert_null(pgw_session_parameter(s, "custom.p1000"));
+    pgw_session_free(s);
+
+    w.len = 0;
+    for (int i = 0; i < PGW__MAX_SERVER_PARAMS + 1; i++) {
+        snprintf(name, sizeof name, "flood.p%d", i);
+        pgt_msg_param_status(&w, name, "x");
+    }
+    expect_broken(&w, PGW_EPROTO);
+    pgw_buf_free(&w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_bad_lengths),  cmocka_unit_test(test_bad_rows),
-        cmocka_unit_test(test_bad_messages), cmocka_unit_test(test_truncated_then_eof),
-        cmocka_unit_test(test_max_message),  cmocka_unit_test(test_failmalloc),
+        cmocka_unit_test(test_parameter_flood),    cmocka_unit_test(test_bad_lengths),
+        cmocka_unit_test(test_bad_rows),           cmocka_unit_test(test_bad_messages),
+        cmocka_unit_test(test_truncated_then_eof), cmocka_unit_test(test_max_message),
+        cmocka_unit_test(test_failmalloc),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

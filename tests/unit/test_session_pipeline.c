@@ -56,6 +56,36 @@ static void test_pipeline_split_every_offset(void **state)
     pgw_buf_free(&w);
 }
 
+/* ------------------------------------------------------ refused parameters */
+
+static int failing_encoder(const void *ctx, pgw_buf_t *out);
+
+/* A parameter that cannot be sent is refused before anything is queued,
+ * and the refusal says which parameter and why. */
+static void test_bad_parameter_named(void **state)
+{
+    (void)state;
+    pgw_session_t *s = ready_session(&R, NULL);
+    pgw_param_t p[3] = {pgw_int4(1), pgw_bytea(NULL, 4), pgw_int4(3)};
+    assert_int_equal(pgw_session_query(s, "SELECT $1, $2, $3", p, 3, 0, rec_cb, UD(0)), PGW_EINVAL);
+    assert_non_null(strstr(pgw_session_refusal(s), "parameter $2"));
+    assert_non_null(strstr(pgw_session_refusal(s), "NULL pointer"));
+    p[1] = pgw_int4(2);
+    p[2].format = 7;
+    assert_int_equal(pgw_session_execute(s, "st", p, 3, 0, rec_cb, UD(0)), PGW_EINVAL);
+    assert_non_null(strstr(pgw_session_refusal(s), "parameter $3"));
+    assert_non_null(strstr(pgw_session_refusal(s), "format"));
+    pgw_param_t e = pgw_encoded(25, failing_encoder, NULL);
+    pgw_request_t batch[2] = {PGW_QUERY("SELECT 1", NULL, 0, rec_cb, UD(0)),
+                              PGW_QUERY("SELECT $1", &e, 1, rec_cb, UD(1))};
+    assert_int_equal(pgw_session_submit_batch(s, batch, 2, 0, rec_cb, UD(2)), PGW_ERANGE);
+    assert_non_null(strstr(pgw_session_refusal(s), "request 1: parameter $1"));
+    size_t n = 1;
+    assert_null(pgw_session_pending_output(s, &n));
+    assert_int_equal(pgw_session_pending(s), 0);
+    pgw_session_free(s);
+}
+
 /* ------------------------------------------------------ errors in a group */
 
 static void test_error_in_sync_group(void **state)
@@ -188,12 +218,14 @@ static void test_batch_sync_each(void **state)
 
 /* ------------------------------------------------- prepare / execute formats */
 
-/* Result formats in the Bind message at offset at of w. */
+/* Result formats in the first Bind message at or after offset at of w. */
 static void bind_result_formats(const pgw_buf_t *w, size_t at, int16_t *fmts, int *n)
 {
     const uint8_t *params;
     size_t plen;
-    bind_parts(w, at, &params, &plen, fmts, n);
+    size_t b = find_msg(w, at, 'B');
+    assert_true(b != SIZE_MAX);
+    bind_parts(w, b, &params, &plen, fmts, n);
 }
 
 static void test_prepare_execute(void **state)
@@ -291,13 +323,13 @@ static void test_prepare_execute(void **state)
     assert_int_equal(nf, 1);
     assert_int_equal(fmts[0], 0);
 
-    /* Unknown statement: Bind + Describe portal, text for all (the one
-     * format every type has). */
+    /* Unknown statement: Describe statement, Bind, Describe portal, text
+     * for all (the one format every type has). */
     assert_int_equal(pgw_session_execute(s, "other", NULL, 0, 0, rec_cb, UD(3)), 0);
     out.len = 0;
     take_out(s, &out);
     msg_types(&out, 0, types, sizeof types);
-    assert_string_equal(types, "BDES");
+    assert_string_equal(types, "DBDES");
     bind_result_formats(&out, 0, fmts, &nf);
     assert_int_equal(nf, 1);
     assert_int_equal(fmts[0], 0);
@@ -308,7 +340,7 @@ static void test_prepare_execute(void **state)
     out.len = 0;
     take_out(s, &out);
     msg_types(&out, 0, types, sizeof types);
-    assert_string_equal(types, "CSBDES");
+    assert_string_equal(types, "CSDBDES");
 
     /* Answers for 2..5. */
     w.len = 0;
@@ -316,6 +348,8 @@ static void test_prepare_execute(void **state)
     pgt_msg_data_row(&w, 2, (const char *const[]){"5", "abc"});
     pgt_msg_command_complete(&w, "SELECT 1");
     pgt_msg_ready(&w, 'I');
+    pgt_msg_param_desc(&w, 0, NULL);
+    pgt_msg(&w, 'n', NULL, 0);
     pgt_msg(&w, '2', NULL, 0);
     pgt_msg(&w, 'n', NULL, 0);
     pgt_msg_command_complete(&w, "DO");
@@ -1044,14 +1078,14 @@ static void test_batch_all_or_nothing(void **state)
     assert_int_equal(pgw_session_pending(s), 0);
     assert_int_equal(R.want_write, want_write); /* the driver was not told */
 
-    /* "st" is unknown to the session: its execution describes its portal,
+    /* "st" is unknown to the session: its execution describes it,
      * and the server's 26000 is the caller's own error, not ESTMTINVALID. */
     pgw_request_t ex = PGW_EXECUTE("st", NULL, 0, rec_cb, UD(4));
     assert_int_equal(pgw_session_submit(s, &ex), 0);
     assert_string_equal(pgw_session_refusal(s), "");
     char types[64];
     out_types(s, types, sizeof types);
-    assert_string_equal(types, "BDES");
+    assert_string_equal(types, "DBDES");
     pgw_buf_t w = {0};
     pgt_msg_error(&w, "ERROR", "26000", "prepared statement \"st\" does not exist");
     pgt_msg_ready(&w, 'I');
@@ -1155,6 +1189,7 @@ static void test_steady_state_many_chunks(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_bad_parameter_named),
         cmocka_unit_test(test_pipeline_split_every_offset),
         cmocka_unit_test(test_error_in_sync_group),
         cmocka_unit_test(test_commit_failure_at_sync),

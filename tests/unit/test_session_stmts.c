@@ -12,18 +12,6 @@ static rec_t R;
 
 enum { OID_INT4 = 23, OID_INT8 = 20, OID_TEXT = 25, OID_ACLITEM = 1033 };
 
-/* The first message of type t in w from offset at, or SIZE_MAX. */
-static size_t find_msg(const pgw_buf_t *w, size_t at, char t)
-{
-    while (at + 5 <= w->len) {
-        uint32_t len = (uint32_t)w->data[at + 1] << 24 | (uint32_t)w->data[at + 2] << 16 |
-                       (uint32_t)w->data[at + 3] << 8 | w->data[at + 4];
-        if (w->data[at] == (uint8_t)t) return at;
-        at += 1 + len;
-    }
-    return SIZE_MAX;
-}
-
 /* Output since the last call: message types, and the first Bind's result
  * formats (nf -1 when there is no Bind). */
 typedef struct sent {
@@ -71,9 +59,12 @@ static void w_prepared(pgw_buf_t *w, const char *col, uint32_t oid)
     pgt_msg_ready(w, 'I');
 }
 
-/* The answer to an execute with Describe portal: one text row. */
+/* The answer to an execute of a statement not described yet (Describe
+ * statement, Bind, Describe portal, Execute): one text row. */
 static void w_described_row(pgw_buf_t *w, const char *col, uint32_t oid, const char *v)
 {
+    pgt_msg_param_desc(w, 0, NULL);
+    w_desc1(w, col, oid, 0);
     pgt_msg(w, '2', NULL, 0);
     w_desc1(w, col, oid, 0);
     w_row1(w, v);
@@ -123,12 +114,13 @@ static void test_late_reply_after_close(void **state)
     assert_int_equal(R.done[1].status, 0);
 
     /* A new statement under the same name, executed before its description
-     * is back: Describe portal, text for every column (always safe). */
+     * is back: Describe statement and portal, text for every column
+     * (always safe). */
     assert_int_equal(pgw_session_prepare(s, "s", "select 'x'::text as z", NULL, 0, rec_cb, UD(2)),
                      0);
     assert_int_equal(pgw_session_execute(s, "s", NULL, 0, 0, keep_cb, UD(3)), 0);
     take_sent(s, &o);
-    assert_string_equal(o.types, "PDSBDES");
+    assert_string_equal(o.types, "PDSDBDES");
     assert_int_equal(o.nf, 1);
     assert_int_equal(o.fmts[0], PGW_FORMAT_TEXT);
     w.len = 0;
@@ -173,7 +165,7 @@ static void test_replaced_while_pending(void **state)
     /* Only A's reply is in: s is still pending (B not described yet). */
     assert_int_equal(pgw_session_execute(s, "s", NULL, 0, 0, rec_cb, UD(3)), 0);
     take_sent(s, &o);
-    assert_string_equal(o.types, "BDES");
+    assert_string_equal(o.types, "DBDES");
     assert_int_equal(o.fmts[0], PGW_FORMAT_TEXT);
     pgw_session_free(s);
     pgw_buf_free(&w);
@@ -189,7 +181,7 @@ static void test_execute_unknown_learns(void **state)
     assert_int_equal(pgw_session_execute(s, "x", NULL, 0, 0, rec_cb, UD(0)), 0);
     sent_t o;
     take_sent(s, &o);
-    assert_string_equal(o.types, "BDES");
+    assert_string_equal(o.types, "DBDES");
     assert_int_equal(o.nf, 1);
     assert_int_equal(o.fmts[0], PGW_FORMAT_TEXT);
     pgw_buf_t w = {0};
@@ -228,7 +220,7 @@ static void test_sql_replacing_statements(void **state)
             assert_int_equal(pgw_session_execute(s, "s", NULL, 0, 0, rec_cb, UD(1)), 0);
             sent_t o;
             take_sent(s, &o);
-            assert_string_equal(o.types, simple ? "QBDES" : "PBDESBDES");
+            assert_string_equal(o.types, simple ? "QDBDES" : "PBDESDBDES");
             pgw_session_free(s);
         }
     }
@@ -267,10 +259,10 @@ static void test_stmt_invalid(void **state)
     assert_non_null(R.keep[0]);
     assert_string_equal(pgw_result_error(R.keep[0])->sqlstate, "0A000");
     pgw_result_free(R.keep[0]);
-    /* Forgotten: the next execute describes its portal. */
+    /* Forgotten: the next execute describes it again. */
     assert_int_equal(pgw_session_execute(s, "s", NULL, 0, 0, keep_cb, UD(1)), 0);
     take_sent(s, &o);
-    assert_string_equal(o.types, "BDES");
+    assert_string_equal(o.types, "DBDES");
     w.len = 0;
     pgt_msg_error(&w, "ERROR", "26000", "prepared statement \"s\" does not exist");
     pgt_msg_ready(&w, 'I');
@@ -285,7 +277,7 @@ static void test_stmt_invalid(void **state)
     assert_int_equal(pgw_session_close_statement(s, "s", rec_cb, UD(8)), 0);
     assert_int_equal(pgw_session_execute(s, "s", NULL, 0, 0, rec_cb, UD(9)), 0);
     take_sent(s, &o);
-    assert_string_equal(o.types, "BDESCSBDES");
+    assert_string_equal(o.types, "DBDESCSDBDES");
     w.len = 0;
     pgt_msg_error(&w, "ERROR", "26000", "prepared statement \"never\" does not exist");
     pgt_msg_ready(&w, 'I');

@@ -228,17 +228,30 @@ static inline void take_out(pgw_session_t *s, pgw_buf_t *dst)
     pgw_session_consumed_output(s, n);
 }
 
+/* The length field of the typed message at offset at of w. */
+static inline uint32_t msg_len_at(const pgw_buf_t *w, size_t at)
+{
+    return (uint32_t)w->data[at + 1] << 24 | (uint32_t)w->data[at + 2] << 16 |
+           (uint32_t)w->data[at + 3] << 8 | w->data[at + 4];
+}
+
 /* Type bytes of the typed frontend messages in w from offset at. */
 static inline void msg_types(const pgw_buf_t *w, size_t at, char *out, size_t cap)
 {
     size_t k = 0;
     while (at + 5 <= w->len && k + 1 < cap) {
         out[k++] = (char)w->data[at];
-        uint32_t len = (uint32_t)w->data[at + 1] << 24 | (uint32_t)w->data[at + 2] << 16 |
-                       (uint32_t)w->data[at + 3] << 8 | w->data[at + 4];
-        at += 1 + len;
+        at += 1 + msg_len_at(w, at);
     }
     out[k] = '\0';
+}
+
+/* The first message of type t in w from offset at, or SIZE_MAX. */
+static inline size_t find_msg(const pgw_buf_t *w, size_t at, char t)
+{
+    for (; at + 5 <= w->len; at += 1 + msg_len_at(w, at))
+        if (w->data[at] == (uint8_t)t) return at;
+    return SIZE_MAX;
 }
 
 /* The output since the last call, as a string of message types (the
