@@ -92,7 +92,11 @@ PGW_EXTERN int pgw_result_isnull(const pgw_result_t *r, size_t row, size_t col);
 /*
  * Typed accessors: pgw_result_value, then the types layer's decoder named
  * beside each (types.h, types_container.h), in the column's format (binary
- * or text: both decode to the same value). Each returns 0 or:
+ * or text: both decode to the same value). A column's format depends only
+ * on its type and on what the request asked (session.h, "Result formats"):
+ * binary unless the server has no binary output for the type, on every run
+ * of a query whatever the statement cache does, so an accessor call that
+ * reads a column reads it on every run. Each returns 0 or:
  *   PGW_EINDEX   row or col out of range;
  *   PGW_ENULL    the cell is SQL NULL (*out untouched);
  *   PGW_ETYPE    the column's type is not one the decoder reads;

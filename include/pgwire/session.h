@@ -218,9 +218,9 @@ typedef struct pgw_session_config {
 enum {
     /* A parameterised query (PGW_REQ_QUERY) run a second time is prepared
      * under a name of the session's own and, once its first execution has
-     * described it, executed by name: no Parse, no Describe, and per-column
-     * result formats (binary where the types layer decodes the column's
-     * type, text elsewhere). Needs a server connection of its own: behind a
+     * described it, executed by name: no Parse, no Describe, with the same
+     * result formats as every other run ("Result formats"). Needs a server
+     * connection of its own: behind a
      * pooler in transaction or statement mode use PGW_STMT_UNNAMED. */
     PGW_STMT_CACHE_AUTO = 0,
     /* No automatic preparation; named statements only when asked
@@ -584,9 +584,9 @@ typedef struct pgw_request {
     /* PREPARE: declared parameter types (NULL: inferred; nparam_types 0). */
     const uint32_t *param_types;
     size_t nparam_types;
-    /* QUERY, EXECUTE: result formats for Bind. NULL: the policy (binary for
-     * every column unless PGW_Q_TEXT; for a described statement, binary
-     * where pgw_type_binary_ok and text elsewhere). One entry: every column;
+    /* QUERY, EXECUTE: result formats for Bind. NULL: the rule (see "Result
+     * formats": binary for every column but the types without binary
+     * output; text for all with PGW_Q_TEXT). One entry: every column;
      * otherwise one per result column (the server refuses another count). */
     const int16_t *result_formats;
     size_t nresult_formats;
@@ -822,51 +822,64 @@ PGW_EXTERN const char *pgw_session_refusal(const pgw_session_t *s);
 PGW_EXTERN int pgw_result_suspended(const pgw_result_t *res);
 
 /*
- * Result formats of PGW_REQ_QUERY without result_formats: every column comes
- * in binary unless PGW_Q_TEXT (one round
- * trip; the pgw_get_* decoders read the binary form of every type they
- * know). A few server types have no binary output (aclitem, and extension
- * types without a send function): the server then fails the query at its
- * first row with SQLSTATE 42883 ("no binary output function available").
- * The session then runs the query once more, transparently, bound with text
- * for the columns whose type pgw_type_binary_ok does not accept and binary
- * for the others, when a second run changes nothing a caller can see:
+ * Result formats (QUERY and EXECUTE without result_formats or PGW_Q_TEXT).
+ * The rule: every column comes in binary, except columns of the types the
+ * server cannot send in binary (pgw_type_binary_output: aclitem, gtsvector
+ * and their arrays), which come in text. A column's format depends on its
+ * type alone: it is the same on every run of a query, unnamed or from the
+ * statement cache, prepared or not, described or not, whatever the types
+ * layer decodes (pgw_type_binary_ok). So the same accessor call reads a
+ * column the same way every time. Read a column the types layer does not
+ * decode in binary (an enum or a composite not loaded into the registry, an
+ * extension type such as citext or hstore) with pgw_result_value (its
+ * bytes), load its type (pgw_client_load_types, pgw_type_registry_load_row)
+ * so that the decoders and pgw_result_text read it, or ask text
+ * (PGW_Q_TEXT, result_formats).
+ *
+ * A request that binds before it can know its columns' types (an unnamed
+ * query; an execution of a statement whose description has not arrived)
+ * asks binary for every column: one round trip. When one of its columns
+ * has no binary output the server fails it at the first row with SQLSTATE
+ * 42883 ("no binary output function available"), and the session runs it
+ * once more, transparently, with the rule's formats, when a second run
+ * changes nothing a caller can see:
  *   - the request has its own Sync (not inside a batch),
  *   - no request was queued after it before the error arrived,
  *   - the ReadyForQuery after the error reports no transaction block ('I':
- *     the failed implicit transaction was rolled back), and
+ *     the failed implicit transaction was rolled back),
  *   - its Bind parameter section is at most 4 KiB (the session keeps a copy
  *     of that size, in a buffer recycled with the request: no allocation
- *     per query once warm).
+ *     per query once warm), and
+ *   - no row of it was streamed to on_row (rows before the failing one,
+ *     where the column was NULL, are dropped with the failed run when they
+ *     were only kept in its result).
  * The rerun costs one more round trip, only for such queries. Effects the
  * rollback does not undo (nextval, session-level advisory locks) happen
  * once per run, as on any rollback and retry. Otherwise (a transaction
  * block, a pipeline behind it, a batch, larger parameters) the request
  * completes with PGW_ESERVER and the server's 42883. Ways that always work:
- * PGW_Q_TEXT, explicit result_formats, or PREPARE then EXECUTE (the prepared
- * path chooses text for such columns from the statement's description).
+ * PGW_Q_TEXT, explicit result_formats, or PREPARE then EXECUTE once the
+ * description has arrived (the prepared path applies the rule from it). An
+ * extension type without a send function fails every binary run: ask text
+ * for it.
  */
 
 /*
  * Prepared statements and their descriptions.
  *
  * The session keeps, per statement name, the server's description of the
- * statement, so that executions need no Describe and ask binary for the
- * columns the types layer decodes (pgw_type_binary_ok) and text for the
- * rest. A result never carries a description other than the one the server
- * sent for that statement: the table changes when a request is queued (a
- * prepare replaces what was known, a close removes it), and a reply only
- * fills in the entry it was queued against, so a late reply to a closed or
- * replaced statement is dropped. An execution queued while the description
- * is not known (a prepare still in flight, a statement prepared as SQL or
- * by someone else) asks text for every column (every type has it) and
- * sends a Describe of the statement before its Bind and of its portal
- * after, in the same round trip: the replies teach the table its
- * parameter types and columns (a PREPARE and an EXECUTE of it in one batch
- * leave the statement with the parameter types it was prepared with). A
- * prepare that did not run (skipped after an earlier error of its group,
- * or refused by the server) prepared nothing: the name is then one the
- * session never prepared.
+ * statement, so that executions need no Describe and ask the formats of
+ * the rule ("Result formats") column by column. A result never carries a description other than the
+ * one the server sent for that statement: the table changes when a request is queued (a prepare
+ * replaces what was known, a close removes it), and a reply only fills in the entry it was queued
+ * against, so a late reply to a closed or replaced statement is dropped. An execution queued while
+ * the description is not known (a prepare still in flight, a statement prepared as SQL or by
+ * someone else) asks text for every column (every type has it) and sends a Describe of the
+ * statement before its Bind and of its portal after, in the same round trip: the replies teach the
+ * table its parameter types and columns (a PREPARE and an EXECUTE of it in one batch leave the
+ * statement with the parameter types it was prepared with). A prepare that did not run (skipped
+ * after an earlier error of its group, or refused by the server) prepared nothing: the name is then
+ * one the session never prepared.
  *
  * SQL run through pgw_session_simple_query or pgw_session_query containing
  * the word DEALLOCATE, PREPARE or DISCARD (any case, as a whole word, even

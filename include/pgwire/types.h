@@ -326,10 +326,20 @@ PGW_EXTERN void pgw_params_oids(const pgw_param_t *params, size_t n, uint32_t *o
 /*
  * 1 if the types layer decodes values of type oid from the binary format
  * (the built-in types above, their arrays, and anything registered with
- * pgw_type_register). The connection core asks binary results for those
- * columns and text for the rest.
+ * pgw_type_register).
  */
 PGW_EXTERN int pgw_type_binary_ok(uint32_t oid);
+
+/*
+ * 1 if the server can send values of type oid in binary, 0 for the built-in
+ * types it cannot (aclitem and gtsvector, which have no send function, and
+ * their arrays). Other types, user-defined ones included, are taken to
+ * have a send function (an extension type without one makes a binary
+ * result fail with SQLSTATE 42883). The session asks binary results for
+ * every column but these (session.h, "Result formats"), whether or not
+ * pgw_type_binary_ok: the format of a column depends only on its type.
+ */
+PGW_EXTERN int pgw_type_binary_output(uint32_t oid);
 
 /* The server's name (pg_type.typname) of built-in type oid: "int4", "text",
  * "_int4" for int4's array type; NULL for an oid not in PGW_BUILTIN_TYPES.

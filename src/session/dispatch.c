@@ -487,7 +487,8 @@ static bool may_rebind(const pgw_session_t *s, const pgw__req_t *r, const pgw_er
     if (!(r->flags & PGW__RF_OWN_SYNC) || !sync || sync->kind != PGW__REQ_SYNC ||
         (sync->flags & PGW__RF_USER) || sync != s->tail)
         return false;
-    if (!r->res || !r->res->have_desc || r->nrows_streamed || r->res->nrows) return false;
+    /* Rows kept in the result are dropped with it; streamed ones were seen. */
+    if (!r->res || !r->res->have_desc || r->nrows_streamed) return false;
     for (uint16_t i = 0; i < r->res->ncols; i++)
         if (pgw__column_format(r->res->fields[i].type_oid) == PGW_FORMAT_TEXT) return true;
     return false;

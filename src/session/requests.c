@@ -308,23 +308,26 @@ static int hold_if_copy(submit_t *sb, pgw__req_t *r, bool may_copy)
 }
 
 /*
- * Types without binary output. Binary for every column costs no round trip
- * and suits every type the types layer decodes, but the server refuses it
- * (42883 at Execute, at the first row) for a type without a send function,
- * such as aclitem. The query then runs again, bound with text for the
- * columns libpgwire has no binary decoder for, when a second run changes
- * nothing a caller could see: it has its own Sync, nothing was queued after
- * it, and the ReadyForQuery says no transaction block is open (its implicit
- * transaction was rolled back). The caller's parameters are gone by then,
- * so the Bind's parameter section is kept here, in a buffer recycled with
- * the request (no allocation per query once warm; a larger section is not
- * kept and the query is not retried).
+ * Types without binary output. A request that cannot know its columns' types
+ * before it binds (an unnamed query, an execution of a statement not yet
+ * described) asks binary for every column: no round trip, and the same
+ * formats the rule gives once the types are known (pgw__column_format:
+ * binary for every type the server sends in binary). The server refuses
+ * binary (42883 at Execute, at the first row) for a type without a send
+ * function, such as aclitem. The request then runs again, bound with the
+ * rule's formats, when a second run changes nothing a caller could see: it
+ * has its own Sync, nothing was queued after it, and the ReadyForQuery says
+ * no transaction block is open (its implicit transaction was rolled back).
+ * The caller's parameters are gone by then, so the Bind's statement name
+ * and parameter section are kept here, in a buffer recycled with the
+ * request (no allocation per query once warm; a larger section is not kept
+ * and the query is not retried).
  */
 static void keep_bind_params(pgw__req_t *r, const pgw_buf_t *b, size_t bind_at, const char *portal,
-                             const char *stmt, size_t nformats)
+                             size_t nformats)
 {
     /* 'B' len portal stmt [formats, parameters] nformats format... */
-    size_t from = bind_at + 5 + strlen(portal) + 1 + strlen(stmt) + 1;
+    size_t from = bind_at + 5 + strlen(portal) + 1;
     size_t to = b->len - 2 - 2 * nformats;
     pgw_buf_reset(&r->retry_params);
     if (to - from > PGW__RETRY_MAX_PARAMS) return;
@@ -341,8 +344,7 @@ int pgw__req_rebind(pgw_session_t *s, pgw__req_t *r)
     pgw_msgw_t w;
     pgw_msgw_begin(b, 'B', &w);
     pgw_msgw_cstr(&w, "");
-    pgw_msgw_cstr(&w, r->cached ? r->cached->name : "");
-    pgw_msgw_bytes(&w, r->retry_params.data, r->retry_params.len);
+    pgw_msgw_bytes(&w, r->retry_params.data, r->retry_params.len); /* statement, parameters */
     pgw_msgw_i16(&w, (int16_t)d->ncols);
     for (uint16_t i = 0; i < d->ncols; i++)
         pgw_msgw_i16(&w, pgw__column_format(d->fields[i].type_oid));
@@ -381,10 +383,13 @@ int pgw__req_reprepare(pgw_session_t *s, pgw__req_t *r)
         pgw_msgw_i32(&w, (int32_t)ce->oids[i]);
     int rc = pgw_msgw_end(&w, s->max_message);
     if (rc == 0) {
+        /* The kept parameters, after the old statement's name. */
+        const uint8_t *nul = memchr(r->retry_params.data, 0, r->retry_params.len);
+        size_t skip = nul ? (size_t)(nul - r->retry_params.data) + 1 : r->retry_params.len;
         pgw_msgw_begin(b, 'B', &w);
         pgw_msgw_cstr(&w, "");
         pgw_msgw_cstr(&w, ce->name);
-        pgw_msgw_bytes(&w, r->retry_params.data, r->retry_params.len);
+        pgw_msgw_bytes(&w, r->retry_params.data + skip, r->retry_params.len - skip);
         pgw_msgw_i16(&w, 1);
         pgw_msgw_i16(&w, (r->flags & PGW__RF_TEXT) ? PGW_FORMAT_TEXT : PGW_FORMAT_BINARY);
         rc = pgw_msgw_end(&w, s->max_message);
@@ -431,7 +436,7 @@ static int enc_query(submit_t *sb, pgw__req_t *r, const pgw_request_t *rq, bool 
     /* Only the default all-binary policy can meet a type without binary
      * output and be rebound with text for it; never a portal's batch. */
     if (rc == 0 && own_sync && f.f == &fmt_binary && !pgw__opens_portal(rq))
-        keep_bind_params(r, sb->b, bind_at, portal, stmt, 1);
+        keep_bind_params(r, sb->b, bind_at, portal, 1);
     if (rc == 0) rc = pgw_enc_describe(sb->b, 'P', portal);
     if (rc == 0) rc = pgw_enc_execute(sb->b, portal, pgw__portal_max_rows(rq));
     if (rc == 0) rc = hold_if_copy(sb, r, sql_words(sb, rq) & PGW__SQL_COPY);
@@ -513,21 +518,24 @@ static int execute_known(submit_t *sb, pgw__req_t *r, const pgw__stmt_t *st,
 }
 
 /* Describe statement + Bind + Describe portal + Execute of a statement whose
- * description is not known (pending, or never described here): text for
- * every column unless the request asks its own formats. The statement's
- * description gives its parameter types, the portal's the columns in the
- * formats bound: together the table's entry (a prepare queued before in
- * the same batch gets the same answer). */
-static int execute_unknown(submit_t *sb, pgw__req_t *r, const pgw_request_t *rq)
+ * description is not known (pending, or never described here): the
+ * policy's formats, as an unnamed query's (binary for every column, bound
+ * again with the rule's formats after a 42883). The statement's description
+ * gives its parameter types, the portal's the columns: together the
+ * table's entry (a prepare queued before in the same batch gets the same
+ * answer). */
+static int execute_unknown(submit_t *sb, pgw__req_t *r, const pgw_request_t *rq, bool own_sync)
 {
     static const uint8_t exp[] = {PGW__EXP_PDESC, PGW__EXP_SDESC, PGW__EXP_BIND, PGW__EXP_RDESC,
                                   PGW__EXP_ROWS};
     set_expect(r, exp, sizeof exp);
-    formats_t f = {&fmt_text, 1};
-    if (rq->nresult_formats) f = policy_formats(rq);
+    formats_t f = policy_formats(rq);
     const char *portal = pgw__portal_name(rq);
     int rc = pgw_enc_describe(sb->b, 'S', rq->stmt);
+    size_t bind_at = sb->b->len;
     if (rc == 0) rc = enc_bind(sb, portal, rq->stmt, rq->params, rq->nparams, f);
+    if (rc == 0 && own_sync && f.f == &fmt_binary && !pgw__opens_portal(rq))
+        keep_bind_params(r, sb->b, bind_at, portal, 1);
     if (rc == 0) rc = pgw_enc_describe(sb->b, 'P', portal);
     return rc;
 }
@@ -555,7 +563,7 @@ static int enc_query_cached(submit_t *sb, pgw__req_t *r, const pgw_request_t *rq
         size_t bind_at = sb->b->len, nformats;
         int rc = bind_known(sb, r, &ce->st, rq, rq->params, ce->name, &nformats);
         if (rc == 0 && own_sync && !rq->nresult_formats && !pgw__opens_portal(rq))
-            keep_bind_params(r, sb->b, bind_at, "", ce->name, nformats);
+            keep_bind_params(r, sb->b, bind_at, "", nformats);
         if (rc == 0) rc = pgw_enc_execute(sb->b, pgw__portal_name(rq), pgw__portal_max_rows(rq));
         return rc;
     }
@@ -601,7 +609,8 @@ typedef struct exec_info {
     uint64_t token;
 } exec_info_t;
 
-static int enc_execute(submit_t *sb, pgw__req_t *r, const pgw_request_t *rq, exec_info_t *xi)
+static int enc_execute(submit_t *sb, pgw__req_t *r, const pgw_request_t *rq, bool own_sync,
+                       exec_info_t *xi)
 {
     const pgw__stmt_t *st = pgw__stmt_find(sb->s, rq->stmt);
     xi->known = st && st->known;
@@ -616,7 +625,7 @@ static int enc_execute(submit_t *sb, pgw__req_t *r, const pgw_request_t *rq, exe
         rc = convert_params(sb, st, rq, &params);
         if (rc == 0) rc = execute_known(sb, r, st, rq, params);
     } else {
-        rc = execute_unknown(sb, r, rq);
+        rc = execute_unknown(sb, r, rq, own_sync);
     }
     if (rc == 0) rc = pgw_enc_execute(sb->b, pgw__portal_name(rq), pgw__portal_max_rows(rq));
     if (rc == 0) rc = hold_if_copy(sb, r, st && st->may_copy);
@@ -771,7 +780,7 @@ static int queue_request(submit_t *sb, const pgw_request_t *rq, bool own_sync)
         rc = enc_prepare(sb, r, rq);
         break;
     case PGW_REQ_EXECUTE:
-        rc = enc_execute(sb, r, rq, &xi);
+        rc = enc_execute(sb, r, rq, own_sync, &xi);
         break;
     case PGW_REQ_DESCRIBE:
         rc = enc_describe(sb, r, rq);

@@ -617,8 +617,10 @@ static inline int pgw__dl_status(const pgw__req_t *r, int status)
 void pgw__dl_announce(pgw_session_t *s, const pgw__req_t *first);
 
 /* stmt.c */
-/* The Bind result format for a column of type oid: binary where the types
- * layer decodes it (pgw_type_binary_ok), text otherwise. */
+/* The Bind result format for a column of type oid when the caller asks
+ * none: binary unless the server has no binary output for the type
+ * (pgw_type_binary_output). Whatever the types layer decodes: a column's
+ * format depends only on its type, on every run of every path. */
 int16_t pgw__column_format(uint32_t oid);
 /* The entry for name (known or pending), or NULL. */
 const pgw__stmt_t *pgw__stmt_find(pgw_session_t *s, const char *name);

@@ -1,8 +1,8 @@
 /*
  * The per-session table of prepared statements: name -> the server's
  * description of the statement (parameter types, columns) and the result
- * formats to ask in Bind (binary where the types layer decodes the column's
- * type, text otherwise), or a pending entry while no description can be
+ * formats to ask in Bind (binary for every type the server sends in binary,
+ * pgw__column_format), or a pending entry while no description can be
  * trusted. An array indexed by name and by token (index.c: O(1) per
  * lookup, however many statements a program prepares). Each entry is one
  * allocation.
@@ -17,7 +17,7 @@
 
 int16_t pgw__column_format(uint32_t oid)
 {
-    return pgw_type_binary_ok(oid) ? PGW_FORMAT_BINARY : PGW_FORMAT_TEXT;
+    return pgw_type_binary_output(oid) ? PGW_FORMAT_BINARY : PGW_FORMAT_TEXT;
 }
 
 static uint32_t name_hash(const char *name)

@@ -319,3 +319,16 @@ int pgw_type_binary_ok(uint32_t oid)
 {
     return pgw_type_registry_binary_ok(&default_registry, oid);
 }
+
+int pgw_type_binary_output(uint32_t oid)
+{
+    switch (oid) {
+    case PGW_OID_ACLITEM:
+    case PGW_OID_ACLITEM_ARRAY:
+    case PGW_OID_GTSVECTOR:
+    case PGW_OID_GTSVECTOR_ARRAY:
+        return 0;
+    default:
+        return 1;
+    }
+}
