@@ -199,14 +199,18 @@ static const char *current_address(const pgw_conn_t *c)
 }
 
 /* libpq's second try of the same address: prefer goes on without TLS,
- * allow with it. The failed try ends with status (and the server's err).
+ * allow with it. prefer retries only a try that used TLS (a failed
+ * handshake, or an error over TLS): after the server answered 'N' the
+ * try was already plaintext, and repeating it would send the same login
+ * twice. The failed try ends with status (and the server's err).
  * Returns 1 when the retry started (or finished the connect), 0 when this
  * failure is not one that is retried. */
 static int retry_address(pgw_conn_t *c, int status, const pgw_error_t *err, int tls_failed)
 {
     pgw__connect_t *cx = &c->cx;
     if (cx->tls_retried || !pgw__peer_is_tcp(&c->peer)) return 0;
-    int prefer = c->sslmode == PGW__SSLMODE_PREFER && cx->tls_try;
+    int used_tls = tls_failed || c->tls != NULL;
+    int prefer = c->sslmode == PGW__SSLMODE_PREFER && cx->tls_try && used_tls;
     int allow = c->sslmode == PGW__SSLMODE_ALLOW && !cx->tls_try && !tls_failed;
     if (!prefer && !allow) return 0;
     char address[sizeof(cx->rec[0].address)];
