@@ -247,9 +247,14 @@ void pgw__connect_on_startup(pgw_conn_t *c, int status, const pgw_error_t *err)
         return;
     }
     /* sslcertmode=require (libpq 16): the server must have asked for the
-     * client certificate during the handshake. */
+     * client certificate during the handshake, and received one. */
     if (c->sslcert_required && !pgw__tls_cert_requested(c->tls)) {
         pgw__conn_errmsg_add(c, "server did not request an SSL certificate");
+        pgw__connect_finish(c, PGW_ETLS, NULL);
+        return;
+    }
+    if (c->sslcert_required && !pgw__tls_cert_sent(c->tls)) {
+        pgw__conn_errmsg_add(c, "server accepted connection without a valid SSL certificate");
         pgw__connect_finish(c, PGW_ETLS, NULL);
         return;
     }
