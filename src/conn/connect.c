@@ -749,8 +749,13 @@ static int parse_protocol(const char *v, uint32_t *out)
  * startup parameters and the session's options. */
 static int load_conninfo(pgw_conn_t *c, const char *conninfo)
 {
-    int rc = pgw_conninfo_parse(&c->ci, conninfo, c->alloc, NULL, 0);
-    if (rc < 0) return rc;
+    char why[512];
+    int rc = pgw_conninfo_parse(&c->ci, conninfo, c->alloc, why, sizeof why);
+    if (rc < 0) {
+        /* libpq's words for the option, in pgw_conn_error_message */
+        pgw__conn_errmsg_add(c, why);
+        return rc;
+    }
     size_t n = pgw_conninfo_nhosts(c->ci);
     c->cx.hosts = pgw__calloc(c->alloc, n ? n : 1, sizeof(*c->cx.hosts));
     if (!c->cx.hosts) return PGW_ENOMEM;
