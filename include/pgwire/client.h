@@ -30,14 +30,21 @@
  *                  to answer: the connection is then closed and the next
  *                  call returns PGW_ECLOSED.
  *   other < 0      the request did not produce a result (*res is NULL):
- *                  PGW_ECONNLOST, PGW_EPROTO, PGW_ETOOBIG (the connection is
- *                  broken: only pgw_client_close is useful), PGW_ECLOSED
- *                  (it broke earlier), PGW_EINVAL (c NULL, bad arguments,
- *                  more than 65535 parameters: nothing was sent),
- *                  PGW_ENOMEM, PGW_ETOOBIG (request too large: nothing
- *                  was sent), and the other refusals of
- *                  pgw_session_submit (PGW_ENOTSUP, PGW_ERANGE, PGW_ETYPE:
- *                  nothing was sent; pgw_client_refusal says why).
+ *                  PGW_ECONNLOST, PGW_EPROTO (the connection is broken:
+ *                  only pgw_client_close is useful), PGW_ECLOSED (it broke
+ *                  earlier), PGW_EINVAL (c NULL, bad arguments, more than
+ *                  65535 parameters: nothing was sent), PGW_ENOMEM, the
+ *                  other refusals of pgw_session_submit (PGW_ENOTSUP,
+ *                  PGW_ERANGE, PGW_ETYPE: nothing was sent;
+ *                  pgw_client_refusal says why), and PGW_ETOOBIG, which
+ *                  has two causes: the request was too large to encode (a
+ *                  message past the protocol's 1 GB, a value longer than
+ *                  INT32_MAX: nothing was sent and the client stays
+ *                  usable), or the server sent a message larger than
+ *                  max_message_size (the connection is broken: only
+ *                  pgw_client_close is useful). pgw_conn_is_ready
+ *                  (pgw_client_conn(c)) tells them apart: 1 after the
+ *                  first, 0 after the second.
  * When res is NULL the result is freed for the caller; when a request is
  * refused (< 0 returned before anything was sent) *res is set to NULL.
  *

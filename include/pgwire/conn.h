@@ -112,9 +112,12 @@
  * TLS (OpenSSL, src/tls) with libpq's options and semantics: sslmode
  * disable, allow, prefer (the default), require, verify-ca, verify-full;
  * sslrootcert (a PEM file, or "system" for OpenSSL's default store, which
- * makes the default sslmode verify-full as in libpq 16), sslcert / sslkey /
+ * makes the default sslmode verify-full as in libpq 16; a weaker sslmode is
+ * refused before connecting, as libpq 18 does), sslcert / sslkey /
  * sslpassword (the key file must be 0600 or less, 0640 if owned by root),
- * sslcrl / sslcrldir, sslsni (on by default), sslcertmode,
+ * sslcrl / sslcrldir, sslsni (on by default), sslcertmode (require: the
+ * server must have asked for a client certificate and one must have been
+ * sent, else PGW_ETLS with libpq 16's message),
  * ssl_min_protocol_version (default TLSv1.2) / ssl_max_protocol_version,
  * sslcompression (accepted; compression is always off), and
  * sslnegotiation=direct (PostgreSQL 17: TLS at once with ALPN
@@ -125,7 +128,8 @@
  * with hostaddr) against the certificate's DNS and IP subjectAltNames, then
  * its CN. Over a unix-domain socket TLS is never requested, whatever
  * sslmode says (as in libpq). The retries are libpq's: prefer tries TLS
- * and goes on in plaintext on the server's 'N', and retries the address in
+ * and goes on in plaintext on the server's 'N' (that plaintext try is not
+ * repeated: a wrong password is sent once), and retries the address in
  * plaintext after a failed handshake or when the server refuses the TLS
  * connection before authentication; allow tries plaintext first and
  * retries with TLS when the server refuses it. Bytes the server sends
@@ -171,7 +175,10 @@ typedef struct pgw_conn pgw_conn_t;
  *     refused the startup, e.g. SQLSTATE 28P01 for a wrong password; err
  *     holds its error, valid during the call), PGW_EAUTH (the client could
  *     not authenticate: no password, a bad SCRAM answer), PGW_EAUTHPOLICY
- *     (require_auth / channel_binding / requirepeer refused it),
+ *     (require_auth / channel_binding / requirepeer refused it; the
+ *     message is libpq 18's, naming the method the server asked for and
+ *     the rule, e.g. 'authentication method requirement "scram-sha-256"
+ *     failed: server requested a hashed password'),
  *     PGW_ENOTSUP (a method or protocol version the library does not
  *     implement), PGW_ETLS (TLS could not be negotiated or verified, or a
  *     TLS file could not be used), PGW_EPROTO, PGW_ECONNINFO (a host whose
@@ -300,10 +307,18 @@ PGW_EXTERN int pgw_conn_new(pgw_conn_t **out, struct uv_loop_s *loop, const pgw_
  * environment variables, the service file and ~/.pgpass fill the gaps, as
  * in libpq). Hosts are tried in order (host=a,b port=1,2), or shuffled with
  * load_balance_hosts=random; each name's addresses are tried in turn; a host
- * starting with '/' is a unix socket directory (DIR/.s.PGSQL.PORT). Each
- * attempt is bounded by connect_timeout. TCP sockets get TCP_NODELAY,
- * keepalive per keepalives, keepalives_idle, keepalives_interval and
- * keepalives_count, and tcp_user_timeout (milliseconds), as in libpq. target_session_attrs (any,
+ * starting with '/' is a unix socket directory (DIR/.s.PGSQL.PORT), one
+ * starting with '@' a name in Linux's abstract socket namespace
+ * (@NAME/.s.PGSQL.PORT, as libpq). A host name is given to getaddrinfo as
+ * written, byte for byte (no punycode conversion, no UTF-8 check: the
+ * system's resolver decides, as with libpq). Each attempt is bounded by
+ * connect_timeout. TCP sockets get TCP_NODELAY, keepalive per keepalives,
+ * keepalives_idle, keepalives_interval and keepalives_count, and
+ * tcp_user_timeout (milliseconds), set before connect() as libpq does: a
+ * value the kernel refuses (TCP_KEEPIDLE above 32767 s, ...) fails that
+ * address without opening a connection (its code the setsockopt errno,
+ * libpq's message "setsockopt(TCP_KEEPIDLE) failed: ...") and the next
+ * address or host is tried. target_session_attrs (any,
  * read-write, read-only, primary, standby, prefer-standby) is checked after
  * startup; a server that does not match is left for the next host.
  *
@@ -313,11 +328,12 @@ PGW_EXTERN int pgw_conn_new(pgw_conn_t **out, struct uv_loop_s *loop, const pgw_
  * target_session_attrs), they fail with that attempt's error.
  *
  * Returns 0 (cb will be called), or: PGW_EINVAL (conn or cb NULL),
- * PGW_ECONNINFO (bad connection string),
+ * PGW_ECONNINFO (bad connection string; pgw_conn_error_message holds
+ * libpq's words for it, e.g. 'invalid integer value "abc" for connection
+ * option "port"'),
  * PGW_ENOTSUP (gssencmode=require: GSSAPI is not implemented), PGW_EBUSY
  * (connect already called),
- * PGW_ECLOSED (closing), PGW_EINVAL (bad session options: require_auth,
- * channel_binding, protocol versions), PGW_ENOMEM.
+ * PGW_ECLOSED (closing), PGW_ENOMEM.
  */
 PGW_EXTERN int pgw_conn_connect(pgw_conn_t *conn, const char *conninfo, pgw_connect_cb cb,
                                 void *ud);

@@ -19,7 +19,9 @@
  *      /tmp), port 5432, user = the operating system user, dbname = user,
  *      sslmode prefer, gssencmode prefer, channel_binding prefer,
  *      ssl_min_protocol_version TLSv1.2, target_session_attrs any,
- *      load_balance_hosts disable, min/max_protocol_version 3.0.
+ *      load_balance_hosts disable, min_protocol_version 3.0,
+ *      max_protocol_version 3.0, or latest when min_protocol_version is
+ *      above 3.0 (libpq 18).
  * Then the password file (passfile= / PGPASSFILE / ~/.pgpass) is read, if no
  * password was given, for pgw_conninfo_password.
  *
@@ -33,7 +35,12 @@
  * opens a TCP socket, so a bad value does not affect a Unix-socket
  * connection. Options newer than libpq 15 (require_auth, sslnegotiation,
  * sslcertmode, load_balance_hosts, servicefile, gssdelegation,
- * min/max_protocol_version) follow the libpq release that added them.
+ * min/max_protocol_version) follow the libpq release that added them, with
+ * libpq 18's checks: require_auth is a comma-separated list of password,
+ * md5, gss, sspi, scram-sha-256, oauth and none, all plain (the allowed
+ * set) or all negated with '!' (everything but them), each at most once;
+ * an empty value allows every method; min_protocol_version may not exceed
+ * max_protocol_version; sslrootcert=system needs sslmode verify-full.
  *
  * The environment (getenv) and the LC_CTYPE locale (for
  * client_encoding=auto) are read only inside pgw_conninfo_parse; every other
@@ -70,7 +77,9 @@ typedef struct pgw_conninfo pgw_conninfo_t;
  *   PGW_ECONNINFO  syntax error, unknown keyword or URI parameter, invalid
  *                  value of an enumerated option (sslmode, gssencmode,
  *                  channel_binding, target_session_attrs,
- *                  ssl_min/max_protocol_version and their range, ...), a
+ *                  ssl_min/max_protocol_version and their range,
+ *                  require_auth, min/max_protocol_version,
+ *                  sslrootcert=system with a weaker sslmode, ...), a
  *                  connect_timeout that is not an int, a first host whose
  *                  port is not an int (libpq fails there before contacting
  *                  any host; later hosts get pgw_host_t.error), host/hostaddr/port

@@ -171,6 +171,37 @@ PGW_EXTERN const char *pgw_result_command_tag(const pgw_result_t *r);
 PGW_EXTERN int64_t pgw_result_rows_affected(const pgw_result_t *r);
 /* The server error of a failed request, or NULL. */
 PGW_EXTERN const pgw_error_t *pgw_result_error(const pgw_result_t *r);
+
+/* How much of an error pgw_error_format writes, as libpq's
+ * PQsetErrorVerbosity. */
+typedef enum pgw_error_verbosity {
+    PGW_ERRORS_DEFAULT = 0, /* severity, message, LINE/caret, DETAIL, HINT, QUERY, CONTEXT */
+    PGW_ERRORS_TERSE,       /* severity, message (" at character N" for a position) only */
+    PGW_ERRORS_VERBOSE,     /* DEFAULT with the SQLSTATE, the object names and LOCATION */
+    PGW_ERRORS_SQLSTATE     /* severity and SQLSTATE only */
+} pgw_error_verbosity_t;
+
+/*
+ * Format err as one printable text, exactly as libpq's PQresultErrorMessage
+ * (pqBuildErrorMessage3 and reportErrorPosition of libpq 15) writes it with
+ * the given verbosity: "ERROR:  message\n", then for DEFAULT and VERBOSE
+ * the "LINE n: " line of query holding the error position with a caret
+ * under it (lines longer than 60 columns cut around the position with
+ * "..."; tabs shown as spaces; wide characters counted as two columns),
+ * "DETAIL:  ", "HINT:  ", "QUERY:  " and "CONTEXT:  " lines (CONTEXT only
+ * for an error, not a notice: severity_nonlocal ERROR, FATAL or PANIC, as
+ * libpq's default PQSHOW_CONTEXT_ERRORS). Every line ends with '\n'.
+ * query is the SQL that failed (a result does not keep it), read as UTF-8
+ * as the server counts the position in characters; NULL: no caret, the
+ * position is written as " at character N" as libpq does when it has no
+ * query. A position inside internal_query is shown against that text.
+ * buf receives the text NUL-terminated, cut to len - 1 bytes if longer
+ * (buf may be NULL when len is 0, to measure).
+ * Returns the length of the whole text (as snprintf: a value >= len means
+ * it was cut), or PGW_EINVAL if err is NULL or buf is NULL with len > 0.
+ */
+PGW_EXTERN int pgw_error_format(const pgw_error_t *err, const char *query,
+                                pgw_error_verbosity_t verbosity, char *buf, size_t len);
 /* Parameter types of a prepared/described statement. */
 PGW_EXTERN size_t pgw_result_nparams(const pgw_result_t *r);
 PGW_EXTERN uint32_t pgw_result_param_type(const pgw_result_t *r, size_t i);

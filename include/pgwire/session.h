@@ -92,10 +92,11 @@ enum { PGW_ROW_PAUSE = 1 };
  * optional. ud is passed to each. */
 typedef struct pgw_session_callbacks {
     /* Startup finished: status 0 (ReadyForQuery received) or the error that
-     * ended it (PGW_EAUTH, PGW_EAUTHPOLICY, PGW_ESERVER with err set,
-     * PGW_ENOTSUP with err->message naming the protocol version the server
-     * lacks, ...). err (NULL when there is no detail) is valid during the
-     * call. */
+     * ended it (PGW_EAUTH, PGW_EAUTHPOLICY with err->message in libpq 18's
+     * words saying which method the server asked for and which rule
+     * refused it, PGW_ESERVER with err set, PGW_ENOTSUP with err->message
+     * naming the protocol version the server lacks, ...). err (NULL when
+     * there is no detail) is valid during the call. */
     void (*on_startup)(pgw_session_t *s, int status, const pgw_error_t *err, void *ud);
     /* Output went from empty to non-empty: the driver should arrange a
      * write (conn.h coalesces these into one write per loop turn). */
@@ -162,8 +163,11 @@ typedef struct pgw_session_config {
     const char *const *startup_params;
     size_t nstartup_params;
     const char *password; /* NULL: none. Copied; wiped when freed. */
-    /* libpq's require_auth: e.g. "scram-sha-256", "md5,password", "!password",
-     * "none". NULL: any method. */
+    /* libpq 18's require_auth: e.g. "scram-sha-256", "md5,password",
+     * "!password", "none", "oauth", "!oauth" (conninfo.h has the rules).
+     * NULL: any method. "" also allows every method, but, as in libpq, an
+     * authentication request require_auth cannot name (Kerberos, an
+     * unknown code) is then refused. */
     const char *require_auth;
     /* "disable", "prefer" (default) or "require". */
     const char *channel_binding;

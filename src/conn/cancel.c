@@ -182,7 +182,7 @@ int pgw__cancel_req_start(pgw__cancel_req_t *x, uv_loop_t *loop, const pgw_cance
     pgw_buf_init(&x->pkt, tok->alloc);
     int rc = pgw_enc_cancel_request(&x->pkt, tok->pid, tok->key, tok->key_len);
     if (rc == 0) {
-        rc = pgw__sock_connect(&x->sock, loop, &tok->peer, on_req_event, x);
+        rc = pgw__sock_connect(&x->sock, loop, &tok->peer, NULL, on_req_event, x);
         if (rc < 0 && rc != PGW_EINVAL) rc = PGW_ECONNECT;
     }
     if (rc < 0) {

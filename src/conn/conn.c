@@ -3,11 +3,9 @@
  * writes, close, and the request wrappers. Connecting lives in connect.c,
  * cancels in cancel.c.
  */
-#define _DEFAULT_SOURCE /* TCP_KEEPINTVL, TCP_KEEPCNT, TCP_USER_TIMEOUT */
+#define _DEFAULT_SOURCE
 #include "conn/conn_internal.h"
 
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -30,15 +28,19 @@ static void on_sock_closed(uv_handle_t *h)
     pgw__conn_handle_closed(c);
 }
 
-/* Start the current attempt's socket towards c->peer. Returns 0 (the
- * attempt's outcome comes to pgw__connect_on_socket), the negated errno
- * when the connect failed at once (pgw__sock_connect), or PGW_ENOMEM. */
+/* Start the current attempt's socket towards c->peer, with the TCP
+ * options set before connecting (a refused one is the attempt's reason).
+ * Returns 0 (the attempt's outcome comes to pgw__connect_on_socket), the
+ * negated errno when the connect failed at once (pgw__sock_connect), or
+ * PGW_ENOMEM. */
 int pgw__conn_sock_open(pgw_conn_t *c)
 {
     pgw__sock_t *k = pgw__calloc(c->alloc, 1, sizeof(*k));
     if (!k) return PGW_ENOMEM;
-    int rc = pgw__sock_connect(k, c->loop, &c->peer, on_sock_event, c);
+    pgw__sock_opts_t o = {pgw__peer_is_tcp(&c->peer) ? &c->tcp : NULL, ""};
+    int rc = pgw__sock_connect(k, c->loop, &c->peer, &o, on_sock_event, c);
     if (rc < 0) {
+        pgw__conn_errmsg_add(c, o.why);
         pgw__free(c->alloc, k);
         return rc;
     }
@@ -286,46 +288,6 @@ static void conn_read(pgw_conn_t *c, pgw__sock_t *k)
     if (c->dl.nwait) pgw__dl_after_read(c);
 }
 
-/* libpq's TCP options, set when the socket is connected: a value of -1 was
- * not given and leaves the kernel's default. Returns 0, or the failing
- * setsockopt's error (the attempt then fails, as in libpq). */
-static int set_tcp_int(int fd, int level, int opt, int value)
-{
-    if (value < 0) return 0;
-    return setsockopt(fd, level, opt, &value, sizeof value) == 0 ? 0 : -errno;
-}
-
-/* Dead-peer detection when the connection string leaves these unset (conn.h,
- * DEAD PEERS; libpq leaves them to the kernel): a dead peer is noticed
- * within about 30 s of the last byte heard from it. */
-#define PGW__KEEPIDLE_S      15
-#define PGW__KEEPINTVL_S     5
-#define PGW__KEEPCNT         3
-#define PGW__USER_TIMEOUT_MS 30000
-
-static int or_default(int v, int def)
-{
-    return v < 0 ? def : v;
-}
-
-static int set_tcp_options(pgw_conn_t *c, int fd)
-{
-    const pgw_tcp_options_t *t = &c->tcp;
-    int rc = set_tcp_int(fd, IPPROTO_TCP, TCP_NODELAY, 1);
-    if (rc == 0 && t->keepalives) {
-        rc = set_tcp_int(fd, SOL_SOCKET, SO_KEEPALIVE, 1);
-        int idle = or_default(t->keepalives_idle, PGW__KEEPIDLE_S);
-        int intvl = or_default(t->keepalives_interval, PGW__KEEPINTVL_S);
-        int cnt = or_default(t->keepalives_count, PGW__KEEPCNT);
-        if (rc == 0) rc = set_tcp_int(fd, IPPROTO_TCP, TCP_KEEPIDLE, idle);
-        if (rc == 0) rc = set_tcp_int(fd, IPPROTO_TCP, TCP_KEEPINTVL, intvl);
-        if (rc == 0) rc = set_tcp_int(fd, IPPROTO_TCP, TCP_KEEPCNT, cnt);
-    }
-    int user = or_default(t->tcp_user_timeout, PGW__USER_TIMEOUT_MS);
-    if (rc == 0) rc = set_tcp_int(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, user);
-    return rc;
-}
-
 /* Readable once connected unless reading is paused; writable only while a
  * write waits. */
 void pgw__conn_watch(pgw_conn_t *c)
@@ -337,12 +299,6 @@ void pgw__conn_watch(pgw_conn_t *c)
     int rd = pgw_session_input_paused(c->s) ? 0 : UV_READABLE;
     int ev = k->connecting ? UV_WRITABLE : rd | (want ? UV_WRITABLE : 0);
     if (pgw__sock_watch(k, ev) < 0) transport_failed(c, PGW_ECONNLOST);
-}
-
-/* The attempt's socket is connected: apply the TCP options. */
-int pgw__conn_sock_ready(pgw_conn_t *c)
-{
-    return pgw__peer_is_tcp(&c->peer) ? set_tcp_options(c, c->sock->fd) : 0;
 }
 
 /* The socket (and TLS, if any) is up: start reading and send the startup

@@ -35,8 +35,9 @@ typedef struct pgw__peer {
     socklen_t len;
 } pgw__peer_t;
 
-/* Set peer to the unix-domain socket path. Returns 0 or PGW_ECONNINFO
- * (empty, or longer than a sockaddr_un holds). */
+/* Set peer to the unix-domain socket path (a leading '@' names Linux's
+ * abstract namespace, as in libpq). Returns 0 or PGW_ECONNINFO (empty, or
+ * longer than a sockaddr_un holds). */
 int pgw__peer_unix(pgw__peer_t *peer, const char *path);
 /* Set peer to an AF_INET or AF_INET6 address. */
 void pgw__peer_ip(pgw__peer_t *peer, const struct sockaddr *sa);
@@ -64,15 +65,27 @@ struct pgw__sock {
     void *owner;
 };
 
-/* Create a socket for peer and start connecting it without blocking.
+/* What a socket is given before it connects: the TCP options (NULL for
+ * none: a unix-domain socket, a cancel request), and, when the kernel
+ * refused one, libpq's message for it. */
+typedef struct pgw__sock_opts {
+    const pgw_tcp_options_t *tcp;
+    char why[256];
+} pgw__sock_opts_t;
+
+/* Create a socket for peer, set opts->tcp's options (opts may be NULL;
+ * TCP_NODELAY, keepalives and TCP_USER_TIMEOUT, with the DEAD PEERS
+ * defaults of conn.h for those left unset) and start connecting it without
+ * blocking, as libpq does: a refused option fails before any connection.
  * Returns 0 (the poll handle is initialised: close it with pgw__sock_close;
  * watch UV_WRITABLE to learn when the connect finished, then read
- * pgw__sock_connect_result), the negated errno of socket() or connect()
- * when the connect failed at once (libuv's code: UV_ECONNREFUSED, UV_ENOENT
+ * pgw__sock_connect_result), the negated errno of socket(), setsockopt()
+ * (opts->why says which) or connect() when the connect failed at once
+ * (libuv's code: UV_ECONNREFUSED, UV_ENOENT
  * for a missing socket file, UV_EAGAIN for a full unix socket backlog,
  * ...; nothing to close), a libuv error of the poll handle, or PGW_EINVAL. */
-int pgw__sock_connect(pgw__sock_t *k, uv_loop_t *loop, const pgw__peer_t *peer, pgw__sock_cb cb,
-                      void *owner);
+int pgw__sock_connect(pgw__sock_t *k, uv_loop_t *loop, const pgw__peer_t *peer,
+                      pgw__sock_opts_t *opts, pgw__sock_cb cb, void *owner);
 /* After the first writable event: 0 connected, or the negated errno the
  * connect failed with (SO_ERROR: UV_ECONNREFUSED, UV_ETIMEDOUT, ...). */
 int pgw__sock_connect_result(pgw__sock_t *k);
@@ -309,10 +322,10 @@ typedef struct pgw__connect {
     pgw__host_t *hosts;
     size_t nhosts;
     size_t host_idx;
-    int pass;    /* prefer-standby: 0 first pass (standby only), 1 any */
-    int target;  /* enum pgw__target */
-    int probing; /* a target_session_attrs check query is in flight */
-    uv_getaddrinfo_t *gai;
+    int pass;                /* prefer-standby: 0 first pass (standby only), 1 any */
+    int target;              /* enum pgw__target */
+    int probing;             /* a target_session_attrs check query is in flight */
+    struct pgw__lookup *gai; /* the host name lookup in progress (connect.c) */
     struct addrinfo *ai_list;
     struct addrinfo *ai_next;
     int tls_try;     /* the current attempt negotiates TLS */
@@ -394,7 +407,6 @@ void pgw__conn_sock_drop(pgw_conn_t *c);
 int pgw__conn_session_create(pgw_conn_t *c, const char *password);
 void pgw__conn_session_drop(pgw_conn_t *c, int err);
 int pgw__conn_start_io(pgw_conn_t *c);
-int pgw__conn_sock_ready(pgw_conn_t *c);
 void pgw__conn_flush(pgw_conn_t *c);
 void pgw__conn_schedule_flush(pgw_conn_t *c);
 void pgw__conn_handle_closed(pgw_conn_t *c);

@@ -199,14 +199,18 @@ static const char *current_address(const pgw_conn_t *c)
 }
 
 /* libpq's second try of the same address: prefer goes on without TLS,
- * allow with it. The failed try ends with status (and the server's err).
+ * allow with it. prefer retries only a try that used TLS (a failed
+ * handshake, or an error over TLS): after the server answered 'N' the
+ * try was already plaintext, and repeating it would send the same login
+ * twice. The failed try ends with status (and the server's err).
  * Returns 1 when the retry started (or finished the connect), 0 when this
  * failure is not one that is retried. */
 static int retry_address(pgw_conn_t *c, int status, const pgw_error_t *err, int tls_failed)
 {
     pgw__connect_t *cx = &c->cx;
     if (cx->tls_retried || !pgw__peer_is_tcp(&c->peer)) return 0;
-    int prefer = c->sslmode == PGW__SSLMODE_PREFER && cx->tls_try;
+    int used_tls = tls_failed || c->tls != NULL;
+    int prefer = c->sslmode == PGW__SSLMODE_PREFER && cx->tls_try && used_tls;
     int allow = c->sslmode == PGW__SSLMODE_ALLOW && !cx->tls_try && !tls_failed;
     if (!prefer && !allow) return 0;
     char address[sizeof(cx->rec[0].address)];
@@ -243,9 +247,14 @@ void pgw__connect_on_startup(pgw_conn_t *c, int status, const pgw_error_t *err)
         return;
     }
     /* sslcertmode=require (libpq 16): the server must have asked for the
-     * client certificate during the handshake. */
+     * client certificate during the handshake, and received one. */
     if (c->sslcert_required && !pgw__tls_cert_requested(c->tls)) {
         pgw__conn_errmsg_add(c, "server did not request an SSL certificate");
+        pgw__connect_finish(c, PGW_ETLS, NULL);
+        return;
+    }
+    if (c->sslcert_required && !pgw__tls_cert_sent(c->tls)) {
+        pgw__conn_errmsg_add(c, "server accepted connection without a valid SSL certificate");
         pgw__connect_finish(c, PGW_ETLS, NULL);
         return;
     }
@@ -408,16 +417,8 @@ void pgw__connect_on_socket(pgw_conn_t *c, int status)
             return;
         }
     }
-    int rc = pgw__conn_sock_ready(c);
-    if (rc < 0) {
-        char why[256];
-        snprintf(why, sizeof why, "could not set socket options: %s", pgw_strerror(rc));
-        pgw__conn_errmsg_add(c, why);
-        attempt_failed(c, rc, NULL, 0);
-        return;
-    }
     if (c->cx.tls_try) {
-        rc = start_negotiation(c);
+        int rc = start_negotiation(c);
         if (rc < 0) pgw__connect_finish(c, rc, NULL);
         return;
     }
@@ -442,7 +443,6 @@ static int connect_unix(pgw_conn_t *c, const pgw__host_t *h)
     c->cx.phase = PGW_PHASE_CONNECTING;
     char path[256];
     int rc = pgw_host_socket_path(&h->h, path, sizeof(path));
-    if (rc >= 0 && path[0] == '@') rc = PGW_ENOTSUP; /* abstract sockets */
     if (rc >= 0) rc = pgw__peer_unix(&c->peer, path);
     if (rc < 0) {
         pgw__attempt_unreached(c, h, rc, PGW_PHASE_CONNECTING, NULL);
@@ -500,41 +500,37 @@ static void next_address(pgw_conn_t *c)
     attempt_host(c);
 }
 
-/* gai_strerror's words for libuv's translation of a getaddrinfo error
- * (libpq prints gai_strerror). */
-static const char *gai_words(int status)
-{
-    static const struct {
-        int uv, eai;
-    } map[] = {
-        {UV_EAI_AGAIN, EAI_AGAIN},
-        {UV_EAI_BADFLAGS, EAI_BADFLAGS},
-        {UV_EAI_FAIL, EAI_FAIL},
-        {UV_EAI_FAMILY, EAI_FAMILY},
-        {UV_EAI_MEMORY, EAI_MEMORY},
-        {UV_EAI_NONAME, EAI_NONAME},
-        {UV_EAI_SERVICE, EAI_SERVICE},
-        {UV_EAI_SOCKTYPE, EAI_SOCKTYPE},
-        {UV_EAI_OVERFLOW, EAI_OVERFLOW},
-#ifdef EAI_NODATA
-        {UV_EAI_NODATA, EAI_NODATA},
-#endif
-#ifdef EAI_ADDRFAMILY
-        {UV_EAI_ADDRFAMILY, EAI_ADDRFAMILY},
-#endif
-    };
-    for (size_t i = 0; i < PGW__ARRAY_LEN(map); i++)
-        if (map[i].uv == status) return gai_strerror(map[i].eai);
-    return uv_strerror(status);
-}
-
-/* The host's name did not resolve: libpq's message, then the next host. */
-static void resolve_failed(pgw_conn_t *c, const pgw__host_t *h, int status)
+/* The host's name did not resolve: libpq's message (getaddrinfo's words
+ * for eai), then the next host. */
+static void resolve_failed(pgw_conn_t *c, const pgw__host_t *h, const char *why)
 {
     char msg[512];
     snprintf(msg, sizeof msg, "could not translate host name \"%s\" to address: %s", h->h.host,
-             status < 0 ? gai_words(status) : gai_strerror(EAI_NONAME));
+             why);
     pgw__attempt_unreached(c, h, PGW_EDNS, PGW_PHASE_RESOLVING, msg);
+}
+
+/*
+ * A host name lookup: getaddrinfo on libuv's thread pool. Not
+ * uv_getaddrinfo, which converts a non-ASCII name to punycode and refuses
+ * one that is not valid UTF-8: libpq gives getaddrinfo the bytes as
+ * written, and so does this (the system's resolver decides what they
+ * mean).
+ */
+typedef struct pgw__lookup {
+    uv_work_t work;
+    pgw_conn_t *c;
+    struct addrinfo hints;
+    struct addrinfo *res;
+    int eai; /* getaddrinfo's result */
+    char port[8];
+    char node[]; /* NUL-terminated */
+} pgw__lookup_t;
+
+static void lookup_run(uv_work_t *w)
+{
+    pgw__lookup_t *l = w->data;
+    l->eai = getaddrinfo(l->node, l->port, &l->hints, &l->res);
 }
 
 /* connect_timeout passed while the host name was being looked up: the
@@ -542,7 +538,7 @@ static void resolve_failed(pgw_conn_t *c, const pgw__host_t *h, int status)
  * tried. */
 static void resolve_timed_out(pgw_conn_t *c)
 {
-    uv_cancel((uv_req_t *)c->cx.gai);
+    uv_cancel((uv_req_t *)&c->cx.gai->work);
     c->cx.gai = NULL;
     const pgw__host_t *h = &c->cx.hosts[c->cx.host_idx];
     char msg[512];
@@ -553,21 +549,24 @@ static void resolve_timed_out(pgw_conn_t *c)
     attempt_host(c);
 }
 
-static void on_resolved(uv_getaddrinfo_t *req, int status, struct addrinfo *res)
+static void on_resolved(uv_work_t *w, int status)
 {
-    pgw_conn_t *c = req->data;
-    int stale = req != c->cx.gai;
-    pgw__free(c->alloc, req);
+    pgw__lookup_t *l = w->data;
+    pgw_conn_t *c = l->c;
+    struct addrinfo *res = status == 0 && l->eai == 0 ? l->res : NULL;
+    int eai = status == 0 ? l->eai : EAI_AGAIN;
+    if (status == 0 && l->eai != 0 && l->res) freeaddrinfo(l->res);
+    int stale = l != c->cx.gai;
+    pgw__free(c->alloc, l);
     if (stale || c->state != PGW__CONN_CONNECTING) {
-        if (res) uv_freeaddrinfo(res);
+        if (res) freeaddrinfo(res);
         pgw__conn_handle_closed(c); /* may free c: last use */
         return;
     }
     c->cx.gai = NULL;
     c->handles_open--; /* cannot reach 0: the prepare and timer handles are open */
-    if (status < 0 || !res) {
-        if (res) uv_freeaddrinfo(res);
-        resolve_failed(c, &c->cx.hosts[c->cx.host_idx], status);
+    if (!res) {
+        resolve_failed(c, &c->cx.hosts[c->cx.host_idx], gai_strerror(eai ? eai : EAI_NONAME));
         c->cx.host_idx++;
         attempt_host(c);
         return;
@@ -601,24 +600,26 @@ static int resolve(pgw_conn_t *c, const pgw__host_t *h)
     const char *node = h->h.hostaddr ? h->h.hostaddr : h->h.host;
     if (connect_numeric(c, node, h->port, &rc)) return rc;
     c->cx.phase = PGW_PHASE_RESOLVING;
-    uv_getaddrinfo_t *req = pgw__calloc(c->alloc, 1, sizeof(*req));
-    if (!req) {
+    size_t n = strlen(node);
+    pgw__lookup_t *l = pgw__calloc(c->alloc, 1, sizeof(*l) + n + 1);
+    if (!l) {
         pgw__attempt_unreached(c, h, PGW_ENOMEM, PGW_PHASE_RESOLVING, NULL);
         return PGW_ENOMEM;
     }
-    struct addrinfo hints;
-    memset(&hints, 0, sizeof(hints));
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    hints.ai_flags = h->h.hostaddr ? AI_NUMERICHOST : 0;
-    req->data = c;
-    rc = uv_getaddrinfo(c->loop, req, on_resolved, node, h->port, &hints);
+    memcpy(l->node, node, n + 1);
+    snprintf(l->port, sizeof l->port, "%s", h->port);
+    l->hints.ai_family = AF_UNSPEC;
+    l->hints.ai_socktype = SOCK_STREAM;
+    l->hints.ai_flags = h->h.hostaddr ? AI_NUMERICHOST : 0;
+    l->c = c;
+    l->work.data = l;
+    rc = uv_queue_work(c->loop, &l->work, lookup_run, on_resolved);
     if (rc < 0) {
-        pgw__free(c->alloc, req);
-        resolve_failed(c, h, rc);
+        pgw__free(c->alloc, l);
+        resolve_failed(c, h, pgw_strerror(rc));
         return rc;
     }
-    c->cx.gai = req;
+    c->cx.gai = l;
     c->handles_open++;
     arm_timeout(c); /* connect_timeout covers the lookup too */
     return 0;
@@ -740,8 +741,13 @@ static int parse_protocol(const char *v, uint32_t *out)
  * startup parameters and the session's options. */
 static int load_conninfo(pgw_conn_t *c, const char *conninfo)
 {
-    int rc = pgw_conninfo_parse(&c->ci, conninfo, c->alloc, NULL, 0);
-    if (rc < 0) return rc;
+    char why[512];
+    int rc = pgw_conninfo_parse(&c->ci, conninfo, c->alloc, why, sizeof why);
+    if (rc < 0) {
+        /* libpq's words for the option, in pgw_conn_error_message */
+        pgw__conn_errmsg_add(c, why);
+        return rc;
+    }
     size_t n = pgw_conninfo_nhosts(c->ci);
     c->cx.hosts = pgw__calloc(c->alloc, n ? n : 1, sizeof(*c->cx.hosts));
     if (!c->cx.hosts) return PGW_ENOMEM;
@@ -795,7 +801,7 @@ void pgw__connect_free(pgw_conn_t *c)
 {
     pgw__connect_t *cx = &c->cx;
     if (cx->gai) {
-        uv_cancel((uv_req_t *)cx->gai); /* its callback frees it */
+        uv_cancel((uv_req_t *)&cx->gai->work); /* its callback frees it */
         cx->gai = NULL;
     }
     if (cx->ai_list) uv_freeaddrinfo(cx->ai_list);

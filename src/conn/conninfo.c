@@ -8,6 +8,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "pgwire/conninfo.h"
+#include "session/session_internal.h" /* pgw__parse_require_auth */
 #include "util/internal.h"
 
 #include <ctype.h>
@@ -102,8 +103,9 @@ static const option_def_t options[] = {
     {"replication", NULL, NULL, CHECK_NONE, NULL}, /* the server checks it */
     {"target_session_attrs", "PGTARGETSESSIONATTRS", "any", CHECK_ENUM, session_attrs},
     {"load_balance_hosts", "PGLOADBALANCEHOSTS", "disable", CHECK_ENUM, lb_modes},
+    /* an unset maximum follows the minimum (apply_defaults) */
     {"min_protocol_version", "PGMINPROTOCOLVERSION", "3.0", CHECK_ENUM, proto_versions},
-    {"max_protocol_version", "PGMAXPROTOCOLVERSION", "3.0", CHECK_ENUM, proto_versions},
+    {"max_protocol_version", "PGMAXPROTOCOLVERSION", NULL, CHECK_ENUM, proto_versions},
 };
 
 #define NOPTS PGW__ARRAY_LEN(options)
@@ -639,6 +641,12 @@ static int apply_defaults(pgw_conninfo_t *ci, err_out_t *e)
     for (size_t i = 0; i < NOPTS; i++)
         if (options[i].fallback && store(ci, (int)i, options[i].fallback, false) != 0)
             return PGW_ENOMEM;
+    /* libpq 18: the maximum protocol is 3.0, or the latest when the
+     * minimum asks for more. An invalid minimum is refused later. */
+    const char *minv = VAL(ci, "min_protocol_version");
+    if (store(ci, opt("max_protocol_version"), strcmp(minv, "3.0") == 0 ? "3.0" : "latest",
+              false) != 0)
+        return PGW_ENOMEM;
     int user = opt("user"), db = opt("dbname"), host = opt("host");
     if (!ci->val[user] || !ci->val[user][0]) {
         struct passwd *pw = getpwuid(geteuid());
@@ -696,38 +704,18 @@ static bool in_list(const char *v, const char *const *list)
     return false;
 }
 
+/* The session's parser, libpq 18's rules and words. */
 static int check_require_auth(const char *v, err_out_t *e)
 {
-    static const char *const methods[] = {"password",      "md5",  "gss",   "sspi",
-                                          "scram-sha-256", "none", "oauth", NULL};
-    char seen[PGW__ARRAY_LEN(methods)] = {0};
-    int negated = -1;
-    const char *p = v;
-    for (;;) {
-        const char *end = strchr(p, ',');
-        size_t n = end ? (size_t)(end - p) : strlen(p);
-        bool neg = n > 0 && *p == '!';
-        if (neg) p++, n--;
-        if (negated >= 0 && negated != neg)
-            return FAIL(e,
-                        "negative require_auth method \"%s\" cannot be mixed with non-negative "
-                        "methods",
-                        v);
-        negated = neg;
-        size_t m = 0;
-        while (methods[m] && (strlen(methods[m]) != n || strncmp(methods[m], p, n) != 0))
-            m++;
-        if (!methods[m]) return FAIL(e, "invalid require_auth value: \"%s\"", v);
-        if (seen[m]++)
-            return FAIL(e, "require_auth method \"%s\" is specified more than once", methods[m]);
-        if (!end) return 0;
-        p = end + 1;
-    }
+    unsigned allowed;
+    int rc = pgw__parse_require_auth(v, &allowed, e->buf, e->len);
+    return rc < 0 ? PGW_ECONNINFO : 0;
 }
 
+/* 0 for 3.0 (also unset), 2 for 3.2 and latest. */
 static int proto_version_rank(const char *v)
 {
-    return strcmp(v, "3.0") == 0 ? 0 : 2; /* "3.2" and "latest" */
+    return !v || strcmp(v, "3.0") == 0 ? 0 : 2;
 }
 
 static int validate(pgw_conninfo_t *ci, err_out_t *e)
@@ -757,10 +745,18 @@ static int validate(pgw_conninfo_t *ci, err_out_t *e)
         int rc = check_require_auth(ra, e);
         if (rc != 0) return rc;
     }
-    const char *minv = VAL(ci, "min_protocol_version"), *maxv = VAL(ci, "max_protocol_version");
-    if (proto_version_rank(minv) > proto_version_rank(maxv))
-        return FAIL(e, "min_protocol_version %s cannot be greater than max_protocol_version %s",
-                    minv, maxv);
+    /* libpq 18 refuses before connecting what would fail later: the
+     * system's roots prove nothing without the host name check. */
+    const char *root = VAL(ci, "sslrootcert");
+    if (root && strcmp(root, "system") == 0 && strcmp(mode, "verify-full") != 0)
+        return FAIL(e,
+                    "weak sslmode \"%s\" may not be used with sslrootcert=system (use "
+                    "\"verify-full\")",
+                    mode);
+    if (proto_version_rank(VAL(ci, "min_protocol_version")) >
+        proto_version_rank(VAL(ci, "max_protocol_version")))
+        return FAIL(e, "\"%s\" is greater than \"%s\"", "min_protocol_version",
+                    "max_protocol_version");
     return 0;
 }
 

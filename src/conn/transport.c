@@ -15,11 +15,14 @@
  * written as is. tlsconn.c provides the second pgw__transport_t, which
  * runs the TLS engine (src/tls) between the socket and the session.
  */
-#define _DEFAULT_SOURCE /* SOCK_NONBLOCK, SOCK_CLOEXEC, MSG_NOSIGNAL */
+#define _DEFAULT_SOURCE /* SOCK_NONBLOCK, SOCK_CLOEXEC, MSG_NOSIGNAL, TCP_KEEPIDLE, ... */
 #include "conn/conn_internal.h"
 
 #include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -34,6 +37,13 @@ int pgw__peer_unix(pgw__peer_t *peer, const char *path)
     memset(peer, 0, sizeof(*peer));
     un->sun_family = AF_UNIX;
     memcpy(un->sun_path, path, n + 1);
+    if (path[0] == '@') {
+        /* Linux's abstract namespace, as libpq writes it: a leading NUL
+         * for the '@', and the name's length without a terminating NUL */
+        un->sun_path[0] = '\0';
+        peer->len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n);
+        return 0;
+    }
     peer->len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n + 1);
     return 0;
 }
@@ -51,21 +61,78 @@ int pgw__peer_is_tcp(const pgw__peer_t *peer)
     return peer->addr.ss_family == AF_INET || peer->addr.ss_family == AF_INET6;
 }
 
+/* ------------------------------------------------------------ TCP options */
+
+/* Dead-peer detection when the connection string leaves these unset (conn.h,
+ * DEAD PEERS; libpq leaves them to the kernel): a dead peer is noticed
+ * within about 30 s of the last byte heard from it. */
+#define PGW__KEEPIDLE_S      15
+#define PGW__KEEPINTVL_S     5
+#define PGW__KEEPCNT         3
+#define PGW__USER_TIMEOUT_MS 30000
+
+static int or_default(int v, int def)
+{
+    return v < 0 ? def : v;
+}
+
+/* Set one option (value -1: leave the kernel's). On failure, libpq's
+ * message in o->why and the negated errno. */
+static int set_tcp_int(int fd, int level, int opt, const char *name, int value, pgw__sock_opts_t *o)
+{
+    if (value < 0) return 0;
+    if (setsockopt(fd, level, opt, &value, sizeof value) == 0) return 0;
+    int err = errno;
+    if (opt == TCP_NODELAY)
+        snprintf(o->why, sizeof o->why, "could not set socket to TCP no delay mode: %s",
+                 strerror(err));
+    else
+        snprintf(o->why, sizeof o->why, "setsockopt(%s) failed: %s", name, strerror(err));
+    return err ? -err : PGW_ECONNECT;
+}
+
+/* libpq's TCP options, in libpq's order and, as there, before connect():
+ * a value the kernel refuses fails the attempt without a connection. */
+static int set_tcp_options(int fd, pgw__sock_opts_t *o)
+{
+    const pgw_tcp_options_t *t = o->tcp;
+    int rc = set_tcp_int(fd, IPPROTO_TCP, TCP_NODELAY, "TCP_NODELAY", 1, o);
+    if (rc == 0 && t->keepalives) {
+        rc = set_tcp_int(fd, SOL_SOCKET, SO_KEEPALIVE, "SO_KEEPALIVE", 1, o);
+        int idle = or_default(t->keepalives_idle, PGW__KEEPIDLE_S);
+        int intvl = or_default(t->keepalives_interval, PGW__KEEPINTVL_S);
+        int cnt = or_default(t->keepalives_count, PGW__KEEPCNT);
+        if (rc == 0) rc = set_tcp_int(fd, IPPROTO_TCP, TCP_KEEPIDLE, "TCP_KEEPIDLE", idle, o);
+        if (rc == 0) rc = set_tcp_int(fd, IPPROTO_TCP, TCP_KEEPINTVL, "TCP_KEEPINTVL", intvl, o);
+        if (rc == 0) rc = set_tcp_int(fd, IPPROTO_TCP, TCP_KEEPCNT, "TCP_KEEPCNT", cnt, o);
+    }
+    int user = or_default(t->tcp_user_timeout, PGW__USER_TIMEOUT_MS);
+    if (rc == 0) rc = set_tcp_int(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, "TCP_USER_TIMEOUT", user, o);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- sockets */
+
 static void on_poll(uv_poll_t *h, int status, int events)
 {
     pgw__sock_t *k = h->data;
     k->cb(k, status, events);
 }
 
-int pgw__sock_connect(pgw__sock_t *k, uv_loop_t *loop, const pgw__peer_t *peer, pgw__sock_cb cb,
-                      void *owner)
+int pgw__sock_connect(pgw__sock_t *k, uv_loop_t *loop, const pgw__peer_t *peer,
+                      pgw__sock_opts_t *opts, pgw__sock_cb cb, void *owner)
 {
     memset(k, 0, sizeof(*k));
     k->fd = -1;
+    if (opts) opts->why[0] = '\0';
     if (peer->len == 0) return PGW_EINVAL;
     int fd = socket(peer->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0) return errno ? -errno : PGW_ECONNECT;
-    int rc;
+    int rc = opts && opts->tcp ? set_tcp_options(fd, opts) : 0;
+    if (rc < 0) {
+        close(fd);
+        return rc;
+    }
     do
         rc = connect(fd, (const struct sockaddr *)&peer->addr, peer->len);
     while (rc < 0 && errno == EINTR);

@@ -119,12 +119,8 @@ static int configure(pgw_session_t *s, const pgw_session_config_t *cfg)
         s->password = pgw__strdup(s->alloc, cfg->password);
         if (!s->password) return PGW_ENOMEM;
     }
-    s->auth_allowed = PGW__AUTH_ALL;
-    if (cfg->require_auth) {
-        rc = pgw__parse_require_auth(cfg->require_auth, &s->auth_allowed);
-        if (rc < 0) return rc;
-        s->auth_policy = true;
-    }
+    rc = pgw__session_require_auth(s, cfg->require_auth);
+    if (rc < 0) return rc;
     rc = parse_channel_binding(cfg->channel_binding, &s->cb_mode);
     if (rc < 0) return rc;
     s->min_protocol = cfg->min_protocol ? cfg->min_protocol : PGW_PROTO_3_0;

@@ -351,9 +351,15 @@ enum pgw__auth_bits {
     PGW__AUTH_GSS = 1u << 2,
     PGW__AUTH_SSPI = 1u << 3,
     PGW__AUTH_SCRAM = 1u << 4,
-    PGW__AUTH_NONE = 1u << 5,
-    PGW__AUTH_ALL = 0x3f
+    PGW__AUTH_NONE = 1u << 5, /* no authentication exchange (trust, cert) */
+    PGW__AUTH_OAUTH = 1u << 6,
+    PGW__AUTH_ALL = 0x7f
 };
+/* The SASL mechanisms: a SASL request is allowed when one of them is. */
+#define PGW__AUTH_SASL (PGW__AUTH_SCRAM | PGW__AUTH_OAUTH)
+/* The longest require_auth value the parser accepts: every method once,
+ * each negated ("!password,!md5,...,!oauth"). */
+#define PGW__REQUIRE_AUTH_MAX 64
 
 enum pgw__cb_mode { PGW__CB_DISABLE = 0, PGW__CB_PREFER, PGW__CB_REQUIRE };
 
@@ -372,8 +378,9 @@ struct pgw_session {
     size_t nstartup_params;
     const char *user; /* points into startup_params */
     char *password;
-    unsigned auth_allowed; /* PGW__AUTH_* mask */
-    bool auth_policy;      /* require_auth was given */
+    unsigned auth_allowed;                    /* PGW__AUTH_* mask */
+    bool auth_policy;                         /* require_auth was given (even empty, as libpq) */
+    char require_auth[PGW__REQUIRE_AUTH_MAX]; /* as given, for the refusals' messages */
     uint8_t cb_mode;
     uint32_t min_protocol, max_protocol, protocol;
     uint32_t max_message;
@@ -497,7 +504,14 @@ void pgw__enter(pgw_session_t *s);
 bool pgw__leave(pgw_session_t *s);
 
 /* startup.c */
-int pgw__parse_require_auth(const char *spec, unsigned *allowed);
+/* libpq 18's require_auth: the one parser, used by the session and by the
+ * connection options' validation (conninfo.c). spec NULL or "" allows
+ * everything. Returns 0 and sets *allowed (PGW__AUTH_* mask), or
+ * PGW_EINVAL with libpq's message in errbuf (may be NULL). */
+int pgw__parse_require_auth(const char *spec, unsigned *allowed, char *errbuf, size_t errlen);
+/* Apply cfg's require_auth to s (session.c's configure). Returns 0 or
+ * PGW_EINVAL. */
+int pgw__session_require_auth(pgw_session_t *s, const char *spec);
 /* ef: the fields of m when it is an ErrorResponse, parsed by pgw__dispatch;
  * else NULL. */
 int pgw__startup_dispatch(pgw_session_t *s, const pgw_msg_t *m, const pgw_error_fields_t *ef);

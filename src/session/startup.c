@@ -5,7 +5,9 @@
  *
  * Policy first: every authentication request is checked against
  * require_auth and channel_binding before anything derived from the password
- * is computed or sent, so a downgrading server gets nothing.
+ * is computed or sent, so a downgrading server gets nothing. A refusal
+ * fails with PGW_EAUTHPOLICY and libpq 18's message, which says which
+ * method the server asked for and which rule refused it.
  *
  * Unsupported methods (Kerberos V5, GSSAPI, SSPI, unknown codes) fail with
  * PGW_ENOTSUP and a message naming the method (or PGW_EAUTHPOLICY when
@@ -20,6 +22,7 @@
 
 #include "auth/auth.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 
 /* ------------------------------------------------------------ require_auth */
@@ -34,6 +37,7 @@ static int method_bit(const char *m, size_t n, unsigned *bit)
                    {"gss", PGW__AUTH_GSS},
                    {"sspi", PGW__AUTH_SSPI},
                    {"scram-sha-256", PGW__AUTH_SCRAM},
+                   {"oauth", PGW__AUTH_OAUTH},
                    {"none", PGW__AUTH_NONE}};
     for (size_t i = 0; i < PGW__ARRAY_LEN(methods); i++) {
         if (strlen(methods[i].name) == n && memcmp(methods[i].name, m, n) == 0) {
@@ -44,27 +48,58 @@ static int method_bit(const char *m, size_t n, unsigned *bit)
     return PGW_EINVAL;
 }
 
-/* libpq's rules: a comma-separated list of methods, either all plain (the
- * allowed set) or all negated with '!' (the refused set); no duplicates. */
-int pgw__parse_require_auth(const char *spec, unsigned *allowed)
+/* libpq 18's rules (pqConnectOptions2): a comma-separated list of methods,
+ * either all plain (the allowed set, "none" allowing a server that asks for
+ * no authentication) or all negated with '!' (everything but them); no
+ * method twice; elements are not trimmed. The messages name the element. */
+int pgw__parse_require_auth(const char *spec, unsigned *allowed, char *errbuf, size_t errlen)
 {
-    unsigned set = 0;
-    int negated = -1;
-    const char *p = spec;
-    for (;;) {
+    if (errbuf && errlen) errbuf[0] = '\0';
+    if (!spec || !*spec) {
+        *allowed = PGW__AUTH_ALL;
+        return 0;
+    }
+    bool negated = spec[0] == '!';
+    unsigned set = negated ? PGW__AUTH_ALL : 0;
+    for (const char *p = spec;;) {
         const char *end = strchr(p, ',');
-        size_t n = end ? (size_t)(end - p) : strlen(p);
-        int neg = n > 0 && p[0] == '!';
-        if (negated >= 0 && neg != negated) return PGW_EINVAL;
-        negated = neg;
+        int n = (int)(end ? (size_t)(end - p) : strlen(p));
+        bool neg = n > 0 && p[0] == '!';
+        if (neg && !negated)
+            return pgw__fail_msg(errbuf, errlen, PGW_EINVAL,
+                                 "negative require_auth method \"%.*s\" cannot be mixed with "
+                                 "non-negative methods",
+                                 n, p);
+        if (!neg && negated)
+            return pgw__fail_msg(errbuf, errlen, PGW_EINVAL,
+                                 "require_auth method \"%.*s\" cannot be mixed with negative "
+                                 "methods",
+                                 n, p);
         unsigned bit;
-        if (method_bit(p + neg, n - (size_t)neg, &bit) < 0) return PGW_EINVAL;
-        if (set & bit) return PGW_EINVAL;
-        set |= bit;
+        if (method_bit(p + neg, (size_t)(n - neg), &bit) < 0)
+            return pgw__fail_msg(errbuf, errlen, PGW_EINVAL, "invalid require_auth value: \"%.*s\"",
+                                 n - neg, p + neg);
+        /* negated: the method must still be in the set; plain: not yet */
+        if (((set & bit) != 0) != negated)
+            return pgw__fail_msg(errbuf, errlen, PGW_EINVAL,
+                                 "require_auth method \"%.*s\" is specified more than once", n, p);
+        set ^= bit;
         if (!end) break;
         p = end + 1;
     }
-    *allowed = negated ? (PGW__AUTH_ALL & ~set) : set;
+    *allowed = set;
+    return 0;
+}
+
+int pgw__session_require_auth(pgw_session_t *s, const char *spec)
+{
+    s->auth_allowed = PGW__AUTH_ALL;
+    s->auth_policy = spec != NULL;
+    if (!spec) return 0;
+    int rc = pgw__parse_require_auth(spec, &s->auth_allowed, NULL, 0);
+    if (rc < 0) return rc;
+    /* a valid spec names each method at most once: it always fits */
+    snprintf(s->require_auth, sizeof s->require_auth, "%s", spec);
     return 0;
 }
 
@@ -104,18 +139,56 @@ static int send_auth(pgw_session_t *s, size_t from, int rc)
 
 /* ------------------------------------------------------------------ methods */
 
-static int check_method(pgw_session_t *s, unsigned bit)
+/* Fail the startup with code and a message of the library's own (no
+ * server error fields); returns code. */
+static int fail_with(pgw_session_t *s, int code, const char *msg)
 {
-    if (!(s->auth_allowed & bit)) return PGW_EAUTHPOLICY;
-    /* channel_binding=require accepts only SCRAM-SHA-256-PLUS. */
-    if (s->cb_mode == PGW__CB_REQUIRE && bit != PGW__AUTH_SCRAM) return PGW_EAUTHPOLICY;
+    pgw_error_t e;
+    memset(&e, 0, sizeof e);
+    e.message = msg;
+    pgw__startup_failed(s, code, &e);
+    return code;
+}
+
+/* Fail the startup with PGW_EAUTHPOLICY and libpq's message for it. */
+static int refuse(pgw_session_t *s, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+static int refuse(pgw_session_t *s, const char *fmt, ...)
+{
+    char msg[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return fail_with(s, PGW_EAUTHPOLICY, msg);
+}
+
+/* require_auth refused the request; what: libpq's description of it. */
+static int refuse_method(pgw_session_t *s, const char *what)
+{
+    return refuse(s, "authentication method requirement \"%s\" failed: %s", s->require_auth, what);
+}
+
+/* libpq's check_expected_areq for a request of method bit (PGW__AUTH_SASL
+ * for SASL), described as what: require_auth first, then
+ * channel_binding=require, which answers nothing but SASL. */
+static int check_method(pgw_session_t *s, unsigned bit, const char *what)
+{
+    /* bit 0: a method require_auth cannot name, refused by any policy */
+    if (bit ? !(s->auth_allowed & bit) : s->auth_policy) return refuse_method(s, what);
+    if (s->cb_mode == PGW__CB_REQUIRE && !(bit & PGW__AUTH_SASL))
+        return refuse(s, "channel binding required but not supported by server's authentication "
+                         "request");
     s->auth_requested = true;
     return 0;
 }
 
 static int auth_cleartext(pgw_session_t *s)
 {
-    int rc = check_method(s, PGW__AUTH_PASSWORD);
+    int rc = check_method(s, PGW__AUTH_PASSWORD, "server requested a cleartext password");
     if (rc < 0) return rc;
     if (!s->password) return PGW_EAUTH;
     s->auth_method = "password";
@@ -125,7 +198,7 @@ static int auth_cleartext(pgw_session_t *s)
 
 static int auth_md5(pgw_session_t *s, const pgw_msg_t *m)
 {
-    int rc = check_method(s, PGW__AUTH_MD5);
+    int rc = check_method(s, PGW__AUTH_MD5, "server requested a hashed password");
     if (rc < 0) return rc;
     if (m->u.auth.data_len != 4) return PGW_EPROTO;
     if (!s->password) return PGW_EAUTH;
@@ -170,8 +243,8 @@ static int scram_start(pgw_session_t *s, const char *mech, const uint8_t *cbd, s
 
 static int auth_sasl(pgw_session_t *s, const pgw_msg_t *m)
 {
-    int rc = PGW_EAUTHPOLICY;
-    if (!(s->auth_allowed & PGW__AUTH_SCRAM)) return rc;
+    int rc = check_method(s, PGW__AUTH_SASL, "server requested SASL authentication");
+    if (rc < 0) return rc;
     if (s->scram) return PGW_EPROTO;
     bool plain = false, plus = false;
     size_t pos = 0;
@@ -184,15 +257,26 @@ static int auth_sasl(pgw_session_t *s, const pgw_msg_t *m)
     const uint8_t *cbd;
     size_t cbl;
     bool can_bind = s->cb_mode != PGW__CB_DISABLE && channel_binding_data(s, &cbd, &cbl) == 0;
-    s->auth_requested = true;
-    if (plus && can_bind) {
-        if (!s->password) return PGW_EAUTH;
-        return scram_start(s, "SCRAM-SHA-256-PLUS", cbd, cbl, 0);
-    }
-    if (s->cb_mode == PGW__CB_REQUIRE) return PGW_EAUTHPOLICY;
-    if (!plain) return PGW_EAUTH; /* no mechanism we implement */
+    if (s->cb_mode == PGW__CB_REQUIRE && !can_bind)
+        return refuse(s, "channel binding required, but SSL not in use");
+    /* libpq's choice: -PLUS when it can bind, else SCRAM-SHA-256 (the
+     * other mechanism libpq knows, OAUTHBEARER, is not implemented here) */
+    bool use_plus = plus && can_bind;
+    const char *chosen = use_plus ? "SCRAM-SHA-256-PLUS" : plain ? "SCRAM-SHA-256" : NULL;
+    if (!chosen)
+        return fail_with(s, PGW_EAUTH,
+                         "none of the server's SASL authentication mechanisms are supported");
+    if (!(s->auth_allowed & PGW__AUTH_SCRAM))
+        return refuse(s,
+                      "authentication method requirement \"%s\" failed: server requested %s "
+                      "authentication",
+                      s->require_auth, chosen);
+    if (s->cb_mode == PGW__CB_REQUIRE && !use_plus)
+        return refuse(s, "channel binding is required, but server did not offer an authentication "
+                         "method that supports channel binding");
     if (!s->password) return PGW_EAUTH;
-    return scram_start(s, "SCRAM-SHA-256", NULL, 0, can_bind ? 1 : 0);
+    if (use_plus) return scram_start(s, chosen, cbd, cbl, 0);
+    return scram_start(s, chosen, NULL, 0, can_bind ? 1 : 0);
 }
 
 static int auth_sasl_continue(pgw_session_t *s, const pgw_msg_t *m)
@@ -222,13 +306,14 @@ static int auth_ok(pgw_session_t *s)
     /* A server that skips SASLFinal has not proven it knows the password. */
     if (s->scram && !s->scram_final_ok) return PGW_EAUTH;
     if (!s->auth_requested) {
-        if (!(s->auth_allowed & PGW__AUTH_NONE)) return PGW_EAUTHPOLICY;
-        if (s->cb_mode == PGW__CB_REQUIRE) return PGW_EAUTHPOLICY;
+        if (!(s->auth_allowed & PGW__AUTH_NONE))
+            return refuse_method(s, "server did not complete authentication");
         s->auth_method = "trust";
     }
     if (s->cb_mode == PGW__CB_REQUIRE &&
         !(s->scram && s->scram_final_ok && strcmp(s->auth_method, "SCRAM-SHA-256-PLUS") == 0))
-        return PGW_EAUTHPOLICY;
+        return refuse(s, "channel binding required, but server authenticated client without "
+                         "channel binding");
     s->auth_done = true;
     pgw__scram_free(s->scram);
     s->scram = NULL;
@@ -236,18 +321,18 @@ static int auth_ok(pgw_session_t *s)
 }
 
 /* A method libpgwire does not implement (bit 0: one require_auth cannot
- * name): refused by the policy, or reported as not supported, by name. */
+ * name): refused by the policy as libpq refuses it, or reported as not
+ * supported, by name. */
 static int unsupported_method(pgw_session_t *s, unsigned bit, const char *what)
 {
-    int rc = bit ? check_method(s, bit) : s->auth_policy ? PGW_EAUTHPOLICY : 0;
+    char desc[96];
+    snprintf(desc, sizeof desc, "server requested %s",
+             bit ? what : "an unknown authentication type");
+    int rc = check_method(s, bit, desc);
     if (rc < 0) return rc;
     char msg[96];
     snprintf(msg, sizeof msg, "server requested %s, which libpgwire does not support", what);
-    pgw_error_t e;
-    memset(&e, 0, sizeof e);
-    e.message = msg;
-    pgw__startup_failed(s, PGW_ENOTSUP, &e);
-    return PGW_ENOTSUP;
+    return fail_with(s, PGW_ENOTSUP, msg);
 }
 
 static int handle_auth(pgw_session_t *s, const pgw_msg_t *m)
@@ -298,11 +383,7 @@ static int handle_negotiate(pgw_session_t *s, const pgw_msg_t *m)
                  "min_protocol_version requires 3.%u)",
                  (unsigned)(s->max_protocol & 0xffffu), (unsigned)minor,
                  (unsigned)(s->min_protocol & 0xffffu));
-        pgw_error_t e;
-        memset(&e, 0, sizeof e);
-        e.message = msg;
-        pgw__startup_failed(s, PGW_ENOTSUP, &e);
-        return PGW_ENOTSUP;
+        return fail_with(s, PGW_ENOTSUP, msg);
     }
     /* 3.1 exists only as a number: it behaves as 3.0. */
     s->protocol = version >= PGW_PROTO_3_2 ? PGW_PROTO_3_2 : PGW_PROTO_3_0;

@@ -33,6 +33,7 @@ struct pgw__tls {
     bool established;
     bool eof;
     bool cert_requested;
+    bool cert_sent;
     int error; /* sticky fatal code, 0 if none */
     X509 *peer;
     char *peer_subject;
@@ -128,9 +129,13 @@ static bool wants_sni(const char *host)
     return host && *host && strspn(host, "0123456789.") != strlen(host) && !strchr(host, ':');
 }
 
+/* The server asked for a client certificate: remember that, and whether
+ * one is loaded to answer with (libpq's cert_cb). */
 static int on_cert_request(SSL *ssl, void *arg)
 {
-    ((pgw__tls_t *)arg)->cert_requested = true;
+    pgw__tls_t *t = arg;
+    t->cert_requested = true;
+    if (SSL_get_certificate(ssl)) t->cert_sent = true;
     return 1; /* go on: the certificate (if any) is already in the context */
 }
 
@@ -461,4 +466,9 @@ int pgw__tls_channel_binding(pgw__tls_t *t, uint8_t out[PGW__TLS_CB_MAX], size_t
 int pgw__tls_cert_requested(const pgw__tls_t *t)
 {
     return t && t->cert_requested;
+}
+
+int pgw__tls_cert_sent(const pgw__tls_t *t)
+{
+    return t && t->cert_sent;
 }

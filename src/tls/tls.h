@@ -286,6 +286,10 @@ int pgw__tls_channel_binding(pgw__tls_t *t, uint8_t out[PGW__TLS_CB_MAX], size_t
 /* 1 if the server asked for a client certificate during the handshake
  * (libpq's check for sslcertmode=require, made after authentication). */
 int pgw__tls_cert_requested(const pgw__tls_t *t);
+/* 1 if, when the server asked, a client certificate was loaded to send
+ * (libpq's ssl_cert_sent): a server that asked and then accepted the
+ * connection without one fails sslcertmode=require. */
+int pgw__tls_cert_sent(const pgw__tls_t *t);
 
 /*
  * The server's answer to SSLRequest, for the conn layer. bytes[0..len) is

@@ -2,12 +2,15 @@
 #define _POSIX_C_SOURCE 200809L
 #include "pgtest.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include <setjmp.h>
 #include <cmocka.h>
@@ -339,4 +342,20 @@ void pgt_clear_pg_env(const char *dir)
     }
     setenv("HOME", dir, 1);
     setenv("PGSYSCONFDIR", dir, 1);
+}
+
+int pgt_loopback_socket(unsigned *port, int listening)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    assert_true(fd >= 0);
+    struct sockaddr_in sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t sl = sizeof sa;
+    assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+    assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &sl), 0);
+    if (listening) assert_int_equal(listen(fd, 16), 0);
+    *port = ntohs(sa.sin_port);
+    return fd;
 }

@@ -79,6 +79,12 @@ char *pgt_conninfo(char *buf, size_t n, const char *extra);
 char *pgt_conninfo_tcp(char *buf, size_t n, const char *user, const char *password,
                        const char *extra);
 
+/* A TCP socket bound to a free port of 127.0.0.1 (its number in *port),
+ * listening with a backlog of 16 when listening is 1: connects to it then
+ * complete into the backlog, and nothing answers unless the test accepts.
+ * Fails the test on error. Close it with close(). */
+int pgt_loopback_socket(unsigned *port, int listening);
+
 /* Append "key='value'" (libpq quoting: \ and ' escaped) to the string in buf.
  * Returns 0, or -1 if it does not fit (buf is then unchanged). */
 int pgt_conninfo_append(char *buf, size_t n, const char *key, const char *value);

@@ -156,26 +156,11 @@ static int agree(const char *ci, outcome_t *o)
 
 /* ---------------------------------------------------------------- sockets */
 
-/* A TCP socket bound to a free port of 127.0.0.1. */
-static int bound_socket(unsigned *port)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sin_family = AF_INET;
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t sl = sizeof sa;
-    assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof sa), 0);
-    assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &sl), 0);
-    *port = ntohs(sa.sin_port);
-    return fd;
-}
-
 /* A port nothing listens on: connects are refused. */
 static unsigned free_port(void)
 {
     unsigned port;
-    close(bound_socket(&port));
+    close(pgt_loopback_socket(&port, 0));
     return port;
 }
 
@@ -183,9 +168,7 @@ static unsigned free_port(void)
  * backlog and nothing ever answers. */
 static int blackhole(unsigned *port)
 {
-    int fd = bound_socket(port);
-    assert_int_equal(listen(fd, 16), 0);
-    return fd;
+    return pgt_loopback_socket(port, 1);
 }
 
 static void expect_attempt(const outcome_t *o, size_t i, const char *host, const char *address,

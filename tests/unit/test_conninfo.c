@@ -205,7 +205,8 @@ static void test_keyword_value_errors(void **state)
     parse_fails("channel_binding=true", "invalid channel_binding value");
     parse_fails("min_protocol_version=2.0", "invalid min_protocol_version value");
     parse_fails("max_protocol_version=4", "invalid max_protocol_version value");
-    parse_fails("min_protocol_version=3.2 max_protocol_version=3.0", "cannot be greater");
+    parse_fails("min_protocol_version=3.2 max_protocol_version=3.0",
+                "\"min_protocol_version\" is greater than \"max_protocol_version\"");
     parse_fails("connect_timeout=ten", "invalid integer value \"ten\"");
     /* a host's port and address are checked when libpq reaches the host */
     host_fails("port=0", "invalid port number: \"0\"", 0);
@@ -775,21 +776,24 @@ static void test_libpq_ssl_protocol_versions(void **state)
     parse_fails("ssl_min_protocol_version=TLSv2", "invalid ssl_min_protocol_version value");
 }
 
-/* libpq 16: sslrootcert=system makes the default sslmode verify-full (an
- * explicit sslmode, even from PGSSLMODE, is kept: the TLS engine refuses a
- * weaker one). libpq 17: sslnegotiation=direct needs require or stronger. */
+/* libpq 16: sslrootcert=system makes the default sslmode verify-full; an
+ * explicit weaker sslmode, even from PGSSLMODE, is refused before any
+ * connect (libpq 18). libpq 17: sslnegotiation=direct needs require or
+ * stronger. */
 static void test_libpq_ssl_defaults(void **state)
 {
     (void)state;
     pgw_conninfo_t *ci = parse_ok("sslrootcert=system");
     assert_string_equal(pgw_conninfo_get(ci, "sslmode"), "verify-full");
     pgw_conninfo_free(ci);
-    ci = parse_ok("sslrootcert=system sslmode=require");
-    assert_string_equal(pgw_conninfo_get(ci, "sslmode"), "require");
-    pgw_conninfo_free(ci);
+    parse_fails("sslrootcert=system sslmode=require",
+                "weak sslmode \"require\" may not be used with sslrootcert=system (use "
+                "\"verify-full\")");
     setenv("PGSSLMODE", "verify-ca", 1);
+    parse_fails("sslrootcert=system", "weak sslmode \"verify-ca\"");
+    setenv("PGSSLMODE", "verify-full", 1);
     ci = parse_ok("sslrootcert=system");
-    assert_string_equal(pgw_conninfo_get(ci, "sslmode"), "verify-ca");
+    assert_string_equal(pgw_conninfo_get(ci, "sslmode"), "verify-full");
     pgw_conninfo_free(ci);
     unsetenv("PGSSLMODE");
     ci = parse_ok("sslrootcert=/some/file.crt");

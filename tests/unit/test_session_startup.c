@@ -426,10 +426,19 @@ static void test_config_errors(void **state)
     (void)state;
     pgw_session_t *s = NULL;
     sess_opts_t bad[] = {{.require_auth = "kerberos"}, {.require_auth = "md5,!password"},
-                         {.require_auth = "md5,md5"},  {.require_auth = ""},
+                         {.require_auth = "md5,md5"},  {.require_auth = "!oauth,!oauth"},
                          {.channel_binding = "maybe"}, {.max_protocol = 12345}};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         assert_int_equal(new_session_opts(&s, &R, &bad[i]), PGW_EINVAL);
+    /* libpq 18 accepts these (an empty value allows every method) */
+    sess_opts_t good[] = {{.require_auth = ""},
+                          {.require_auth = "oauth"},
+                          {.require_auth = "!oauth"},
+                          {.require_auth = "none,oauth"}};
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        assert_int_equal(new_session_opts(&s, &R, &good[i]), 0);
+        pgw_session_free(s);
+    }
     /* No "user" parameter. */
     pgw_session_config_t cfg;
     memset(&cfg, 0, sizeof cfg);
