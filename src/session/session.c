@@ -165,6 +165,7 @@ PGW_EXTERN int pgw_session_new(pgw_session_t **out, const pgw_session_config_t *
         return PGW_ENOMEM;
     }
     s->recycler = rec;
+    rec->session = s; /* its results capture its reported settings */
     s->alloc = &rec->alloc;
     s->cb = cfg->cb;
     s->ud = cfg->ud;
@@ -234,6 +235,7 @@ static void session_destroy(pgw_session_t *s)
     wipe(s->scratch.data, s->scratch.cap);
     pgw_buf_free(&s->scratch);
     pgw__recycler_t *rec = s->recycler;
+    rec->session = NULL;
     pgw__free(a, s);
     pgw__recycler_unref(rec);
 }
