@@ -235,6 +235,11 @@ static void test_sweeps(void **state)
               "(i * 1000)::float4, (10.0 ^ (i % 40 - 20))::float4 FROM generate_series(1, 3000) i");
     same_text("SELECT (2::float8 ^ (i - 1074)), (2::float4 ^ (i % 277 - 149)) "
               "FROM generate_series(0, 2097) i");
+    /* Integers past the mantissa round to even: decimals exactly halfway
+     * to a neighbour, which float4out and float8out never write. */
+    same_text("SELECT (i::int8 * 104729 * 97)::float4, (i::int8 * 7919)::float4, "
+              "(i::numeric * 1000000007 * 1000003 * 1009)::float8, "
+              "'3.3628088e+07'::float4, '3.362809e+07'::float4 FROM generate_series(1, 20000) i");
     same_text("SELECT (i::numeric / 7)::numeric(40, 20), round(i::numeric / 13, i % 20), "
               "(-i)::numeric * 10000 ^ (i % 9 - 4), round(0.0, i % 20) "
               "FROM generate_series(1, 1000) i");
