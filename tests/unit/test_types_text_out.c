@@ -59,6 +59,15 @@ static void be64(uint8_t *p, uint64_t v)
     pgw__put64(p, v);
 }
 
+static void expect_float4(float f, const char *want)
+{
+    uint8_t b[4];
+    uint32_t bits;
+    memcpy(&bits, &f, 4);
+    pgw__put32(b, bits);
+    expect(PGW_OID_FLOAT4, b, 4, want);
+}
+
 static void test_numbers(void **state)
 {
     (void)state;
@@ -82,19 +91,9 @@ static void test_numbers(void **state)
     be64(b, 123456);
     expect(PGW_OID_MONEY, b, 8, "$1,234.56");
     /* float4out switches to exponents at 1e+06, float8out at 1e+15 */
-    float f = 1e6f;
-    uint32_t fb;
-    memcpy(&fb, &f, 4);
-    pgw__put32(b, fb);
-    expect(PGW_OID_FLOAT4, b, 4, "1e+06");
-    f = 999999.0f;
-    memcpy(&fb, &f, 4);
-    pgw__put32(b, fb);
-    expect(PGW_OID_FLOAT4, b, 4, "999999");
-    f = 0.1f;
-    memcpy(&fb, &f, 4);
-    pgw__put32(b, fb);
-    expect(PGW_OID_FLOAT4, b, 4, "0.1");
+    expect_float4(1e6f, "1e+06");
+    expect_float4(999999.0f, "999999");
+    expect_float4(0.1f, "0.1");
     double d = 1e15;
     uint64_t db;
     memcpy(&db, &d, 8);
