@@ -112,7 +112,9 @@ PGW_EXTERN int pgw_result_int8(const pgw_result_t *r, size_t row, size_t col, in
 PGW_EXTERN int pgw_result_oid(const pgw_result_t *r, size_t row, size_t col, uint32_t *out);
 PGW_EXTERN int pgw_result_float4(const pgw_result_t *r, size_t row, size_t col, float *out);
 PGW_EXTERN int pgw_result_float8(const pgw_result_t *r, size_t row, size_t col, double *out);
-/* Text-like columns, viewed in place (pgw_get_text). */
+/* Text-like columns, viewed in place (pgw_get_text). The server's text of a
+ * value of any type, as libpq's PQgetvalue gives it: pgw_result_value_text
+ * and pgw_result_value_cstr below. */
 PGW_EXTERN int pgw_result_text(const pgw_result_t *r, size_t row, size_t col, pgw_str_t *out);
 /* json, jsonb, jsonpath: a view of the JSON text (pgw_get_json). */
 PGW_EXTERN int pgw_result_json(const pgw_result_t *r, size_t row, size_t col, pgw_str_t *out);
@@ -201,8 +203,10 @@ PGW_EXTERN int pgw_result_array(const pgw_result_t *r, size_t row, size_t col, p
  * once, so repeated calls do not grow the result.
  * LIFETIME: the text is valid until pgw_result_free of r.
  * THREADS: these accessors write into the result (the text kept per
- * cell); calls on the same result from several threads at once must be
- * serialised. The other accessors only read.
+ * cell) and into what the results of one session share (the zone, loaded
+ * at the first call): calls on results of the same session
+ * from several threads at once must be serialised. The other accessors
+ * only read.
  * Returns 0, PGW_EINDEX, PGW_ENULL (SQL NULL: libpq's "", tell them apart
  * with pgw_result_isnull), PGW_ETYPE (a binary value of a type the library
  * does not format), PGW_EFORMAT (malformed binary bytes), PGW_ERANGE (a

@@ -2,7 +2,8 @@
  * libpgwire types: decoding PostgreSQL values from their text and binary
  * wire formats into C values, and encoding C values as binary parameters.
  *
- * No I/O, no event loop, no TLS. Decoders read a pgw_value_t (a view of the
+ * No I/O (but for pgw_tz_load, which reads a zone file of the system's
+ * tzdata), no event loop, no TLS. Decoders read a pgw_value_t (a view of the
  * wire bytes plus format and type OID) and write a C value; they never
  * allocate where the value can be read in place. A decoder that is handed a
  * type or format it cannot convert returns PGW_ETYPE; malformed bytes give
