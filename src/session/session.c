@@ -202,6 +202,7 @@ static void session_destroy(pgw_session_t *s)
     if (s->state != PGW_SESSION_BROKEN) s->state = PGW_SESSION_TERMINATED;
     pgw__fail_all(s, PGW_ECANCELED);
     s->depth--;
+    s->recycler->session = NULL; /* no result is made after this */
     const pgw_allocator_t *a = s->alloc;
     while (s->free_reqs) {
         pgw__req_t *r = s->free_reqs;
@@ -235,7 +236,6 @@ static void session_destroy(pgw_session_t *s)
     wipe(s->scratch.data, s->scratch.cap);
     pgw_buf_free(&s->scratch);
     pgw__recycler_t *rec = s->recycler;
-    rec->session = NULL;
     pgw__free(a, s);
     pgw__recycler_unref(rec);
 }
