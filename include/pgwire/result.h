@@ -116,7 +116,9 @@ PGW_EXTERN int pgw_result_int8(const pgw_result_t *r, size_t row, size_t col, in
 PGW_EXTERN int pgw_result_oid(const pgw_result_t *r, size_t row, size_t col, uint32_t *out);
 PGW_EXTERN int pgw_result_float4(const pgw_result_t *r, size_t row, size_t col, float *out);
 PGW_EXTERN int pgw_result_float8(const pgw_result_t *r, size_t row, size_t col, double *out);
-/* Text-like columns, viewed in place (pgw_get_text). */
+/* Text-like columns, viewed in place (pgw_get_text). The server's text of a
+ * value of any type, as libpq's PQgetvalue gives it: pgw_result_value_text
+ * and pgw_result_value_cstr below. */
 PGW_EXTERN int pgw_result_text(const pgw_result_t *r, size_t row, size_t col, pgw_str_t *out);
 /* json, jsonb, jsonpath: a view of the JSON text (pgw_get_json). */
 PGW_EXTERN int pgw_result_json(const pgw_result_t *r, size_t row, size_t col, pgw_str_t *out);
@@ -164,6 +166,73 @@ PGW_EXTERN int pgw_result_datum(const pgw_result_t *r, size_t row, size_t col, p
  * also for a column that is not an array type, built in or loaded into the
  * default registry (see pgw_type_registry_load_row). */
 PGW_EXTERN int pgw_result_array(const pgw_result_t *r, size_t row, size_t col, pgw_array_t *out);
+
+/*
+ * Any value as the server's text, as libpq's PQgetvalue gives it, in
+ * whichever format it arrived (libpgwire asks binary for the types it
+ * decodes): a text value is the server's bytes; a binary value is
+ * formatted exactly as the server's output function prints it
+ * (pgw_value_to_text in types.h lists the types; others give PGW_ETYPE),
+ * with the session's settings as they were when the result was created:
+ *   - timestamptz (also inside arrays, ranges, records) in the session's
+ *     TimeZone, read from the system's tzdata (/usr/share/zoneinfo, what
+ *     Debian's server reads too) or as a POSIX TZ string, as the server
+ *     does; a zone that cannot be resolved gives PGW_ENOTFOUND, never an
+ *     offset that could be wrong.
+ *   - DateStyle ISO and IntervalStyle postgres, which the session sets up
+ *     unless the application chose others (see "Date styles" in
+ *     session.h): with other styles a binary date, time, timetz,
+ *     timestamp, timestamptz or interval gives PGW_ENOTSUP (ask text for
+ *     those columns, PGW_Q_TEXT, to get the server's own form).
+ *   - The server's other defaults: extra_float_digits >= 1 (floats in the
+ *     shortest exact form), bytea_output hex, lc_monetary C. These are not
+ *     reported to clients: a session that changes them gets text that
+ *     differs from what the server would write.
+ * "When the result was created": the server reports a changed setting
+ * only at the end of a sync group (just before ReadyForQuery), so a
+ * "SET TimeZone" sent in the same simple-query string, pipeline or batch
+ * as the query is not yet known when that query's result is made: its
+ * timestamptz values are formatted in the zone the server had reported
+ * before. Run the SET as its own request first.
+ *
+ * pgw_result_value_text: *out views the text. A text value is viewed in
+ * place (not NUL-terminated, no copy); a binary value's text is made at
+ * the first call and kept in the result (NUL-terminated).
+ * pgw_result_value_cstr: *out is always NUL-terminated (*len, if not NULL,
+ * its length without the NUL): a text value is copied into the result at
+ * the first call, a binary value formatted; later calls for the same cell
+ * return the same pointer.
+ * MEMORY: the first call on a result allocates a table of one pointer per
+ * cell (nrows * ncols * sizeof(void *)); each cell's text is made and kept
+ * once, so repeated calls do not grow the result.
+ * LIFETIME: the text is valid until pgw_result_free of r.
+ * THREADS: these accessors write into the result (the text kept per
+ * cell) and into what the results of one session share (the zone, loaded
+ * at the first call): calls on results of the same session
+ * from several threads at once must be serialised. The other accessors
+ * only read.
+ * Returns 0, PGW_EINDEX, PGW_ENULL (SQL NULL: libpq's "", tell them apart
+ * with pgw_result_isnull), PGW_ETYPE (a binary value of a type the library
+ * does not format), PGW_EFORMAT (malformed binary bytes), PGW_ERANGE (a
+ * binary date/time outside the server's range), PGW_ENOTFOUND /
+ * PGW_ENOTSUP (zone or styles, above), PGW_ENOMEM or PGW_EINVAL (r or out
+ * NULL).
+ */
+PGW_EXTERN int pgw_result_value_text(const pgw_result_t *r, size_t row, size_t col, pgw_str_t *out);
+PGW_EXTERN int pgw_result_value_cstr(const pgw_result_t *r, size_t row, size_t col,
+                                     const char **out, size_t *len);
+/* numeric as its exact decimal string, as the server's numeric_out writes
+ * it ("-12.50", "NaN", "Infinity", every digit of the scale), from either
+ * format: pgw_result_value_cstr for a numeric column (NUL-terminated, kept
+ * in the result, same lifetime), PGW_ETYPE for any other column. */
+PGW_EXTERN int pgw_result_numeric_str(const pgw_result_t *r, size_t row, size_t col,
+                                      pgw_str_t *out);
+/* timestamp or timestamptz as microseconds since 1970-01-01 00:00 UTC, from
+ * either format (pgw_get_timestamp_unix: a timestamp's wall-clock reading
+ * is taken as UTC). The infinities are PGW_ERANGE (no sentinel), besides
+ * the typed accessors' codes above. */
+PGW_EXTERN int pgw_result_timestamp_unix(const pgw_result_t *r, size_t row, size_t col,
+                                         int64_t *out);
 
 /* The command tag ("SELECT 3", "INSERT 0 1"), or "" if none. */
 PGW_EXTERN const char *pgw_result_command_tag(const pgw_result_t *r);

@@ -2,7 +2,8 @@
  * libpgwire types: decoding PostgreSQL values from their text and binary
  * wire formats into C values, and encoding C values as binary parameters.
  *
- * No I/O, no event loop, no TLS. Decoders read a pgw_value_t (a view of the
+ * No I/O (but for pgw_tz_load, which reads a zone file of the system's
+ * tzdata), no event loop, no TLS. Decoders read a pgw_value_t (a view of the
  * wire bytes plus format and type OID) and write a C value; they never
  * allocate where the value can be read in place. A decoder that is handed a
  * type or format it cannot convert returns PGW_ETYPE; malformed bytes give
@@ -578,6 +579,46 @@ PGW_EXTERN int pgw_date_to_tm(int32_t days, pgw_tm_t *out);
 PGW_EXTERN int pgw_date_from_ymd(int32_t year, int32_t month, int32_t day, int32_t *days);
 
 /* ------------------------------------------------------------------------ */
+/* Time zones                                                               */
+/* ------------------------------------------------------------------------ */
+/*
+ * A time zone as the server applies it to timestamptz output: the UTC offset
+ * at any instant, from the zone's TZif file (the system's tzdata, which the
+ * server reads too when built with it, as Debian's is) or from a POSIX TZ
+ * string, with the server's rules before the first and after the last
+ * transition of the file. No process-wide state (TZ, localtime) is read or
+ * changed. Immutable once made: a zone may be read from several threads at
+ * once.
+ */
+typedef struct pgw_tz pgw_tz_t;
+
+/*
+ * Load zone name (as the server reports TimeZone: "America/Chicago",
+ * "UTC", or a POSIX string such as "<+05:30>-05:30") from dir (NULL:
+ * /usr/share/zoneinfo): the file dir/name when name is a plain relative
+ * path (no "." or ".." components), else name read as a POSIX TZ string,
+ * as the server does. *out is freed with pgw_tz_free. Returns 0,
+ * PGW_ENOTFOUND (neither a readable zone file nor a POSIX string),
+ * PGW_EFORMAT (a malformed file), PGW_ENOTSUP (a leap-second zone, or a
+ * POSIX string with DST but no rules: the server would take the rules from
+ * its "posixrules" file), PGW_EINVAL (out or name NULL) or PGW_ENOMEM.
+ */
+PGW_EXTERN int pgw_tz_load(pgw_tz_t **out, const char *name, const char *dir,
+                           const pgw_allocator_t *alloc);
+/* The zone of a TZif file's bytes (versions 1 to 4), or of a POSIX TZ
+ * string of len bytes. Same codes as pgw_tz_load (PGW_EFORMAT for bytes
+ * that are not such a zone). */
+PGW_EXTERN int pgw_tz_from_tzif(pgw_tz_t **out, const uint8_t *data, size_t len,
+                                const pgw_allocator_t *alloc);
+PGW_EXTERN int pgw_tz_from_posix(pgw_tz_t **out, const char *spec, size_t len,
+                                 const pgw_allocator_t *alloc);
+/* Seconds east of UTC in zone tz at unix_sec (seconds since 1970 UTC).
+ * Returns 0 or PGW_EINVAL (tz or gmtoff NULL). */
+PGW_EXTERN int pgw_tz_gmtoff(const pgw_tz_t *tz, int64_t unix_sec, int32_t *gmtoff);
+/* Free a zone. NULL is a no-op. */
+PGW_EXTERN void pgw_tz_free(pgw_tz_t *tz);
+
+/* ------------------------------------------------------------------------ */
 /* Network addresses                                                        */
 /* ------------------------------------------------------------------------ */
 
@@ -656,6 +697,67 @@ typedef struct pgw_datum {
  * PGW_DATUM_NULL and returns 0. PGW_ETYPE for any other OID, PGW_EINVAL for
  * a NULL v or out. */
 PGW_EXTERN int pgw_get_datum(const pgw_value_t *v, pgw_datum_t *out);
+
+/* ------------------------------------------------------------------------ */
+/* Any value as the server's text                                          */
+/* ------------------------------------------------------------------------ */
+
+/* The type registry (types_container.h): user types' catalog facts. */
+typedef struct pgw_type_registry pgw_type_registry_t;
+
+/* What pgw_value_to_text needs beyond the value. A zeroed struct (or a NULL
+ * pointer) means: timestamptz in UTC, the default registry, ISO DateStyle
+ * and postgres IntervalStyle. */
+typedef struct pgw_text_ctx {
+    /* The session's TimeZone, for timestamptz (NULL: UTC, unless
+     * PGW_TEXT_TZ_UNKNOWN). Not owned. */
+    const pgw_tz_t *tz;
+    /* Where user types (enums, domains, composites, ranges, arrays of them)
+     * are looked up (NULL: the default registry). Not owned. */
+    const pgw_type_registry_t *reg;
+    unsigned flags; /* PGW_TEXT_* */
+} pgw_text_ctx_t;
+
+/* The session's TimeZone is not known or could not be loaded: a binary
+ * timestamptz (anywhere in the value) gives PGW_ENOTFOUND rather than an
+ * offset that could be wrong. */
+#define PGW_TEXT_TZ_UNKNOWN 0x1u
+/* The session's DateStyle is not ISO or its IntervalStyle not postgres:
+ * the server prints date and time values in a form this formatter does not
+ * write, so a binary date, time, timetz, timestamp, timestamptz or interval
+ * gives PGW_ENOTSUP. */
+#define PGW_TEXT_OTHER_STYLE 0x2u
+
+/*
+ * Append to out the text the server's output function would have written
+ * for v, whatever format v came in (libpq's PQgetvalue string). A text
+ * value is appended as it is. A binary value is formatted as the server
+ * formats it with its default output settings, byte for byte:
+ *   bool, int2, int4, int8, oid, xid, cid, xid8; float4 and float8 in the
+ *   shortest form that reads back (extra_float_digits >= 1, the default
+ *   since PostgreSQL 12); numeric exactly (NaN, Infinity, every dscale
+ *   digit); text, varchar, bpchar, name, "char", json, jsonb, jsonpath,
+ *   xml, refcursor, unknown; bytea in hex (bytea_output = hex); uuid;
+ *   date, time, timetz, timestamp, timestamptz (in ctx->tz, with the
+ *   offset as the server writes it: "+05:30", "-05:50:36"), interval (ISO
+ *   DateStyle, postgres IntervalStyle, BC years, infinity); inet, cidr,
+ *   macaddr, macaddr8; money as in lc_monetary C ("-$1,234.56"); bit,
+ *   varbit; tid, pg_lsn; point, lseg, box, line, circle, path, polygon;
+ *   int2vector, oidvector; pg_snapshot, txid_snapshot;
+ *   arrays (dimension decoration, NULL, quoting and backslashes as
+ *   array_out writes them, ';' between box elements), ranges, multiranges
+ *   and records (record_out's quoting) of all of these, and enums, domains,
+ *   composites, ranges and arrays of user types loaded into the registry.
+ * Other binary values (reg* types, which print names the server looks up;
+ * aclitem, tsvector, tsquery; extension types; user types not loaded)
+ * give PGW_ETYPE: never guessed text. Nothing is NUL-terminated.
+ * On error out is left as it was. Returns 0, PGW_ENULL (v is SQL NULL),
+ * PGW_ETYPE, PGW_EFORMAT (malformed binary bytes), PGW_ERANGE (a date/time
+ * outside the server's range), PGW_ENOTFOUND / PGW_ENOTSUP (see the flags
+ * above), PGW_EINVAL (v or out NULL, unknown format), PGW_ENOMEM or
+ * PGW_ETOOBIG (out's limit).
+ */
+PGW_EXTERN int pgw_value_to_text(const pgw_value_t *v, const pgw_text_ctx_t *ctx, pgw_buf_t *out);
 
 /* ------------------------------------------------------------------------ */
 /* Binary encoders and parameter constructors                               */

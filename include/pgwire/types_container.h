@@ -45,8 +45,8 @@
 extern "C" {
 #endif
 
-/* A set of registered types: see "Type registry" below. */
-typedef struct pgw_type_registry pgw_type_registry_t;
+/* pgw_type_registry_t, a set of registered types, is declared in types.h:
+ * see "Type registry" below. */
 
 /* ------------------------------------------------------------------------ */
 /* Arrays                                                                   */

@@ -52,6 +52,7 @@ static void result_destroy(pgw__recycler_t *p, pgw_result_t *r)
 void pgw__recycler_unref(pgw__recycler_t *p)
 {
     if (--p->refs > 0) return;
+    pgw__text_settings_unref(p, p->text_settings);
     pgw_allocator_t a = p->alloc;
     pgw__chunk_t *lists[] = {p->free_chunks, p->free_big};
     for (size_t i = 0; i < PGW__ARRAY_LEN(lists); i++) {
@@ -166,6 +167,7 @@ pgw_result_t *pgw__result_new(pgw__recycler_t *rec)
     r->next = NULL;
     r->tag = "";
     r->rows_affected = -1;
+    r->text_settings = pgw__text_settings_capture(rec);
     pgw__recycler_ref(rec);
     return r;
 }
@@ -174,6 +176,7 @@ pgw_result_t *pgw__result_new(pgw__recycler_t *rec)
 static void result_reset(pgw_result_t *r)
 {
     pgw__recycler_t *p = r->recycler;
+    pgw__text_settings_unref(p, r->text_settings);
     for (size_t i = 0; i < r->nchunks; i++)
         pgw__chunk_unref(r->chunks[i]);
     r->nchunks = 0;

@@ -15,8 +15,12 @@
 
 /* Most results hold only a command tag and a few column descriptions; a
  * batch of 25,000 statements keeps 25,000 of them alive at once, so the
- * first block is small and later ones double. */
+ * first block is small and later ones double, up to ARENA_MAX_BLOCK; a
+ * larger request gets a block of its own, so the blocks after it do not
+ * double from its size (the text of values, result_text.c, allocates a
+ * table of one pointer per cell, then many small strings). */
 #define ARENA_MIN_BLOCK 256u
+#define ARENA_MAX_BLOCK PGW__RESULT_KEEP_ARENA
 
 static size_t align8(size_t n)
 {
@@ -31,14 +35,20 @@ void *pgw__result_alloc(pgw_result_t *r, size_t n)
     /* Allocation happens in the newest block (the list head). */
     if (!b || b->size - b->used < n) {
         size_t size = b ? b->size * 2 : ARENA_MIN_BLOCK;
+        if (size > ARENA_MAX_BLOCK) size = ARENA_MAX_BLOCK;
         if (size < n) size = n;
         if (size > SIZE_MAX - hdr) return NULL;
         pgw__arena_block_t *nb = pgw__malloc(&r->recycler->alloc, hdr + size);
         if (!nb) return NULL;
         nb->size = size;
         nb->used = 0;
-        nb->next = b;
-        r->arena = nb;
+        if (n > ARENA_MAX_BLOCK && b) { /* its own block, behind the head */
+            nb->next = b->next;
+            b->next = nb;
+        } else {
+            nb->next = b;
+            r->arena = nb;
+        }
         b = nb;
     }
     void *p = (uint8_t *)b + hdr + b->used;

@@ -161,6 +161,7 @@ PGW_EXTERN int pgw_session_new(pgw_session_t **out, const pgw_session_config_t *
         return PGW_ENOMEM;
     }
     s->recycler = rec;
+    rec->session = s; /* its results capture its reported settings */
     s->alloc = &rec->alloc;
     s->cb = cfg->cb;
     s->ud = cfg->ud;
@@ -197,6 +198,7 @@ static void session_destroy(pgw_session_t *s)
     if (s->state != PGW_SESSION_BROKEN) s->state = PGW_SESSION_TERMINATED;
     pgw__fail_all(s, PGW_ECANCELED);
     s->depth--;
+    s->recycler->session = NULL; /* no result is made after this */
     const pgw_allocator_t *a = s->alloc;
     while (s->free_reqs) {
         pgw__req_t *r = s->free_reqs;

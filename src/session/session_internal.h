@@ -49,6 +49,19 @@ typedef struct pgw__chunk {
 /* At most this many oversized chunks wait for reuse (bounds the best-fit scan). */
 #define PGW__RECYCLE_MAX_FREE_BIG 32
 
+/* The session's output settings that the server's text of a value depends
+ * on, as last reported (result_text.c): shared, reference-counted, by the
+ * results created while they held. The strings follow the struct. */
+typedef struct pgw__text_settings {
+    size_t refs;
+    const char *timezone, *datestyle, *intervalstyle; /* NULL: not reported */
+    struct pgw_tz *tz;                                /* loaded at first use */
+    int tz_state;                                     /* 0: not tried, 1: loaded, <0: failed */
+} pgw__text_settings_t;
+
+/* The ParameterStatus names those settings come from, in this order. */
+#define PGW__TEXT_NPARAMS 3
+
 typedef struct pgw__recycler {
     pgw_allocator_t alloc;
     size_t refs;
@@ -63,6 +76,14 @@ typedef struct pgw__recycler {
     struct pgw_result *free_results;
     unsigned nfree_results;
     size_t free_result_bytes; /* storage of the free results */
+    /* The session while it lives (pgw_session_new / free), whose reported
+     * settings each new result captures; the current capture; where the
+     * settings' parameters are in the session's list (index + 1; 0: not
+     * found) when it had text_nparams entries. (result_text.c) */
+    struct pgw_session *session;
+    pgw__text_settings_t *text_settings;
+    int32_t text_param_at[PGW__TEXT_NPARAMS];
+    size_t text_nparams;
 } pgw__recycler_t;
 
 int pgw__recycler_new(pgw__recycler_t **out, const pgw_allocator_t *alloc, size_t chunk_size,
@@ -116,9 +137,21 @@ struct pgw_result {
     uint16_t copy_ncols;
     int16_t *copy_formats; /* in the arena */
     uint64_t copy_bytes;
+
+    /* The server's text of values (result_text.c): the session's settings
+     * when the result was created (a reference), and per cell the text
+     * made so far (nrows * ncols entries in the arena, NULL until the
+     * first call; each entry NULL or a pgw__cell_text_t). */
+    pgw__text_settings_t *text_settings;
+    struct pgw__cell_text **cell_texts;
 };
 
 pgw_result_t *pgw__result_new(pgw__recycler_t *rec);
+/* The session's current text settings, with a reference for a new result
+ * (NULL without a session or memory). (result_text.c) */
+pgw__text_settings_t *pgw__text_settings_capture(pgw__recycler_t *rec);
+/* Drop a reference to s (NULL: nothing). (result_text.c) */
+void pgw__text_settings_unref(pgw__recycler_t *rec, pgw__text_settings_t *s);
 /* Bump allocation in the result's arena (8-byte aligned), or NULL. */
 void *pgw__result_alloc(pgw_result_t *r, size_t n);
 char *pgw__result_strdup(pgw_result_t *r, const char *p, size_t n);

@@ -60,6 +60,13 @@ int pgw__type_store_catalog(pgw_type_registry_t *reg, const char *name,
  * none). 0 if unknown. (array.c) */
 uint32_t pgw__array_elem(const pgw_type_registry_t *reg, uint32_t oid);
 
+/* The subtype of range type oid (built in, or loaded into reg), resolved
+ * for decoding; 0 if unknown. (range.c) */
+uint32_t pgw__range_bound_oid(const pgw_type_registry_t *reg, uint32_t oid);
+/* The range type of multirange type oid (built in, or loaded into reg), or
+ * 0. (range.c) */
+uint32_t pgw__multirange_range(const pgw_type_registry_t *reg, uint32_t oid);
+
 /* 1 for ASCII whitespace as the server's array/range parsers see it. */
 static inline int pgw__is_space(uint8_t c)
 {

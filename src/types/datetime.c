@@ -15,8 +15,7 @@
 /* Calendar                                                                 */
 /* ------------------------------------------------------------------------ */
 
-/* Days since 1970-01-01 of a proleptic Gregorian date (astronomical year). */
-static int64_t days_from_civil(int64_t y, int64_t m, int64_t d)
+int64_t pgw__days_from_civil(int64_t y, int64_t m, int64_t d)
 {
     y -= m <= 2;
     int64_t era = (y >= 0 ? y : y - 399) / 400;
@@ -26,7 +25,7 @@ static int64_t days_from_civil(int64_t y, int64_t m, int64_t d)
     return era * 146097 + doe - 719468;
 }
 
-static void civil_from_days(int64_t z, int64_t *y, int32_t *m, int32_t *d)
+void pgw__civil_from_days(int64_t z, int64_t *y, int32_t *m, int32_t *d)
 {
     z += 719468;
     int64_t era = (z >= 0 ? z : z - 146096) / 146097;
@@ -50,7 +49,7 @@ static int days_in_month(int64_t y, int m)
     return m == 2 && is_leap(y) ? 29 : dm[m - 1];
 }
 
-static int64_t floor_div(int64_t a, int64_t b)
+int64_t pgw__floor_div(int64_t a, int64_t b)
 {
     int64_t q = a / b;
     return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
@@ -65,7 +64,7 @@ int pgw_date_from_ymd(int32_t year, int32_t month, int32_t day, int32_t *days)
     if (year < -YEAR_LIMIT || year > YEAR_LIMIT || month < 1 || month > 12 || day < 1 ||
         day > days_in_month(year, month))
         return PGW_ERANGE;
-    int64_t d = days_from_civil(year, month, day) - UNIX_TO_PG_DAYS;
+    int64_t d = pgw__days_from_civil(year, month, day) - UNIX_TO_PG_DAYS;
     if (d <= INT32_MIN || d >= INT32_MAX) return PGW_ERANGE;
     *days = (int32_t)d;
     return 0;
@@ -77,27 +76,22 @@ int pgw_date_to_tm(int32_t days, pgw_tm_t *out)
     if (days == PGW_DATE_INFINITY || days == PGW_DATE_NEG_INFINITY) return PGW_ERANGE;
     int64_t y;
     memset(out, 0, sizeof *out);
-    civil_from_days((int64_t)days + UNIX_TO_PG_DAYS, &y, &out->month, &out->day);
+    pgw__civil_from_days((int64_t)days + UNIX_TO_PG_DAYS, &y, &out->month, &out->day);
     out->year = (int32_t)y;
     return 0;
 }
-
-/* The server's timestamp range (MIN_TIMESTAMP, END_TIMESTAMP exclusive):
- * Julian day 0 (4714-11-24 BC) to 294277-01-01, in microseconds since 2000. */
-#define TS_MIN_USEC INT64_C(-211813488000000000)
-#define TS_END_USEC INT64_C(9223371331200000000)
 
 int pgw_timestamp_to_tm(int64_t pg_usec, pgw_tm_t *out)
 {
     if (!out) return PGW_EINVAL;
     /* Also excludes the infinities, which lie outside. A hostile binary value
      * beyond the range would break down to a date that cannot convert back. */
-    if (pg_usec < TS_MIN_USEC || pg_usec >= TS_END_USEC) return PGW_ERANGE;
-    int64_t days = floor_div(pg_usec, USEC_PER_DAY);
+    if (pg_usec < PGW__TS_MIN_USEC || pg_usec >= PGW__TS_END_USEC) return PGW_ERANGE;
+    int64_t days = pgw__floor_div(pg_usec, USEC_PER_DAY);
     int64_t rem = pg_usec - days * USEC_PER_DAY;
     int64_t y;
     memset(out, 0, sizeof *out);
-    civil_from_days(days + UNIX_TO_PG_DAYS, &y, &out->month, &out->day);
+    pgw__civil_from_days(days + UNIX_TO_PG_DAYS, &y, &out->month, &out->day);
     out->year = (int32_t)y;
     out->usec = (int32_t)(rem % USEC_PER_SEC);
     rem /= USEC_PER_SEC;

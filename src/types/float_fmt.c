@@ -91,18 +91,30 @@ typedef struct decimal {
     int32_t exp10;   /* value = digits * 10^exp10 */
 } decimal_t;
 
-/* The shortest decimal for a finite, non-zero double (mantissa and biased
- * exponent fields). */
-static decimal_t shortest(uint64_t ieee_m, uint32_t ieee_e)
+/* An IEEE binary format: float8 or float4. */
+typedef struct ieee_format {
+    int mantissa_bits, exponent_bias;
+    int32_t max_fixed_exp; /* decimal notation below this exponent */
+} ieee_format_t;
+
+static const ieee_format_t FLOAT8 = {MANTISSA_BITS, EXPONENT_BIAS, 15};
+/* float4out switches to scientific notation from 1e+06 on. */
+static const ieee_format_t FLOAT4 = {23, 127, 6};
+
+/* The shortest decimal for a finite, non-zero value of format f (mantissa
+ * and biased exponent fields). A float4's interval is narrower, but its
+ * bounds are exact in the same 2^e2 / 4 units, so one algorithm serves
+ * both. */
+static decimal_t shortest(const ieee_format_t *f, uint64_t ieee_m, uint32_t ieee_e)
 {
     int32_t e2;
     uint64_t m2;
     if (ieee_e == 0) {
-        e2 = 1 - EXPONENT_BIAS - MANTISSA_BITS - 2;
+        e2 = 1 - f->exponent_bias - f->mantissa_bits - 2;
         m2 = ieee_m;
     } else {
-        e2 = (int32_t)ieee_e - EXPONENT_BIAS - MANTISSA_BITS - 2;
-        m2 = (UINT64_C(1) << MANTISSA_BITS) | ieee_m;
+        e2 = (int32_t)ieee_e - f->exponent_bias - f->mantissa_bits - 2;
+        m2 = (UINT64_C(1) << f->mantissa_bits) | ieee_m;
     }
     /* The interval's bounds lie exactly halfway to the neighbouring doubles.
      * A reader that rounds halfway cases to even would take a bound back to
@@ -221,12 +233,12 @@ static int put_digits(char d[20], uint64_t v)
     return n;
 }
 
-/* digits[0..n) * 10^exp10, laid out as float8out does. */
-static size_t layout(char *dst, const char *digits, int n, int32_t exp10)
+/* digits[0..n) * 10^exp10, laid out as float8out / float4out do. */
+static size_t layout(char *dst, const char *digits, int n, int32_t exp10, int32_t max_fixed_exp)
 {
     char *p = dst;
     int32_t x = exp10 + n - 1; /* the exponent of the first digit */
-    if (x >= -4 && x < 15) {
+    if (x >= -4 && x < max_fixed_exp) {
         if (x < 0) {
             *p++ = '0';
             *p++ = '.';
@@ -266,14 +278,11 @@ static size_t layout(char *dst, const char *digits, int n, int32_t exp10)
     return (size_t)(p - dst);
 }
 
-size_t pgw__fmt_float8(char *dst, double v)
+/* Sign, special values, zero, then the shortest digits laid out. */
+static size_t fmt_ieee(char *dst, const ieee_format_t *f, int sign, uint64_t ieee_m,
+                       uint32_t ieee_e, uint32_t max_e)
 {
-    uint64_t bits;
-    memcpy(&bits, &v, sizeof bits);
-    const int sign = (int)(bits >> 63);
-    const uint64_t ieee_m = bits & ((UINT64_C(1) << MANTISSA_BITS) - 1);
-    const uint32_t ieee_e = (uint32_t)(bits >> MANTISSA_BITS) & 0x7ffu;
-    if (ieee_e == 0x7ffu) {
+    if (ieee_e == max_e) {
         if (ieee_m) {
             memcpy(dst, "NaN", 3);
             return 3;
@@ -291,12 +300,28 @@ size_t pgw__fmt_float8(char *dst, double v)
         *p++ = '0';
         return (size_t)(p - dst);
     }
-    decimal_t d = shortest(ieee_m, ieee_e);
+    decimal_t d = shortest(f, ieee_m, ieee_e);
     char digits[20];
     int n = put_digits(digits, d.digits);
     while (n > 1 && digits[n - 1] == '0') { /* an exact power of ten rounded up */
         n--;
         d.exp10++;
     }
-    return (size_t)(p - dst) + layout(p, digits, n, d.exp10);
+    return (size_t)(p - dst) + layout(p, digits, n, d.exp10, f->max_fixed_exp);
+}
+
+size_t pgw__fmt_float8(char *dst, double v)
+{
+    uint64_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    return fmt_ieee(dst, &FLOAT8, (int)(bits >> 63), bits & ((UINT64_C(1) << MANTISSA_BITS) - 1),
+                    (uint32_t)(bits >> MANTISSA_BITS) & 0x7ffu, 0x7ffu);
+}
+
+size_t pgw__fmt_float4(char *dst, float v)
+{
+    uint32_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    return fmt_ieee(dst, &FLOAT4, (int)(bits >> 31), bits & ((UINT32_C(1) << 23) - 1),
+                    (bits >> 23) & 0xffu, 0xffu);
 }

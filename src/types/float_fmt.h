@@ -21,5 +21,8 @@
  * "Infinity", "-Infinity". No locale is involved.
  */
 size_t pgw__fmt_float8(char *dst, double v);
+/* The same for a float (float4out): at most PGW__FLOAT8_TEXT_MAX bytes
+ * too, scientific notation from an exponent of 6 on ("1e+06"). */
+size_t pgw__fmt_float4(char *dst, float v);
 
 #endif

@@ -42,7 +42,7 @@ uint32_t pgw_multirange_range_oid(uint32_t multirange_oid)
 
 /* The subtype of range oid (built in, or loaded into reg), resolved for
  * decoding; 0 if unknown. */
-static uint32_t range_bound_oid(const pgw_type_registry_t *reg, uint32_t oid)
+uint32_t pgw__range_bound_oid(const pgw_type_registry_t *reg, uint32_t oid)
 {
     uint32_t elem = pgw_range_elem_oid(oid);
     if (!elem && oid >= PGW__FIRST_USER_OID) {
@@ -53,7 +53,7 @@ static uint32_t range_bound_oid(const pgw_type_registry_t *reg, uint32_t oid)
 }
 
 /* The range type of multirange oid (built in, or loaded into reg), or 0. */
-static uint32_t multirange_range(const pgw_type_registry_t *reg, uint32_t oid)
+uint32_t pgw__multirange_range(const pgw_type_registry_t *reg, uint32_t oid)
 {
     uint32_t range = pgw_multirange_range_oid(oid);
     if (!range && oid >= PGW__FIRST_USER_OID) {
@@ -244,8 +244,8 @@ int pgw_range_parse_reg(const pgw_type_registry_t *reg, const pgw_value_t *v, pg
         return PGW_ENULL;
     }
     if (!reg) reg = pgw_type_registry_default();
-    int rc =
-        parse_range_bytes(v->p, v->p + v->len, v->format, range_bound_oid(reg, v->oid), out, &s);
+    int rc = parse_range_bytes(v->p, v->p + v->len, v->format, pgw__range_bound_oid(reg, v->oid),
+                               out, &s);
     if (rc < 0) range_init(out, v->format, 0);
     return rc;
 }
@@ -335,8 +335,8 @@ int pgw_multirange_parse_reg(const pgw_type_registry_t *reg, const pgw_value_t *
     if (v->len < 0) return PGW_ENULL;
     if (!reg) reg = pgw_type_registry_default();
     out->format = v->format;
-    out->range_oid = multirange_range(reg, v->oid);
-    out->_bound_oid = range_bound_oid(reg, out->range_oid);
+    out->range_oid = pgw__multirange_range(reg, v->oid);
+    out->_bound_oid = pgw__range_bound_oid(reg, out->range_oid);
     out->_p = v->p;
     out->_end = v->p + v->len;
     if (v->format == PGW_FORMAT_BINARY) return parse_bin_multirange(out);

@@ -84,6 +84,18 @@ int pgw__scalar_decode(const pgw_value_t *v, pgw_datum_t *out);
  * PGW_EFORMAT. A NULL datum is PGW_EINVAL (the caller writes length -1). */
 int pgw__scalar_encode(const pgw_datum_t *d, uint32_t oid, pgw_buf_t *out);
 
+/* The server's timestamp range (MIN_TIMESTAMP, END_TIMESTAMP exclusive):
+ * Julian day 0 (4714-11-24 BC) to 294277-01-01, in microseconds since 2000. */
+#define PGW__TS_MIN_USEC INT64_C(-211813488000000000)
+#define PGW__TS_END_USEC INT64_C(9223371331200000000)
+
+/* Calendar arithmetic on the proleptic Gregorian calendar, astronomical
+ * years (datetime.c): days since 1970-01-01 of a date, and back; floor
+ * division. */
+int64_t pgw__days_from_civil(int64_t y, int64_t m, int64_t d);
+void pgw__civil_from_days(int64_t z, int64_t *y, int32_t *m, int32_t *d);
+int64_t pgw__floor_div(int64_t a, int64_t b);
+
 /* Text parsing helpers (no locale). */
 /* Parse a whole decimal integer [+-]?[0-9]+ in [min, max]. 0, PGW_EFORMAT or
  * PGW_ERANGE. */

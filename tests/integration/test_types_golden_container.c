@@ -17,6 +17,7 @@
 
 #include <cmocka.h>
 
+#include "golden_values.h"
 #include "pgraw.h"
 #include "pgtest.h"
 #include "pgwire/proto.h"
@@ -191,58 +192,23 @@ static size_t same_array(const char *sql, int ndim, const int32_t *dims, const i
     return n;
 }
 
+typedef struct golden_array {
+    const char *sql;
+    int ndim;
+    int32_t dims[PGW_ARRAY_MAXDIM], lbs[PGW_ARRAY_MAXDIM];
+    size_t nelems;
+} golden_array_t;
+
+#define GOLDEN_ARRAY_ROW(sql, ndim, dims, lbs, n) {sql, ndim, dims, lbs, n},
+static const golden_array_t golden_arrays[] = {GOLDEN_ARRAYS(GOLDEN_ARRAY_ROW)};
+
 static void test_arrays_text_vs_binary(void **state)
 {
     (void)state;
-    int32_t d3[] = {3}, l1[] = {1}, l0[] = {0}, d22[] = {2, 2}, l11[] = {1, 1};
-    assert_int_equal(same_array("SELECT '{-1,-2,NULL}'::int[]", 1, d3, l1), 3);
-    int32_t d4[] = {4};
-    assert_int_equal(same_array("SELECT '{\"NULL\",NULL,\"\",a\\,b}'::text[]", 1, d4, l1), 4);
-    assert_int_equal(same_array("SELECT '[0:2]={1,2,3}'::int[]", 1, d3, l0), 3);
-    assert_int_equal(same_array("SELECT '{{1,2},{3,4}}'::int[]", 2, d22, l11), 4);
-    assert_int_equal(same_array("SELECT '{}'::int[]", 0, NULL, NULL), 0);
-    int32_t d8[] = {8};
-    assert_int_equal(
-        same_array("SELECT ARRAY['q\"uote', 'back\\slash', '{brace}', 'com,ma', ' lead', "
-                   "'trail ', 'tab\tnl\n', 'null']::text[]",
-                   1, d8, l1),
-        8);
-    int32_t d5[] = {5};
-    assert_int_equal(same_array("SELECT ARRAY[1.5, -0.0, 'NaN', '-Infinity', "
-                                "1e-300]::float8[]",
-                                1, d5, l1),
-                     5);
-    int32_t d4b[] = {4};
-    assert_int_equal(same_array("SELECT ARRAY[1.50, -123456789012345678901234.5678, 'NaN', "
-                                "0]::numeric[]",
-                                1, d4b, l1),
-                     4);
-    int32_t d3b[] = {3};
-    assert_int_equal(same_array("SELECT ARRAY['2020-02-29 12:34:56.789', 'infinity', "
-                                "NULL]::timestamp[]",
-                                1, d3b, l1),
-                     3);
-    int32_t d2[] = {2};
-    assert_int_equal(same_array("SELECT ARRAY['2020-02-29 12:34:56+02', '-infinity']::"
-                                "timestamptz[]",
-                                1, d2, l1),
-                     2);
-    assert_int_equal(same_array("SELECT ARRAY['a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', "
-                                "NULL]::uuid[]",
-                                1, d2, l1),
-                     2);
-    assert_int_equal(same_array("SELECT '{t,f,NULL}'::bool[]", 1, d3, l1), 3);
-    assert_int_equal(
-        same_array("SELECT ARRAY['\\x00ff'::bytea, 'a\\\\b\"c'::bytea, ''::bytea]", 1, d3, l1), 3);
-    int32_t d3d[] = {2, 1, 2}, l3d[] = {-1, 5, 1};
-    assert_int_equal(
-        same_array("SELECT '[-1:0][5:5][1:2]={{{1,2}},{{3,NULL}}}'::int8[]", 3, d3d, l3d), 4);
-    assert_int_equal(same_array("SELECT '{-32768,32767}'::int2[]", 1, d2, l1), 2);
-    assert_int_equal(same_array("SELECT '{1.5,-2}'::float4[]", 1, d2, l1), 2);
-    assert_int_equal(same_array("SELECT '{2020-01-01,infinity}'::date[]", 1, d2, l1), 2);
-    int32_t d6[] = {1, 1, 1, 1, 1, 1}, l6[] = {1, 1, 1, 1, 1, 1};
-    assert_int_equal(same_array("SELECT '{{{{{{7}}}}}}'::int[]", 6, d6, l6), 1);
-    assert_int_equal(same_array("SELECT ARRAY['x','y']::varchar[]", 1, d2, l1), 2);
+    for (size_t i = 0; i < (sizeof golden_arrays / sizeof golden_arrays[0]); i++) {
+        const golden_array_t *a = &golden_arrays[i];
+        assert_int_equal(same_array(a->sql, a->ndim, a->dims, a->lbs), a->nelems);
+    }
 }
 
 /* The bench shape: 10 rows of int4[50000], half negative, from the wire. */
@@ -397,24 +363,19 @@ static void same_range(const char *sql, uint8_t flags)
     pgt_rows_free(&br);
 }
 
+typedef struct golden_range {
+    const char *sql;
+    uint8_t flags;
+} golden_range_t;
+
+#define GOLDEN_RANGE_ROW(sql, flags) {sql, flags},
+static const golden_range_t golden_ranges[] = {GOLDEN_RANGES(GOLDEN_RANGE_ROW)};
+
 static void test_ranges_text_vs_binary(void **state)
 {
     (void)state;
-    const uint8_t LI = PGW_RANGE_LB_INC, UI = PGW_RANGE_UB_INC, LF = PGW_RANGE_LB_INF,
-                  UF = PGW_RANGE_UB_INF, E = PGW_RANGE_EMPTY;
-    same_range("SELECT '[1,10)'::int4range", LI);
-    same_range("SELECT 'empty'::int4range", E);
-    same_range("SELECT '(,5]'::int4range", LF); /* canonical: (,6) */
-    same_range("SELECT '[3,)'::int8range", LI | UF);
-    same_range("SELECT '(,)'::int8range", LF | UF);
-    same_range("SELECT '[1.5,2.25]'::numrange", LI | UI);
-    same_range("SELECT '(-1e30,)'::numrange", UF);
-    same_range("SELECT '[2020-01-01,2020-02-01)'::daterange", LI);
-    same_range("SELECT '[-infinity,infinity]'::daterange", LI | UI); /* not canonicalised */
-    same_range("SELECT '[2020-01-01 10:00,2020-01-02 11:30:00.5]'::tsrange", LI | UI);
-    same_range("SELECT '(,2020-01-01)'::tsrange", LF);
-    same_range("SELECT '[2020-01-01 10:00+02,)'::tstzrange", LI | UF);
-    same_range("SELECT 'empty'::tstzrange", E);
+    for (size_t i = 0; i < (sizeof golden_ranges / sizeof golden_ranges[0]); i++)
+        same_range(golden_ranges[i].sql, golden_ranges[i].flags);
 }
 
 static void same_multirange(const char *sql, size_t count)
@@ -444,18 +405,20 @@ static void same_multirange(const char *sql, size_t count)
     pgt_rows_free(&br);
 }
 
+typedef struct golden_count {
+    const char *sql;
+    size_t n; /* ranges of a multirange, fields of a record */
+} golden_count_t;
+
+#define GOLDEN_COUNT_ROW(sql, n) {sql, n},
+static const golden_count_t golden_multiranges[] = {GOLDEN_MULTIRANGES(GOLDEN_COUNT_ROW)};
+static const golden_count_t golden_records[] = {GOLDEN_RECORDS(GOLDEN_COUNT_ROW)};
+
 static void test_multiranges_text_vs_binary(void **state)
 {
     (void)state;
-    same_multirange("SELECT '{[1,3), [5,7)}'::int4multirange", 2);
-    same_multirange("SELECT '{}'::int4multirange", 0);
-    same_multirange("SELECT '{(,3), [5,)}'::int8multirange", 2);
-    same_multirange("SELECT '{[1.5,2), [3,4.25]}'::nummultirange", 2);
-    same_multirange("SELECT '{[2020-01-01,2020-01-05), [2021-01-01,)}'::datemultirange", 2);
-    same_multirange("SELECT '{[2020-01-01 00:00,2020-01-01 01:00)}'::tsmultirange", 1);
-    same_multirange("SELECT '{(,2020-01-01 00:00+05], [2021-01-01 00:00+00,2022-01-01 00:00+00)}'"
-                    "::tstzmultirange",
-                    2);
+    for (size_t i = 0; i < (sizeof golden_multiranges / sizeof golden_multiranges[0]); i++)
+        same_multirange(golden_multiranges[i].sql, golden_multiranges[i].n);
 }
 
 static void test_range_params_roundtrip(void **state)
@@ -537,10 +500,8 @@ static void same_record(const char *sql, size_t nfields)
 static void test_records(void **state)
 {
     (void)state;
-    same_record("SELECT ROW(1, 'a'::text, NULL::text)", 3);
-    same_record("SELECT ROW(1, 'a b'::text, ''::text, 'q\"u\\o,te()'::text, 2.5::numeric, "
-                "'{1,2}'::int[], true)",
-                7);
+    for (size_t i = 0; i < (sizeof golden_records / sizeof golden_records[0]); i++)
+        same_record(golden_records[i].sql, golden_records[i].n);
     pgt_raw_exec_ok(db, "DROP TYPE IF EXISTS pgw_tc_pair");
     pgt_raw_exec_ok(db, "CREATE TYPE pgw_tc_pair AS (a int4, b text)");
     same_record("SELECT ROW(7, 'x y')::pgw_tc_pair", 2);
