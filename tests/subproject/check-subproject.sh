@@ -16,7 +16,9 @@ fail() {
     exit 1
 }
 
-cmake -S "$src/tests/subproject" -B "$work" -DPGW_SOURCE_DIR="$src" >"$work/configure.log" 2>&1 ||
+# Makefiles, whatever CMAKE_GENERATOR says: -k below is make's.
+cmake -G "Unix Makefiles" -S "$src/tests/subproject" -B "$work" -DPGW_SOURCE_DIR="$src" \
+    >"$work/configure.log" 2>&1 ||
     { cat "$work/configure.log"; fail "configure failed"; }
 # -k: every error, not the first
 if ! cmake --build "$work" -j"$(nproc 2>/dev/null || echo 2)" -- -k >"$work/build.log" 2>&1; then
