@@ -11,6 +11,11 @@
  *   pgwire/conninfo.h        connection strings, environment, service and password files
  *   pgwire/conn.h            a connection on a libuv loop
  *   pgwire/client.h          blocking calls for programs without an event loop
+ *   pgwire/listen.h          LISTEN/NOTIFY, and a listener that survives reconnects
+ *   pgwire/pool.h            many connections behind one handle, on a loop or blocking
+ * and beside them:
+ *   pgwire/tls.h             what a connection's TLS layer negotiated
+ *   pgwire/auth.h            password verifiers for ALTER ROLE ... PASSWORD
  */
 #ifndef PGWIRE_H
 #define PGWIRE_H
@@ -25,6 +30,7 @@
 #include "pgwire/conn.h"
 #include "pgwire/client.h"
 #include "pgwire/listen.h"
+#include "pgwire/pool.h"
 #include "pgwire/tls.h"
 #include "pgwire/auth.h"
 

@@ -87,7 +87,7 @@ static long b64_decode(const char *in, size_t n, uint8_t *out)
         int pad = 0;
         uint32_t v = 0;
         for (int k = 0; k < 4; k++) {
-            char c = in[i + k];
+            char c = in[i + (size_t)k];
             int d;
             if (c == '=' && i + 4 == n && k >= 2) {
                 pad++;

@@ -95,7 +95,8 @@ static int ci_eq(const char *s, size_t len, const char *word)
 
 static int scan_special(const char *s, size_t len, pgw_numeric_t *hdr)
 {
-    int neg = 0, pos = 0;
+    int neg = 0;
+    size_t pos = 0; /* the sign's length */
     if (ci_eq(s, len, "nan")) {
         hdr->sign = PGW_NUMERIC_NAN;
         return 1;

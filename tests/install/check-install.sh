@@ -8,6 +8,14 @@
 # 2. Installed into a scratch prefix: find_package(pgwire) (shared and
 #    static) and the installed libpgwire.pc (shared and --static), which
 #    names the prefix and nothing of the build or source tree.
+# 3. The Release build a packager makes, library only (README's Building),
+#    with link-time optimization on (PGW_LTO's default): installed, and
+#    linked through its libpgwire.pc by gcc, gcc -fno-lto and clang, shared
+#    and static, and by a clang find_package(pgwire) consumer. With GCC its
+#    libpgwire.a carries LTO bytecode, which only GCC's linker plugin reads:
+#    the archive must hold machine code as well, as every toolchain that
+#    links statically without that plugin (clang, gcc -fno-lto, Rust's cc,
+#    cgo) needs.
 #
 # The static links take every object of libpgwire.a (--whole-archive), so
 # they succeed only if --static lists every library the whole library needs
@@ -38,15 +46,18 @@ expect_var() {
     [ "$got" = "$want" ] || fail "$dir/libpgwire.pc: $var is '$got', expected '$want'"
 }
 
-# check_pc DIR NAME: consumer built with the flags of DIR/libpgwire.pc, shared
-# and static, and run.
+# check_pc DIR NAME [COMPILER...]: consumer built with the flags of
+# DIR/libpgwire.pc by COMPILER (default cc), shared and static, and run.
 check_pc() {
     local dir=$1 name=$2 libdir static_libs flag
+    shift 2
+    local compiler=("${@:-cc}")
     libdir=$(pc "$dir" --variable=libdir)
     [ -f "$libdir/libpgwire.so" ] || fail "$name: no libpgwire.so in libdir $libdir"
     [ -f "$libdir/libpgwire.a" ] || fail "$name: no libpgwire.a in libdir $libdir"
     # shellcheck disable=SC2046 # pkg-config prints a list of flags
-    cc -std=c11 "$consumer" -o "$work/$name-shared" $(pc "$dir" --cflags --libs)
+    "${compiler[@]}" -std=c11 "$consumer" -o "$work/$name-shared" $(pc "$dir" --cflags --libs) ||
+        fail "$name: ${compiler[*]} could not link with libpgwire.so"
     LD_LIBRARY_PATH=$libdir "$work/$name-shared" >/dev/null
 
     static_libs=$(pc "$dir" --static --libs)
@@ -57,9 +68,10 @@ check_pc() {
         esac
     done
     # shellcheck disable=SC2046,SC2001 # a list of flags; -lpgwire becomes the archive
-    cc -std=c11 "$consumer" -o "$work/$name-static" $(pc "$dir" --cflags) \
+    "${compiler[@]}" -std=c11 "$consumer" -o "$work/$name-static" $(pc "$dir" --cflags) \
         -Wl,--whole-archive "$libdir/libpgwire.a" -Wl,--no-whole-archive \
-        $(echo "$static_libs" | sed 's/\(^\| \)-lpgwire\( \|$\)/ /')
+        $(echo "$static_libs" | sed 's/\(^\| \)-lpgwire\( \|$\)/ /') ||
+        fail "$name: ${compiler[*]} could not link with libpgwire.a"
     if readelf -d "$work/$name-static" | grep -q 'NEEDED.*libpgwire'; then
         fail "$name: the static consumer needs libpgwire.so"
     fi
@@ -94,3 +106,39 @@ check_pc "$pcdir" installed
 
 echo "install: build-tree pkg-config (shared, --static), find_package (shared, static)" \
     "and installed pkg-config (shared, --static) consumers built and ran"
+
+# 3. A Release build, library only, LTO on (the default), installed; by the
+# compiler of BUILD.
+rel=$work/release
+build_cc=$(sed -n 's/^CMAKE_C_COMPILER:[A-Z]*=//p' "$build/CMakeCache.txt")
+cmake -S "$src" -B "$rel/build" -DCMAKE_BUILD_TYPE=Release -DPGW_BUILD_TESTS=OFF \
+    -DPGW_BUILD_BENCH=OFF -DPGW_BUILD_EXAMPLES=OFF ${build_cc:+-DCMAKE_C_COMPILER="$build_cc"} \
+    >"$rel.log" 2>&1 ||
+    { cat "$rel.log"; fail "release: configure failed"; }
+cmake --build "$rel/build" -j"$(nproc 2>/dev/null || echo 2)" >>"$rel.log" 2>&1 ||
+    { cat "$rel.log"; fail "release: build failed"; }
+cmake --install "$rel/build" --prefix "$rel/prefix" >/dev/null
+rel_pc=$(dirname "$(find "$rel/prefix" -name libpgwire.pc | head -n 1)")
+archive=$(pc "$rel_pc" --variable=libdir)/libpgwire.a
+compiler_id=$(sed -n 's/^set(CMAKE_C_COMPILER_ID "\(.*\)")$/\1/p' \
+    "$rel"/build/CMakeFiles/*/CMakeCCompiler.cmake | head -n 1)
+lto=""
+if readelf -S --wide "$archive" 2>/dev/null | grep '\.gnu\.lto_' >/dev/null; then # not -q: pipefail
+    lto=" (GCC LTO bytecode and machine code)"
+elif [ "$compiler_id" = GNU ]; then
+    fail "release: the $compiler_id build's libpgwire.a holds no LTO bytecode: is PGW_LTO off?"
+fi
+for toolchain in "gcc" "gcc -fno-lto" "clang"; do
+    command -v "${toolchain%% *}" >/dev/null || fail "release: ${toolchain%% *} not installed"
+    # shellcheck disable=SC2086 # the toolchain is a command and its flags
+    check_pc "$rel_pc" "release-${toolchain// /}" $toolchain
+done
+CC=clang cmake -S "$src/tests/install" -B "$rel/consumer" -DCMAKE_PREFIX_PATH="$rel/prefix" \
+    >/dev/null
+cmake --build "$rel/consumer" >/dev/null ||
+    fail "release: find_package(pgwire) consumer built by clang failed"
+LD_LIBRARY_PATH=$(dirname "$archive") "$rel/consumer/consumer_shared" >/dev/null
+"$rel/consumer/consumer_static" >/dev/null
+echo "install: Release build (library only, LTO on) by $compiler_id: libpgwire.a$lto linked" \
+    "by gcc, gcc -fno-lto and clang (pkg-config shared and --static; clang find_package" \
+    "shared and static); consumers ran"

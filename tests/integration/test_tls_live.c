@@ -23,6 +23,7 @@
 #include "failalloc.h"
 #include "faketls.h"
 #include "pgtest.h"
+#include "pgtime.h"
 #include "pgwire/client.h"
 #include "pgwire/types.h"
 
@@ -191,10 +192,12 @@ static int agree(const char *ci, outcome_t *out)
     return rc;
 }
 
+/* connect_timeout is a guard against a hang, not a bound: under valgrind on a
+ * loaded machine libpq's TLS handshake alone took more than 10 s. */
 static char *tcp_ci(char *buf, size_t n, const char *host, const char *port, const char *user,
                     const char *extra)
 {
-    snprintf(buf, n, "host=%s port=%s user=%s dbname=%s connect_timeout=10 %s", host,
+    snprintf(buf, n, "host=%s port=%s user=%s dbname=%s connect_timeout=60 %s", host,
              port ? port : pgt_env_required("PGPORT"), user ? user : pgt_env_required("PGUSER"),
              pgt_env_required("PGDATABASE"), extra ? extra : "");
     return buf;
@@ -407,13 +410,6 @@ static void *cancel_later(void *arg)
     return NULL;
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static void cancel_sleep(const char *ci)
 {
     pgw_client_t *c = NULL;
@@ -426,15 +422,15 @@ static void cancel_sleep(const char *ci)
     canceller_t k = {c, 1};
     pthread_t t;
     assert_int_equal(pthread_create(&t, NULL, cancel_later, &k), 0);
-    double t0 = now_s();
+    uint64_t t0 = pgt_now_ns();
     pgw_result_t *res = NULL;
-    rc = pgw_client_exec(c, "SELECT pg_sleep(10)", &res);
-    double took = now_s() - t0;
+    rc = pgw_client_exec(c, "SELECT pg_sleep(30)", &res);
+    double took = pgt_ms_since(t0);
     pthread_join(t, NULL);
     assert_int_equal(k.rc, 0);
     assert_int_equal(rc, PGW_ESERVER);
     assert_string_equal(pgw_result_error(res)->sqlstate, "57014");
-    assert_true(took < 3.0);
+    pgt_assert_in_time("pg_sleep(30) cancelled after 300 ms", took, 0, 30000);
     pgw_result_free(res);
     pgw_client_close(c);
 }
@@ -449,13 +445,15 @@ static void test_direct_against_old_server(void **state)
     pgt_require_server();
     char ci[512];
     outcome_t o;
-    double t0 = now_s();
+    uint64_t t0 = pgt_now_ns();
     tcp_ci(ci, sizeof ci, "127.0.0.1", NULL, NULL, "sslmode=require sslnegotiation=direct");
     int rc = run_pgw(ci, &o);
     assert_int_not_equal(rc, 0);
     assert_true(rc == PGW_ETLS || rc == PGW_ECONNLOST || rc == PGW_ECONNECT);
     assert_true(strlen(o.msg) > 0);
-    assert_true(now_s() - t0 < 5.0);
+    /* promptly: the server closed at once; had it waited for a startup
+     * packet, its authentication_timeout (60 s) would have ended it */
+    pgt_assert_in_time("sslnegotiation=direct refused", pgt_ms_since(t0), 0, 60000);
     /* The same server still takes a normal TLS connection. */
     tcp_ci(ci, sizeof ci, "127.0.0.1", NULL, NULL, "sslmode=require");
     assert_int_equal(run_pgw(ci, &o), 0);
