@@ -4,6 +4,14 @@
  * one-shot requests are wrapped so that their completion is counted
  * against their connection and a connection's death is reported as
  * PGW_ERETRY; checkouts are waiters of the core, answered from the loop.
+ *
+ * A connection's death reaches the pool first through the completions of
+ * its requests (the session fails them before the connection reports
+ * on_lost; a FATAL error completes the request it interrupted before
+ * that): the wrapper takes a dead connection out of the core before the
+ * caller's callback runs, so that what the callback resubmits goes to
+ * another connection. The way it died (and a refused connect) tells the
+ * core which server is going down.
  */
 #define _DEFAULT_SOURCE /* uv.h needs POSIX types */
 #include "pgwire/pool.h"
@@ -27,11 +35,19 @@ struct pconn {
     pgw__member_t *m; /* NULL once the core dropped it */
     pconn_t *next, *prev;
     uint8_t was_ready;
-    uint8_t out;     /* checked out */
-    uint8_t closing; /* pgw_conn_close called */
-    int32_t host;    /* index in p->hosts once up; -1 before (or no memory) */
-    uint32_t early;  /* requests sent before it was up, still pending */
+    uint8_t out;          /* checked out */
+    uint8_t closing;      /* pgw_conn_close called */
+    int32_t host;         /* index in p->hosts once up; -1 before (or no memory) */
+    uint32_t early;       /* requests sent before it was up, still pending */
+    size_t attempts_seen; /* connect attempts already looked at for refusals */
 };
+
+/* A server connections were made to, as the connect attempts name it
+ * (pgw_conn_attempt_t host and port): the core knows it by its index + 1. */
+typedef struct pserver {
+    char host[256];
+    uint16_t port;
+} pserver_t;
 
 /* Per-server totals (pgw_pool_hosts); live counts are taken from the
  * connections when asked. */
@@ -91,6 +107,8 @@ struct pgw_pool {
     size_t nfree_reqs;
     phost_t *hosts;
     size_t nhosts, caphosts;
+    pserver_t *servers;
+    size_t nservers, capservers;
     int closing;
     int handles_open;
     uint64_t retried, submitted;
@@ -139,6 +157,20 @@ static void copy_cut(char *dst, size_t n, const char *src)
     dst[len] = 0;
 }
 
+/* Room for one more element in *arr (of elem bytes, n used, *cap
+ * allocated). Returns 0, or -1 without memory. */
+static int grow(pgw_pool_t *p, void **arr, size_t *cap, size_t n, size_t elem)
+{
+    if (n < *cap) return 0;
+    size_t c = *cap ? *cap * 2 : 4;
+    if (c > INT32_MAX) return -1;
+    void *a = pgw__realloc(p->alloc, *arr, c * elem);
+    if (!a) return -1;
+    *arr = a;
+    *cap = c;
+    return 0;
+}
+
 /* The entry of pc's server and role, made if new; -1 without memory. */
 static int32_t host_index(pgw_pool_t *p, const pconn_t *pc, uint8_t role)
 {
@@ -150,14 +182,7 @@ static int32_t host_index(pgw_pool_t *p, const pconn_t *pc, uint8_t role)
         if (h->role == role && strcmp(h->host, host) == 0 && strcmp(h->port, port) == 0)
             return (int32_t)i;
     }
-    if (p->nhosts == p->caphosts) {
-        size_t cap = p->caphosts ? p->caphosts * 2 : 4;
-        if (cap > INT32_MAX) return -1;
-        phost_t *n = pgw__realloc(p->alloc, p->hosts, cap * sizeof *n);
-        if (!n) return -1;
-        p->hosts = n;
-        p->caphosts = cap;
-    }
+    if (grow(p, (void **)&p->hosts, &p->caphosts, p->nhosts, sizeof *p->hosts) < 0) return -1;
     phost_t *h = &p->hosts[p->nhosts];
     memset(h, 0, sizeof *h);
     memcpy(h->host, host, sizeof host);
@@ -169,6 +194,51 @@ static int32_t host_index(pgw_pool_t *p, const pconn_t *pc, uint8_t role)
 static phost_t *host_of(const pconn_t *pc)
 {
     return pc->host >= 0 ? &pc->p->hosts[pc->host] : NULL;
+}
+
+/* The core's id of a server (0: none yet, or no memory to add it). */
+static uint32_t server_id(pgw_pool_t *p, const char *host, uint16_t port, int add)
+{
+    if (!host) return 0;
+    for (size_t i = 0; i < p->nservers; i++)
+        if (p->servers[i].port == port && strcmp(p->servers[i].host, host) == 0)
+            return (uint32_t)i + 1;
+    if (!add || grow(p, (void **)&p->servers, &p->capservers, p->nservers, sizeof *p->servers) < 0)
+        return 0;
+    pserver_t *s = &p->servers[p->nservers];
+    copy_cut(s->host, sizeof s->host, host);
+    s->port = port;
+    return (uint32_t)++p->nservers;
+}
+
+/* The server pc's connection is up on (the attempt that connected). */
+static uint32_t server_of(pconn_t *pc)
+{
+    size_t n = 0;
+    const pgw_conn_attempt_t *a = pgw_conn_attempts(pc->conn, &n);
+    return n ? server_id(pc->p, a[n - 1].host, a[n - 1].port, 1) : 0;
+}
+
+/* The attempt found nothing listening, or a server refusing connections
+ * because it is starting up or shutting down (57P03). */
+static int attempt_refused(const pgw_conn_attempt_t *a)
+{
+    return a->status == UV_ECONNREFUSED || a->status == UV_ENOENT ||
+           (a->status == PGW_ESERVER && a->sqlstate && strcmp(a->sqlstate, "57P03") == 0);
+}
+
+/* The servers that refused pc's connect attempts since last looked at are
+ * going down (an attempt still in progress is looked at next time). */
+static void note_refusals(pconn_t *pc)
+{
+    pgw_pool_t *p = pc->p;
+    size_t n = 0;
+    const pgw_conn_attempt_t *a = pgw_conn_attempts(pc->conn, &n);
+    for (size_t i = pc->attempts_seen; i < n && a[i].status != 0; i++) {
+        pc->attempts_seen = i + 1;
+        uint32_t s = attempt_refused(&a[i]) ? server_id(p, a[i].host, a[i].port, 0) : 0;
+        if (s) pgw__core_server_down(&p->core, s, 0, now_us());
+    }
 }
 
 /* A one-shot request (or batch) was sent on pc / completed with status. */
@@ -314,20 +384,91 @@ static void hook_trace(pgw_conn_t *conn, char dir, const uint8_t *msg, size_t le
     pc->p->cfg.conn.on_trace(conn, dir, msg, len, pc->p->cfg.conn.ud);
 }
 
+/* pc's connection is gone: out of the core (if still in it). down: the
+ * way it went says its server is going down. */
+static void pconn_lost(pconn_t *pc, int down)
+{
+    pgw_pool_t *p = pc->p;
+    pgw__member_t *m = pc->m;
+    if (!m) return;
+    uint32_t server = m->server;
+    phost_t *h = host_of(pc);
+    if (h) h->lost++;
+    pc->m = NULL;
+    uint64_t now = now_us();
+    pgw__core_lost(&p->core, m, now);
+    if (down) pgw__core_server_down(&p->core, server, 1, now);
+    kick(p);
+}
+
+/* The server closes the connection after a FATAL error (1), and every
+ * connection after a PANIC (2); 0 for any other error. */
+static int fatal_level(const pgw_error_t *e)
+{
+    const char *sev = e->severity_nonlocal ? e->severity_nonlocal : e->severity;
+    if (!sev) return 0;
+    if (strcmp(sev, "PANIC") == 0) return 2;
+    return strcmp(sev, "FATAL") == 0;
+}
+
+/* SQLSTATE 57P01 (admin shutdown, also pg_terminate_backend), 57P02
+ * (crash shutdown) or 57P03 (cannot connect now). */
+static int is_shutdown_error(const pgw_error_t *e)
+{
+    const char *c = e->sqlstate;
+    return c && strncmp(c, "57P0", 4) == 0 && c[4] >= '1' && c[4] <= '3' && c[5] == 0;
+}
+
+enum { CONN_ALIVE = 0, CONN_GONE, CONN_GONE_SERVER_DOWN };
+
+/* What a completion (status, res) on pc says of its connection: alive;
+ * gone (the session broke, or the server sent a FATAL error); gone in a
+ * way that says the server is going down (a shutdown error, a PANIC, or
+ * the connection closed under the request without a word). */
+static int conn_fate(pconn_t *pc, int status, const pgw_result_t *res)
+{
+    const pgw_error_t *e = status == PGW_ESERVER && res ? pgw_result_error(res) : NULL;
+    int fatal = e ? fatal_level(e) : 0;
+    if (fatal) return fatal == 2 || is_shutdown_error(e) ? CONN_GONE_SERVER_DOWN : CONN_GONE;
+    pgw_session_t *s = pgw_conn_session(pc->conn);
+    if (s && pgw_session_state(s) != PGW_SESSION_BROKEN) return CONN_ALIVE;
+    return status == PGW_ECONNLOST ? CONN_GONE_SERVER_DOWN : CONN_GONE;
+}
+
+/* A request of pc completed and its caller's callback is about to run: a
+ * connection that is gone leaves the rotation first, so that what the
+ * callback resubmits goes elsewhere (never to the dying connection, and
+ * never refused for it). A connection still opening that fails what it
+ * carried has left a server and refuses requests until its next attempt
+ * starts, right after these callbacks: it takes none meanwhile
+ * (after_callback ends that). */
+static void before_callback(pconn_t *pc, int status, const pgw_result_t *res)
+{
+    pgw__member_t *m = pc->m;
+    if (!m) return;
+    if (m->state == PGW__M_OPENING) {
+        if (pgw_conn_session(pc->conn)) return;
+        pgw__core_between_attempts(&pc->p->core, m, 1);
+        note_refusals(pc);
+        return;
+    }
+    int fate = conn_fate(pc, status, res);
+    if (fate != CONN_ALIVE) pconn_lost(pc, fate == CONN_GONE_SERVER_DOWN);
+}
+
+static void after_callback(pconn_t *pc)
+{
+    if (pc->m) pgw__core_between_attempts(&pc->p->core, pc->m, 0);
+}
+
+/* The established connection broke. When requests were in flight their
+ * completions have already taken it out (before_callback). */
 static void hook_lost(pgw_conn_t *conn, int err, void *ud)
 {
     pconn_t *pc = ud;
-    pgw_pool_t *p = pc->p;
-    phost_t *h = host_of(pc);
-    if (h && pc->m) h->lost++;
-    if (pc->m) {
-        pgw__member_t *m = pc->m;
-        pc->m = NULL;
-        pgw__core_lost(&p->core, m, now_us());
-    }
+    pconn_lost(pc, 0);
     /* A checked-out connection stays until its holder releases it. */
     if (!pc->out) pconn_close(pc);
-    kick(p);
 }
 
 static void on_connected(pgw_conn_t *conn, int status, const pgw_error_t *err, void *ud)
@@ -345,8 +486,12 @@ static void on_connected(pgw_conn_t *conn, int status, const pgw_error_t *err, v
             h->submitted += pc->early;
         }
         pc->early = 0;
+        m->server = server_of(pc);
         pgw__core_opened(&p->core, m, 0, now_us());
+        note_refusals(pc); /* hosts tried before this one */
     } else {
+        /* Before the requests it carried complete (after this call). */
+        note_refusals(pc);
         pc->m = NULL;
         pgw__core_opened(&p->core, m, status, now_us());
         pconn_close(pc);
@@ -396,8 +541,13 @@ static void op_close(void *ud, pgw__member_t *m, int reason)
 static void on_checked(int status, pgw_result_t *res, void *ud)
 {
     pconn_t *pc = ud;
+    int fate = pc->m ? conn_fate(pc, status, res) : CONN_ALIVE;
     pgw_result_free(res);
     if (!pc->m) return;
+    if (fate != CONN_ALIVE) {
+        pconn_lost(pc, fate == CONN_GONE_SERVER_DOWN);
+        return;
+    }
     pgw__core_checked(&pc->p->core, pc->m, status == 0, now_us());
     kick(pc->p);
 }
@@ -510,6 +660,7 @@ static void pool_free_now(pgw_pool_t *p)
     pgw__free(p->alloc, p->conninfo);
     pgw__free(p->alloc, p->reset_sql);
     pgw__free(p->alloc, p->hosts);
+    pgw__free(p->alloc, p->servers);
     pgw__free(p->alloc, p);
 }
 
@@ -611,9 +762,7 @@ static int retry_status(const pconn_t *pc, int status, const pgw_result_t *res)
     if (status == PGW_ECONNLOST) return PGW_ERETRY;
     if (status == PGW_ESERVER && res) {
         const pgw_error_t *e = pgw_result_error(res);
-        if (e && e->sqlstate && strncmp(e->sqlstate, "57P0", 4) == 0 && e->sqlstate[4] >= '1' &&
-            e->sqlstate[4] <= '3' && e->sqlstate[5] == 0)
-            return PGW_ERETRY;
+        if (e && is_shutdown_error(e)) return PGW_ERETRY;
     }
     /* The connection it waited on never came up: it never ran. That
      * includes a server of the host list that was reached but left for
@@ -701,12 +850,14 @@ static void w_result(int status, pgw_result_t *res, void *ud)
     pgw_result_cb cb = r->on_result;
     void *cud = r->ud;
     preq_put(p, r);
+    before_callback(pc, status, res);
     status = finish(pc, status, res);
     done_on(pc);
     if (cb)
         cb(status, res, cud);
     else
         pgw_result_free(res);
+    after_callback(pc);
 }
 
 /* Point a copy of a caller's descriptor at the wrapper w. */
@@ -739,22 +890,6 @@ static pconn_t *pick(pgw_pool_t *p, unsigned flags, int *err)
     return m ? m->h : NULL;
 }
 
-/* pc refused a request with rc: a connection still opening refuses while
- * it moves from an abandoned attempt (a host that did not match
- * target_session_attrs) to the next host, which is when the requests it
- * carried complete with PGW_ERETRY; a request resubmitted from such a
- * callback then goes to another connection (reserved from one-shot work
- * for the time of the pick, as for a waiter). */
-static pconn_t *pick_other(pgw_pool_t *p, pconn_t *pc, int rc, unsigned flags, int *err)
-{
-    if (rc != PGW_ECLOSED || pc->was_ready || !pc->m || pc->closing) return NULL;
-    uint8_t drain = pc->m->drain;
-    pc->m->drain = 1;
-    pconn_t *alt = pick(p, flags, err);
-    if (pc->m) pc->m->drain = drain;
-    return alt != pc ? alt : NULL;
-}
-
 int pgw_pool_submit_flags(pgw_pool_t *p, const pgw_request_t *req, unsigned flags)
 {
     if (!p || !req || req->size == 0) return PGW_EINVAL;
@@ -766,12 +901,6 @@ int pgw_pool_submit_flags(pgw_pool_t *p, const pgw_request_t *req, unsigned flag
     pgw_request_t r;
     wrap(&r, req, w, pc);
     rc = pgw_conn_submit(pc->conn, &r);
-    pconn_t *alt;
-    if (rc < 0 && (alt = pick_other(p, pc, rc, flags, &(int){0})) != NULL) {
-        pc = alt;
-        w->pc = pc;
-        rc = pgw_conn_submit(pc->conn, &r);
-    }
     if (rc < 0) {
         preq_put(p, w);
         return rc;
@@ -790,11 +919,14 @@ int pgw_pool_submit(pgw_pool_t *p, const pgw_request_t *req)
 static void b_item(int status, pgw_result_t *res, void *ud)
 {
     preq_t *r = ud;
-    status = retry_status(r->pc, status, res);
+    pconn_t *pc = r->pc;
+    before_callback(pc, status, res);
+    status = retry_status(pc, status, res);
     if (r->on_result)
         r->on_result(status, res, r->ud);
     else
         pgw_result_free(res);
+    after_callback(pc);
 }
 
 static void b_done(int status, pgw_result_t *res, void *ud)
@@ -805,12 +937,14 @@ static void b_done(int status, pgw_result_t *res, void *ud)
     pgw_result_cb cb = b->done;
     void *cud = b->ud;
     pgw__free(p->alloc, b);
+    before_callback(pc, status, res);
     status = finish(pc, status, res);
     done_on(pc);
     if (cb)
         cb(status, res, cud);
     else
         pgw_result_free(res);
+    after_callback(pc);
 }
 
 int pgw_pool_submit_batch(pgw_pool_t *p, const pgw_request_t *reqs, size_t n, unsigned flags,
@@ -837,14 +971,6 @@ int pgw_pool_submit_batch(pgw_pool_t *p, const pgw_request_t *reqs, size_t n, un
         rs[i].on_result = b_item;
     }
     rc = pgw_conn_submit_batch(pc->conn, rs, n, flags, b_done, b);
-    pconn_t *alt;
-    if (rc < 0 && (alt = pick_other(p, pc, rc, 0, &(int){0})) != NULL) {
-        pc = alt;
-        b->pc = pc;
-        for (size_t i = 0; i < n; i++)
-            b->items[i].pc = pc;
-        rc = pgw_conn_submit_batch(pc->conn, rs, n, flags, b_done, b);
-    }
     pgw__free(p->alloc, rs);
     if (rc < 0) {
         pgw__free(p->alloc, b);
