@@ -234,6 +234,11 @@ PGW_EXTERN size_t pgw_result_nrows(const pgw_result_t *r)
     return r ? r->nrows : 0;
 }
 
+PGW_EXTERN uint64_t pgw_result_nstreamed(const pgw_result_t *r)
+{
+    return r ? r->nstreamed : 0;
+}
+
 PGW_EXTERN size_t pgw_result_ncols(const pgw_result_t *r)
 {
     return r ? r->ncols : 0;
