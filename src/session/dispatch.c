@@ -447,9 +447,7 @@ static int on_simple(pgw_session_t *s, pgw__req_t *r, const pgw_msg_t *m)
 static bool is_fatal_error(const pgw_error_fields_t *f)
 {
     pgw_view_t sev = f->severity_nonlocal.len >= 0 ? f->severity_nonlocal : f->severity;
-    if (sev.len == 5 && memcmp(sev.p, "FATAL", 5) == 0) return true;
-    if (sev.len == 5 && memcmp(sev.p, "PANIC", 5) == 0) return true;
-    return false;
+    return sev.len >= 0 && pgw_severity_ends_connection((const char *)sev.p, (size_t)sev.len);
 }
 
 /* The server is about to close the connection: the head request gets the
@@ -470,7 +468,8 @@ static int on_fatal_error(pgw_session_t *s, const pgw_error_fields_t *f)
 
 static bool sqlstate_is(const pgw_error_fields_t *f, const char *code)
 {
-    return f->sqlstate.len == 5 && memcmp(f->sqlstate.p, code, 5) == 0;
+    return f->sqlstate.len >= 0 &&
+           pgw_sqlstate_is((const char *)f->sqlstate.p, (size_t)f->sqlstate.len, code);
 }
 
 /* The server refused to bind a named statement because it does not exist
@@ -481,7 +480,8 @@ static bool stmt_refused(const pgw__req_t *r, const pgw_error_fields_t *f)
     /* At its first message: the Bind, or the Describe of a statement whose
      * description is not known. */
     return r->kind == PGW__REQ_EXTENDED && r->stmt_token && r->step == 0 &&
-           (sqlstate_is(f, "26000") || sqlstate_is(f, "0A000"));
+           (sqlstate_is(f, PGW_SQLSTATE_INVALID_SQL_STATEMENT_NAME) ||
+            sqlstate_is(f, PGW_SQLSTATE_FEATURE_NOT_SUPPORTED));
 }
 
 /* A query refused binary output for a column libpgwire has no binary
@@ -489,7 +489,8 @@ static bool stmt_refused(const pgw__req_t *r, const pgw_error_fields_t *f)
  * allows it (requests.c, keep_bind_params). */
 static bool may_rebind(const pgw_session_t *s, const pgw__req_t *r, const pgw_error_fields_t *f)
 {
-    if (r->retry != PGW__RETRY_ARMED || expected(r) != PGW__EXP_ROWS || !sqlstate_is(f, "42883"))
+    if (r->retry != PGW__RETRY_ARMED || expected(r) != PGW__EXP_ROWS ||
+        !sqlstate_is(f, PGW_SQLSTATE_UNDEFINED_FUNCTION))
         return false;
     const pgw__req_t *sync = r->next;
     if (!(r->flags & PGW__RF_OWN_SYNC) || !sync || sync->kind != PGW__REQ_SYNC ||
@@ -519,9 +520,9 @@ static const char pooler_hint[] =
 static int cache_refusal(pgw_session_t *s, pgw__req_t *r, const pgw_error_fields_t *f)
 {
     pgw__cached_t *ce = r->cached;
-    bool gone = sqlstate_is(f, "26000");
+    bool gone = sqlstate_is(f, PGW_SQLSTATE_INVALID_SQL_STATEMENT_NAME);
     if (!(r->flags & PGW__RF_CACHE_HIT) || expected(r) != PGW__EXP_BIND ||
-        !(gone || sqlstate_is(f, "0A000")))
+        !(gone || sqlstate_is(f, PGW_SQLSTATE_FEATURE_NOT_SUPPORTED)))
         return 0;
     s->cache_stats.invalidations++;
     pgw__cache_drop(s, ce, !gone);
