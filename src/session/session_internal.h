@@ -147,6 +147,9 @@ struct pgw_result {
 };
 
 pgw_result_t *pgw__result_new(pgw__recycler_t *rec);
+/* recycler.c: r (one result, not its chain) goes back to its recycler's
+ * free list, its storage kept within the bounds, or is freed. */
+void pgw__result_recycle(pgw_result_t *r);
 /* The session's current text settings, with a reference for a new result
  * (NULL without a session or memory). (result_text.c) */
 pgw__text_settings_t *pgw__text_settings_capture(pgw__recycler_t *rec);
@@ -182,11 +185,12 @@ void pgw__error_from_fields(const pgw_error_fields_t *f, pgw_error_t *e);
 
 /* Each public request kind (pgw_request_kind_t, without its PGW_REQ_ prefix)
  * and the FIFO entry kind it runs as: requests.c's names and map. */
-#define PGW__REQUEST_KINDS(X)                                                                    \
-    X(QUERY, EXTENDED)                                                                           \
-    X(SIMPLE, SIMPLE)                                                                            \
-    X(PREPARE, PREPARE) X(EXECUTE, EXTENDED) X(DESCRIBE, DESCRIBE) X(CLOSE, CLOSE) X(SYNC, SYNC) \
-        X(COPY, COPY) X(FLUSH, FLUSH) X(FETCH, EXTENDED) X(CLOSE_PORTAL, CLOSE)
+#define PGW__REQUEST_KINDS(X)                                                              \
+    X(QUERY, EXTENDED)                                                                     \
+    X(SIMPLE, SIMPLE)                                                                      \
+    X(PREPARE, PREPARE)                                                                    \
+    X(EXECUTE, EXTENDED) X(DESCRIBE, DESCRIBE) X(CLOSE, CLOSE) X(SYNC, SYNC) X(COPY, COPY) \
+        X(FLUSH, FLUSH) X(FETCH, EXTENDED) X(CLOSE_PORTAL, CLOSE)
 
 enum pgw__req_kind {
     PGW__REQ_SIMPLE = 1, /* 'Q': completes at ReadyForQuery */
