@@ -224,13 +224,12 @@ static inline int pgw_client_copy_out(pgw_client_t *c, const char *sql, pgw_copy
  * resolved as 'name'::regtype does, plus whatever decoding them needs) into
  * reg with one query (pgw_type_load_sql, types_container.h), so that the
  * decoders read their values through their base types. reg NULL means the
- * default registry; loading into a registry is not thread-safe, so do it
- * before other threads decode through it. Each name is registered as
- * given. Returns 0, PGW_ENOTFOUND (at least one name is unknown to the
- * server; the others were loaded), PGW_EINVAL (c NULL, or names NULL with
- * n > 0), PGW_EFORMAT (an answer row the loader rejects), PGW_ENOMEM, or
- * one of pgw_client_query's codes (PGW_ESERVER: the server refused the
- * query; its error is not kept).
+ * client's own (its config's registry, else the default one); loading into a registry is not
+ * thread-safe, so do it before other threads decode through it. Each name is registered as given.
+ * Returns 0, PGW_ENOTFOUND (at least one name is unknown to the server; the others were loaded),
+ * PGW_EINVAL (c NULL, or names NULL with n > 0), PGW_EFORMAT (an answer row the loader rejects),
+ * PGW_ENOMEM, or one of pgw_client_query's codes (PGW_ESERVER: the server refused the query; its
+ * error is not kept).
  */
 PGW_EXTERN int pgw_client_load_types(pgw_client_t *c, const char *const *names, size_t n,
                                      pgw_type_registry_t *reg);

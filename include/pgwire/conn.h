@@ -267,6 +267,9 @@ typedef struct pgw_conn_config {
     uint32_t stmt_cache_mode;
     uint32_t stmt_cache_size;
     size_t stmt_cache_bytes;
+    /* The user types the connection's results decode through (session.h,
+     * pgw_session_config_t.registry); NULL: the default registry. */
+    pgw_type_registry_t *registry;
 } pgw_conn_config_t;
 
 /*
@@ -388,6 +391,14 @@ PGW_EXTERN int pgw_conn_cancel(pgw_conn_t *conn, pgw_cancel_cb cb, void *ud);
 PGW_EXTERN int pgw_conn_submit(pgw_conn_t *conn, const pgw_request_t *req);
 PGW_EXTERN int pgw_conn_submit_batch(pgw_conn_t *conn, const pgw_request_t *reqs, size_t n,
                                      unsigned flags, pgw_result_cb done, void *ud);
+/* The same with a driver's hook (session.h, "Driver completions"): for a
+ * layer that submits on a caller's behalf and hears each completion first.
+ * The hook also hears the requests the connection fails (closing, lost). */
+PGW_EXTERN int pgw_conn_submit_driven(pgw_conn_t *conn, const pgw_request_t *req,
+                                      pgw_driver_hook hook, void *ctx);
+PGW_EXTERN int pgw_conn_submit_batch_driven(pgw_conn_t *conn, const pgw_request_t *reqs, size_t n,
+                                            unsigned flags, pgw_result_cb done, void *ud,
+                                            pgw_driver_hook hook, void *ctx);
 
 /*
  * BACKPRESSURE. Output not yet handed to the socket (the session's buffer
@@ -556,24 +567,32 @@ PGW_EXTERN const char *pgw_conn_error_message(const pgw_conn_t *conn);
 
 /* ---------------------------------------------------------- connect report */
 
-/* The phases of a connect, in the order an attempt goes through them. */
+/*
+ * The phases of a connect, in the order an attempt goes through them:
+ * XX(NAME, "name", meaning) gives PGW_PHASE_<NAME> (from 0 in this order)
+ * and the name pgw_conn_phase_name returns.
+ */
+#define PGW_CONN_PHASE_MAP(XX)                                                           \
+    XX(NEW, "new", "pgw_conn_connect not called")                                        \
+    XX(RESOLVING, "resolving", "looking the host name up")                               \
+    XX(CONNECTING, "connecting", "the socket's connect()")                               \
+    XX(TLS, "tls", "SSLRequest (or direct TLS) and the handshake")                       \
+    XX(STARTUP, "startup", "startup packet sent, no authentication request yet")         \
+    XX(AUTHENTICATING, "authenticating", "the server asked for a password or SASL")      \
+    XX(SETUP, "setup",                                                                   \
+       "authenticated: waiting for ReadyForQuery (and the DateStyle/IntervalStyle SET)") \
+    XX(CHECKING_TARGET, "checking_target", "checking target_session_attrs")              \
+    XX(READY, "ready", "connected")                                                      \
+    XX(FAILED, "failed", "the connect failed (or was cancelled)")
+
 typedef enum pgw_conn_phase {
-    PGW_PHASE_NEW = 0,         /* pgw_conn_connect not called */
-    PGW_PHASE_RESOLVING,       /* looking the host name up */
-    PGW_PHASE_CONNECTING,      /* the socket's connect() */
-    PGW_PHASE_TLS,             /* SSLRequest (or direct TLS) and the handshake */
-    PGW_PHASE_STARTUP,         /* startup packet sent, no authentication request yet */
-    PGW_PHASE_AUTHENTICATING,  /* the server asked for a password or SASL exchange */
-    PGW_PHASE_SETUP,           /* authenticated: waiting for ReadyForQuery (and the
-                                  session's DateStyle/IntervalStyle settings) */
-    PGW_PHASE_CHECKING_TARGET, /* checking target_session_attrs */
-    PGW_PHASE_READY,           /* connected */
-    PGW_PHASE_FAILED           /* the connect failed (or was cancelled) */
+#define PGW__PHASE_ENUM(name, str, meaning) PGW_PHASE_##name,
+    PGW_CONN_PHASE_MAP(PGW__PHASE_ENUM)
+#undef PGW__PHASE_ENUM
 } pgw_conn_phase_t;
 
-/* A static name for a phase, for traces and logs: "new", "resolving",
- * "connecting", "tls", "startup", "authenticating", "setup",
- * "checking_target", "ready", "failed"; "unknown" for other values. */
+/* A static name for a phase, for traces and logs (the map's second
+ * column: "new", "resolving", ...); "unknown" for other values. */
 PGW_EXTERN const char *pgw_conn_phase_name(int phase);
 
 /* The connect's current phase (pgw_conn_phase_t): the phase of the

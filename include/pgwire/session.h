@@ -213,6 +213,17 @@ typedef struct pgw_session_config {
     uint32_t stmt_cache_mode;
     uint32_t stmt_cache_size;
     size_t stmt_cache_bytes;
+    /* The user types this session's results decode through (enums,
+     * domains, composites, ranges and arrays of them, loaded with
+     * pgw_type_registry_load_row or pgw_client_load_types): the result
+     * accessors of result.h resolve a column of such a type through it. NULL:
+     * the default registry (pgw_type_registry_default), shared by every
+     * session that names none. Two sessions on databases whose user types
+     * differ each name a registry of their own. It must outlive the session
+     * and its results, and not be loaded into while another thread decodes
+     * through it. The session's own choices (result formats) never depend
+     * on it. */
+    pgw_type_registry_t *registry;
 } pgw_session_config_t;
 
 /*
@@ -756,6 +767,38 @@ enum { PGW_BATCH_SYNC_EACH = 1u << 0 };
 PGW_EXTERN int pgw_session_submit_batch(pgw_session_t *s, const pgw_request_t *reqs, size_t n,
                                         unsigned flags, pgw_result_cb done, void *ud);
 
+/*
+ * Driver completions. A layer that submits requests on a caller's behalf
+ * (the blocking client, a cursor, a pool, a binding's event loop) passes
+ * the caller's descriptors unchanged and hears how each request ended
+ * through a hook of its own: the caller's on_result, on_row, COPY and
+ * portal callbacks run with the caller's ud exactly as for
+ * pgw_session_submit (nghttp2's session-level close callback, curl's
+ * curl_multi_info_read).
+ *
+ * The hook fires exactly once per accepted request, just before the
+ * request's on_result would, with ctx, the request's index in its batch (0
+ * for a single request), its status and *res, the result on_result would
+ * receive (NULL when there is none). For a batch it fires once more, with
+ * index PGW_DRIVER_BATCH, before the batch's done. It returns either the
+ * status on_result then receives (status itself to change nothing; a pool
+ * maps a lost connection to PGW_ERETRY), or PGW_DRIVER_TAKEN: the driver
+ * took the completion, on_result (or done) is not called, and *res belongs
+ * to the driver (which frees it with pgw_result_free). A hook must not free
+ * the session; it may submit requests or break the session, as a callback
+ * may. Everything else (returns, refusals, the callback rules) is that of
+ * pgw_session_submit and pgw_session_submit_batch; hook NULL makes them
+ * the same calls.
+ */
+typedef int (*pgw_driver_hook)(void *ctx, size_t index, int status, pgw_result_t **res);
+#define PGW_DRIVER_BATCH SIZE_MAX
+enum { PGW_DRIVER_TAKEN = 1 };
+PGW_EXTERN int pgw_session_submit_driven(pgw_session_t *s, const pgw_request_t *req,
+                                         pgw_driver_hook hook, void *ctx);
+PGW_EXTERN int pgw_session_submit_batch_driven(pgw_session_t *s, const pgw_request_t *reqs,
+                                               size_t n, unsigned flags, pgw_result_cb done,
+                                               void *ud, pgw_driver_hook hook, void *ctx);
+
 /* The COPY a result answers: PGW_COPY_IN or PGW_COPY_OUT once the server
  * began it (0 for results of other requests, and when the COPY failed
  * before it began); its overall format (0 text, 1 binary; -1 when not a
@@ -1120,6 +1163,9 @@ PGW_EXTERN size_t pgw_session_pending(const pgw_session_t *s);
  * portal opened outside a batch and not closed keeps it open, the implicit
  * transaction with it), else 0 (and for NULL). */
 PGW_EXTERN int pgw_session_group_open(const pgw_session_t *s);
+/* The registry the session's results decode through (its config's, else
+ * the default one); NULL for NULL. */
+PGW_EXTERN pgw_type_registry_t *pgw_session_registry(const pgw_session_t *s);
 /* The error that broke the session (0 if not broken). */
 PGW_EXTERN int pgw_session_error(const pgw_session_t *s);
 /* Name of the authentication method the server used ("trust", "password",

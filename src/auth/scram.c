@@ -11,7 +11,6 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
-#include <openssl/rand.h>
 #include <openssl/sha.h>
 
 #include <limits.h>
@@ -143,7 +142,8 @@ static int set_password(pgw__scram_t *s, const char *password)
 static int make_nonce(char *out)
 {
     uint8_t raw[SCRAM_NONCE_RAW_LEN];
-    if (RAND_bytes(raw, sizeof raw) != 1) return PGW_ENOMEM;
+    int rc = pgw__random_bytes(raw, sizeof raw);
+    if (rc < 0) return rc;
     b64_encode(raw, sizeof raw, out);
     out[b64_encoded_len(sizeof raw)] = '\0';
     return 0;

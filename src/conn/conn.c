@@ -204,6 +204,7 @@ int pgw__conn_session_create(pgw_conn_t *c, const char *password)
     sc.stmt_cache_mode = c->cfg.stmt_cache_mode;
     sc.stmt_cache_size = c->cfg.stmt_cache_size;
     sc.stmt_cache_bytes = c->cfg.stmt_cache_bytes;
+    sc.registry = c->cfg.registry;
     sc.ud = c;
     pgw_session_t *s;
     int rc = pgw_session_new(&s, &sc);
@@ -575,17 +576,29 @@ static int conn_check(const pgw_conn_t *c)
 
 int pgw_conn_submit(pgw_conn_t *c, const pgw_request_t *req)
 {
-    int rc = conn_check(c);
-    if (rc < 0) return rc;
-    return conn_after_request(c, pgw_session_submit(c->s, req));
+    return pgw_conn_submit_driven(c, req, NULL, NULL);
 }
 
 int pgw_conn_submit_batch(pgw_conn_t *c, const pgw_request_t *reqs, size_t n, unsigned flags,
                           pgw_result_cb done, void *ud)
 {
+    return pgw_conn_submit_batch_driven(c, reqs, n, flags, done, ud, NULL, NULL);
+}
+
+int pgw_conn_submit_driven(pgw_conn_t *c, const pgw_request_t *req, pgw_driver_hook hook, void *ctx)
+{
     int rc = conn_check(c);
     if (rc < 0) return rc;
-    return conn_after_request(c, pgw_session_submit_batch(c->s, reqs, n, flags, done, ud));
+    return conn_after_request(c, pgw_session_submit_driven(c->s, req, hook, ctx));
+}
+
+int pgw_conn_submit_batch_driven(pgw_conn_t *c, const pgw_request_t *reqs, size_t n, unsigned flags,
+                                 pgw_result_cb done, void *ud, pgw_driver_hook hook, void *ctx)
+{
+    int rc = conn_check(c);
+    if (rc < 0) return rc;
+    return conn_after_request(
+        c, pgw_session_submit_batch_driven(c->s, reqs, n, flags, done, ud, hook, ctx));
 }
 
 int32_t pgw_conn_backend_pid(pgw_conn_t *c)

@@ -57,11 +57,6 @@
  * call instead of after PUMP_MAX bytes. */
 #define PUMP_SLICE_NS (1000u * 1000u)
 
-static bool halted(const pgw_session_t *s)
-{
-    return s->state == PGW_SESSION_BROKEN || s->free_pending || s->freeing;
-}
-
 /* ---------------------------------------------------------------- encoding */
 
 int pgw__copy_may_start(pgw_session_t *s, pgw_buf_t *b, pgw__req_t *r)
@@ -223,7 +218,7 @@ static int pull_once(pgw_session_t *s, pgw__req_t *r, size_t room, size_t *appen
     s->out.len += 5;
     s->pump_at = at;
     int src = r->copy_source(&s->out, room, r->ud);
-    if (halted(s)) return PGW_ECANCELED;
+    if (pgw__halted(s)) return PGW_ECANCELED;
     if (s->pump_at != at) return PGW_ECANCELED; /* voided by a terminate */
     s->pump_at = SIZE_MAX;
     if (s->out.len < at + 5) {
@@ -266,7 +261,7 @@ static int pump_run(pgw_session_t *s)
     int rc = 0;
     for (;;) {
         pgw__req_t *r = s->copy_in;
-        if (!r || r->copy_state != PGW__COPY_PUMP || halted(s)) break;
+        if (!r || r->copy_state != PGW__COPY_PUMP || pgw__halted(s)) break;
         size_t pending = s->out.len - s->out_off;
         if (pending >= target || (until && pgw__now(s) >= until)) {
             rc = 1;
@@ -288,7 +283,7 @@ static int pump_run(pgw_session_t *s)
                       FAIL_MESSAGE_MAX, true);
         }
     }
-    if (!halted(s)) pgw__out_appended(s, &s->out, from);
+    if (!pgw__halted(s)) pgw__out_appended(s, &s->out, from);
     return rc;
 }
 
@@ -398,13 +393,13 @@ static int on_copy_in(pgw_session_t *s, pgw__req_t *r, pgw_result_t *res, const 
     s->copy_in = r;
     int rc = begin(r, res, m, PGW_COPY_IN);
     if (rc == PGW_ENOMEM) return rc;
-    if (halted(s)) return 0;
+    if (pgw__halted(s)) return 0;
     if (rc < 0)
         copy_fail(s, r, rc, NULL, 0, true);
     else if (!r->copy_source)
         copy_fail(s, r, PGW_EINVAL, "COPY FROM STDIN without a data source", FAIL_MESSAGE_MAX,
                   true);
-    if (halted(s) || s->copy_in != r) return 0;
+    if (pgw__halted(s) || s->copy_in != r) return 0;
     rc = pump_run(s);
     return rc < 0 ? rc : 0;
 }
@@ -413,10 +408,10 @@ static int on_copy_out(pgw_session_t *s, pgw__req_t *r, pgw_result_t *res, const
 {
     r->copy_state = PGW__COPY_OUT;
     release_early(s, r);
-    if (halted(s)) return 0;
+    if (pgw__halted(s)) return 0;
     int rc = begin(r, res, m, PGW_COPY_OUT);
     if (rc == PGW_ENOMEM) return rc;
-    if (halted(s)) return 0;
+    if (pgw__halted(s)) return 0;
     if (r->kind != PGW__REQ_COPY) {
         refuse(r); /* its data is read and dropped */
     } else if (rc < 0) {
@@ -432,7 +427,7 @@ static int on_copy_both(pgw_session_t *s, pgw__req_t *r, pgw_result_t *res, cons
 {
     int rc = begin(r, res, m, PGW_COPY_BOTH);
     if (rc == PGW_ENOMEM) return rc;
-    if (halted(s)) return 0;
+    if (pgw__halted(s)) return 0;
     refuse(r);
     size_t from = s->out.len;
     if (pgw_enc_copy_done(&s->out) < 0) return PGW_ENOMEM;
@@ -447,7 +442,7 @@ static int on_copy_data(pgw_session_t *s, pgw__req_t *r, pgw_result_t *res, cons
     res->copy_bytes += (uint64_t)d.len;
     if (r->copy_state != PGW__COPY_OUT || !r->copy_data_cb) return 0;
     int rc = r->copy_data_cb(d.p, (size_t)d.len, r->ud);
-    if (!halted(s) && rc < 0) {
+    if (!pgw__halted(s) && rc < 0) {
         r->row_status = rc;
         r->copy_state = PGW__COPY_FAILED;
     }
@@ -546,7 +541,7 @@ void pgw__drain_check(pgw_session_t *s)
 {
     if (!s->congested || pgw__out_backlog(s) >= s->high_water / 2) return;
     s->congested = false;
-    if (!s->on_drain || halted(s)) return;
+    if (!s->on_drain || pgw__halted(s)) return;
     pgw__enter(s);
     s->on_drain(s, s->ud);
     pgw__leave(s);

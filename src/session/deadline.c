@@ -33,13 +33,15 @@ static void report_now(pgw_session_t *s, pgw__req_t *r)
 {
     pgw_result_cb cb = r->cb;
     void *ud = r->ud;
+    pgw__driver_t driver = r->driver;
     r->cb = NULL;
+    r->driver.fn = NULL;
     r->row_cb = NULL;
     r->copy_data_cb = NULL;        /* COPY TO data is discarded too */
     r->row_status = PGW_ETIMEDOUT; /* streamed rows are discarded */
     r->dl |= PGW__DL_REPORTED;     /* still USER: it keeps its result slot for the replies */
     s->npending--;
-    if (cb) cb(PGW_ETIMEDOUT, NULL, ud);
+    pgw__notify(cb, ud, &driver, PGW_ETIMEDOUT, NULL);
 }
 
 PGW_EXTERN int pgw_session_expire(pgw_session_t *s, uint64_t ticket, unsigned flags)

@@ -91,16 +91,22 @@ static void complete_one(pgw_session_t *s, int status)
     if ((r->flags & PGW__RF_USER) && !(r->dl & PGW__DL_REPORTED)) s->npending--;
     pgw_result_cb cb = r->cb;
     void *ud = r->ud;
+    pgw__driver_t driver = r->driver;
     pgw__req_release(s, r);
+    pgw__notify(cb, ud, &driver, status, res);
+}
+
+void pgw__notify(const pgw_result_cb cb, void *ud, const pgw__driver_t *d, int status,
+                 pgw_result_t *res)
+{
+    if (d->fn) {
+        status = d->fn(d->ctx, d->index, status, &res);
+        if (status == PGW_DRIVER_TAKEN) return;
+    }
     if (cb)
         cb(status, res, ud);
     else
         pgw_result_free(res);
-}
-
-static bool halted(const pgw_session_t *s)
-{
-    return s->state == PGW_SESSION_BROKEN || s->free_pending;
 }
 
 /* FLUSH entries that reached the head: every entry before them has
@@ -108,7 +114,7 @@ static bool halted(const pgw_session_t *s)
  * without rows; a batch's end gets the batch's status). */
 static void settle_flushes(pgw_session_t *s)
 {
-    while (!halted(s) && s->head && s->head->kind == PGW__REQ_FLUSH) {
+    while (!pgw__halted(s) && s->head && s->head->kind == PGW__REQ_FLUSH) {
         pgw__req_t *r = s->head;
         if (!r->res) r->res = r->last = pgw__result_new(s->recycler);
         complete_one(s, r->res ? 0 : PGW_ENOMEM);
@@ -131,7 +137,7 @@ void pgw__fail_all(pgw_session_t *s, int err)
 /* Complete with PGW_EABORTED every request the server skipped. */
 static void abort_skipped(pgw_session_t *s)
 {
-    while (!halted(s) && s->rx_aborting && s->head && s->head->group == s->rx_abort_group &&
+    while (!pgw__halted(s) && s->rx_aborting && s->head && s->head->group == s->rx_abort_group &&
            s->head->kind != PGW__REQ_SYNC && s->head->kind != PGW__REQ_SIMPLE)
         complete_head(s, PGW_EABORTED);
 }
@@ -252,11 +258,12 @@ static int stream_row(pgw_session_t *s, pgw__req_t *r, pgw_result_t *res, const 
     int rc = pgw__row_values(m, res->fields, n, s->row_values);
     if (rc < 0) return rc;
     if (r->row_status < 0) return 0; /* the caller stopped: discard */
+    res->nstreamed++;
     pgw_row_t row = {n, s->row_values, res->fields, r->nrows_streamed++};
     rc = r->row_cb(&row, r->ud);
     /* r is still the head unless the callback broke or freed the session. */
-    if (!halted(s) && rc < 0) r->row_status = rc;
-    if (!halted(s) && rc == PGW_ROW_PAUSE) s->in_paused = true;
+    if (!pgw__halted(s) && rc < 0) r->row_status = rc;
+    if (!pgw__halted(s) && rc == PGW_ROW_PAUSE) s->in_paused = true;
     return 0;
 }
 
@@ -285,6 +292,7 @@ static bool hand_to_sync(pgw_session_t *s, pgw__req_t *r, int status)
         return false;
     sync->cb = r->cb;
     sync->ud = r->ud;
+    sync->driver = r->driver;
     sync->res = r->res;
     sync->row_status = r->row_status;
     sync->t_queued = r->t_queued;
@@ -439,9 +447,7 @@ static int on_simple(pgw_session_t *s, pgw__req_t *r, const pgw_msg_t *m)
 static bool is_fatal_error(const pgw_error_fields_t *f)
 {
     pgw_view_t sev = f->severity_nonlocal.len >= 0 ? f->severity_nonlocal : f->severity;
-    if (sev.len == 5 && memcmp(sev.p, "FATAL", 5) == 0) return true;
-    if (sev.len == 5 && memcmp(sev.p, "PANIC", 5) == 0) return true;
-    return false;
+    return sev.len >= 0 && pgw_severity_ends_connection((const char *)sev.p, (size_t)sev.len);
 }
 
 /* The server is about to close the connection: the head request gets the
@@ -456,13 +462,14 @@ static int on_fatal_error(pgw_session_t *s, const pgw_error_fields_t *f)
         if (rc < 0) return rc;
         complete_head(s, PGW_ESERVER);
     }
-    if (!halted(s)) pgw__session_break(s, PGW_ECONNLOST);
+    if (!pgw__halted(s)) pgw__session_break(s, PGW_ECONNLOST);
     return 0;
 }
 
 static bool sqlstate_is(const pgw_error_fields_t *f, const char *code)
 {
-    return f->sqlstate.len == 5 && memcmp(f->sqlstate.p, code, 5) == 0;
+    return f->sqlstate.len >= 0 &&
+           pgw_sqlstate_is((const char *)f->sqlstate.p, (size_t)f->sqlstate.len, code);
 }
 
 /* The server refused to bind a named statement because it does not exist
@@ -473,7 +480,8 @@ static bool stmt_refused(const pgw__req_t *r, const pgw_error_fields_t *f)
     /* At its first message: the Bind, or the Describe of a statement whose
      * description is not known. */
     return r->kind == PGW__REQ_EXTENDED && r->stmt_token && r->step == 0 &&
-           (sqlstate_is(f, "26000") || sqlstate_is(f, "0A000"));
+           (sqlstate_is(f, PGW_SQLSTATE_INVALID_SQL_STATEMENT_NAME) ||
+            sqlstate_is(f, PGW_SQLSTATE_FEATURE_NOT_SUPPORTED));
 }
 
 /* A query refused binary output for a column libpgwire has no binary
@@ -481,7 +489,8 @@ static bool stmt_refused(const pgw__req_t *r, const pgw_error_fields_t *f)
  * allows it (requests.c, keep_bind_params). */
 static bool may_rebind(const pgw_session_t *s, const pgw__req_t *r, const pgw_error_fields_t *f)
 {
-    if (r->retry != PGW__RETRY_ARMED || expected(r) != PGW__EXP_ROWS || !sqlstate_is(f, "42883"))
+    if (r->retry != PGW__RETRY_ARMED || expected(r) != PGW__EXP_ROWS ||
+        !sqlstate_is(f, PGW_SQLSTATE_UNDEFINED_FUNCTION))
         return false;
     const pgw__req_t *sync = r->next;
     if (!(r->flags & PGW__RF_OWN_SYNC) || !sync || sync->kind != PGW__REQ_SYNC ||
@@ -511,9 +520,9 @@ static const char pooler_hint[] =
 static int cache_refusal(pgw_session_t *s, pgw__req_t *r, const pgw_error_fields_t *f)
 {
     pgw__cached_t *ce = r->cached;
-    bool gone = sqlstate_is(f, "26000");
+    bool gone = sqlstate_is(f, PGW_SQLSTATE_INVALID_SQL_STATEMENT_NAME);
     if (!(r->flags & PGW__RF_CACHE_HIT) || expected(r) != PGW__EXP_BIND ||
-        !(gone || sqlstate_is(f, "0A000")))
+        !(gone || sqlstate_is(f, PGW_SQLSTATE_FEATURE_NOT_SUPPORTED)))
         return 0;
     s->cache_stats.invalidations++;
     pgw__cache_drop(s, ce, !gone);
@@ -541,7 +550,7 @@ static int on_rebind_ready(pgw_session_t *s, pgw__req_t *r, const pgw_msg_t *m)
         (prepare ? pgw__req_reprepare(s, r) : pgw__req_rebind(s, r)) == 0)
         return 0;
     complete_head(s, prepare ? PGW_ESTMTINVALID : PGW_ESERVER);
-    if (halted(s)) return 0;
+    if (pgw__halted(s)) return 0;
     return s->head && s->head->kind == PGW__REQ_SYNC ? on_ready(s, s->head, m) : PGW_EPROTO;
 }
 
@@ -641,7 +650,7 @@ int pgw__dispatch(pgw_session_t *s, const pgw_msg_t *m)
     if (m->type == PGW_B_ERROR && is_fatal_error(ef)) return on_fatal_error(s, ef);
     if (s->rx_aborting) abort_skipped(s); /* per message: no call on the usual path */
     settle_flushes(s);
-    if (halted(s)) return 0;
+    if (pgw__halted(s)) return 0;
     pgw__req_t *r = s->head;
     if (!r) return PGW_EPROTO;
     if (!r->t_first) r->t_first = pgw__now(s);

@@ -75,6 +75,9 @@ typedef struct submit {
     bool open;
     uint32_t nportals;
     bool flushed;
+    /* The driver of the submit (session.h, "Driver completions"). */
+    pgw_driver_hook hook;
+    void *hook_ctx;
     /* The PGW__SQL_* words of the request being queued (scanned at most
      * once per request: words_known). */
     unsigned words;
@@ -119,12 +122,21 @@ static pgw__req_t *add_entry(submit_t *sb, uint8_t kind, uint16_t flags)
     return r;
 }
 
+/* The caller's callback and ud, and the submit's driver hook (with the
+ * request's index), go to entry r. */
+static void listen_to(submit_t *sb, pgw__req_t *r, pgw_result_cb cb, void *ud, size_t index)
+{
+    r->cb = cb;
+    r->ud = ud;
+    r->driver = (pgw__driver_t){sb->hook, sb->hook_ctx, index};
+}
+
 static int add_sync(submit_t *sb, uint16_t flags, pgw_result_cb cb, void *ud)
 {
     pgw__req_t *r = add_entry(sb, PGW__REQ_SYNC, flags);
     if (!r) return PGW_ENOMEM;
-    r->cb = cb;
-    r->ud = ud;
+    if (flags & PGW__RF_USER)
+        listen_to(sb, r, cb, ud, (flags & PGW__RF_BATCH_END) ? PGW_DRIVER_BATCH : sb->index);
     sb->group++;
     sb->open = false;
     sb->nportals = 0;
@@ -172,13 +184,22 @@ static void commit(submit_t *sb)
 
 /* ---------------------------------------------------------- validation */
 
-static const char *const kind_names[] = {"",        "QUERY",    "SIMPLE", "PREPARE",
-                                         "EXECUTE", "DESCRIBE", "CLOSE",  "SYNC",
-                                         "COPY",    "FLUSH",    "FETCH",  "CLOSE_PORTAL"};
+static const char *const kind_names[] = {
+#define KIND_NAME(name, entry) [PGW_REQ_##name] = #name,
+    PGW__REQUEST_KINDS(KIND_NAME)
+#undef KIND_NAME
+};
+
+/* The FIFO entry kind of each request kind. */
+static const uint8_t entry_kinds[] = {
+#define ENTRY_KIND(name, entry) [PGW_REQ_##name] = PGW__REQ_##entry,
+    PGW__REQUEST_KINDS(ENTRY_KIND)
+#undef ENTRY_KIND
+};
 
 static bool known_kind(int k)
 {
-    return k >= PGW_REQ_QUERY && k <= PGW_REQ_CLOSE_PORTAL;
+    return k > 0 && (size_t)k < PGW__ARRAY_LEN(entry_kinds) && entry_kinds[k];
 }
 
 /* What the kind needs and refuses, before anything is encoded. */
@@ -745,23 +766,10 @@ static int queue_request(submit_t *sb, const pgw_request_t *rq, bool own_sync)
         if (rc < 0) return rc;
     }
     own_sync = group_rules(sb, rq, own_sync);
-    static const uint8_t kinds[] = {0,
-                                    PGW__REQ_EXTENDED,
-                                    PGW__REQ_SIMPLE,
-                                    PGW__REQ_PREPARE,
-                                    PGW__REQ_EXTENDED,
-                                    PGW__REQ_DESCRIBE,
-                                    PGW__REQ_CLOSE,
-                                    PGW__REQ_SYNC,
-                                    PGW__REQ_COPY,
-                                    PGW__REQ_FLUSH,
-                                    PGW__REQ_EXTENDED,
-                                    PGW__REQ_CLOSE};
-    pgw__req_t *r = add_entry(sb, kinds[rq->kind], PGW__RF_USER | batch_flag);
+    pgw__req_t *r = add_entry(sb, entry_kinds[rq->kind], PGW__RF_USER | batch_flag);
     if (!r) return PGW_ENOMEM;
-    r->cb = rq->on_result;
+    listen_to(sb, r, rq->on_result, rq->ud, sb->index);
     r->row_cb = rq->on_row;
-    r->ud = rq->ud;
     r->timeout_ms = timeout;
     if (rq->on_row) r->flags |= PGW__RF_STREAM;
     exec_info_t xi = {false, 0};
@@ -827,12 +835,14 @@ PGW_EXTERN const pgw_request_t *pgw_request_nth(const pgw_request_t *reqs, size_
     return (const pgw_request_t *)(const void *)((const unsigned char *)reqs + i * reqs[0].size);
 }
 
-static int submit_begin(pgw_session_t *s, submit_t *sb, bool batch)
+static int submit_begin(pgw_session_t *s, submit_t *sb, bool batch, pgw_driver_hook hook, void *ctx)
 {
     if (!s) return PGW_EINVAL;
     s->refusal[0] = '\0';
     memset(sb, 0, sizeof *sb);
     sb->s = s;
+    sb->hook = hook;
+    sb->hook_ctx = ctx;
     sb->batch = batch;
     sb->open = s->group_open;
     sb->nportals = s->nportals;
@@ -864,8 +874,14 @@ static int submit_end(submit_t *sb, int rc)
 
 PGW_EXTERN int pgw_session_submit(pgw_session_t *s, const pgw_request_t *req)
 {
+    return pgw_session_submit_driven(s, req, NULL, NULL);
+}
+
+PGW_EXTERN int pgw_session_submit_driven(pgw_session_t *s, const pgw_request_t *req,
+                                         pgw_driver_hook hook, void *ctx)
+{
     submit_t sb;
-    int rc = submit_begin(s, &sb, false);
+    int rc = submit_begin(s, &sb, false, hook, ctx);
     if (rc < 0) return rc;
     pgw_request_t rq;
     rc = pgw_request_copy(&rq, req);
@@ -892,8 +908,15 @@ static void forget_prepares(pgw_session_t *s, const pgw_request_t *reqs, size_t 
 PGW_EXTERN int pgw_session_submit_batch(pgw_session_t *s, const pgw_request_t *reqs, size_t n,
                                         unsigned flags, pgw_result_cb done, void *ud)
 {
+    return pgw_session_submit_batch_driven(s, reqs, n, flags, done, ud, NULL, NULL);
+}
+
+PGW_EXTERN int pgw_session_submit_batch_driven(pgw_session_t *s, const pgw_request_t *reqs,
+                                               size_t n, unsigned flags, pgw_result_cb done,
+                                               void *ud, pgw_driver_hook hook, void *ctx)
+{
     submit_t sb;
-    int rc = submit_begin(s, &sb, true);
+    int rc = submit_begin(s, &sb, true, hook, ctx);
     if (rc < 0) return rc;
     if (!reqs || n == 0) return submit_end(&sb, refuse(&sb, PGW_EINVAL, "empty batch"));
     sb.naming = true;
@@ -923,8 +946,7 @@ PGW_EXTERN int pgw_session_submit_batch(pgw_session_t *s, const pgw_request_t *r
     if (ends_open) {
         pgw__req_t *end = add_entry(&sb, PGW__REQ_FLUSH, PGW__RF_USER | PGW__RF_BATCH_END);
         if (end) {
-            end->cb = done;
-            end->ud = ud;
+            listen_to(&sb, end, done, ud, PGW_DRIVER_BATCH);
             sb.open = true;
         } else {
             rc = PGW_ENOMEM;

@@ -162,6 +162,7 @@ PGW_EXTERN int pgw_session_new(pgw_session_t **out, const pgw_session_config_t *
     }
     s->recycler = rec;
     rec->session = s; /* its results capture its reported settings */
+    rec->registry = cfg->registry ? cfg->registry : pgw_type_registry_default();
     s->alloc = &rec->alloc;
     s->cb = cfg->cb;
     s->ud = cfg->ud;
@@ -325,16 +326,11 @@ PGW_EXTERN int pgw_session_input_buffer(pgw_session_t *s, uint8_t **p, size_t *l
     return 0;
 }
 
-static bool halted(const pgw_session_t *s)
-{
-    return s->state == PGW_SESSION_BROKEN || s->free_pending || s->freeing;
-}
-
 /* Frame, parse and dispatch every complete message in the chunk, until a
  * pause: the rest then stays unparsed where it is. */
 static int process_input(pgw_session_t *s)
 {
-    while (!halted(s) && !s->in_paused) {
+    while (!pgw__halted(s) && !s->in_paused) {
         const uint8_t *at = s->in->data + s->in_pos;
         size_t avail = s->in_fill - s->in_pos;
         pgw_frame_t f;
@@ -354,7 +350,7 @@ static int process_input(pgw_session_t *s)
          * bytes stay in place: input cannot be given while dispatching. */
         s->in_pos += f.size;
         s->in_need = 0;
-        if (halted(s)) break;
+        if (pgw__halted(s)) break;
         rc = pgw__dispatch(s, &m);
         if (rc < 0) {
             pgw__session_break(s, rc);
@@ -561,6 +557,11 @@ PGW_EXTERN size_t pgw_session_pending(const pgw_session_t *s)
 PGW_EXTERN int pgw_session_group_open(const pgw_session_t *s)
 {
     return s && s->group_open;
+}
+
+PGW_EXTERN pgw_type_registry_t *pgw_session_registry(const pgw_session_t *s)
+{
+    return s ? s->recycler->registry : NULL;
 }
 
 PGW_EXTERN int pgw_session_error(const pgw_session_t *s)

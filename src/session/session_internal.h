@@ -77,13 +77,12 @@ typedef struct pgw__recycler {
     unsigned nfree_results;
     size_t free_result_bytes; /* storage of the free results */
     /* The session while it lives (pgw_session_new / free), whose reported
-     * settings each new result captures; the current capture; where the
-     * settings' parameters are in the session's list (index + 1; 0: not
-     * found) when it had text_nparams entries. (result_text.c) */
+     * settings each new result captures, and the current capture
+     * (result_text.c). */
     struct pgw_session *session;
     pgw__text_settings_t *text_settings;
-    int32_t text_param_at[PGW__TEXT_NPARAMS];
-    size_t text_nparams;
+    /* The registry the results decode user types through (the session's). */
+    pgw_type_registry_t *registry;
 } pgw__recycler_t;
 
 int pgw__recycler_new(pgw__recycler_t **out, const pgw_allocator_t *alloc, size_t chunk_size,
@@ -119,6 +118,7 @@ struct pgw_result {
     pgw_value_t *cells; /* nrows * ncols values (views into chunks) */
     size_t cells_cap;
     size_t nrows;
+    uint64_t nstreamed;    /* rows handed to a row callback instead */
     pgw__chunk_t **chunks; /* chunks referenced by the cells */
     size_t nchunks, chunks_cap;
 
@@ -147,6 +147,9 @@ struct pgw_result {
 };
 
 pgw_result_t *pgw__result_new(pgw__recycler_t *rec);
+/* recycler.c: r (one result, not its chain) goes back to its recycler's
+ * free list, its storage kept within the bounds, or is freed. */
+void pgw__result_recycle(pgw_result_t *r);
 /* The session's current text settings, with a reference for a new result
  * (NULL without a session or memory). (result_text.c) */
 pgw__text_settings_t *pgw__text_settings_capture(pgw__recycler_t *rec);
@@ -179,6 +182,15 @@ int pgw__result_set_error(pgw_result_t *r, const pgw_error_fields_t *f);
 void pgw__error_from_fields(const pgw_error_fields_t *f, pgw_error_t *e);
 
 /* --------------------------------------------------------------- requests */
+
+/* Each public request kind (pgw_request_kind_t, without its PGW_REQ_ prefix)
+ * and the FIFO entry kind it runs as: requests.c's names and map. */
+#define PGW__REQUEST_KINDS(X)                                                              \
+    X(QUERY, EXTENDED)                                                                     \
+    X(SIMPLE, SIMPLE)                                                                      \
+    X(PREPARE, PREPARE)                                                                    \
+    X(EXECUTE, EXTENDED) X(DESCRIBE, DESCRIBE) X(CLOSE, CLOSE) X(SYNC, SYNC) X(COPY, COPY) \
+        X(FLUSH, FLUSH) X(FETCH, EXTENDED) X(CLOSE_PORTAL, CLOSE)
 
 enum pgw__req_kind {
     PGW__REQ_SIMPLE = 1, /* 'Q': completes at ReadyForQuery */
@@ -230,6 +242,14 @@ enum pgw__retry {
     PGW__RETRY_DONE      /* bound again once; never again */
 };
 
+/* The driver that submitted an entry on a caller's behalf (session.h,
+ * "Driver completions"): its hook hears the completion first. */
+typedef struct pgw__driver {
+    pgw_driver_hook fn;
+    void *ctx;
+    size_t index; /* in its batch; PGW_DRIVER_BATCH for a batch's end */
+} pgw__driver_t;
+
 typedef struct pgw__req {
     struct pgw__req *next;
     uint8_t kind;
@@ -242,7 +262,8 @@ typedef struct pgw__req {
     uint64_t nrows_streamed;
     pgw_result_cb cb;
     pgw_row_cb row_cb;
-    void *ud;
+    void *ud; /* the caller's, for every callback of the request */
+    pgw__driver_t driver;
     pgw_result_t *res;  /* first result (or the only one) */
     pgw_result_t *last; /* chain tail for simple queries */
     uint64_t t_queued, t_first;
@@ -523,6 +544,13 @@ struct pgw_session {
 };
 
 /* session.c */
+/* Nothing more may happen on the session but its teardown: it broke, or it
+ * is being freed (from a callback: free_pending; or now: freeing). Checked
+ * after every callback. */
+static inline bool pgw__halted(const pgw_session_t *s)
+{
+    return s->state == PGW_SESSION_BROKEN || s->free_pending || s->freeing;
+}
 uint64_t pgw__now(pgw_session_t *s);
 void pgw__session_break(pgw_session_t *s, int err);
 void pgw__trace_out(pgw_session_t *s, const pgw_buf_t *b, size_t from, bool typed);
@@ -556,6 +584,11 @@ void pgw__session_set_test_nonce(pgw_session_t *s, const char *nonce);
 
 /* dispatch.c */
 int pgw__dispatch(pgw_session_t *s, const pgw_msg_t *m);
+/* Tell whoever hears r's completion (its driver's hook, then its
+ * callback) that it finished with status and res (the result, given away;
+ * may be NULL). r has left the FIFO or stays only to read replies. */
+void pgw__notify(const pgw_result_cb cb, void *ud, const pgw__driver_t *d, int status,
+                 pgw_result_t *res);
 /* The head request r got one expected response: completes it after the last. */
 int pgw__req_step(pgw_session_t *s, pgw__req_t *r);
 void pgw__fail_all(pgw_session_t *s, int err);

@@ -10,9 +10,9 @@
  * parameter types), plus its description block once known. Nothing is
  * allocated on a hit.
  */
+#include "auth/auth.h"
 #include "session_internal.h"
 
-#include <openssl/rand.h>
 #include <stdio.h>
 
 #define DEFAULT_ENTRIES 256u
@@ -226,7 +226,7 @@ static int cache_init(pgw_session_t *s)
     s->cache_nbuckets = nb;
     s->cache_seen_mask = ns - 1;
     uint8_t raw[8];
-    if (RAND_bytes(raw, sizeof raw) != 1) {
+    if (pgw__random_bytes(raw, sizeof raw) < 0) {
         /* Still unique per server connection: the backend key. */
         uint64_t k = (uint64_t)(uint32_t)s->backend_pid;
         for (size_t i = 0; i < s->backend_key_len; i++)
