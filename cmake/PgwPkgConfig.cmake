@@ -8,8 +8,13 @@
 #   prefix the install actually uses, --prefix included), describes the
 #   installed headers and libraries.
 #
-# Both say what a static link needs: Requires.private (libuv, OpenSSL) and
-# Libs.private (-lm), which `pkg-config --static` adds.
+# Both say what a static link needs: Requires.private (libuv, OpenSSL, and
+# krb5-gssapi when built with GSSAPI) and Libs.private (-lm), which
+# `pkg-config --static` adds.
+set(PGW_PC_REQUIRES_GSSAPI "")
+if(PGW_HAVE_GSSAPI)
+  set(PGW_PC_REQUIRES_GSSAPI " krb5-gssapi")
+endif()
 
 # Build tree. The library directory is known only at generation time.
 set(PGW_PC_PREFIX "${PROJECT_BINARY_DIR}")
