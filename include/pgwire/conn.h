@@ -146,7 +146,69 @@
  * disk (size, inode or modification time); with an application allocator
  * each connection builds its own. A failed TLS negotiation ends
  * the connect with PGW_ETLS (or PGW_EPROTO), libpq's message in
- * pgw_conn_error_message. gssencmode=require fails with PGW_ENOTSUP.
+ * pgw_conn_error_message. sslkeylogfile (libpq 18) appends the TLS
+ * secrets of every handshake to that file in NSS key log format (for
+ * Wireshark), creating it with mode 0600; a file that cannot be opened or
+ * written is skipped, its error added to a failed connect's message, as
+ * libpq does.
+ *
+ * GSSAPI (the system's GSS-API library, MIT Kerberos, when the library was
+ * built with it: pkg-config krb5-gssapi) with libpq's options and rules:
+ *   - GSS encryption, gssencmode disable, prefer (the default) or require:
+ *     over TCP, before TLS, the socket sends GSSENCRequest; on the server's
+ *     'G' the GSS-API context is established with krbsrvname@host (host as
+ *     given, else hostaddr; krbsrvname defaults to "postgres"; the ticket
+ *     cache is the GSS-API library's: KRB5CCNAME, KRB5_CONFIG), and from
+ *     then on every byte travels in GSS-wrapped packets of at most 16 kB
+ *     (reads unwrapped into the session's read chunk, each loop turn's
+ *     output wrapped into one buffer written with one send()). prefer is
+ *     skipped when no credentials can be acquired (no ticket cache, as
+ *     libpq's pg_GSS_have_cred_cache decides); require then fails at once
+ *     with PGW_EAUTH ("GSSAPI encryption required but no credential
+ *     cache"), as it does over a unix-domain socket (PGW_ECONNINFO).
+ *   - The order and fallbacks are libpq 17's (init_allowed_encryption_
+ *     methods): each address is tried with GSS encryption, then TLS and
+ *     plaintext in the order sslmode gives (allow: plaintext first); a
+ *     server's 'N' goes on with the next method on the same socket; an
+ *     'E' answer, a failed GSS or TLS handshake, or an ErrorResponse before
+ *     authentication completed retries the address on a new socket with
+ *     the next method the options allow. gssencmode=require allows neither
+ *     TLS nor plaintext: a refusal then ends the connect (PGW_EAUTH, "server
+ *     doesn't support GSSAPI encryption, but it was required"). A GSS
+ *     encrypted connection satisfies sslmode=require.
+ *   - GSSAPI authentication (AuthenticationGSS, and SSPI, answered with
+ *     GSSAPI as libpq does outside Windows) with krbsrvname@host (the host
+ *     name as given: hostaddr alone fails with "host name must be
+ *     specified"); failures are PGW_EAUTH with the GSS-API's words
+ *     ("GSSAPI continuation error: ... Server not found in Kerberos
+ *     database"). gssdelegation=1 asks to forward the credentials (when
+ *     the ticket is forwardable). gsslib is accepted (only "gssapi" exists
+ *     outside Windows). require_auth=gss accepts a GSS exchange, or a GSS
+ *     encrypted connection the server accepted without one.
+ *   - Cancels of a GSS encrypted connection negotiate GSS encryption too,
+ *     with no fallback to plaintext.
+ * Without GSS-API support gssencmode defaults to disable, gssencmode=require
+ * fails with PGW_ENOTSUP ('gssencmode value "require" invalid when GSSAPI
+ * support is not compiled in') and a GSS request with PGW_ENOTSUP
+ * ("GSSAPI authentication not supported"), as libpq built without GSSAPI.
+ * The GSS-API library may contact the KDC (a service ticket not cached
+ * yet) inside the connect, blocking the loop for that exchange, as it
+ * blocks libpq.
+ *
+ * OAUTH (PostgreSQL 18's SASL OAUTHBEARER, libpq 18's options oauth_issuer,
+ * oauth_client_id, oauth_client_secret, oauth_scope): when the server asks
+ * for OAUTHBEARER the connection needs oauth_issuer and oauth_client_id,
+ * and a bearer token from the config's on_oauth_token callback (per
+ * connection; libpq has a process-wide hook instead). With oauth_issuer
+ * naming a discovery document (https://.../.well-known/openid-configuration)
+ * the callback is asked at once; otherwise the first attempt asks the
+ * server (an empty token), which answers with its discovery document and
+ * scope: the callback gets them, and the address is tried again with the
+ * token on a new socket, as libpq does. The discovery document must belong
+ * to oauth_issuer. The device authorization flow of libpq-oauth (which
+ * needs an HTTP client and JSON over HTTPS) is not built in: the callback
+ * obtains the token however it likes. require_auth=oauth (or !oauth)
+ * applies.
  */
 #ifndef PGWIRE_CONN_H
 #define PGWIRE_CONN_H
@@ -174,7 +236,9 @@ typedef struct pgw_conn pgw_conn_t;
  *     tried, as in libpq), that attempt's code: PGW_ESERVER (the server
  *     refused the startup, e.g. SQLSTATE 28P01 for a wrong password; err
  *     holds its error, valid during the call), PGW_EAUTH (the client could
- *     not authenticate: no password, a bad SCRAM answer), PGW_EAUTHPOLICY
+ *     not authenticate: no password, a bad SCRAM answer, a GSS-API failure
+ *     such as no ticket or an unknown service, GSS encryption required and
+ *     refused, an OAuth flow that failed), PGW_EAUTHPOLICY
  *     (require_auth / channel_binding / requirepeer refused it; the
  *     message is libpq 18's, naming the method the server asked for and
  *     the rule, e.g. 'authentication method requirement "scram-sha-256"
@@ -182,7 +246,8 @@ typedef struct pgw_conn pgw_conn_t;
  *     PGW_ENOTSUP (a method or protocol version the library does not
  *     implement), PGW_ETLS (TLS could not be negotiated or verified, or a
  *     TLS file could not be used), PGW_EPROTO, PGW_ECONNINFO (a host whose
- *     port is not a number, or TLS settings that contradict each other),
+ *     port is not a number, TLS settings that contradict each other, or
+ *     gssencmode=require over a unix-domain socket),
  *     PGW_ECANCELED (pgw_conn_close was called first), PGW_ENOMEM;
  *   - when every attempt failed and moved on to the next address or host:
  *     the code they share when all of them failed the same way: PGW_EDNS
@@ -208,6 +273,15 @@ typedef void (*pgw_close_cb)(pgw_conn_t *conn, void *ud);
  * interrupted), or a libuv/PGW error (PGW_ECONNECT, PGW_ETIMEDOUT,
  * PGW_ECANCELED if the connection was closed first). */
 typedef void (*pgw_cancel_cb)(pgw_conn_t *conn, int status, void *ud);
+/* The server wants an OAuth bearer token (see OAUTH above): req says for
+ * which issuer, discovery document and scope (valid during the call).
+ * Give the token with pgw_conn_oauth_token, from inside this call or later
+ * from the loop's thread (the connect waits meanwhile: connect_timeout
+ * does not run; a blocking client must answer inside the call), and
+ * return 0; or return a negative value to fail the connect with PGW_EAUTH
+ * ("user-defined OAuth flow failed"). Called at most once per connect; the
+ * token is kept for the connect's attempts and wiped once connected. */
+typedef int (*pgw_oauth_token_cb)(pgw_conn_t *conn, const pgw_oauth_request_t *req, void *ud);
 
 typedef struct pgw_conn_config {
     /* sizeof(pgw_conn_config_t) as the caller's header defines it, set by
@@ -270,6 +344,11 @@ typedef struct pgw_conn_config {
     /* The user types the connection's results decode through (session.h,
      * pgw_session_config_t.registry); NULL: the default registry. */
     pgw_type_registry_t *registry;
+    /* OAuth bearer tokens (see OAUTH): NULL: none, and a server asking
+     * for OAUTHBEARER fails the connect with PGW_EAUTH. oauth_ud is
+     * passed to it (its own, so that a pool's connections keep it). */
+    pgw_oauth_token_cb on_oauth_token;
+    void *oauth_ud;
 } pgw_conn_config_t;
 
 /*
@@ -334,7 +413,7 @@ PGW_EXTERN int pgw_conn_new(pgw_conn_t **out, struct uv_loop_s *loop, const pgw_
  * PGW_ECONNINFO (bad connection string; pgw_conn_error_message holds
  * libpq's words for it, e.g. 'invalid integer value "abc" for connection
  * option "port"'),
- * PGW_ENOTSUP (gssencmode=require: GSSAPI is not implemented), PGW_EBUSY
+ * PGW_ENOTSUP (gssencmode=require in a library built without GSSAPI), PGW_EBUSY
  * (connect already called),
  * PGW_ECLOSED (closing), PGW_ENOMEM.
  */
@@ -546,6 +625,35 @@ PGW_EXTERN void *pgw_conn_userdata(const pgw_conn_t *conn);
  */
 PGW_EXTERN int pgw_conn_tls_info(const pgw_conn_t *conn, pgw_tls_info_t *out);
 
+/* What GSSAPI did for the connection (libpq: PQgssEncInUse,
+ * PQconnectionUsedGSSAPI). */
+typedef struct pgw_gss_info {
+    int encrypted; /* 1 if the connection runs over GSS encryption */
+    int used;      /* 1 if GSSAPI authenticated it: GSS encryption, or an
+                      AuthenticationGSS exchange */
+    /* The client's principal as the GSS-API names it ("alice@EXAMPLE.COM"),
+     * "" when unknown or unused. Valid until the connection is closed or
+     * its connect moves to another attempt. */
+    const char *principal;
+} pgw_gss_info_t;
+/* Fill *out (all zero/"" for a connection that did not use GSSAPI, or
+ * before it is up). Returns 0, or PGW_EINVAL (out NULL; or conn NULL,
+ * *out then zeroed). */
+PGW_EXTERN int pgw_conn_gss_info(const pgw_conn_t *conn, pgw_gss_info_t *out);
+
+/* Give the OAuth bearer token the on_oauth_token callback was asked for
+ * (copied, wiped when no longer needed), or, with token NULL, say the flow
+ * failed (error, may be NULL: "user-defined OAuth flow failed: <error>").
+ * Call it from inside the callback or later from the loop's thread; a
+ * connect waiting for it goes on from the loop. Returns 0, PGW_EINVAL
+ * (conn NULL), PGW_EBUSY (no token is being asked for) or PGW_ENOMEM. */
+PGW_EXTERN int pgw_conn_oauth_token(pgw_conn_t *conn, const char *token, const char *error);
+
+/* The protocol version in use as libpq 18's PQfullProtocolVersion gives
+ * it: major * 10000 + minor (30000 for 3.0, 30002 for 3.2), or 0 when the
+ * connection is not up (connecting, lost, closed, or conn NULL). */
+PGW_EXTERN int pgw_conn_protocol_version(const pgw_conn_t *conn);
+
 /*
  * Why the connect failed, in libpq's words (PQerrorMessage without its
  * final newline): one entry per attempt, in the order they were made,
@@ -576,6 +684,7 @@ PGW_EXTERN const char *pgw_conn_error_message(const pgw_conn_t *conn);
     XX(NEW, "new", "pgw_conn_connect not called")                                        \
     XX(RESOLVING, "resolving", "looking the host name up")                               \
     XX(CONNECTING, "connecting", "the socket's connect()")                               \
+    XX(GSS, "gss", "GSSENCRequest and the GSS-API context (GSS encryption)")             \
     XX(TLS, "tls", "SSLRequest (or direct TLS) and the handshake")                       \
     XX(STARTUP, "startup", "startup packet sent, no authentication request yet")         \
     XX(AUTHENTICATING, "authenticating", "the server asked for a password or SASL")      \
@@ -601,8 +710,9 @@ PGW_EXTERN const char *pgw_conn_phase_name(int phase);
  * failed connect. PGW_PHASE_NEW for a NULL conn. */
 PGW_EXTERN int pgw_conn_phase(const pgw_conn_t *conn);
 
-/* One connect attempt: one socket to one address (sslmode prefer and allow
- * make two attempts on the same address when the first is refused), or a
+/* One connect attempt: one socket to one address (gssencmode prefer and
+ * sslmode prefer and allow make more attempts on the same address when
+ * one is refused, see GSSAPI), or a
  * host that was never connected to (its name did not resolve, or its
  * options made it unusable). */
 typedef struct pgw_conn_attempt {
@@ -633,6 +743,7 @@ typedef struct pgw_conn_attempt {
      * translate host name "h" to address: why" for a name that did not
      * resolve). "" for the attempt that connected and one in progress. */
     const char *message;
+    int gss; /* 1 if this attempt negotiated (or tried to negotiate) GSS encryption */
 } pgw_conn_attempt_t;
 
 /*
@@ -696,6 +807,7 @@ typedef struct pgw_cancel_token_info {
     size_t key_len;      /* 4 (protocol 3.0) to 256 */
     int tls;             /* 1: the cancel negotiates TLS */
     unsigned timeout_ms; /* connect_timeout in ms (0: none, 10 s is used) */
+    int gss;             /* 1: the cancel negotiates GSS encryption */
 } pgw_cancel_token_info_t;
 /* Fill *out. Returns 0 or PGW_EINVAL (tok or out NULL; *out zeroed when
  * out is not NULL). */

@@ -88,6 +88,21 @@ typedef void (*pgw_result_cb)(int status, pgw_result_t *res, void *ud);
 typedef int (*pgw_row_cb)(const pgw_row_t *row, void *ud);
 enum { PGW_ROW_PAUSE = 1 };
 
+/*
+ * What an OAuth bearer token is asked for (SASL OAUTHBEARER, PostgreSQL
+ * 18): the issuer the connection trusts, the discovery document the
+ * server named (or oauth_issuer itself when it is a .well-known URI), the
+ * scope (oauth_scope, else the one the server asked for; NULL when
+ * neither), and the client's registration. Strings valid during the call.
+ */
+typedef struct pgw_oauth_request {
+    const char *issuer;               /* the issuer identifier */
+    const char *openid_configuration; /* the discovery document's URI */
+    const char *scope;                /* may be NULL */
+    const char *client_id;            /* oauth_client_id */
+    const char *client_secret;        /* oauth_client_secret, or NULL */
+} pgw_oauth_request_t;
+
 /* Hooks from the session to its driver and to the application. All are
  * optional. ud is passed to each. */
 typedef struct pgw_session_callbacks {
@@ -125,6 +140,34 @@ typedef struct pgw_session_callbacks {
      * driver keeps no time, and a request that asks for a timeout is
      * refused with PGW_ENOTSUP. */
     void (*on_deadline)(pgw_session_t *s, uint64_t ticket, uint32_t timeout_ms, void *ud);
+    /* GSSAPI authentication (AuthenticationGSS and GSSContinue; an SSPI
+     * request is answered the same way, as libpq does where SSPI does not
+     * exist): one step of the client's security context with the server's
+     * token in[0..inlen) (NULL, 0 at the first step). Set *out / *outlen
+     * to the token to send (outlen 0: none), valid until the next call.
+     * Return 1 while the exchange goes on, 0 once the context is
+     * established, or a negative code (PGW_EAUTH, PGW_ENOMEM, ...) with
+     * libpq's message in msg[0..msglen) ("GSSAPI continuation error:
+     * ..."), which fails the startup. NULL: GSSAPI is not available, and
+     * such a request fails with PGW_ENOTSUP ("GSSAPI authentication not
+     * supported"). The connection (conn.h) implements it with the
+     * system's GSS-API library. */
+    int (*gss_step)(pgw_session_t *s, const uint8_t *in, size_t inlen, const uint8_t **out,
+                    size_t *outlen, char *msg, size_t msglen, void *ud);
+    /* 1 when the transport is GSS-encrypted (its context authenticated the
+     * client already: require_auth=gss is then met by a server that asks
+     * for nothing, as in libpq). NULL: never. */
+    int (*gss_encrypted)(pgw_session_t *s, void *ud);
+    /* OAUTHBEARER: the bearer token for req. Append the token to *token
+     * and return 1 when it is known now; return 0 when it will come later
+     * (the session then completes this attempt without it and reports
+     * pgw_session_oauth_retry: connect again with oauth_token set); or
+     * return a negative code with a message in msg[0..msglen) to fail the
+     * startup (PGW_EAUTH: "user-defined OAuth flow failed: <msg>"). Called
+     * at most once per session. NULL: no flow, OAUTHBEARER fails with
+     * PGW_EAUTH unless oauth_token is set. */
+    int (*oauth_token)(pgw_session_t *s, const pgw_oauth_request_t *req, pgw_buf_t *token,
+                       char *msg, size_t msglen, void *ud);
 } pgw_session_callbacks_t;
 
 typedef struct pgw_session_config {
@@ -224,6 +267,19 @@ typedef struct pgw_session_config {
      * through it. The session's own choices (result formats) never depend
      * on it. */
     pgw_type_registry_t *registry;
+    /* OAuth (SASL OAUTHBEARER, PostgreSQL 18), libpq 18's options:
+     * oauth_issuer (an issuer identifier, or the URI of its discovery
+     * document: https://.../.well-known/openid-configuration or
+     * .../oauth-authorization-server) and oauth_client_id are both needed
+     * when the server asks for OAUTHBEARER; oauth_scope overrides the
+     * server's scope; oauth_token is a bearer token to present at once
+     * (one the oauth_token hook gave an earlier attempt). Copied; the
+     * token and secret are wiped when the session is freed. */
+    const char *oauth_issuer;
+    const char *oauth_client_id;
+    const char *oauth_client_secret;
+    const char *oauth_scope;
+    const char *oauth_token;
 } pgw_session_config_t;
 
 /*
@@ -1169,8 +1225,22 @@ PGW_EXTERN pgw_type_registry_t *pgw_session_registry(const pgw_session_t *s);
 /* The error that broke the session (0 if not broken). */
 PGW_EXTERN int pgw_session_error(const pgw_session_t *s);
 /* Name of the authentication method the server used ("trust", "password",
- * "md5", "SCRAM-SHA-256", "SCRAM-SHA-256-PLUS"), NULL before startup. */
+ * "md5", "SCRAM-SHA-256", "SCRAM-SHA-256-PLUS", "gss", "OAUTHBEARER"),
+ * NULL before startup. A GSS-encrypted connection the server accepted
+ * without an exchange (its context authenticated the client) reports
+ * "trust". */
 PGW_EXTERN const char *pgw_session_auth_method(const pgw_session_t *s);
+/* 1 when the startup failed (PGW_EAUTH) only because the server wants an
+ * OAuth bearer token this session did not have: OAUTHBEARER discovery ran
+ * (the server's scope and discovery document went to the oauth_token
+ * hook), and the driver should connect again with a new session whose
+ * oauth_token is the token the hook gives, as libpq does. Else 0 (also
+ * for NULL). */
+PGW_EXTERN int pgw_session_oauth_retry(const pgw_session_t *s);
+/* The OAuth bearer token to present (pgw_session_config_t.oauth_token),
+ * set before pgw_session_start (copied; wiped when freed). Returns 0,
+ * PGW_EBUSY (started), PGW_EINVAL (s or token NULL) or PGW_ENOMEM. */
+PGW_EXTERN int pgw_session_set_oauth_token(pgw_session_t *s, const char *token);
 /* 1 once the server's AuthenticationOk was accepted (an error after it is
  * the server's answer to an authenticated client, not a refusal of the
  * connection); 0 before, and for NULL. */

@@ -70,6 +70,12 @@ typedef struct pgw__scram_keys {
 int pgw__scram_derive_keys(const char *password, size_t password_len, const uint8_t *salt,
                            size_t salt_len, uint32_t iterations, pgw__scram_keys_t *k);
 
+/* Decode one UTF-8 sequence at s (NUL-terminated). Returns its length, or 0
+ * if it is invalid (overlong, surrogate, above U+10FFFF, truncated). */
+size_t pgw__utf8_decode(const unsigned char *s, uint32_t *cp);
+/* Encode cp (at most U+10FFFF) into out[0..4); returns its length. */
+size_t pgw__utf8_encode(uint32_t cp, char *out);
+
 /* SASLprep (RFC 4013, stringprep profile) of a UTF-8 string into a newly
  * allocated NUL-terminated string. Returns 0, PGW_EENCODING (invalid UTF-8),
  * PGW_EINVAL (prohibited output or bidi violation) or PGW_ENOMEM. */

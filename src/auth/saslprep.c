@@ -60,9 +60,7 @@ static uint8_t combining_class(uint32_t cp)
     return 0;
 }
 
-/* Decode one UTF-8 sequence at s (NUL-terminated). Returns its length, or 0
- * if it is invalid (overlong, surrogate, above U+10FFFF, truncated). */
-static size_t utf8_decode(const unsigned char *s, uint32_t *cp)
+size_t pgw__utf8_decode(const unsigned char *s, uint32_t *cp)
 {
     unsigned char c = s[0];
     size_t n;
@@ -88,7 +86,7 @@ static size_t utf8_decode(const unsigned char *s, uint32_t *cp)
     return n;
 }
 
-static size_t utf8_encode(uint32_t cp, char *out)
+size_t pgw__utf8_encode(uint32_t cp, char *out)
 {
     if (cp < 0x80) {
         out[0] = (char)cp;
@@ -238,7 +236,7 @@ static int map_and_decompose(const char *in, uint32_t *cps, size_t cap, size_t *
     size_t n = 0;
     while (*p) {
         uint32_t cp;
-        size_t len = utf8_decode(p, &cp);
+        size_t len = pgw__utf8_decode(p, &cp);
         if (len == 0) return PGW_EENCODING;
         p += len;
         if (IN_TABLE(saslprep_map_to_nothing, cp)) continue;
@@ -276,7 +274,7 @@ static int encode_utf8(const pgw_allocator_t *alloc, const uint32_t *cps, size_t
     if (!s) return PGW_ENOMEM;
     size_t len = 0;
     for (size_t i = 0; i < n; i++)
-        len += utf8_encode(cps[i], s + len);
+        len += pgw__utf8_encode(cps[i], s + len);
     s[len] = '\0';
     *out = s;
     return 0;

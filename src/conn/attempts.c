@@ -98,7 +98,7 @@ static void text_add(pgw__attempt_t *r, const char *s)
     r->text.data[r->text.len] = '\0';
 }
 
-int pgw__attempt_begin(pgw_conn_t *c, const pgw__host_t *h, const char *address, int tls)
+int pgw__attempt_begin(pgw_conn_t *c, const pgw__host_t *h, const char *address, int enc)
 {
     pgw__connect_t *cx = &c->cx;
     if (current(c)) pgw__attempt_end(c, PGW_ECONNECT, NULL);
@@ -118,7 +118,8 @@ int pgw__attempt_begin(pgw_conn_t *c, const pgw__host_t *h, const char *address,
     pgw_conn_attempt_t *p = &cx->pub[i];
     memset(p, 0, sizeof(*p));
     p->port = h->h.port;
-    p->tls = tls;
+    p->tls = enc == PGW__ENC_TLS;
+    p->gss = enc == PGW__ENC_GSS;
     p->phase = cx->phase;
     sync_one(cx, i);
     cx->cur = (long)i;

@@ -17,7 +17,9 @@
  * verification, then the CancelRequest encrypted. The server's 'N' then
  * fails the cancel instead of sending the key in plaintext. A connection
  * that runs in plaintext (sslmode disable, or allow/prefer that ended
- * without TLS, or a unix-domain socket) cancels in plaintext.
+ * without TLS, or a unix-domain socket) cancels in plaintext. A connection
+ * that runs over GSS encryption cancels over GSS encryption (its
+ * krbsrvname, host and delegation; the server's 'N' fails the cancel).
  *
  * While a cancel of a conn is in flight the connection writes nothing new
  * (conn.c checks c->cancels): a request sent before the server has acted
@@ -53,6 +55,9 @@ void pgw__cancel_req_finish(pgw__cancel_req_t *x, int status)
     pgw__tlsneg_reset(&x->neg);
     pgw__tls_free(x->t);
     x->t = NULL;
+    pgw__gssneg_reset(&x->gneg, x->tok->alloc);
+    pgw__gss_free(x->g);
+    x->g = NULL;
     pgw_buf_free(&x->pkt);
     pgw__sock_close(&x->sock, on_req_closed);
     uv_close((uv_handle_t *)&x->timer, on_req_closed);
@@ -142,6 +147,35 @@ static void req_negotiate(pgw__cancel_req_t *x)
     req_tls_io(x, 0);
 }
 
+/* Over GSS encryption: the packet is wrapped (one GSS packet) and sent
+ * as is; whatever arrives is dropped until the server closes. */
+static void req_gss_negotiate(pgw__cancel_req_t *x)
+{
+    const pgw_allocator_t *a = x->tok->alloc;
+    int rc = pgw__gssneg_step(&x->gneg, &x->sock, &x->tok->gss, a);
+    if (rc == 0) return;
+    if (rc != PGW__NEG_GSS) { /* 'N' too: the key never goes out in plaintext */
+        pgw__cancel_req_finish(x, rc == PGW__NEG_PLAIN  ? PGW_EAUTH
+                                  : rc == PGW_ECONNLOST ? PGW_ECONNECT
+                                                        : rc);
+        return;
+    }
+    x->g = x->gneg.g;
+    x->gneg.g = NULL;
+    pgw__gssneg_reset(&x->gneg, a);
+    pgw_buf_t wrapped;
+    pgw_buf_init(&wrapped, a);
+    char err[PGW__TLS_ERRLEN];
+    rc = pgw__gss_wrap(x->g, x->pkt.data, x->pkt.len, &wrapped, err, sizeof err);
+    pgw_buf_free(&x->pkt);
+    x->pkt = wrapped;
+    if (rc < 0) {
+        pgw__cancel_req_finish(x, rc);
+        return;
+    }
+    req_send(x);
+}
+
 static void on_req_event(pgw__sock_t *k, int status, int events)
 {
     pgw__cancel_req_t *x = k->owner;
@@ -150,13 +184,22 @@ static void on_req_event(pgw__sock_t *k, int status, int events)
             pgw__cancel_req_finish(x, PGW_ECONNECT);
             return;
         }
-        if (x->tok->tls.ctx && pgw__tlsneg_begin(&x->neg, &x->tok->tls, x->tok->alloc) < 0) {
+        if (x->tok->gss_enc && pgw__gssneg_begin(&x->gneg, x->tok->alloc) < 0) {
+            pgw__cancel_req_finish(x, PGW_ENOMEM);
+            return;
+        }
+        if (!x->tok->gss_enc && x->tok->tls.ctx &&
+            pgw__tlsneg_begin(&x->neg, &x->tok->tls, x->tok->alloc) < 0) {
             pgw__cancel_req_finish(x, PGW_ETLS);
             return;
         }
     }
     if (status < 0) {
         pgw__cancel_req_finish(x, PGW_ECONNECT);
+        return;
+    }
+    if (x->gneg.phase != PGW__GNEG_IDLE) {
+        req_gss_negotiate(x);
         return;
     }
     if (x->neg.phase != PGW__NEG_IDLE) {
@@ -195,7 +238,9 @@ int pgw__cancel_req_start(pgw__cancel_req_t *x, uv_loop_t *loop, const pgw_cance
     x->finished = 0;
     x->sent = 0;
     x->t = NULL;
+    x->g = NULL;
     memset(&x->neg, 0, sizeof x->neg);
+    memset(&x->gneg, 0, sizeof x->gneg);
     if (pgw__peer_is_tcp(&tok->peer)) {
         int one = 1;
         (void)setsockopt(x->sock.fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
@@ -235,6 +280,8 @@ int pgw__cancel_token_init(pgw_cancel_token_t *tok, const pgw_conn_t *c)
         snprintf(tok->address, sizeof tok->address, "%s", un->sun_path);
     }
     pgw__conn_cancel_tls(c, &tok->tls); /* a reference to the context, if TLS */
+    tok->gss_enc = c->gss != NULL;
+    if (tok->gss_enc) pgw__conn_gss_policy(c, &tok->gss);
     return 0;
 }
 
@@ -289,6 +336,7 @@ int pgw_cancel_token_info(const pgw_cancel_token_t *tok, pgw_cancel_token_info_t
     out->pid = tok->pid;
     out->key_len = tok->key_len;
     out->tls = tok->tls.ctx != NULL;
+    out->gss = tok->gss_enc;
     out->timeout_ms = (unsigned)tok->timeout_ms;
     return 0;
 }

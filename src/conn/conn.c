@@ -61,10 +61,12 @@ void pgw__conn_sock_drop(pgw_conn_t *c)
     c->sock = NULL;
     c->write_failed = 0;
     if (c->writing) wbuf_release(c);
-    /* The TLS session belongs to the socket: never reused across attempts. */
+    /* The TLS session and the GSS contexts belong to the socket: never
+     * reused across attempts. */
     pgw__tlsneg_reset(&c->neg);
     pgw__tls_free(c->tls);
     c->tls = NULL;
+    pgw__conn_gss_drop(c);
     c->tp = &pgw__transport_plain;
     pgw__sock_close(k, on_sock_closed);
 }
@@ -88,6 +90,9 @@ static void conn_free(pgw_conn_t *c)
     pgw__connect_free(c);
     pgw__attempts_free(c);
     pgw_buf_free(&c->errmsg);
+    pgw__conn_gss_drop(c);
+    pgw_buf_free(&c->gss_token);
+    pgw__conn_oauth_clear(c);
     pgw__tls_ctx_unref(c->tls_ctx);
     pgw_buf_free(&c->wbuf);
     pgw__free(c->alloc, c);
@@ -205,6 +210,7 @@ int pgw__conn_session_create(pgw_conn_t *c, const char *password)
     sc.stmt_cache_size = c->cfg.stmt_cache_size;
     sc.stmt_cache_bytes = c->cfg.stmt_cache_bytes;
     sc.registry = c->cfg.registry;
+    pgw__conn_auth_hooks(c, &sc);
     sc.ud = c;
     pgw_session_t *s;
     int rc = pgw_session_new(&s, &sc);
@@ -270,12 +276,10 @@ static void conn_read(pgw_conn_t *c, pgw__sock_t *k)
         ssize_t n = pgw__sock_recv(k, p, len);
         if (n == PGW_EAGAIN) break;
         if (n <= 0) {
-            /* EOF, reset or error. Over TLS, records already received are
-             * delivered first. */
-            if (c->tls) {
-                pgw__tls_input_eof(c->tls);
-                (void)c->tp->read_commit(c, 0);
-            }
+            /* EOF, reset or error. Over TLS or GSS encryption, what was
+             * already received is delivered first. */
+            if (c->tls) pgw__tls_input_eof(c->tls);
+            if (c->tp != &pgw__transport_plain) (void)c->tp->read_commit(c, 0);
             if (still_current(c, k)) transport_failed(c, PGW_ECONNLOST);
             return;
         }
@@ -426,6 +430,10 @@ static void on_sock_event(pgw__sock_t *k, int status, int events)
         pgw__connect_on_negotiation(c);
         return;
     }
+    if (c->gneg.phase != PGW__GNEG_IDLE) {
+        pgw__connect_on_gss_negotiation(c);
+        return;
+    }
     if (status < 0) {
         transport_failed(c, PGW_ECONNLOST);
         return;
@@ -449,7 +457,9 @@ static void on_prepare(uv_prepare_t *h)
     if (c->resume_pending) pgw__conn_resume_input(c);
     pgw__conn_flush(c);
     pgw__conn_copy_pump(c);
-    if (c->sock && c->neg.phase == PGW__NEG_IDLE && !c->sock->connecting) pgw__conn_watch(c);
+    if (c->sock && c->neg.phase == PGW__NEG_IDLE && c->gneg.phase == PGW__GNEG_IDLE &&
+        !c->sock->connecting)
+        pgw__conn_watch(c);
     pgw__conn_drain_notify(c);
 }
 
@@ -505,6 +515,7 @@ int pgw_conn_new(pgw_conn_t **out, uv_loop_t *loop, const pgw_conn_config_t *cfg
     c->tp = &pgw__transport_plain;
     pgw_buf_init(&c->wbuf, a);
     pgw_buf_init(&c->errmsg, a);
+    pgw_buf_init(&c->gss_token, a);
     c->cx.cur = -1;
     uv_prepare_init(loop, &c->prepare);
     uv_timer_init(loop, &c->timer);
@@ -599,6 +610,13 @@ int pgw_conn_submit_batch_driven(pgw_conn_t *c, const pgw_request_t *reqs, size_
     if (rc < 0) return rc;
     return conn_after_request(
         c, pgw_session_submit_batch_driven(c->s, reqs, n, flags, done, ud, hook, ctx));
+}
+
+int pgw_conn_protocol_version(const pgw_conn_t *c)
+{
+    if (!c || c->state != PGW__CONN_READY || !c->s) return 0;
+    uint32_t v = pgw_session_protocol(c->s);
+    return (int)(v >> 16) * 10000 + (int)(v & 0xffffu);
 }
 
 int32_t pgw_conn_backend_pid(pgw_conn_t *c)

@@ -9,7 +9,9 @@
  * and resuming the socket's reads), deadline.c (request deadlines on one
  * timer), transport.c (the sockets,
  * and the plaintext seam between socket bytes and session bytes), tlsconn.c
- * (SSLRequest and the handshake on a socket, and the TLS seam).
+ * (SSLRequest and the handshake on a socket, and the TLS seam), gssconn.c
+ * (GSSENCRequest and the GSS-API handshake on a socket, the GSS encryption
+ * seam, and the GSSAPI authentication and OAuth hooks of the session).
  */
 #ifndef PGW_CONN_INTERNAL_H
 #define PGW_CONN_INTERNAL_H
@@ -20,6 +22,7 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <uv.h>
+#include "auth/gss.h"
 #include "tls/tls.h"
 #include "util/internal.h"
 
@@ -164,6 +167,83 @@ int pgw__tls_sock_flush(pgw__tls_t *t, pgw__sock_t *k);
 ssize_t pgw__tls_sock_fill(pgw__tls_t *t, pgw__sock_t *k);
 
 /*
+ * GSS encryption negotiation on a connected socket (gssconn.c), shared by
+ * connections and cancel requests: GSSENCRequest, the server's one-byte
+ * answer ('G' to go on, 'N' to refuse), then the GSS-API context tokens,
+ * each sent and received as a packet (its length in 4 bytes, network
+ * order, then the token), until the context is established.
+ */
+enum pgw__gneg_phase {
+    PGW__GNEG_IDLE = 0,
+    PGW__GNEG_REQUEST,  /* sending GSSENCRequest */
+    PGW__GNEG_ANSWER,   /* waiting for 'G' or 'N' */
+    PGW__GNEG_HANDSHAKE /* exchanging context tokens */
+};
+enum { PGW__NEG_GSS = 4 };
+/* What a socket negotiates GSS encryption with: the service principal
+ * krbsrvname@host (host: libpq's PQhost, the host name or else hostaddr)
+ * and whether to delegate credentials. */
+typedef struct pgw__gss_policy {
+    char service[128];
+    char host[256];
+    int delegate;
+} pgw__gss_policy_t;
+typedef struct pgw__gssneg {
+    int phase;     /* enum pgw__gneg_phase */
+    int retryable; /* the failure (if any) lets libpq try the next method on a new socket */
+    uint8_t req[8];
+    size_t sent;
+    pgw__gss_t *g;  /* the context, from 'G' on */
+    pgw_buf_t out;  /* the packet being sent */
+    size_t out_off; /* bytes of it sent */
+    uint8_t *in;    /* PGW__GSS_MAX_PACKET bytes: the packet being received */
+    size_t in_len;  /* bytes of it received */
+    char err[PGW__TLS_ERRLEN];
+} pgw__gssneg_t;
+
+/* Start negotiating on a connected socket (nothing is sent until the first
+ * step). Returns 0 or PGW_ENOMEM. */
+int pgw__gssneg_begin(pgw__gssneg_t *n, const pgw_allocator_t *alloc);
+/* Advance as far as the socket allows, watching what the next step needs.
+ * Returns PGW__NEG_GSS (established: take n->g), PGW__NEG_PLAIN (the
+ * server said 'N': the socket is usable for the next method), 0 (waiting
+ * for the socket), or the failure with libpq's message in n->err:
+ * PGW_EAUTH (the GSS-API refused: no credentials, an unknown service,
+ * ...), PGW_ECONNLOST, PGW_EPROTO (an oversize packet; an answer that is
+ * neither 'G', 'N' nor 'E'; bytes behind the last token), PGW_ENOMEM;
+ * n->retryable says whether libpq would go on with the next encryption
+ * method on a new socket (an 'E' answer, a failed handshake) or give up.
+ * phase is PGW__GNEG_IDLE after any outcome but 0. */
+int pgw__gssneg_step(pgw__gssneg_t *n, pgw__sock_t *k, const pgw__gss_policy_t *p,
+                     const pgw_allocator_t *alloc);
+/* Abandon a negotiation (frees n->g and the buffers). */
+void pgw__gssneg_reset(pgw__gssneg_t *n, const pgw_allocator_t *alloc);
+
+/*
+ * The GSS encryption transport's state (gssconn.c): the established
+ * context, the ciphertext read from the socket (whole packets are
+ * unwrapped, their plaintext copied into the session's read chunk), and
+ * the packets the session's output was wrapped into, written as is.
+ */
+typedef struct pgw__gsst {
+    pgw__gss_t *g;
+    size_t max_plain; /* plaintext per packet (gss_wrap_size_limit) */
+    uint8_t *in;      /* ciphertext from the socket */
+    size_t in_cap, in_start, in_end;
+    const uint8_t *plain; /* unwrapped, not taken by the session yet */
+    size_t plain_len;
+    pgw_buf_t out; /* wrapped packets to write */
+    size_t out_off;
+    char principal[256]; /* the client's, for pgw_conn_gss_info */
+} pgw__gsst_t;
+
+/* Take over the established context g (freed on failure too). Returns 0,
+ * PGW_ENOMEM or PGW_EAUTH (message in err). */
+int pgw__gsst_new(pgw__gsst_t **out, pgw__gss_t *g, size_t ring, const pgw_allocator_t *alloc,
+                  char *err, size_t errlen);
+void pgw__gsst_free(pgw__gsst_t *t, const pgw_allocator_t *alloc);
+
+/*
  * A cancel token (cancel.c; pgw_cancel_token_t in conn.h): immutable once
  * made, so any thread may send it. peer is the address the connection
  * used; tls.ctx holds a reference (NULL: plaintext).
@@ -177,6 +257,8 @@ struct pgw_cancel_token {
     uint8_t key[256];
     size_t key_len;
     pgw__tls_policy_t tls;
+    int gss_enc; /* the connection ran over GSS encryption: so does its cancel */
+    pgw__gss_policy_t gss;
     uint64_t timeout_ms; /* connect_timeout, 0: none */
 };
 
@@ -205,6 +287,8 @@ struct pgw__cancel_req {
     size_t sent;
     pgw__tlsneg_t neg;
     pgw__tls_t *t;
+    pgw__gssneg_t gneg;
+    pgw__gss_t *g; /* GSS encryption, once negotiated */
     void (*done)(pgw__cancel_req_t *x, int status);
     void (*closed)(pgw__cancel_req_t *x);
     void *owner;
@@ -250,6 +334,21 @@ typedef struct pgw__transport {
 
 extern const pgw__transport_t pgw__transport_plain;
 extern const pgw__transport_t pgw__transport_tls;
+extern const pgw__transport_t pgw__transport_gss;
+
+/* The encryption methods of libpq 17's connect (init_allowed_encryption_
+ * methods and friends): each address is tried with the methods the options
+ * allow, in libpq's order (GSS encryption, then TLS and plaintext in the
+ * order sslmode gives), a refused or failed method giving way to the next. */
+enum pgw__enc { PGW__ENC_PLAIN = 1, PGW__ENC_TLS = 2, PGW__ENC_GSS = 4 };
+enum pgw__gssmode { PGW__GSSMODE_DISABLE = 0, PGW__GSSMODE_PREFER, PGW__GSSMODE_REQUIRE };
+/* Where the application's OAuth token is (pgw_conn_oauth_token). */
+enum pgw__oauth_state {
+    PGW__OAUTH_NONE = 0, /* not asked for */
+    PGW__OAUTH_ASKED,    /* the callback was called, no answer yet */
+    PGW__OAUTH_HAVE,     /* c->oauth_token */
+    PGW__OAUTH_FAILED    /* c->oauth_error says why */
+};
 
 enum pgw__conn_state {
     PGW__CONN_NEW = 0,
@@ -328,8 +427,10 @@ typedef struct pgw__connect {
     struct pgw__lookup *gai; /* the host name lookup in progress (connect.c) */
     struct addrinfo *ai_list;
     struct addrinfo *ai_next;
-    int tls_try;     /* the current attempt negotiates TLS */
-    int tls_retried; /* the current address was retried (prefer/allow) */
+    /* The current address's encryption methods (enum pgw__enc): those the
+     * options allow, those that failed, and the one being tried. */
+    int enc_allowed, enc_failed, enc_current;
+    int oauth_wait; /* the attempt ended for an OAuth token that is not there yet */
     /* The attempts: pub[i] points into rec[i]; cur is the one in
      * progress (-1: none). */
     pgw_conn_attempt_t *pub;
@@ -369,6 +470,21 @@ struct pgw_conn {
     size_t nstartup_params;
     const char *require_auth;
     const char *channel_binding;
+
+    /* GSSAPI (gssconn.c, connect.c): gssencmode, the negotiation, the
+     * encryption transport's state, and the authentication's context and
+     * its last token. */
+    int gssmode; /* enum pgw__gssmode */
+    pgw__gssneg_t gneg;
+    pgw__gsst_t *gss;
+    pgw__gss_t *gss_auth;
+    pgw_buf_t gss_token;
+    char gss_principal[256]; /* the client's principal once authenticated by GSSAPI */
+    /* OAuth (gssconn.c): the token the application gave, or why it could
+     * not. */
+    int oauth_state; /* enum pgw__oauth_state */
+    char *oauth_token;
+    char oauth_error[256];
 
     /* TLS (tlsconn.c, connect.c). */
     pgw__sslmode_t sslmode;
@@ -430,6 +546,10 @@ void pgw__conn_drain_notify(pgw_conn_t *c);
 /* connect.c */
 void pgw__connect_on_socket(pgw_conn_t *c, int status);
 void pgw__connect_on_negotiation(pgw_conn_t *c);
+void pgw__connect_on_gss_negotiation(pgw_conn_t *c);
+/* The OAuth token the connect waited for arrived (or the flow failed):
+ * connect again, or end the connect. */
+void pgw__connect_on_oauth_token(pgw_conn_t *c);
 /* A reason for the failure of the attempt in progress (its message gets
  * libpq's "connection to server ... failed: " prefix and the reasons,
  * joined with newlines); once connected, a line appended to
@@ -439,6 +559,18 @@ void pgw__connect_on_startup(pgw_conn_t *c, int status, const pgw_error_t *err);
 void pgw__connect_on_broken(pgw_conn_t *c, int err);
 void pgw__connect_finish(pgw_conn_t *c, int status, const pgw_error_t *err);
 void pgw__connect_free(pgw_conn_t *c);
+
+/* gssconn.c */
+/* The conn's GSS policy for its current host. */
+void pgw__conn_gss_policy(const pgw_conn_t *c, pgw__gss_policy_t *p);
+/* The session hooks for GSSAPI authentication, GSS encryption and OAuth
+ * (session.h), set on each session the connection creates. */
+void pgw__conn_auth_hooks(pgw_conn_t *c, pgw_session_config_t *sc);
+/* Free the GSSAPI state of the current socket (negotiation, transport,
+ * authentication context). */
+void pgw__conn_gss_drop(pgw_conn_t *c);
+/* Forget the OAuth token and state (wiped). */
+void pgw__conn_oauth_clear(pgw_conn_t *c);
 
 /* tlsconn.c: a context for cfg (pgw__tls_ctx_new's codes and message).
  * With the default allocator, the process's last context is reused when
@@ -477,8 +609,9 @@ void pgw__cancel_abort_all(pgw_conn_t *c);
 
 /* attempts.c: the record of the connect's attempts (c->cx). */
 /* Start a record for an attempt on host h (address: numeric address or
- * socket path, NULL for none yet). Returns 0 or PGW_ENOMEM. */
-int pgw__attempt_begin(pgw_conn_t *c, const pgw__host_t *h, const char *address, int tls);
+ * socket path, NULL for none yet) with encryption method enc (enum
+ * pgw__enc). Returns 0 or PGW_ENOMEM. */
+int pgw__attempt_begin(pgw_conn_t *c, const pgw__host_t *h, const char *address, int enc);
 /* Add a reason to the attempt in progress (see pgw__conn_errmsg_add). */
 void pgw__attempt_reason(pgw_conn_t *c, const char *msg);
 /* End the attempt in progress with status (0: connected). err (may be

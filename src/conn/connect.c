@@ -12,14 +12,20 @@
  * target_session_attrs is left for the next host; prefer-standby makes a
  * second pass accepting any server when no standby was found.
  *
- * TLS, as libpq's PQconnectPoll: over TCP, unless sslmode=disable, the
- * socket sends SSLRequest and negotiates (tlsconn.c) before the startup
- * packet; never over a unix-domain socket. A failed negotiation ends the
- * connect (libpq tries no other host), with two retries of the same
- * address on a new socket: sslmode=prefer retries in plaintext after a
- * failed handshake, or when the server refuses the TLS connection with an
- * ErrorResponse before authentication completed; sslmode=allow starts in
- * plaintext and retries with TLS when the server refuses that.
+ * Encryption, as libpq 17's PQconnectPoll (init_allowed_encryption_methods
+ * and friends): over TCP each address is tried with the methods the
+ * options allow (GSS encryption unless gssencmode=disable or no
+ * credentials can be acquired; TLS unless sslmode=disable or
+ * gssencmode=require; plaintext unless sslmode or gssencmode requires
+ * encryption), in libpq's order: GSS encryption first (gssconn.c), then
+ * TLS (tlsconn.c) and plaintext, plaintext before TLS for sslmode=allow.
+ * The server's 'N' goes on with the next method on the same socket; a
+ * failed GSS or TLS handshake, an 'E' to GSSENCRequest, or an
+ * ErrorResponse before authentication completed (libpq's
+ * CONNECTION_FAILED) retries the address on a new socket with the next
+ * method; with none left, the connect ends (libpq tries no other host).
+ * Nothing is negotiated over a unix-domain socket. OAUTHBEARER's
+ * discovery retries the address with the bearer token too.
  *
  * The connect moves through the phases of pgw_conn_phase_t (c->cx.phase)
  * and records each attempt (attempts.c) where it starts and where it
@@ -62,6 +68,8 @@ void pgw__connect_finish(pgw_conn_t *c, int status, const pgw_error_t *err)
     pgw__attempt_end(c, status, err);
     c->cx.phase = status == 0 ? PGW_PHASE_READY : PGW_PHASE_FAILED;
     if (status == 0) pgw_buf_reset(&c->errmsg); /* as libpq: no message once connected */
+    pgw__conn_oauth_clear(c);                   /* libpq: the token goes once connected */
+    c->cx.oauth_wait = 0;
     uv_timer_stop(&c->timer);
     if (c->state == PGW__CONN_CONNECTING) c->state = status == 0 ? PGW__CONN_READY : PGW__CONN_LOST;
     cb(c, status, status == PGW_ESERVER ? err : NULL, c->cx.ud);
@@ -198,42 +206,180 @@ static const char *current_address(const pgw_conn_t *c)
     return cx->natt ? cx->rec[cx->natt - 1].address : "";
 }
 
-/* libpq's second try of the same address: prefer goes on without TLS,
- * allow with it. prefer retries only a try that used TLS (a failed
- * handshake, or an error over TLS): after the server answered 'N' the
- * try was already plaintext, and repeating it would send the same login
- * twice. The failed try ends with status (and the server's err).
- * Returns 1 when the retry started (or finished the connect), 0 when this
- * failure is not one that is retried. */
-static int retry_address(pgw_conn_t *c, int status, const pgw_error_t *err, int tls_failed)
+/* ------------------------------------------------- encryption methods */
+
+/* libpq's select_next_encryption_method: the first of the methods left,
+ * in libpq's order. GSS encryption needs credentials, looked for whenever
+ * it is still a candidate, as libpq does; without them it is dropped
+ * (with gssencmode=require, err says so). Returns 1, or 0 when none is
+ * left. */
+static int select_method(pgw_conn_t *c, char *err, size_t errlen)
 {
     pgw__connect_t *cx = &c->cx;
-    if (cx->tls_retried || !pgw__peer_is_tcp(&c->peer)) return 0;
-    int used_tls = tls_failed || c->tls != NULL;
-    int prefer = c->sslmode == PGW__SSLMODE_PREFER && cx->tls_try && used_tls;
-    int allow = c->sslmode == PGW__SSLMODE_ALLOW && !cx->tls_try && !tls_failed;
-    if (!prefer && !allow) return 0;
+    int remaining = cx->enc_allowed & ~cx->enc_failed;
+    if ((remaining & PGW__ENC_GSS) && !pgw__gss_have_credentials()) {
+        cx->enc_allowed &= ~PGW__ENC_GSS;
+        remaining &= ~PGW__ENC_GSS;
+        if (c->gssmode == PGW__GSSMODE_REQUIRE)
+            pgw__fail_msg(err, errlen, PGW_EAUTH,
+                          "GSSAPI encryption required but no credential cache");
+    }
+    static const int order[] = {PGW__ENC_GSS, PGW__ENC_TLS, PGW__ENC_PLAIN};
+    static const int allow_order[] = {PGW__ENC_GSS, PGW__ENC_PLAIN, PGW__ENC_TLS};
+    const int *o = c->sslmode == PGW__SSLMODE_ALLOW ? allow_order : order;
+    for (size_t i = 0; i < PGW__ARRAY_LEN(order); i++) {
+        if (remaining & o[i]) {
+            cx->enc_current = o[i];
+            return 1;
+        }
+    }
+    cx->enc_current = 0;
+    return 0;
+}
+
+/* libpq's init_allowed_encryption_methods, for the address about to be
+ * tried (tcp 0: a unix-domain socket). Returns 0, or the failure that ends
+ * the connect, libpq's message in err. */
+static int init_methods(pgw_conn_t *c, int tcp, char *err, size_t errlen)
+{
+    pgw__connect_t *cx = &c->cx;
+    cx->enc_failed = 0;
+    if (!tcp) {
+        if (c->gssmode == PGW__GSSMODE_REQUIRE)
+            return pgw__fail_msg(err, errlen, PGW_ECONNINFO,
+                                 "GSSAPI encryption required but it is not supported over a "
+                                 "local socket");
+        cx->enc_allowed = cx->enc_current = PGW__ENC_PLAIN;
+        return 0;
+    }
+    int allowed = 0;
+    if (c->sslmode != PGW__SSLMODE_DISABLE && c->gssmode != PGW__GSSMODE_REQUIRE)
+        allowed |= PGW__ENC_TLS;
+    if (c->gssmode != PGW__GSSMODE_DISABLE) allowed |= PGW__ENC_GSS;
+    if (c->sslmode <= PGW__SSLMODE_PREFER && c->gssmode != PGW__GSSMODE_REQUIRE)
+        allowed |= PGW__ENC_PLAIN;
+    cx->enc_allowed = allowed;
+    return select_method(c, err, errlen) ? 0 : PGW_EAUTH;
+}
+
+/* The server refused the current method ('N'), the socket still usable:
+ * 1 to go on with the next method on it, 2 to go on on a new socket
+ * (direct TLS cannot follow bytes already exchanged), 0 when none is left
+ * (libpq's encryption_negotiation_failed). */
+static int negotiation_failed(pgw_conn_t *c)
+{
+    pgw__connect_t *cx = &c->cx;
+    cx->enc_failed |= cx->enc_current;
+    if (!select_method(c, NULL, 0)) return 0;
+    return cx->enc_current == PGW__ENC_TLS && c->ssl_direct ? 2 : 1;
+}
+
+/* The current method failed: 1 when another is left to try on a new
+ * socket (libpq's connection_failed), else 0. */
+static int connection_failed(pgw_conn_t *c)
+{
+    pgw__connect_t *cx = &c->cx;
+    cx->enc_failed |= cx->enc_current;
+    return select_method(c, NULL, 0);
+}
+
+/* The attempt in progress now negotiates the current method. */
+static void attempt_method(pgw_conn_t *c)
+{
+    pgw__connect_t *cx = &c->cx;
+    if (cx->cur < 0) return;
+    cx->pub[cx->cur].tls = cx->enc_current == PGW__ENC_TLS;
+    cx->pub[cx->cur].gss = cx->enc_current == PGW__ENC_GSS;
+}
+
+/* Start an attempt on the current address with a new socket and session
+ * (the method is cx->enc_current). Returns 0 or the failure. */
+static int restart_address(pgw_conn_t *c, const char *address)
+{
+    pgw__connect_t *cx = &c->cx;
+    int rc = c->s ? 0 : pgw__conn_session_create(c, cx->hosts[cx->host_idx].password);
+    if (rc == 0) rc = pgw__attempt_begin(c, &cx->hosts[cx->host_idx], address, cx->enc_current);
+    if (rc == 0) rc = connect_peer(c);
+    return rc;
+}
+
+/* libpq's need_new_connection: the current try ends with status (and the
+ * server's err); the same address is tried again on a new socket with the
+ * method now selected. */
+static void reconnect_address(pgw_conn_t *c, int status, const pgw_error_t *err)
+{
+    pgw__connect_t *cx = &c->cx;
     char address[sizeof(cx->rec[0].address)];
     snprintf(address, sizeof(address), "%s", current_address(c));
     uv_timer_stop(&c->timer);
     pgw__attempt_end(c, status, err);
     pgw__conn_sock_drop(c);
     pgw__conn_session_drop(c, PGW_ECONNLOST);
-    int rc = pgw__conn_session_create(c, cx->hosts[cx->host_idx].password);
-    cx->tls_retried = 1;
-    cx->tls_try = !cx->tls_try;
-    if (rc == 0) rc = pgw__attempt_begin(c, &cx->hosts[cx->host_idx], address, cx->tls_try);
-    if (rc == 0) rc = connect_peer(c);
+    int rc = restart_address(c, address);
     if (rc < 0) pgw__connect_finish(c, rc, NULL);
-    return 1;
+}
+
+/* OAUTHBEARER discovery ran on this try (libpq's oauth_want_retry): the
+ * dummy response the session queued goes out, then the address is tried
+ * again with the token, now or once the application gives it. */
+static void oauth_retry(pgw_conn_t *c, int status)
+{
+    size_t len = 0;
+    if (!c->writing && c->tp->take_output(c) == 0) {
+        const uint8_t *p = c->tp->out_view(c, &len);
+        if (p && len) (void)pgw__sock_send(c->sock, p, len);
+    }
+    if (c->oauth_state != PGW__OAUTH_ASKED) {
+        reconnect_address(c, status, NULL);
+        return;
+    }
+    uv_timer_stop(&c->timer); /* the application's flow bounds its own time */
+    pgw__attempt_end(c, status, NULL);
+    pgw__conn_sock_drop(c);
+    pgw__conn_session_drop(c, PGW_ECONNLOST);
+    int rc = pgw__conn_session_create(c, c->cx.hosts[c->cx.host_idx].password);
+    if (rc < 0) {
+        pgw__connect_finish(c, rc, NULL);
+        return;
+    }
+    c->cx.oauth_wait = 1;
+}
+
+static void on_oauth_resume(uv_timer_t *t)
+{
+    pgw_conn_t *c = t->data;
+    if (c->state != PGW__CONN_CONNECTING || !c->cx.oauth_wait) return;
+    c->cx.oauth_wait = 0;
+    if (c->oauth_state != PGW__OAUTH_HAVE) {
+        char msg[320];
+        snprintf(msg, sizeof msg, "user-defined OAuth flow failed%s%s",
+                 c->oauth_error[0] ? ": " : "", c->oauth_error);
+        pgw__attempt_unreached(c, &c->cx.hosts[c->cx.host_idx], PGW_EAUTH, PGW_PHASE_STARTUP, msg);
+        pgw__connect_finish(c, PGW_EAUTH, NULL);
+        return;
+    }
+    int rc = pgw_session_set_oauth_token(c->s, c->oauth_token);
+    if (rc == 0) rc = restart_address(c, current_address(c));
+    if (rc < 0) pgw__connect_finish(c, rc, NULL);
+}
+
+void pgw__connect_on_oauth_token(pgw_conn_t *c)
+{
+    /* From the loop: never inside pgw_conn_oauth_token. */
+    uv_timer_start(&c->timer, on_oauth_resume, 0, 0);
 }
 
 /* Startup finished on the current attempt. */
 void pgw__connect_on_startup(pgw_conn_t *c, int status, const pgw_error_t *err)
 {
     if (status < 0) {
+        if (pgw_session_oauth_retry(c->s)) {
+            oauth_retry(c, status);
+            return;
+        }
         /* An ErrorResponse before AuthenticationOk may be pg_hba.conf
-         * refusing this transport (hostssl / hostnossl). */
+         * refusing this transport (hostssl / hostnossl, hostgssenc /
+         * hostnogssenc): the next method, if any (CONNECTION_FAILED). */
         if (status == PGW_ESERVER && !pgw_session_auth_ok(c->s)) {
             /* "the database system is starting up" (or shutting down, or
              * in recovery): libpq tries the next host. */
@@ -243,7 +389,10 @@ void pgw__connect_on_startup(pgw_conn_t *c, int status, const pgw_error_t *err)
                 attempt_failed(c, status, err, 1);
                 return;
             }
-            if (retry_address(c, status, err, 0)) return;
+            if (connection_failed(c)) {
+                reconnect_address(c, status, err);
+                return;
+            }
         }
         pgw__connect_finish(c, status, err);
         return;
@@ -322,6 +471,7 @@ static int tls_context(pgw_conn_t *c)
         pgw_conninfo_get(ci, "sslcertmode"),
         pgw_conninfo_get(ci, "ssl_min_protocol_version"),
         pgw_conninfo_get(ci, "ssl_max_protocol_version"),
+        pgw_conninfo_get(ci, "sslkeylogfile"),
     };
     char err[PGW__TLS_ERRLEN];
     int rc = pgw__tls_ctx_get(&c->tls_ctx, &tc, c->alloc, err, sizeof err);
@@ -331,7 +481,7 @@ static int tls_context(pgw_conn_t *c)
 }
 
 /* Negotiate TLS on the connected socket of this attempt. */
-static int start_negotiation(pgw_conn_t *c)
+static int start_tls(pgw_conn_t *c)
 {
     c->cx.phase = PGW_PHASE_TLS;
     int rc = c->ssl_direct ? tls_context(c) : 0;
@@ -355,7 +505,97 @@ static void start_startup(pgw_conn_t *c)
     if (rc < 0) attempt_failed(c, rc, NULL, 0);
 }
 
-/* The negotiation advanced (socket event, or its first step). */
+/* Negotiate GSS encryption on the connected socket of this attempt. */
+static int start_gss(pgw_conn_t *c)
+{
+    c->cx.phase = PGW_PHASE_GSS;
+    int rc = pgw__gssneg_begin(&c->gneg, c->alloc);
+    if (rc < 0) {
+        pgw__conn_errmsg_add(c, c->gneg.err);
+        return rc;
+    }
+    pgw__connect_on_gss_negotiation(c);
+    return 0;
+}
+
+/* The connected socket negotiates the current method, then startup. */
+static void start_encryption(pgw_conn_t *c)
+{
+    attempt_method(c);
+    int rc;
+    switch (c->cx.enc_current) {
+    case PGW__ENC_GSS:
+        rc = start_gss(c);
+        break;
+    case PGW__ENC_TLS:
+        rc = start_tls(c);
+        break;
+    default:
+        start_startup(c);
+        return;
+    }
+    if (rc < 0) pgw__connect_finish(c, rc, NULL);
+}
+
+/* The server refused the current method ('N'): the next one on this
+ * socket, or on a new one, or the end of the connect with msg. */
+static void method_refused(pgw_conn_t *c, int code, const char *msg)
+{
+    switch (negotiation_failed(c)) {
+    case 1:
+        start_encryption(c);
+        return;
+    case 2:
+        reconnect_address(c, code, NULL);
+        return;
+    default:
+        pgw__conn_errmsg_add(c, msg);
+        pgw__connect_finish(c, code, NULL);
+    }
+}
+
+/* A failed handshake (retryable: libpq's CONNECTION_FAILED) or another
+ * failure of the negotiation, whose message is msg. */
+static void negotiation_broke(pgw_conn_t *c, int rc, int retryable, const char *msg)
+{
+    pgw__conn_errmsg_add(c, msg);
+    if (retryable && connection_failed(c)) {
+        reconnect_address(c, rc, NULL);
+        return;
+    }
+    pgw__connect_finish(c, rc, NULL);
+}
+
+/* The GSS negotiation advanced (socket event, or its first step). */
+void pgw__connect_on_gss_negotiation(pgw_conn_t *c)
+{
+    pgw__gss_policy_t p;
+    pgw__conn_gss_policy(c, &p);
+    int rc = pgw__gssneg_step(&c->gneg, c->sock, &p, c->alloc);
+    if (rc == 0) return; /* waiting for the socket */
+    if (rc == PGW__NEG_PLAIN) {
+        method_refused(c, PGW_EAUTH,
+                       "server doesn't support GSSAPI encryption, but it was required");
+        return;
+    }
+    if (rc < 0) {
+        negotiation_broke(c, rc, c->gneg.retryable, c->gneg.err);
+        return;
+    }
+    char err[PGW__TLS_ERRLEN];
+    pgw__gss_t *g = c->gneg.g;
+    c->gneg.g = NULL;
+    pgw__gssneg_reset(&c->gneg, c->alloc);
+    rc = pgw__gsst_new(&c->gss, g, c->cfg.tls_ring_size, c->alloc, err, sizeof err);
+    if (rc < 0) {
+        negotiation_broke(c, rc, rc != PGW_ENOMEM, err);
+        return;
+    }
+    c->tp = &pgw__transport_gss;
+    start_startup(c);
+}
+
+/* The TLS negotiation advanced (socket event, or its first step). */
 void pgw__connect_on_negotiation(pgw_conn_t *c)
 {
     pgw__tls_policy_t p;
@@ -375,16 +615,29 @@ void pgw__connect_on_negotiation(pgw_conn_t *c)
         c->tls = c->neg.t;
         c->neg.t = NULL;
         c->tp = &pgw__transport_tls;
-    }
-    if (rc > 0) {
+        /* sslkeylogfile's failure shows only if the attempt fails (libpq) */
+        pgw__conn_errmsg_add(c, pgw__tls_warning(c->tls));
         start_startup(c);
         return;
     }
-    pgw__conn_errmsg_add(c, c->neg.err);
-    /* prefer: a failed handshake is retried without TLS (not a refused
+    if (rc == PGW__NEG_PLAIN) { /* 'N', and sslmode allows plaintext */
+        /* sslmode=allow's TLS retry after a failed plaintext try: libpq 15
+         * goes on in plaintext on this socket (the login is tried twice);
+         * libpq 17's bookkeeping would give up here. The reference libpq
+         * of the tests is 15, whose outcome is kept. */
+        pgw__connect_t *cx = &c->cx;
+        if (c->sslmode == PGW__SSLMODE_ALLOW && (cx->enc_failed & PGW__ENC_PLAIN)) {
+            cx->enc_failed |= PGW__ENC_TLS;
+            cx->enc_current = PGW__ENC_PLAIN;
+            start_encryption(c);
+            return;
+        }
+        method_refused(c, PGW_ETLS, "server does not support SSL, but SSL was required");
+        return;
+    }
+    /* A failed handshake gives way to the next method (not a refused
      * SSLRequest: 'E' and stuffed bytes end the connect). */
-    if (c->neg.handshake_fail && rc == PGW_ETLS && retry_address(c, rc, NULL, 1)) return;
-    pgw__connect_finish(c, rc, NULL);
+    negotiation_broke(c, rc, c->neg.handshake_fail && rc == PGW_ETLS, c->neg.err);
 }
 
 /* The current attempt's socket finished connecting (status 0) or failed
@@ -419,12 +672,7 @@ void pgw__connect_on_socket(pgw_conn_t *c, int status)
             return;
         }
     }
-    if (c->cx.tls_try) {
-        int rc = start_negotiation(c);
-        if (rc < 0) pgw__connect_finish(c, rc, NULL);
-        return;
-    }
-    start_startup(c);
+    start_encryption(c);
 }
 
 /* Start the attempt on c->peer, bounded by connect_timeout. */
@@ -437,20 +685,30 @@ static int connect_peer(pgw_conn_t *c)
     return 0;
 }
 
-/* Returns 0 (started), or the failure, recorded. */
+/* The options rule out every method for this address (libpq ends the
+ * connect there, before any socket): recorded without a host prefix. */
+static int methods_refused(pgw_conn_t *c, const pgw__host_t *h, int rc, const char *why)
+{
+    pgw__attempt_unreached(c, h, rc, PGW_PHASE_CONNECTING, why);
+    pgw__connect_finish(c, rc, NULL);
+    return 1;
+}
+
+/* Returns 0 (started), 1 (the connect ended), or the failure, recorded. */
 static int connect_unix(pgw_conn_t *c, const pgw__host_t *h)
 {
-    c->cx.tls_try = 0; /* libpq never requests TLS over a unix-domain socket */
-    c->cx.tls_retried = 0;
     c->cx.phase = PGW_PHASE_CONNECTING;
+    char why[256] = "";
+    int rc = init_methods(c, 0, why, sizeof why); /* libpq negotiates nothing here */
+    if (rc < 0) return methods_refused(c, h, rc, why);
     char path[256];
-    int rc = pgw_host_socket_path(&h->h, path, sizeof(path));
+    rc = pgw_host_socket_path(&h->h, path, sizeof(path));
     if (rc >= 0) rc = pgw__peer_unix(&c->peer, path);
     if (rc < 0) {
         pgw__attempt_unreached(c, h, rc, PGW_PHASE_CONNECTING, NULL);
         return rc;
     }
-    rc = pgw__attempt_begin(c, h, path, 0);
+    rc = pgw__attempt_begin(c, h, path, PGW__ENC_PLAIN);
     if (rc == 0) rc = connect_peer(c);
     if (rc < 0) pgw__attempt_end(c, rc, NULL);
     return rc;
@@ -458,22 +716,21 @@ static int connect_unix(pgw_conn_t *c, const pgw__host_t *h)
 
 /* libpq checks the TCP options each time it opens a TCP socket (never for
  * a Unix socket): a bad value fails this address with PGW_ECONNINFO.
- * Returns 0 (started), or the failure, recorded. */
+ * Returns 0 (started), 1 (the connect ended), or the failure, recorded. */
 static int connect_tcp(pgw_conn_t *c, const struct sockaddr *sa)
 {
     pgw__connect_t *cx = &c->cx;
-    /* allow starts in plaintext, every stronger mode with TLS. */
-    cx->tls_try = c->sslmode != PGW__SSLMODE_DISABLE && c->sslmode != PGW__SSLMODE_ALLOW;
-    cx->tls_retried = 0;
     cx->phase = PGW_PHASE_CONNECTING;
+    char why[256] = "";
+    int rc = init_methods(c, 1, why, sizeof why);
+    if (rc < 0) return methods_refused(c, &cx->hosts[cx->host_idx], rc, why);
     char address[64] = "";
     if (sa->sa_family == AF_INET6)
         uv_ip6_name((const struct sockaddr_in6 *)sa, address, sizeof address);
     else
         uv_ip4_name((const struct sockaddr_in *)sa, address, sizeof address);
-    int rc = pgw__attempt_begin(c, &cx->hosts[cx->host_idx], address, cx->tls_try);
+    rc = pgw__attempt_begin(c, &cx->hosts[cx->host_idx], address, cx->enc_current);
     if (rc < 0) return rc;
-    char why[256] = "";
     rc = pgw_conninfo_tcp_options(c->ci, &c->tcp, why, sizeof why);
     if (rc < 0) {
         pgw__conn_errmsg_add(c, why);
@@ -494,7 +751,7 @@ static void next_address(pgw_conn_t *c)
         struct addrinfo *ai = cx->ai_next;
         cx->ai_next = ai->ai_next;
         if (ai->ai_family != AF_INET && ai->ai_family != AF_INET6) continue;
-        if (connect_tcp(c, ai->ai_addr) == 0) return;
+        if (connect_tcp(c, ai->ai_addr) >= 0) return;
     }
     if (cx->ai_list) uv_freeaddrinfo(cx->ai_list);
     cx->ai_list = NULL;
@@ -595,7 +852,8 @@ static int connect_numeric(pgw_conn_t *c, const char *node, const char *port, in
     return 1;
 }
 
-/* Returns 0 (resolving or connecting), or the failure, recorded. */
+/* Returns 0 (resolving or connecting), 1 (the connect ended), or the
+ * failure, recorded. */
 static int resolve(pgw_conn_t *c, const pgw__host_t *h)
 {
     int rc;
@@ -652,7 +910,7 @@ static void attempt_host(pgw_conn_t *c)
             continue;
         }
         int rc = h->h.is_unix ? connect_unix(c, h) : resolve(c, h);
-        if (rc == 0) return;
+        if (rc >= 0) return;
     }
     if (cx->target == PGW__TARGET_PREFER_STANDBY && cx->pass == 0) {
         start_pass(c);
@@ -711,7 +969,15 @@ static int apply_options(pgw_conn_t *c)
     v = pgw_conninfo_get(c->ci, "sslcertmode");
     c->sslcert_required = v && strcmp(v, "require") == 0;
     v = pgw_conninfo_get(c->ci, "gssencmode");
-    if (v && strcmp(v, "require") == 0) return PGW_ENOTSUP;
+    c->gssmode = !v || strcmp(v, "prefer") == 0 ? PGW__GSSMODE_PREFER
+                 : strcmp(v, "require") == 0    ? PGW__GSSMODE_REQUIRE
+                                                : PGW__GSSMODE_DISABLE;
+    if (c->gssmode == PGW__GSSMODE_REQUIRE && !pgw__gss_available()) {
+        pgw__conn_errmsg_add(c, "gssencmode value \"require\" invalid when GSSAPI support is not "
+                                "compiled in");
+        return PGW_ENOTSUP;
+    }
+    if (!pgw__gss_available()) c->gssmode = PGW__GSSMODE_DISABLE;
     if (parse_target(pgw_conninfo_get(c->ci, "target_session_attrs"), &c->cx.target) < 0)
         return PGW_ECONNINFO;
     v = pgw_conninfo_get(c->ci, "connect_timeout");

@@ -10,6 +10,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "conn/conninfo_internal.h"
+#include "auth/gss.h"                 /* pgw__gss_available */
 #include "session/session_internal.h" /* pgw__parse_require_auth */
 
 #include <ctype.h>
@@ -89,6 +90,12 @@ static const option_def_t options[] = {
     {"krbsrvname", "PGKRBSRVNAME", "postgres", CHECK_NONE, NULL},
     {"gsslib", "PGGSSLIB", NULL, CHECK_NONE, NULL},
     {"gssdelegation", "PGGSSDELEGATION", "0", CHECK_NONE, NULL},
+    /* libpq 18: OAuth (SASL OAUTHBEARER) and the TLS key log. */
+    {"oauth_issuer", NULL, NULL, CHECK_NONE, NULL},
+    {"oauth_client_id", NULL, NULL, CHECK_NONE, NULL},
+    {"oauth_client_secret", NULL, NULL, CHECK_NONE, NULL},
+    {"oauth_scope", NULL, NULL, CHECK_NONE, NULL},
+    {"sslkeylogfile", NULL, NULL, CHECK_NONE, NULL},
     {"replication", NULL, NULL, CHECK_NONE, NULL}, /* the server checks it */
     {"target_session_attrs", "PGTARGETSESSIONATTRS", "any", CHECK_ENUM, session_attrs},
     {"load_balance_hosts", "PGLOADBALANCEHOSTS", "disable", CHECK_ENUM, lb_modes},
@@ -200,6 +207,10 @@ static int apply_defaults(pgw_conninfo_t *ci, err_out_t *e)
     const char *root = VAL(ci, "sslrootcert");
     if (!ci->val[sslmode] && root && strcmp(root, "system") == 0 &&
         pgw__ci_store(ci, sslmode, "verify-full", false) != 0)
+        return PGW_ENOMEM;
+    /* libpq built without GSSAPI defaults to gssencmode=disable. */
+    if (!pgw__gss_available() &&
+        pgw__ci_store(ci, pgw__ci_opt("gssencmode"), "disable", false) != 0)
         return PGW_ENOMEM;
     for (size_t i = 0; i < NOPTS; i++)
         if (options[i].fallback && pgw__ci_store(ci, (int)i, options[i].fallback, false) != 0)
@@ -414,7 +425,8 @@ void pgw_conninfo_free(pgw_conninfo_t *ci)
     if (!ci) return;
     const pgw_allocator_t *a = ci->alloc;
     for (size_t i = 0; i < NOPTS; i++) {
-        if (i == (size_t)pgw__ci_opt("password") || i == (size_t)pgw__ci_opt("sslpassword"))
+        if (i == (size_t)pgw__ci_opt("password") || i == (size_t)pgw__ci_opt("sslpassword") ||
+            i == (size_t)pgw__ci_opt("oauth_client_secret"))
             free_secret(a, ci->val[i]);
         else
             pgw__free(a, ci->val[i]);

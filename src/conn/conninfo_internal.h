@@ -24,7 +24,7 @@
 
 /* How many options and environment startup parameters conninfo.c's tables
  * hold (checked there at compile time). */
-#define PGW__CI_NOPTS       44
+#define PGW__CI_NOPTS       49
 #define PGW__CI_NENV_PARAMS 3
 
 /* errbuf and errlen travel together through the parser. */

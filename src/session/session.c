@@ -120,6 +120,7 @@ static int configure(pgw_session_t *s, const pgw_session_config_t *cfg)
         if (!s->password) return PGW_ENOMEM;
     }
     rc = pgw__session_require_auth(s, cfg->require_auth);
+    if (rc == 0) rc = pgw__session_oauth_configure(s, cfg);
     if (rc < 0) return rc;
     rc = parse_channel_binding(cfg->channel_binding, &s->cb_mode);
     if (rc < 0) return rc;
@@ -215,7 +216,7 @@ static void session_destroy(pgw_session_t *s)
         wipe(s->password, strlen(s->password));
         pgw__free(a, s->password);
     }
-    pgw__scram_free(s->scram);
+    pgw__session_auth_free(s);
     for (size_t i = 0; i < s->nparams; i++) {
         pgw__free(a, s->params[i].name);
         pgw__free(a, s->params[i].value);

@@ -185,12 +185,13 @@ void pgw__error_from_fields(const pgw_error_fields_t *f, pgw_error_t *e);
 
 /* Each public request kind (pgw_request_kind_t, without its PGW_REQ_ prefix)
  * and the FIFO entry kind it runs as: requests.c's names and map. */
-#define PGW__REQUEST_KINDS(X)                                                              \
-    X(QUERY, EXTENDED)                                                                     \
-    X(SIMPLE, SIMPLE)                                                                      \
-    X(PREPARE, PREPARE)                                                                    \
-    X(EXECUTE, EXTENDED) X(DESCRIBE, DESCRIBE) X(CLOSE, CLOSE) X(SYNC, SYNC) X(COPY, COPY) \
-        X(FLUSH, FLUSH) X(FETCH, EXTENDED) X(CLOSE_PORTAL, CLOSE)
+#define PGW__REQUEST_KINDS(X)                                                         \
+    X(QUERY, EXTENDED)                                                                \
+    X(SIMPLE, SIMPLE)                                                                 \
+    X(PREPARE, PREPARE)                                                               \
+    X(EXECUTE, EXTENDED)                                                              \
+    X(DESCRIBE, DESCRIBE) X(CLOSE, CLOSE) X(SYNC, SYNC) X(COPY, COPY) X(FLUSH, FLUSH) \
+        X(FETCH, EXTENDED) X(CLOSE_PORTAL, CLOSE)
 
 enum pgw__req_kind {
     PGW__REQ_SIMPLE = 1, /* 'Q': completes at ReadyForQuery */
@@ -418,6 +419,7 @@ enum pgw__auth_bits {
 enum pgw__cb_mode { PGW__CB_DISABLE = 0, PGW__CB_PREFER, PGW__CB_REQUIRE };
 
 struct pgw__scram;
+typedef struct pgw__oauth pgw__oauth_t;
 
 struct pgw_session {
     pgw__recycler_t *recycler;
@@ -443,12 +445,14 @@ struct pgw_session {
     struct pgw__scram *scram;
     uint8_t scram_step; /* 0: first sent, 1: final sent, 2: verified or failed */
     bool scram_final_ok;
-    bool auth_done;         /* AuthenticationOk accepted */
-    bool startup_reported;  /* on_startup already called */
-    bool own_datestyle;     /* the application set DateStyle: left alone */
-    bool own_intervalstyle; /* the application set IntervalStyle: left alone */
-    const char *test_nonce; /* tests only: fixed SCRAM nonce */
-    bool auth_requested;    /* the server asked for some authentication */
+    uint8_t gss_step;         /* GSSAPI authentication: 0 none, 1 exchanging, 2 established */
+    struct pgw__oauth *oauth; /* OAUTHBEARER settings and exchange (startup.c); NULL: none */
+    bool auth_done;           /* AuthenticationOk accepted */
+    bool startup_reported;    /* on_startup already called */
+    bool own_datestyle;       /* the application set DateStyle: left alone */
+    bool own_intervalstyle;   /* the application set IntervalStyle: left alone */
+    const char *test_nonce;   /* tests only: fixed SCRAM nonce */
+    bool auth_requested;      /* the server asked for some authentication */
     const char *auth_method;
     int32_t backend_pid;
     uint8_t backend_key[256];
@@ -573,6 +577,11 @@ int pgw__parse_require_auth(const char *spec, unsigned *allowed, char *errbuf, s
 /* Apply cfg's require_auth to s (session.c's configure). Returns 0 or
  * PGW_EINVAL. */
 int pgw__session_require_auth(pgw_session_t *s, const char *spec);
+/* Copy cfg's OAuth settings (s->oauth stays NULL without any). Returns 0
+ * or PGW_ENOMEM. */
+int pgw__session_oauth_configure(pgw_session_t *s, const pgw_session_config_t *cfg);
+/* Free the authentication state (SCRAM, OAuth), secrets wiped. */
+void pgw__session_auth_free(pgw_session_t *s);
 /* ef: the fields of m when it is an ErrorResponse, parsed by pgw__dispatch;
  * else NULL. */
 int pgw__startup_dispatch(pgw_session_t *s, const pgw_msg_t *m, const pgw_error_fields_t *ef);

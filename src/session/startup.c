@@ -1,7 +1,8 @@
 /*
  * Startup and authentication: StartupMessage, NegotiateProtocolVersion,
- * the authentication exchange (cleartext, MD5, SCRAM-SHA-256 and -PLUS),
- * BackendKeyData, and the first ReadyForQuery.
+ * the authentication exchange (cleartext, MD5, SCRAM-SHA-256 and -PLUS,
+ * GSSAPI through the driver's gss_step hook, OAUTHBEARER with the
+ * driver's oauth_token hook), BackendKeyData, and the first ReadyForQuery.
  *
  * Policy first: every authentication request is checked against
  * require_auth and channel_binding before anything derived from the password
@@ -9,9 +10,9 @@
  * fails with PGW_EAUTHPOLICY and libpq 18's message, which says which
  * method the server asked for and which rule refused it.
  *
- * Unsupported methods (Kerberos V5, GSSAPI, SSPI, unknown codes) fail with
- * PGW_ENOTSUP and a message naming the method (or PGW_EAUTHPOLICY when
- * require_auth refuses them anyway). A protocol
+ * Unsupported methods (Kerberos V5, unknown codes; GSSAPI and SSPI without
+ * a gss_step hook) fail with PGW_ENOTSUP and a message naming the method
+ * (or PGW_EAUTHPOLICY when require_auth refuses them anyway). A protocol
  * downgrade below min_protocol fails with PGW_ENOTSUP and a message saying
  * which version the server lacks.
  *
@@ -21,9 +22,24 @@
 #include "session_internal.h"
 
 #include "auth/auth.h"
+#include "auth/oauth.h"
 
 #include <stdarg.h>
 #include <stdio.h>
+
+#define OAUTH_KVSEP "\x01"
+
+enum pgw__oauth_step { OAUTH_INIT = 0, OAUTH_BEARER_SENT, OAUTH_SERVER_ERROR };
+
+struct pgw__oauth {
+    char *issuer, *client_id, *client_secret, *scope, *token; /* the settings */
+    char *issuer_id;     /* the issuer identifier (oauth_issuer, or its discovery URI's) */
+    char *discovery_uri; /* from oauth_issuer or the server */
+    uint8_t step;        /* enum pgw__oauth_step */
+    bool token_sent;     /* the bearer token went out: the client's part is done */
+    bool hook_pending;   /* the hook gives the token later */
+    bool retry;          /* pgw_session_oauth_retry */
+};
 
 /* ------------------------------------------------------------ require_auth */
 
@@ -241,16 +257,24 @@ static int scram_start(pgw_session_t *s, const char *mech, const uint8_t *cbd, s
     return send_auth(s, from, rc);
 }
 
+static int oauth_start(pgw_session_t *s);
+
 static int auth_sasl(pgw_session_t *s, const pgw_msg_t *m)
 {
     int rc = check_method(s, PGW__AUTH_SASL, "server requested SASL authentication");
     if (rc < 0) return rc;
-    if (s->scram) return PGW_EPROTO;
-    bool plain = false, plus = false;
+    if (s->scram || (s->oauth && s->oauth->step)) return PGW_EPROTO;
+    /* libpq 18's choice: -PLUS when it can bind; else the first the
+     * server lists of SCRAM-SHA-256 and OAUTHBEARER. */
+    const char *first = NULL;
+    bool plus = false;
     size_t pos = 0;
     pgw_str_t mech;
     while ((rc = pgw_sasl_mech_next(m, &pos, &mech)) == 1) {
-        if (mech.len == 13 && memcmp(mech.p, "SCRAM-SHA-256", 13) == 0) plain = true;
+        if (!first && mech.len == 13 && memcmp(mech.p, "SCRAM-SHA-256", 13) == 0)
+            first = "SCRAM-SHA-256";
+        if (!first && mech.len == 11 && memcmp(mech.p, "OAUTHBEARER", 11) == 0)
+            first = "OAUTHBEARER";
         if (mech.len == 18 && memcmp(mech.p, "SCRAM-SHA-256-PLUS", 18) == 0) plus = true;
     }
     if (rc < 0) return PGW_EPROTO;
@@ -259,14 +283,13 @@ static int auth_sasl(pgw_session_t *s, const pgw_msg_t *m)
     bool can_bind = s->cb_mode != PGW__CB_DISABLE && channel_binding_data(s, &cbd, &cbl) == 0;
     if (s->cb_mode == PGW__CB_REQUIRE && !can_bind)
         return refuse(s, "channel binding required, but SSL not in use");
-    /* libpq's choice: -PLUS when it can bind, else SCRAM-SHA-256 (the
-     * other mechanism libpq knows, OAUTHBEARER, is not implemented here) */
     bool use_plus = plus && can_bind;
-    const char *chosen = use_plus ? "SCRAM-SHA-256-PLUS" : plain ? "SCRAM-SHA-256" : NULL;
+    const char *chosen = use_plus ? "SCRAM-SHA-256-PLUS" : first;
     if (!chosen)
         return fail_with(s, PGW_EAUTH,
                          "none of the server's SASL authentication mechanisms are supported");
-    if (!(s->auth_allowed & PGW__AUTH_SCRAM))
+    bool oauth = strcmp(chosen, "OAUTHBEARER") == 0;
+    if (!(s->auth_allowed & (oauth ? PGW__AUTH_OAUTH : PGW__AUTH_SCRAM)))
         return refuse(s,
                       "authentication method requirement \"%s\" failed: server requested %s "
                       "authentication",
@@ -274,13 +297,17 @@ static int auth_sasl(pgw_session_t *s, const pgw_msg_t *m)
     if (s->cb_mode == PGW__CB_REQUIRE && !use_plus)
         return refuse(s, "channel binding is required, but server did not offer an authentication "
                          "method that supports channel binding");
+    if (oauth) return oauth_start(s);
     if (!s->password) return PGW_EAUTH;
     if (use_plus) return scram_start(s, chosen, cbd, cbl, 0);
     return scram_start(s, chosen, NULL, 0, can_bind ? 1 : 0);
 }
 
+static int oauth_continue(pgw_session_t *s, const pgw_msg_t *m);
+
 static int auth_sasl_continue(pgw_session_t *s, const pgw_msg_t *m)
 {
+    if (s->oauth && s->oauth->step) return oauth_continue(s, m);
     if (!s->scram || s->scram_step != 0) return PGW_EPROTO;
     s->scram_step = 1;
     s->scratch.len = 0;
@@ -293,6 +320,10 @@ static int auth_sasl_continue(pgw_session_t *s, const pgw_msg_t *m)
 
 static int auth_sasl_final(pgw_session_t *s, const pgw_msg_t *m)
 {
+    /* OAUTHBEARER has no additional data on success (libpq: "server sent
+     * unexpected additional OAuth data"). */
+    if (s->oauth && s->oauth->step)
+        return fail_with(s, PGW_EAUTH, "server sent unexpected additional OAuth data");
     if (!s->scram || s->scram_step != 1) return PGW_EPROTO;
     s->scram_step = 2;
     /* A wrong server signature always fails, whatever the policy. */
@@ -301,15 +332,297 @@ static int auth_sasl_final(pgw_session_t *s, const pgw_msg_t *m)
     return 0;
 }
 
+/* ---------------------------------------------------------------- GSSAPI */
+
+/* One step of the driver's GSS-API context; its token goes out as a
+ * GSSResponse (a 'p' message carrying the token, as SASLResponse). */
+static int gss_continue(pgw_session_t *s, const uint8_t *in, size_t inlen, const char *name)
+{
+    if (!s->cb.gss_step) {
+        char msg[64];
+        snprintf(msg, sizeof msg, "%s authentication not supported", name);
+        return fail_with(s, PGW_ENOTSUP, msg);
+    }
+    const uint8_t *out = NULL;
+    size_t outlen = 0;
+    char msg[512] = "";
+    int rc = s->cb.gss_step(s, in, inlen, &out, &outlen, msg, sizeof msg, s->ud);
+    if (rc < 0) return fail_with(s, rc, msg[0] ? msg : "GSSAPI continuation error");
+    s->auth_method = "gss";
+    s->gss_step = rc == 0 ? 2 : 1;
+    if (!outlen) return 0;
+    size_t from = s->out.len;
+    return send_auth(s, from, pgw_enc_sasl_response(&s->out, out, outlen));
+}
+
+/* AuthenticationGSS, or SSPI (which a client without SSPI answers with
+ * GSSAPI, as libpq does on Unix). */
+static int auth_gss(pgw_session_t *s, unsigned bit, const char *what, const char *name)
+{
+    int rc = check_method(s, bit, what);
+    if (rc < 0) return rc;
+    if (s->gss_step) return fail_with(s, PGW_EPROTO, "duplicate GSS authentication request");
+    return gss_continue(s, NULL, 0, name);
+}
+
+/* GSSContinue: allowed by require_auth's gss and sspi alike. */
+static int auth_gss_continue(pgw_session_t *s, const pgw_msg_t *m)
+{
+    int rc =
+        check_method(s, PGW__AUTH_GSS | PGW__AUTH_SSPI, "server requested GSSAPI authentication");
+    if (rc < 0) return rc;
+    if (s->gss_step != 1) return PGW_EPROTO;
+    return gss_continue(s, m->u.auth.data, m->u.auth.data_len, "GSSAPI");
+}
+
+/* ----------------------------------------------------------- OAUTHBEARER */
+
+static void free_secret(const pgw_allocator_t *a, char *p)
+{
+    if (!p) return;
+    for (volatile char *v = p; *v; v++)
+        *v = 0;
+    pgw__free(a, p);
+}
+
+static int dup_setting(pgw_session_t *s, char **dst, const char *v)
+{
+    if (!v) return 0;
+    *dst = pgw__strdup(s->alloc, v);
+    return *dst ? 0 : PGW_ENOMEM;
+}
+
+int pgw__session_oauth_configure(pgw_session_t *s, const pgw_session_config_t *cfg)
+{
+    if (!cfg->oauth_issuer && !cfg->oauth_client_id && !cfg->oauth_client_secret &&
+        !cfg->oauth_scope && !cfg->oauth_token)
+        return 0;
+    pgw__oauth_t *o = pgw__calloc(s->alloc, 1, sizeof *o);
+    if (!o) return PGW_ENOMEM;
+    s->oauth = o;
+    int rc = dup_setting(s, &o->issuer, cfg->oauth_issuer);
+    if (rc == 0) rc = dup_setting(s, &o->client_id, cfg->oauth_client_id);
+    if (rc == 0) rc = dup_setting(s, &o->client_secret, cfg->oauth_client_secret);
+    if (rc == 0) rc = dup_setting(s, &o->scope, cfg->oauth_scope);
+    if (rc == 0) rc = dup_setting(s, &o->token, cfg->oauth_token);
+    return rc;
+}
+
+void pgw__session_auth_free(pgw_session_t *s)
+{
+    pgw__scram_free(s->scram);
+    s->scram = NULL;
+    pgw__oauth_t *o = s->oauth;
+    if (!o) return;
+    const pgw_allocator_t *a = s->alloc;
+    pgw__free(a, o->issuer);
+    pgw__free(a, o->client_id);
+    free_secret(a, o->client_secret);
+    pgw__free(a, o->scope);
+    free_secret(a, o->token);
+    pgw__free(a, o->issuer_id);
+    pgw__free(a, o->discovery_uri);
+    pgw__free(a, o);
+    s->oauth = NULL;
+}
+
+PGW_EXTERN int pgw_session_oauth_retry(const pgw_session_t *s)
+{
+    return s && s->oauth && s->oauth->retry;
+}
+
+PGW_EXTERN int pgw_session_set_oauth_token(pgw_session_t *s, const char *token)
+{
+    if (!s || !token) return PGW_EINVAL;
+    if (s->state != PGW_SESSION_NEW) return PGW_EBUSY;
+    if (!s->oauth) {
+        s->oauth = pgw__calloc(s->alloc, 1, sizeof *s->oauth);
+        if (!s->oauth) return PGW_ENOMEM;
+    }
+    char *copy = pgw__strdup(s->alloc, token);
+    if (!copy) return PGW_ENOMEM;
+    free_secret(s->alloc, s->oauth->token);
+    s->oauth->token = copy;
+    return 0;
+}
+
+/* The client initial response: the bearer token, or (token NULL) the
+ * empty discovery request. */
+static int oauth_send_initial(pgw_session_t *s, const char *token)
+{
+    s->scratch.len = 0;
+    int rc = pgw__oauth_initial_response(&s->scratch, token);
+    if (rc == PGW_EAUTH)
+        return fail_with(s, rc, "the OAuth bearer token is not a valid b64token (RFC 6750)");
+    if (rc < 0) return rc;
+    if (s->scratch.len > INT32_MAX) return PGW_ETOOBIG;
+    s->auth_method = "OAUTHBEARER";
+    size_t from = s->out.len;
+    rc = pgw_enc_sasl_initial(&s->out, "OAUTHBEARER", s->scratch.data, (int32_t)s->scratch.len);
+    memset(s->scratch.data, 0, s->scratch.len); /* held the token */
+    return send_auth(s, from, rc);
+}
+
+/* Ask the driver's hook for the token (once). Returns 1 (s->oauth->token
+ * set), 0 (it comes later), or the startup's failure. */
+static int oauth_request_token(pgw_session_t *s)
+{
+    pgw__oauth_t *o = s->oauth;
+    if (o->hook_pending) return 0;
+    if (!s->cb.oauth_token)
+        return fail_with(s, PGW_EAUTH,
+                         "no OAuth flows are available (set an OAuth token callback)");
+    pgw_oauth_request_t req = {o->issuer_id, o->discovery_uri, o->scope, o->client_id,
+                               o->client_secret};
+    pgw_buf_t tok;
+    pgw_buf_init(&tok, s->alloc);
+    char msg[256] = "";
+    int rc = s->cb.oauth_token(s, &req, &tok, msg, sizeof msg, s->ud);
+    if (rc > 0 && tok.len) o->token = pgw__strndup(s->alloc, (const char *)tok.data, tok.len);
+    if (tok.data) memset(tok.data, 0, tok.len);
+    pgw_buf_free(&tok);
+    if (rc < 0) {
+        char m[320];
+        snprintf(m, sizeof m, "user-defined OAuth flow failed%s%s", msg[0] ? ": " : "", msg);
+        return fail_with(s, PGW_EAUTH, m);
+    }
+    if (rc == 0) {
+        o->hook_pending = true;
+        return 0;
+    }
+    if (!o->token)
+        return tok.len ? PGW_ENOMEM
+                       : fail_with(s, PGW_EAUTH, "user-defined OAuth flow did not provide a token");
+    return 1;
+}
+
+/* libpq's setup_oauth_parameters: the issuer identifier, and the
+ * discovery URI when oauth_issuer is one. */
+static int oauth_parameters(pgw_session_t *s)
+{
+    pgw__oauth_t *o = s->oauth;
+    if (!o || !o->issuer || !o->client_id)
+        return fail_with(s, PGW_EAUTH,
+                         "server requires OAuth authentication, but oauth_issuer and "
+                         "oauth_client_id are not both set");
+    if (!pgw__oauth_is_discovery_uri(o->issuer)) return dup_setting(s, &o->issuer_id, o->issuer);
+    char err[512];
+    int rc = pgw__oauth_issuer_from_uri(s->alloc, o->issuer, &o->issuer_id, err, sizeof err);
+    if (rc < 0) return fail_with(s, rc, err);
+    return dup_setting(s, &o->discovery_uri, o->issuer);
+}
+
+static int oauth_start(pgw_session_t *s)
+{
+    int rc = oauth_parameters(s);
+    if (rc < 0) return rc;
+    pgw__oauth_t *o = s->oauth;
+    o->step = OAUTH_BEARER_SENT;
+    /* With the discovery document known, the token can be asked for at
+     * once; without one, the server names it in its error result. */
+    if (!o->token && o->discovery_uri) {
+        rc = oauth_request_token(s);
+        if (rc < 0) return rc;
+    }
+    rc = oauth_send_initial(s, o->token);
+    if (rc == 0 && o->token) o->token_sent = true;
+    return rc;
+}
+
+/* libpq's handle_oauth_sasl_error, on the parsed result. */
+static int oauth_take_error(pgw_session_t *s, pgw__oauth_error_t *e, char *err, size_t errlen)
+{
+    pgw__oauth_t *o = s->oauth;
+    if (e->discovery_uri) {
+        char *issuer = NULL;
+        int rc = pgw__oauth_issuer_from_uri(s->alloc, e->discovery_uri, &issuer, err, errlen);
+        if (rc < 0) return rc;
+        if (strcmp(issuer, o->issuer_id) != 0)
+            rc = pgw__fail_msg(err, errlen, PGW_EAUTH,
+                               "server's discovery document at %s (issuer \"%s\") is "
+                               "incompatible with oauth_issuer (%s)",
+                               e->discovery_uri, issuer, o->issuer_id);
+        pgw__free(s->alloc, issuer);
+        if (rc < 0) return rc;
+        if (o->discovery_uri && strcmp(o->discovery_uri, e->discovery_uri) != 0)
+            return pgw__fail_msg(err, errlen, PGW_EAUTH,
+                                 "server's discovery document has moved to %s (previous "
+                                 "location was %s)",
+                                 e->discovery_uri, o->discovery_uri);
+        if (!o->discovery_uri) {
+            o->discovery_uri = e->discovery_uri;
+            e->discovery_uri = NULL;
+        }
+    }
+    /* The server may not override oauth_scope. */
+    if (e->scope && !o->scope) {
+        o->scope = e->scope;
+        e->scope = NULL;
+    }
+    if (!e->status)
+        return pgw__fail_msg(err, errlen, PGW_EAUTH, "server sent error response without a status");
+    if (strcmp(e->status, "invalid_token") != 0)
+        return pgw__fail_msg(err, errlen, PGW_EAUTH, "server rejected OAuth bearer token: %s",
+                             e->status);
+    return 0;
+}
+
+/* The server's error result (a SASLContinue): answered with the dummy
+ * response of RFC 7628 3.2.3. After a token, the server's ErrorResponse
+ * follows; after discovery, this connection has done its part: the token
+ * (now, or once the hook gives it) goes to a new one. */
+static int oauth_continue(pgw_session_t *s, const pgw_msg_t *m)
+{
+    pgw__oauth_t *o = s->oauth;
+    if (o->step == OAUTH_SERVER_ERROR)
+        return fail_with(s, PGW_EAUTH, "server sent additional OAuth data after error");
+    size_t from = s->out.len;
+    int rc = send_auth(s, from, pgw_enc_sasl_response(&s->out, (const uint8_t *)OAUTH_KVSEP, 1));
+    if (rc < 0) return rc;
+    pgw__oauth_error_t e;
+    char err[512];
+    rc = pgw__oauth_parse_error(s->alloc, m->u.auth.data, m->u.auth.data_len, &e, err, sizeof err);
+    if (rc == 0) rc = oauth_take_error(s, &e, err, sizeof err);
+    pgw__oauth_error_free(s->alloc, &e);
+    if (rc < 0) return fail_with(s, rc, err);
+    if (o->token_sent) {
+        o->step = OAUTH_SERVER_ERROR;
+        return 0;
+    }
+    if (!o->hook_pending) {
+        if (!o->discovery_uri)
+            return fail_with(s, PGW_EAUTH,
+                             "server requires OAuth authentication, but no discovery metadata "
+                             "was provided");
+        rc = oauth_request_token(s);
+        if (rc < 0) return rc;
+    }
+    o->retry = true;
+    return fail_with(s, PGW_EAUTH, "retrying connection with new bearer token");
+}
+
+/* ------------------------------------------------------- AuthenticationOk */
+
+/* The client has not finished its part of an exchange the server began
+ * (libpq's client_finished_auth, for GSSAPI and OAUTHBEARER). */
+static bool client_unfinished(const pgw_session_t *s)
+{
+    return !s->auth_requested || s->gss_step == 1 ||
+           (s->oauth && s->oauth->step && !s->oauth->token_sent);
+}
+
 static int auth_ok(pgw_session_t *s)
 {
     /* A server that skips SASLFinal has not proven it knows the password. */
     if (s->scram && !s->scram_final_ok) return PGW_EAUTH;
-    if (!s->auth_requested) {
-        if (!(s->auth_allowed & PGW__AUTH_NONE))
+    /* libpq 18: a policy without "none" wants a finished exchange, or a
+     * GSS-encrypted transport when it allows gss. */
+    if (!(s->auth_allowed & PGW__AUTH_NONE) && client_unfinished(s)) {
+        bool gss_enc = s->cb.gss_encrypted && s->cb.gss_encrypted(s, s->ud) == 1;
+        if (!gss_enc || !(s->auth_allowed & PGW__AUTH_GSS))
             return refuse_method(s, "server did not complete authentication");
-        s->auth_method = "trust";
     }
+    if (!s->auth_requested) s->auth_method = "trust";
     if (s->cb_mode == PGW__CB_REQUIRE &&
         !(s->scram && s->scram_final_ok && strcmp(s->auth_method, "SCRAM-SHA-256-PLUS") == 0))
         return refuse(s, "channel binding required, but server authenticated client without "
@@ -352,10 +665,11 @@ static int handle_auth(pgw_session_t *s, const pgw_msg_t *m)
     case PGW_AUTH_SASL_FINAL:
         return auth_sasl_final(s, m);
     case PGW_AUTH_GSS:
+        return auth_gss(s, PGW__AUTH_GSS, "server requested GSSAPI authentication", "GSSAPI");
     case PGW_AUTH_GSS_CONTINUE:
-        return unsupported_method(s, PGW__AUTH_GSS, "GSSAPI authentication");
+        return auth_gss_continue(s, m);
     case PGW_AUTH_SSPI:
-        return unsupported_method(s, PGW__AUTH_SSPI, "SSPI authentication");
+        return auth_gss(s, PGW__AUTH_SSPI, "server requested SSPI authentication", "SSPI");
     case PGW_AUTH_KERBEROS_V5:
         return unsupported_method(s, 0, "Kerberos 5 authentication");
     default:

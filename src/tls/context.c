@@ -12,6 +12,7 @@
 #include <openssl/x509_vfy.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <string.h>
@@ -275,8 +276,9 @@ static int load_client_cert(SSL_CTX *ctx, const pgw__tls_config_t *cfg, const ch
 static const char *config_value(const pgw__tls_config_t *cfg, int i)
 {
     const char *v[PGW__TLS_SET_COUNT] = {
-        cfg->sslmode, cfg->sslrootcert, cfg->sslcrl,      cfg->sslcrldir,    cfg->sslcert,
-        cfg->sslkey,  cfg->sslpassword, cfg->sslcertmode, cfg->min_protocol, cfg->max_protocol,
+        cfg->sslmode,      cfg->sslrootcert,  cfg->sslcrl,      cfg->sslcrldir,
+        cfg->sslcert,      cfg->sslkey,       cfg->sslpassword, cfg->sslcertmode,
+        cfg->min_protocol, cfg->max_protocol, cfg->keylogfile,
     };
     return v[i];
 }
@@ -414,6 +416,9 @@ int pgw__tls_ctx_new(pgw__tls_ctx_t **out, const pgw__tls_config_t *cfg,
     SSL_CTX_set_options(c->ssl_ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_NO_COMPRESSION);
     SSL_CTX_set_mode(c->ssl_ctx,
                      SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER | SSL_MODE_ENABLE_PARTIAL_WRITE);
+    /* The key log callback finds the file name in its context. */
+    SSL_CTX_set_app_data(c->ssl_ctx, c);
+    if (c->settings[PGW__TLS_SET_KEYLOG]) SSL_CTX_set_keylog_callback(c->ssl_ctx, pgw__tls_keylog);
     rc = configure(c, cfg, err, errlen);
     if (rc != 0) {
         free_ctx(c);
@@ -446,6 +451,24 @@ int pgw__tls_ctx_matches(const pgw__tls_ctx_t *ctx, const pgw__tls_config_t *cfg
         if (have && strcmp(have, v) != 0) return 0;
     }
     return 1;
+}
+
+/* libpq 18's SSL_CTX_keylog_cb: one open per line, O_APPEND, created
+ * 0600 (a file that exists keeps its mode, as with libpq). */
+void pgw__tls_keylog(const SSL *ssl, const char *line)
+{
+    const pgw__tls_ctx_t *c = SSL_CTX_get_app_data(SSL_get_SSL_CTX(ssl));
+    const char *path = c ? c->settings[PGW__TLS_SET_KEYLOG] : NULL;
+    if (!path) return;
+    int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        pgw__tls_warn(ssl, "could not open SSL key logging file \"%s\": %s", path, errno);
+        return;
+    }
+    size_t n = strlen(line);
+    if (write(fd, line, n) != (ssize_t)n || write(fd, "\n", 1) != 1)
+        pgw__tls_warn(ssl, "could not write to SSL key logging file \"%s\": %s", path, errno);
+    close(fd);
 }
 
 pgw__sslmode_t pgw__tls_ctx_sslmode(const pgw__tls_ctx_t *ctx)

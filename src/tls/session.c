@@ -41,6 +41,7 @@ struct pgw__tls {
     int peer_der_len;
     char alpn[256];
     char err[PGW__TLS_ERRLEN];
+    char warning[PGW__TLS_ERRLEN];
 };
 
 /* ---- errors ---- */
@@ -149,6 +150,7 @@ static int setup_ssl(pgw__tls_t *t, const pgw__tls_conn_config_t *cfg, char *err
     SSL_set_bio(t->ssl, inner, inner);
     SSL_set_connect_state(t->ssl);
     SSL_set_cert_cb(t->ssl, on_cert_request, t);
+    SSL_set_app_data(t->ssl, t); /* for pgw__tls_warn */
     if (cfg->sni && wants_sni(t->host) && SSL_set_tlsext_host_name(t->ssl, t->host) != 1)
         return pgw__fail_msg(err, errlen, PGW_ETLS,
                              "could not set SSL Server Name Indication (SNI): %s",
@@ -417,6 +419,18 @@ int pgw__tls_shutdown(pgw__tls_t *t)
     SSL_shutdown(t->ssl); /* queues close_notify; the answer is not awaited */
     ERR_clear_error();
     return 0;
+}
+
+void pgw__tls_warn(const SSL *ssl, const char *fmt, const char *path, int err)
+{
+    pgw__tls_t *t = SSL_get_app_data(ssl);
+    if (!t || t->warning[0]) return; /* the first one says it */
+    snprintf(t->warning, sizeof t->warning, fmt, path, strerror(err));
+}
+
+const char *pgw__tls_warning(const pgw__tls_t *t)
+{
+    return t ? t->warning : "";
 }
 
 const char *pgw__tls_errmsg(const pgw__tls_t *t)

@@ -89,6 +89,11 @@ int pgw__sslmode_parse(const char *s, pgw__sslmode_t *out);
  *   ssl_min_protocol_version / ssl_max_protocol_version
  *                  TLSv1, TLSv1.1, TLSv1.2, TLSv1.3; min unset: TLSv1.2
  *                  (libpq's default), "" for no bound; max unset: no bound.
+ *   sslkeylogfile  (libpq 18) a file the secrets of every handshake are
+ *                  appended to, in NSS key log format (Wireshark), opened
+ *                  for each line with O_APPEND and created with mode 0600,
+ *                  libpq's rules; a failure is the session's warning
+ *                  (pgw__tls_warning), never an error.
  * The strings are only read during pgw__tls_ctx_new; the context keeps its
  * own copies for pgw__tls_ctx_matches.
  */
@@ -103,6 +108,7 @@ typedef struct pgw__tls_config {
     const char *sslcertmode;
     const char *min_protocol;
     const char *max_protocol;
+    const char *keylogfile;
 } pgw__tls_config_t;
 
 typedef struct pgw__tls_ctx pgw__tls_ctx_t;
@@ -263,6 +269,9 @@ int pgw__tls_shutdown(pgw__tls_t *t);
 /* The last error's message, libpq's words ("" if none; never NULL, even for
  * a NULL t). Valid until the next call on t. */
 const char *pgw__tls_errmsg(const pgw__tls_t *t);
+/* A problem that did not stop the session (the key log file could not be
+ * written: libpq's message), "" if none; never NULL. */
+const char *pgw__tls_warning(const pgw__tls_t *t);
 
 /*
  * What the connection negotiated, for pgw_conn_tls_info. Fills *out (zeroed

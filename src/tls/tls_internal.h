@@ -22,6 +22,7 @@ enum pgw__tls_setting {
     PGW__TLS_SET_CERTMODE,
     PGW__TLS_SET_MIN_PROTO,
     PGW__TLS_SET_MAX_PROTO,
+    PGW__TLS_SET_KEYLOG,
     PGW__TLS_SET_COUNT
 };
 
@@ -33,6 +34,14 @@ struct pgw__tls_ctx {
     char *settings[PGW__TLS_SET_COUNT]; /* copies; NULL for unset or "" */
     uint64_t files_stamp;               /* pgw__tls_ctx_fresh: the files as read */
 };
+
+/* sslkeylogfile (libpq 18): OpenSSL's key log callback, set on contexts
+ * that have a key log file. Appends each line to the file (created with
+ * mode 0600); a failure is recorded as the session's warning
+ * (pgw__tls_warning). */
+void pgw__tls_keylog(const SSL *ssl, const char *line);
+/* Record a warning on the session of ssl (session.c). */
+void pgw__tls_warn(const SSL *ssl, const char *fmt, const char *path, int err);
 
 /* libpq's SSLerrmessage: the reason of OpenSSL error code e, "no SSL error
  * reported" for 0, else "SSL error code %lu". Writes into buf[0..n). */

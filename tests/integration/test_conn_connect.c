@@ -392,7 +392,7 @@ static void test_success_after_failures(void **state)
 static void test_phase_names(void **state)
 {
     static const char *const names[] = {
-        "new",   "resolving",       "connecting", "tls",   "startup", "authenticating",
+        "new",   "resolving",       "connecting", "gss",   "tls", "startup", "authenticating",
         "setup", "checking_target", "ready",      "failed"};
     for (int i = PGW_PHASE_NEW; i <= PGW_PHASE_FAILED; i++)
         assert_string_equal(pgw_conn_phase_name(i), names[i]);

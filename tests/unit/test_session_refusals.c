@@ -2,7 +2,8 @@
  * require_auth and channel_binding refusals of the session, with libpq 18's
  * messages (fe-auth.c: check_expected_areq, pg_SASL_init), for requests a
  * real PostgreSQL server does not make (GSSAPI, SSPI, Kerberos 5, unknown
- * codes, a SASL list without SCRAM) or a policy libpq 15 lacks; the
+ * codes, a SASL list of unknown mechanisms, OAUTHBEARER without its
+ * settings) or a policy libpq 15 lacks; the
  * integration test test_conn_libpq_rules covers the ones the server
  * makes. Nothing derived from a password is sent after a refusal.
  */
@@ -80,9 +81,17 @@ static void test_sasl_lists(void **state)
 {
     (void)state;
     static const char oauth_only[] = "OAUTHBEARER\0";
+    static const char unknown[] = "SCRAM-SHA-1\0EXTERNAL\0";
     static const char scram[] = "SCRAM-SHA-256\0";
-    expect(asked(NULL, NULL, 10, oauth_only, sizeof oauth_only), PGW_EAUTH,
+    expect(asked(NULL, NULL, 10, unknown, sizeof unknown), PGW_EAUTH,
            "none of the server's SASL authentication mechanisms are supported");
+    /* libpq 18: OAUTHBEARER needs oauth_issuer and oauth_client_id */
+    expect(asked(NULL, NULL, 10, oauth_only, sizeof oauth_only), PGW_EAUTH,
+           "server requires OAuth authentication, but oauth_issuer and oauth_client_id are "
+           "not both set");
+    expect(asked("scram-sha-256", NULL, 10, oauth_only, sizeof oauth_only), PGW_EAUTHPOLICY,
+           "authentication method requirement \"scram-sha-256\" failed: server requested "
+           "OAUTHBEARER authentication");
     expect(asked("!scram-sha-256", NULL, 10, scram, sizeof scram), PGW_EAUTHPOLICY,
            "authentication method requirement \"!scram-sha-256\" failed: server requested "
            "SCRAM-SHA-256 authentication");
