@@ -293,6 +293,16 @@ const char *pgt_replica_env_path(void)
     return fixture_env_path("PGW_TEST_REPLICA_ENV_FILE", PGW_TEST_REPLICA_ENV_FILE);
 }
 
+const char *pgt_krb5_env_path(void)
+{
+    return fixture_env_path("PGW_TEST_KRB5_ENV_FILE", PGW_TEST_KRB5_ENV_FILE);
+}
+
+const char *pgt_krb5_env(const char *key)
+{
+    return pgt_env_file_get(pgt_krb5_env_path(), key);
+}
+
 const char *pgt_pgbouncer_env(const char *key)
 {
     return pgt_env_file_get(pgt_pgbouncer_env_path(), key);
@@ -320,6 +330,11 @@ void pgt_require_pgbouncer(void)
 void pgt_require_replica(void)
 {
     require_fixture(pgt_replica_env_path(), "PGW_STANDBY_PORT", "pgreplica");
+}
+
+void pgt_require_krb5(void)
+{
+    require_fixture(pgt_krb5_env_path(), "PGW_GSS_PORT", "krb5");
 }
 
 extern char **environ;

@@ -106,6 +106,12 @@ void pgt_clear_pg_env(const char *dir);
  *              PGW_TEST_REPLICA_ENV_FILE (${PGW_TEST_CLUSTER_DIR}-replica/env):
  *              PGW_STANDBY_HOST (127.0.0.1), _PORT, _SOCKET_DIR, _DATADIR,
  *              _LOG, _PRIMARY_PORT
+ *   krb5       tests/pg/kdc.sh, a Kerberos realm and a cluster of its own
+ *              that accepts GSSAPI, PGW_TEST_KRB5_ENV_FILE
+ *              (${PGW_TEST_CLUSTER_DIR}-krb5/env): PGW_KRB5_CONFIG,
+ *              PGW_KRB_PRINCIPAL, _KEYTAB, _PASSWORD, PGW_GSS_HOST,
+ *              _HOSTADDR, _PORT, _USER, _ENC_USER, _NOENC_USER, ... (kdc.sh
+ *              lists them)
  * The environment variable of the same name as the compiled-in path
  * overrides it.
  */
@@ -120,9 +126,11 @@ const char *pgt_env_file_get(const char *path, const char *key);
 const char *pgt_pgbouncer_env_path(void);
 const char *pgt_replica_env_path(void);
 
-/* pgt_env_file_get on the pgbouncer / pgreplica fixture's env file. */
+/* pgt_env_file_get on the pgbouncer / pgreplica / krb5 fixture's env file. */
 const char *pgt_pgbouncer_env(const char *key);
 const char *pgt_replica_env(const char *key);
+const char *pgt_krb5_env_path(void);
+const char *pgt_krb5_env(const char *key);
 
 /* Fail the current test, naming the env file and the fixture, unless the
  * pgbouncer / pgreplica fixture is running (a missing fixture is a
@@ -130,5 +138,6 @@ const char *pgt_replica_env(const char *key);
  * one when its programs are installed). */
 void pgt_require_pgbouncer(void);
 void pgt_require_replica(void);
+void pgt_require_krb5(void);
 
 #endif /* PGW_TESTS_PGTEST_H */

@@ -19,6 +19,12 @@
 # Existing server: if PGHOST and PGPORT are both set at start, nothing is
 # started; DIR/env is written from the environment, and stop leaves the
 # server alone.
+#
+# A fixture that needs a cluster of its own with more (tests/pg/kdc.sh)
+# names files in the environment at start: PGW_CLUSTER_CONF (settings
+# appended to the configuration), PGW_CLUSTER_HBA (pg_hba.conf lines put
+# before the default ones), PGW_CLUSTER_IDENT (pg_ident.conf lines) and
+# PGW_CLUSTER_SQL (run by the superuser once the roles exist).
 set -euo pipefail
 
 readonly FIRST_PORT=54320
@@ -228,12 +234,14 @@ ssl_ca_file = '$run/tls/ca.crt'
 logging_collector = off
 log_line_prefix = '%m [%p] %u@%d '
 EOF
+    if [ -n "${PGW_CLUSTER_CONF:-}" ]; then cat "$PGW_CLUSTER_CONF" >>"$run/data/pgwire.conf"; fi
 }
 
 write_hba() {
     local f=$1 u
     {
         echo "# TYPE   DATABASE USER           ADDRESS       METHOD"
+        if [ -n "${PGW_CLUSTER_HBA:-}" ]; then cat "$PGW_CLUSTER_HBA"; fi
         echo "local    all      $BOOT_USER              trust"
         echo "local    all      $TEST_USER              trust"
         echo "local    all      $SCRAM_USER             scram-sha-256"
@@ -374,8 +382,9 @@ cmd_start() {
         { cat "$run/initdb.log" >&2; die "initdb failed"; }
     echo "include 'pgwire.conf'" >>"$run/data/postgresql.conf"
     write_hba "$run/data/pg_hba.conf"
+    if [ -n "${PGW_CLUSTER_IDENT:-}" ]; then cat "$PGW_CLUSTER_IDENT" >>"$run/data/pg_ident.conf"; fi
     own_by_server "$run/data/postgresql.conf" \
-        "$run/data/pg_hba.conf"
+        "$run/data/pg_hba.conf" "$run/data/pg_ident.conf"
 
     port=${PGW_TEST_PORT:-}
     for attempt in $(seq 1 $PORT_TRIES); do
@@ -396,6 +405,11 @@ cmd_start() {
     done
     wait_ready "$run" "$port" || fail_with_log "$run" "the server did not become ready on port $port"
     create_roles "$run" "$port" || fail_with_log "$run" "could not create the test roles"
+    if [ -n "${PGW_CLUSTER_SQL:-}" ]; then
+        as_server "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$run" -p "$port" -U "$BOOT_USER" \
+            -d postgres >/dev/null <"$PGW_CLUSTER_SQL" ||
+            fail_with_log "$run" "$PGW_CLUSTER_SQL failed"
+    fi
 
     version=$("$PGBIN/psql" -X -A -t -h "$run" -p "$port" -U "$TEST_USER" -d "$TEST_USER" \
         -c 'SHOW server_version_num')
