@@ -168,6 +168,11 @@ typedef struct pgw_session_callbacks {
      * PGW_EAUTH unless oauth_token is set. */
     int (*oauth_token)(pgw_session_t *s, const pgw_oauth_request_t *req, pgw_buf_t *token,
                        char *msg, size_t msglen, void *ud);
+    /* The server sent AuthenticationOk: the driver's last word before the
+     * session accepts it (the connection checks sslcertmode=require here,
+     * where libpq does). Return 0 to go on, or a negative code with a
+     * message in msg[0..msglen) to fail the startup with them. NULL: none. */
+    int (*on_auth_ok)(pgw_session_t *s, char *msg, size_t msglen, void *ud);
 } pgw_session_callbacks_t;
 
 typedef struct pgw_session_config {

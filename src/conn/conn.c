@@ -166,6 +166,12 @@ static int cb_channel_binding(pgw_session_t *s, const uint8_t **data, size_t *le
     return 0;
 }
 
+static int cb_auth_ok(pgw_session_t *s, char *msg, size_t msglen, void *ud)
+{
+    pgw_conn_t *c = ud;
+    return s == c->s ? pgw__conn_check_client_cert(c, msg, msglen) : 0;
+}
+
 static void cb_deadline(pgw_session_t *s, uint64_t ticket, uint32_t timeout_ms, void *ud)
 {
     pgw_conn_t *c = ud;
@@ -205,6 +211,7 @@ int pgw__conn_session_create(pgw_conn_t *c, const char *password)
     sc.cb.now_ns = cb_now_ns;
     sc.cb.channel_binding = cb_channel_binding;
     sc.cb.on_deadline = cb_deadline;
+    sc.cb.on_auth_ok = cb_auth_ok;
     sc.request_timeout_ms = c->cfg.request_timeout_ms;
     sc.stmt_cache_mode = c->cfg.stmt_cache_mode;
     sc.stmt_cache_size = c->cfg.stmt_cache_size;
@@ -525,6 +532,16 @@ int pgw_conn_new(pgw_conn_t **out, uv_loop_t *loop, const pgw_conn_config_t *cfg
     c->handles_open = 3;
     *out = c;
     return 0;
+}
+
+void pgw__conn_send_now(pgw_conn_t *c)
+{
+    if (!c->sock || !c->s || c->writing || c->tp->take_output(c) < 0) return;
+    size_t len = 0;
+    const uint8_t *p = c->tp->out_view(c, &len);
+    if (p && len) (void)pgw__sock_send(c->sock, p, len);
+    c->tp->out_consumed(c, len);
+    wbuf_release(c);
 }
 
 /* Send Terminate without blocking, if the socket takes it right now (over

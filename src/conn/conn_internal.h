@@ -524,6 +524,9 @@ int pgw__conn_session_create(pgw_conn_t *c, const char *password);
 void pgw__conn_session_drop(pgw_conn_t *c, int err);
 int pgw__conn_start_io(pgw_conn_t *c);
 void pgw__conn_flush(pgw_conn_t *c);
+/* Send what the session has pending at once, once, without blocking, and
+ * forget whatever the socket did not take: the socket is about to go. */
+void pgw__conn_send_now(pgw_conn_t *c);
 void pgw__conn_schedule_flush(pgw_conn_t *c);
 void pgw__conn_handle_closed(pgw_conn_t *c);
 /* Watch what the socket needs now: readable unless reading is paused,
@@ -580,6 +583,9 @@ void pgw__conn_oauth_clear(pgw_conn_t *c);
  * default allocator, kept for the next connection). */
 int pgw__tls_ctx_get(pgw__tls_ctx_t **out, const pgw__tls_config_t *cfg,
                      const pgw_allocator_t *alloc, char *err, size_t errlen);
+/* tlsconn.c: sslcertmode=require at AuthenticationOk: 0, or PGW_ETLS with
+ * libpq's message. */
+int pgw__conn_check_client_cert(const pgw_conn_t *c, char *msg, size_t msglen);
 /* tlsconn.c: the conn's TLS policy for its current host. */
 void pgw__conn_tls_policy(const pgw_conn_t *c, pgw__tls_policy_t *p);
 /* The policy a cancel for c uses: c's when c runs over TLS (with a new

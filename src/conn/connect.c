@@ -320,21 +320,16 @@ static void reconnect_address(pgw_conn_t *c, int status, const pgw_error_t *err)
 }
 
 /* OAUTHBEARER discovery ran on this try (libpq's oauth_want_retry): the
- * dummy response the session queued goes out, then the address is tried
- * again with the token, now or once the application gives it. */
-static void oauth_retry(pgw_conn_t *c, int status)
+ * address is tried again with the token, now or once the application
+ * gives it. */
+static void oauth_retry(pgw_conn_t *c, int status, const pgw_error_t *err)
 {
-    size_t len = 0;
-    if (!c->writing && c->tp->take_output(c) == 0) {
-        const uint8_t *p = c->tp->out_view(c, &len);
-        if (p && len) (void)pgw__sock_send(c->sock, p, len);
-    }
     if (c->oauth_state != PGW__OAUTH_ASKED) {
-        reconnect_address(c, status, NULL);
+        reconnect_address(c, status, err);
         return;
     }
     uv_timer_stop(&c->timer); /* the application's flow bounds its own time */
-    pgw__attempt_end(c, status, NULL);
+    pgw__attempt_end(c, status, err);
     pgw__conn_sock_drop(c);
     pgw__conn_session_drop(c, PGW_ECONNLOST);
     int rc = pgw__conn_session_create(c, c->cx.hosts[c->cx.host_idx].password);
@@ -373,8 +368,11 @@ void pgw__connect_on_oauth_token(pgw_conn_t *c)
 void pgw__connect_on_startup(pgw_conn_t *c, int status, const pgw_error_t *err)
 {
     if (status < 0) {
+        /* libpq sends an authentication message before it reports a
+         * failure (OAUTHBEARER's dummy response): so does this. */
+        pgw__conn_send_now(c);
         if (pgw_session_oauth_retry(c->s)) {
-            oauth_retry(c, status);
+            oauth_retry(c, status, err);
             return;
         }
         /* An ErrorResponse before AuthenticationOk may be pg_hba.conf
@@ -395,18 +393,6 @@ void pgw__connect_on_startup(pgw_conn_t *c, int status, const pgw_error_t *err)
             }
         }
         pgw__connect_finish(c, status, err);
-        return;
-    }
-    /* sslcertmode=require (libpq 16): the server must have asked for the
-     * client certificate during the handshake, and received one. */
-    if (c->sslcert_required && !pgw__tls_cert_requested(c->tls)) {
-        pgw__conn_errmsg_add(c, "server did not request an SSL certificate");
-        pgw__connect_finish(c, PGW_ETLS, NULL);
-        return;
-    }
-    if (c->sslcert_required && !pgw__tls_cert_sent(c->tls)) {
-        pgw__conn_errmsg_add(c, "server accepted connection without a valid SSL certificate");
-        pgw__connect_finish(c, PGW_ETLS, NULL);
         return;
     }
     int target = c->cx.target;

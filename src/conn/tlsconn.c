@@ -308,6 +308,22 @@ int pgw__tls_ctx_get(pgw__tls_ctx_t **out, const pgw__tls_config_t *cfg,
     return 0;
 }
 
+/* ------------------------------------------------------ sslcertmode */
+
+/* sslcertmode=require (libpq 16), checked at AuthenticationOk as libpq's
+ * check_expected_areq does: the server must have asked for the client
+ * certificate during the handshake, and received one. */
+int pgw__conn_check_client_cert(const pgw_conn_t *c, char *msg, size_t msglen)
+{
+    if (!c->sslcert_required) return 0;
+    if (!pgw__tls_cert_requested(c->tls))
+        return pgw__fail_msg(msg, msglen, PGW_ETLS, "server did not request an SSL certificate");
+    if (!pgw__tls_cert_sent(c->tls))
+        return pgw__fail_msg(msg, msglen, PGW_ETLS,
+                             "server accepted connection without a valid SSL certificate");
+    return 0;
+}
+
 /* -------------------------------------------------------------- policy */
 
 void pgw__conn_tls_policy(const pgw_conn_t *c, pgw__tls_policy_t *p)

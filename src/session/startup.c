@@ -501,7 +501,7 @@ static int oauth_request_token(pgw_session_t *s)
 static int oauth_parameters(pgw_session_t *s)
 {
     pgw__oauth_t *o = s->oauth;
-    if (!o || !o->issuer || !o->client_id)
+    if (!o || !o->issuer || !*o->issuer || !o->client_id || !*o->client_id)
         return fail_with(s, PGW_EAUTH,
                          "server requires OAuth authentication, but oauth_issuer and "
                          "oauth_client_id are not both set");
@@ -613,6 +613,11 @@ static bool client_unfinished(const pgw_session_t *s)
 
 static int auth_ok(pgw_session_t *s)
 {
+    if (s->cb.on_auth_ok) {
+        char msg[256] = "";
+        int rc = s->cb.on_auth_ok(s, msg, sizeof msg, s->ud);
+        if (rc < 0) return fail_with(s, rc, msg);
+    }
     /* A server that skips SASLFinal has not proven it knows the password. */
     if (s->scram && !s->scram_final_ok) return PGW_EAUTH;
     /* libpq 18: a policy without "none" wants a finished exchange, or a

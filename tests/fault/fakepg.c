@@ -20,10 +20,20 @@
 
 #define FAKEPG_TIMEOUT_MS 10000
 #define FAKEPG_MAX_MSG    (1u << 20)
+#define FAKEPG_KEPT_MSGS  64
+
+typedef struct kept_msg {
+    uint8_t type;
+    uint8_t *body;
+    size_t len;
+} kept_msg_t;
 
 struct fakepg {
     int lfd;
     int fd;
+    int parked; /* the connection FAKEPG_ACCEPT kept aside, or -1 */
+    kept_msg_t msgs[FAKEPG_KEPT_MSGS];
+    size_t nmsgs;
     uint16_t port;
     pthread_t thread;
     int joined;
@@ -126,9 +136,13 @@ static int do_expect(fakepg_t *f, uint8_t type)
     record_type(f, (char)hdr[0]);
     uint32_t len = get32(hdr + 1);
     if (len < 4 || len > FAKEPG_MAX_MSG) return fail(f, "bad frontend length %u", len), -1;
-    char *body = malloc(len - 4 + 1);
+    uint8_t *body = malloc(len - 4 + 1);
     if (!body) return fail(f, "oom"), -1;
     rc = read_full(f, body, len - 4);
+    if (rc == 0 && f->nmsgs < FAKEPG_KEPT_MSGS) {
+        f->msgs[f->nmsgs++] = (kept_msg_t){hdr[0], body, len - 4};
+        body = NULL;
+    }
     free(body);
     if (rc != 0) return fail(f, "frontend message cut"), -1;
     if (type && hdr[0] != type) return fail(f, "expected '%c', got '%c'", type, hdr[0]), -1;
@@ -165,8 +179,30 @@ static void close_conn(fakepg_t *f)
     f->fd = -1;
 }
 
+static int do_accept(fakepg_t *f)
+{
+    if (wait_fd(f->lfd, POLLIN) < 0) return fail(f, "no second connection"), -1;
+    int fd = accept(f->lfd, NULL, NULL);
+    if (fd < 0) return fail(f, "accept: %s", strerror(errno)), -1;
+    if (f->parked >= 0) close(f->parked);
+    f->parked = f->fd;
+    f->fd = fd;
+    return 0;
+}
+
+static int do_resume(fakepg_t *f)
+{
+    if (f->parked < 0) return fail(f, "nothing to resume"), -1;
+    close_conn(f);
+    f->fd = f->parked;
+    f->parked = -1;
+    return 0;
+}
+
 static int run_step(fakepg_t *f, const fakepg_step_t *st)
 {
+    if (st->op == FAKEPG_ACCEPT) return do_accept(f);
+    if (st->op == FAKEPG_RESUME) return do_resume(f);
     if (st->op != FAKEPG_SLEEP && f->fd < 0) return fail(f, "step after close"), -1;
     switch (st->op) {
     case FAKEPG_EXPECT_STARTUP:
@@ -192,6 +228,8 @@ static int run_step(fakepg_t *f, const fakepg_step_t *st)
     case FAKEPG_CLOSE:
         close_conn(f);
         return 0;
+    default:
+        break;
     }
     return fail(f, "unknown step"), -1;
 }
@@ -211,6 +249,8 @@ static void *fakepg_main(void *arg)
     for (; f->done < f->nsteps; f->done++)
         if (run_step(f, &f->steps[f->done]) < 0) break;
     close_conn(f);
+    if (f->parked >= 0) close(f->parked);
+    f->parked = -1;
     return NULL;
 }
 
@@ -219,6 +259,7 @@ int fakepg_start(fakepg_t **out, const fakepg_step_t *steps, size_t n)
     fakepg_t *f = calloc(1, sizeof(*f));
     if (!f) return -1;
     f->fd = -1;
+    f->parked = -1;
     f->steps = steps;
     f->nsteps = n;
     f->lfd = socket(AF_INET, SOCK_STREAM, 0);
@@ -297,7 +338,23 @@ void fakepg_free(fakepg_t *f)
     fakepg_wait(f);
     close(f->lfd);
     free(f->startup);
+    for (size_t i = 0; i < f->nmsgs; i++)
+        free(f->msgs[i].body);
     free(f);
+}
+
+const uint8_t *fakepg_startup_body(const fakepg_t *f, size_t *len)
+{
+    *len = f->startup_len;
+    return (const uint8_t *)f->startup;
+}
+
+const uint8_t *fakepg_message(const fakepg_t *f, size_t i, uint8_t *type, size_t *len)
+{
+    if (i >= f->nmsgs) return NULL;
+    if (type) *type = f->msgs[i].type;
+    *len = f->msgs[i].len;
+    return f->msgs[i].body;
 }
 
 /* ------------------------------------------------------- canned answers */

@@ -2,7 +2,8 @@
  * fakepg: a scripted fake PostgreSQL server for fault tests.
  *
  * A thread in the test process listens on 127.0.0.1 (ephemeral port),
- * accepts one connection and plays a script: expect the startup packet or a
+ * accepts one connection (more with FAKEPG_ACCEPT) and plays a script:
+ * expect the startup packet or a
  * frontend message of a given type, send canned (or hostile) bytes, send a
  * prefix and cut the socket, sleep, wait for EOF, close. Everything it reads
  * is recorded for the test to inspect after fakepg_wait.
@@ -33,7 +34,11 @@ typedef enum fakepg_op {
     FAKEPG_SEND_CUT,       /* write data[0..len), then close at once */
     FAKEPG_SLEEP,          /* sleep len milliseconds */
     FAKEPG_EXPECT_EOF,     /* read (and record) until the client closes */
-    FAKEPG_CLOSE           /* close the connection */
+    FAKEPG_CLOSE,          /* close the connection */
+    FAKEPG_ACCEPT,         /* accept the client's next connection; the current
+                              one (if open) is kept aside for FAKEPG_RESUME */
+    FAKEPG_RESUME          /* close the current connection and go back to the
+                              one FAKEPG_ACCEPT kept aside */
 } fakepg_op_t;
 
 typedef struct fakepg_step {
@@ -59,6 +64,12 @@ const char *fakepg_error(const fakepg_t *f);
 uint32_t fakepg_startup_version(const fakepg_t *f);
 /* A startup parameter's value, or NULL. */
 const char *fakepg_startup_param(const fakepg_t *f, const char *name);
+/* The last startup packet's body after its version code (the parameters;
+ * a CancelRequest's pid and key), its length in *len. */
+const uint8_t *fakepg_startup_body(const fakepg_t *f, size_t *len);
+/* The body of the i-th message read by FAKEPG_EXPECT / _UNTIL steps (its
+ * type in *type), or NULL past the last one (at most 64 are kept). */
+const uint8_t *fakepg_message(const fakepg_t *f, size_t i, uint8_t *type, size_t *len);
 /* The types of the frontend messages read, in order, NUL-terminated. */
 const char *fakepg_received_types(const fakepg_t *f);
 /* Number of steps completed. */

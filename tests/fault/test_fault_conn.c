@@ -258,6 +258,60 @@ static void test_protocol_32_long_key(void **state)
     pgw_buf_free(&hello);
 }
 
+static void on_cancel_done(pgw_conn_t *conn, int status, void *ud)
+{
+    req_rec_t *r = ud;
+    r->calls++;
+    r->status = status;
+}
+
+/* Protocol 3.2's 256-bit cancel key goes out whole: the CancelRequest on a
+ * second connection carries the pid and the 32-byte key (length 48), and
+ * the version is reported as libpq 18's PQfullProtocolVersion does. */
+static void test_protocol_32_cancel_key(void **state)
+{
+    uint8_t key[32];
+    for (size_t i = 0; i < sizeof(key); i++)
+        key[i] = (uint8_t)(0x40 + 7 * i);
+    pgw_buf_t hello = {0};
+    pgt_msg_auth(&hello, 0, NULL, 0);
+    pgt_msg_param_status(&hello, "server_version", "18.0");
+    pgt_msg_backend_key(&hello, 4242, key, sizeof(key));
+    pgt_msg_ready(&hello, 'I');
+    fakepg_step_t steps[] = {
+        {FAKEPG_EXPECT_STARTUP, 0, NULL, 0}, {FAKEPG_SEND, 0, hello.data, hello.len},
+        {FAKEPG_ACCEPT, 0, NULL, 0},         {FAKEPG_EXPECT_STARTUP, 0, NULL, 0},
+        {FAKEPG_RESUME, 0, NULL, 0},         {FAKEPG_EXPECT, 'X', NULL, 0},
+        {FAKEPG_EXPECT_EOF, 0, NULL, 0},
+    };
+    fakepg_t *f;
+    assert_int_equal(fakepg_start(&f, steps, ARRAY_LEN(steps)), 0);
+    ctx_t x;
+    ctx_init(&x);
+    assert_int_equal(pgw_conn_protocol_version(x.conn), 0);
+    ctx_connect(&x, f, "max_protocol_version=3.2");
+    run_until(&x, &x.connected);
+    assert_int_equal(x.connect_status, 0);
+    assert_int_equal(pgw_conn_protocol_version(x.conn), 30002);
+    req_rec_t cancel = {0, 1, 0};
+    assert_int_equal(pgw_conn_cancel(x.conn, on_cancel_done, &cancel), 0);
+    run_until(&x, &cancel.calls);
+    assert_int_equal(cancel.status, 0);
+    ctx_close(&x);
+    assert_int_equal(pgw_conn_protocol_version(NULL), 0);
+    if (fakepg_wait(f) != 0) fail_msg("%s", fakepg_error(f));
+    assert_int_equal(fakepg_startup_version(f), 80877102); /* CancelRequest */
+    size_t n;
+    const uint8_t *body = fakepg_startup_body(f, &n);
+    assert_int_equal(n, 4 + sizeof(key));
+    assert_int_equal((int32_t)((uint32_t)body[0] << 24 | (uint32_t)body[1] << 16 |
+                               (uint32_t)body[2] << 8 | body[3]),
+                     4242);
+    assert_memory_equal(body + 4, key, sizeof(key));
+    fakepg_free(f);
+    pgw_buf_free(&hello);
+}
+
 /* The server answers NegotiateProtocolVersion 3.0, as the bare minor
  * number the protocol documents or as the whole version PostgreSQL 15-17
  * send (0x00030000): accepted with the default min_protocol_version,
@@ -592,6 +646,7 @@ int main(void)
         cmocka_unit_test(test_basic_pipeline),
         cmocka_unit_test(test_write_threshold),
         cmocka_unit_test(test_protocol_32_long_key),
+        cmocka_unit_test(test_protocol_32_cancel_key),
         cmocka_unit_test(test_negotiate_downgrade_accepted),
         cmocka_unit_test(test_negotiate_downgrade_refused),
         cmocka_unit_test(test_loss_mid_datarow),

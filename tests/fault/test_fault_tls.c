@@ -225,6 +225,27 @@ static void test_auth_downgrades(void **state)
     }
 }
 
+/* sslcertmode=require is judged at AuthenticationOk, as libpq's
+ * check_expected_areq does: a server that never asked for a certificate
+ * fails the connect there, whatever it says after (here an error). */
+static void test_sslcertmode_at_auth_ok(void **state)
+{
+    pgw_buf_t b;
+    pgw_buf_init(&b, NULL);
+    pgt_msg_auth(&b, 0, NULL, 0);
+    pgt_msg_error(&b, "FATAL", "3D000", "database \"fake\" does not exist");
+    char received[64], err[1024];
+    int rc = auth_over_tls(&b, "sslmode=require sslcertmode=require", 0, received, sizeof received,
+                           err, sizeof err);
+    if (rc != PGW_ETLS) fail_msg("%s: %s", pgw_err_name(rc), err);
+    assert_string_equal(err, "server did not request an SSL certificate");
+    /* allow (the default) and disable do not care */
+    rc = auth_over_tls(&b, "sslmode=require sslcertmode=disable", 0, received, sizeof received, err,
+                       sizeof err);
+    assert_int_equal(rc, PGW_ESERVER);
+    pgw_buf_free(&b);
+}
+
 /* channel_binding=require without TLS fails before the password too. */
 static void test_channel_binding_needs_tls(void **state)
 {
@@ -304,6 +325,7 @@ int main(void)
         cmocka_unit_test(test_no_ssl_under_require),
         cmocka_unit_test(test_prefer_retries_plaintext),
         cmocka_unit_test(test_auth_downgrades),
+        cmocka_unit_test(test_sslcertmode_at_auth_ok),
         cmocka_unit_test(test_channel_binding_needs_tls),
         cmocka_unit_test(test_direct),
     };

@@ -601,6 +601,58 @@ static void test_steady_state_allocations(void **state)
                  plain, tls, tls_ossl);
 }
 
+/* The lines of a key log file whose label starts with prefix; every line
+ * must read "LABEL <client random, 64 hex digits> <secret in hex>". */
+static int keylog_lines(const char *path, const char *prefix)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) return -1;
+    char line[512], label[64], random[80], secret[160];
+    int n = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (sscanf(line, "%63s %79s %159s", label, random, secret) != 3 || strlen(random) != 64 ||
+            strspn(random, "0123456789abcdef") != 64 ||
+            strspn(secret, "0123456789abcdef") != strlen(secret))
+            fail_msg("%s: not a key log line: %s", path, line);
+        if (strncmp(label, prefix, strlen(prefix)) == 0) n++;
+    }
+    fclose(f);
+    return n;
+}
+
+/* 11. sslkeylogfile (libpq 18; libpgwire alone): each handshake's secrets
+ * are appended in NSS key log format to a file created with mode 0600; a
+ * file that cannot be written is no error. */
+static void test_sslkeylogfile(void **state)
+{
+    pgt_require_server();
+    char path[700], extra[1024], ci[4096];
+    snprintf(path, sizeof path, "%s/keys.log", home);
+    unlink(path);
+    snprintf(extra, sizeof extra, "sslmode=require sslkeylogfile=%s", path);
+    outcome_t o;
+    assert_int_equal(run_pgw(tcp_ci(ci, sizeof ci, "localhost", NULL, NULL, extra), &o), 0);
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0600);
+    assert_int_equal(keylog_lines(path, "CLIENT_HANDSHAKE_TRAFFIC_SECRET"), 1);
+    assert_int_equal(keylog_lines(path, "CLIENT_TRAFFIC_SECRET_0"), 1);
+    /* TLS 1.2 appends its master secret */
+    snprintf(extra, sizeof extra,
+             "sslmode=require ssl_max_protocol_version=TLSv1.2 sslkeylogfile=%s", path);
+    assert_int_equal(run_pgw(tcp_ci(ci, sizeof ci, "localhost", NULL, NULL, extra), &o), 0);
+    assert_int_equal(keylog_lines(path, "CLIENT_RANDOM"), 1);
+    assert_int_equal(keylog_lines(path, "CLIENT_HANDSHAKE_TRAFFIC_SECRET"), 1);
+    /* without the option, nothing more */
+    assert_int_equal(run_pgw(tcp_ci(ci, sizeof ci, "localhost", NULL, NULL, "sslmode=require"), &o),
+                     0);
+    assert_int_equal(keylog_lines(path, "CLIENT_HANDSHAKE_TRAFFIC_SECRET"), 1);
+    unlink(path);
+    /* a file that cannot be created: connected all the same */
+    snprintf(extra, sizeof extra, "sslmode=require sslkeylogfile=%s/no-such-dir/keys.log", home);
+    assert_int_equal(run_pgw(tcp_ci(ci, sizeof ci, "localhost", NULL, NULL, extra), &o), 0);
+}
+
 int main(void)
 {
     /* before anything makes OpenSSL allocate */
@@ -620,6 +672,7 @@ int main(void)
         cmocka_unit_test(test_prefer_allow_retries),
         cmocka_unit_test(test_large_transfers),
         cmocka_unit_test(test_steady_state_allocations),
+        cmocka_unit_test(test_sslkeylogfile),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     rmdir(home);
