@@ -411,15 +411,6 @@ int pgw_conninfo_parse(pgw_conninfo_t **out, const char *conninfo, const pgw_all
     return 0;
 }
 
-static void free_secret(const pgw_allocator_t *a, char *s)
-{
-    if (!s) return;
-    /* volatile keeps the wipe from being optimised away */
-    for (volatile char *p = s; *p; p++)
-        *p = 0;
-    pgw__free(a, s);
-}
-
 void pgw_conninfo_free(pgw_conninfo_t *ci)
 {
     if (!ci) return;
@@ -427,7 +418,7 @@ void pgw_conninfo_free(pgw_conninfo_t *ci)
     for (size_t i = 0; i < NOPTS; i++) {
         if (i == (size_t)pgw__ci_opt("password") || i == (size_t)pgw__ci_opt("sslpassword") ||
             i == (size_t)pgw__ci_opt("oauth_client_secret"))
-            free_secret(a, ci->val[i]);
+            pgw__free_secret(a, ci->val[i]);
         else
             pgw__free(a, ci->val[i]);
     }

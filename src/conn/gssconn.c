@@ -498,11 +498,7 @@ void pgw__conn_auth_hooks(pgw_conn_t *c, pgw_session_config_t *sc)
 
 void pgw__conn_oauth_clear(pgw_conn_t *c)
 {
-    if (c->oauth_token) {
-        for (volatile char *p = c->oauth_token; *p; p++)
-            *p = 0;
-        pgw__free(c->alloc, c->oauth_token);
-    }
+    pgw__free_secret(c->alloc, c->oauth_token);
     c->oauth_token = NULL;
     c->oauth_state = PGW__OAUTH_NONE;
     c->oauth_error[0] = '\0';

@@ -377,14 +377,6 @@ static int auth_gss_continue(pgw_session_t *s, const pgw_msg_t *m)
 
 /* ----------------------------------------------------------- OAUTHBEARER */
 
-static void free_secret(const pgw_allocator_t *a, char *p)
-{
-    if (!p) return;
-    for (volatile char *v = p; *v; v++)
-        *v = 0;
-    pgw__free(a, p);
-}
-
 static int dup_setting(pgw_session_t *s, char **dst, const char *v)
 {
     if (!v) return 0;
@@ -417,9 +409,9 @@ void pgw__session_auth_free(pgw_session_t *s)
     const pgw_allocator_t *a = s->alloc;
     pgw__free(a, o->issuer);
     pgw__free(a, o->client_id);
-    free_secret(a, o->client_secret);
+    pgw__free_secret(a, o->client_secret);
     pgw__free(a, o->scope);
-    free_secret(a, o->token);
+    pgw__free_secret(a, o->token);
     pgw__free(a, o->issuer_id);
     pgw__free(a, o->discovery_uri);
     pgw__free(a, o);
@@ -441,7 +433,7 @@ PGW_EXTERN int pgw_session_set_oauth_token(pgw_session_t *s, const char *token)
     }
     char *copy = pgw__strdup(s->alloc, token);
     if (!copy) return PGW_ENOMEM;
-    free_secret(s->alloc, s->oauth->token);
+    pgw__free_secret(s->alloc, s->oauth->token);
     s->oauth->token = copy;
     return 0;
 }

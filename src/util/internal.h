@@ -60,6 +60,16 @@ static inline void *pgw__calloc(const pgw_allocator_t *a, size_t count, size_t s
     return p;
 }
 
+/* Overwrite the NUL-terminated secret s with zeros (volatile writes the
+ * compiler keeps) and free it; NULL is a no-op. */
+static inline void pgw__free_secret(const pgw_allocator_t *a, char *s)
+{
+    if (!s) return;
+    for (volatile char *p = s; *p; p++)
+        *p = 0;
+    pgw__free(a, s);
+}
+
 /* Duplicate n bytes into a NUL-terminated string. */
 char *pgw__strndup(const pgw_allocator_t *a, const char *s, size_t n);
 char *pgw__strdup(const pgw_allocator_t *a, const char *s);
