@@ -30,24 +30,23 @@ int pgw__gss_available(void)
     return 1;
 }
 
-static int acquire_initiator(gss_cred_id_t *out)
+/* gss_cred_id_t is a pointer to an opaque struct: carried as ours. */
+pgw__gss_cred_t *pgw__gss_cred_acquire(void)
 {
     OM_uint32 minor;
-    *out = GSS_C_NO_CREDENTIAL;
+    gss_cred_id_t cred = GSS_C_NO_CREDENTIAL;
     OM_uint32 major = gss_acquire_cred(&minor, GSS_C_NO_NAME, 0, GSS_C_NO_OID_SET, GSS_C_INITIATE,
-                                       out, NULL, NULL);
-    if (major == GSS_S_COMPLETE) return 1;
-    *out = GSS_C_NO_CREDENTIAL;
-    return 0;
+                                       &cred, NULL, NULL);
+    if (major != GSS_S_COMPLETE) return NULL;
+    return (pgw__gss_cred_t *)cred;
 }
 
-int pgw__gss_have_credentials(void)
+void pgw__gss_cred_free(pgw__gss_cred_t *cred)
 {
-    gss_cred_id_t cred;
-    if (!acquire_initiator(&cred)) return 0;
+    if (!cred) return;
     OM_uint32 minor;
-    gss_release_cred(&minor, &cred);
-    return 1;
+    gss_cred_id_t c = (gss_cred_id_t)cred;
+    gss_release_cred(&minor, &c);
 }
 
 /* Append every message of one kind of status (libpq's pg_GSS_error_int),
@@ -89,18 +88,21 @@ int pgw__gss_new(pgw__gss_t **out, const pgw__gss_config_t *cfg, const pgw_alloc
                  char *err, size_t errlen)
 {
     *out = NULL;
-    if (!cfg->host || !*cfg->host)
-        return pgw__fail_msg(err, errlen, PGW_EAUTH, "host name must be specified");
     const char *svc = cfg->service && *cfg->service ? cfg->service : "postgres";
     char name[1024];
-    int n = snprintf(name, sizeof name, "%s@%s", svc, cfg->host);
-    if (n < 0 || (size_t)n >= sizeof name)
+    int n = cfg->host && *cfg->host ? snprintf(name, sizeof name, "%s@%s", svc, cfg->host) : -1;
+    if (n <= 0 || (size_t)n >= sizeof name) {
+        pgw__gss_cred_free(cfg->cred);
         return pgw__fail_msg(err, errlen, PGW_EAUTH, "host name must be specified");
+    }
     pgw__gss_t *g = pgw__calloc(alloc, 1, sizeof *g);
-    if (!g) return pgw__fail_msg(err, errlen, PGW_ENOMEM, "out of memory");
+    if (!g) {
+        pgw__gss_cred_free(cfg->cred);
+        return pgw__fail_msg(err, errlen, PGW_ENOMEM, "out of memory");
+    }
     g->alloc = alloc;
     g->ctx = GSS_C_NO_CONTEXT;
-    g->cred = GSS_C_NO_CREDENTIAL;
+    g->cred = (gss_cred_id_t)cfg->cred;
     g->target = GSS_C_NO_NAME;
     gss_buffer_desc buf = {(size_t)n, name};
     OM_uint32 minor;
@@ -118,7 +120,9 @@ int pgw__gss_new(pgw__gss_t **out, const pgw__gss_config_t *cfg, const pgw_alloc
     /* Delegation is asked for only with credentials to forward (whether
      * they are forwarded depends on the ticket's forwardable flag and on
      * the server). */
-    if (cfg->delegate && acquire_initiator(&g->cred)) g->flags |= GSS_C_DELEG_FLAG;
+    if (cfg->delegate && g->cred == GSS_C_NO_CREDENTIAL)
+        g->cred = (gss_cred_id_t)pgw__gss_cred_acquire();
+    if (cfg->delegate && g->cred != GSS_C_NO_CREDENTIAL) g->flags |= GSS_C_DELEG_FLAG;
     *out = g;
     return 0;
 }
@@ -243,9 +247,14 @@ int pgw__gss_available(void)
     return 0;
 }
 
-int pgw__gss_have_credentials(void)
+pgw__gss_cred_t *pgw__gss_cred_acquire(void)
 {
-    return 0;
+    return NULL;
+}
+
+void pgw__gss_cred_free(pgw__gss_cred_t *cred)
+{
+    PGW__UNUSED(cred);
 }
 
 int pgw__gss_new(pgw__gss_t **out, const pgw__gss_config_t *cfg, const pgw_allocator_t *alloc,

@@ -32,19 +32,26 @@
 /* 1 when the library was built with GSS-API, else 0. */
 int pgw__gss_available(void);
 
-/* libpq's pg_GSS_have_cred_cache: 1 when credentials for initiating a
- * context can be acquired (a ticket cache with a usable ticket), else 0
- * (also without GSS-API). */
-int pgw__gss_have_credentials(void);
+/* Credentials for initiating a context (the ticket cache's). */
+typedef struct pgw__gss_cred pgw__gss_cred_t;
+
+/* libpq's pg_GSS_have_cred_cache: the credentials when they can be
+ * acquired (a ticket cache with a usable ticket), else NULL (also without
+ * GSS-API). Free with pgw__gss_cred_free, or give them to pgw__gss_new, as
+ * libpq uses the credentials it checked for its context. */
+pgw__gss_cred_t *pgw__gss_cred_acquire(void);
+void pgw__gss_cred_free(pgw__gss_cred_t *cred);
 
 typedef struct pgw__gss pgw__gss_t;
 
 typedef struct pgw__gss_config {
-    const char *service; /* krbsrvname ("postgres") */
-    const char *host;    /* the server's host name as given (libpq's PQhost) */
-    int delegate;        /* gssdelegation=1: ask to forward the credentials */
-    int encrypt;         /* for GSS encryption: confidentiality, integrity,
-                            replay and sequence protection are required */
+    const char *service;   /* krbsrvname ("postgres") */
+    const char *host;      /* the server's host name as given (libpq's PQhost) */
+    int delegate;          /* gssdelegation=1: ask to forward the credentials */
+    int encrypt;           /* for GSS encryption: confidentiality, integrity,
+                              replay and sequence protection are required */
+    pgw__gss_cred_t *cred; /* taken over (freed on failure too); NULL: the
+                              default credentials */
 } pgw__gss_config_t;
 
 /* A context to establish with pgw__gss_step: imports "service@host" as a

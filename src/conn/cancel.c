@@ -184,7 +184,7 @@ static void on_req_event(pgw__sock_t *k, int status, int events)
             pgw__cancel_req_finish(x, PGW_ECONNECT);
             return;
         }
-        if (x->tok->gss_enc && pgw__gssneg_begin(&x->gneg, x->tok->alloc) < 0) {
+        if (x->tok->gss_enc && pgw__gssneg_begin(&x->gneg, NULL, x->tok->alloc) < 0) {
             pgw__cancel_req_finish(x, PGW_ENOMEM);
             return;
         }

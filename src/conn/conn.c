@@ -91,6 +91,7 @@ static void conn_free(pgw_conn_t *c)
     pgw__attempts_free(c);
     pgw_buf_free(&c->errmsg);
     pgw__conn_gss_drop(c);
+    pgw__gss_cred_free(c->gss_cred);
     pgw_buf_free(&c->gss_token);
     pgw__conn_oauth_clear(c);
     pgw__tls_ctx_unref(c->tls_ctx);

@@ -193,17 +193,19 @@ typedef struct pgw__gssneg {
     int retryable; /* the failure (if any) lets libpq try the next method on a new socket */
     uint8_t req[8];
     size_t sent;
-    pgw__gss_t *g;  /* the context, from 'G' on */
-    pgw_buf_t out;  /* the packet being sent */
-    size_t out_off; /* bytes of it sent */
-    uint8_t *in;    /* PGW__GSS_MAX_PACKET bytes: the packet being received */
-    size_t in_len;  /* bytes of it received */
+    pgw__gss_cred_t *cred; /* the credentials the context will use (NULL: default) */
+    pgw__gss_t *g;         /* the context, from 'G' on */
+    pgw_buf_t out;         /* the packet being sent */
+    size_t out_off;        /* bytes of it sent */
+    uint8_t *in;           /* PGW__GSS_MAX_PACKET bytes: the packet being received */
+    size_t in_len;         /* bytes of it received */
     char err[PGW__TLS_ERRLEN];
 } pgw__gssneg_t;
 
 /* Start negotiating on a connected socket (nothing is sent until the first
- * step). Returns 0 or PGW_ENOMEM. */
-int pgw__gssneg_begin(pgw__gssneg_t *n, const pgw_allocator_t *alloc);
+ * step) with cred (taken over; NULL: the default credentials). Returns 0
+ * or PGW_ENOMEM. */
+int pgw__gssneg_begin(pgw__gssneg_t *n, pgw__gss_cred_t *cred, const pgw_allocator_t *alloc);
 /* Advance as far as the socket allows, watching what the next step needs.
  * Returns PGW__NEG_GSS (established: take n->g), PGW__NEG_PLAIN (the
  * server said 'N': the socket is usable for the next method), 0 (waiting
@@ -474,7 +476,8 @@ struct pgw_conn {
     /* GSSAPI (gssconn.c, connect.c): gssencmode, the negotiation, the
      * encryption transport's state, and the authentication's context and
      * its last token. */
-    int gssmode; /* enum pgw__gssmode */
+    int gssmode;               /* enum pgw__gssmode */
+    pgw__gss_cred_t *gss_cred; /* acquired when GSS encryption was chosen, for its context */
     pgw__gssneg_t gneg;
     pgw__gsst_t *gss;
     pgw__gss_t *gss_auth;

@@ -70,6 +70,8 @@ void pgw__connect_finish(pgw_conn_t *c, int status, const pgw_error_t *err)
     if (status == 0) pgw_buf_reset(&c->errmsg); /* as libpq: no message once connected */
     pgw__conn_oauth_clear(c);                   /* libpq: the token goes once connected */
     c->cx.oauth_wait = 0;
+    pgw__gss_cred_free(c->gss_cred);
+    c->gss_cred = NULL;
     uv_timer_stop(&c->timer);
     if (c->state == PGW__CONN_CONNECTING) c->state = status == 0 ? PGW__CONN_READY : PGW__CONN_LOST;
     cb(c, status, status == PGW_ESERVER ? err : NULL, c->cx.ud);
@@ -217,7 +219,11 @@ static int select_method(pgw_conn_t *c, char *err, size_t errlen)
 {
     pgw__connect_t *cx = &c->cx;
     int remaining = cx->enc_allowed & ~cx->enc_failed;
-    if ((remaining & PGW__ENC_GSS) && !pgw__gss_have_credentials()) {
+    if (remaining & PGW__ENC_GSS) {
+        pgw__gss_cred_free(c->gss_cred);
+        c->gss_cred = pgw__gss_cred_acquire();
+    }
+    if ((remaining & PGW__ENC_GSS) && !c->gss_cred) {
         cx->enc_allowed &= ~PGW__ENC_GSS;
         remaining &= ~PGW__ENC_GSS;
         if (c->gssmode == PGW__GSSMODE_REQUIRE)
@@ -495,7 +501,8 @@ static void start_startup(pgw_conn_t *c)
 static int start_gss(pgw_conn_t *c)
 {
     c->cx.phase = PGW_PHASE_GSS;
-    int rc = pgw__gssneg_begin(&c->gneg, c->alloc);
+    int rc = pgw__gssneg_begin(&c->gneg, c->gss_cred, c->alloc);
+    c->gss_cred = NULL; /* the negotiation's now */
     if (rc < 0) {
         pgw__conn_errmsg_add(c, c->gneg.err);
         return rc;

@@ -35,9 +35,10 @@ static int gneg_fail(pgw__gssneg_t *n, const pgw_allocator_t *a, int rc, int ret
     return rc;
 }
 
-int pgw__gssneg_begin(pgw__gssneg_t *n, const pgw_allocator_t *alloc)
+int pgw__gssneg_begin(pgw__gssneg_t *n, pgw__gss_cred_t *cred, const pgw_allocator_t *alloc)
 {
     memset(n, 0, sizeof *n);
+    n->cred = cred;
     pgw_buf_init(&n->out, alloc);
     pgw_buf_t b;
     pgw_buf_init(&b, alloc);
@@ -52,6 +53,8 @@ int pgw__gssneg_begin(pgw__gssneg_t *n, const pgw_allocator_t *alloc)
 
 void pgw__gssneg_reset(pgw__gssneg_t *n, const pgw_allocator_t *alloc)
 {
+    pgw__gss_cred_free(n->cred);
+    n->cred = NULL;
     pgw__gss_free(n->g);
     n->g = NULL;
     pgw_buf_free(&n->out);
@@ -117,7 +120,8 @@ static int gneg_answer(pgw__gssneg_t *n, pgw__sock_t *k, const pgw__gss_policy_t
         pgw__gssneg_reset(n, a);
         return PGW__NEG_PLAIN;
     }
-    pgw__gss_config_t gc = {p->service, p->host, p->delegate, 1};
+    pgw__gss_config_t gc = {p->service, p->host, p->delegate, 1, n->cred};
+    n->cred = NULL; /* the context's now */
     int rc = pgw__gss_new(&n->g, &gc, a, n->err, sizeof n->err);
     if (rc < 0) return gneg_fail(n, a, rc, 1, NULL);
     n->phase = PGW__GNEG_HANDSHAKE;
@@ -413,6 +417,8 @@ void pgw__conn_gss_policy(const pgw_conn_t *c, pgw__gss_policy_t *p)
 
 void pgw__conn_gss_drop(pgw_conn_t *c)
 {
+    /* (c->gss_cred outlives the socket: the next one's negotiation takes
+     * it; pgw__connect_finish frees what is left.) */
     pgw__gssneg_reset(&c->gneg, c->alloc);
     pgw__gsst_free(c->gss, c->alloc);
     c->gss = NULL;
@@ -438,7 +444,7 @@ static int cb_gss_step(pgw_session_t *s, const uint8_t *in, size_t inlen, const 
         c->gss_auth = NULL;
         pgw__gss_policy_t p;
         pgw__conn_gss_policy(c, &p);
-        pgw__gss_config_t gc = {p.service, current_host(c, 1), p.delegate, 0};
+        pgw__gss_config_t gc = {p.service, current_host(c, 1), p.delegate, 0, NULL};
         rc = pgw__gss_new(&c->gss_auth, &gc, c->alloc, msg, msglen);
         if (rc < 0) return rc;
     }
