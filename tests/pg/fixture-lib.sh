@@ -26,6 +26,40 @@ own_by_server() {
     if [ ${#RUNAS[@]} -gt 0 ]; then chown "$SERVER_OS_USER" "$@"; fi
 }
 
+# The first executable of the candidates (absolute paths, or names looked up
+# in PATH; empty ones are skipped); dies with HINT when there is none.
+find_program() {
+    local hint=$1 p
+    shift
+    for p in "$@"; do
+        case "$p" in
+        "") continue ;;
+        /*) ;;
+        *) p=$(command -v "$p" 2>/dev/null || true) ;;
+        esac
+        if [ -n "$p" ] && [ -x "$p" ]; then
+            echo "$p"
+            return
+        fi
+    done
+    die "$hint"
+}
+
+# Stop the process whose pid FILE holds: SIGTERM, then SIGKILL after 10 s.
+stop_pid_file() {
+    local pid
+    [ -f "$1" ] || return 0
+    pid=$(cat "$1")
+    if [ -n "$pid" ] && kill -TERM "$pid" 2>/dev/null; then
+        for _ in $(seq 1 100); do
+            kill -0 "$pid" 2>/dev/null || return 0
+            sleep 0.1
+        done
+        log "process $pid did not stop in 10 s: killing it"
+        kill -KILL "$pid" 2>/dev/null || true
+    fi
+}
+
 # A successful connect means someone listens there.
 port_in_use() {
     timeout 2 bash -c "exec 3<>/dev/tcp/127.0.0.1/$1" 2>/dev/null

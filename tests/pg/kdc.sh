@@ -55,33 +55,17 @@ HERE=$(dirname "${BASH_SOURCE[0]}")
 . "$HERE/fixture-lib.sh"
 
 find_tool() {
-    local t=$1 p
-    for p in "$(command -v "$t" 2>/dev/null || true)" "/usr/sbin/$t" "/usr/bin/$t"; do
-        if [ -n "$p" ] && [ -x "$p" ]; then
-            echo "$p"
-            return
-        fi
-    done
-    die "$t not found (apt-get install krb5-kdc krb5-admin-server krb5-user)"
+    find_program "$1 not found (apt-get install krb5-kdc krb5-admin-server krb5-user)" \
+        "$1" "/usr/sbin/$1" "/usr/bin/$1"
 }
 
 teardown() {
-    local pid
     [ -d "$DIR" ] || return 0
     check_ours kdc.conf
     if [ -d "$DIR/cluster" ]; then
         bash "$HERE/pg-cluster.sh" stop "$DIR/cluster" >/dev/null 2>&1 || true
     fi
-    if [ -f "$DIR/krb5kdc.pid" ]; then
-        pid=$(cat "$DIR/krb5kdc.pid")
-        if [ -n "$pid" ] && kill -TERM "$pid" 2>/dev/null; then
-            for _ in $(seq 1 50); do
-                kill -0 "$pid" 2>/dev/null || break
-                sleep 0.1
-            done
-            kill -KILL "$pid" 2>/dev/null || true
-        fi
-    fi
+    stop_pid_file "$DIR/krb5kdc.pid"
     remove_dir
 }
 

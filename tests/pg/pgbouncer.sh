@@ -44,35 +44,16 @@ DIR=$(realpath -m -- "$2")
 . "$(dirname "${BASH_SOURCE[0]}")/fixture-lib.sh"
 
 find_pgbouncer() {
-    local p
-    for p in "${PGW_PGBOUNCER_BIN:-}" "$(command -v pgbouncer 2>/dev/null || true)" \
-        /usr/sbin/pgbouncer /usr/local/sbin/pgbouncer /usr/bin/pgbouncer; do
-        if [ -n "$p" ] && [ -x "$p" ]; then
-            echo "$p"
-            return
-        fi
-    done
-    die "pgbouncer not found (apt-get install pgbouncer, or set PGW_PGBOUNCER_BIN)"
+    find_program "pgbouncer not found (apt-get install pgbouncer, or set PGW_PGBOUNCER_BIN)" \
+        "${PGW_PGBOUNCER_BIN:-}" pgbouncer /usr/sbin/pgbouncer /usr/local/sbin/pgbouncer \
+        /usr/bin/pgbouncer
 }
 
 teardown() {
-    local pid
     [ -d "$DIR" ] || return 0
     check_ours pgbouncer.ini
-    if [ -f "$DIR/pgbouncer.pid" ]; then
-        pid=$(cat "$DIR/pgbouncer.pid")
-        # SIGTERM: immediate shutdown (clients are disconnected).
-        if [ -n "$pid" ] && kill -TERM "$pid" 2>/dev/null; then
-            for _ in $(seq 1 100); do
-                kill -0 "$pid" 2>/dev/null || break
-                sleep 0.1
-            done
-            if kill -0 "$pid" 2>/dev/null; then
-                log "pgbouncer $pid did not stop in 10 s: killing it"
-                kill -KILL "$pid" 2>/dev/null || true
-            fi
-        fi
-    fi
+    # SIGTERM: immediate shutdown (clients are disconnected).
+    stop_pid_file "$DIR/pgbouncer.pid"
     remove_dir
 }
 
