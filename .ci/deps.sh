@@ -5,9 +5,12 @@ set -euo pipefail
 
 # iproute2: tests/integration/test_deadline_partition.c builds a network namespace pair.
 # pgbouncer: tests/pg/pgbouncer.sh, the pgbouncer fixture (tests/integration/test_pgbouncer.c).
+# libkrb5-dev: GSSAPI (krb5-gssapi) for the library; krb5-kdc, krb5-admin-server (kadmin.local)
+# and krb5-user (kinit): tests/pg/kdc.sh, the krb5 fixture's throwaway realm
+# (tests/integration/test_gss_libpq.c, bench/'s Connect over GSS encryption row).
 PACKAGES=(cmake gcc clang pkg-config make libuv1-dev libssl-dev libcmocka-dev postgresql
     postgresql-contrib libpq-dev openssl valgrind ca-certificates python3 clang-format iproute2
-    pgbouncer)
+    pgbouncer libkrb5-dev krb5-kdc krb5-admin-server krb5-user)
 
 missing=()
 for p in "${PACKAGES[@]}"; do
@@ -30,4 +33,5 @@ export DEBIAN_FRONTEND=noninteractive
 "${SUDO[@]}" apt-get install -y --no-install-recommends "${PACKAGES[@]}"
 # Debian's postgresql package may create and start a "main" cluster on 5432.
 # The tests never use it: tests/pg/pg-cluster.sh starts its own cluster on
-# its own port and socket directory.
+# its own port and socket directory. Likewise krb5-kdc's service: the tests'
+# realm (tests/pg/kdc.sh) runs its own KDC with its own configuration.
