@@ -25,7 +25,10 @@ typedef struct bench_env {
     int pgbouncer;        /* 1: host/port/user/db name a PgBouncer in transaction mode */
     int stmt_cache_off;   /* 1: libpgwire connections without the statement cache */
     int prep_by_cache;    /* 1: Prepared Statement Reuse through the cache, no explicit prepare */
-    double scale;         /* BENCH_SCALE */
+    /* connect_gss: the server that accepts GSSAPI (tests/pg/kdc.sh's), by
+     * host name (the service principal's) and address, and its role. */
+    const char *gss_host, *gss_hostaddr, *gss_port, *gss_user;
+    double scale; /* BENCH_SCALE */
 } bench_env_t;
 
 /* The sizes a scenario works with, derived from the scale once. */

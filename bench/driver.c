@@ -19,6 +19,13 @@
  * starts one). Without them it is reported unsupported, with
  * BENCH_PGBOUNCER_SKIP as the reason when set.
  *
+ * "connect_gss" connects over GSS encryption to the server of a Kerberos
+ * realm: BENCH_GSS_HOST (the service's host name), BENCH_GSS_HOSTADDR,
+ * BENCH_GSS_PORT, BENCH_GSS_USER, with the realm's KRB5_CONFIG and a ticket
+ * cache given as BENCH_GSS_KRB5_CONFIG and BENCH_GSS_KRB5CCNAME (set in
+ * this process only); bench/run.sh starts one with tests/pg/kdc.sh.
+ * Without them it is reported unsupported, BENCH_GSS_SKIP the reason.
+ *
  * Measurement, the same for every library because it lives in this process
  * and not in any library (allocations and socket bytes: interpose.c):
  *  - latency: clock_gettime(CLOCK_MONOTONIC) around every timed operation;
@@ -83,6 +90,7 @@ static const scenario_t scenarios[] = {
     {"c_rtt", 100, 0, 1},
     {"c_speed", 1, 0, 0},
     {"connect_tls", 400, 0, 0},
+    {"connect_gss", 400, 0, 0},
     {"blob_fetch_tls", 120, 1, 1},
     {"simple_fetch_buffered", 600, 0, 1},
     {"mixed_text_buffered", 600, 0, 1},
@@ -250,6 +258,29 @@ static int use_pgbouncer(bench_env_t *env, const char **reason)
     if (db && *db) env->db = db;
     env->password = pw && *pw ? pw : NULL;
     env->pgbouncer = 1;
+    return 0;
+}
+
+/* Point env at the GSSAPI server of connect_gss; 0, or -1 with *reason
+ * set when there is none. */
+static int use_gss(bench_env_t *env, const char **reason)
+{
+    const char *host = getenv("BENCH_GSS_HOST"), *addr = getenv("BENCH_GSS_HOSTADDR");
+    const char *port = getenv("BENCH_GSS_PORT"), *user = getenv("BENCH_GSS_USER");
+    const char *conf = getenv("BENCH_GSS_KRB5_CONFIG"), *cc = getenv("BENCH_GSS_KRB5CCNAME");
+    if (!host || !*host || !addr || !port || !user || !conf || !cc) {
+        *reason = getenv("BENCH_GSS_SKIP");
+        if (!*reason || !**reason)
+            *reason = "no Kerberos realm here (BENCH_GSS_* unset; bash bench/run.sh starts one "
+                      "with tests/pg/kdc.sh)";
+        return -1;
+    }
+    setenv("KRB5_CONFIG", conf, 1);
+    setenv("KRB5CCNAME", cc, 1);
+    env->gss_host = host;
+    env->gss_hostaddr = addr;
+    env->gss_port = port;
+    env->gss_user = user;
     return 0;
 }
 
@@ -450,6 +481,8 @@ int main(int argc, char **argv)
     }
     const char *why = "";
     if (is_pgbouncer(scn) && use_pgbouncer(&env, &why) != 0)
+        return emit_status(lib, scn, "unsupported", why);
+    if (strcmp(scn, "connect_gss") == 0 && use_gss(&env, &why) != 0)
         return emit_status(lib, scn, "unsupported", why);
     return run_scenario(lib, sc, &env);
 }

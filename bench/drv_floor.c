@@ -870,6 +870,9 @@ const bench_impl_t *bench_floor_lookup(const char *scenario, const char **reason
     *reason = strcmp(scenario, "connect_tls") == 0 || strcmp(scenario, "blob_fetch_tls") == 0
                   ? "the wire floor speaks no TLS: compare with the plaintext row (connect, "
                     "blob_fetch) for the cost of TLS"
+              : strcmp(scenario, "connect_gss") == 0
+                  ? "the wire floor speaks no GSSAPI: compare with the plaintext row (connect) "
+                    "for the cost of Kerberos and GSS encryption"
                   : "not in this harness";
     return NULL;
 }

@@ -146,6 +146,7 @@ static int expect_sync(PGconn *c)
 typedef struct conn_state {
     const char *k[8], *v[8];
     int tls;
+    int gss;
 } conn_state_t;
 
 static void *connect_setup_mode(const bench_env_t *env, const char *sslmode)
@@ -169,11 +170,24 @@ static void *connect_tls_setup(const bench_env_t *env)
     return connect_setup_mode(env, "require");
 }
 
+/* GSS encryption to the Kerberos realm's server (gssencmode=require). */
+static void *connect_gss_setup(const bench_env_t *env)
+{
+    conn_state_t *s = calloc(1, sizeof *s);
+    const char *k[] = {"host", "hostaddr", "port", "user", "dbname", "sslmode", "gssencmode", NULL};
+    const char *v[] = {env->gss_host, env->gss_hostaddr, env->gss_port, env->gss_user,
+                       "postgres",    "disable",         "require",     NULL};
+    memcpy(s->k, k, sizeof k);
+    memcpy(s->v, v, sizeof v);
+    s->gss = 1;
+    return s;
+}
+
 static int connect_op(void *st, uint64_t *sum)
 {
     conn_state_t *s = st;
     PGconn *c = PQconnectdbParams(s->k, s->v, 0);
-    if (PQstatus(c) != CONNECTION_OK || PQsslInUse(c) != s->tls) {
+    if (PQstatus(c) != CONNECTION_OK || PQsslInUse(c) != s->tls || PQgssEncInUse(c) != s->gss) {
         bench_fail("connect: %s", PQerrorMessage(c));
         PQfinish(c);
         return -1;
@@ -1029,6 +1043,8 @@ static bench_impl_t impls[] = {
     {pool_ext_setup, pool_op, pool_teardown,
      "10 PGconn in pipeline mode, served together with poll(); each sends its 100 calls at "
      "once, PQpipelineSync after every call"},
+    {connect_gss_setup, connect_op, connect_teardown,
+     "PQconnectdbParams over TCP, gssencmode=require + PQfinish"},
 };
 
 static const char *ids[] = {
@@ -1036,7 +1052,7 @@ static const char *ids[] = {
     "mixed_text",   "mixed_binary", "blob_fetch",  "array_fetch",  "prep_seq",    "prep_conc",
     "unit_of_work", "copy_text",    "cursor",      "c_rtt",        "connect_tls", "blob_fetch_tls",
     "b_seq_1",      "b_seq_100",    "b_seq_500",   "b_pipe_1",     "b_pipe_100",  "b_pipe_500",
-    "pool_simple",  "pool_ext",
+    "pool_simple",  "pool_ext",     "connect_gss",
 };
 
 const bench_impl_t *bench_libpq_lookup(const char *scenario, const char **reason)

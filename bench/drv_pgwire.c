@@ -98,6 +98,15 @@ int bench_pgw_conninfo(char *out, size_t cap, const bench_env_t *env, const char
     return 0;
 }
 
+int bench_pgw_gss_conninfo(char *out, size_t cap, const bench_env_t *env)
+{
+    int n = snprintf(out, cap,
+                     "host=%s hostaddr=%s port=%s user=%s dbname=postgres sslmode=disable "
+                     "gssencmode=require",
+                     env->gss_host, env->gss_hostaddr, env->gss_port, env->gss_user);
+    return n < 0 || (size_t)n >= cap ? bench_fail("libpgwire: conninfo too long") : 0;
+}
+
 void bench_pgw_conn_config(pgw_conn_config_t *cfg, const bench_env_t *env)
 {
     pgw_conn_config_init(cfg);
@@ -108,10 +117,9 @@ void bench_pgw_conn_config(pgw_conn_config_t *cfg, const bench_env_t *env)
     if (env->stmt_cache_off) cfg->stmt_cache_mode = PGW_STMT_CACHE_OFF;
 }
 
-/* Connect to host with sslmode (TCP hosts only negotiate TLS). */
-static int open_conn_mode(pgs_t *s, const char *host, const char *sslmode)
+/* Connect with s->conninfo. */
+static int open_conn_ci(pgs_t *s)
 {
-    if (bench_pgw_conninfo(s->conninfo, sizeof s->conninfo, s->env, host, sslmode) != 0) return -1;
     pgw_conn_config_t cfg;
     bench_pgw_conn_config(&cfg, s->env);
     int rc = pgw_conn_new(&s->c, &s->loop, &cfg);
@@ -123,7 +131,14 @@ static int open_conn_mode(pgs_t *s, const char *host, const char *sslmode)
         return conn_fail(s, "connect", rc);
     }
     run_until_done(s);
-    if (s->failed) return -1;
+    return s->failed ? -1 : 0;
+}
+
+/* Connect to host with sslmode (TCP hosts only negotiate TLS). */
+static int open_conn_mode(pgs_t *s, const char *host, const char *sslmode)
+{
+    if (bench_pgw_conninfo(s->conninfo, sizeof s->conninfo, s->env, host, sslmode) != 0) return -1;
+    if (open_conn_ci(s) != 0) return -1;
     pgw_tls_info_t info;
     pgw_conn_tls_info(s->c, &info);
     if (info.in_use != (strcmp(sslmode, "disable") != 0))
@@ -232,6 +247,20 @@ static int connect_op(void *st, uint64_t *sum)
 static int connect_tls_op(void *st, uint64_t *sum)
 {
     return connect_mode_op(st, sum, "require");
+}
+
+/* GSS encryption to the Kerberos realm's server. */
+static int connect_gss_op(void *st, uint64_t *sum)
+{
+    pgs_t *s = st;
+    if (bench_pgw_gss_conninfo(s->conninfo, sizeof s->conninfo, s->env) != 0) return -1;
+    if (open_conn_ci(s) != 0) return -1;
+    pgw_gss_info_t info;
+    pgw_conn_gss_info(s->c, &info);
+    if (!info.encrypted) return bench_fail("libpgwire connect: no GSS encryption");
+    close_conn(s);
+    *sum = 0;
+    return 0;
 }
 
 /* TCP with sslmode=require, for the TLS rows. */
@@ -852,6 +881,9 @@ static const struct {
     {"blob_fetch_tls",
      {tls_setup, blob_op, teardown,
       "pgw_conn_query, bytea views; TCP with sslmode=require, decrypted into the read chunks"}},
+    {"connect_gss",
+     {connect_setup, connect_gss_op, teardown,
+      "pgw_conn_connect over TCP, gssencmode=require + pgw_conn_close"}},
     {"array_fetch", {array_setup, array_op, teardown, "pgw_conn_query, pgw_array_get_int4"}},
     {"prep_seq", {prep_setup, prep_seq_op, teardown, "pgw_conn_prepare once, pgw_conn_execute"}},
     {"prep_conc", {prep_setup, prep_conc_op, teardown, NOTE_ASYNC}},

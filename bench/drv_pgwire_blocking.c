@@ -60,17 +60,23 @@ static int call_fail(const char *what, int rc, pgw_result_t *r)
     return -1;
 }
 
-static int open_client_mode(bls_t *s, const char *host, const char *sslmode)
+/* Connect with s->conninfo. */
+static int open_client_ci(bls_t *s)
 {
     char err[256] = "";
-    snprintf(s->conninfo, sizeof s->conninfo,
-             "host=%s port=%s user=%s dbname=%s sslmode=%s gssencmode=disable", host, s->env->port,
-             s->env->user, s->env->db, sslmode);
     int rc = pgw_client_connect_err(&s->c, s->conninfo, NULL, err, sizeof err);
     if (rc != 0)
         return bench_fail("libpgwire blocking connect: %s%s%s", pgw_strerror(rc),
                           err[0] ? ": " : "", err);
     return 0;
+}
+
+static int open_client_mode(bls_t *s, const char *host, const char *sslmode)
+{
+    snprintf(s->conninfo, sizeof s->conninfo,
+             "host=%s port=%s user=%s dbname=%s sslmode=%s gssencmode=disable", host, s->env->port,
+             s->env->user, s->env->db, sslmode);
+    return open_client_ci(s);
 }
 
 static int open_client(bls_t *s, const char *host)
@@ -129,6 +135,18 @@ static int connect_op(void *st, uint64_t *sum)
 static int connect_tls_op(void *st, uint64_t *sum)
 {
     return connect_mode_op(st, sum, "require");
+}
+static int connect_gss_op(void *st, uint64_t *sum)
+{
+    bls_t *s = st;
+    if (bench_pgw_gss_conninfo(s->conninfo, sizeof s->conninfo, s->env) != 0) return -1;
+    if (open_client_ci(s) != 0) return -1;
+    pgw_gss_info_t info;
+    pgw_conn_gss_info(pgw_client_conn(s->c), &info);
+    if (!info.encrypted) return bench_fail("libpgwire blocking connect: no GSS encryption");
+    close_client(s);
+    *sum = 0;
+    return 0;
 }
 
 /* TCP with sslmode=require, for the TLS rows. */
@@ -591,6 +609,9 @@ static const struct {
       "pgw_client_connect over TCP, sslmode=require + pgw_client_close"}},
     {"blob_fetch_tls",
      {tls_setup, blob_op, teardown, "pgw_client_query, bytea views; TCP with sslmode=require"}},
+    {"connect_gss",
+     {connect_setup, connect_gss_op, teardown,
+      "pgw_client_connect over TCP, gssencmode=require + pgw_client_close"}},
     {"array_fetch", {array_setup, array_op, teardown, "pgw_client_query, pgw_array_get_int4"}},
     {"prep_seq",
      {prep_setup, prep_seq_op, teardown, "pgw_client_prepare once, pgw_client_execute"}},

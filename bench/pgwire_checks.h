@@ -20,6 +20,10 @@
 int bench_pgw_conninfo(char *out, size_t cap, const bench_env_t *env, const char *host,
                        const char *sslmode);
 
+/* The conninfo of connect_gss: env's GSSAPI server over GSS encryption
+ * (gssencmode=require, sslmode=disable). 0, or -1 after bench_fail. */
+int bench_pgw_gss_conninfo(char *out, size_t cap, const bench_env_t *env);
+
 /* pgw_conn_config_init, and behind PgBouncer (env->pgbouncer) unnamed
  * statements only (stmt_cache_mode = PGW_STMT_UNNAMED); for the
  * libpgwire-nocache row (env->stmt_cache_off) no statement cache. */

@@ -30,6 +30,8 @@
 #                 mode, in front of the same server) for the PgBouncer row; otherwise one is
 #                 started with tests/pg/pgbouncer.sh in front of the throwaway cluster, and the
 #                 row is skipped (its cells say why) when that script or pgbouncer is missing
+#   (the Connect over GSS encryption row starts a Kerberos realm and a cluster of its own with
+#   tests/pg/kdc.sh when MIT Kerberos is installed; its cells say why when it cannot)
 # Exit status: non-zero if a scenario failed its verification or did not run.
 set -euo pipefail
 
@@ -155,10 +157,15 @@ fi
 # --- server ------------------------------------------------------------------------
 CLUSTER=""
 PGBOUNCER=""
+KRB5REALM=""
 cleanup() {
     if [ -n "$PGBOUNCER" ]; then
         say "stopping PgBouncer"
         bash "$ROOT/tests/pg/pgbouncer.sh" stop "$PGBOUNCER" >&2 || true
+    fi
+    if [ -n "$KRB5REALM" ]; then
+        say "stopping the Kerberos realm"
+        bash "$ROOT/tests/pg/kdc.sh" stop "$KRB5REALM" >&2 || true
     fi
     if [ -n "$CLUSTER" ]; then
         say "stopping the cluster"
@@ -236,6 +243,52 @@ start_pgbouncer() {
     say "PgBouncer row $BENCH_PGBOUNCER_SKIP"
 }
 if pgbouncer_wanted; then start_pgbouncer; fi
+
+# --- a Kerberos realm, for the Connect over GSS encryption row ---------------------------
+# tests/pg/kdc.sh: MIT's KDC on loopback and a cluster of its own that accepts GSSAPI; the
+# driver gets its address and a ticket cache (kinit from the realm's client keytab) as
+# BENCH_GSS_*, or BENCH_GSS_SKIP says why the row is skipped.
+gss_wanted() {
+    case ",$BENCH_SUITES," in *,A,* | *,a,*) ;; *) return 1 ;; esac
+    [ -z "$BENCH_FILTER" ] || echo connect_gss | grep -Eq -- "$BENCH_FILTER"
+}
+start_realm() {
+    export BENCH_GSS_SKIP=""
+    local dir kinit
+    kinit=$(command -v kinit || true)
+    if [ ! -f "$ROOT/tests/pg/kdc.sh" ]; then
+        BENCH_GSS_SKIP="skipped: tests/pg/kdc.sh is not in this tree"
+    elif ! command -v krb5kdc >/dev/null && [ ! -x /usr/sbin/krb5kdc ] || [ -z "$kinit" ]; then
+        BENCH_GSS_SKIP="skipped: MIT Kerberos is not installed (Debian: apt-get install krb5-kdc krb5-admin-server krb5-user)"
+    else
+        dir=$(mktemp -d /tmp/pgw-bench-krb5.XXXXXX)
+        say "starting a Kerberos realm and its cluster in $dir"
+        if bash "$ROOT/tests/pg/kdc.sh" start "$dir" >/dev/null && [ -f "$dir/env" ]; then
+            KRB5REALM=$dir
+            local conf keytab principal
+            conf=$(sed -n 's/^PGW_KRB5_CONFIG=//p' "$dir/env")
+            keytab=$(sed -n 's/^PGW_KRB_KEYTAB=//p' "$dir/env")
+            principal=$(sed -n 's/^PGW_KRB_PRINCIPAL=//p' "$dir/env")
+            if KRB5_CONFIG=$conf KRB5CCNAME=FILE:$dir/bench.ccache "$kinit" -k -t "$keytab" \
+                "$principal" >&2; then
+                export BENCH_GSS_KRB5_CONFIG=$conf BENCH_GSS_KRB5CCNAME=FILE:$dir/bench.ccache
+                BENCH_GSS_HOST=$(sed -n 's/^PGW_GSS_HOST=//p' "$dir/env")
+                BENCH_GSS_HOSTADDR=$(sed -n 's/^PGW_GSS_HOSTADDR=//p' "$dir/env")
+                BENCH_GSS_PORT=$(sed -n 's/^PGW_GSS_PORT=//p' "$dir/env")
+                BENCH_GSS_USER=$(sed -n 's/^PGW_GSS_USER=//p' "$dir/env")
+                export BENCH_GSS_HOST BENCH_GSS_HOSTADDR BENCH_GSS_PORT BENCH_GSS_USER
+                return 0
+            fi
+            BENCH_GSS_SKIP="skipped: kinit from the realm's keytab failed"
+        else
+            bash "$ROOT/tests/pg/kdc.sh" stop "$dir" >&2 || true
+            rm -rf "$dir"
+            BENCH_GSS_SKIP="skipped: tests/pg/kdc.sh start failed (its messages are in the run's log)"
+        fi
+    fi
+    say "Connect over GSS encryption row $BENCH_GSS_SKIP"
+}
+if gss_wanted; then start_realm; fi
 
 REPORT=$ROOT/bench/RESULTS.md
 out_args=()

@@ -92,6 +92,12 @@ SUITE_A = [
     ("connect_tls", "Connection", "Connect over TLS",
      "The same over TLS: sslmode=require against the cluster's certificate, TLS 1.3, handshake, "
      "startup and trust auth, close; libpgwire and libpq only (the floor has no TLS client)."),
+    ("connect_gss", "Connection", "Connect over GSS encryption",
+     "The same with Kerberos: gssencmode=require (sslmode=disable) against a cluster of a "
+     "throwaway realm (tests/pg/kdc.sh: MIT KDC on loopback), the service ticket cached after "
+     "the first connect as GSS-API caches it for both; GSSENCRequest, the context tokens, "
+     "startup and GSS authentication inside the encrypted channel, close; libpgwire and libpq "
+     "only."),
     ("simple_seq", "Simple Query", "Sequential Execution",
      "`select 1`, one call at a time on an open connection, each answer checked."),
     ("simple_conc", "Simple Query", "Concurrent Execution",
