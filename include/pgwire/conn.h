@@ -115,9 +115,12 @@
  * makes the default sslmode verify-full as in libpq 16; a weaker sslmode is
  * refused before connecting, as libpq 18 does), sslcert / sslkey /
  * sslpassword (the key file must be 0600 or less, 0640 if owned by root),
- * sslcrl / sslcrldir, sslsni (on by default), sslcertmode (require: the
- * server must have asked for a client certificate and one must have been
- * sent, else PGW_ETLS with libpq 16's message),
+ * sslcrl / sslcrldir, sslsni (on by default), sslcertmode (libpq 16:
+ * disable never sends a client certificate, even one that sslcert or
+ * ~/.postgresql names; allow, the default, sends one when the server asks
+ * and one is there; require fails the connect with PGW_ETLS and libpq's
+ * message when AuthenticationOk arrives from a server that did not ask for
+ * a certificate, or that accepted the client without one),
  * ssl_min_protocol_version (default TLSv1.2) / ssl_max_protocol_version,
  * sslcompression (accepted; compression is always off), and
  * sslnegotiation=direct (PostgreSQL 17: TLS at once with ALPN

@@ -17,7 +17,8 @@
  *   4. the built-in defaults: host = the Unix socket directory
  *      /var/run/postgresql (Debian's libpq default; upstream libpq uses
  *      /tmp), port 5432, user = the operating system user, dbname = user,
- *      sslmode prefer, gssencmode prefer, channel_binding prefer,
+ *      sslmode prefer, gssencmode prefer (disable in a library built
+ *      without GSSAPI, as libpq), krbsrvname postgres, channel_binding prefer,
  *      ssl_min_protocol_version TLSv1.2, target_session_attrs any,
  *      load_balance_hosts disable, min_protocol_version 3.0,
  *      max_protocol_version 3.0, or latest when min_protocol_version is
@@ -35,7 +36,9 @@
  * opens a TCP socket, so a bad value does not affect a Unix-socket
  * connection. Options newer than libpq 15 (require_auth, sslnegotiation,
  * sslcertmode, load_balance_hosts, servicefile, gssdelegation,
- * min/max_protocol_version) follow the libpq release that added them, with
+ * min/max_protocol_version, and libpq 18's oauth_issuer, oauth_client_id,
+ * oauth_client_secret, oauth_scope and sslkeylogfile, which have no
+ * environment variable) follow the libpq release that added them, with
  * libpq 18's checks: require_auth is a comma-separated list of password,
  * md5, gss, sspi, scram-sha-256, oauth and none, all plain (the allowed
  * set) or all negated with '!' (everything but them), each at most once;
