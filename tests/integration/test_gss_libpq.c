@@ -37,6 +37,9 @@
 #include "pgtest.h"
 #include "pgwire/client.h"
 #include "pgwire/conn.h"
+#include "pgwire/pool.h"
+
+#include <uv.h>
 
 static char dir[64];
 static char cc_valid[128], cc_expired[128], cc_none[128];
@@ -458,6 +461,65 @@ static void test_encrypted_traffic_and_cancel(void **state)
     pgw_client_close(c);
 }
 
+typedef struct pooled {
+    int done, status;
+    pgw_conn_t *conn;
+    pgw_gss_info_t gss;
+    char principal[128];
+} pooled_t;
+
+static void on_pooled(pgw_pool_t *p, int status, pgw_conn_t *conn, void *ud)
+{
+    pooled_t *a = ud;
+    a->done = 1;
+    a->status = status;
+    if (status) return;
+    assert_int_equal(pgw_conn_gss_info(conn, &a->gss), 0);
+    snprintf(a->principal, sizeof a->principal, "%s", a->gss.principal);
+    a->conn = conn; /* held until both are in: two connections */
+}
+
+/* Every connection of a pool follows the conninfo's gssencmode as one
+ * connection does: with the default (prefer) and a ticket, each of them
+ * runs over GSS encryption, as libpq's does. */
+static void test_pooled_connections(void **state)
+{
+    char ci[512];
+    conninfo(ci, sizeof ci, kv("PGW_GSS_USER"), NULL);
+    use_cache(cc_valid);
+    outcome_t pq;
+    run_libpq(ci, &pq);
+    assert_true(pq.ok);
+    assert_int_equal(pq.gss_enc, 1);
+    uv_loop_t loop;
+    assert_int_equal(uv_loop_init(&loop), 0);
+    pgw_pool_config_t cfg;
+    pgw_pool_config_init(&cfg);
+    cfg.min_size = 0;
+    cfg.max_size = 2;
+    pgw_pool_t *p = NULL;
+    assert_int_equal(pgw_pool_new(&p, &loop, ci, &cfg), 0);
+    /* two at once, each held: the pool opens a connection for each */
+    pooled_t a[2] = {{0}, {0}};
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(pgw_pool_acquire(p, 0, 20000, on_pooled, &a[i]), 0);
+    while (!a[0].done || !a[1].done)
+        uv_run(&loop, UV_RUN_ONCE);
+    pgw_pool_stats_t st;
+    pgw_pool_stats(p, &st);
+    assert_int_equal(st.opened, 2);
+    for (int i = 0; i < 2; i++) {
+        if (a[i].status) fail_msg("pooled connect: %s", pgw_err_name(a[i].status));
+        assert_int_equal(a[i].gss.encrypted, pq.gss_enc);
+        assert_int_equal(a[i].gss.used, 1);
+        assert_string_equal(a[i].principal, kv("PGW_KRB_PRINCIPAL"));
+        assert_int_equal(pgw_pool_release(p, a[i].conn), 0);
+    }
+    pgw_pool_close(p);
+    uv_run(&loop, UV_RUN_DEFAULT);
+    assert_int_equal(uv_loop_close(&loop), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -472,6 +534,7 @@ int main(void)
         cmocka_unit_test(test_delegation),
         cmocka_unit_test(test_require_auth_gss),
         cmocka_unit_test(test_encrypted_traffic_and_cancel),
+        cmocka_unit_test(test_pooled_connections),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
