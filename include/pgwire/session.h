@@ -639,7 +639,17 @@ typedef struct pgw_request {
      * On QUERY / EXECUTE a non-zero value opens a portal (the unnamed one
      * when portal is NULL) as portal does. */
     uint32_t max_rows;
+    /* Which server of a routing pool takes the request (pool.h,
+     * MULTI-HOST): PGW_ROUTE_PRIMARY (0) or PGW_ROUTE_READ_ONLY. A session
+     * or connection runs every request where it is, whatever this says;
+     * another value is PGW_EINVAL. */
+    uint32_t route;
 } pgw_request_t;
+
+enum {
+    PGW_ROUTE_PRIMARY = 0,  /* read-write work: the primary */
+    PGW_ROUTE_READ_ONLY = 1 /* read-only work: a standby when one is up */
+};
 
 /* A descriptor with every field zero but size (usable as an initializer). */
 #define PGW_REQUEST_INIT              \

@@ -237,6 +237,8 @@ static int validate(submit_t *sb, const pgw_request_t *rq)
         return refuse(sb, PGW_EINVAL, "%s needs a portal name", kn);
     if (rq->kind == PGW_REQ_FLUSH && !sb->s->head && !sb->first)
         return refuse(sb, PGW_EINVAL, "FLUSH: no request before it to wait for");
+    if (rq->route > PGW_ROUTE_READ_ONLY)
+        return refuse(sb, PGW_EINVAL, "%s: route %u is not a PGW_ROUTE_*", kn, (unsigned)rq->route);
     if (rq->cache > PGW_CACHE_NOW || (rq->cache && rq->kind != PGW_REQ_QUERY))
         return refuse(sb, PGW_EINVAL, "%s: cache policy %u is not one of this kind's", kn,
                       (unsigned)rq->cache);
