@@ -70,7 +70,7 @@ int pgw__copy_may_start(pgw_session_t *s, pgw_buf_t *b, pgw__req_t *r)
     return rc;
 }
 
-int pgw__copy_encode(pgw_session_t *s, pgw_buf_t *b, pgw__req_t *r, const pgw_request_t *rq)
+int pgw__enc_copy(pgw_session_t *s, pgw_buf_t *b, pgw__req_t *r, const pgw_request_t *rq)
 {
     static const uint8_t exp[] = {PGW__EXP_PARSE, PGW__EXP_BIND, PGW__EXP_RDESC, PGW__EXP_COPY};
     memcpy(r->exp, exp, sizeof exp);

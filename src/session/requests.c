@@ -796,7 +796,7 @@ static int queue_request(submit_t *sb, const pgw_request_t *rq, bool own_sync)
         rc = enc_describe(sb, r, rq);
         break;
     case PGW_REQ_COPY:
-        rc = pgw__copy_encode(sb->s, sb->b, r, rq);
+        rc = pgw__enc_copy(sb->s, sb->b, r, rq);
         break;
     case PGW_REQ_FLUSH:
         rc = pgw_enc_flush(sb->b);

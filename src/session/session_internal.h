@@ -678,7 +678,7 @@ enum pgw__copy_state {
 };
 /* Encode a PGW_REQ_COPY (Parse, Bind, Describe portal, Execute, Flush)
  * into b. */
-int pgw__copy_encode(pgw_session_t *s, pgw_buf_t *b, pgw__req_t *r, const pgw_request_t *rq);
+int pgw__enc_copy(pgw_session_t *s, pgw_buf_t *b, pgw__req_t *r, const pgw_request_t *rq);
 /* r, just encoded into b, may start a COPY: an extended request gets a
  * Flush, and what is queued after it is held until the server has
  * answered it. Returns 0 or the encoder's error. */
