@@ -107,6 +107,10 @@ PGW_EXTERN const char *pgw_strerror(int code);
 PGW_EXTERN const char *pgw_err_name(int code);
 /* 1 if code is fatal for the object that reported it (see PGW_ERRNO_MAP). */
 PGW_EXTERN int pgw_is_fatal(int code);
+/* 1 if code is a system error passed through from libuv (a negated errno
+ * value or UV_E* code, all above -1000: UV_ECONNREFUSED, UV_ENOENT, ...),
+ * 0 for the library's own codes and for 0. */
+PGW_EXTERN int pgw_is_system_error(int code);
 
 /*
  * Allocator. Every object takes one in its configuration; NULL means the C

@@ -615,6 +615,30 @@ PGW_EXTERN int pgw_conn_fd(const pgw_conn_t *conn);
  * and a listener that survives reconnects: pgwire/listen.h. */
 PGW_EXTERN int pgw_conn_set_notification_cb(pgw_conn_t *conn, pgw_notification_cb cb, void *ud);
 
+/*
+ * A layer that runs connections on a caller's behalf (the pool, the
+ * listener) gives each the caller's pgw_conn_config_t unchanged, so the
+ * caller's hooks run with the caller's ud, and hears what it needs of the
+ * connection through a driver of its own (with its own ud), beside the
+ * driver hook of its requests (session.h, "Driver completions"):
+ *   on_lost     the established connection broke (before the config's
+ *               on_lost; the requests it carried have completed);
+ *   on_attempt  a connect attempt's session was made: requests submitted
+ *               from now on go to that attempt (between two attempts, while
+ *               the last one's requests fail, a submit is refused).
+ * Either may be NULL. Set it before pgw_conn_connect; d is copied (NULL
+ * removes the driver). Returns 0 or PGW_EINVAL (conn NULL).
+ */
+typedef struct pgw_conn_driver {
+    void (*on_lost)(pgw_conn_t *conn, int err, void *ud);
+    void (*on_attempt)(pgw_conn_t *conn, void *ud);
+    void *ud;
+} pgw_conn_driver_t;
+PGW_EXTERN int pgw_conn_set_driver(pgw_conn_t *conn, const pgw_conn_driver_t *d);
+/* The driver's ud (NULL without a driver, or for NULL): how a layer finds
+ * its own state from a connection it handed out. */
+PGW_EXTERN void *pgw_conn_driver_userdata(const pgw_conn_t *conn);
+
 /* The application data of the config (cfg->ud), NULL for a NULL conn. */
 PGW_EXTERN void *pgw_conn_userdata(const pgw_conn_t *conn);
 

@@ -106,7 +106,9 @@
  * MULTI-HOST. With route set, the connection string's hosts (host=a,b) are
  * used twice: checkouts and one-shot requests go to connections made with
  * target_session_attrs=read-write (the primary); requests and checkouts
- * flagged PGW_POOL_READ_ONLY go to connections made with
+ * marked read-only (pgw_request_t.route PGW_ROUTE_READ_ONLY, or
+ * PGW_POOL_READ_ONLY for pgw_pool_submit_flags and checkouts) go to
+ * connections made with
  * target_session_attrs=prefer-standby (a standby when one is up, else the
  * primary), opened on demand. The connection string may still say
  * load_balance_hosts=random. Without route, every connection uses the
@@ -164,17 +166,23 @@ typedef struct pgw_pool_config {
     /* Run on a clean release before reuse (e.g. "DISCARD ALL"); NULL: none.
      * Copied. */
     const char *reset_sql;
-    /* Options of every connection (NULL alloc: malloc). Copied. Its
-     * on_notice, on_parameter and on_trace hooks receive each pooled
-     * connection with conn.ud; on_notification, on_lost and ud are the
-     * pool's (pgw_conn_userdata of a pooled connection is not conn.ud). */
+    /* Options of every connection (NULL alloc: malloc). Copied, and given
+     * to each pooled connection as they are: its hooks (on_notice,
+     * on_notification, on_parameter, on_trace, on_drain, on_lost) receive
+     * each pooled connection with conn.ud (pgw_conn_userdata); the pool
+     * follows its connections through a driver of its own (conn.h,
+     * pgw_conn_set_driver), and on_lost fires after the pool has taken
+     * the connection out. */
     pgw_conn_config_t conn;
 } pgw_pool_config_t;
 
-/* Request flags of pgw_pool_submit_flags and pgw_pool_acquire. */
+/* Flags of pgw_pool_submit_flags and pgw_pool_acquire. A one-shot request
+ * says its route in its descriptor too (pgw_request_t.route,
+ * PGW_ROUTE_READ_ONLY), which is how a batch says it; the bit is apart
+ * from every batch flag, and pgw_pool_submit_batch refuses it. */
 enum {
     /* Read-only work: a standby's connection when route is set. */
-    PGW_POOL_READ_ONLY = 1u << 0
+    PGW_POOL_READ_ONLY = 1u << 16
 };
 
 /* Zero *cfg, set its size and the conn options' defaults. */
@@ -214,7 +222,14 @@ PGW_EXTERN void pgw_pool_close(pgw_pool_t *p);
  * PGW_ESERVER, PGW_ETARGET, ...), or PGW_ECONNECT when no connect has
  * failed (nothing queued, no callback: submit again later).
  * The descriptor's on_result, on_row and COPY callbacks get its ud, as
- * on a connection. pgw_pool_submit_flags takes PGW_POOL_* flags.
+ * on a connection (the descriptor is passed on as it is; the pool hears
+ * each completion through its driver hook, session.h "Driver
+ * completions"). Its route field chooses the connection (see MULTI-HOST);
+ * pgw_pool_submit_flags takes PGW_POOL_READ_ONLY instead (another bit is
+ * PGW_EINVAL). pgw_pool_submit_batch takes only the batch flags of
+ * session.h (PGW_BATCH_SYNC_EACH; another bit, PGW_POOL_READ_ONLY
+ * included, is PGW_EINVAL), and its requests' routes must agree
+ * (PGW_EINVAL otherwise): a batch runs on one connection.
  */
 PGW_EXTERN int pgw_pool_submit(pgw_pool_t *p, const pgw_request_t *req);
 PGW_EXTERN int pgw_pool_submit_flags(pgw_pool_t *p, const pgw_request_t *req, unsigned flags);

@@ -700,7 +700,17 @@ typedef struct pgw_request {
      * On QUERY / EXECUTE a non-zero value opens a portal (the unnamed one
      * when portal is NULL) as portal does. */
     uint32_t max_rows;
+    /* Which server of a routing pool takes the request (pool.h,
+     * MULTI-HOST): PGW_ROUTE_PRIMARY (0) or PGW_ROUTE_READ_ONLY. A session
+     * or connection runs every request where it is, whatever this says;
+     * another value is PGW_EINVAL. */
+    uint32_t route;
 } pgw_request_t;
+
+enum {
+    PGW_ROUTE_PRIMARY = 0,  /* read-write work: the primary */
+    PGW_ROUTE_READ_ONLY = 1 /* read-only work: a standby when one is up */
+};
 
 /* A descriptor with every field zero but size (usable as an initializer). */
 #define PGW_REQUEST_INIT              \
@@ -718,7 +728,7 @@ static inline void pgw_request_init(pgw_request_t *r, pgw_request_kind_t kind)
  * in->size (a caller built against an older header) read as zero, and
  * out->size is this header's size. Returns 0, or PGW_EINVAL (out or in NULL,
  * in->size too small; *out is then zeroed). For layers built on the
- * session that rewrite descriptors (the blocking client). */
+ * session that keep a caller's descriptor (the pool's queue, cursors). */
 PGW_EXTERN int pgw_request_copy(pgw_request_t *out, const pgw_request_t *in);
 /* Element i of an array of descriptors whose element size is reqs[0].size
  * (the caller's sizeof). NULL for a NULL array. */
@@ -759,8 +769,8 @@ static inline pgw_request_t pgw_request_make(pgw_request_kind_t kind, const char
 #define PGW_FLUSH(cb, ud) pgw_request_make(PGW_REQ_FLUSH, NULL, NULL, NULL, 0, NULL, 0, (cb), (ud))
 /* A descriptor naming a portal (FETCH, CLOSE_PORTAL; QUERY and EXECUTE
  * descriptors get .portal and .max_rows set on the copy). */
-static inline pgw_request_t pgw_request_portal(pgw_request_kind_t kind, const char *portal,
-                                               uint32_t max_rows, pgw_result_cb cb, void *ud)
+static inline pgw_request_t pgw_request_make_portal(pgw_request_kind_t kind, const char *portal,
+                                                    uint32_t max_rows, pgw_result_cb cb, void *ud)
 {
     pgw_request_t r = pgw_request_make(kind, NULL, NULL, NULL, 0, NULL, 0, cb, ud);
     r.portal = portal;
@@ -768,13 +778,13 @@ static inline pgw_request_t pgw_request_portal(pgw_request_kind_t kind, const ch
     return r;
 }
 #define PGW_FETCH(portal, max_rows, cb, ud) \
-    pgw_request_portal(PGW_REQ_FETCH, (portal), (max_rows), (cb), (ud))
+    pgw_request_make_portal(PGW_REQ_FETCH, (portal), (max_rows), (cb), (ud))
 #define PGW_CLOSE_PORTAL(portal, cb, ud) \
-    pgw_request_portal(PGW_REQ_CLOSE_PORTAL, (portal), 0, (cb), (ud))
+    pgw_request_make_portal(PGW_REQ_CLOSE_PORTAL, (portal), 0, (cb), (ud))
 
 /* A COPY FROM STDIN fed by source, or a COPY TO STDOUT delivered to
  * on_data (either may be NULL). */
-static inline pgw_request_t pgw_request_copy_make(const char *sql, pgw_copy_source_cb source,
+static inline pgw_request_t pgw_request_make_copy(const char *sql, pgw_copy_source_cb source,
                                                   pgw_copy_data_cb on_data, pgw_result_cb cb,
                                                   void *ud)
 {
@@ -784,9 +794,13 @@ static inline pgw_request_t pgw_request_copy_make(const char *sql, pgw_copy_sour
     return r;
 }
 #define PGW_COPY_IN_REQ(sql, source, cb, ud) \
-    pgw_request_copy_make((sql), (source), NULL, (cb), (ud))
+    pgw_request_make_copy((sql), (source), NULL, (cb), (ud))
 #define PGW_COPY_OUT_REQ(sql, on_data, cb, ud) \
-    pgw_request_copy_make((sql), NULL, (on_data), (cb), (ud))
+    pgw_request_make_copy((sql), NULL, (on_data), (cb), (ud))
+/* The constructors' names in 0.1.0, kept so code written against it builds:
+ * descriptors are built by pgw_request_make*, copied by pgw_request_copy. */
+#define pgw_request_portal    pgw_request_make_portal
+#define pgw_request_copy_make pgw_request_make_copy
 
 /*
  * Submit one request. Every request but SIMPLE and SYNC ends with its own

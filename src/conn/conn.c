@@ -224,6 +224,7 @@ int pgw__conn_session_create(pgw_conn_t *c, const char *password)
     int rc = pgw_session_new(&s, &sc);
     if (rc < 0) return rc;
     c->s = s;
+    if (c->driver.on_attempt) c->driver.on_attempt(c, c->driver.ud);
     return 0;
 }
 
@@ -489,7 +490,8 @@ static void conn_on_broken(pgw_conn_t *c, int err)
     case PGW__CONN_READY:
         c->state = PGW__CONN_LOST;
         pgw__conn_sock_drop(c);
-        if (c->cfg.on_lost) c->cfg.on_lost(c, err, c->cfg.ud);
+        if (c->driver.on_lost) c->driver.on_lost(c, err, c->driver.ud);
+        if (c->state == PGW__CONN_LOST && c->cfg.on_lost) c->cfg.on_lost(c, err, c->cfg.ud);
         break;
     default:
         break;
@@ -695,6 +697,21 @@ void pgw_conn_stats(const pgw_conn_t *c, pgw_conn_stats_t *out)
         *out = c->stats;
     else
         memset(out, 0, sizeof(*out));
+}
+
+int pgw_conn_set_driver(pgw_conn_t *c, const pgw_conn_driver_t *d)
+{
+    if (!c) return PGW_EINVAL;
+    if (d)
+        c->driver = *d;
+    else
+        memset(&c->driver, 0, sizeof c->driver);
+    return 0;
+}
+
+void *pgw_conn_driver_userdata(const pgw_conn_t *c)
+{
+    return c ? c->driver.ud : NULL;
 }
 
 int pgw_conn_set_notification_cb(pgw_conn_t *c, pgw_notification_cb cb, void *ud)

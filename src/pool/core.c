@@ -104,9 +104,7 @@ void pgw__core_init(pgw__core_t *c, const pgw__core_cfg_t *cfg, const pgw__core_
     if (c->cfg.min_size > c->cfg.max_size) c->cfg.min_size = c->cfg.max_size;
     if (c->cfg.max_connecting == 0) c->cfg.max_connecting = 4;
     if (c->cfg.pipeline_target == 0) c->cfg.pipeline_target = 1;
-    if (c->cfg.backoff_min_us == 0) c->cfg.backoff_min_us = 50000;
-    if (c->cfg.backoff_max_us < c->cfg.backoff_min_us)
-        c->cfg.backoff_max_us = c->cfg.backoff_min_us;
+    pgw__backoff_init(&c->backoff, c->cfg.backoff_min_us, c->cfg.backoff_max_us, 1000);
     c->ops = ops;
     c->ud = ud;
     c->alloc = alloc;
@@ -489,15 +487,13 @@ void pgw__core_opened(pgw__core_t *c, pgw__member_t *m, int status, uint64_t now
     if (status != 0) {
         c->st.open_failures++;
         c->last_open_error = status;
-        c->backoff_us = c->backoff_us ? c->backoff_us * 2 : c->cfg.backoff_min_us;
-        if (c->backoff_us > c->cfg.backoff_max_us) c->backoff_us = c->cfg.backoff_max_us;
-        c->retry_at_us = now + c->backoff_us;
+        c->retry_at_us = now + pgw__backoff_next(&c->backoff);
         member_free(c, m);
         return;
     }
     c->st.opened++;
     c->opening--;
-    c->backoff_us = 0;
+    pgw__backoff_reset(&c->backoff);
     c->retry_at_us = 0;
     c->last_open_error = 0;
     m->state = PGW__M_READY;

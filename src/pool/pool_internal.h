@@ -36,6 +36,7 @@
 #define PGW_POOL_INTERNAL_H
 
 #include "pgwire/common.h"
+#include "util/internal.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -146,9 +147,9 @@ typedef struct pgw__core {
     uint32_t opening;
     uint32_t nwaiters;
     uint64_t next_id;
-    uint64_t backoff_us;  /* current backoff (0: none) */
-    uint64_t retry_at_us; /* no open before this */
-    int last_open_error;  /* 0 once an open succeeded */
+    pgw__backoff_t backoff; /* opens after a failed one (util/internal.h) */
+    uint64_t retry_at_us;   /* no open before this */
+    int last_open_error;    /* 0 once an open succeeded */
     /* The server going down (0: none) and the id of the last member
      * opened before its first sign: the members opened since are new
      * backends, which later signs of the same episode leave alone. It ends

@@ -145,7 +145,7 @@ static void test_backoff_after_failures(void **state)
     assert_int_equal(pgw__core_tick(&c, 301 * MS), 700 * MS); /* capped at 400 */
     pgw__core_tick(&c, 700 * MS);
     pgw__core_opened(&c, s.opened[3], 0, 700 * MS); /* success resets */
-    assert_int_equal(c.backoff_us, 0);
+    assert_int_equal(c.backoff.cur, 0);
     assert_int_equal(c.st.open_failures, 3);
     /* A waiter timing out while nothing is up after a failure gets the
      * connect error, not PGW_EPOOLTIMEOUT. */
