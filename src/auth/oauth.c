@@ -131,7 +131,7 @@ static int json_string(json_t *j, pgw_buf_t *out)
         }
         if (j->end - j->p < 2) break;
         char esc = j->p[1], ch;
-        uint32_t cp;
+        uint32_t cp = 0; /* json_unicode sets it unless it fails */
         char enc[4];
         size_t n = 1;
         switch (esc) {
