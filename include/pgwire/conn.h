@@ -508,14 +508,14 @@ PGW_EXTERN int pgw_conn_congested(const pgw_conn_t *conn);
 PGW_EXTERN int pgw_conn_copy_resume(pgw_conn_t *conn);
 /* A COPY FROM STDIN fed by source / a COPY TO STDOUT delivered to on_data;
  * cb gets the completion (see session.h "COPY"). */
-static inline int pgw_conn_copy_in(pgw_conn_t *conn, const char *sql, pgw_copy_source_cb source,
-                                   pgw_result_cb cb, void *ud)
+PGW_INLINE int pgw_conn_copy_in(pgw_conn_t *conn, const char *sql, pgw_copy_source_cb source,
+                                pgw_result_cb cb, void *ud)
 {
     pgw_request_t r = PGW_COPY_IN_REQ(sql, source, cb, ud);
     return pgw_conn_submit(conn, &r);
 }
-static inline int pgw_conn_copy_out(pgw_conn_t *conn, const char *sql, pgw_copy_data_cb on_data,
-                                    pgw_result_cb cb, void *ud)
+PGW_INLINE int pgw_conn_copy_out(pgw_conn_t *conn, const char *sql, pgw_copy_data_cb on_data,
+                                 pgw_result_cb cb, void *ud)
 {
     pgw_request_t r = PGW_COPY_OUT_REQ(sql, on_data, cb, ud);
     return pgw_conn_submit(conn, &r);
@@ -524,26 +524,25 @@ static inline int pgw_conn_copy_out(pgw_conn_t *conn, const char *sql, pgw_copy_
 /* The common requests in one call (each fills in a descriptor and submits
  * it): a Simple Query, an extended query with binary results, a prepare, an
  * execution. Streaming, text results and the rest: pgw_conn_submit. */
-static inline int pgw_conn_simple_query(pgw_conn_t *conn, const char *sql, pgw_result_cb cb,
-                                        void *ud)
+PGW_INLINE int pgw_conn_simple_query(pgw_conn_t *conn, const char *sql, pgw_result_cb cb, void *ud)
 {
     pgw_request_t r = PGW_SIMPLE(sql, cb, ud);
     return pgw_conn_submit(conn, &r);
 }
-static inline int pgw_conn_query(pgw_conn_t *conn, const char *sql, const pgw_param_t *params,
-                                 size_t nparams, pgw_result_cb cb, void *ud)
+PGW_INLINE int pgw_conn_query(pgw_conn_t *conn, const char *sql, const pgw_param_t *params,
+                              size_t nparams, pgw_result_cb cb, void *ud)
 {
     pgw_request_t r = PGW_QUERY(sql, params, nparams, cb, ud);
     return pgw_conn_submit(conn, &r);
 }
-static inline int pgw_conn_prepare(pgw_conn_t *conn, const char *name, const char *sql,
-                                   const uint32_t *oids, size_t nparams, pgw_result_cb cb, void *ud)
+PGW_INLINE int pgw_conn_prepare(pgw_conn_t *conn, const char *name, const char *sql,
+                                const uint32_t *oids, size_t nparams, pgw_result_cb cb, void *ud)
 {
     pgw_request_t r = PGW_PREPARE(name, sql, oids, nparams, cb, ud);
     return pgw_conn_submit(conn, &r);
 }
-static inline int pgw_conn_execute(pgw_conn_t *conn, const char *name, const pgw_param_t *params,
-                                   size_t nparams, pgw_result_cb cb, void *ud)
+PGW_INLINE int pgw_conn_execute(pgw_conn_t *conn, const char *name, const pgw_param_t *params,
+                                size_t nparams, pgw_result_cb cb, void *ud)
 {
     pgw_request_t r = PGW_EXECUTE(name, params, nparams, cb, ud);
     return pgw_conn_submit(conn, &r);

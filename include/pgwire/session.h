@@ -717,7 +717,7 @@ enum {
     {                                 \
         .size = sizeof(pgw_request_t) \
     }
-static inline void pgw_request_init(pgw_request_t *r, pgw_request_kind_t kind)
+PGW_INLINE void pgw_request_init(pgw_request_t *r, pgw_request_kind_t kind)
 {
     memset(r, 0, sizeof *r);
     r->size = sizeof *r;
@@ -736,10 +736,10 @@ PGW_EXTERN const pgw_request_t *pgw_request_nth(const pgw_request_t *reqs, size_
 
 /* A descriptor for the common requests (what the macros below expand to;
  * set more fields, e.g. on_row or flags, on the copy). */
-static inline pgw_request_t pgw_request_make(pgw_request_kind_t kind, const char *sql,
-                                             const char *stmt, const pgw_param_t *params,
-                                             size_t nparams, const uint32_t *types, size_t ntypes,
-                                             pgw_result_cb cb, void *ud)
+PGW_INLINE pgw_request_t pgw_request_make(pgw_request_kind_t kind, const char *sql,
+                                          const char *stmt, const pgw_param_t *params,
+                                          size_t nparams, const uint32_t *types, size_t ntypes,
+                                          pgw_result_cb cb, void *ud)
 {
     pgw_request_t r;
     pgw_request_init(&r, kind);
@@ -769,8 +769,8 @@ static inline pgw_request_t pgw_request_make(pgw_request_kind_t kind, const char
 #define PGW_FLUSH(cb, ud) pgw_request_make(PGW_REQ_FLUSH, NULL, NULL, NULL, 0, NULL, 0, (cb), (ud))
 /* A descriptor naming a portal (FETCH, CLOSE_PORTAL; QUERY and EXECUTE
  * descriptors get .portal and .max_rows set on the copy). */
-static inline pgw_request_t pgw_request_make_portal(pgw_request_kind_t kind, const char *portal,
-                                                    uint32_t max_rows, pgw_result_cb cb, void *ud)
+PGW_INLINE pgw_request_t pgw_request_make_portal(pgw_request_kind_t kind, const char *portal,
+                                                 uint32_t max_rows, pgw_result_cb cb, void *ud)
 {
     pgw_request_t r = pgw_request_make(kind, NULL, NULL, NULL, 0, NULL, 0, cb, ud);
     r.portal = portal;
@@ -784,9 +784,8 @@ static inline pgw_request_t pgw_request_make_portal(pgw_request_kind_t kind, con
 
 /* A COPY FROM STDIN fed by source, or a COPY TO STDOUT delivered to
  * on_data (either may be NULL). */
-static inline pgw_request_t pgw_request_make_copy(const char *sql, pgw_copy_source_cb source,
-                                                  pgw_copy_data_cb on_data, pgw_result_cb cb,
-                                                  void *ud)
+PGW_INLINE pgw_request_t pgw_request_make_copy(const char *sql, pgw_copy_source_cb source,
+                                               pgw_copy_data_cb on_data, pgw_result_cb cb, void *ud)
 {
     pgw_request_t r = pgw_request_make(PGW_REQ_COPY, sql, NULL, NULL, 0, NULL, 0, cb, ud);
     r.copy_source = source;
@@ -1085,72 +1084,69 @@ PGW_EXTERN void pgw_session_stmt_cache_stats(const pgw_session_t *s, pgw_stmt_ca
  * variants stream rows to row_cb, done_cb receiving the result without
  * rows; row_cb NULL is PGW_EINVAL there.
  */
-static inline int pgw_session_simple_query(pgw_session_t *s, const char *sql, pgw_result_cb cb,
-                                           void *ud)
+PGW_INLINE int pgw_session_simple_query(pgw_session_t *s, const char *sql, pgw_result_cb cb,
+                                        void *ud)
 {
     pgw_request_t r = PGW_SIMPLE(sql, cb, ud);
     return pgw_session_submit(s, &r);
 }
-static inline int pgw_session_simple_query_rows(pgw_session_t *s, const char *sql,
-                                                pgw_row_cb row_cb, pgw_result_cb done_cb, void *ud)
+PGW_INLINE int pgw_session_simple_query_rows(pgw_session_t *s, const char *sql, pgw_row_cb row_cb,
+                                             pgw_result_cb done_cb, void *ud)
 {
     pgw_request_t r = PGW_SIMPLE(sql, done_cb, ud);
     r.on_row = row_cb;
     return row_cb ? pgw_session_submit(s, &r) : PGW_EINVAL;
 }
-static inline int pgw_session_query(pgw_session_t *s, const char *sql, const pgw_param_t *params,
-                                    size_t nparams, unsigned flags, pgw_result_cb cb, void *ud)
+PGW_INLINE int pgw_session_query(pgw_session_t *s, const char *sql, const pgw_param_t *params,
+                                 size_t nparams, unsigned flags, pgw_result_cb cb, void *ud)
 {
     pgw_request_t r = PGW_QUERY(sql, params, nparams, cb, ud);
     r.flags = flags;
     return pgw_session_submit(s, &r);
 }
-static inline int pgw_session_query_rows(pgw_session_t *s, const char *sql,
-                                         const pgw_param_t *params, size_t nparams, unsigned flags,
-                                         pgw_row_cb row_cb, pgw_result_cb done_cb, void *ud)
+PGW_INLINE int pgw_session_query_rows(pgw_session_t *s, const char *sql, const pgw_param_t *params,
+                                      size_t nparams, unsigned flags, pgw_row_cb row_cb,
+                                      pgw_result_cb done_cb, void *ud)
 {
     pgw_request_t r = PGW_QUERY(sql, params, nparams, done_cb, ud);
     r.flags = flags;
     r.on_row = row_cb;
     return row_cb ? pgw_session_submit(s, &r) : PGW_EINVAL;
 }
-static inline int pgw_session_prepare(pgw_session_t *s, const char *name, const char *sql,
-                                      const uint32_t *oids, size_t nparams, pgw_result_cb cb,
-                                      void *ud)
+PGW_INLINE int pgw_session_prepare(pgw_session_t *s, const char *name, const char *sql,
+                                   const uint32_t *oids, size_t nparams, pgw_result_cb cb, void *ud)
 {
     pgw_request_t r = PGW_PREPARE(name, sql, oids, nparams, cb, ud);
     return pgw_session_submit(s, &r);
 }
-static inline int pgw_session_execute(pgw_session_t *s, const char *name, const pgw_param_t *params,
-                                      size_t nparams, unsigned flags, pgw_result_cb cb, void *ud)
+PGW_INLINE int pgw_session_execute(pgw_session_t *s, const char *name, const pgw_param_t *params,
+                                   size_t nparams, unsigned flags, pgw_result_cb cb, void *ud)
 {
     pgw_request_t r = PGW_EXECUTE(name, params, nparams, cb, ud);
     r.flags = flags;
     return pgw_session_submit(s, &r);
 }
-static inline int pgw_session_execute_rows(pgw_session_t *s, const char *name,
-                                           const pgw_param_t *params, size_t nparams,
-                                           unsigned flags, pgw_row_cb row_cb, pgw_result_cb done_cb,
-                                           void *ud)
+PGW_INLINE int pgw_session_execute_rows(pgw_session_t *s, const char *name,
+                                        const pgw_param_t *params, size_t nparams, unsigned flags,
+                                        pgw_row_cb row_cb, pgw_result_cb done_cb, void *ud)
 {
     pgw_request_t r = PGW_EXECUTE(name, params, nparams, done_cb, ud);
     r.flags = flags;
     r.on_row = row_cb;
     return row_cb ? pgw_session_submit(s, &r) : PGW_EINVAL;
 }
-static inline int pgw_session_describe(pgw_session_t *s, const char *name, pgw_result_cb cb,
-                                       void *ud)
+PGW_INLINE int pgw_session_describe(pgw_session_t *s, const char *name, pgw_result_cb cb, void *ud)
 {
     pgw_request_t r = PGW_DESCRIBE(name, cb, ud);
     return pgw_session_submit(s, &r);
 }
-static inline int pgw_session_close_statement(pgw_session_t *s, const char *name, pgw_result_cb cb,
-                                              void *ud)
+PGW_INLINE int pgw_session_close_statement(pgw_session_t *s, const char *name, pgw_result_cb cb,
+                                           void *ud)
 {
     pgw_request_t r = PGW_CLOSE(name, cb, ud);
     return pgw_session_submit(s, &r);
 }
-static inline int pgw_session_sync(pgw_session_t *s, pgw_result_cb cb, void *ud)
+PGW_INLINE int pgw_session_sync(pgw_session_t *s, pgw_result_cb cb, void *ud)
 {
     pgw_request_t r = PGW_SYNC(cb, ud);
     return pgw_session_submit(s, &r);
