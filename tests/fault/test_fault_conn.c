@@ -217,6 +217,16 @@ static void test_write_threshold(void **state)
     pgw_buf_free(&answers);
 }
 
+/* A PostgreSQL 18 server's answer to the startup: trust, its version, the
+ * backend key (pid 4242) and ReadyForQuery. */
+static void hello_32(pgw_buf_t *b, const uint8_t *key, size_t keylen)
+{
+    pgt_msg_auth(b, 0, NULL, 0);
+    pgt_msg_param_status(b, "server_version", "18.0");
+    pgt_msg_backend_key(b, 4242, key, keylen);
+    pgt_msg_ready(b, 'I');
+}
+
 /* max_protocol_version=3.2: the client asks 3.2; the server's 32-byte
  * cancel key is accepted. */
 static void test_protocol_32_long_key(void **state)
@@ -225,10 +235,7 @@ static void test_protocol_32_long_key(void **state)
     for (size_t i = 0; i < sizeof(key); i++)
         key[i] = (uint8_t)(0xA0 + i);
     pgw_buf_t hello = {0};
-    pgt_msg_auth(&hello, 0, NULL, 0);
-    pgt_msg_param_status(&hello, "server_version", "18.0");
-    pgt_msg_backend_key(&hello, 4242, key, sizeof(key));
-    pgt_msg_ready(&hello, 'I');
+    hello_32(&hello, key, sizeof(key));
     fakepg_step_t steps[] = {
         {FAKEPG_EXPECT_STARTUP, 0, NULL, 0},
         {FAKEPG_SEND, 0, hello.data, hello.len},
@@ -274,10 +281,7 @@ static void test_protocol_32_cancel_key(void **state)
     for (size_t i = 0; i < sizeof(key); i++)
         key[i] = (uint8_t)(0x40 + 7 * i);
     pgw_buf_t hello = {0};
-    pgt_msg_auth(&hello, 0, NULL, 0);
-    pgt_msg_param_status(&hello, "server_version", "18.0");
-    pgt_msg_backend_key(&hello, 4242, key, sizeof(key));
-    pgt_msg_ready(&hello, 'I');
+    hello_32(&hello, key, sizeof(key));
     fakepg_step_t steps[] = {
         {FAKEPG_EXPECT_STARTUP, 0, NULL, 0}, {FAKEPG_SEND, 0, hello.data, hello.len},
         {FAKEPG_ACCEPT, 0, NULL, 0},         {FAKEPG_EXPECT_STARTUP, 0, NULL, 0},
