@@ -291,8 +291,7 @@ static void test_pool_drops_dead_connection(void **state)
     /* A new connection serves the next checkout. */
     int acquired = 0;
     assert_int_equal(pgw_pool_acquire(pool, 0, 20000, on_acquired, &acquired), 0);
-    while (!acquired && pgt_now_ns() < end + 20000000000ull)
-        uv_run(&loop, UV_RUN_ONCE);
+    dl_run(&loop, &acquired, NULL, DL_WAIT_MS); /* its timer: the grant may come first in a turn */
     assert_int_equal(acquired, 1);
     pgw_pool_stats(pool, &ps);
     assert_int_equal(ps.opened, 2);
