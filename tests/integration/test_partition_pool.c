@@ -67,6 +67,18 @@ static void ticker_stop(ticker_t *k)
     assert_true(k->max_gap_ms < PGT_LATE_MS / 2);
 }
 
+typedef struct cancel_rec {
+    int calls, status;
+} cancel_rec_t;
+
+static void on_cancel(pgw_conn_t *conn, int status, void *ud)
+{
+    (void)conn;
+    cancel_rec_t *c = ud;
+    c->calls++;
+    c->status = status;
+}
+
 /* (a) a query in flight when the partition starts. */
 static void test_query_in_flight(void **state)
 {
@@ -85,6 +97,10 @@ static void test_query_in_flight(void **state)
     int never = 0;
     dl_run(x.loop, &never, NULL, 50); /* written and running */
     pgt_proxy_blackhole(px, 1);
+    /* An explicit cancel too: it cannot get through either, and the loop
+     * keeps turning while it tries. */
+    cancel_rec_t cr = {0};
+    assert_int_equal(pgw_conn_cancel(x.conn, on_cancel, &cr), 0);
     dl_spin(&x, &o.calls, DL_WAIT_MS);
     assert_int_equal(o.status, PGW_ETIMEDOUT);
     pgt_assert_in_time("(a) query 200 ms + grace 40 ms", pgt_ms_between(t0, o.at_ns),
@@ -93,6 +109,9 @@ static void test_query_in_flight(void **state)
     assert_int_equal(x.lost_err, PGW_ECONNLOST);
     ticker_stop(&k);
     dl_close(&x);
+    assert_int_equal(cr.calls, 1);
+    print_message("the cancel sent during the partition: %s\n", pgw_err_name(cr.status));
+    assert_true(cr.status != 0);
     pgt_proxy_blackhole(px, 0);
     pgt_proxy_stop(px);
 }
