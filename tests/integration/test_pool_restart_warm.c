@@ -125,17 +125,8 @@ static void submit(q_t *q)
 static void test_restart_warm_pool(void **state)
 {
     (void)state;
-    char dir[64];
-    snprintf(dir, sizeof dir, "/tmp/pgw-warm.XXXXXX");
-    assert_non_null(mkdtemp(dir));
-    if (pgt_script_exit("pg-cluster.sh", "start", dir, NULL) != 0) {
-        pgt_script_exit("pg-cluster.sh", "stop", dir, NULL);
-        fail_msg("could not start a private cluster in %s", dir);
-    }
-    char ci[768];
-    snprintf(ci, sizeof ci, "host='%s' port=%s user=%s dbname=%s connect_timeout=5",
-             pgt_dir_env(dir, "PGHOST"), pgt_dir_env(dir, "PGPORT"), pgt_dir_env(dir, "PGUSER"),
-             pgt_dir_env(dir, "PGDATABASE"));
+    char dir[64], ci[768];
+    pgt_cluster_start(dir, "warm", ci, sizeof ci);
     assert_int_equal(uv_loop_init(&loop), 0);
     pgw_pool_config_t cfg;
     pgw_pool_config_init(&cfg);
@@ -184,8 +175,7 @@ static void test_restart_warm_pool(void **state)
     pgw_pool_close(pool);
     uv_run(&loop, UV_RUN_DEFAULT);
     assert_int_equal(uv_loop_close(&loop), 0);
-    pgt_script_exit("pg-cluster.sh", "stop", dir, NULL);
-    rmdir(dir);
+    pgt_cluster_stop(dir);
 }
 
 int main(void)
