@@ -267,6 +267,9 @@ typedef struct pgw_conn_config {
     uint32_t stmt_cache_mode;
     uint32_t stmt_cache_size;
     size_t stmt_cache_bytes;
+    /* The user types the connection's results decode through (session.h,
+     * pgw_session_config_t.registry); NULL: the default registry. */
+    pgw_type_registry_t *registry;
 } pgw_conn_config_t;
 
 /*
@@ -388,6 +391,14 @@ PGW_EXTERN int pgw_conn_cancel(pgw_conn_t *conn, pgw_cancel_cb cb, void *ud);
 PGW_EXTERN int pgw_conn_submit(pgw_conn_t *conn, const pgw_request_t *req);
 PGW_EXTERN int pgw_conn_submit_batch(pgw_conn_t *conn, const pgw_request_t *reqs, size_t n,
                                      unsigned flags, pgw_result_cb done, void *ud);
+/* The same with a driver's hook (session.h, "Driver completions"): for a
+ * layer that submits on a caller's behalf and hears each completion first.
+ * The hook also hears the requests the connection fails (closing, lost). */
+PGW_EXTERN int pgw_conn_submit_driven(pgw_conn_t *conn, const pgw_request_t *req,
+                                      pgw_driver_hook hook, void *ctx);
+PGW_EXTERN int pgw_conn_submit_batch_driven(pgw_conn_t *conn, const pgw_request_t *reqs, size_t n,
+                                            unsigned flags, pgw_result_cb done, void *ud,
+                                            pgw_driver_hook hook, void *ctx);
 
 /*
  * BACKPRESSURE. Output not yet handed to the socket (the session's buffer
@@ -415,14 +426,14 @@ PGW_EXTERN int pgw_conn_congested(const pgw_conn_t *conn);
 PGW_EXTERN int pgw_conn_copy_resume(pgw_conn_t *conn);
 /* A COPY FROM STDIN fed by source / a COPY TO STDOUT delivered to on_data;
  * cb gets the completion (see session.h "COPY"). */
-static inline int pgw_conn_copy_in(pgw_conn_t *conn, const char *sql, pgw_copy_source_cb source,
-                                   pgw_result_cb cb, void *ud)
+PGW_INLINE int pgw_conn_copy_in(pgw_conn_t *conn, const char *sql, pgw_copy_source_cb source,
+                                pgw_result_cb cb, void *ud)
 {
     pgw_request_t r = PGW_COPY_IN_REQ(sql, source, cb, ud);
     return pgw_conn_submit(conn, &r);
 }
-static inline int pgw_conn_copy_out(pgw_conn_t *conn, const char *sql, pgw_copy_data_cb on_data,
-                                    pgw_result_cb cb, void *ud)
+PGW_INLINE int pgw_conn_copy_out(pgw_conn_t *conn, const char *sql, pgw_copy_data_cb on_data,
+                                 pgw_result_cb cb, void *ud)
 {
     pgw_request_t r = PGW_COPY_OUT_REQ(sql, on_data, cb, ud);
     return pgw_conn_submit(conn, &r);
@@ -431,26 +442,25 @@ static inline int pgw_conn_copy_out(pgw_conn_t *conn, const char *sql, pgw_copy_
 /* The common requests in one call (each fills in a descriptor and submits
  * it): a Simple Query, an extended query with binary results, a prepare, an
  * execution. Streaming, text results and the rest: pgw_conn_submit. */
-static inline int pgw_conn_simple_query(pgw_conn_t *conn, const char *sql, pgw_result_cb cb,
-                                        void *ud)
+PGW_INLINE int pgw_conn_simple_query(pgw_conn_t *conn, const char *sql, pgw_result_cb cb, void *ud)
 {
     pgw_request_t r = PGW_SIMPLE(sql, cb, ud);
     return pgw_conn_submit(conn, &r);
 }
-static inline int pgw_conn_query(pgw_conn_t *conn, const char *sql, const pgw_param_t *params,
-                                 size_t nparams, pgw_result_cb cb, void *ud)
+PGW_INLINE int pgw_conn_query(pgw_conn_t *conn, const char *sql, const pgw_param_t *params,
+                              size_t nparams, pgw_result_cb cb, void *ud)
 {
     pgw_request_t r = PGW_QUERY(sql, params, nparams, cb, ud);
     return pgw_conn_submit(conn, &r);
 }
-static inline int pgw_conn_prepare(pgw_conn_t *conn, const char *name, const char *sql,
-                                   const uint32_t *oids, size_t nparams, pgw_result_cb cb, void *ud)
+PGW_INLINE int pgw_conn_prepare(pgw_conn_t *conn, const char *name, const char *sql,
+                                const uint32_t *oids, size_t nparams, pgw_result_cb cb, void *ud)
 {
     pgw_request_t r = PGW_PREPARE(name, sql, oids, nparams, cb, ud);
     return pgw_conn_submit(conn, &r);
 }
-static inline int pgw_conn_execute(pgw_conn_t *conn, const char *name, const pgw_param_t *params,
-                                   size_t nparams, pgw_result_cb cb, void *ud)
+PGW_INLINE int pgw_conn_execute(pgw_conn_t *conn, const char *name, const pgw_param_t *params,
+                                size_t nparams, pgw_result_cb cb, void *ud)
 {
     pgw_request_t r = PGW_EXECUTE(name, params, nparams, cb, ud);
     return pgw_conn_submit(conn, &r);
@@ -522,6 +532,30 @@ PGW_EXTERN int pgw_conn_fd(const pgw_conn_t *conn);
  * and a listener that survives reconnects: pgwire/listen.h. */
 PGW_EXTERN int pgw_conn_set_notification_cb(pgw_conn_t *conn, pgw_notification_cb cb, void *ud);
 
+/*
+ * A layer that runs connections on a caller's behalf (the pool, the
+ * listener) gives each the caller's pgw_conn_config_t unchanged, so the
+ * caller's hooks run with the caller's ud, and hears what it needs of the
+ * connection through a driver of its own (with its own ud), beside the
+ * driver hook of its requests (session.h, "Driver completions"):
+ *   on_lost     the established connection broke (before the config's
+ *               on_lost; the requests it carried have completed);
+ *   on_attempt  a connect attempt's session was made: requests submitted
+ *               from now on go to that attempt (between two attempts, while
+ *               the last one's requests fail, a submit is refused).
+ * Either may be NULL. Set it before pgw_conn_connect; d is copied (NULL
+ * removes the driver). Returns 0 or PGW_EINVAL (conn NULL).
+ */
+typedef struct pgw_conn_driver {
+    void (*on_lost)(pgw_conn_t *conn, int err, void *ud);
+    void (*on_attempt)(pgw_conn_t *conn, void *ud);
+    void *ud;
+} pgw_conn_driver_t;
+PGW_EXTERN int pgw_conn_set_driver(pgw_conn_t *conn, const pgw_conn_driver_t *d);
+/* The driver's ud (NULL without a driver, or for NULL): how a layer finds
+ * its own state from a connection it handed out. */
+PGW_EXTERN void *pgw_conn_driver_userdata(const pgw_conn_t *conn);
+
 /* The application data of the config (cfg->ud), NULL for a NULL conn. */
 PGW_EXTERN void *pgw_conn_userdata(const pgw_conn_t *conn);
 
@@ -556,24 +590,32 @@ PGW_EXTERN const char *pgw_conn_error_message(const pgw_conn_t *conn);
 
 /* ---------------------------------------------------------- connect report */
 
-/* The phases of a connect, in the order an attempt goes through them. */
+/*
+ * The phases of a connect, in the order an attempt goes through them:
+ * XX(NAME, "name", meaning) gives PGW_PHASE_<NAME> (from 0 in this order)
+ * and the name pgw_conn_phase_name returns.
+ */
+#define PGW_CONN_PHASE_MAP(XX)                                                           \
+    XX(NEW, "new", "pgw_conn_connect not called")                                        \
+    XX(RESOLVING, "resolving", "looking the host name up")                               \
+    XX(CONNECTING, "connecting", "the socket's connect()")                               \
+    XX(TLS, "tls", "SSLRequest (or direct TLS) and the handshake")                       \
+    XX(STARTUP, "startup", "startup packet sent, no authentication request yet")         \
+    XX(AUTHENTICATING, "authenticating", "the server asked for a password or SASL")      \
+    XX(SETUP, "setup",                                                                   \
+       "authenticated: waiting for ReadyForQuery (and the DateStyle/IntervalStyle SET)") \
+    XX(CHECKING_TARGET, "checking_target", "checking target_session_attrs")              \
+    XX(READY, "ready", "connected")                                                      \
+    XX(FAILED, "failed", "the connect failed (or was cancelled)")
+
 typedef enum pgw_conn_phase {
-    PGW_PHASE_NEW = 0,         /* pgw_conn_connect not called */
-    PGW_PHASE_RESOLVING,       /* looking the host name up */
-    PGW_PHASE_CONNECTING,      /* the socket's connect() */
-    PGW_PHASE_TLS,             /* SSLRequest (or direct TLS) and the handshake */
-    PGW_PHASE_STARTUP,         /* startup packet sent, no authentication request yet */
-    PGW_PHASE_AUTHENTICATING,  /* the server asked for a password or SASL exchange */
-    PGW_PHASE_SETUP,           /* authenticated: waiting for ReadyForQuery (and the
-                                  session's DateStyle/IntervalStyle settings) */
-    PGW_PHASE_CHECKING_TARGET, /* checking target_session_attrs */
-    PGW_PHASE_READY,           /* connected */
-    PGW_PHASE_FAILED           /* the connect failed (or was cancelled) */
+#define PGW__PHASE_ENUM(name, str, meaning) PGW_PHASE_##name,
+    PGW_CONN_PHASE_MAP(PGW__PHASE_ENUM)
+#undef PGW__PHASE_ENUM
 } pgw_conn_phase_t;
 
-/* A static name for a phase, for traces and logs: "new", "resolving",
- * "connecting", "tls", "startup", "authenticating", "setup",
- * "checking_target", "ready", "failed"; "unknown" for other values. */
+/* A static name for a phase, for traces and logs (the map's second
+ * column: "new", "resolving", ...); "unknown" for other values. */
 PGW_EXTERN const char *pgw_conn_phase_name(int phase);
 
 /* The connect's current phase (pgw_conn_phase_t): the phase of the

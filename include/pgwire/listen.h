@@ -107,12 +107,16 @@ typedef struct pgw_listener_config {
      * size. */
     size_t size;
     /* The connection's options (NULL: defaults). Copied. Its
-     * on_notification, on_lost and ud are the listener's own and ignored;
-     * its other hooks (on_notice, on_trace, ...) receive each connection
-     * the listener makes, with conn->ud. Its alloc is the listener's. */
+     * on_notification is ignored (notifications go to on_notification
+     * below) and its on_lost never fires (the listener handles the loss
+     * itself, through its connection driver); its other hooks (on_notice,
+     * on_trace, ...) receive each connection the listener makes, with
+     * conn->ud. Its alloc is the listener's. */
     const pgw_conn_config_t *conn;
-    unsigned backoff_min_ms; /* 0: 100 ms */
-    unsigned backoff_max_ms; /* 0: 10 s (never less than backoff_min_ms) */
+    /* The reconnect backoff, as the pool's (pool.h): 0: 50 ms, 5 s (the
+     * maximum never less than the minimum). */
+    unsigned backoff_min_ms;
+    unsigned backoff_max_ms;
     void (*on_notification)(pgw_listener_t *l, int32_t pid, pgw_str_t channel, pgw_str_t payload,
                             void *ud);
     void (*on_event)(pgw_listener_t *l, pgw_listener_event_t event, int status, void *ud);

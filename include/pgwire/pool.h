@@ -21,10 +21,16 @@
  * server closed it: restart, pg_terminate_backend, a crash; the network
  * broke; or the connection it was queued on never came up) completes with
  * PGW_ERETRY, never with the connection's own code: it may or may not have
- * run, and the pool has already dropped the connection and is replacing
- * it, so the caller retries when the request is safe to repeat. res holds
- * the server's FATAL error when it sent one (SQLSTATE 57P01, 57P02 or
+ * run, and the caller retries when the request is safe to repeat. res
+ * holds the server's FATAL error when it sent one (SQLSTATE 57P01, 57P02 or
  * 57P03), else NULL. Every other status is the connection's (conn.h).
+ * When a PGW_ERETRY callback runs (and the callback of any other request
+ * of a connection that is gone: a FATAL error, a protocol violation), that
+ * connection is already out of the pool's rotation, and the other
+ * connections to a server going down are too (see SERVER DOWN): a request
+ * resubmitted from the callback goes to another connection, or to a new
+ * one the pool opens, never to the dying one, and is refused only as any
+ * submit is (below), never with PGW_ECLOSED.
  *
  * CHECKOUT. pgw_pool_acquire hands a connection to one caller for work that
  * must stay on one connection (a transaction, session settings, a cursor,
@@ -46,35 +52,75 @@
  * it off behind PgBouncer in transaction mode) a clean connection runs it
  * before it is used again.
  *
- * HEALTH. A connection that breaks is noticed on the event (on_lost of
- * conn.h), dropped and replaced; the pool keeps min_size connections open
- * (opened at pgw_pool_new, lazily: the calls return at once) and opens at
- * most max_connecting at a time, with a backoff after a failed connect
- * (backoff_min_ms doubling up to backoff_max_ms), so a restarting server
- * sees no storm of connects and the pool converges back to min_size once
- * it is up. A connection older than max_lifetime_ms (minus up to
- * lifetime_jitter_ms, drawn per connection so they do not all expire
- * together) is closed once free and replaced; one idle longer than
+ * HEALTH. A connection that breaks is noticed on the event (the first
+ * completion of a request that shows it gone, before that request's
+ * callback runs, or on_lost of conn.h), dropped and replaced; the pool
+ * keeps min_size connections open (opened at pgw_pool_new, lazily: the
+ * calls return at once) and opens at most max_connecting at a time, with a
+ * backoff after a failed connect (backoff_min_ms doubling up to
+ * backoff_max_ms), so a restarting server sees no storm of connects and
+ * the pool converges back to min_size once it is up. After a failed
+ * connect, connections being opened take no one-shot requests until a
+ * connect succeeds: they are probes of a server that is down, and a
+ * request that only one of them could take is refused with the failed
+ * connect's error (at once, nothing queued) rather than queued on a
+ * connect likely to fail too. A connection older than max_lifetime_ms
+ * (minus up to lifetime_jitter_ms, drawn per connection so they do not all
+ * expire together) is closed once free and replaced; one idle longer than
  * idle_timeout_ms is closed while the pool is above min_size. With
- * liveness_after_ms, a connection idle that long runs an empty query
+ * liveness_after_ms, a connection idle that long runs a check (SELECT 1)
  * before it is handed to a waiter; one that fails is dropped.
+ *
+ * SERVER DOWN. A loss that says its server is going down, or a connect
+ * refused there, makes the pool stop routing to that server until a
+ * connection to it proves healthy. The signs: a request's connection
+ * closed under it (EOF or reset, PGW_ECONNLOST: a crash, a kill, an
+ * immediate shutdown, the network), or the server's FATAL 57P01
+ * (administrator command: pg_ctl stop/restart -m fast, and also
+ * pg_terminate_backend, which the server words the same way), 57P02 (crash
+ * shutdown), 57P03 or a PANIC; a connect attempt refused (nothing
+ * listening, or 57P03 "the database system is shutting down / starting
+ * up"). Then every other connection up on that server (same host and port
+ * as the connect attempts name them) takes no one-shot request and no
+ * checkout until it has answered a check (SELECT 1) sent after the sign:
+ * at once if it is free, else once what it runs has completed; one that
+ * fails it is dropped (a lost connection). After a loss, the connections
+ * still opening at that moment may have been let in just before: they take
+ * no more requests (others are opened in their place, within max_size) and
+ * are checked once up, unless a connection to that server proves healthy
+ * first (a check answered, or a connection opened since the sign comes up
+ * there). Connections opened after the sign are new backends: they take
+ * requests at once, and later signs of the same episode leave them alone.
+ * So after pg_terminate_backend of one connection the others are back in
+ * rotation one round trip later; after a shutdown their checks fail with
+ * them, and retries never land on them (a retry may still wait on a
+ * connection opened after the sign, which fails with PGW_ERETRY if the
+ * server refuses it: it never ran; after that failed connect, see HEALTH).
+ * A connection that leaves a server while opening (one of the wrong kind
+ * for target_session_attrs, or one refusing) fails what it carried with
+ * PGW_ERETRY (it never ran) and moves on to the next host; a request
+ * resubmitted from those callbacks goes to another connection (or a new
+ * one), as the one moving on refuses requests until its next attempt
+ * starts.
  *
  * MULTI-HOST. With route set, the connection string's hosts (host=a,b) are
  * used twice: checkouts and one-shot requests go to connections made with
  * target_session_attrs=read-write (the primary); requests and checkouts
- * flagged PGW_POOL_READ_ONLY go to connections made with
+ * marked read-only (pgw_request_t.route PGW_ROUTE_READ_ONLY, or
+ * PGW_POOL_READ_ONLY for pgw_pool_submit_flags and checkouts) go to
+ * connections made with
  * target_session_attrs=prefer-standby (a standby when one is up, else the
  * primary), opened on demand. The connection string may still say
  * load_balance_hosts=random. Without route, every connection uses the
  * connection string as given. A connection still opening may reach a
  * server of the wrong kind first and leave it, failing the requests it
- * carried with PGW_ERETRY (they never ran), so when routing, one-shot
- * requests go to a connection still opening only when none of their kind
- * is up. pgw_pool_hosts counts per server. At failover, requests on the
- * old primary's connections complete with PGW_ERETRY; the pool reconnects
- * with its backoff and new read-write work lands on whichever server of
- * the list is read-write (a promoted standby) within about one backoff
- * step of it accepting writes.
+ * carried with PGW_ERETRY (they never ran; see SERVER DOWN), so when
+ * routing, one-shot requests go to a connection still opening only when
+ * none of their kind is up. pgw_pool_hosts counts per server. At failover,
+ * requests on the old primary's connections complete with PGW_ERETRY; the
+ * pool reconnects with its backoff and new read-write work lands on
+ * whichever server of the list is read-write (a promoted standby) within
+ * about one backoff step of it accepting writes.
  *
  * LISTEN/NOTIFY. Pooled connections drop notifications: a LISTEN on a
  * one-shot request would be lost with its connection. pgw_pool_listener
@@ -120,17 +166,23 @@ typedef struct pgw_pool_config {
     /* Run on a clean release before reuse (e.g. "DISCARD ALL"); NULL: none.
      * Copied. */
     const char *reset_sql;
-    /* Options of every connection (NULL alloc: malloc). Copied. Its
-     * on_notice, on_parameter and on_trace hooks receive each pooled
-     * connection with conn.ud; on_notification, on_lost and ud are the
-     * pool's (pgw_conn_userdata of a pooled connection is not conn.ud). */
+    /* Options of every connection (NULL alloc: malloc). Copied, and given
+     * to each pooled connection as they are: its hooks (on_notice,
+     * on_notification, on_parameter, on_trace, on_drain, on_lost) receive
+     * each pooled connection with conn.ud (pgw_conn_userdata); the pool
+     * follows its connections through a driver of its own (conn.h,
+     * pgw_conn_set_driver), and on_lost fires after the pool has taken
+     * the connection out. */
     pgw_conn_config_t conn;
 } pgw_pool_config_t;
 
-/* Request flags of pgw_pool_submit_flags and pgw_pool_acquire. */
+/* Flags of pgw_pool_submit_flags and pgw_pool_acquire. A one-shot request
+ * says its route in its descriptor too (pgw_request_t.route,
+ * PGW_ROUTE_READ_ONLY), which is how a batch says it; the bit is apart
+ * from every batch flag, and pgw_pool_submit_batch refuses it. */
 enum {
     /* Read-only work: a standby's connection when route is set. */
-    PGW_POOL_READ_ONLY = 1u << 0
+    PGW_POOL_READ_ONLY = 1u << 16
 };
 
 /* Zero *cfg, set its size and the conn options' defaults. */
@@ -161,12 +213,23 @@ PGW_EXTERN void pgw_pool_close(pgw_pool_t *p);
  * One-shot requests (see ONE-SHOT REQUESTS). Same descriptors, semantics,
  * callbacks and error codes as pgw_conn_submit / pgw_conn_submit_batch,
  * plus PGW_ERETRY in callbacks (see RETRYABLE FAILURES), and these
- * returns: PGW_EINVAL (p NULL), PGW_ECLOSED (closing), or, when no
- * connection is up or coming and none may be opened now (the server is
- * down and the pool is backing off), the last connect's error
- * (UV_ECONNREFUSED, PGW_ESERVER, ...; nothing queued, no callback).
+ * returns: PGW_EINVAL (p NULL), PGW_ECLOSED (only when the pool is
+ * closing), or, when no connection can take the request and none may be
+ * opened now (the server is down and the pool is backing off; the
+ * connections being opened are probes after a failed connect; or every
+ * connection is being checked or moving between connect attempts and the
+ * pool is at max_size), the last connect's error (UV_ECONNREFUSED,
+ * PGW_ESERVER, PGW_ETARGET, ...), or PGW_ECONNECT when no connect has
+ * failed (nothing queued, no callback: submit again later).
  * The descriptor's on_result, on_row and COPY callbacks get its ud, as
- * on a connection. pgw_pool_submit_flags takes PGW_POOL_* flags.
+ * on a connection (the descriptor is passed on as it is; the pool hears
+ * each completion through its driver hook, session.h "Driver
+ * completions"). Its route field chooses the connection (see MULTI-HOST);
+ * pgw_pool_submit_flags takes PGW_POOL_READ_ONLY instead (another bit is
+ * PGW_EINVAL). pgw_pool_submit_batch takes only the batch flags of
+ * session.h (PGW_BATCH_SYNC_EACH; another bit, PGW_POOL_READ_ONLY
+ * included, is PGW_EINVAL), and its requests' routes must agree
+ * (PGW_EINVAL otherwise): a batch runs on one connection.
  */
 PGW_EXTERN int pgw_pool_submit(pgw_pool_t *p, const pgw_request_t *req);
 PGW_EXTERN int pgw_pool_submit_flags(pgw_pool_t *p, const pgw_request_t *req, unsigned flags);
@@ -174,13 +237,13 @@ PGW_EXTERN int pgw_pool_submit_batch(pgw_pool_t *p, const pgw_request_t *reqs, s
                                      unsigned flags, pgw_result_cb done, void *ud);
 
 /* The common one-shot requests in one call. */
-static inline int pgw_pool_query(pgw_pool_t *p, const char *sql, const pgw_param_t *params,
-                                 size_t nparams, pgw_result_cb cb, void *ud)
+PGW_INLINE int pgw_pool_query(pgw_pool_t *p, const char *sql, const pgw_param_t *params,
+                              size_t nparams, pgw_result_cb cb, void *ud)
 {
     pgw_request_t r = PGW_QUERY(sql, params, nparams, cb, ud);
     return pgw_pool_submit(p, &r);
 }
-static inline int pgw_pool_simple_query(pgw_pool_t *p, const char *sql, pgw_result_cb cb, void *ud)
+PGW_INLINE int pgw_pool_simple_query(pgw_pool_t *p, const char *sql, pgw_result_cb cb, void *ud)
 {
     pgw_request_t r = PGW_SIMPLE(sql, cb, ud);
     return pgw_pool_submit(p, &r);

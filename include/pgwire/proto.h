@@ -327,6 +327,28 @@ PGW_EXTERN int16_t pgw_copy_format(const pgw_msg_t *m, size_t i);
  */
 PGW_EXTERN int pgw_error_fields_parse(const pgw_msg_t *m, pgw_error_fields_t *out);
 
+/*
+ * The SQLSTATE codes the library acts on (the server's errcodes.txt), and
+ * the classifications it makes of errors, each in one place.
+ */
+#define PGW_SQLSTATE_QUERY_CANCELED             "57014"
+#define PGW_SQLSTATE_ADMIN_SHUTDOWN             "57P01"
+#define PGW_SQLSTATE_CRASH_SHUTDOWN             "57P02"
+#define PGW_SQLSTATE_CANNOT_CONNECT_NOW         "57P03"
+#define PGW_SQLSTATE_INVALID_SQL_STATEMENT_NAME "26000"
+#define PGW_SQLSTATE_FEATURE_NOT_SUPPORTED      "0A000"
+#define PGW_SQLSTATE_UNDEFINED_FUNCTION         "42883"
+/* 1 if the sqlstate view (n bytes) is code (one of the above), else 0. */
+PGW_EXTERN int pgw_sqlstate_is(const char *sqlstate, size_t n, const char *code);
+/* 1 if an error of this severity (its 'V' field, else its 'S'; n bytes)
+ * ends the connection: FATAL or PANIC. */
+PGW_EXTERN int pgw_severity_ends_connection(const char *severity, size_t n);
+/* 1 if the sqlstate (NUL-terminated, may be NULL) says the server is going
+ * away or not taking connections through no fault of the request:
+ * administrator or crash shutdown, or cannot connect now (57P01 to
+ * 57P03). */
+PGW_EXTERN int pgw_sqlstate_server_going_away(const char *sqlstate);
+
 /* Walk a SASL mechanism list (m->u.auth with code PGW_AUTH_SASL).
  * *pos starts at 0. Returns 1 and sets *mech, 0 at the end, or PGW_EPROTO. */
 PGW_EXTERN int pgw_sasl_mech_next(const pgw_msg_t *m, size_t *pos, pgw_str_t *mech);

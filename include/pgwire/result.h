@@ -87,6 +87,9 @@ PGW_EXTERN int pgw_result_value(const pgw_result_t *r, size_t row, size_t col, p
  * pgw_result_free of r. Returns 0, PGW_EINDEX (row out of range; out is
  * left alone) or PGW_EINVAL (r or out NULL). */
 PGW_EXTERN int pgw_result_row(const pgw_result_t *r, size_t row, pgw_row_t *out);
+/* Rows of this result handed to the request's on_row instead of kept (0
+ * for a buffered result, and for NULL). */
+PGW_EXTERN uint64_t pgw_result_nstreamed(const pgw_result_t *r);
 /* 1 if NULL, 0 if not, PGW_EINDEX. */
 PGW_EXTERN int pgw_result_isnull(const pgw_result_t *r, size_t row, size_t col);
 /*
@@ -96,7 +99,10 @@ PGW_EXTERN int pgw_result_isnull(const pgw_result_t *r, size_t row, size_t col);
  * on its type and on what the request asked (session.h, "Result formats"):
  * binary unless the server has no binary output for the type, on every run
  * of a query whatever the statement cache does, so an accessor call that
- * reads a column reads it on every run. Each returns 0 or:
+ * reads a column reads it on every run. A column of a user type the
+ * session's registry knows (pgw_session_config_t.registry) is read as what
+ * it is made of: a domain as its base type, an enum as text. Each returns
+ * 0 or:
  *   PGW_EINDEX   row or col out of range;
  *   PGW_ENULL    the cell is SQL NULL (*out untouched);
  *   PGW_ETYPE    the column's type is not one the decoder reads;
@@ -160,11 +166,11 @@ PGW_EXTERN int pgw_result_money(const pgw_result_t *r, size_t row, size_t col, i
 /* Any built-in scalar as a tagged value (pgw_get_datum); a NULL cell is
  * kind PGW_DATUM_NULL and returns 0, unlike the accessors above. */
 PGW_EXTERN int pgw_result_datum(const pgw_result_t *r, size_t row, size_t col, pgw_datum_t *out);
-/* An array cell parsed (pgw_array_parse, through the default registry):
- * iterate it with pgw_array_iter_init / pgw_array_next, or read it with
- * the pgw_array_get_* bulk getters on pgw_result_value's value. PGW_ETYPE
- * also for a column that is not an array type, built in or loaded into the
- * default registry (see pgw_type_registry_load_row). */
+/* An array cell parsed (pgw_array_parse_reg, through the session's
+ * registry): iterate it with pgw_array_iter_init / pgw_array_next, or read
+ * it with the pgw_array_get_* bulk getters on pgw_result_value's value.
+ * PGW_ETYPE also for a column that is not an array type, built in or
+ * loaded into that registry (see pgw_type_registry_load_row). */
 PGW_EXTERN int pgw_result_array(const pgw_result_t *r, size_t row, size_t col, pgw_array_t *out);
 
 /*
@@ -240,6 +246,12 @@ PGW_EXTERN const char *pgw_result_command_tag(const pgw_result_t *r);
 PGW_EXTERN int64_t pgw_result_rows_affected(const pgw_result_t *r);
 /* The server error of a failed request, or NULL. */
 PGW_EXTERN const pgw_error_t *pgw_result_error(const pgw_result_t *r);
+/* The field of err whose protocol code is code ('C' for the SQLSTATE, 'M'
+ * for the message: the codes of PGW_ERROR_FIELD_MAP), as libpq's
+ * PQresultErrorField gives it and as a binding reads it without pgw_error_t's
+ * layout. NULL when err is NULL, the field was not sent, or code is not one
+ * of the map's. The string lives as long as err. */
+PGW_EXTERN const char *pgw_error_field(const pgw_error_t *err, char code);
 
 /* How much of an error pgw_error_format writes, as libpq's
  * PQsetErrorVerbosity. */

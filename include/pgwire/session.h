@@ -213,6 +213,17 @@ typedef struct pgw_session_config {
     uint32_t stmt_cache_mode;
     uint32_t stmt_cache_size;
     size_t stmt_cache_bytes;
+    /* The user types this session's results decode through (enums,
+     * domains, composites, ranges and arrays of them, loaded with
+     * pgw_type_registry_load_row or pgw_client_load_types): the result
+     * accessors of result.h resolve a column of such a type through it. NULL:
+     * the default registry (pgw_type_registry_default), shared by every
+     * session that names none. Two sessions on databases whose user types
+     * differ each name a registry of their own. It must outlive the session
+     * and its results, and not be loaded into while another thread decodes
+     * through it. The session's own choices (result formats) never depend
+     * on it. */
+    pgw_type_registry_t *registry;
 } pgw_session_config_t;
 
 /*
@@ -628,14 +639,24 @@ typedef struct pgw_request {
      * On QUERY / EXECUTE a non-zero value opens a portal (the unnamed one
      * when portal is NULL) as portal does. */
     uint32_t max_rows;
+    /* Which server of a routing pool takes the request (pool.h,
+     * MULTI-HOST): PGW_ROUTE_PRIMARY (0) or PGW_ROUTE_READ_ONLY. A session
+     * or connection runs every request where it is, whatever this says;
+     * another value is PGW_EINVAL. */
+    uint32_t route;
 } pgw_request_t;
+
+enum {
+    PGW_ROUTE_PRIMARY = 0,  /* read-write work: the primary */
+    PGW_ROUTE_READ_ONLY = 1 /* read-only work: a standby when one is up */
+};
 
 /* A descriptor with every field zero but size (usable as an initializer). */
 #define PGW_REQUEST_INIT              \
     {                                 \
         .size = sizeof(pgw_request_t) \
     }
-static inline void pgw_request_init(pgw_request_t *r, pgw_request_kind_t kind)
+PGW_INLINE void pgw_request_init(pgw_request_t *r, pgw_request_kind_t kind)
 {
     memset(r, 0, sizeof *r);
     r->size = sizeof *r;
@@ -646,7 +667,7 @@ static inline void pgw_request_init(pgw_request_t *r, pgw_request_kind_t kind)
  * in->size (a caller built against an older header) read as zero, and
  * out->size is this header's size. Returns 0, or PGW_EINVAL (out or in NULL,
  * in->size too small; *out is then zeroed). For layers built on the
- * session that rewrite descriptors (the blocking client). */
+ * session that keep a caller's descriptor (the pool's queue, cursors). */
 PGW_EXTERN int pgw_request_copy(pgw_request_t *out, const pgw_request_t *in);
 /* Element i of an array of descriptors whose element size is reqs[0].size
  * (the caller's sizeof). NULL for a NULL array. */
@@ -654,10 +675,10 @@ PGW_EXTERN const pgw_request_t *pgw_request_nth(const pgw_request_t *reqs, size_
 
 /* A descriptor for the common requests (what the macros below expand to;
  * set more fields, e.g. on_row or flags, on the copy). */
-static inline pgw_request_t pgw_request_make(pgw_request_kind_t kind, const char *sql,
-                                             const char *stmt, const pgw_param_t *params,
-                                             size_t nparams, const uint32_t *types, size_t ntypes,
-                                             pgw_result_cb cb, void *ud)
+PGW_INLINE pgw_request_t pgw_request_make(pgw_request_kind_t kind, const char *sql,
+                                          const char *stmt, const pgw_param_t *params,
+                                          size_t nparams, const uint32_t *types, size_t ntypes,
+                                          pgw_result_cb cb, void *ud)
 {
     pgw_request_t r;
     pgw_request_init(&r, kind);
@@ -687,8 +708,8 @@ static inline pgw_request_t pgw_request_make(pgw_request_kind_t kind, const char
 #define PGW_FLUSH(cb, ud) pgw_request_make(PGW_REQ_FLUSH, NULL, NULL, NULL, 0, NULL, 0, (cb), (ud))
 /* A descriptor naming a portal (FETCH, CLOSE_PORTAL; QUERY and EXECUTE
  * descriptors get .portal and .max_rows set on the copy). */
-static inline pgw_request_t pgw_request_portal(pgw_request_kind_t kind, const char *portal,
-                                               uint32_t max_rows, pgw_result_cb cb, void *ud)
+PGW_INLINE pgw_request_t pgw_request_make_portal(pgw_request_kind_t kind, const char *portal,
+                                                 uint32_t max_rows, pgw_result_cb cb, void *ud)
 {
     pgw_request_t r = pgw_request_make(kind, NULL, NULL, NULL, 0, NULL, 0, cb, ud);
     r.portal = portal;
@@ -696,15 +717,14 @@ static inline pgw_request_t pgw_request_portal(pgw_request_kind_t kind, const ch
     return r;
 }
 #define PGW_FETCH(portal, max_rows, cb, ud) \
-    pgw_request_portal(PGW_REQ_FETCH, (portal), (max_rows), (cb), (ud))
+    pgw_request_make_portal(PGW_REQ_FETCH, (portal), (max_rows), (cb), (ud))
 #define PGW_CLOSE_PORTAL(portal, cb, ud) \
-    pgw_request_portal(PGW_REQ_CLOSE_PORTAL, (portal), 0, (cb), (ud))
+    pgw_request_make_portal(PGW_REQ_CLOSE_PORTAL, (portal), 0, (cb), (ud))
 
 /* A COPY FROM STDIN fed by source, or a COPY TO STDOUT delivered to
  * on_data (either may be NULL). */
-static inline pgw_request_t pgw_request_copy_make(const char *sql, pgw_copy_source_cb source,
-                                                  pgw_copy_data_cb on_data, pgw_result_cb cb,
-                                                  void *ud)
+PGW_INLINE pgw_request_t pgw_request_make_copy(const char *sql, pgw_copy_source_cb source,
+                                               pgw_copy_data_cb on_data, pgw_result_cb cb, void *ud)
 {
     pgw_request_t r = pgw_request_make(PGW_REQ_COPY, sql, NULL, NULL, 0, NULL, 0, cb, ud);
     r.copy_source = source;
@@ -712,9 +732,13 @@ static inline pgw_request_t pgw_request_copy_make(const char *sql, pgw_copy_sour
     return r;
 }
 #define PGW_COPY_IN_REQ(sql, source, cb, ud) \
-    pgw_request_copy_make((sql), (source), NULL, (cb), (ud))
+    pgw_request_make_copy((sql), (source), NULL, (cb), (ud))
 #define PGW_COPY_OUT_REQ(sql, on_data, cb, ud) \
-    pgw_request_copy_make((sql), NULL, (on_data), (cb), (ud))
+    pgw_request_make_copy((sql), NULL, (on_data), (cb), (ud))
+/* The constructors' names in 0.1.0, kept so code written against it builds:
+ * descriptors are built by pgw_request_make*, copied by pgw_request_copy. */
+#define pgw_request_portal    pgw_request_make_portal
+#define pgw_request_copy_make pgw_request_make_copy
 
 /*
  * Submit one request. Every request but SIMPLE and SYNC ends with its own
@@ -755,6 +779,38 @@ PGW_EXTERN int pgw_session_submit(pgw_session_t *s, const pgw_request_t *req);
 enum { PGW_BATCH_SYNC_EACH = 1u << 0 };
 PGW_EXTERN int pgw_session_submit_batch(pgw_session_t *s, const pgw_request_t *reqs, size_t n,
                                         unsigned flags, pgw_result_cb done, void *ud);
+
+/*
+ * Driver completions. A layer that submits requests on a caller's behalf
+ * (the blocking client, a cursor, a pool, a binding's event loop) passes
+ * the caller's descriptors unchanged and hears how each request ended
+ * through a hook of its own: the caller's on_result, on_row, COPY and
+ * portal callbacks run with the caller's ud exactly as for
+ * pgw_session_submit (nghttp2's session-level close callback, curl's
+ * curl_multi_info_read).
+ *
+ * The hook fires exactly once per accepted request, just before the
+ * request's on_result would, with ctx, the request's index in its batch (0
+ * for a single request), its status and *res, the result on_result would
+ * receive (NULL when there is none). For a batch it fires once more, with
+ * index PGW_DRIVER_BATCH, before the batch's done. It returns either the
+ * status on_result then receives (status itself to change nothing; a pool
+ * maps a lost connection to PGW_ERETRY), or PGW_DRIVER_TAKEN: the driver
+ * took the completion, on_result (or done) is not called, and *res belongs
+ * to the driver (which frees it with pgw_result_free). A hook must not free
+ * the session; it may submit requests or break the session, as a callback
+ * may. Everything else (returns, refusals, the callback rules) is that of
+ * pgw_session_submit and pgw_session_submit_batch; hook NULL makes them
+ * the same calls.
+ */
+typedef int (*pgw_driver_hook)(void *ctx, size_t index, int status, pgw_result_t **res);
+#define PGW_DRIVER_BATCH SIZE_MAX
+enum { PGW_DRIVER_TAKEN = 1 };
+PGW_EXTERN int pgw_session_submit_driven(pgw_session_t *s, const pgw_request_t *req,
+                                         pgw_driver_hook hook, void *ctx);
+PGW_EXTERN int pgw_session_submit_batch_driven(pgw_session_t *s, const pgw_request_t *reqs,
+                                               size_t n, unsigned flags, pgw_result_cb done,
+                                               void *ud, pgw_driver_hook hook, void *ctx);
 
 /* The COPY a result answers: PGW_COPY_IN or PGW_COPY_OUT once the server
  * began it (0 for results of other requests, and when the COPY failed
@@ -967,72 +1023,69 @@ PGW_EXTERN void pgw_session_stmt_cache_stats(const pgw_session_t *s, pgw_stmt_ca
  * variants stream rows to row_cb, done_cb receiving the result without
  * rows; row_cb NULL is PGW_EINVAL there.
  */
-static inline int pgw_session_simple_query(pgw_session_t *s, const char *sql, pgw_result_cb cb,
-                                           void *ud)
+PGW_INLINE int pgw_session_simple_query(pgw_session_t *s, const char *sql, pgw_result_cb cb,
+                                        void *ud)
 {
     pgw_request_t r = PGW_SIMPLE(sql, cb, ud);
     return pgw_session_submit(s, &r);
 }
-static inline int pgw_session_simple_query_rows(pgw_session_t *s, const char *sql,
-                                                pgw_row_cb row_cb, pgw_result_cb done_cb, void *ud)
+PGW_INLINE int pgw_session_simple_query_rows(pgw_session_t *s, const char *sql, pgw_row_cb row_cb,
+                                             pgw_result_cb done_cb, void *ud)
 {
     pgw_request_t r = PGW_SIMPLE(sql, done_cb, ud);
     r.on_row = row_cb;
     return row_cb ? pgw_session_submit(s, &r) : PGW_EINVAL;
 }
-static inline int pgw_session_query(pgw_session_t *s, const char *sql, const pgw_param_t *params,
-                                    size_t nparams, unsigned flags, pgw_result_cb cb, void *ud)
+PGW_INLINE int pgw_session_query(pgw_session_t *s, const char *sql, const pgw_param_t *params,
+                                 size_t nparams, unsigned flags, pgw_result_cb cb, void *ud)
 {
     pgw_request_t r = PGW_QUERY(sql, params, nparams, cb, ud);
     r.flags = flags;
     return pgw_session_submit(s, &r);
 }
-static inline int pgw_session_query_rows(pgw_session_t *s, const char *sql,
-                                         const pgw_param_t *params, size_t nparams, unsigned flags,
-                                         pgw_row_cb row_cb, pgw_result_cb done_cb, void *ud)
+PGW_INLINE int pgw_session_query_rows(pgw_session_t *s, const char *sql, const pgw_param_t *params,
+                                      size_t nparams, unsigned flags, pgw_row_cb row_cb,
+                                      pgw_result_cb done_cb, void *ud)
 {
     pgw_request_t r = PGW_QUERY(sql, params, nparams, done_cb, ud);
     r.flags = flags;
     r.on_row = row_cb;
     return row_cb ? pgw_session_submit(s, &r) : PGW_EINVAL;
 }
-static inline int pgw_session_prepare(pgw_session_t *s, const char *name, const char *sql,
-                                      const uint32_t *oids, size_t nparams, pgw_result_cb cb,
-                                      void *ud)
+PGW_INLINE int pgw_session_prepare(pgw_session_t *s, const char *name, const char *sql,
+                                   const uint32_t *oids, size_t nparams, pgw_result_cb cb, void *ud)
 {
     pgw_request_t r = PGW_PREPARE(name, sql, oids, nparams, cb, ud);
     return pgw_session_submit(s, &r);
 }
-static inline int pgw_session_execute(pgw_session_t *s, const char *name, const pgw_param_t *params,
-                                      size_t nparams, unsigned flags, pgw_result_cb cb, void *ud)
+PGW_INLINE int pgw_session_execute(pgw_session_t *s, const char *name, const pgw_param_t *params,
+                                   size_t nparams, unsigned flags, pgw_result_cb cb, void *ud)
 {
     pgw_request_t r = PGW_EXECUTE(name, params, nparams, cb, ud);
     r.flags = flags;
     return pgw_session_submit(s, &r);
 }
-static inline int pgw_session_execute_rows(pgw_session_t *s, const char *name,
-                                           const pgw_param_t *params, size_t nparams,
-                                           unsigned flags, pgw_row_cb row_cb, pgw_result_cb done_cb,
-                                           void *ud)
+PGW_INLINE int pgw_session_execute_rows(pgw_session_t *s, const char *name,
+                                        const pgw_param_t *params, size_t nparams, unsigned flags,
+                                        pgw_row_cb row_cb, pgw_result_cb done_cb, void *ud)
 {
     pgw_request_t r = PGW_EXECUTE(name, params, nparams, done_cb, ud);
     r.flags = flags;
     r.on_row = row_cb;
     return row_cb ? pgw_session_submit(s, &r) : PGW_EINVAL;
 }
-static inline int pgw_session_describe(pgw_session_t *s, const char *name, pgw_result_cb cb,
-                                       void *ud)
+PGW_INLINE int pgw_session_describe(pgw_session_t *s, const char *name, pgw_result_cb cb, void *ud)
 {
     pgw_request_t r = PGW_DESCRIBE(name, cb, ud);
     return pgw_session_submit(s, &r);
 }
-static inline int pgw_session_close_statement(pgw_session_t *s, const char *name, pgw_result_cb cb,
-                                              void *ud)
+PGW_INLINE int pgw_session_close_statement(pgw_session_t *s, const char *name, pgw_result_cb cb,
+                                           void *ud)
 {
     pgw_request_t r = PGW_CLOSE(name, cb, ud);
     return pgw_session_submit(s, &r);
 }
-static inline int pgw_session_sync(pgw_session_t *s, pgw_result_cb cb, void *ud)
+PGW_INLINE int pgw_session_sync(pgw_session_t *s, pgw_result_cb cb, void *ud)
 {
     pgw_request_t r = PGW_SYNC(cb, ud);
     return pgw_session_submit(s, &r);
@@ -1120,6 +1173,9 @@ PGW_EXTERN size_t pgw_session_pending(const pgw_session_t *s);
  * portal opened outside a batch and not closed keeps it open, the implicit
  * transaction with it), else 0 (and for NULL). */
 PGW_EXTERN int pgw_session_group_open(const pgw_session_t *s);
+/* The registry the session's results decode through (its config's, else
+ * the default one); NULL for NULL. */
+PGW_EXTERN pgw_type_registry_t *pgw_session_registry(const pgw_session_t *s);
 /* The error that broke the session (0 if not broken). */
 PGW_EXTERN int pgw_session_error(const pgw_session_t *s);
 /* Name of the authentication method the server used ("trust", "password",

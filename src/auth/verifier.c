@@ -9,7 +9,6 @@
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
-#include <openssl/rand.h>
 #include <openssl/sha.h>
 
 #include <limits.h>
@@ -52,7 +51,8 @@ int pgw_scram_verifier(char *out, size_t outlen, const char *password, int itera
     if (iterations == 0) iterations = PGW_SCRAM_ITERATIONS_DEFAULT;
     uint8_t random_salt[PGW_SCRAM_SALT_LEN_DEFAULT];
     if (!salt) {
-        if (RAND_bytes(random_salt, sizeof random_salt) != 1) return PGW_ENOMEM;
+        int rc = pgw__random_bytes(random_salt, sizeof random_salt);
+        if (rc < 0) return rc;
         salt = random_salt;
         salt_len = sizeof random_salt;
     }

@@ -54,11 +54,14 @@ static void on_done(int status, pgw_result_t *res, void *ud)
     w->res = res;
 }
 
-/* Run the loop until *done. */
+/* Run the loop until *done. A blocking call waits anyway: a row callback's
+ * pause (PGW_ROW_PAUSE) would only stall it, so reading goes on. */
 static void run_until(pgw_client_t *c, const int *done)
 {
-    while (!*done)
+    while (!*done) {
+        if (pgw_conn_reading_paused(c->conn)) pgw_conn_resume_reading(c->conn);
         if (uv_run(&c->loop, UV_RUN_ONCE) == 0 && !*done) break; /* nothing can complete it */
+    }
 }
 
 /* 1 if a result of the chain answers a COPY (one the request could not
@@ -189,72 +192,36 @@ int pgw_client_connect(pgw_client_t **out, const char *conninfo, const pgw_conn_
 
 /* --------------------------------------------------------------- requests */
 
-/* One request's wait: the session gives one userdata to both callbacks of a
- * request, so the caller's row callback and its userdata travel here. */
-typedef struct run_ctx {
-    waiter_t w;
-    pgw_row_cb row_cb;
-    void *ud;
-    pgw_copy_source_cb copy_source;
-    pgw_copy_data_cb copy_data;
-    pgw_copy_start_cb copy_start;
-} run_ctx_t;
+/* The client takes every completion of its requests through the driver
+ * hook (session.h, "Driver completions"): the caller's descriptors go to the
+ * connection unchanged, their on_row and COPY callbacks run with the
+ * caller's ud, and their on_result is not called. */
+typedef struct waits {
+    waiter_t *each; /* one per request */
+    waiter_t end;   /* the batch's */
+} waits_t;
 
-/* A blocking call waits anyway: a pause (PGW_ROW_PAUSE) would only stall
- * it, so the rows go on. */
-static int on_row(const pgw_row_t *row, void *ud)
+static int take(void *ctx, size_t index, int status, pgw_result_t **res)
 {
-    run_ctx_t *x = ud;
-    int rc = x->row_cb(row, x->ud);
-    return rc == PGW_ROW_PAUSE ? 0 : rc;
+    waits_t *ws = ctx;
+    on_done(status, *res, index == PGW_DRIVER_BATCH ? &ws->end : &ws->each[index]);
+    return PGW_DRIVER_TAKEN;
 }
 
-static int on_copy_source(pgw_buf_t *out, size_t room, void *ud)
+/* A COPY's result goes out with any status it has one for. */
+static void expect(waiter_t *w, const pgw_request_t *req)
 {
-    run_ctx_t *x = ud;
-    return x->copy_source(out, room, x->ud);
-}
-
-static int on_copy_data(const uint8_t *data, size_t len, void *ud)
-{
-    run_ctx_t *x = ud;
-    return x->copy_data(data, len, x->ud);
-}
-
-static int on_copy_start(const pgw_copy_info_t *info, void *ud)
-{
-    run_ctx_t *x = ud;
-    return x->copy_start(info, x->ud);
-}
-
-/* The caller's descriptor with the client's callbacks; the copy is in this
- * library's layout whatever header the caller was built with. */
-static int adopt(const pgw_request_t *req, run_ctx_t *x, pgw_request_t *out)
-{
-    int rc = pgw_request_copy(out, req);
-    if (rc < 0) return rc;
-    x->row_cb = out->on_row;
-    x->ud = out->ud;
-    x->copy_source = out->copy_source;
-    x->copy_data = out->on_copy_data;
-    x->copy_start = out->on_copy_start;
-    x->w.keep_any = out->kind == PGW_REQ_COPY;
-    out->on_result = on_done;
-    out->on_row = out->on_row ? on_row : NULL;
-    out->copy_source = out->copy_source ? on_copy_source : NULL;
-    out->on_copy_data = out->on_copy_data ? on_copy_data : NULL;
-    out->on_copy_start = out->on_copy_start ? on_copy_start : NULL;
-    out->ud = x;
-    return 0;
+    memset(w, 0, sizeof *w);
+    w->keep_any = req && req->size && req->kind == PGW_REQ_COPY;
 }
 
 int pgw_client_run(pgw_client_t *c, const pgw_request_t *req, pgw_result_t **res)
 {
-    run_ctx_t x = {{0, 0, NULL, 0}, NULL, NULL, NULL, NULL, NULL};
-    pgw_request_t r;
-    int rc = c ? adopt(req, &x, &r) : PGW_EINVAL;
-    if (rc == 0) rc = pgw_conn_submit(c->conn, &r);
-    return finish(c, rc, &x.w, res);
+    waiter_t w;
+    expect(&w, req);
+    waits_t ws = {&w, {0, 0, NULL, 0}};
+    int rc = c ? pgw_conn_submit_driven(c->conn, req, take, &ws) : PGW_EINVAL;
+    return finish(c, rc, &w, res);
 }
 
 int pgw_client_run_batch(pgw_client_t *c, const pgw_request_t *reqs, size_t n, unsigned flags,
@@ -263,23 +230,20 @@ int pgw_client_run_batch(pgw_client_t *c, const pgw_request_t *reqs, size_t n, u
     if (!c || !n || !reqs || !results) return PGW_EINVAL;
     for (size_t i = 0; i < n; i++)
         results[i] = NULL;
-    run_ctx_t *xs = client_calloc(c->alloc, n, sizeof *xs);
-    pgw_request_t *rs = client_calloc(c->alloc, n, sizeof *rs);
-    int rc = xs && rs ? 0 : PGW_ENOMEM;
+    waits_t ws = {client_calloc(c->alloc, n, sizeof *ws.each), {0, 0, NULL, 0}};
+    int rc = ws.each ? 0 : PGW_ENOMEM;
     for (size_t i = 0; i < n && rc == 0; i++)
-        rc = adopt(pgw_request_nth(reqs, i), &xs[i], &rs[i]);
-    waiter_t end = {0, 0, NULL, 0};
-    if (rc == 0) rc = pgw_conn_submit_batch(c->conn, rs, n, flags, on_done, &end);
-    if (rc == 0) run_until(c, &end.done);
-    pgw_result_free(end.res);
+        expect(&ws.each[i], pgw_request_nth(reqs, i));
+    if (rc == 0) rc = pgw_conn_submit_batch_driven(c->conn, reqs, n, flags, NULL, NULL, take, &ws);
+    if (rc == 0) run_until(c, &ws.end.done);
+    pgw_result_free(ws.end.res);
     int first = rc;
     for (size_t i = 0; i < n; i++) {
-        int st = rc < 0 ? rc : deliver(&xs[i].w, &results[i]);
+        int st = rc < 0 ? rc : deliver(&ws.each[i], &results[i]);
         if (statuses) statuses[i] = st;
         if (st < 0 && !first) first = st;
     }
-    client_dealloc(c->alloc, rs);
-    client_dealloc(c->alloc, xs);
+    client_dealloc(c->alloc, ws.each);
     return first;
 }
 

@@ -5,8 +5,10 @@
  * a batch and the one after it travels), closed when exhausted or
  * abandoned. Written
  * against the public request model: the open, the fetches and the close are
- * descriptors submitted to the client's connection, and the client's loop
- * runs until the one the caller waits for has completed.
+ * descriptors submitted to the client's connection (the caller's on_row and
+ * ud on the open and the fetches, the cursor hearing each completion
+ * through the driver hook, session.h "Driver completions"), and the
+ * client's loop runs until the one the caller waits for has completed.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "client/client_internal.h"
@@ -24,7 +26,6 @@ typedef struct slot {
     int busy; /* submitted, callback not fired yet */
     int status;
     pgw_result_t *res;
-    uint64_t rows; /* rows streamed to the caller's on_row during it */
 } slot_t;
 
 struct pgw_client_cursor {
@@ -58,25 +59,20 @@ static pgw_conn_t *conn_of(pgw_client_cursor_t *cur)
     return pgw_client_conn(cur->c);
 }
 
-static void on_slot(int status, pgw_result_t *res, void *ud)
+/* The cursor takes the completion of each of its requests (the driver
+ * hook): on_result is not called. */
+static int take_slot(void *ctx, size_t index, int status, pgw_result_t **res)
 {
-    slot_t *x = ud;
+    (void)index;
+    slot_t *x = ctx;
     x->busy = 0;
     x->status = status;
-    x->res = res;
+    x->res = *res;
     /* The rows after the batch waited for stay unread until the next wait
      * (a batch completing during another call of the client does not
      * pause: that call waits for its own request). */
     if (streaming(x->cur) && x == x->cur->waiting_for) pgw_conn_pause_reading(conn_of(x->cur));
-}
-
-/* The session gives a request's one userdata (its slot) to both callbacks. */
-static int on_row(const pgw_row_t *row, void *ud)
-{
-    slot_t *x = ud;
-    x->rows++;
-    int rc = x->cur->row_cb(row, x->cur->row_ud);
-    return rc == PGW_ROW_PAUSE ? 0 : rc;
+    return PGW_DRIVER_TAKEN;
 }
 
 static uv_loop_t *loop_of(pgw_client_cursor_t *cur)
@@ -85,18 +81,20 @@ static uv_loop_t *loop_of(pgw_client_cursor_t *cur)
 }
 
 /* Run the loop until x completed (or nothing can complete it). A streaming
- * cursor's reading, paused at the end of the batch before, resumes (in the
- * loop's next turn) for it, and is left to resume in the turn after: the
- * next call on this client, whatever it is, reads on. */
+ * cursor's reading, paused at the end of the batch before (or by the
+ * caller's on_row: a blocking call waits anyway, so the rows go on),
+ * resumes (in the loop's next turn) for it, and is left to resume in the
+ * turn after: the next call on this client, whatever it is, reads on. */
 static void wait_slot(pgw_client_cursor_t *cur, slot_t *x)
 {
-    if (streaming(cur)) pgw_conn_resume_reading(conn_of(cur));
     cur->waiting_for = x;
-    while (x->busy)
+    while (x->busy) {
+        if (pgw_conn_reading_paused(conn_of(cur))) pgw_conn_resume_reading(conn_of(cur));
         if (uv_run(loop_of(cur), UV_RUN_ONCE) == 0 && x->busy) {
             x->busy = 0;
             x->status = PGW_ECONNLOST;
         }
+    }
     cur->waiting_for = NULL;
     if (streaming(cur)) pgw_conn_resume_reading(conn_of(cur));
 }
@@ -107,10 +105,8 @@ static int submit_slot(pgw_client_cursor_t *cur, slot_t *x, pgw_request_t *r)
 {
     memset(x, 0, sizeof *x);
     x->cur = cur;
-    r->on_result = on_slot;
-    r->ud = x;
     x->busy = 1;
-    int rc = pgw_conn_submit(conn_of(cur), r);
+    int rc = pgw_conn_submit_driven(conn_of(cur), r, take_slot, x);
     if (rc < 0) {
         x->busy = 0;
         return rc;
@@ -147,8 +143,8 @@ static int submit_batch_slot(pgw_client_cursor_t *cur, pgw_request_t *r)
 static int fill_fetches(pgw_client_cursor_t *cur)
 {
     while (cur->nbatch < AHEAD) {
-        pgw_request_t r = PGW_FETCH(cur->portal, cur->batch_rows, NULL, NULL);
-        if (cur->row_cb) r.on_row = on_row;
+        pgw_request_t r = PGW_FETCH(cur->portal, cur->batch_rows, NULL, cur->row_ud);
+        r.on_row = cur->row_cb;
         int rc = submit_batch_slot(cur, &r);
         if (rc < 0) return rc;
     }
@@ -185,9 +181,10 @@ int pgw_client_cursor_open(pgw_client_t *c, const pgw_request_t *desc, uint32_t 
     cur->batch_rows = batch_rows;
     cur->row_cb = r.on_row;
     cur->row_ud = r.ud;
+    /* What to run changes (its portal, its batch size); who hears it does
+     * not: the caller's on_row and ud stay. */
     r.portal = cur->portal;
     r.max_rows = batch_rows;
-    r.on_row = r.on_row ? on_row : NULL;
     rc = submit_batch_slot(cur, &r);
     if (rc < 0) {
         a->free(cur, a->ud);
@@ -229,7 +226,7 @@ int pgw_client_cursor_next(pgw_client_cursor_t *cur, pgw_result_t **res)
         cur->nbatch--;
         pgw_result_t *b = x->res;
         int status = x->status;
-        uint64_t rows = cur->row_cb ? x->rows : pgw_result_nrows(b);
+        uint64_t rows = cur->row_cb ? pgw_result_nstreamed(b) : pgw_result_nrows(b);
         x->res = NULL;
         if (status < 0) {
             cur->end = status;

@@ -8,7 +8,7 @@ int pgw_client_load_types(pgw_client_t *c, const char *const *names, size_t n,
                           pgw_type_registry_t *reg)
 {
     if (!c || (!names && n > 0)) return PGW_EINVAL;
-    if (!reg) reg = pgw_type_registry_default();
+    if (!reg) reg = pgw_session_registry(pgw_client_session(c));
     pgw_array_enc_t ctx;
     pgw_param_t p = pgw_type_load_param(&ctx, names, n);
     pgw_result_t *res;

@@ -18,8 +18,9 @@
 #include <string.h>
 
 static const char *const phase_names[] = {
-    "new",   "resolving",       "connecting", "tls",    "startup", "authenticating",
-    "setup", "checking_target", "ready",      "failed",
+#define PHASE_NAME(name, str, meaning) [PGW_PHASE_##name] = str,
+    PGW_CONN_PHASE_MAP(PHASE_NAME)
+#undef PHASE_NAME
 };
 
 const char *pgw_conn_phase_name(int phase)

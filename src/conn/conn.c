@@ -204,11 +204,13 @@ int pgw__conn_session_create(pgw_conn_t *c, const char *password)
     sc.stmt_cache_mode = c->cfg.stmt_cache_mode;
     sc.stmt_cache_size = c->cfg.stmt_cache_size;
     sc.stmt_cache_bytes = c->cfg.stmt_cache_bytes;
+    sc.registry = c->cfg.registry;
     sc.ud = c;
     pgw_session_t *s;
     int rc = pgw_session_new(&s, &sc);
     if (rc < 0) return rc;
     c->s = s;
+    if (c->driver.on_attempt) c->driver.on_attempt(c, c->driver.ud);
     return 0;
 }
 
@@ -470,7 +472,8 @@ static void conn_on_broken(pgw_conn_t *c, int err)
     case PGW__CONN_READY:
         c->state = PGW__CONN_LOST;
         pgw__conn_sock_drop(c);
-        if (c->cfg.on_lost) c->cfg.on_lost(c, err, c->cfg.ud);
+        if (c->driver.on_lost) c->driver.on_lost(c, err, c->driver.ud);
+        if (c->state == PGW__CONN_LOST && c->cfg.on_lost) c->cfg.on_lost(c, err, c->cfg.ud);
         break;
     default:
         break;
@@ -575,17 +578,29 @@ static int conn_check(const pgw_conn_t *c)
 
 int pgw_conn_submit(pgw_conn_t *c, const pgw_request_t *req)
 {
-    int rc = conn_check(c);
-    if (rc < 0) return rc;
-    return conn_after_request(c, pgw_session_submit(c->s, req));
+    return pgw_conn_submit_driven(c, req, NULL, NULL);
 }
 
 int pgw_conn_submit_batch(pgw_conn_t *c, const pgw_request_t *reqs, size_t n, unsigned flags,
                           pgw_result_cb done, void *ud)
 {
+    return pgw_conn_submit_batch_driven(c, reqs, n, flags, done, ud, NULL, NULL);
+}
+
+int pgw_conn_submit_driven(pgw_conn_t *c, const pgw_request_t *req, pgw_driver_hook hook, void *ctx)
+{
     int rc = conn_check(c);
     if (rc < 0) return rc;
-    return conn_after_request(c, pgw_session_submit_batch(c->s, reqs, n, flags, done, ud));
+    return conn_after_request(c, pgw_session_submit_driven(c->s, req, hook, ctx));
+}
+
+int pgw_conn_submit_batch_driven(pgw_conn_t *c, const pgw_request_t *reqs, size_t n, unsigned flags,
+                                 pgw_result_cb done, void *ud, pgw_driver_hook hook, void *ctx)
+{
+    int rc = conn_check(c);
+    if (rc < 0) return rc;
+    return conn_after_request(
+        c, pgw_session_submit_batch_driven(c->s, reqs, n, flags, done, ud, hook, ctx));
 }
 
 int32_t pgw_conn_backend_pid(pgw_conn_t *c)
@@ -646,6 +661,21 @@ void pgw_conn_stats(const pgw_conn_t *c, pgw_conn_stats_t *out)
         *out = c->stats;
     else
         memset(out, 0, sizeof(*out));
+}
+
+int pgw_conn_set_driver(pgw_conn_t *c, const pgw_conn_driver_t *d)
+{
+    if (!c) return PGW_EINVAL;
+    if (d)
+        c->driver = *d;
+    else
+        memset(&c->driver, 0, sizeof c->driver);
+    return 0;
+}
+
+void *pgw_conn_driver_userdata(const pgw_conn_t *c)
+{
+    return c ? c->driver.ud : NULL;
 }
 
 int pgw_conn_set_notification_cb(pgw_conn_t *c, pgw_notification_cb cb, void *ud)

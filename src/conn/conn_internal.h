@@ -399,6 +399,7 @@ struct pgw_conn {
     /* cfg.on_notification with cfg.ud, or pgw_conn_set_notification_cb's. */
     pgw_notification_cb notify_cb;
     void *notify_ud;
+    pgw_conn_driver_t driver; /* pgw_conn_set_driver */
 };
 
 /* conn.c */

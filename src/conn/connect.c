@@ -237,7 +237,9 @@ void pgw__connect_on_startup(pgw_conn_t *c, int status, const pgw_error_t *err)
         if (status == PGW_ESERVER && !pgw_session_auth_ok(c->s)) {
             /* "the database system is starting up" (or shutting down, or
              * in recovery): libpq tries the next host. */
-            if (err && err->sqlstate && strcmp(err->sqlstate, "57P03") == 0) {
+            if (err && err->sqlstate &&
+                pgw_sqlstate_is(err->sqlstate, strlen(err->sqlstate),
+                                PGW_SQLSTATE_CANNOT_CONNECT_NOW)) {
                 attempt_failed(c, status, err, 1);
                 return;
             }

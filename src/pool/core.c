@@ -4,7 +4,8 @@
  * (at most max_connecting opens at once, exponential backoff after a
  * failed one, so a server restart does not meet a storm of connects),
  * least-in-flight dispatch, lifetime with jitter, idle timeout, the
- * liveness threshold and what a release must clean.
+ * liveness threshold, what a release must clean, and the servers going
+ * down (no work for them until a connection there proves healthy).
  */
 #include "pool/pool_internal.h"
 #include "util/internal.h"
@@ -103,9 +104,7 @@ void pgw__core_init(pgw__core_t *c, const pgw__core_cfg_t *cfg, const pgw__core_
     if (c->cfg.min_size > c->cfg.max_size) c->cfg.min_size = c->cfg.max_size;
     if (c->cfg.max_connecting == 0) c->cfg.max_connecting = 4;
     if (c->cfg.pipeline_target == 0) c->cfg.pipeline_target = 1;
-    if (c->cfg.backoff_min_us == 0) c->cfg.backoff_min_us = 50000;
-    if (c->cfg.backoff_max_us < c->cfg.backoff_min_us)
-        c->cfg.backoff_max_us = c->cfg.backoff_min_us;
+    pgw__backoff_init(&c->backoff, c->cfg.backoff_min_us, c->cfg.backoff_max_us, 1000);
     c->ops = ops;
     c->ud = ud;
     c->alloc = alloc;
@@ -139,10 +138,25 @@ static void member_close(pgw__core_t *c, pgw__member_t *m, int reason)
     member_free(c, m);
 }
 
+/* Members opening that were held when their server began going down:
+ * they take no work, so they leave their place among the max_connecting
+ * to a member that will. */
+static uint32_t opening_held(const pgw__core_t *c)
+{
+    uint32_t n = 0;
+    const pgw__member_t *m = c->members;
+    if (!m || !c->down_server) return 0;
+    do {
+        n += m->state == PGW__M_OPENING && m->hold;
+        m = m->next;
+    } while (m != c->members);
+    return n;
+}
+
 static int may_open(const pgw__core_t *c, uint64_t now)
 {
-    return !c->closing && c->size < c->cfg.max_size && c->opening < c->cfg.max_connecting &&
-           now >= c->retry_at_us;
+    return !c->closing && c->size < c->cfg.max_size &&
+           c->opening - opening_held(c) < c->cfg.max_connecting && now >= c->retry_at_us;
 }
 
 /* Open a member of role; NULL (err set) when the open failed at once. */
@@ -173,7 +187,17 @@ static pgw__member_t *member_open(pgw__core_t *c, int role, uint64_t now, int *e
 
 static int member_free_for_checkout(const pgw__member_t *m, int role)
 {
-    return m->state == PGW__M_READY && m->inflight == 0 && !m->retire && m->role == role;
+    return m->state == PGW__M_READY && m->inflight == 0 && !m->retire && !m->recheck &&
+           m->role == role;
+}
+
+/* Ask the driver to check m (it answers with pgw__core_checked, maybe
+ * inside this call: m may be gone when it returns). */
+static void start_check(pgw__core_t *c, pgw__member_t *m)
+{
+    m->recheck = 0;
+    m->state = PGW__M_CHECKING;
+    c->ops->check(c->ud, m);
 }
 
 static uint32_t members_of(const pgw__core_t *c, int role, uint32_t *opening)
@@ -235,8 +259,7 @@ static void serve(pgw__core_t *c, uint64_t now)
             if (member_free_for_checkout(m, m->role) && (w = first_waiter(c, m->role))) {
                 if (c->cfg.liveness_after_us &&
                     now - m->idle_since_us >= c->cfg.liveness_after_us) {
-                    m->state = PGW__M_CHECKING;
-                    c->ops->check(c->ud, m);
+                    start_check(c, m);
                 } else {
                     grant(c, w, m, now);
                 }
@@ -279,7 +302,7 @@ static void serve(pgw__core_t *c, uint64_t now)
             if (!m) break;
             do {
                 if (m->role == role && m->state == PGW__M_READY && !m->drain && !m->retire &&
-                    (!best || m->inflight < best->inflight))
+                    !m->recheck && (!best || m->inflight < best->inflight))
                     best = m;
                 m = m->next;
             } while (m != c->members);
@@ -307,6 +330,16 @@ void pgw__core_forget_waiter(pgw__core_t *c, pgw__waiter_t *w)
 
 /* --------------------------------------------------------------- one-shot */
 
+/* m may take a one-shot request: up, or (with opening set) being opened
+ * while opens succeed (after a failed one, those opening are probes of a
+ * server that is down: requests queued there would fail with them). */
+static int takes_requests(const pgw__core_t *c, const pgw__member_t *m, int opening)
+{
+    if (m->drain || m->retire || m->recheck) return 0;
+    if (m->state == PGW__M_READY) return 1;
+    return opening && m->state == PGW__M_OPENING && !m->hold && !m->between && !c->last_open_error;
+}
+
 /* The member of role with the least in flight among those up (and, with
  * opening set, those being opened). */
 static pgw__member_t *least_in_flight(const pgw__core_t *c, int role, int opening)
@@ -314,9 +347,8 @@ static pgw__member_t *least_in_flight(const pgw__core_t *c, int role, int openin
     pgw__member_t *best = NULL, *m = c->members;
     if (!m) return NULL;
     do {
-        if (m->role == role &&
-            (m->state == PGW__M_READY || (opening && m->state == PGW__M_OPENING)) && !m->drain &&
-            !m->retire && (!best || m->inflight < best->inflight))
+        if (m->role == role && takes_requests(c, m, opening) &&
+            (!best || m->inflight < best->inflight))
             best = m;
         m = m->next;
     } while (m != c->members);
@@ -334,8 +366,8 @@ pgw__member_t *pgw__core_pick(pgw__core_t *c, uint64_t now, int role, int *err)
     if ((!best || best->inflight >= c->cfg.pipeline_target) && may_open(c, now)) {
         int e = 0;
         pgw__member_t *n = member_open(c, role, now, &e);
-        if (n) return n;
-        if (!best) {
+        if (n && takes_requests(c, n, 1)) return n;
+        if (!n && !best) {
             *err = e;
             return NULL;
         }
@@ -354,12 +386,17 @@ void pgw__core_sent(pgw__core_t *c, pgw__member_t *m)
     m->inflight++;
 }
 
-/* m has nothing in flight: close it if retired, else serve the waiters. */
+/* m has nothing in flight: close it if retired, check it if its server
+ * went down meanwhile, else serve the waiters. */
 static void member_freed_up(pgw__core_t *c, pgw__member_t *m, uint64_t now)
 {
     m->idle_since_us = now;
     if (m->retire && m->state == PGW__M_READY) {
         member_close(c, m, PGW__CLOSE_LIFETIME);
+        return;
+    }
+    if (m->recheck && m->state == PGW__M_READY) {
+        start_check(c, m);
         return;
     }
     if (c->waiters) serve(c, now);
@@ -369,6 +406,21 @@ void pgw__core_done(pgw__core_t *c, pgw__member_t *m, uint64_t now)
 {
     if (m->inflight) m->inflight--;
     if (m->inflight == 0 && m->state == PGW__M_READY) member_freed_up(c, m, now);
+}
+
+/* The server that was going down proved healthy (a member there answered a
+ * check, or one opened since came up there): the members still opening
+ * need not fear it any more. Those up keep their own checks (a check
+ * vouches for its own connection only: the others may be terminated). */
+static void server_healthy(pgw__core_t *c)
+{
+    c->down_server = 0;
+    pgw__member_t *m = c->members;
+    if (!m) return;
+    do {
+        if (m->state == PGW__M_OPENING) m->hold = m->recheck = 0;
+        m = m->next;
+    } while (m != c->members);
 }
 
 /* ---------------------------------------------------------------- release */
@@ -414,6 +466,11 @@ void pgw__core_checked(pgw__core_t *c, pgw__member_t *m, int ok, uint64_t now)
         return;
     }
     m->idle_since_us = now;
+    if (m->recheck) { /* its server went down while the check ran */
+        start_check(c, m);
+        return;
+    }
+    if (m->server == c->down_server) server_healthy(c); /* it answered */
     pgw__waiter_t *w = first_waiter(c, m->role);
     if (w && !c->closing) {
         grant(c, w, m, now);
@@ -430,18 +487,17 @@ void pgw__core_opened(pgw__core_t *c, pgw__member_t *m, int status, uint64_t now
     if (status != 0) {
         c->st.open_failures++;
         c->last_open_error = status;
-        c->backoff_us = c->backoff_us ? c->backoff_us * 2 : c->cfg.backoff_min_us;
-        if (c->backoff_us > c->cfg.backoff_max_us) c->backoff_us = c->cfg.backoff_max_us;
-        c->retry_at_us = now + c->backoff_us;
+        c->retry_at_us = now + pgw__backoff_next(&c->backoff);
         member_free(c, m);
         return;
     }
     c->st.opened++;
     c->opening--;
-    c->backoff_us = 0;
+    pgw__backoff_reset(&c->backoff);
     c->retry_at_us = 0;
     c->last_open_error = 0;
     m->state = PGW__M_READY;
+    m->hold = 0;
     m->opened_us = now;
     m->idle_since_us = now;
     if (c->cfg.max_lifetime_us) {
@@ -449,6 +505,11 @@ void pgw__core_opened(pgw__core_t *c, pgw__member_t *m, int status, uint64_t now
         if (jitter >= c->cfg.max_lifetime_us) jitter = c->cfg.max_lifetime_us / 2;
         m->expires_us = now + c->cfg.max_lifetime_us - (jitter ? rng_next(c) % (jitter + 1) : 0);
     }
+    /* A connection opened since its server began going down proves it
+     * healthy again; one opening at that moment may have been let in just
+     * before: checked once free (what it carried runs first). */
+    if (m->server == c->down_server && m->id > c->down_since_id) server_healthy(c);
+    if (m->recheck && m->inflight == 0) start_check(c, m);
     serve(c, now);
 }
 
@@ -457,6 +518,57 @@ void pgw__core_lost(pgw__core_t *c, pgw__member_t *m, uint64_t now)
     c->st.lost++;
     c->st.closed++;
     member_free(c, m);
+    serve(c, now);
+}
+
+void pgw__core_between_attempts(pgw__core_t *c, pgw__member_t *m, int between)
+{
+    PGW__UNUSED(c);
+    m->between = (uint8_t)(between && m->state == PGW__M_OPENING);
+}
+
+/* Check the free members that must be checked (each check may end at once
+ * and change the list: the walk starts over). */
+static void start_due_checks(pgw__core_t *c)
+{
+    for (int again = 1; again && c->members;) {
+        again = 0;
+        pgw__member_t *m = c->members;
+        do {
+            if (m->recheck && m->state == PGW__M_READY && m->inflight == 0 && !m->retire) {
+                start_check(c, m);
+                again = 1;
+                break;
+            }
+            m = m->next;
+        } while (m != c->members);
+    }
+}
+
+void pgw__core_server_down(pgw__core_t *c, uint32_t server, int hold_opening, uint64_t now)
+{
+    if (c->closing || server == 0) return;
+    int again = c->down_server == server;
+    if (!again) {
+        c->down_server = server;
+        c->down_since_id = c->next_id;
+    }
+    pgw__member_t *m = c->members;
+    if (!m) return;
+    do {
+        if (again && m->id > c->down_since_id) {
+            /* opened since the first sign: a new backend */
+        } else if (m->state == PGW__M_OPENING) {
+            if (hold_opening) { /* it may be reaching that server */
+                m->hold = 1;
+                m->recheck = 1;
+            }
+        } else if (m->server == server) {
+            m->recheck = 1;
+        }
+        m = m->next;
+    } while (m != c->members);
+    start_due_checks(c);
     serve(c, now);
 }
 

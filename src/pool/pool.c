@@ -4,6 +4,14 @@
  * one-shot requests are wrapped so that their completion is counted
  * against their connection and a connection's death is reported as
  * PGW_ERETRY; checkouts are waiters of the core, answered from the loop.
+ *
+ * A connection's death reaches the pool first through the completions of
+ * its requests (the session fails them before the connection reports
+ * on_lost; a FATAL error completes the request it interrupted before
+ * that): the wrapper takes a dead connection out of the core before the
+ * caller's callback runs, so that what the callback resubmits goes to
+ * another connection. The way it died (and a refused connect) tells the
+ * core which server is going down.
  */
 #define _DEFAULT_SOURCE /* uv.h needs POSIX types */
 #include "pgwire/pool.h"
@@ -27,11 +35,19 @@ struct pconn {
     pgw__member_t *m; /* NULL once the core dropped it */
     pconn_t *next, *prev;
     uint8_t was_ready;
-    uint8_t out;     /* checked out */
-    uint8_t closing; /* pgw_conn_close called */
-    int32_t host;    /* index in p->hosts once up; -1 before (or no memory) */
-    uint32_t early;  /* requests sent before it was up, still pending */
+    uint8_t out;          /* checked out */
+    uint8_t closing;      /* pgw_conn_close called */
+    int32_t host;         /* index in p->hosts once up; -1 before (or no memory) */
+    uint32_t early;       /* requests sent before it was up, still pending */
+    size_t attempts_seen; /* connect attempts already looked at for refusals */
 };
+
+/* A server connections were made to, as the connect attempts name it
+ * (pgw_conn_attempt_t host and port): the core knows it by its index + 1. */
+typedef struct pserver {
+    char host[256];
+    uint16_t port;
+} pserver_t;
 
 /* Per-server totals (pgw_pool_hosts); live counts are taken from the
  * connections when asked. */
@@ -53,31 +69,10 @@ struct pacq {
     pacq_t *next;    /* deferred delivery */
 };
 
-/* A one-shot request's wrapper: the caller's callbacks. */
-typedef struct preq {
-    pconn_t *pc;
-    pgw_result_cb on_result;
-    pgw_row_cb on_row;
-    pgw_copy_source_cb copy_source;
-    pgw_copy_data_cb on_copy_data;
-    pgw_copy_start_cb on_copy_start;
-    void *ud;
-    struct preq *next_free;
-} preq_t;
-
-typedef struct pbatch {
-    pconn_t *pc;
-    pgw_result_cb done;
-    void *ud;
-    size_t n;
-    preq_t items[];
-} pbatch_t;
-
 struct pgw_pool {
     uv_loop_t *loop;
     const pgw_allocator_t *alloc;
-    pgw_pool_config_t cfg;  /* the caller's, copied */
-    pgw_conn_config_t conn; /* what pooled connections get */
+    pgw_pool_config_t cfg; /* the caller's, copied */
     char *conninfo;
     char *ci_role[PGW__NROLES];
     char *reset_sql;
@@ -87,10 +82,10 @@ struct pgw_pool {
     pacq_t *defer_head, *defer_tail;
     pconn_t *pconns; /* every connection not yet closed (circular) */
     size_t nconns;   /* pconns not yet freed */
-    preq_t *free_reqs;
-    size_t nfree_reqs;
     phost_t *hosts;
     size_t nhosts, caphosts;
+    pserver_t *servers;
+    size_t nservers, capservers;
     int closing;
     int handles_open;
     uint64_t retried, submitted;
@@ -139,6 +134,20 @@ static void copy_cut(char *dst, size_t n, const char *src)
     dst[len] = 0;
 }
 
+/* Room for one more element in *arr (of elem bytes, n used, *cap
+ * allocated). Returns 0, or -1 without memory. */
+static int grow(pgw_pool_t *p, void **arr, size_t *cap, size_t n, size_t elem)
+{
+    if (n < *cap) return 0;
+    size_t c = *cap ? *cap * 2 : 4;
+    if (c > INT32_MAX) return -1;
+    void *a = pgw__realloc(p->alloc, *arr, c * elem);
+    if (!a) return -1;
+    *arr = a;
+    *cap = c;
+    return 0;
+}
+
 /* The entry of pc's server and role, made if new; -1 without memory. */
 static int32_t host_index(pgw_pool_t *p, const pconn_t *pc, uint8_t role)
 {
@@ -150,14 +159,7 @@ static int32_t host_index(pgw_pool_t *p, const pconn_t *pc, uint8_t role)
         if (h->role == role && strcmp(h->host, host) == 0 && strcmp(h->port, port) == 0)
             return (int32_t)i;
     }
-    if (p->nhosts == p->caphosts) {
-        size_t cap = p->caphosts ? p->caphosts * 2 : 4;
-        if (cap > INT32_MAX) return -1;
-        phost_t *n = pgw__realloc(p->alloc, p->hosts, cap * sizeof *n);
-        if (!n) return -1;
-        p->hosts = n;
-        p->caphosts = cap;
-    }
+    if (grow(p, (void **)&p->hosts, &p->caphosts, p->nhosts, sizeof *p->hosts) < 0) return -1;
     phost_t *h = &p->hosts[p->nhosts];
     memset(h, 0, sizeof *h);
     memcpy(h->host, host, sizeof host);
@@ -169,6 +171,52 @@ static int32_t host_index(pgw_pool_t *p, const pconn_t *pc, uint8_t role)
 static phost_t *host_of(const pconn_t *pc)
 {
     return pc->host >= 0 ? &pc->p->hosts[pc->host] : NULL;
+}
+
+/* The core's id of a server (0: none yet, or no memory to add it). */
+static uint32_t server_id(pgw_pool_t *p, const char *host, uint16_t port, int add)
+{
+    if (!host) return 0;
+    for (size_t i = 0; i < p->nservers; i++)
+        if (p->servers[i].port == port && strcmp(p->servers[i].host, host) == 0)
+            return (uint32_t)i + 1;
+    if (!add || grow(p, (void **)&p->servers, &p->capservers, p->nservers, sizeof *p->servers) < 0)
+        return 0;
+    pserver_t *s = &p->servers[p->nservers];
+    copy_cut(s->host, sizeof s->host, host);
+    s->port = port;
+    return (uint32_t)++p->nservers;
+}
+
+/* The server pc's connection is up on (the attempt that connected). */
+static uint32_t server_of(pconn_t *pc)
+{
+    size_t n = 0;
+    const pgw_conn_attempt_t *a = pgw_conn_attempts(pc->conn, &n);
+    return n ? server_id(pc->p, a[n - 1].host, a[n - 1].port, 1) : 0;
+}
+
+/* The attempt found nothing listening, or a server refusing connections
+ * because it is starting up or shutting down (57P03). */
+static int attempt_refused(const pgw_conn_attempt_t *a)
+{
+    return a->status == UV_ECONNREFUSED || a->status == UV_ENOENT ||
+           (a->status == PGW_ESERVER && a->sqlstate &&
+            pgw_sqlstate_is(a->sqlstate, strlen(a->sqlstate), PGW_SQLSTATE_CANNOT_CONNECT_NOW));
+}
+
+/* The servers that refused pc's connect attempts since last looked at are
+ * going down (an attempt still in progress is looked at next time). */
+static void note_refusals(pconn_t *pc)
+{
+    pgw_pool_t *p = pc->p;
+    size_t n = 0;
+    const pgw_conn_attempt_t *a = pgw_conn_attempts(pc->conn, &n);
+    for (size_t i = pc->attempts_seen; i < n && a[i].status != 0; i++) {
+        pc->attempts_seen = i + 1;
+        uint32_t s = attempt_refused(&a[i]) ? server_id(p, a[i].host, a[i].port, 0) : 0;
+        if (s) pgw__core_server_down(&p->core, s, 0, now_us());
+    }
 }
 
 /* A one-shot request (or batch) was sent on pc / completed with status. */
@@ -296,38 +344,87 @@ static void on_defer(uv_timer_t *t)
 
 /* ------------------------------------------------------ connection hooks */
 
-static void hook_notice(pgw_conn_t *conn, const pgw_error_t *n, void *ud)
+/* pc's connection is gone: out of the core (if still in it). down: the
+ * way it went says its server is going down. */
+static void pconn_lost(pconn_t *pc, int down)
 {
-    pconn_t *pc = ud;
-    pc->p->cfg.conn.on_notice(conn, n, pc->p->cfg.conn.ud);
-}
-
-static void hook_parameter(pgw_conn_t *conn, pgw_str_t name, pgw_str_t value, void *ud)
-{
-    pconn_t *pc = ud;
-    pc->p->cfg.conn.on_parameter(conn, name, value, pc->p->cfg.conn.ud);
-}
-
-static void hook_trace(pgw_conn_t *conn, char dir, const uint8_t *msg, size_t len, void *ud)
-{
-    pconn_t *pc = ud;
-    pc->p->cfg.conn.on_trace(conn, dir, msg, len, pc->p->cfg.conn.ud);
-}
-
-static void hook_lost(pgw_conn_t *conn, int err, void *ud)
-{
-    pconn_t *pc = ud;
     pgw_pool_t *p = pc->p;
+    pgw__member_t *m = pc->m;
+    if (!m) return;
+    uint32_t server = m->server;
     phost_t *h = host_of(pc);
-    if (h && pc->m) h->lost++;
-    if (pc->m) {
-        pgw__member_t *m = pc->m;
-        pc->m = NULL;
-        pgw__core_lost(&p->core, m, now_us());
+    if (h) h->lost++;
+    pc->m = NULL;
+    uint64_t now = now_us();
+    pgw__core_lost(&p->core, m, now);
+    if (down) pgw__core_server_down(&p->core, server, 1, now);
+    kick(p);
+}
+
+/* The server closes the connection after a FATAL error (1), and every
+ * connection after a PANIC (2); 0 for any other error. */
+static int fatal_level(const pgw_error_t *e)
+{
+    const char *sev = e->severity_nonlocal ? e->severity_nonlocal : e->severity;
+    if (!sev || !pgw_severity_ends_connection(sev, strlen(sev))) return 0;
+    return strcmp(sev, "PANIC") == 0 ? 2 : 1;
+}
+
+enum { CONN_ALIVE = 0, CONN_GONE, CONN_GONE_SERVER_DOWN };
+
+/* What a completion (status, res) on pc says of its connection: alive;
+ * gone (the session broke, or the server sent a FATAL error); gone in a
+ * way that says the server is going down (a shutdown error, a PANIC, or
+ * the connection closed under the request without a word). */
+static int conn_fate(pconn_t *pc, int status, const pgw_result_t *res)
+{
+    const pgw_error_t *e = status == PGW_ESERVER && res ? pgw_result_error(res) : NULL;
+    int fatal = e ? fatal_level(e) : 0;
+    if (fatal)
+        return fatal == 2 || pgw_sqlstate_server_going_away(e->sqlstate) ? CONN_GONE_SERVER_DOWN
+                                                                         : CONN_GONE;
+    pgw_session_t *s = pgw_conn_session(pc->conn);
+    if (s && pgw_session_state(s) != PGW_SESSION_BROKEN) return CONN_ALIVE;
+    return status == PGW_ECONNLOST ? CONN_GONE_SERVER_DOWN : CONN_GONE;
+}
+
+/* A request of pc completed and its caller's callback is about to run: a
+ * connection that is gone leaves the rotation first, so that what the
+ * callback resubmits goes elsewhere (never to the dying connection, and
+ * never refused for it). A connection still opening that fails what it
+ * carried has left a server and refuses requests until its next attempt
+ * starts, right after these callbacks: it takes none meanwhile (its
+ * connection's driver hears the next attempt begin: on_attempt). */
+static void before_callback(pconn_t *pc, int status, const pgw_result_t *res)
+{
+    pgw__member_t *m = pc->m;
+    if (!m) return;
+    if (m->state == PGW__M_OPENING) {
+        if (pgw_conn_session(pc->conn)) return;
+        pgw__core_between_attempts(&pc->p->core, m, 1);
+        note_refusals(pc);
+        return;
     }
+    int fate = conn_fate(pc, status, res);
+    if (fate != CONN_ALIVE) pconn_lost(pc, fate == CONN_GONE_SERVER_DOWN);
+}
+
+/* The connection's next attempt has its session: it takes requests again. */
+static void on_attempt(pgw_conn_t *conn, void *ud)
+{
+    (void)conn;
+    pconn_t *pc = ud;
+    if (pc->m) pgw__core_between_attempts(&pc->p->core, pc->m, 0);
+}
+
+/* The established connection broke. When requests were in flight their
+ * completions have already taken it out (before_callback). */
+static void on_lost(pgw_conn_t *conn, int err, void *ud)
+{
+    pconn_t *pc = ud;
+    pconn_lost(pc, 0);
     /* A checked-out connection stays until its holder releases it. */
     if (!pc->out) pconn_close(pc);
-    kick(p);
 }
 
 static void on_connected(pgw_conn_t *conn, int status, const pgw_error_t *err, void *ud)
@@ -345,8 +442,12 @@ static void on_connected(pgw_conn_t *conn, int status, const pgw_error_t *err, v
             h->submitted += pc->early;
         }
         pc->early = 0;
+        m->server = server_of(pc);
         pgw__core_opened(&p->core, m, 0, now_us());
+        note_refusals(pc); /* hosts tried before this one */
     } else {
+        /* Before the requests it carried complete (after this call). */
+        note_refusals(pc);
         pc->m = NULL;
         pgw__core_opened(&p->core, m, status, now_us());
         pconn_close(pc);
@@ -365,13 +466,15 @@ static int op_open(void *ud, pgw__member_t *m)
     pc->p = p;
     pc->m = m;
     pc->host = -1;
-    pgw_conn_config_t cc = p->conn;
-    cc.ud = pc;
-    int rc = pgw_conn_new(&pc->conn, p->loop, &cc);
+    /* The caller's options as they are (its hooks with its ud); the pool
+     * hears the connection through a driver of its own. */
+    int rc = pgw_conn_new(&pc->conn, p->loop, &p->cfg.conn);
     if (rc < 0) {
         pgw__free(p->alloc, pc);
         return rc;
     }
+    const pgw_conn_driver_t driver = {on_lost, on_attempt, pc};
+    pgw_conn_set_driver(pc->conn, &driver);
     pconn_link(p, pc);
     m->h = pc;
     rc = pgw_conn_connect(pc->conn, p->ci_role[m->role], on_connected, pc);
@@ -396,8 +499,13 @@ static void op_close(void *ud, pgw__member_t *m, int reason)
 static void on_checked(int status, pgw_result_t *res, void *ud)
 {
     pconn_t *pc = ud;
+    int fate = pc->m ? conn_fate(pc, status, res) : CONN_ALIVE;
     pgw_result_free(res);
     if (!pc->m) return;
+    if (fate != CONN_ALIVE) {
+        pconn_lost(pc, fate == CONN_GONE_SERVER_DOWN);
+        return;
+    }
     pgw__core_checked(&pc->p->core, pc->m, status == 0, now_us());
     kick(pc->p);
 }
@@ -500,16 +608,12 @@ static char *dup_str(const pgw_allocator_t *a, const char *s)
 
 static void pool_free_now(pgw_pool_t *p)
 {
-    while (p->free_reqs) {
-        preq_t *r = p->free_reqs;
-        p->free_reqs = r->next_free;
-        pgw__free(p->alloc, r);
-    }
     for (int i = 0; i < PGW__NROLES; i++)
         pgw__free(p->alloc, p->ci_role[i]);
     pgw__free(p->alloc, p->conninfo);
     pgw__free(p->alloc, p->reset_sql);
     pgw__free(p->alloc, p->hosts);
+    pgw__free(p->alloc, p->servers);
     pgw__free(p->alloc, p);
 }
 
@@ -555,22 +659,13 @@ int pgw_pool_new(pgw_pool_t **out, uv_loop_t *loop, const char *conninfo,
         pool_free_now(p);
         return PGW_ENOMEM;
     }
-    /* Pooled connections: the pool's own hooks around the caller's. */
-    p->conn = c.conn;
-    p->conn.on_notice = c.conn.on_notice ? hook_notice : NULL;
-    p->conn.on_parameter = c.conn.on_parameter ? hook_parameter : NULL;
-    p->conn.on_trace = c.conn.on_trace ? hook_trace : NULL;
-    p->conn.on_notification = NULL;
-    p->conn.on_drain = NULL;
-    p->conn.on_lost = hook_lost;
-
     pgw__core_cfg_t cc = {0};
     cc.min_size = c.min_size;
     cc.max_size = c.max_size;
     cc.max_connecting = c.max_connecting;
     cc.pipeline_target = c.pipeline_target;
-    cc.backoff_min_us = (uint64_t)(c.backoff_min_ms ? c.backoff_min_ms : 50) * 1000;
-    cc.backoff_max_us = (uint64_t)(c.backoff_max_ms ? c.backoff_max_ms : 5000) * 1000;
+    cc.backoff_min_us = (uint64_t)c.backoff_min_ms * 1000; /* 0: the default */
+    cc.backoff_max_us = (uint64_t)c.backoff_max_ms * 1000;
     cc.max_lifetime_us = (uint64_t)c.max_lifetime_ms * 1000;
     cc.lifetime_jitter_us = (uint64_t)c.lifetime_jitter_ms * 1000;
     cc.idle_timeout_us = (uint64_t)c.idle_timeout_ms * 1000;
@@ -611,9 +706,7 @@ static int retry_status(const pconn_t *pc, int status, const pgw_result_t *res)
     if (status == PGW_ECONNLOST) return PGW_ERETRY;
     if (status == PGW_ESERVER && res) {
         const pgw_error_t *e = pgw_result_error(res);
-        if (e && e->sqlstate && strncmp(e->sqlstate, "57P0", 4) == 0 && e->sqlstate[4] >= '1' &&
-            e->sqlstate[4] <= '3' && e->sqlstate[5] == 0)
-            return PGW_ERETRY;
+        if (e && pgw_sqlstate_server_going_away(e->sqlstate)) return PGW_ERETRY;
     }
     /* The connection it waited on never came up: it never ran. That
      * includes a server of the host list that was reached but left for
@@ -621,60 +714,14 @@ static int retry_status(const pconn_t *pc, int status, const pgw_result_t *res)
      * no primary yet during a failover), a connect_timeout, and the pool
      * closing a connection whose connect failed (not the pool closing). */
     if (!pc->was_ready && status < 0 &&
-        (status > -1000 || status == PGW_ECONNECT || status == PGW_EDNS || status == PGW_ETLS ||
-         status == PGW_ETARGET || status == PGW_ETIMEDOUT ||
+        (pgw_is_system_error(status) || status == PGW_ECONNECT || status == PGW_EDNS ||
+         status == PGW_ETLS || status == PGW_ETARGET || status == PGW_ETIMEDOUT ||
          (status == PGW_ECANCELED && !pc->p->closing)))
         return PGW_ERETRY;
     return status;
 }
 
-static preq_t *preq_get(pgw_pool_t *p)
-{
-    preq_t *r = p->free_reqs;
-    if (r) {
-        p->free_reqs = r->next_free;
-        p->nfree_reqs--;
-        return r;
-    }
-    return pgw__malloc(p->alloc, sizeof *r);
-}
-
-static void preq_put(pgw_pool_t *p, preq_t *r)
-{
-    if (p->nfree_reqs >= 4096 || p->closing) {
-        pgw__free(p->alloc, r);
-        return;
-    }
-    r->next_free = p->free_reqs;
-    p->free_reqs = r;
-    p->nfree_reqs++;
-}
-
-static int w_row(const pgw_row_t *row, void *ud)
-{
-    preq_t *r = ud;
-    return r->on_row(row, r->ud);
-}
-
-static int w_copy_source(pgw_buf_t *out, size_t room, void *ud)
-{
-    preq_t *r = ud;
-    return r->copy_source(out, room, r->ud);
-}
-
-static int w_copy_data(const uint8_t *data, size_t len, void *ud)
-{
-    preq_t *r = ud;
-    return r->on_copy_data(data, len, r->ud);
-}
-
-static int w_copy_start(const pgw_copy_info_t *info, void *ud)
-{
-    preq_t *r = ud;
-    return r->on_copy_start(info, r->ud);
-}
-
-/* One request of pc finished: count it and map its status. */
+/* One request (or a batch) of pc finished: count it and map its status. */
 static int finish(pconn_t *pc, int status, const pgw_result_t *res)
 {
     pgw_pool_t *p = pc->p;
@@ -693,167 +740,92 @@ static void done_on(pconn_t *pc)
     if (pc->m && pc->m->inflight == 0) kick(pc->p);
 }
 
-static void w_result(int status, pgw_result_t *res, void *ud)
+/* The driver hooks of the pool's one-shot requests and batches (session.h,
+ * "Driver completions"): the caller's descriptors go to the connection as
+ * they are, and the pool hears each completion just before the caller's
+ * callback, in time to take a dead connection out of the rotation and to
+ * tell the caller PGW_ERETRY. A batch counts once, at its end. */
+static int on_request_done(void *ctx, size_t index, int status, pgw_result_t **res)
 {
-    preq_t *r = ud;
-    pconn_t *pc = r->pc;
-    pgw_pool_t *p = pc->p;
-    pgw_result_cb cb = r->on_result;
-    void *cud = r->ud;
-    preq_put(p, r);
-    status = finish(pc, status, res);
+    (void)index;
+    pconn_t *pc = ctx;
+    before_callback(pc, status, *res);
+    status = finish(pc, status, *res);
     done_on(pc);
-    if (cb)
-        cb(status, res, cud);
-    else
-        pgw_result_free(res);
+    return status;
 }
 
-/* Point a copy of a caller's descriptor at the wrapper w. */
-static void wrap(pgw_request_t *out, const pgw_request_t *in, preq_t *w, pconn_t *pc)
+static int on_batch_done(void *ctx, size_t index, int status, pgw_result_t **res)
 {
-    pgw_request_copy(out, in);
-    w->pc = pc;
-    w->on_result = out->on_result;
-    w->on_row = out->on_row;
-    w->copy_source = out->copy_source;
-    w->on_copy_data = out->on_copy_data;
-    w->on_copy_start = out->on_copy_start;
-    w->ud = out->ud;
-    out->ud = w;
-    out->on_result = w_result;
-    if (out->on_row) out->on_row = w_row;
-    if (out->copy_source) out->copy_source = w_copy_source;
-    if (out->on_copy_data) out->on_copy_data = w_copy_data;
-    if (out->on_copy_start) out->on_copy_start = w_copy_start;
+    if (index == PGW_DRIVER_BATCH) return on_request_done(ctx, index, status, res);
+    pconn_t *pc = ctx;
+    before_callback(pc, status, *res);
+    return retry_status(pc, status, *res);
 }
 
-static pconn_t *pick(pgw_pool_t *p, unsigned flags, int *err)
+static pconn_t *pick(pgw_pool_t *p, uint32_t route, int *err)
 {
     if (p->closing) {
         *err = PGW_ECLOSED;
         return NULL;
     }
-    int role = (flags & PGW_POOL_READ_ONLY) ? PGW__ROLE_RO : PGW__ROLE_RW;
+    int role = route == PGW_ROUTE_READ_ONLY ? PGW__ROLE_RO : PGW__ROLE_RW;
     pgw__member_t *m = pgw__core_pick(&p->core, now_us(), role, err);
     return m ? m->h : NULL;
 }
 
-/* pc refused a request with rc: a connection still opening refuses while
- * it moves from an abandoned attempt (a host that did not match
- * target_session_attrs) to the next host, which is when the requests it
- * carried complete with PGW_ERETRY; a request resubmitted from such a
- * callback then goes to another connection (reserved from one-shot work
- * for the time of the pick, as for a waiter). */
-static pconn_t *pick_other(pgw_pool_t *p, pconn_t *pc, int rc, unsigned flags, int *err)
+/* The route a descriptor asks (0 for one whose caller's header predates
+ * the field). */
+static uint32_t route_of(const pgw_request_t *req)
 {
-    if (rc != PGW_ECLOSED || pc->was_ready || !pc->m || pc->closing) return NULL;
-    uint8_t drain = pc->m->drain;
-    pc->m->drain = 1;
-    pconn_t *alt = pick(p, flags, err);
-    if (pc->m) pc->m->drain = drain;
-    return alt != pc ? alt : NULL;
+    return req->size >= offsetof(pgw_request_t, route) + sizeof req->route ? req->route : 0;
 }
 
-int pgw_pool_submit_flags(pgw_pool_t *p, const pgw_request_t *req, unsigned flags)
+static void sent_on(pconn_t *pc)
 {
-    if (!p || !req || req->size == 0) return PGW_EINVAL;
-    int rc = 0;
-    pconn_t *pc = pick(p, flags, &rc);
-    if (!pc) return rc;
-    preq_t *w = preq_get(p);
-    if (!w) return PGW_ENOMEM;
-    pgw_request_t r;
-    wrap(&r, req, w, pc);
-    rc = pgw_conn_submit(pc->conn, &r);
-    pconn_t *alt;
-    if (rc < 0 && (alt = pick_other(p, pc, rc, flags, &(int){0})) != NULL) {
-        pc = alt;
-        w->pc = pc;
-        rc = pgw_conn_submit(pc->conn, &r);
-    }
-    if (rc < 0) {
-        preq_put(p, w);
-        return rc;
-    }
-    pgw__core_sent(&p->core, pc->m);
+    pgw__core_sent(&pc->p->core, pc->m);
     host_sent(pc);
-    p->submitted++;
-    return 0;
+    pc->p->submitted++;
 }
 
 int pgw_pool_submit(pgw_pool_t *p, const pgw_request_t *req)
 {
-    return pgw_pool_submit_flags(p, req, 0);
+    if (!p || !req || req->size == 0) return PGW_EINVAL;
+    int rc = 0;
+    pconn_t *pc = pick(p, route_of(req), &rc);
+    if (!pc) return rc;
+    rc = pgw_conn_submit_driven(pc->conn, req, on_request_done, pc);
+    if (rc == 0) sent_on(pc);
+    return rc;
 }
 
-static void b_item(int status, pgw_result_t *res, void *ud)
+int pgw_pool_submit_flags(pgw_pool_t *p, const pgw_request_t *req, unsigned flags)
 {
-    preq_t *r = ud;
-    status = retry_status(r->pc, status, res);
-    if (r->on_result)
-        r->on_result(status, res, r->ud);
-    else
-        pgw_result_free(res);
-}
-
-static void b_done(int status, pgw_result_t *res, void *ud)
-{
-    pbatch_t *b = ud;
-    pconn_t *pc = b->pc;
-    pgw_pool_t *p = pc->p;
-    pgw_result_cb cb = b->done;
-    void *cud = b->ud;
-    pgw__free(p->alloc, b);
-    status = finish(pc, status, res);
-    done_on(pc);
-    if (cb)
-        cb(status, res, cud);
-    else
-        pgw_result_free(res);
+    if (!p || !req || req->size == 0 || (flags & ~(unsigned)PGW_POOL_READ_ONLY)) return PGW_EINVAL;
+    if (!(flags & PGW_POOL_READ_ONLY)) return pgw_pool_submit(p, req);
+    pgw_request_t r;
+    int rc = pgw_request_copy(&r, req);
+    if (rc < 0) return rc;
+    r.route = PGW_ROUTE_READ_ONLY;
+    return pgw_pool_submit(p, &r);
 }
 
 int pgw_pool_submit_batch(pgw_pool_t *p, const pgw_request_t *reqs, size_t n, unsigned flags,
                           pgw_result_cb done, void *ud)
 {
-    if (!p || !reqs || n == 0 || reqs[0].size == 0 || n > SIZE_MAX / 2 / sizeof(pgw_request_t))
-        return PGW_EINVAL;
+    if (!p || !reqs || n == 0 || reqs[0].size == 0) return PGW_EINVAL;
+    /* Routing is the descriptors' (pgw_request_t.route): one batch, one
+     * connection, one route. */
+    if (flags & ~(unsigned)PGW_BATCH_SYNC_EACH) return PGW_EINVAL;
+    uint32_t route = route_of(reqs);
+    for (size_t i = 1; i < n; i++)
+        if (route_of(pgw_request_nth(reqs, i)) != route) return PGW_EINVAL;
     int rc = 0;
-    pconn_t *pc = pick(p, 0, &rc);
+    pconn_t *pc = pick(p, route, &rc);
     if (!pc) return rc;
-    pbatch_t *b = pgw__malloc(p->alloc, sizeof *b + n * sizeof(preq_t));
-    pgw_request_t *rs = pgw__malloc(p->alloc, n * sizeof *rs);
-    if (!b || !rs) {
-        pgw__free(p->alloc, b);
-        pgw__free(p->alloc, rs);
-        return PGW_ENOMEM;
-    }
-    b->pc = pc;
-    b->done = done;
-    b->ud = ud;
-    b->n = n;
-    for (size_t i = 0; i < n; i++) {
-        wrap(&rs[i], pgw_request_nth(reqs, i), &b->items[i], pc);
-        rs[i].on_result = b_item;
-    }
-    rc = pgw_conn_submit_batch(pc->conn, rs, n, flags, b_done, b);
-    pconn_t *alt;
-    if (rc < 0 && (alt = pick_other(p, pc, rc, 0, &(int){0})) != NULL) {
-        pc = alt;
-        b->pc = pc;
-        for (size_t i = 0; i < n; i++)
-            b->items[i].pc = pc;
-        rc = pgw_conn_submit_batch(pc->conn, rs, n, flags, b_done, b);
-    }
-    pgw__free(p->alloc, rs);
-    if (rc < 0) {
-        pgw__free(p->alloc, b);
-        return rc;
-    }
-    pgw__core_sent(&p->core, pc->m);
-    host_sent(pc);
-    p->submitted++;
-    return 0;
+    rc = pgw_conn_submit_batch_driven(pc->conn, reqs, n, flags, done, ud, on_batch_done, pc);
+    if (rc == 0) sent_on(pc);
+    return rc;
 }
 
 /* ---------------------------------------------------------------- checkout */
@@ -897,7 +869,7 @@ int pgw_pool_tx_begin(pgw_pool_t *p, unsigned flags, uint32_t timeout_ms, const 
 static pconn_t *checked_out(pgw_pool_t *p, pgw_conn_t *conn)
 {
     if (!p || !conn) return NULL;
-    pconn_t *pc = pgw_conn_userdata(conn);
+    pconn_t *pc = pgw_conn_driver_userdata(conn);
     if (!pc || pc->magic != PCONN_MAGIC || pc->p != p || !pc->out) return NULL;
     return pc;
 }

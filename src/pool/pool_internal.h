@@ -18,12 +18,25 @@
  * until the connection is up) take one-shot requests, least in flight
  * first; a member is handed to a checkout waiter only once nothing is in
  * flight on it. A removed member (lost, failed, closed) is freed by the
- * core at once: the driver drops its pointer to it in the same call.
+ * core at once: the driver drops its pointer to it in the same call, so a
+ * driver that reports a loss before the requests' callbacks run has the
+ * member out of rotation by the time they run.
+ *
+ * A server that is going down (pgw__core_server_down) takes no new work
+ * until a connection to it proves healthy: its members still up take
+ * nothing until they have answered a check sent after the event (recheck);
+ * after a loss, members still opening (their server unknown) take nothing
+ * more until they are up and checked (hold, recheck); members opened
+ * afterwards are new connections and serve at once; once a connection
+ * there proves healthy, those opening are released. After a failed open,
+ * members still opening take no one-shot requests (they are probes of a
+ * server that is down) until an open succeeds.
  */
 #ifndef PGW_POOL_INTERNAL_H
 #define PGW_POOL_INTERNAL_H
 
 #include "pgwire/common.h"
+#include "util/internal.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -44,12 +57,16 @@ enum { PGW__ROLE_RW = 0, PGW__ROLE_RO = 1, PGW__NROLES = 2 };
 
 typedef struct pgw__member {
     struct pgw__member *next, *prev;
-    void *h;        /* the driver's handle */
-    uint64_t id;    /* 1, 2, ... in the order opened */
-    uint8_t state;  /* enum pgw__member_state */
-    uint8_t role;   /* PGW__ROLE_* */
-    uint8_t retire; /* lifetime over: take nothing new, close once free */
-    uint8_t drain;  /* reserved for a waiter: no new one-shot requests */
+    void *h;         /* the driver's handle */
+    uint64_t id;     /* 1, 2, ... in the order opened */
+    uint8_t state;   /* enum pgw__member_state */
+    uint8_t role;    /* PGW__ROLE_* */
+    uint8_t retire;  /* lifetime over: take nothing new, close once free */
+    uint8_t drain;   /* reserved for a waiter: no new one-shot requests */
+    uint8_t hold;    /* opening: takes no one-shot requests until it is up */
+    uint8_t between; /* opening, between two connect attempts: refuses requests */
+    uint8_t recheck; /* must answer a check before it takes work again */
+    uint32_t server; /* the driver's id of the server it is up on (0: unknown) */
     uint32_t inflight;
     uint64_t opened_us;
     uint64_t idle_since_us; /* last time it became free */
@@ -130,9 +147,16 @@ typedef struct pgw__core {
     uint32_t opening;
     uint32_t nwaiters;
     uint64_t next_id;
-    uint64_t backoff_us;  /* current backoff (0: none) */
-    uint64_t retry_at_us; /* no open before this */
-    int last_open_error;  /* 0 once an open succeeded */
+    pgw__backoff_t backoff; /* opens after a failed one (util/internal.h) */
+    uint64_t retry_at_us;   /* no open before this */
+    int last_open_error;    /* 0 once an open succeeded */
+    /* The server going down (0: none) and the id of the last member
+     * opened before its first sign: the members opened since are new
+     * backends, which later signs of the same episode leave alone. It ends
+     * when a member there passes a check or a newer one comes up there:
+     * the members still opening are then held no longer. */
+    uint32_t down_server;
+    uint64_t down_since_id;
     uint64_t rng;
     int closing;
     int in_serve;
@@ -152,9 +176,10 @@ uint64_t pgw__core_tick(pgw__core_t *c, uint64_t now);
 
 /* The member to take a one-shot request of role (least in flight; a new
  * one opened when every member has pipeline_target in flight and room is
- * left). NULL when there is none and none may be opened now:
- * *err then says why (the last open failure, or PGW_ENOMEM). The caller
- * counts the request with pgw__core_sent once it is accepted. */
+ * left). NULL when there is none and none may be opened now, or when the
+ * only ones are probes opened after a failed open: *err then says why
+ * (the last open failure, or PGW_ENOMEM). The caller counts the request
+ * with pgw__core_sent once it is accepted. */
 pgw__member_t *pgw__core_pick(pgw__core_t *c, uint64_t now, int role, int *err);
 void pgw__core_sent(pgw__core_t *c, pgw__member_t *m);
 /* A one-shot request of m completed. */
@@ -181,8 +206,24 @@ void pgw__core_checked(pgw__core_t *c, pgw__member_t *m, int ok, uint64_t now);
 /* The open of m finished: status 0 (ready) or the connect's error. A
  * failed member is freed. */
 void pgw__core_opened(pgw__core_t *c, pgw__member_t *m, int status, uint64_t now);
+/* m, still opening, left a server (one of the wrong kind for
+ * target_session_attrs, or one refusing) and fails the requests it
+ * carried: until the driver says it is over (between 0), m is between two
+ * attempts and refuses requests, so none is picked for it (a request
+ * resubmitted from those requests' callbacks goes to another member). */
+void pgw__core_between_attempts(pgw__core_t *c, pgw__member_t *m, int between);
 /* m's connection broke (the driver closes it): m is freed. */
 void pgw__core_lost(pgw__core_t *c, pgw__member_t *m, uint64_t now);
+/* A sign that server (a driver's id, not 0) is going down: no member up
+ * on it takes work again before it answers a check sent from now on
+ * (ops.check, at once for a free member, else once it is free). With
+ * hold_opening (a loss: the server may have let the members still opening
+ * in just before it began to go down), those take no more one-shot
+ * requests and are checked once up too; a refused connect needs not (a
+ * member reaching that server now is refused as well). A later sign of
+ * the same episode (down_server) leaves the members opened since its
+ * first sign alone. */
+void pgw__core_server_down(pgw__core_t *c, uint32_t server, int hold_opening, uint64_t now);
 
 /* Counts by state, for the stats. */
 void pgw__core_counts(const pgw__core_t *c, uint32_t *idle, uint32_t *in_use, uint32_t *opening);

@@ -216,23 +216,19 @@ static void result_reset(pgw_result_t *r)
     r->arena = arena;
 }
 
-PGW_EXTERN void pgw_result_free(pgw_result_t *r)
+void pgw__result_recycle(pgw_result_t *r)
 {
-    while (r) {
-        pgw_result_t *next = r->next;
-        pgw__recycler_t *p = r->recycler;
-        result_reset(r);
-        size_t kb = kept_bytes(r);
-        if (p->nfree_results < PGW__RECYCLE_MAX_FREE_RESULTS ||
-            p->free_result_bytes + kb <= PGW__RECYCLE_FREE_RESULT_BYTES) {
-            r->next = p->free_results;
-            p->free_results = r;
-            p->nfree_results++;
-            p->free_result_bytes += kb;
-        } else {
-            result_destroy(p, r);
-        }
-        pgw__recycler_unref(p);
-        r = next;
+    pgw__recycler_t *p = r->recycler;
+    result_reset(r);
+    size_t kb = kept_bytes(r);
+    if (p->nfree_results < PGW__RECYCLE_MAX_FREE_RESULTS ||
+        p->free_result_bytes + kb <= PGW__RECYCLE_FREE_RESULT_BYTES) {
+        r->next = p->free_results;
+        p->free_results = r;
+        p->nfree_results++;
+        p->free_result_bytes += kb;
+    } else {
+        result_destroy(p, r);
     }
+    pgw__recycler_unref(p);
 }

@@ -234,6 +234,20 @@ PGW_EXTERN size_t pgw_result_nrows(const pgw_result_t *r)
     return r ? r->nrows : 0;
 }
 
+PGW_EXTERN void pgw_result_free(pgw_result_t *r)
+{
+    while (r) {
+        pgw_result_t *next = r->next;
+        pgw__result_recycle(r);
+        r = next;
+    }
+}
+
+PGW_EXTERN uint64_t pgw_result_nstreamed(const pgw_result_t *r)
+{
+    return r ? r->nstreamed : 0;
+}
+
 PGW_EXTERN size_t pgw_result_ncols(const pgw_result_t *r)
 {
     return r ? r->ncols : 0;

@@ -7,11 +7,15 @@
 
 #include "types/container_internal.h"
 
-/* The cell (row, col) of r in *v, or the error every accessor returns. */
+/* The cell (row, col) of r in *v, or the error every accessor returns. A
+ * user type the session's registry knows reads as what it is made of (a
+ * domain as its base type, an enum as text). */
 static int cell(const pgw_result_t *r, size_t row, size_t col, const void *out, pgw_value_t *v)
 {
     int rc = pgw_result_value(r, row, col, v);
     if (rc == 0 && !out) rc = PGW_EINVAL;
+    if (rc == 0 && v->oid >= PGW__FIRST_USER_OID)
+        v->oid = pgw__type_resolve(r->recycler->registry, v->oid);
     return rc;
 }
 
@@ -49,15 +53,18 @@ TYPED_ACCESSOR(pgw_result_macaddr8, uint8_t out[8], pgw_get_macaddr8)
 TYPED_ACCESSOR(pgw_result_money, int64_t *out, pgw_get_money)
 TYPED_ACCESSOR(pgw_result_datum, pgw_datum_t *out, pgw_get_datum)
 
-/* An array cell: a column that is not an array type is PGW_ETYPE (the
- * parser would read any bytes that look like one). */
-static int get_array(const pgw_value_t *v, pgw_array_t *out)
+/* An array cell, through the session's registry: a column that is not an
+ * array type is PGW_ETYPE (the parser would read any bytes that look like
+ * one). */
+PGW_EXTERN int pgw_result_array(const pgw_result_t *r, size_t row, size_t col, pgw_array_t *out)
 {
-    if (v->len >= 0 && !pgw__array_elem(pgw_type_registry_default(), v->oid)) return PGW_ETYPE;
-    return pgw_array_parse(v, out);
+    pgw_value_t v;
+    int rc = cell(r, row, col, out, &v);
+    if (rc < 0) return rc;
+    const pgw_type_registry_t *reg = r->recycler->registry;
+    if (v.len >= 0 && !pgw__array_elem(reg, v.oid)) return PGW_ETYPE;
+    return pgw_array_parse_reg(reg, &v, out);
 }
-
-TYPED_ACCESSOR(pgw_result_array, pgw_array_t *out, get_array)
 
 PGW_EXTERN int pgw_result_numeric(const pgw_result_t *r, size_t row, size_t col, pgw_numeric_t *out,
                                   uint8_t *storage, size_t cap)

@@ -6,10 +6,10 @@
  *
  * Settings: each new result takes a reference to the recycler's capture of
  * the session's TimeZone, DateStyle and IntervalStyle; the capture is
- * replaced when the session's values differ from it (three short string
- * compares per result; the parameters' places in the session's list are
- * found again only when the list grew). The zone is loaded at the first
- * text call of any result sharing the capture.
+ * replaced when the session's values differ from it (three lookups and
+ * three short string compares per result). The zone is loaded at the first
+ * text call of any result sharing the capture. User types are resolved
+ * through the session's registry.
  *
  * Cells: the text made for a cell is kept in the result's arena, one
  * pointer per cell (the table allocated at the first call), so asking
@@ -25,19 +25,10 @@ static const char *const text_param_names[PGW__TEXT_NPARAMS] = {"TimeZone", "Dat
 /* The session's current values of the settings (NULL: not reported). */
 static void session_values(pgw__recycler_t *rec, const char *v[PGW__TEXT_NPARAMS])
 {
-    const pgw_session_t *s = rec->session;
-    if (rec->text_nparams != s->nparams) { /* parameters were added: find ours again */
-        for (int k = 0; k < PGW__TEXT_NPARAMS; k++) {
-            rec->text_param_at[k] = 0;
-            for (size_t j = 0; j < s->nparams && !rec->text_param_at[k]; j++)
-                if (strcmp(s->params[j].name, text_param_names[k]) == 0)
-                    rec->text_param_at[k] = (int32_t)j + 1;
-        }
-        rec->text_nparams = s->nparams;
-    }
     for (int k = 0; k < PGW__TEXT_NPARAMS; k++) {
-        int32_t at = rec->text_param_at[k];
-        v[k] = at ? s->params[at - 1].value : NULL;
+        const char *name = text_param_names[k];
+        const pgw__param_entry_t *e = pgw__param_find(rec->session, name, strlen(name));
+        v[k] = e ? e->value : NULL;
     }
 }
 
@@ -104,6 +95,7 @@ void pgw__text_settings_unref(pgw__recycler_t *rec, pgw__text_settings_t *t)
 static int text_ctx(pgw_result_t *r, pgw_text_ctx_t *ctx)
 {
     memset(ctx, 0, sizeof *ctx);
+    ctx->reg = r->recycler->registry;
     pgw__text_settings_t *t = r->text_settings;
     if (t && t->timezone && t->tz_state == 0) {
         int rc = pgw_tz_load(&t->tz, t->timezone, NULL, &r->recycler->alloc);

@@ -25,6 +25,11 @@ const char *pgw_version(void)
     return PGW_VERSION_STRING;
 }
 
+int pgw_is_system_error(int code)
+{
+    return code < 0 && code > -1000;
+}
+
 const char *pgw_strerror(int code)
 {
     switch (code) {
@@ -38,7 +43,7 @@ const char *pgw_strerror(int code)
     default:
         break;
     }
-    if (code < 0 && code > -1000) {
+    if (pgw_is_system_error(code)) {
         /* libuv passes errno values through negated; describe them the same way. */
         const char *s = strerror(-code);
         if (s) return s;
@@ -61,7 +66,7 @@ const char *pgw_err_name(int code)
     }
 #if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 32)
     /* libuv's codes are negated errno values: "ECONNREFUSED", "ENOENT". */
-    if (code < 0 && code > -1000) {
+    if (pgw_is_system_error(code)) {
         const char *s = strerrorname_np(-code);
         if (s) return s;
     }
@@ -79,6 +84,6 @@ int pgw_is_fatal(int code)
 #undef PGW__ERR_FATAL
     default:
         /* A libuv/network error on a connection is fatal for it. */
-        return code < 0 && code > -1000;
+        return pgw_is_system_error(code);
     }
 }

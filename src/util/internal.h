@@ -14,6 +14,42 @@
 #define PGW__UNUSED(x)    ((void)(x))
 #define PGW__ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
+/*
+ * Reconnect backoff, one rule for every layer that retries a connect (the
+ * pool, the listener): the first wait is min, each failure doubles it up to
+ * max, a success starts over. In whatever unit the caller keeps (ms, us).
+ * The defaults, in milliseconds, of the options that set min and max.
+ */
+#define PGW__BACKOFF_MIN_MS 50u
+#define PGW__BACKOFF_MAX_MS 5000u
+
+typedef struct pgw__backoff {
+    uint64_t min, max; /* max >= min */
+    uint64_t cur;      /* the last wait (0: none since the last success) */
+} pgw__backoff_t;
+
+/* min and max from options (0: the defaults, scaled by unit_per_ms). */
+static inline void pgw__backoff_init(pgw__backoff_t *b, uint64_t min, uint64_t max,
+                                     uint64_t unit_per_ms)
+{
+    b->min = min ? min : PGW__BACKOFF_MIN_MS * unit_per_ms;
+    b->max = max ? max : PGW__BACKOFF_MAX_MS * unit_per_ms;
+    if (b->max < b->min) b->max = b->min;
+    b->cur = 0;
+}
+
+/* A try failed: the wait before the next one. */
+static inline uint64_t pgw__backoff_next(pgw__backoff_t *b)
+{
+    b->cur = !b->cur ? b->min : b->cur >= b->max / 2 ? b->max : b->cur * 2;
+    return b->cur;
+}
+
+static inline void pgw__backoff_reset(pgw__backoff_t *b)
+{
+    b->cur = 0;
+}
+
 static inline const pgw_allocator_t *pgw__alloc_or_default(const pgw_allocator_t *a)
 {
     return a ? a : pgw_allocator_default();
@@ -38,7 +74,6 @@ static inline void pgw__free(const pgw_allocator_t *a, void *p)
     a->free(p, a->ud);
 }
 
-/* calloc with an overflow check on count * size. */
 /* Copy a caller's versioned struct (its first member a size_t size) into
  * this library's layout: members past the caller's size read as zero; a
  * size of 0 means this library's size. */
@@ -52,6 +87,7 @@ static inline void pgw__copy_sized(void *dst, size_t dst_size, const void *src)
     memcpy(dst, &dst_size, sizeof dst_size);
 }
 
+/* calloc with an overflow check on count * size. */
 static inline void *pgw__calloc(const pgw_allocator_t *a, size_t count, size_t size)
 {
     if (size && count > SIZE_MAX / size) return NULL;

@@ -5,7 +5,10 @@
  * dispatch and growth to max, FIFO waiters and their deadlines (pool
  * exhausted vs. server down), reservation of busy members for waiters,
  * release decisions, liveness checks, lifetime with jitter, idle timeout,
- * loss and replacement, routing roles, counters and shutdown.
+ * loss and replacement, routing roles, counters and shutdown, a server
+ * going down (its members checked before they take work again, those
+ * still opening held), probes after a failed open, and a member that
+ * refuses requests while it moves between connect attempts.
  */
 #include "pool/pool_internal.h"
 
@@ -142,7 +145,7 @@ static void test_backoff_after_failures(void **state)
     assert_int_equal(pgw__core_tick(&c, 301 * MS), 700 * MS); /* capped at 400 */
     pgw__core_tick(&c, 700 * MS);
     pgw__core_opened(&c, s.opened[3], 0, 700 * MS); /* success resets */
-    assert_int_equal(c.backoff_us, 0);
+    assert_int_equal(c.backoff.cur, 0);
     assert_int_equal(c.st.open_failures, 3);
     /* A waiter timing out while nothing is up after a failure gets the
      * connect error, not PGW_EPOOLTIMEOUT. */
@@ -462,6 +465,225 @@ static void test_routing_prefers_ready(void **state)
     pgw__core_shutdown(&c);
 }
 
+/* Open a member of server (1, 2, ...) with one request in flight. */
+static pgw__member_t *busy_member(pgw__core_t *c, uint32_t server, uint64_t now)
+{
+    int err = 0;
+    pgw__member_t *m = pgw__core_pick(c, now, 0, &err);
+    assert_non_null(m);
+    assert_int_equal(m->state, PGW__M_OPENING);
+    pgw__core_sent(c, m);
+    m->server = server;
+    pgw__core_opened(c, m, 0, now);
+    return m;
+}
+
+/* A server going down: its free members are checked at once, its busy
+ * ones once free, those still opening are held and checked once up; none
+ * takes work (one-shot or checkout) before its check passed; members of
+ * other servers and members opened afterwards serve at once. */
+static void test_server_down(void **state)
+{
+    pgw__core_t c;
+    script_t s;
+    init(&c, &s, (pgw__core_cfg_t){.max_size = 4, .max_connecting = 4, .pipeline_target = 1});
+    pgw__member_t *a = busy_member(&c, 1, 0), *b = busy_member(&c, 1, 0);
+    pgw__member_t *x = busy_member(&c, 2, 0);
+    int err = 0;
+    pgw__member_t *d = pgw__core_pick(&c, 0, 0, &err); /* every one busy: d opens */
+    assert_int_equal(d->state, PGW__M_OPENING);
+    pgw__core_sent(&c, d);
+    pgw__core_done(&c, b, 1);
+    pgw__core_done(&c, x, 1);
+
+    pgw__core_server_down(&c, 1, 1, 2);
+    assert_int_equal(s.checks, 1); /* b, free: at once */
+    assert_ptr_equal(s.checked, b);
+    assert_int_equal(b->state, PGW__M_CHECKING);
+    assert_int_equal(a->state, PGW__M_READY); /* busy: once free */
+    assert_int_equal(a->recheck, 1);
+    assert_int_equal(d->hold, 1);
+    assert_int_equal(d->recheck, 1);
+    assert_int_equal(x->recheck, 0); /* another server */
+    /* One-shot work goes to the other server's member only. */
+    for (int i = 0; i < 3; i++) {
+        pgw__member_t *m = pgw__core_pick(&c, 3, 0, &err);
+        assert_ptr_equal(m, x);
+        pgw__core_sent(&c, m);
+    }
+    /* A checkout waits for a member that passed its check. */
+    pgw__waiter_t *w = waiter(PGW__NEVER);
+    pgw__core_acquire(&c, w, 4);
+    assert_int_equal(s.grants, 0);
+    pgw__core_done(&c, a, 5); /* a free: checked */
+    assert_int_equal(s.checks, 2);
+    assert_ptr_equal(s.checked, a);
+    pgw__core_checked(&c, a, 0, 6); /* a did not answer: closed */
+    assert_int_equal(s.closes, 1);
+    assert_int_equal(s.last_close_reason, PGW__CLOSE_FAILED);
+    /* d comes up there with its request still to run: checked once free. */
+    d->server = 1;
+    pgw__core_opened(&c, d, 0, 7);
+    assert_int_equal(d->hold, 0);
+    assert_int_equal(d->state, PGW__M_READY);
+    assert_int_equal(s.checks, 2);
+    /* Not d: x is busy and a's place is free, so a member opens, and one
+     * opened after the event takes requests while it opens. */
+    pgw__member_t *n = pgw__core_pick(&c, 8, 0, &err);
+    assert_int_equal(n->state, PGW__M_OPENING);
+    assert_int_equal(n->hold, 0);
+    pgw__core_sent(&c, n);
+    pgw__core_done(&c, d, 9);
+    assert_int_equal(s.checks, 3);
+    assert_ptr_equal(s.checked, d);
+    pgw__core_checked(&c, b, 1, 10); /* b answered: the waiter's */
+    assert_int_equal(s.grants, 1);
+    assert_ptr_equal(s.granted_m[0], b);
+    assert_int_equal(c.down_server, 0);          /* the server proved healthy */
+    assert_int_equal(d->state, PGW__M_CHECKING); /* d's own check still runs */
+    pgw__core_checked(&c, d, 1, 11);
+    assert_int_equal(d->state, PGW__M_READY);
+    assert_ptr_equal(pgw__core_pick(&c, 12, 0, &err), d); /* back in rotation */
+    pgw__core_shutdown(&c);
+    free(w);
+}
+
+/* The server goes down again while a member's check runs: that answer
+ * came before the event, so it is checked once more. */
+static void test_server_down_during_check(void **state)
+{
+    pgw__core_t c;
+    script_t s;
+    init(&c, &s, (pgw__core_cfg_t){.max_size = 2});
+    pgw__member_t *m = busy_member(&c, 7, 0);
+    pgw__core_done(&c, m, 1);
+    pgw__core_server_down(&c, 7, 1, 2);
+    assert_int_equal(s.checks, 1);
+    pgw__core_server_down(&c, 7, 0, 3);
+    assert_int_equal(s.checks, 1);
+    pgw__core_checked(&c, m, 1, 4);
+    assert_int_equal(s.checks, 2);
+    assert_int_equal(m->state, PGW__M_CHECKING);
+    pgw__core_checked(&c, m, 1, 5);
+    assert_int_equal(m->state, PGW__M_READY);
+    int err = 0;
+    assert_ptr_equal(pgw__core_pick(&c, 6, 0, &err), m);
+    pgw__core_server_down(&c, 0, 1, 7); /* no server: nothing */
+    assert_int_equal(s.checks, 2);
+    pgw__core_shutdown(&c);
+}
+
+/* Signs of one episode (the losses of a server's connections, one after
+ * the other): the members opened since its first sign are new backends,
+ * which later signs leave alone; one of them coming up there ends it. */
+static void test_server_down_episode(void **state)
+{
+    pgw__core_t c;
+    script_t s;
+    init(&c, &s, (pgw__core_cfg_t){.max_size = 4, .max_connecting = 4, .pipeline_target = 1});
+    pgw__member_t *a = busy_member(&c, 1, 0);
+    int err = 0;
+    pgw__member_t *o = pgw__core_pick(&c, 1, 0, &err); /* a busy: o opens */
+    pgw__core_sent(&c, o);
+    pgw__core_server_down(&c, 1, 1, 2); /* first sign */
+    assert_int_equal(o->hold, 1);
+    assert_int_equal(a->recheck, 1);
+    pgw__member_t *n = pgw__core_pick(&c, 3, 0, &err);
+    assert_ptr_not_equal(n, o);
+    assert_int_equal(n->state, PGW__M_OPENING);
+    pgw__core_sent(&c, n);
+    pgw__core_lost(&c, a, 4);
+    pgw__core_server_down(&c, 1, 1, 4); /* a's loss: the same episode */
+    assert_int_equal(n->hold, 0);
+    assert_int_equal(n->recheck, 0);
+    n->server = 1;
+    pgw__core_opened(&c, n, 0, 5); /* a new backend there: over */
+    assert_int_equal(c.down_server, 0);
+    assert_int_equal(n->state, PGW__M_READY);
+    pgw__core_server_down(&c, 1, 1, 6); /* a new episode */
+    assert_int_equal(n->recheck, 1);
+    assert_int_equal(s.checks, 0); /* n is busy */
+    /* o, still opening, is held until the server proves healthy: n's
+     * check passes, and o takes requests again (no check once up). */
+    assert_int_equal(o->hold, 1);
+    pgw__core_done(&c, n, 7);
+    assert_int_equal(s.checks, 1);
+    pgw__core_checked(&c, n, 1, 8);
+    assert_int_equal(o->hold, 0);
+    assert_int_equal(o->recheck, 0);
+    pgw__core_shutdown(&c);
+}
+
+/* A refused connect marks the members up on that server, not those still
+ * opening: one reaching that server now is refused too. */
+static void test_refusal_spares_opening(void **state)
+{
+    pgw__core_t c;
+    script_t s;
+    init(&c, &s, (pgw__core_cfg_t){.max_size = 3, .pipeline_target = 1});
+    pgw__member_t *m = busy_member(&c, 3, 0);
+    int err = 0;
+    pgw__member_t *o = pgw__core_pick(&c, 1, 0, &err);
+    assert_int_equal(o->state, PGW__M_OPENING);
+    pgw__core_server_down(&c, 3, 0, 2);
+    assert_int_equal(m->recheck, 1);
+    assert_int_equal(o->hold, 0);
+    assert_int_equal(o->recheck, 0);
+    assert_ptr_equal(pgw__core_pick(&c, 3, 0, &err), o);
+    pgw__core_shutdown(&c);
+}
+
+/* After a failed open the members being opened are probes: requests are
+ * refused with the open's error instead of waiting on a connect that is
+ * likely to fail too, until an open succeeds. */
+static void test_probes_after_failed_open(void **state)
+{
+    pgw__core_t c;
+    script_t s;
+    init(&c, &s, (pgw__core_cfg_t){.max_size = 3, .backoff_min_us = 10 * MS});
+    int err = 0;
+    pgw__member_t *a = pgw__core_pick(&c, 0, 0, &err);
+    pgw__core_sent(&c, a);
+    pgw__core_opened(&c, a, -111 /* UV_ECONNREFUSED */, 1 * MS);
+    assert_null(pgw__core_pick(&c, 2 * MS, 0, &err)); /* backing off */
+    assert_int_equal(err, -111);
+    err = 0;
+    assert_null(pgw__core_pick(&c, 11 * MS, 0, &err)); /* a probe opens */
+    assert_int_equal(err, -111);
+    assert_int_equal(s.opens, 2);
+    assert_int_equal(c.opening, 1);
+    pgw__member_t *probe = s.opened[1];
+    pgw__core_opened(&c, probe, 0, 12 * MS);
+    assert_ptr_equal(pgw__core_pick(&c, 13 * MS, 0, &err), probe);
+    pgw__core_sent(&c, probe);
+    /* Opens succeed again: one being opened takes requests. */
+    pgw__member_t *n = pgw__core_pick(&c, 14 * MS, 0, &err);
+    assert_int_equal(n->state, PGW__M_OPENING);
+    pgw__core_shutdown(&c);
+}
+
+/* A member still opening that fails what it carried (it left a server of
+ * the wrong kind) refuses requests until its next attempt starts: none is
+ * picked for it meanwhile, and it takes them again afterwards. */
+static void test_between_attempts(void **state)
+{
+    pgw__core_t c;
+    script_t s;
+    init(&c, &s, (pgw__core_cfg_t){.max_size = 1});
+    int err = 0;
+    pgw__member_t *a = pgw__core_pick(&c, 0, 0, &err);
+    pgw__core_sent(&c, a);
+    pgw__core_between_attempts(&c, a, 1);
+    assert_null(pgw__core_pick(&c, 1, 0, &err)); /* and no room for another */
+    assert_int_equal(err, PGW_ECONNECT);
+    pgw__core_between_attempts(&c, a, 0);
+    assert_ptr_equal(pgw__core_pick(&c, 2, 0, &err), a);
+    pgw__core_opened(&c, a, 0, 3);
+    pgw__core_between_attempts(&c, a, 1); /* only while opening */
+    assert_int_equal(a->between, 0);
+    pgw__core_shutdown(&c);
+}
+
 static void test_shutdown_fails_waiters(void **state)
 {
     pgw__core_t c;
@@ -491,6 +713,12 @@ int main(void)
         cmocka_unit_test(test_lost_and_replaced),
         cmocka_unit_test(test_routing_roles),
         cmocka_unit_test(test_routing_prefers_ready),
+        cmocka_unit_test(test_server_down),
+        cmocka_unit_test(test_server_down_during_check),
+        cmocka_unit_test(test_server_down_episode),
+        cmocka_unit_test(test_refusal_spares_opening),
+        cmocka_unit_test(test_probes_after_failed_open),
+        cmocka_unit_test(test_between_attempts),
         cmocka_unit_test(test_shutdown_fails_waiters),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -15,14 +15,12 @@
  * also when it breaks or is closed), and is freed then.
  */
 #define _POSIX_C_SOURCE 200809L
-#include "conn/conn_internal.h"
 #include "pgwire/listen.h"
 #include "pgwire/types_container.h"
+#include "util/internal.h"
 
 #include <string.h>
-
-#define PGW__LISTENER_BACKOFF_MIN 100u
-#define PGW__LISTENER_BACKOFF_MAX 10000u
+#include <uv.h>
 
 enum { L_WAIT = 0, L_CONNECTING, L_RELISTEN, L_READY };
 
@@ -56,16 +54,15 @@ struct pgw_listener {
     uv_loop_t *loop;
     const pgw_allocator_t *alloc;
     pgw_listener_config_t cfg;
-    pgw_conn_config_t conn_cfg; /* the caller's, hooks rerouted here */
-    pgw_conn_config_t user;     /* the caller's hooks and ud */
+    pgw_conn_config_t conn_cfg; /* the caller's: its hooks keep its ud */
     char *conninfo;
     int state;
     int closing;
     int ready_reported; /* READY was delivered: a later loss is a gap */
     int gap_pending;
     uint64_t gaps;
-    uint64_t gen; /* connections made */
-    unsigned backoff_ms;
+    uint64_t gen;           /* connections made */
+    pgw__backoff_t backoff; /* reconnects, in ms */
     pgw_conn_t *conn;
     uv_timer_t timer;
     unsigned nopen; /* the timer and connections whose close has not finished */
@@ -220,7 +217,7 @@ static void op_unlink(pgw_listener_t *l, op_t *o)
 static void become_ready(pgw_listener_t *l)
 {
     l->state = L_READY;
-    l->backoff_ms = 0;
+    pgw__backoff_reset(&l->backoff);
     if (l->gap_pending) {
         l->gap_pending = 0;
         l->gaps++;
@@ -276,9 +273,7 @@ static void on_op_done(int status, pgw_result_t *res, void *ud)
 static void schedule_reconnect(pgw_listener_t *l)
 {
     l->state = L_WAIT;
-    unsigned delay = l->backoff_ms ? l->backoff_ms : l->cfg.backoff_min_ms;
-    l->backoff_ms = delay >= l->cfg.backoff_max_ms / 2 ? l->cfg.backoff_max_ms : delay * 2;
-    uv_timer_start(&l->timer, on_backoff_timer, delay, 0);
+    uv_timer_start(&l->timer, on_backoff_timer, pgw__backoff_next(&l->backoff), 0);
 }
 
 static void drop_conn(pgw_listener_t *l)
@@ -344,25 +339,6 @@ static void on_conn_notification(pgw_conn_t *conn, int32_t pid, pgw_str_t channe
     if (l->cfg.on_notification) l->cfg.on_notification(l, pid, channel, payload, l->cfg.ud);
 }
 
-/* The caller's other connection hooks, with the caller's ud. */
-static void on_conn_notice(pgw_conn_t *conn, const pgw_error_t *notice, void *ud)
-{
-    pgw_listener_t *l = ud;
-    if (l->user.on_notice) l->user.on_notice(conn, notice, l->user.ud);
-}
-
-static void on_conn_parameter(pgw_conn_t *conn, pgw_str_t name, pgw_str_t value, void *ud)
-{
-    pgw_listener_t *l = ud;
-    if (l->user.on_parameter) l->user.on_parameter(conn, name, value, l->user.ud);
-}
-
-static void on_conn_trace(pgw_conn_t *conn, char dir, const uint8_t *msg, size_t len, void *ud)
-{
-    pgw_listener_t *l = ud;
-    if (l->user.on_trace) l->user.on_trace(conn, dir, msg, len, l->user.ud);
-}
-
 /* Open a connection and connect. Returns 0 (on_connected will run) or
  * the error of pgw_conn_new / pgw_conn_connect (nothing left open). */
 static int connect_now(pgw_listener_t *l)
@@ -374,6 +350,8 @@ static int connect_now(pgw_listener_t *l)
     l->conn = c;
     l->gen++;
     l->state = L_CONNECTING;
+    const pgw_conn_driver_t driver = {on_conn_lost, NULL, l};
+    pgw_conn_set_driver(c, &driver);
     pgw_conn_set_notification_cb(c, on_conn_notification, l);
     rc = pgw_conn_connect(c, l->conninfo, on_connected, l);
     if (rc < 0) drop_conn(l);
@@ -403,21 +381,14 @@ void pgw_listener_config_init(pgw_listener_config_t *cfg)
 static void listener_setup_config(pgw_listener_t *l, const pgw_listener_config_t *cfg)
 {
     l->cfg = *cfg;
-    if (!l->cfg.backoff_min_ms) l->cfg.backoff_min_ms = PGW__LISTENER_BACKOFF_MIN;
-    if (!l->cfg.backoff_max_ms) l->cfg.backoff_max_ms = PGW__LISTENER_BACKOFF_MAX;
-    if (l->cfg.backoff_max_ms < l->cfg.backoff_min_ms)
-        l->cfg.backoff_max_ms = l->cfg.backoff_min_ms;
-    pgw_conn_config_init(&l->user);
-    if (l->cfg.conn) pgw__copy_sized(&l->user, sizeof l->user, l->cfg.conn);
+    pgw__backoff_init(&l->backoff, l->cfg.backoff_min_ms, l->cfg.backoff_max_ms, 1);
+    pgw_conn_config_init(&l->conn_cfg);
+    if (l->cfg.conn) pgw__copy_sized(&l->conn_cfg, sizeof l->conn_cfg, l->cfg.conn);
     l->cfg.conn = NULL; /* copied: the caller's struct may go */
-    l->conn_cfg = l->user;
     l->conn_cfg.alloc = l->alloc;
-    l->conn_cfg.on_notice = on_conn_notice;
-    l->conn_cfg.on_notification = NULL; /* set per connection */
-    l->conn_cfg.on_parameter = on_conn_parameter;
-    l->conn_cfg.on_trace = on_conn_trace;
-    l->conn_cfg.on_lost = on_conn_lost;
-    l->conn_cfg.ud = l;
+    /* Notifications go to the listener (set per connection), the loss to
+     * its driver; the caller's other hooks stay the caller's. */
+    l->conn_cfg.on_notification = NULL;
 }
 
 int pgw_listener_new(pgw_listener_t **out, uv_loop_t *loop, const char *conninfo,
