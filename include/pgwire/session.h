@@ -224,7 +224,19 @@ typedef struct pgw_session_config {
      * through it. The session's own choices (result formats) never depend
      * on it. */
     pgw_type_registry_t *registry;
+    /* Request backpressure: at most max_pending requests accepted and not
+     * yet completed (pgw_session_pending). At the bound submits are refused
+     * with PGW_ECONGESTED (nothing queued) and on_drain is owed, as for
+     * output_high_water: it fires once fewer than half remain (and the
+     * output is under half its mark), as the last thing the input call or
+     * pgw_session_expire that completed them does. A batch may pass the
+     * bound by its length: the check is made before each submit.
+     * 0: PGW_DEFAULT_MAX_PENDING; SIZE_MAX: no bound. */
+    size_t max_pending;
 } pgw_session_config_t;
+
+/* The default bound on requests pending in one session (max_pending). */
+#define PGW_DEFAULT_MAX_PENDING ((size_t)1 << 20)
 
 /*
  * Statement cache modes (stmt_cache_mode of the session, connection and
@@ -341,8 +353,9 @@ PGW_EXTERN void pgw_session_consumed_output(pgw_session_t *s, size_t n);
  * pointer given to pgw_session_new), which must outlive them. */
 PGW_EXTERN void pgw_session_take_output(pgw_session_t *s, pgw_buf_t *out);
 
-/* 1 while the output is at or over its high-water mark (submits are refused
- * with PGW_ECONGESTED); 0 otherwise and for NULL. */
+/* 1 while the output is at or over its high-water mark, or max_pending
+ * requests are pending (submits are refused with PGW_ECONGESTED); 0
+ * otherwise and for NULL. */
 PGW_EXTERN int pgw_session_congested(const pgw_session_t *s);
 
 /*

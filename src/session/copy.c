@@ -532,14 +532,25 @@ size_t pgw__out_backlog(const pgw_session_t *s)
     return (s->output.buf.len - s->output.off) + s->copy.held.len + s->output.held.len;
 }
 
+static bool output_congested(const pgw_session_t *s)
+{
+    return s->output.high_water != SIZE_MAX && pgw__out_backlog(s) >= s->output.high_water;
+}
+
+static bool too_many_pending(const pgw_session_t *s)
+{
+    return s->fifo.max_pending != SIZE_MAX && s->fifo.npending >= s->fifo.max_pending;
+}
+
 PGW_EXTERN int pgw_session_congested(const pgw_session_t *s)
 {
-    return s && s->output.high_water != SIZE_MAX && pgw__out_backlog(s) >= s->output.high_water;
+    return s && (output_congested(s) || too_many_pending(s));
 }
 
 void pgw__drain_check(pgw_session_t *s)
 {
     if (!s->output.congested || pgw__out_backlog(s) >= s->output.high_water / 2) return;
+    if (s->fifo.max_pending != SIZE_MAX && s->fifo.npending >= s->fifo.max_pending / 2) return;
     s->output.congested = false;
     if (!s->output.on_drain || pgw__halted(s)) return;
     pgw__enter(s);

@@ -68,6 +68,7 @@ PGW_EXTERN int pgw_session_expire(pgw_session_t *s, uint64_t ticket, unsigned fl
     pgw__copy_expired(s, owner);
     if (!running || (flags & PGW_EXPIRE_NOW)) report_now(s, owner);
     if (pgw__leave(s)) return PGW_ECANCELED;
+    pgw__drain_check(s);
     return running && !(flags & PGW_EXPIRE_NOW) ? 1 : 0;
 }
 

@@ -852,6 +852,9 @@ static int submit_begin(pgw_session_t *s, submit_t *sb, bool batch, pgw_driver_h
     if (rc < 0) return refuse(sb, rc, "the session is closed");
     if (pgw_session_congested(s)) {
         s->output.congested = true; /* on_drain is owed */
+        if (s->fifo.npending >= s->fifo.max_pending)
+            return refuse(sb, PGW_ECONGESTED, "%zu requests are pending (max_pending)",
+                          s->fifo.npending);
         return refuse(sb, PGW_ECONGESTED, "the output is over its high-water mark (%zu bytes)",
                       s->output.high_water);
     }

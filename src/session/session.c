@@ -135,6 +135,7 @@ static int configure(pgw_session_t *s, const pgw_session_config_t *cfg)
     s->max_message = cfg->max_message_size ? cfg->max_message_size : PGW_DEFAULT_MAX_MESSAGE;
     s->output.high_water = cfg->output_high_water ? cfg->output_high_water : DEFAULT_HIGH_WATER;
     s->output.on_drain = cfg->on_drain;
+    s->fifo.max_pending = cfg->max_pending ? cfg->max_pending : PGW_DEFAULT_MAX_PENDING;
     return pgw__cache_configure(s, cfg);
 }
 
@@ -373,6 +374,7 @@ PGW_EXTERN int pgw_session_input_commit(pgw_session_t *s, size_t n)
     pgw__enter(s);
     int rc = process_input(s);
     if (pgw__leave(s)) return PGW_ECANCELED;
+    pgw__drain_check(s); /* replies may have brought the pending count down */
     return rc;
 }
 
@@ -397,6 +399,7 @@ PGW_EXTERN int pgw_session_resume_input(pgw_session_t *s)
     pgw__enter(s);
     int rc = process_input(s);
     if (pgw__leave(s)) return PGW_ECANCELED;
+    pgw__drain_check(s); /* replies may have brought the pending count down */
     return rc;
 }
 

@@ -507,6 +507,7 @@ struct pgw_session {
         pgw__req_t *free; /* recycled entries */
         unsigned nfree;
         size_t npending;
+        size_t max_pending; /* at it, submits are refused (PGW_ECONGESTED) */
         uint64_t tx_group;
         int rx_batch_status;
         bool rx_aborting;
