@@ -271,7 +271,9 @@ PGW_EXTERN int pgw_pool_acquire(pgw_pool_t *p, unsigned flags, uint32_t timeout_
 
 /*
  * Give a checked-out connection back (see RELEASE). The caller must not
- * use conn after this call. Requests still pending on it make the pool
+ * use conn after this call; a notification callback it installed
+ * (pgw_conn_set_notification_cb) is removed, so the connection's later
+ * notifications never reach it. Requests still pending on it make the pool
  * close it (their callbacks still fire, with PGW_ECANCELED). Returns 0,
  * PGW_EINVAL (p or conn NULL, or conn is not checked out from p).
  */

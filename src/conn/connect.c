@@ -744,7 +744,12 @@ static void next_address(pgw_conn_t *c)
         struct addrinfo *ai = cx->ai_next;
         cx->ai_next = ai->ai_next;
         if (ai->ai_family != AF_INET && ai->ai_family != AF_INET6) continue;
-        if (connect_tcp(c, ai->ai_addr) >= 0) return;
+        int rc = connect_tcp(c, ai->ai_addr);
+        if (rc >= 0) return;
+        if (rc == PGW_ENOMEM) { /* ends the connect (conn.h), recorded or not */
+            pgw__connect_finish(c, rc, NULL);
+            return;
+        }
     }
     if (cx->ai_list) uv_freeaddrinfo(cx->ai_list);
     cx->ai_list = NULL;
@@ -904,6 +909,12 @@ static void attempt_host(pgw_conn_t *c)
         }
         int rc = h->h.is_unix ? connect_unix(c, h) : resolve(c, h);
         if (rc >= 0) return;
+        /* Out of memory ends the connect (conn.h), even when the attempt
+         * could not be recorded. */
+        if (rc == PGW_ENOMEM) {
+            pgw__connect_finish(c, rc, NULL);
+            return;
+        }
     }
     if (cx->target == PGW__TARGET_PREFER_STANDBY && cx->pass == 0) {
         start_pass(c);

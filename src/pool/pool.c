@@ -891,6 +891,8 @@ int pgw_pool_release(pgw_pool_t *p, pgw_conn_t *conn)
     pconn_t *pc = checked_out(p, conn);
     if (!pc) return PGW_EINVAL;
     pc->out = 0;
+    /* The user's notification callback leaves with the user. */
+    pgw_conn_set_notification_cb(conn, NULL, NULL);
     if (!pc->m) { /* lost while checked out */
         pconn_close(pc);
         return 0;

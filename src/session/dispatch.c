@@ -573,7 +573,9 @@ static int on_error(pgw_session_t *s, pgw__req_t *r, const pgw_error_fields_t *f
         if (r->flags & PGW__RF_USER) rc = pgw__result_set_error(r->res, f);
         return rc;
     }
-    rc = pgw__result_set_error(r->res, f);
+    /* An entry of the session's own (a cached statement's Close) has no
+     * result to hold the error. */
+    rc = r->res ? pgw__result_set_error(r->res, f) : 0;
     if (rc < 0) return rc;
     if (may_rebind(s, r, f)) {
         r->retry = PGW__RETRY_WAIT; /* its Sync is the only other entry of its group */

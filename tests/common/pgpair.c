@@ -82,6 +82,25 @@ const char *pgt_dir_env(const char *dir, const char *key)
     return v;
 }
 
+void pgt_cluster_start(char dir[64], const char *tag, char *ci, size_t cilen)
+{
+    snprintf(dir, 64, "/tmp/pgw-%s.XXXXXX", tag);
+    assert_non_null(mkdtemp(dir));
+    if (pgt_script_exit("pg-cluster.sh", "start", dir, NULL) != 0) {
+        pgt_script_exit("pg-cluster.sh", "stop", dir, NULL);
+        fail_msg("could not start a private cluster in %s", dir);
+    }
+    snprintf(ci, cilen, "host='%s' port=%s user=%s dbname=%s connect_timeout=5",
+             pgt_dir_env(dir, "PGHOST"), pgt_dir_env(dir, "PGPORT"), pgt_dir_env(dir, "PGUSER"),
+             pgt_dir_env(dir, "PGDATABASE"));
+}
+
+void pgt_cluster_stop(const char *dir)
+{
+    pgt_script_exit("pg-cluster.sh", "stop", dir, NULL);
+    rmdir(dir);
+}
+
 void pgt_pair_start(pgt_pair_t *p, const char *tag)
 {
     snprintf(p->tmpdir, sizeof p->tmpdir, "/tmp/pgw-%s.XXXXXX", tag);

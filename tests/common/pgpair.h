@@ -34,6 +34,14 @@ int pgt_script_exit(const char *name, const char *cmd, const char *dir, const ch
  * string lives as long as the process (pgt_env_file_get). */
 const char *pgt_dir_env(const char *dir, const char *key);
 
+/* A private cluster (pg-cluster.sh) in a new directory /tmp/pgw-TAG.XXXXXX,
+ * for a test that restarts or stops its server: its directory in dir (64
+ * bytes), its connection string in ci (host, port, user, dbname,
+ * connect_timeout=5). Fails the test when it cannot start. */
+void pgt_cluster_start(char dir[64], const char *tag, char *ci, size_t cilen);
+/* Stop it and remove its directory. */
+void pgt_cluster_stop(const char *dir);
+
 /* A private primary (pg-cluster.sh) and its standby (pg-replica.sh) in a
  * new directory /tmp/pgw-TAG.XXXXXX. */
 typedef struct pgt_pair {
