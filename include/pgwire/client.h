@@ -170,25 +170,25 @@ PGW_EXTERN const char *pgw_client_refusal(const pgw_client_t *c);
  * result of the chain, pgw_result_next), an extended query with binary
  * results, a prepare (*res: parameter types and columns) and an execution.
  * Text results, streaming and the rest: pgw_client_run. */
-static inline int pgw_client_exec(pgw_client_t *c, const char *sql, pgw_result_t **res)
+PGW_INLINE int pgw_client_exec(pgw_client_t *c, const char *sql, pgw_result_t **res)
 {
     pgw_request_t r = PGW_SIMPLE(sql, NULL, NULL);
     return pgw_client_run(c, &r, res);
 }
-static inline int pgw_client_query(pgw_client_t *c, const char *sql, const pgw_param_t *params,
-                                   size_t nparams, pgw_result_t **res)
+PGW_INLINE int pgw_client_query(pgw_client_t *c, const char *sql, const pgw_param_t *params,
+                                size_t nparams, pgw_result_t **res)
 {
     pgw_request_t r = PGW_QUERY(sql, params, nparams, NULL, NULL);
     return pgw_client_run(c, &r, res);
 }
-static inline int pgw_client_prepare(pgw_client_t *c, const char *name, const char *sql,
-                                     const uint32_t *oids, size_t nparams, pgw_result_t **res)
+PGW_INLINE int pgw_client_prepare(pgw_client_t *c, const char *name, const char *sql,
+                                  const uint32_t *oids, size_t nparams, pgw_result_t **res)
 {
     pgw_request_t r = PGW_PREPARE(name, sql, oids, nparams, NULL, NULL);
     return pgw_client_run(c, &r, res);
 }
-static inline int pgw_client_execute(pgw_client_t *c, const char *name, const pgw_param_t *params,
-                                     size_t nparams, pgw_result_t **res)
+PGW_INLINE int pgw_client_execute(pgw_client_t *c, const char *name, const pgw_param_t *params,
+                                  size_t nparams, pgw_result_t **res)
 {
     pgw_request_t r = PGW_EXECUTE(name, params, nparams, NULL, NULL);
     return pgw_client_run(c, &r, res);
@@ -208,14 +208,14 @@ static inline int pgw_client_execute(pgw_client_t *c, const char *name, const pg
  * Inside pgw_client_run_batch a PGW_REQ_COPY keeps its place among the
  * batch's requests.
  */
-static inline int pgw_client_copy_in(pgw_client_t *c, const char *sql, pgw_copy_source_cb source,
-                                     void *ud, pgw_result_t **res)
+PGW_INLINE int pgw_client_copy_in(pgw_client_t *c, const char *sql, pgw_copy_source_cb source,
+                                  void *ud, pgw_result_t **res)
 {
     pgw_request_t r = PGW_COPY_IN_REQ(sql, source, NULL, ud);
     return pgw_client_run(c, &r, res);
 }
-static inline int pgw_client_copy_out(pgw_client_t *c, const char *sql, pgw_copy_data_cb on_data,
-                                      void *ud, pgw_result_t **res)
+PGW_INLINE int pgw_client_copy_out(pgw_client_t *c, const char *sql, pgw_copy_data_cb on_data,
+                                   void *ud, pgw_result_t **res)
 {
     pgw_request_t r = PGW_COPY_OUT_REQ(sql, on_data, NULL, ud);
     return pgw_client_run(c, &r, res);

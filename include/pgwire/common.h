@@ -20,6 +20,23 @@
  *     consumed/fail notifications) do nothing, and stats-into-out functions
  *     zero *out when out is not NULL. Each header notes the few accessors
  *     whose "nothing" value differs (a format of -1, a state).
+ *
+ * What is stable ABI (within a major version), for programs and bindings
+ * that do not read the headers at build time:
+ *   - every function the headers declare or define (PGW_EXTERN, PGW_INLINE)
+ *     is exported under its name; a macro that builds a value (PGW_QUERY,
+ *     PGW_FETCH, ...) expands to one of them (pgw_request_make*);
+ *   - structs whose first member is size (pgw_request_t, the *_config_t
+ *     structs): the caller sets size to the sizeof it was built with and
+ *     the library reads only that far, so members are only ever added at
+ *     the end; a config is best set up by its *_config_init;
+ *   - the value structs the library hands out or takes by value
+ *     (pgw_view_t, pgw_value_t, pgw_param_t, pgw_error_t and the stats
+ *     structs): their layout changes only with the major version;
+ *     pgw_error_t's fields can also be read one by one (pgw_error_field);
+ *   - handles declared without a body (pgw_session_t, pgw_conn_t,
+ *     pgw_result_t, ...) have no layout a caller may rely on, and members
+ *     whose names start with an underscore are private.
  */
 #ifndef PGWIRE_COMMON_H
 #define PGWIRE_COMMON_H
@@ -37,6 +54,16 @@ extern "C" {
 #define PGW_EXTERN __attribute__((visibility("default")))
 #else
 #define PGW_EXTERN
+#endif
+
+/* Functions defined in the headers (value and request constructors, the
+ * named request wrappers) are C99 inline definitions: a call the compiler
+ * inlines costs nothing, and the library also exports each under its own
+ * name (src/util/abi.c), so a program that takes a function's address, an
+ * FFI (ctypes, cgo, JNA) and dlsym find a real symbol. A translation unit
+ * that defines PGW_INLINE before including a header chooses otherwise. */
+#ifndef PGW_INLINE
+#define PGW_INLINE PGW_EXTERN inline
 #endif
 
 #define PGW_VERSION_MAJOR  0

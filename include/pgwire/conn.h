@@ -247,9 +247,10 @@ typedef struct pgw_conn_config {
      * which requests are refused with PGW_ECONGESTED. 0: 8 MiB; SIZE_MAX:
      * never refused. */
     size_t high_water_mark;
-    /* Called (from the loop, never inside a request function) once the
-     * output that made a request fail with PGW_ECONGESTED has drained
-     * below half the mark: submit again. May be NULL. */
+    /* Called (from the loop, never inside a request function) once what
+     * made a request fail with PGW_ECONGESTED is back below half its bound
+     * (the output under half the mark, fewer than half of max_pending
+     * pending): submit again. May be NULL. */
     void (*on_drain)(pgw_conn_t *conn, void *ud);
     /* The deadline of every request whose timeout_ms is 0, in
      * milliseconds (0: none); see DEADLINES. */
@@ -270,6 +271,11 @@ typedef struct pgw_conn_config {
     /* The user types the connection's results decode through (session.h,
      * pgw_session_config_t.registry); NULL: the default registry. */
     pgw_type_registry_t *registry;
+    /* Request backpressure (see BACKPRESSURE): at most max_pending requests
+     * accepted and not yet completed; at the bound requests are refused
+     * with PGW_ECONGESTED and on_drain fires once fewer than half remain.
+     * 0: PGW_DEFAULT_MAX_PENDING (session.h); SIZE_MAX: no bound. */
+    size_t max_pending;
 } pgw_conn_config_t;
 
 /*
@@ -408,7 +414,10 @@ PGW_EXTERN int pgw_conn_submit_batch_driven(pgw_conn_t *conn, const pgw_request_
  * when it is back under half the mark. At most about twice the mark is
  * buffered: the session's share and the buffer being written. The default
  * (8 MiB) takes tens of thousands of small pipelined requests in one loop
- * turn. pgw_conn_congested tells whether a submit would be refused now.
+ * turn. The requests pending (accepted, not yet completed) are bounded
+ * too, by max_pending (default 1,048,576): at the bound submits are
+ * refused the same way, and on_drain fires once fewer than half remain.
+ * pgw_conn_congested tells whether a submit would be refused now.
  *
  * COPY (PGW_REQ_COPY, session.h "COPY"): the connection pulls a COPY FROM
  * STDIN's copy_source on the loop: while the output is under the pump
@@ -426,14 +435,14 @@ PGW_EXTERN int pgw_conn_congested(const pgw_conn_t *conn);
 PGW_EXTERN int pgw_conn_copy_resume(pgw_conn_t *conn);
 /* A COPY FROM STDIN fed by source / a COPY TO STDOUT delivered to on_data;
  * cb gets the completion (see session.h "COPY"). */
-static inline int pgw_conn_copy_in(pgw_conn_t *conn, const char *sql, pgw_copy_source_cb source,
-                                   pgw_result_cb cb, void *ud)
+PGW_INLINE int pgw_conn_copy_in(pgw_conn_t *conn, const char *sql, pgw_copy_source_cb source,
+                                pgw_result_cb cb, void *ud)
 {
     pgw_request_t r = PGW_COPY_IN_REQ(sql, source, cb, ud);
     return pgw_conn_submit(conn, &r);
 }
-static inline int pgw_conn_copy_out(pgw_conn_t *conn, const char *sql, pgw_copy_data_cb on_data,
-                                    pgw_result_cb cb, void *ud)
+PGW_INLINE int pgw_conn_copy_out(pgw_conn_t *conn, const char *sql, pgw_copy_data_cb on_data,
+                                 pgw_result_cb cb, void *ud)
 {
     pgw_request_t r = PGW_COPY_OUT_REQ(sql, on_data, cb, ud);
     return pgw_conn_submit(conn, &r);
@@ -442,26 +451,25 @@ static inline int pgw_conn_copy_out(pgw_conn_t *conn, const char *sql, pgw_copy_
 /* The common requests in one call (each fills in a descriptor and submits
  * it): a Simple Query, an extended query with binary results, a prepare, an
  * execution. Streaming, text results and the rest: pgw_conn_submit. */
-static inline int pgw_conn_simple_query(pgw_conn_t *conn, const char *sql, pgw_result_cb cb,
-                                        void *ud)
+PGW_INLINE int pgw_conn_simple_query(pgw_conn_t *conn, const char *sql, pgw_result_cb cb, void *ud)
 {
     pgw_request_t r = PGW_SIMPLE(sql, cb, ud);
     return pgw_conn_submit(conn, &r);
 }
-static inline int pgw_conn_query(pgw_conn_t *conn, const char *sql, const pgw_param_t *params,
-                                 size_t nparams, pgw_result_cb cb, void *ud)
+PGW_INLINE int pgw_conn_query(pgw_conn_t *conn, const char *sql, const pgw_param_t *params,
+                              size_t nparams, pgw_result_cb cb, void *ud)
 {
     pgw_request_t r = PGW_QUERY(sql, params, nparams, cb, ud);
     return pgw_conn_submit(conn, &r);
 }
-static inline int pgw_conn_prepare(pgw_conn_t *conn, const char *name, const char *sql,
-                                   const uint32_t *oids, size_t nparams, pgw_result_cb cb, void *ud)
+PGW_INLINE int pgw_conn_prepare(pgw_conn_t *conn, const char *name, const char *sql,
+                                const uint32_t *oids, size_t nparams, pgw_result_cb cb, void *ud)
 {
     pgw_request_t r = PGW_PREPARE(name, sql, oids, nparams, cb, ud);
     return pgw_conn_submit(conn, &r);
 }
-static inline int pgw_conn_execute(pgw_conn_t *conn, const char *name, const pgw_param_t *params,
-                                   size_t nparams, pgw_result_cb cb, void *ud)
+PGW_INLINE int pgw_conn_execute(pgw_conn_t *conn, const char *name, const pgw_param_t *params,
+                                size_t nparams, pgw_result_cb cb, void *ud)
 {
     pgw_request_t r = PGW_EXECUTE(name, params, nparams, cb, ud);
     return pgw_conn_submit(conn, &r);

@@ -238,13 +238,13 @@ PGW_EXTERN int pgw_pool_submit_batch(pgw_pool_t *p, const pgw_request_t *reqs, s
                                      unsigned flags, pgw_result_cb done, void *ud);
 
 /* The common one-shot requests in one call. */
-static inline int pgw_pool_query(pgw_pool_t *p, const char *sql, const pgw_param_t *params,
-                                 size_t nparams, pgw_result_cb cb, void *ud)
+PGW_INLINE int pgw_pool_query(pgw_pool_t *p, const char *sql, const pgw_param_t *params,
+                              size_t nparams, pgw_result_cb cb, void *ud)
 {
     pgw_request_t r = PGW_QUERY(sql, params, nparams, cb, ud);
     return pgw_pool_submit(p, &r);
 }
-static inline int pgw_pool_simple_query(pgw_pool_t *p, const char *sql, pgw_result_cb cb, void *ud)
+PGW_INLINE int pgw_pool_simple_query(pgw_pool_t *p, const char *sql, pgw_result_cb cb, void *ud)
 {
     pgw_request_t r = PGW_SIMPLE(sql, cb, ud);
     return pgw_pool_submit(p, &r);

@@ -246,6 +246,12 @@ PGW_EXTERN const char *pgw_result_command_tag(const pgw_result_t *r);
 PGW_EXTERN int64_t pgw_result_rows_affected(const pgw_result_t *r);
 /* The server error of a failed request, or NULL. */
 PGW_EXTERN const pgw_error_t *pgw_result_error(const pgw_result_t *r);
+/* The field of err whose protocol code is code ('C' for the SQLSTATE, 'M'
+ * for the message: the codes of PGW_ERROR_FIELD_MAP), as libpq's
+ * PQresultErrorField gives it and as a binding reads it without pgw_error_t's
+ * layout. NULL when err is NULL, the field was not sent, or code is not one
+ * of the map's. The string lives as long as err. */
+PGW_EXTERN const char *pgw_error_field(const pgw_error_t *err, char code);
 
 /* How much of an error pgw_error_format writes, as libpq's
  * PQsetErrorVerbosity. */

@@ -224,7 +224,19 @@ typedef struct pgw_session_config {
      * through it. The session's own choices (result formats) never depend
      * on it. */
     pgw_type_registry_t *registry;
+    /* Request backpressure: at most max_pending requests accepted and not
+     * yet completed (pgw_session_pending). At the bound submits are refused
+     * with PGW_ECONGESTED (nothing queued) and on_drain is owed, as for
+     * output_high_water: it fires once fewer than half remain (and the
+     * output is under half its mark), as the last thing the input call or
+     * pgw_session_expire that completed them does. A batch may pass the
+     * bound by its length: the check is made before each submit.
+     * 0: PGW_DEFAULT_MAX_PENDING; SIZE_MAX: no bound. */
+    size_t max_pending;
 } pgw_session_config_t;
+
+/* The default bound on requests pending in one session (max_pending). */
+#define PGW_DEFAULT_MAX_PENDING ((size_t)1 << 20)
 
 /*
  * Statement cache modes (stmt_cache_mode of the session, connection and
@@ -341,8 +353,9 @@ PGW_EXTERN void pgw_session_consumed_output(pgw_session_t *s, size_t n);
  * pointer given to pgw_session_new), which must outlive them. */
 PGW_EXTERN void pgw_session_take_output(pgw_session_t *s, pgw_buf_t *out);
 
-/* 1 while the output is at or over its high-water mark (submits are refused
- * with PGW_ECONGESTED); 0 otherwise and for NULL. */
+/* 1 while the output is at or over its high-water mark, or max_pending
+ * requests are pending (submits are refused with PGW_ECONGESTED); 0
+ * otherwise and for NULL. */
 PGW_EXTERN int pgw_session_congested(const pgw_session_t *s);
 
 /*
@@ -656,7 +669,7 @@ enum {
     {                                 \
         .size = sizeof(pgw_request_t) \
     }
-static inline void pgw_request_init(pgw_request_t *r, pgw_request_kind_t kind)
+PGW_INLINE void pgw_request_init(pgw_request_t *r, pgw_request_kind_t kind)
 {
     memset(r, 0, sizeof *r);
     r->size = sizeof *r;
@@ -667,7 +680,7 @@ static inline void pgw_request_init(pgw_request_t *r, pgw_request_kind_t kind)
  * in->size (a caller built against an older header) read as zero, and
  * out->size is this header's size. Returns 0, or PGW_EINVAL (out or in NULL,
  * in->size too small; *out is then zeroed). For layers built on the
- * session that rewrite descriptors (the blocking client). */
+ * session that keep a caller's descriptor (the pool's queue, cursors). */
 PGW_EXTERN int pgw_request_copy(pgw_request_t *out, const pgw_request_t *in);
 /* Element i of an array of descriptors whose element size is reqs[0].size
  * (the caller's sizeof). NULL for a NULL array. */
@@ -675,10 +688,10 @@ PGW_EXTERN const pgw_request_t *pgw_request_nth(const pgw_request_t *reqs, size_
 
 /* A descriptor for the common requests (what the macros below expand to;
  * set more fields, e.g. on_row or flags, on the copy). */
-static inline pgw_request_t pgw_request_make(pgw_request_kind_t kind, const char *sql,
-                                             const char *stmt, const pgw_param_t *params,
-                                             size_t nparams, const uint32_t *types, size_t ntypes,
-                                             pgw_result_cb cb, void *ud)
+PGW_INLINE pgw_request_t pgw_request_make(pgw_request_kind_t kind, const char *sql,
+                                          const char *stmt, const pgw_param_t *params,
+                                          size_t nparams, const uint32_t *types, size_t ntypes,
+                                          pgw_result_cb cb, void *ud)
 {
     pgw_request_t r;
     pgw_request_init(&r, kind);
@@ -708,8 +721,8 @@ static inline pgw_request_t pgw_request_make(pgw_request_kind_t kind, const char
 #define PGW_FLUSH(cb, ud) pgw_request_make(PGW_REQ_FLUSH, NULL, NULL, NULL, 0, NULL, 0, (cb), (ud))
 /* A descriptor naming a portal (FETCH, CLOSE_PORTAL; QUERY and EXECUTE
  * descriptors get .portal and .max_rows set on the copy). */
-static inline pgw_request_t pgw_request_portal(pgw_request_kind_t kind, const char *portal,
-                                               uint32_t max_rows, pgw_result_cb cb, void *ud)
+PGW_INLINE pgw_request_t pgw_request_make_portal(pgw_request_kind_t kind, const char *portal,
+                                                 uint32_t max_rows, pgw_result_cb cb, void *ud)
 {
     pgw_request_t r = pgw_request_make(kind, NULL, NULL, NULL, 0, NULL, 0, cb, ud);
     r.portal = portal;
@@ -717,15 +730,14 @@ static inline pgw_request_t pgw_request_portal(pgw_request_kind_t kind, const ch
     return r;
 }
 #define PGW_FETCH(portal, max_rows, cb, ud) \
-    pgw_request_portal(PGW_REQ_FETCH, (portal), (max_rows), (cb), (ud))
+    pgw_request_make_portal(PGW_REQ_FETCH, (portal), (max_rows), (cb), (ud))
 #define PGW_CLOSE_PORTAL(portal, cb, ud) \
-    pgw_request_portal(PGW_REQ_CLOSE_PORTAL, (portal), 0, (cb), (ud))
+    pgw_request_make_portal(PGW_REQ_CLOSE_PORTAL, (portal), 0, (cb), (ud))
 
 /* A COPY FROM STDIN fed by source, or a COPY TO STDOUT delivered to
  * on_data (either may be NULL). */
-static inline pgw_request_t pgw_request_copy_make(const char *sql, pgw_copy_source_cb source,
-                                                  pgw_copy_data_cb on_data, pgw_result_cb cb,
-                                                  void *ud)
+PGW_INLINE pgw_request_t pgw_request_make_copy(const char *sql, pgw_copy_source_cb source,
+                                               pgw_copy_data_cb on_data, pgw_result_cb cb, void *ud)
 {
     pgw_request_t r = pgw_request_make(PGW_REQ_COPY, sql, NULL, NULL, 0, NULL, 0, cb, ud);
     r.copy_source = source;
@@ -733,9 +745,13 @@ static inline pgw_request_t pgw_request_copy_make(const char *sql, pgw_copy_sour
     return r;
 }
 #define PGW_COPY_IN_REQ(sql, source, cb, ud) \
-    pgw_request_copy_make((sql), (source), NULL, (cb), (ud))
+    pgw_request_make_copy((sql), (source), NULL, (cb), (ud))
 #define PGW_COPY_OUT_REQ(sql, on_data, cb, ud) \
-    pgw_request_copy_make((sql), NULL, (on_data), (cb), (ud))
+    pgw_request_make_copy((sql), NULL, (on_data), (cb), (ud))
+/* The constructors' names in 0.1.0, kept so code written against it builds:
+ * descriptors are built by pgw_request_make*, copied by pgw_request_copy. */
+#define pgw_request_portal    pgw_request_make_portal
+#define pgw_request_copy_make pgw_request_make_copy
 
 /*
  * Submit one request. Every request but SIMPLE and SYNC ends with its own
@@ -1020,72 +1036,69 @@ PGW_EXTERN void pgw_session_stmt_cache_stats(const pgw_session_t *s, pgw_stmt_ca
  * variants stream rows to row_cb, done_cb receiving the result without
  * rows; row_cb NULL is PGW_EINVAL there.
  */
-static inline int pgw_session_simple_query(pgw_session_t *s, const char *sql, pgw_result_cb cb,
-                                           void *ud)
+PGW_INLINE int pgw_session_simple_query(pgw_session_t *s, const char *sql, pgw_result_cb cb,
+                                        void *ud)
 {
     pgw_request_t r = PGW_SIMPLE(sql, cb, ud);
     return pgw_session_submit(s, &r);
 }
-static inline int pgw_session_simple_query_rows(pgw_session_t *s, const char *sql,
-                                                pgw_row_cb row_cb, pgw_result_cb done_cb, void *ud)
+PGW_INLINE int pgw_session_simple_query_rows(pgw_session_t *s, const char *sql, pgw_row_cb row_cb,
+                                             pgw_result_cb done_cb, void *ud)
 {
     pgw_request_t r = PGW_SIMPLE(sql, done_cb, ud);
     r.on_row = row_cb;
     return row_cb ? pgw_session_submit(s, &r) : PGW_EINVAL;
 }
-static inline int pgw_session_query(pgw_session_t *s, const char *sql, const pgw_param_t *params,
-                                    size_t nparams, unsigned flags, pgw_result_cb cb, void *ud)
+PGW_INLINE int pgw_session_query(pgw_session_t *s, const char *sql, const pgw_param_t *params,
+                                 size_t nparams, unsigned flags, pgw_result_cb cb, void *ud)
 {
     pgw_request_t r = PGW_QUERY(sql, params, nparams, cb, ud);
     r.flags = flags;
     return pgw_session_submit(s, &r);
 }
-static inline int pgw_session_query_rows(pgw_session_t *s, const char *sql,
-                                         const pgw_param_t *params, size_t nparams, unsigned flags,
-                                         pgw_row_cb row_cb, pgw_result_cb done_cb, void *ud)
+PGW_INLINE int pgw_session_query_rows(pgw_session_t *s, const char *sql, const pgw_param_t *params,
+                                      size_t nparams, unsigned flags, pgw_row_cb row_cb,
+                                      pgw_result_cb done_cb, void *ud)
 {
     pgw_request_t r = PGW_QUERY(sql, params, nparams, done_cb, ud);
     r.flags = flags;
     r.on_row = row_cb;
     return row_cb ? pgw_session_submit(s, &r) : PGW_EINVAL;
 }
-static inline int pgw_session_prepare(pgw_session_t *s, const char *name, const char *sql,
-                                      const uint32_t *oids, size_t nparams, pgw_result_cb cb,
-                                      void *ud)
+PGW_INLINE int pgw_session_prepare(pgw_session_t *s, const char *name, const char *sql,
+                                   const uint32_t *oids, size_t nparams, pgw_result_cb cb, void *ud)
 {
     pgw_request_t r = PGW_PREPARE(name, sql, oids, nparams, cb, ud);
     return pgw_session_submit(s, &r);
 }
-static inline int pgw_session_execute(pgw_session_t *s, const char *name, const pgw_param_t *params,
-                                      size_t nparams, unsigned flags, pgw_result_cb cb, void *ud)
+PGW_INLINE int pgw_session_execute(pgw_session_t *s, const char *name, const pgw_param_t *params,
+                                   size_t nparams, unsigned flags, pgw_result_cb cb, void *ud)
 {
     pgw_request_t r = PGW_EXECUTE(name, params, nparams, cb, ud);
     r.flags = flags;
     return pgw_session_submit(s, &r);
 }
-static inline int pgw_session_execute_rows(pgw_session_t *s, const char *name,
-                                           const pgw_param_t *params, size_t nparams,
-                                           unsigned flags, pgw_row_cb row_cb, pgw_result_cb done_cb,
-                                           void *ud)
+PGW_INLINE int pgw_session_execute_rows(pgw_session_t *s, const char *name,
+                                        const pgw_param_t *params, size_t nparams, unsigned flags,
+                                        pgw_row_cb row_cb, pgw_result_cb done_cb, void *ud)
 {
     pgw_request_t r = PGW_EXECUTE(name, params, nparams, done_cb, ud);
     r.flags = flags;
     r.on_row = row_cb;
     return row_cb ? pgw_session_submit(s, &r) : PGW_EINVAL;
 }
-static inline int pgw_session_describe(pgw_session_t *s, const char *name, pgw_result_cb cb,
-                                       void *ud)
+PGW_INLINE int pgw_session_describe(pgw_session_t *s, const char *name, pgw_result_cb cb, void *ud)
 {
     pgw_request_t r = PGW_DESCRIBE(name, cb, ud);
     return pgw_session_submit(s, &r);
 }
-static inline int pgw_session_close_statement(pgw_session_t *s, const char *name, pgw_result_cb cb,
-                                              void *ud)
+PGW_INLINE int pgw_session_close_statement(pgw_session_t *s, const char *name, pgw_result_cb cb,
+                                           void *ud)
 {
     pgw_request_t r = PGW_CLOSE(name, cb, ud);
     return pgw_session_submit(s, &r);
 }
-static inline int pgw_session_sync(pgw_session_t *s, pgw_result_cb cb, void *ud)
+PGW_INLINE int pgw_session_sync(pgw_session_t *s, pgw_result_cb cb, void *ud)
 {
     pgw_request_t r = PGW_SYNC(cb, ud);
     return pgw_session_submit(s, &r);

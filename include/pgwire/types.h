@@ -162,7 +162,7 @@ typedef struct pgw_value {
 
 /* 1 if v is SQL NULL. A NULL v counts as NULL too (there is no value),
  * like libpq's PQgetisnull on a bad argument. */
-static inline int pgw_value_is_null(const pgw_value_t *v)
+PGW_INLINE int pgw_value_is_null(const pgw_value_t *v)
 {
     return !v || v->len < 0;
 }
@@ -214,42 +214,42 @@ typedef struct pgw_param {
     } u;
 } pgw_param_t;
 
-static inline pgw_param_t pgw_null(uint32_t oid)
+PGW_INLINE pgw_param_t pgw_null(uint32_t oid)
 {
     pgw_param_t p = {PGW_PARAM_NULL, PGW_FORMAT_BINARY, oid, {0}};
     return p;
 }
-static inline pgw_param_t pgw_bool(bool v)
+PGW_INLINE pgw_param_t pgw_bool(bool v)
 {
     pgw_param_t p = {PGW_PARAM_BOOL, PGW_FORMAT_BINARY, PGW_OID_BOOL, {0}};
     p.u.b = v;
     return p;
 }
-static inline pgw_param_t pgw_int2(int16_t v)
+PGW_INLINE pgw_param_t pgw_int2(int16_t v)
 {
     pgw_param_t p = {PGW_PARAM_INT2, PGW_FORMAT_BINARY, PGW_OID_INT2, {0}};
     p.u.i = v;
     return p;
 }
-static inline pgw_param_t pgw_int4(int32_t v)
+PGW_INLINE pgw_param_t pgw_int4(int32_t v)
 {
     pgw_param_t p = {PGW_PARAM_INT4, PGW_FORMAT_BINARY, PGW_OID_INT4, {0}};
     p.u.i = v;
     return p;
 }
-static inline pgw_param_t pgw_int8(int64_t v)
+PGW_INLINE pgw_param_t pgw_int8(int64_t v)
 {
     pgw_param_t p = {PGW_PARAM_INT8, PGW_FORMAT_BINARY, PGW_OID_INT8, {0}};
     p.u.i = v;
     return p;
 }
-static inline pgw_param_t pgw_float4(float v)
+PGW_INLINE pgw_param_t pgw_float4(float v)
 {
     pgw_param_t p = {PGW_PARAM_FLOAT4, PGW_FORMAT_BINARY, PGW_OID_FLOAT4, {0}};
     p.u.f4 = v;
     return p;
 }
-static inline pgw_param_t pgw_float8(double v)
+PGW_INLINE pgw_param_t pgw_float8(double v)
 {
     pgw_param_t p = {PGW_PARAM_FLOAT8, PGW_FORMAT_BINARY, PGW_OID_FLOAT8, {0}};
     p.u.f8 = v;
@@ -261,7 +261,7 @@ static inline pgw_param_t pgw_float8(double v)
  * integer, as in SQL; 0 leaves the type to the server, as pgw_text does).
  * len -1: s is NUL-terminated.
  */
-static inline pgw_param_t pgw_text_typed(const char *s, int32_t len, uint32_t oid)
+PGW_INLINE pgw_param_t pgw_text_typed(const char *s, int32_t len, uint32_t oid)
 {
     pgw_param_t p = {PGW_PARAM_BYTES, PGW_FORMAT_TEXT, oid, {0}};
     p.u.bytes.p = s;
@@ -276,12 +276,12 @@ static inline pgw_param_t pgw_text_typed(const char *s, int32_t len, uint32_t oi
  * takes it as text. To declare it text whatever the statement says, use
  * pgw_text_typed(s, -1, PGW_OID_TEXT).
  */
-static inline pgw_param_t pgw_text(const char *s)
+PGW_INLINE pgw_param_t pgw_text(const char *s)
 {
     return pgw_text_typed(s, -1, 0);
 }
 /* bytea, sent in binary. */
-static inline pgw_param_t pgw_bytea(const void *data, int32_t len)
+PGW_INLINE pgw_param_t pgw_bytea(const void *data, int32_t len)
 {
     pgw_param_t p = {PGW_PARAM_BYTES, PGW_FORMAT_BINARY, PGW_OID_BYTEA, {0}};
     p.u.bytes.p = data;
@@ -289,7 +289,7 @@ static inline pgw_param_t pgw_bytea(const void *data, int32_t len)
     return p;
 }
 /* A value already encoded in format fmt for type oid. */
-static inline pgw_param_t pgw_raw(uint32_t oid, int16_t fmt, const void *data, int32_t len)
+PGW_INLINE pgw_param_t pgw_raw(uint32_t oid, int16_t fmt, const void *data, int32_t len)
 {
     pgw_param_t p = {PGW_PARAM_BYTES, fmt, oid, {0}};
     p.u.bytes.p = data;
@@ -297,7 +297,7 @@ static inline pgw_param_t pgw_raw(uint32_t oid, int16_t fmt, const void *data, i
     return p;
 }
 /* A value written by an encoder function, in binary format. */
-static inline pgw_param_t pgw_encoded(uint32_t oid, pgw_encode_fn fn, const void *ctx)
+PGW_INLINE pgw_param_t pgw_encoded(uint32_t oid, pgw_encode_fn fn, const void *ctx)
 {
     pgw_param_t p = {PGW_PARAM_ENCODER, PGW_FORMAT_BINARY, oid, {0}};
     p.u.enc.fn = fn;
@@ -451,7 +451,7 @@ typedef struct pgw_numeric {
 } pgw_numeric_t;
 
 /* The i-th base-10000 digit (i < n->ndigits). A NULL n gives 0. */
-static inline uint16_t pgw_numeric_digit(const pgw_numeric_t *n, size_t i)
+PGW_INLINE uint16_t pgw_numeric_digit(const pgw_numeric_t *n, size_t i)
 {
     if (!n) return 0;
     return (uint16_t)((uint16_t)n->digits[2 * i] << 8 | n->digits[2 * i + 1]);
@@ -782,85 +782,85 @@ PGW_EXTERN int pgw_encode_interval(const void *ctx, pgw_buf_t *out);
 PGW_EXTERN int pgw_encode_timetz(const void *ctx, pgw_buf_t *out);
 PGW_EXTERN int pgw_encode_inet(const void *ctx, pgw_buf_t *out);
 
-static inline pgw_param_t pgw_oid_param(uint32_t v)
+PGW_INLINE pgw_param_t pgw_oid_param(uint32_t v)
 {
     pgw_param_t p = {PGW_PARAM_INT4, PGW_FORMAT_BINARY, PGW_OID_OID, {0}};
     p.u.i = (int64_t)v;
     return p;
 }
 /* A numeric from a decimal string, encoded in binary (s kept alive). */
-static inline pgw_param_t pgw_numeric_str(const char *s)
+PGW_INLINE pgw_param_t pgw_numeric_str(const char *s)
 {
     return pgw_encoded(PGW_OID_NUMERIC, pgw_encode_numeric_str, s);
 }
-static inline pgw_param_t pgw_numeric(const pgw_numeric_t *n)
+PGW_INLINE pgw_param_t pgw_numeric(const pgw_numeric_t *n)
 {
     return pgw_encoded(PGW_OID_NUMERIC, pgw_encode_numeric, n);
 }
 /* days since 2000-01-01 */
-static inline pgw_param_t pgw_date(int32_t days)
+PGW_INLINE pgw_param_t pgw_date(int32_t days)
 {
     pgw_param_t p = {PGW_PARAM_INT4, PGW_FORMAT_BINARY, PGW_OID_DATE, {0}};
     p.u.i = days;
     return p;
 }
 /* usec since midnight */
-static inline pgw_param_t pgw_time(int64_t usec)
+PGW_INLINE pgw_param_t pgw_time(int64_t usec)
 {
     pgw_param_t p = {PGW_PARAM_INT8, PGW_FORMAT_BINARY, PGW_OID_TIME, {0}};
     p.u.i = usec;
     return p;
 }
-static inline pgw_param_t pgw_timetz(const pgw_timetz_t *t)
+PGW_INLINE pgw_param_t pgw_timetz(const pgw_timetz_t *t)
 {
     return pgw_encoded(PGW_OID_TIMETZ, pgw_encode_timetz, t);
 }
 /* usec since 2000-01-01 (pgw_timestamp_from_unix converts) */
-static inline pgw_param_t pgw_timestamp(int64_t usec)
+PGW_INLINE pgw_param_t pgw_timestamp(int64_t usec)
 {
     pgw_param_t p = {PGW_PARAM_INT8, PGW_FORMAT_BINARY, PGW_OID_TIMESTAMP, {0}};
     p.u.i = usec;
     return p;
 }
-static inline pgw_param_t pgw_timestamptz(int64_t usec)
+PGW_INLINE pgw_param_t pgw_timestamptz(int64_t usec)
 {
     pgw_param_t p = {PGW_PARAM_INT8, PGW_FORMAT_BINARY, PGW_OID_TIMESTAMPTZ, {0}};
     p.u.i = usec;
     return p;
 }
-static inline pgw_param_t pgw_interval(const pgw_interval_t *iv)
+PGW_INLINE pgw_param_t pgw_interval(const pgw_interval_t *iv)
 {
     return pgw_encoded(PGW_OID_INTERVAL, pgw_encode_interval, iv);
 }
-static inline pgw_param_t pgw_uuid(const uint8_t uuid[16])
+PGW_INLINE pgw_param_t pgw_uuid(const uint8_t uuid[16])
 {
     return pgw_raw(PGW_OID_UUID, PGW_FORMAT_BINARY, uuid, 16);
 }
 /* inet or cidr according to a->is_cidr. */
-static inline pgw_param_t pgw_inet(const pgw_inet_t *a)
+PGW_INLINE pgw_param_t pgw_inet(const pgw_inet_t *a)
 {
     return pgw_encoded(a && a->is_cidr ? PGW_OID_CIDR : PGW_OID_INET, pgw_encode_inet, a);
 }
-static inline pgw_param_t pgw_macaddr(const uint8_t mac[6])
+PGW_INLINE pgw_param_t pgw_macaddr(const uint8_t mac[6])
 {
     return pgw_raw(PGW_OID_MACADDR, PGW_FORMAT_BINARY, mac, 6);
 }
-static inline pgw_param_t pgw_macaddr8(const uint8_t mac[8])
+PGW_INLINE pgw_param_t pgw_macaddr8(const uint8_t mac[8])
 {
     return pgw_raw(PGW_OID_MACADDR8, PGW_FORMAT_BINARY, mac, 8);
 }
-static inline pgw_param_t pgw_money(int64_t cents)
+PGW_INLINE pgw_param_t pgw_money(int64_t cents)
 {
     pgw_param_t p = {PGW_PARAM_INT8, PGW_FORMAT_BINARY, PGW_OID_MONEY, {0}};
     p.u.i = cents;
     return p;
 }
 /* json: the text, sent as is (binary json is its text). NUL-terminated. */
-static inline pgw_param_t pgw_json(const char *json)
+PGW_INLINE pgw_param_t pgw_json(const char *json)
 {
     return pgw_raw(PGW_OID_JSON, PGW_FORMAT_BINARY, json, -1);
 }
-static inline pgw_param_t pgw_jsonb(const char *json)
+PGW_INLINE pgw_param_t pgw_jsonb(const char *json)
 {
     return pgw_encoded(PGW_OID_JSONB, pgw_encode_jsonb, json);
 }

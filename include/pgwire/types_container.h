@@ -219,7 +219,7 @@ PGW_EXTERN void pgw_array_enc_init(pgw_array_enc_t *ctx, uint32_t elem_oid, cons
 /* The encoder function behind pgw_array_param (pgw_encode_fn). Appends the
  * binary array to out. Returns 0, PGW_EINVAL (bad shape, more than 6 dims,
  * missing elems), PGW_ETOOBIG or PGW_ENOMEM. */
-PGW_EXTERN int pgw_array_encode(const void *ctx, pgw_buf_t *out);
+PGW_EXTERN int pgw_encode_array(const void *ctx, pgw_buf_t *out);
 /* A binary parameter of the array's type that encodes ctx (kept by pointer). */
 PGW_EXTERN pgw_param_t pgw_array_param(const pgw_array_enc_t *ctx);
 
@@ -317,7 +317,7 @@ typedef struct pgw_range_enc {
 
 /* pgw_encode_fn for a pgw_range_enc_t. Returns 0, PGW_EINVAL (a bound that
  * is not binary), PGW_ETOOBIG or PGW_ENOMEM. */
-PGW_EXTERN int pgw_range_encode(const void *ctx, pgw_buf_t *out);
+PGW_EXTERN int pgw_encode_range(const void *ctx, pgw_buf_t *out);
 PGW_EXTERN pgw_param_t pgw_range_param(const pgw_range_enc_t *ctx);
 
 /* Multirange encoder context: n ranges (same lifetime rule). */
@@ -327,7 +327,7 @@ typedef struct pgw_multirange_enc {
     size_t n;
 } pgw_multirange_enc_t;
 
-PGW_EXTERN int pgw_multirange_encode(const void *ctx, pgw_buf_t *out);
+PGW_EXTERN int pgw_encode_multirange(const void *ctx, pgw_buf_t *out);
 PGW_EXTERN pgw_param_t pgw_multirange_param(const pgw_multirange_enc_t *ctx);
 
 /* ------------------------------------------------------------------------ */
@@ -395,7 +395,7 @@ typedef struct pgw_record_enc {
     size_t nfields;
 } pgw_record_enc_t;
 
-PGW_EXTERN int pgw_record_encode(const void *ctx, pgw_buf_t *out);
+PGW_EXTERN int pgw_encode_record(const void *ctx, pgw_buf_t *out);
 PGW_EXTERN pgw_param_t pgw_record_param(const pgw_record_enc_t *ctx);
 
 /* ------------------------------------------------------------------------ */
@@ -691,6 +691,13 @@ PGW_EXTERN int pgw_escape_literal(const pgw_allocator_t *alloc, const char *s, s
                                   char **out);
 /* Free a string returned by the escaping helpers (same allocator). */
 PGW_EXTERN void pgw_escape_free(const pgw_allocator_t *alloc, char *s);
+
+/* The names these encoders had in 0.1.0, kept so code written against it
+ * still builds; the functions are the pgw_encode_* ones. */
+#define pgw_array_encode      pgw_encode_array
+#define pgw_range_encode      pgw_encode_range
+#define pgw_multirange_encode pgw_encode_multirange
+#define pgw_record_encode     pgw_encode_record
 
 #ifdef __cplusplus
 }

@@ -88,7 +88,7 @@ static size_t utf8_decode(const unsigned char *s, uint32_t *cp)
     return n;
 }
 
-static size_t utf8_encode(uint32_t cp, char *out)
+static size_t encode_utf8_seq(uint32_t cp, char *out)
 {
     if (cp < 0x80) {
         out[0] = (char)cp;
@@ -276,7 +276,7 @@ static int encode_utf8(const pgw_allocator_t *alloc, const uint32_t *cps, size_t
     if (!s) return PGW_ENOMEM;
     size_t len = 0;
     for (size_t i = 0; i < n; i++)
-        len += utf8_encode(cps[i], s + len);
+        len += encode_utf8_seq(cps[i], s + len);
     s[len] = '\0';
     *out = s;
     return 0;

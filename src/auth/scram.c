@@ -52,7 +52,7 @@ static size_t b64_encoded_len(size_t n)
 }
 
 /* Encode n bytes into out (b64_encoded_len(n) bytes, no NUL). */
-static void b64_encode(const uint8_t *in, size_t n, char *out)
+static void encode_base64(const uint8_t *in, size_t n, char *out)
 {
     size_t o = 0;
     for (size_t i = 0; i < n; i += 3) {
@@ -144,7 +144,7 @@ static int make_nonce(char *out)
     uint8_t raw[SCRAM_NONCE_RAW_LEN];
     int rc = pgw__random_bytes(raw, sizeof raw);
     if (rc < 0) return rc;
-    b64_encode(raw, sizeof raw, out);
+    encode_base64(raw, sizeof raw, out);
     out[b64_encoded_len(sizeof raw)] = '\0';
     return 0;
 }
@@ -339,7 +339,7 @@ static char *final_without_proof(pgw__scram_t *s, const server_first_t *sf, size
     if (s->cb_len) memcpy(cb_in + gs2_len, s->cb_data, s->cb_len);
     char *w = m;
     memcpy(w, "c=", 2), w += 2;
-    b64_encode(cb_in, cb_in_len, w), w += b64_encoded_len(cb_in_len);
+    encode_base64(cb_in, cb_in_len, w), w += b64_encoded_len(cb_in_len);
     memcpy(w, ",r=", 3), w += 3;
     memcpy(w, sf->nonce, sf->nonce_len), w += sf->nonce_len;
     *w = '\0';
@@ -408,7 +408,7 @@ static int append_final(pgw_buf_t *out, const char *final, size_t final_len,
                         const uint8_t proof[SCRAM_KEY_LEN])
 {
     char proof64[(SCRAM_KEY_LEN + 2) / 3 * 4];
-    b64_encode(proof, SCRAM_KEY_LEN, proof64);
+    encode_base64(proof, SCRAM_KEY_LEN, proof64);
     size_t old_len = out->len;
     int rc = pgw_buf_append(out, final, final_len);
     if (rc == 0) rc = pgw_buf_append(out, ",p=", 3);

@@ -189,6 +189,7 @@ int pgw__conn_session_create(pgw_conn_t *c, const char *password)
     sc.read_chunk_size = c->cfg.read_chunk_size;
     sc.chunk_cache_bytes = c->cfg.chunk_cache_bytes;
     sc.output_high_water = c->cfg.high_water_mark;
+    sc.max_pending = c->cfg.max_pending;
     sc.on_drain = pgw__conn_on_session_drain;
     sc.cb.on_startup = cb_startup;
     sc.cb.on_want_write = cb_want_write;
@@ -433,6 +434,10 @@ static void on_sock_event(pgw__sock_t *k, int status, int events)
     }
     if (events & UV_READABLE) conn_read(c, k);
     if ((events & UV_WRITABLE) && still_current(c, k)) conn_on_writable(c);
+    /* Replies read may have brought the pending count under its bound: say
+     * so now, as the loop may have nothing else to wake it before the next
+     * turn's prepare. */
+    if (still_current(c, k)) pgw__conn_drain_notify(c);
 }
 
 static void on_prepare(uv_prepare_t *h)

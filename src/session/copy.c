@@ -7,8 +7,8 @@
  * FROM STDIN's Execute as part of the COPY (Sync and Flush are ignored, any
  * other message aborts it), so nothing queued after a COPY may be written
  * before the server knows where its data ends. The first COPY not yet
- * resolved "holds" the output (s->copy_tx): the bytes of every request
- * submitted after it, its own Sync first, go to s->copy_held, and each
+ * resolved "holds" the output (s->copy.tx): the bytes of every request
+ * submitted after it, its own Sync first, go to s->copy.held, and each
  * later COPY remembers where the bytes after its own Execute begin there
  * (copy_end). The Flush makes the server send what it has produced for the
  * COPY at once, a COPY TO smaller than the server's output buffer
@@ -70,7 +70,7 @@ int pgw__copy_may_start(pgw_session_t *s, pgw_buf_t *b, pgw__req_t *r)
     return rc;
 }
 
-int pgw__copy_encode(pgw_session_t *s, pgw_buf_t *b, pgw__req_t *r, const pgw_request_t *rq)
+int pgw__enc_copy(pgw_session_t *s, pgw_buf_t *b, pgw__req_t *r, const pgw_request_t *rq)
 {
     static const uint8_t exp[] = {PGW__EXP_PARSE, PGW__EXP_BIND, PGW__EXP_RDESC, PGW__EXP_COPY};
     memcpy(r->exp, exp, sizeof exp);
@@ -90,17 +90,17 @@ int pgw__copy_encode(pgw_session_t *s, pgw_buf_t *b, pgw__req_t *r, const pgw_re
 
 int pgw__copy_split(pgw_session_t *s, pgw_buf_t *b, pgw__req_t *first)
 {
-    if (s->copy_tx) return 0; /* b is the held buffer already */
+    if (s->copy.tx) return 0; /* b is the held buffer already */
     pgw__req_t *x = first;
     while (x && x->copy_state != PGW__COPY_QUEUED)
         x = x->next;
     if (!x) return 0;
     size_t cut = x->copy_end;
-    if (pgw_buf_append(&s->copy_held, b->data + cut, b->len - cut) < 0) return PGW_ENOMEM;
+    if (pgw_buf_append(&s->copy.held, b->data + cut, b->len - cut) < 0) return PGW_ENOMEM;
     b->len = cut;
     for (pgw__req_t *y = x->next; y; y = y->next)
         if (y->copy_state == PGW__COPY_QUEUED) y->copy_end -= cut;
-    s->copy_tx = x;
+    s->copy.tx = x;
     return 0;
 }
 
@@ -110,27 +110,27 @@ int pgw__copy_split(pgw_session_t *s, pgw_buf_t *b, pgw__req_t *first)
  * the end of the next COPY (which then holds the output). */
 static void release(pgw_session_t *s, pgw__req_t *r)
 {
-    if (s->copy_tx != r) return;
-    s->copy_tx = NULL;
+    if (s->copy.tx != r) return;
+    s->copy.tx = NULL;
     if (s->state == PGW_SESSION_BROKEN || s->freeing) {
-        pgw_buf_reset(&s->copy_held);
+        pgw_buf_reset(&s->copy.held);
         return;
     }
     pgw__req_t *next = r->next;
     while (next && next->copy_state != PGW__COPY_QUEUED)
         next = next->next;
-    size_t n = next ? next->copy_end : s->copy_held.len;
+    size_t n = next ? next->copy_end : s->copy.held.len;
     pgw_buf_t *out = pgw__req_buf(s);
     size_t from = out->len;
-    if (pgw_buf_append(out, s->copy_held.data, n) < 0) {
+    if (pgw_buf_append(out, s->copy.held.data, n) < 0) {
         pgw__session_break(s, PGW_ENOMEM);
         return;
     }
-    pgw_buf_consume(&s->copy_held, n);
+    pgw_buf_consume(&s->copy.held, n);
     for (pgw__req_t *y = next; y; y = y->next)
         if (y->copy_state == PGW__COPY_QUEUED) y->copy_end -= n;
-    s->copy_tx = next;
-    if (!s->copy_tx) pgw__out_trim(s, &s->copy_held);
+    s->copy.tx = next;
+    if (!s->copy.tx) pgw__out_trim(s, &s->copy.held);
     pgw__trace_out(s, out, from, true);
     pgw__out_appended(s, out, from);
 }
@@ -145,7 +145,7 @@ static void release_early(pgw_session_t *s, pgw__req_t *r)
 
 void pgw__copy_leaving(pgw_session_t *s, pgw__req_t *r)
 {
-    if (s->copy_in == r) s->copy_in = NULL;
+    if (s->copy.in == r) s->copy.in = NULL;
     release(s, r);
 }
 
@@ -176,31 +176,31 @@ static void copy_fail(pgw_session_t *s, pgw__req_t *r, int code, const char *tex
         snprintf(msg, sizeof msg, "COPY abandoned by the client: %s", pgw_strerror(code));
     r->row_status = code;
     r->copy_state = PGW__COPY_FAILED;
-    if (s->copy_in == r) s->copy_in = NULL;
-    size_t from = s->out.len;
-    append_fail_message(&s->out, msg, k);
-    pgw__trace_out(s, &s->out, from, true);
-    pgw__out_appended(s, &s->out, from);
+    if (s->copy.in == r) s->copy.in = NULL;
+    size_t from = s->output.buf.len;
+    append_fail_message(&s->output.buf, msg, k);
+    pgw__trace_out(s, &s->output.buf, from, true);
+    pgw__out_appended(s, &s->output.buf, from);
     if (do_release) release_early(s, r);
 }
 
 static void copy_done(pgw_session_t *s, pgw__req_t *r)
 {
-    size_t from = s->out.len;
-    if (pgw_enc_copy_done(&s->out) < 0) {
+    size_t from = s->output.buf.len;
+    if (pgw_enc_copy_done(&s->output.buf) < 0) {
         pgw__session_break(s, PGW_ENOMEM);
         return;
     }
     r->copy_state = PGW__COPY_SENT;
-    s->copy_in = NULL;
-    pgw__trace_out(s, &s->out, from, true);
-    pgw__out_appended(s, &s->out, from);
+    s->copy.in = NULL;
+    pgw__trace_out(s, &s->output.buf, from, true);
+    pgw__out_appended(s, &s->output.buf, from);
     release_early(s, r);
 }
 
 static size_t pump_target(const pgw_session_t *s)
 {
-    size_t t = s->high_water / 4;
+    size_t t = s->output.high_water / 4;
     if (t > PUMP_MAX) t = PUMP_MAX;
     if (t < PUMP_MIN) t = PUMP_MIN;
     return t;
@@ -210,59 +210,59 @@ static size_t pump_target(const pgw_session_t *s)
  * PGW_ECANCELED when the call ended the session or voided the message. */
 static int pull_once(pgw_session_t *s, pgw__req_t *r, size_t room, size_t *appended)
 {
-    size_t at = s->out.len;
-    int rc = pgw_buf_reserve(&s->out, 5);
+    size_t at = s->output.buf.len;
+    int rc = pgw_buf_reserve(&s->output.buf, 5);
     if (rc < 0) return rc;
-    s->out.data[at] = 'd';
-    memset(s->out.data + at + 1, 0, 4);
-    s->out.len += 5;
-    s->pump_at = at;
-    int src = r->copy_source(&s->out, room, r->ud);
+    s->output.buf.data[at] = 'd';
+    memset(s->output.buf.data + at + 1, 0, 4);
+    s->output.buf.len += 5;
+    s->copy.pump_at = at;
+    int src = r->copy_source(&s->output.buf, room, r->ud);
     if (pgw__halted(s)) return PGW_ECANCELED;
-    if (s->pump_at != at) return PGW_ECANCELED; /* voided by a terminate */
-    s->pump_at = SIZE_MAX;
-    if (s->out.len < at + 5) {
-        s->out.len = at;
+    if (s->copy.pump_at != at) return PGW_ECANCELED; /* voided by a terminate */
+    s->copy.pump_at = SIZE_MAX;
+    if (s->output.buf.len < at + 5) {
+        s->output.buf.len = at;
         return PGW_EINVAL; /* the source cut into the buffer */
     }
-    size_t n = s->out.len - at - 5;
+    size_t n = s->output.buf.len - at - 5;
     *appended = n;
     if (src < 0) {
         char text[FAIL_MESSAGE_MAX];
         size_t k = n < sizeof text ? n : sizeof text;
-        memcpy(text, s->out.data + at + 5, k);
-        s->out.len = at;
+        memcpy(text, s->output.buf.data + at + 5, k);
+        s->output.buf.len = at;
         copy_fail(s, r, src, text, k, true);
         return PGW_ECANCELED;
     }
     if (n > (size_t)s->max_message - 4) {
-        s->out.len = at;
+        s->output.buf.len = at;
         copy_fail(s, r, PGW_ETOOBIG, NULL, 0, true);
         return PGW_ECANCELED;
     }
     if (n == 0) {
-        s->out.len = at;
+        s->output.buf.len = at;
     } else {
-        pgw__put32(s->out.data + at + 1, (uint32_t)(n + 4));
-        pgw__trace_out(s, &s->out, at, true);
+        pgw__put32(s->output.buf.data + at + 1, (uint32_t)(n + 4));
+        pgw__trace_out(s, &s->output.buf, at, true);
         if (r->res) r->res->copy_bytes += n;
     }
     return src;
 }
 
-/* Pull the source of s->copy_in while the output is under the target.
+/* Pull the source of s->copy.in while the output is under the target.
  * Returns 1 when it would take more, 0 when not pulling, or a fatal error
  * (the session is then to be broken by the caller). */
 static int pump_run(pgw_session_t *s)
 {
-    size_t from = s->out.len;
+    size_t from = s->output.buf.len;
     size_t target = pump_target(s);
     uint64_t until = s->cb.now_ns ? pgw__now(s) + PUMP_SLICE_NS : 0;
     int rc = 0;
     for (;;) {
-        pgw__req_t *r = s->copy_in;
+        pgw__req_t *r = s->copy.in;
         if (!r || r->copy_state != PGW__COPY_PUMP || pgw__halted(s)) break;
-        size_t pending = s->out.len - s->out_off;
+        size_t pending = s->output.buf.len - s->output.off;
         if (pending >= target || (until && pgw__now(s) >= until)) {
             rc = 1;
             break;
@@ -283,7 +283,7 @@ static int pump_run(pgw_session_t *s)
                       FAIL_MESSAGE_MAX, true);
         }
     }
-    if (!pgw__halted(s)) pgw__out_appended(s, &s->out, from);
+    if (!pgw__halted(s)) pgw__out_appended(s, &s->output.buf, from);
     return rc;
 }
 
@@ -292,7 +292,7 @@ PGW_EXTERN int pgw_session_copy_pump(pgw_session_t *s)
     if (!s) return PGW_EINVAL;
     if (s->depth > 0) return PGW_ERECURSIVE;
     if (s->state == PGW_SESSION_BROKEN) return s->err;
-    if (!s->copy_in || s->copy_in->copy_state != PGW__COPY_PUMP) return 0;
+    if (!s->copy.in || s->copy.in->copy_state != PGW__COPY_PUMP) return 0;
     pgw__enter(s);
     int rc = pump_run(s);
     if (rc < 0) pgw__session_break(s, rc);
@@ -303,8 +303,8 @@ PGW_EXTERN int pgw_session_copy_pump(pgw_session_t *s)
 PGW_EXTERN int pgw_session_copy_resume(pgw_session_t *s)
 {
     if (!s) return PGW_EINVAL;
-    if (!s->copy_in || s->copy_in->copy_state != PGW__COPY_PAUSED) return PGW_EBUSY;
-    s->copy_in->copy_state = PGW__COPY_PUMP;
+    if (!s->copy.in || s->copy.in->copy_state != PGW__COPY_PAUSED) return PGW_EBUSY;
+    s->copy.in->copy_state = PGW__COPY_PUMP;
     if (s->cb.on_want_write) {
         pgw__enter(s);
         s->cb.on_want_write(s, s->ud);
@@ -315,13 +315,13 @@ PGW_EXTERN int pgw_session_copy_resume(pgw_session_t *s)
 
 PGW_EXTERN int pgw_session_copy_wants_room(const pgw_session_t *s)
 {
-    return s && s->copy_in && s->copy_in->copy_state == PGW__COPY_PUMP &&
+    return s && s->copy.in && s->copy.in->copy_state == PGW__COPY_PUMP &&
            s->state == PGW_SESSION_READY;
 }
 
 void pgw__copy_expired(pgw_session_t *s, pgw__req_t *r)
 {
-    if (s->copy_in != r || (r->copy_state != PGW__COPY_PUMP && r->copy_state != PGW__COPY_PAUSED))
+    if (s->copy.in != r || (r->copy_state != PGW__COPY_PUMP && r->copy_state != PGW__COPY_PAUSED))
         return;
     static const char why[] = "COPY abandoned by the client: the request's deadline passed";
     copy_fail(s, r, PGW_ETIMEDOUT, why, sizeof why - 1, true);
@@ -329,18 +329,18 @@ void pgw__copy_expired(pgw_session_t *s, pgw__req_t *r)
 
 void pgw__copy_terminating(pgw_session_t *s)
 {
-    pgw__req_t *r = s->copy_in;
+    pgw__req_t *r = s->copy.in;
     if (r && (r->copy_state == PGW__COPY_PUMP || r->copy_state == PGW__COPY_PAUSED)) {
-        if (s->pump_at != SIZE_MAX) {
-            s->out.len = s->pump_at; /* the message the source is writing */
-            s->pump_at = SIZE_MAX;
+        if (s->copy.pump_at != SIZE_MAX) {
+            s->output.buf.len = s->copy.pump_at; /* the message the source is writing */
+            s->copy.pump_at = SIZE_MAX;
         }
         static const char why[] = "connection closed by the client";
         copy_fail(s, r, PGW_ECANCELED, why, sizeof why - 1, false);
     }
     /* Nothing queued behind a COPY is sent any more. */
-    s->copy_tx = NULL;
-    pgw_buf_reset(&s->copy_held);
+    s->copy.tx = NULL;
+    pgw_buf_reset(&s->copy.held);
 }
 
 /* ---------------------------------------------------------------- receiving */
@@ -390,7 +390,7 @@ static int on_copy_in(pgw_session_t *s, pgw__req_t *r, pgw_result_t *res, const 
     /* The COPY is in progress before the caller hears of it: a close from
      * its start callback sends CopyFail. */
     r->copy_state = PGW__COPY_PUMP;
-    s->copy_in = r;
+    s->copy.in = r;
     int rc = begin(r, res, m, PGW_COPY_IN);
     if (rc == PGW_ENOMEM) return rc;
     if (pgw__halted(s)) return 0;
@@ -399,7 +399,7 @@ static int on_copy_in(pgw_session_t *s, pgw__req_t *r, pgw_result_t *res, const 
     else if (!r->copy_source)
         copy_fail(s, r, PGW_EINVAL, "COPY FROM STDIN without a data source", FAIL_MESSAGE_MAX,
                   true);
-    if (pgw__halted(s) || s->copy_in != r) return 0;
+    if (pgw__halted(s) || s->copy.in != r) return 0;
     rc = pump_run(s);
     return rc < 0 ? rc : 0;
 }
@@ -429,10 +429,10 @@ static int on_copy_both(pgw_session_t *s, pgw__req_t *r, pgw_result_t *res, cons
     if (rc == PGW_ENOMEM) return rc;
     if (pgw__halted(s)) return 0;
     refuse(r);
-    size_t from = s->out.len;
-    if (pgw_enc_copy_done(&s->out) < 0) return PGW_ENOMEM;
-    pgw__trace_out(s, &s->out, from, true);
-    pgw__out_appended(s, &s->out, from);
+    size_t from = s->output.buf.len;
+    if (pgw_enc_copy_done(&s->output.buf) < 0) return PGW_ENOMEM;
+    pgw__trace_out(s, &s->output.buf, from, true);
+    pgw__out_appended(s, &s->output.buf, from);
     return 0;
 }
 
@@ -479,7 +479,7 @@ int pgw__copy_dispatch(pgw_session_t *s, pgw__req_t *r, pgw_result_t *res, const
     case PGW_B_DATA_ROW:
         /* Not a COPY after all: rows of a described statement are kept. */
         if (!queued || !res->have_desc || !res->ncols) return PGW_EPROTO;
-        return pgw__result_add_row(res, m, s->in);
+        return pgw__result_add_row(res, m, s->input.chunk);
     case PGW_B_COMMAND_COMPLETE: {
         /* The server has read our CopyDone / CopyFail before this. */
         if (r->copy_state == PGW__COPY_PUMP || r->copy_state == PGW__COPY_PAUSED) return PGW_EPROTO;
@@ -498,7 +498,7 @@ int pgw__copy_dispatch(pgw_session_t *s, pgw__req_t *r, pgw_result_t *res, const
 void pgw__copy_statement_ended(pgw_session_t *s, pgw__req_t *r)
 {
     if (r->copy_state <= PGW__COPY_QUEUED) return;
-    if (s->copy_in == r) s->copy_in = NULL;
+    if (s->copy.in == r) s->copy.in = NULL;
     r->copy_state = PGW__COPY_QUEUED;
 }
 
@@ -529,20 +529,31 @@ PGW_EXTERN uint64_t pgw_result_copy_bytes(const pgw_result_t *r)
 
 size_t pgw__out_backlog(const pgw_session_t *s)
 {
-    return (s->out.len - s->out_off) + s->copy_held.len + s->held.len;
+    return (s->output.buf.len - s->output.off) + s->copy.held.len + s->output.held.len;
+}
+
+static bool output_congested(const pgw_session_t *s)
+{
+    return s->output.high_water != SIZE_MAX && pgw__out_backlog(s) >= s->output.high_water;
+}
+
+static bool too_many_pending(const pgw_session_t *s)
+{
+    return s->fifo.max_pending != SIZE_MAX && s->fifo.npending >= s->fifo.max_pending;
 }
 
 PGW_EXTERN int pgw_session_congested(const pgw_session_t *s)
 {
-    return s && s->high_water != SIZE_MAX && pgw__out_backlog(s) >= s->high_water;
+    return s && (output_congested(s) || too_many_pending(s));
 }
 
 void pgw__drain_check(pgw_session_t *s)
 {
-    if (!s->congested || pgw__out_backlog(s) >= s->high_water / 2) return;
-    s->congested = false;
-    if (!s->on_drain || pgw__halted(s)) return;
+    if (!s->output.congested || pgw__out_backlog(s) >= s->output.high_water / 2) return;
+    if (s->fifo.max_pending != SIZE_MAX && s->fifo.npending >= s->fifo.max_pending / 2) return;
+    s->output.congested = false;
+    if (!s->output.on_drain || pgw__halted(s)) return;
     pgw__enter(s);
-    s->on_drain(s, s->ud);
+    s->output.on_drain(s, s->ud);
     pgw__leave(s);
 }

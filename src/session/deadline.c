@@ -17,7 +17,7 @@ int64_t pgw__dl_effective(const pgw_session_t *s, const pgw_request_t *rq)
     uint32_t t = rq->timeout_ms;
     if (t == PGW_TIMEOUT_NONE) return 0;
     if (!s->cb.on_deadline) return t ? PGW_ENOTSUP : 0;
-    return t ? t : s->request_timeout_ms;
+    return t ? t : s->fifo.request_timeout_ms;
 }
 
 void pgw__dl_announce(pgw_session_t *s, const pgw__req_t *first)
@@ -40,7 +40,7 @@ static void report_now(pgw_session_t *s, pgw__req_t *r)
     r->copy_data_cb = NULL;        /* COPY TO data is discarded too */
     r->row_status = PGW_ETIMEDOUT; /* streamed rows are discarded */
     r->dl |= PGW__DL_REPORTED;     /* still USER: it keeps its result slot for the replies */
-    s->npending--;
+    s->fifo.npending--;
     pgw__notify(cb, ud, &driver, PGW_ETIMEDOUT, NULL);
 }
 
@@ -50,7 +50,7 @@ PGW_EXTERN int pgw_session_expire(pgw_session_t *s, uint64_t ticket, unsigned fl
     if (s->depth > 0) return PGW_ERECURSIVE;
     pgw__req_t *owner = NULL; /* the entry holding the callback */
     bool found = false;
-    for (pgw__req_t *r = s->head; r; r = r->next) {
+    for (pgw__req_t *r = s->fifo.head; r; r = r->next) {
         if (r->ticket > ticket) break;
         if (r->ticket != ticket) continue;
         found = true;
@@ -63,23 +63,24 @@ PGW_EXTERN int pgw_session_expire(pgw_session_t *s, uint64_t ticket, unsigned fl
     /* Running: the oldest pending request, or in the same sync group as it
      * (the server sends a group's replies only at its Sync, so the earlier
      * members may be done while it runs). */
-    bool running = owner == s->head || owner->group == s->head->group;
+    bool running = owner == s->fifo.head || owner->group == s->fifo.head->group;
     pgw__enter(s);
     pgw__copy_expired(s, owner);
     if (!running || (flags & PGW_EXPIRE_NOW)) report_now(s, owner);
     if (pgw__leave(s)) return PGW_ECANCELED;
+    pgw__drain_check(s);
     return running && !(flags & PGW_EXPIRE_NOW) ? 1 : 0;
 }
 
 PGW_EXTERN uint64_t pgw_session_oldest_ticket(const pgw_session_t *s)
 {
     if (!s) return 0;
-    for (const pgw__req_t *r = s->head; r; r = r->next)
+    for (const pgw__req_t *r = s->fifo.head; r; r = r->next)
         if (r->ticket) return r->ticket;
-    return s->ticket_seq + 1;
+    return s->fifo.ticket_seq + 1;
 }
 
 PGW_EXTERN uint64_t pgw_session_last_ticket(const pgw_session_t *s)
 {
-    return s ? s->ticket_seq : 0;
+    return s ? s->fifo.ticket_seq : 0;
 }

@@ -25,16 +25,16 @@ void pgw__req_release(pgw_session_t *s, pgw__req_t *r)
 {
     if (r->cached) pgw__cache_unref(s, r->cached);
     r->cached = NULL;
-    r->next = s->free_reqs;
-    s->free_reqs = r;
-    s->nfree_reqs++;
+    r->next = s->fifo.free;
+    s->fifo.free = r;
+    s->fifo.nfree++;
 }
 
 static pgw__req_t *pop_head(pgw_session_t *s)
 {
-    pgw__req_t *r = s->head;
-    s->head = r->next;
-    if (!s->head) s->tail = NULL;
+    pgw__req_t *r = s->fifo.head;
+    s->fifo.head = r->next;
+    if (!s->fifo.head) s->fifo.tail = NULL;
     if (r->copy_state) pgw__copy_leaving(s, r); /* before unlinking: it reads r->next */
     r->next = NULL;
     return r;
@@ -83,12 +83,12 @@ static void complete_one(pgw_session_t *s, int status)
     }
     if (res) stamp_results(s, r);
     if (r->flags & PGW__RF_BATCH_END) {
-        if (status == 0) status = s->rx_batch_status;
-        s->rx_batch_status = 0;
-    } else if ((r->flags & PGW__RF_IN_BATCH) && status < 0 && s->rx_batch_status == 0) {
-        s->rx_batch_status = status;
+        if (status == 0) status = s->fifo.rx_batch_status;
+        s->fifo.rx_batch_status = 0;
+    } else if ((r->flags & PGW__RF_IN_BATCH) && status < 0 && s->fifo.rx_batch_status == 0) {
+        s->fifo.rx_batch_status = status;
     }
-    if ((r->flags & PGW__RF_USER) && !(r->dl & PGW__DL_REPORTED)) s->npending--;
+    if ((r->flags & PGW__RF_USER) && !(r->dl & PGW__DL_REPORTED)) s->fifo.npending--;
     pgw_result_cb cb = r->cb;
     void *ud = r->ud;
     pgw__driver_t driver = r->driver;
@@ -114,8 +114,8 @@ void pgw__notify(const pgw_result_cb cb, void *ud, const pgw__driver_t *d, int s
  * without rows; a batch's end gets the batch's status). */
 static void settle_flushes(pgw_session_t *s)
 {
-    while (!pgw__halted(s) && s->head && s->head->kind == PGW__REQ_FLUSH) {
-        pgw__req_t *r = s->head;
+    while (!pgw__halted(s) && s->fifo.head && s->fifo.head->kind == PGW__REQ_FLUSH) {
+        pgw__req_t *r = s->fifo.head;
         if (!r->res) r->res = r->last = pgw__result_new(s->recycler);
         complete_one(s, r->res ? 0 : PGW_ENOMEM);
     }
@@ -129,16 +129,17 @@ static void complete_head(pgw_session_t *s, int status)
 
 void pgw__fail_all(pgw_session_t *s, int err)
 {
-    while (s->head)
+    while (s->fifo.head)
         complete_one(s, err);
-    s->rx_aborting = false;
+    s->fifo.rx_aborting = false;
 }
 
 /* Complete with PGW_EABORTED every request the server skipped. */
 static void abort_skipped(pgw_session_t *s)
 {
-    while (!pgw__halted(s) && s->rx_aborting && s->head && s->head->group == s->rx_abort_group &&
-           s->head->kind != PGW__REQ_SYNC && s->head->kind != PGW__REQ_SIMPLE)
+    while (!pgw__halted(s) && s->fifo.rx_aborting && s->fifo.head &&
+           s->fifo.head->group == s->fifo.rx_abort_group && s->fifo.head->kind != PGW__REQ_SYNC &&
+           s->fifo.head->kind != PGW__REQ_SIMPLE)
         complete_head(s, PGW_EABORTED);
 }
 
@@ -160,33 +161,33 @@ typedef struct name_key {
 static bool param_is(const void *ctx, size_t i)
 {
     const name_key_t *k = ctx;
-    const pgw__param_entry_t *e = &k->s->params[i];
+    const pgw__param_entry_t *e = &k->s->server.params[i];
     return e->name_len == k->len && memcmp(e->name, k->p, k->len) == 0;
 }
 
 pgw__param_entry_t *pgw__param_find(const pgw_session_t *s, const char *name, size_t len)
 {
     name_key_t k = {s, name, len};
-    size_t i = pgw__idx_find(&s->params_idx, pgw__hash_bytes(name, len), param_is, &k);
-    return i == SIZE_MAX ? NULL : &s->params[i];
+    size_t i = pgw__idx_find(&s->server.params_idx, pgw__hash_bytes(name, len), param_is, &k);
+    return i == SIZE_MAX ? NULL : &s->server.params[i];
 }
 
 static pgw__param_entry_t *param_add(pgw_session_t *s, pgw_str_t name)
 {
-    if (s->nparams >= PGW__MAX_SERVER_PARAMS) return NULL;
-    if (s->nparams == s->params_cap) {
-        size_t cap = s->params_cap ? s->params_cap * 2 : 16;
-        pgw__param_entry_t *a = pgw__realloc(s->alloc, s->params, cap * sizeof *a);
+    if (s->server.nparams >= PGW__MAX_SERVER_PARAMS) return NULL;
+    if (s->server.nparams == s->server.params_cap) {
+        size_t cap = s->server.params_cap ? s->server.params_cap * 2 : 16;
+        pgw__param_entry_t *a = pgw__realloc(s->alloc, s->server.params, cap * sizeof *a);
         if (!a) return NULL;
-        s->params = a;
-        s->params_cap = cap;
+        s->server.params = a;
+        s->server.params_cap = cap;
     }
-    if (pgw__idx_reserve(&s->params_idx, s->alloc, s->nparams + 1) < 0) return NULL;
+    if (pgw__idx_reserve(&s->server.params_idx, s->alloc, s->server.nparams + 1) < 0) return NULL;
     char *n = pgw__strndup(s->alloc, name.p, name.len);
     if (!n) return NULL;
-    pgw__param_entry_t *e = &s->params[s->nparams];
+    pgw__param_entry_t *e = &s->server.params[s->server.nparams];
     *e = (pgw__param_entry_t){n, name.len, pgw__hash_bytes(name.p, name.len), NULL, 0};
-    pgw__idx_put(&s->params_idx, e->hash, s->nparams++);
+    pgw__idx_put(&s->server.params_idx, e->hash, s->server.nparams++);
     return e;
 }
 
@@ -195,7 +196,7 @@ static pgw__param_entry_t *param_add(pgw_session_t *s, pgw_str_t name)
 int pgw__param_set(pgw_session_t *s, pgw_str_t name, pgw_str_t value)
 {
     pgw__param_entry_t *e = pgw__param_find(s, name.p, name.len);
-    if (!e && s->nparams >= PGW__MAX_SERVER_PARAMS) return PGW_EPROTO;
+    if (!e && s->server.nparams >= PGW__MAX_SERVER_PARAMS) return PGW_EPROTO;
     if (!e) e = param_add(s, name);
     if (!e) return PGW_ENOMEM;
     if (value.len + 1 > e->value_cap) {
@@ -249,28 +250,28 @@ static int stream_row(pgw_session_t *s, pgw__req_t *r, pgw_result_t *res, const 
 {
     uint16_t n = m->u.data_row.ncols;
     if (!res->have_desc || n != res->ncols) return PGW_EPROTO;
-    if (n > s->row_values_cap) {
-        pgw_value_t *v = pgw__realloc(s->alloc, s->row_values, n * sizeof *v);
+    if (n > s->rows.cap) {
+        pgw_value_t *v = pgw__realloc(s->alloc, s->rows.values, n * sizeof *v);
         if (!v) return PGW_ENOMEM;
-        s->row_values = v;
-        s->row_values_cap = n;
+        s->rows.values = v;
+        s->rows.cap = n;
     }
-    int rc = pgw__row_values(m, res->fields, n, s->row_values);
+    int rc = pgw__row_values(m, res->fields, n, s->rows.values);
     if (rc < 0) return rc;
     if (r->row_status < 0) return 0; /* the caller stopped: discard */
     res->nstreamed++;
-    pgw_row_t row = {n, s->row_values, res->fields, r->nrows_streamed++};
+    pgw_row_t row = {n, s->rows.values, res->fields, r->nrows_streamed++};
     rc = r->row_cb(&row, r->ud);
     /* r is still the head unless the callback broke or freed the session. */
     if (!pgw__halted(s) && rc < 0) r->row_status = rc;
-    if (!pgw__halted(s) && rc == PGW_ROW_PAUSE) s->in_paused = true;
+    if (!pgw__halted(s) && rc == PGW_ROW_PAUSE) s->input.paused = true;
     return 0;
 }
 
 static int add_row(pgw_session_t *s, pgw__req_t *r, pgw_result_t *res, const pgw_msg_t *m)
 {
     if (r->flags & PGW__RF_STREAM) return stream_row(s, r, res, m);
-    return pgw__result_add_row(res, m, s->in);
+    return pgw__result_add_row(res, m, s->input.chunk);
 }
 
 /* ------------------------------------------------------- extended requests */
@@ -454,7 +455,7 @@ static bool is_fatal_error(const pgw_error_fields_t *f)
  * error, the others see the connection lost. */
 static int on_fatal_error(pgw_session_t *s, const pgw_error_fields_t *f)
 {
-    pgw__req_t *r = s->head;
+    pgw__req_t *r = s->fifo.head;
     if (r && (r->flags & PGW__RF_USER)) {
         pgw_result_t *x = r->kind == PGW__REQ_SIMPLE ? chain_current(s, r)
                                                      : (ensure_res(s, r) == 0 ? r->res : NULL);
@@ -494,7 +495,7 @@ static bool may_rebind(const pgw_session_t *s, const pgw__req_t *r, const pgw_er
         return false;
     const pgw__req_t *sync = r->next;
     if (!(r->flags & PGW__RF_OWN_SYNC) || !sync || sync->kind != PGW__REQ_SYNC ||
-        (sync->flags & PGW__RF_USER) || sync != s->tail)
+        (sync->flags & PGW__RF_USER) || sync != s->fifo.tail)
         return false;
     /* Rows kept in the result are dropped with it; streamed ones were seen. */
     if (!r->res || !r->res->have_desc || r->nrows_streamed) return false;
@@ -524,15 +525,15 @@ static int cache_refusal(pgw_session_t *s, pgw__req_t *r, const pgw_error_fields
     if (!(r->flags & PGW__RF_CACHE_HIT) || expected(r) != PGW__EXP_BIND ||
         !(gone || sqlstate_is(f, PGW_SQLSTATE_FEATURE_NOT_SUPPORTED)))
         return 0;
-    s->cache_stats.invalidations++;
+    s->cache.stats.invalidations++;
     pgw__cache_drop(s, ce, !gone);
     if (gone && !r->res->error.hint) r->res->error.hint = pooler_hint;
     /* One vanishing may be a DISCARD ALL the session could not see; the
      * next ones mean its statements do not stay on its server connection. */
-    if (gone && s->cache_vanished++) return PGW_ESTMTINVALID;
+    if (gone && s->cache.vanished++) return PGW_ESTMTINVALID;
     const pgw__req_t *sync = r->next;
     if (r->retry == PGW__RETRY_ARMED && !r->reprepared && (r->flags & PGW__RF_OWN_SYNC) && sync &&
-        sync->kind == PGW__REQ_SYNC && !(sync->flags & PGW__RF_USER) && sync == s->tail)
+        sync->kind == PGW__REQ_SYNC && !(sync->flags & PGW__RF_USER) && sync == s->fifo.tail)
         return 1;
     return PGW_ESTMTINVALID;
 }
@@ -543,15 +544,16 @@ static int on_ready(pgw_session_t *s, pgw__req_t *r, const pgw_msg_t *m);
  * queued since and no transaction block is open, else report the error. */
 static int on_rebind_ready(pgw_session_t *s, pgw__req_t *r, const pgw_msg_t *m)
 {
-    s->txn_status = m->u.ready.status;
+    s->server.txn_status = m->u.ready.status;
     bool prepare = r->retry_prepare;
     r->retry_prepare = false;
-    if (m->u.ready.status == 'I' && r->next == s->tail &&
+    if (m->u.ready.status == 'I' && r->next == s->fifo.tail &&
         (prepare ? pgw__req_reprepare(s, r) : pgw__req_rebind(s, r)) == 0)
         return 0;
     complete_head(s, prepare ? PGW_ESTMTINVALID : PGW_ESERVER);
     if (pgw__halted(s)) return 0;
-    return s->head && s->head->kind == PGW__REQ_SYNC ? on_ready(s, s->head, m) : PGW_EPROTO;
+    return s->fifo.head && s->fifo.head->kind == PGW__REQ_SYNC ? on_ready(s, s->fifo.head, m)
+                                                               : PGW_EPROTO;
 }
 
 static int on_error(pgw_session_t *s, pgw__req_t *r, const pgw_error_fields_t *f)
@@ -586,7 +588,7 @@ static int on_error(pgw_session_t *s, pgw__req_t *r, const pgw_error_fields_t *f
     /* In an open group nothing ends the server's skipping but a Sync: send
      * it now, so the requests already sent in the group can be aborted and
      * those submitted later run in a group of their own. */
-    if (s->group_open && r->group == s->tx_group) {
+    if (s->group.open && r->group == s->fifo.tx_group) {
         rc = pgw__group_end_now(s);
         if (rc < 0) return rc;
     }
@@ -598,13 +600,13 @@ static int on_error(pgw_session_t *s, pgw__req_t *r, const pgw_error_fields_t *f
         pgw__stmt_refused(s, r->stmt_token);
     }
     if (cache_status < 0) status = cache_status;
-    s->rx_aborting = true;
-    s->rx_abort_group = r->group;
+    s->fifo.rx_aborting = true;
+    s->fifo.rx_abort_group = r->group;
     /* With its own Sync the request completes at the ReadyForQuery, like a
      * success: the transaction status then says what the error left (a
      * failed block, or idle again). */
     if (!hand_to_sync(s, r, status)) complete_head(s, status);
-    if (s->rx_aborting) abort_skipped(s); /* per message: no call on the usual path */
+    if (s->fifo.rx_aborting) abort_skipped(s); /* per message: no call on the usual path */
     return 0;
 }
 
@@ -612,9 +614,9 @@ static int on_error(pgw_session_t *s, pgw__req_t *r, const pgw_error_fields_t *f
 
 static int on_ready(pgw_session_t *s, pgw__req_t *r, const pgw_msg_t *m)
 {
-    s->txn_status = m->u.ready.status;
+    s->server.txn_status = m->u.ready.status;
     if (r->kind == PGW__REQ_SYNC) {
-        if (s->rx_aborting && s->rx_abort_group == r->group) s->rx_aborting = false;
+        if (s->fifo.rx_aborting && s->fifo.rx_abort_group == r->group) s->fifo.rx_aborting = false;
         complete_head(s, r->status);
         return 0;
     }
@@ -648,10 +650,10 @@ int pgw__dispatch(pgw_session_t *s, const pgw_msg_t *m)
     if (s->state == PGW_SESSION_STARTUP || s->state == PGW_SESSION_NEW)
         return pgw__startup_dispatch(s, m, ef);
     if (m->type == PGW_B_ERROR && is_fatal_error(ef)) return on_fatal_error(s, ef);
-    if (s->rx_aborting) abort_skipped(s); /* per message: no call on the usual path */
+    if (s->fifo.rx_aborting) abort_skipped(s); /* per message: no call on the usual path */
     settle_flushes(s);
     if (pgw__halted(s)) return 0;
-    pgw__req_t *r = s->head;
+    pgw__req_t *r = s->fifo.head;
     if (!r) return PGW_EPROTO;
     if (!r->t_first) r->t_first = pgw__now(s);
     if ((r->flags & PGW__RF_USER) && r->kind != PGW__REQ_SIMPLE) {

@@ -51,3 +51,17 @@ int pgw__result_set_error(pgw_result_t *r, const pgw_error_fields_t *f)
     r->complete = true;
     return 0;
 }
+
+PGW_EXTERN const char *pgw_error_field(const pgw_error_t *err, char code)
+{
+    if (!err) return NULL;
+    switch (code) {
+#define PGW__FIELD_CASE(c, member, desc) \
+    case c:                              \
+        return err->member;
+        PGW_ERROR_FIELD_MAP(PGW__FIELD_CASE)
+#undef PGW__FIELD_CASE
+    default:
+        return NULL;
+    }
+}

@@ -28,10 +28,10 @@
 
 static pgw__req_t *req_alloc(pgw_session_t *s)
 {
-    pgw__req_t *r = s->free_reqs;
+    pgw__req_t *r = s->fifo.free;
     if (r) {
-        s->free_reqs = r->next;
-        s->nfree_reqs--;
+        s->fifo.free = r->next;
+        s->fifo.nfree--;
     } else {
         r = pgw__malloc(s->alloc, sizeof *r);
         if (!r) return NULL;
@@ -68,7 +68,7 @@ typedef struct submit {
     bool naming;          /* refusals name the request's index */
     bool timed;           /* a request of the submit has a deadline */
     uint64_t ticket;      /* ticket of the request being queued (0: none) */
-    uint64_t ticket_from; /* s->ticket_seq before the submit */
+    uint64_t ticket_from; /* s->fifo.ticket_seq before the submit */
     /* The group state this submit leaves (committed with it): no Sync
      * queued after the last entry, portals opened in the group, and whether
      * the last message is a Flush. */
@@ -87,8 +87,8 @@ typedef struct submit {
 /* Record why request sb->index was refused; returns rc. */
 static int refuse(submit_t *sb, int rc, const char *fmt, ...)
 {
-    char *m = sb->s->refusal;
-    size_t n = sizeof sb->s->refusal, at = 0;
+    char *m = sb->s->submit.refusal;
+    size_t n = sizeof sb->s->submit.refusal, at = 0;
     if (sb->naming) at = (size_t)snprintf(m, n, "request %zu: ", sb->index);
     if (at >= n) at = n - 1;
     va_list ap;
@@ -150,7 +150,7 @@ static void rollback(submit_t *sb)
     pgw_session_t *s = sb->s;
     sb->b->len = sb->from;
     pgw__out_trim(s, sb->b);
-    s->ticket_seq = sb->ticket_from;
+    s->fifo.ticket_seq = sb->ticket_from;
     for (pgw__req_t *r = sb->first, *next; r; r = next) {
         next = r->next;
         if (r->flags & PGW__RF_CACHE_CLOSE) pgw__cache_close_owed(s, r->stmt_token);
@@ -166,17 +166,17 @@ static void commit(submit_t *sb)
 {
     pgw_session_t *s = sb->s;
     for (pgw__req_t *r = sb->first; r; r = r->next)
-        if (r->flags & PGW__RF_USER) s->npending++;
-    if (s->tail)
-        s->tail->next = sb->first;
+        if (r->flags & PGW__RF_USER) s->fifo.npending++;
+    if (s->fifo.tail)
+        s->fifo.tail->next = sb->first;
     else
-        s->head = sb->first;
-    s->tail = sb->last;
-    s->tx_group = sb->group;
-    s->group_open = sb->open;
-    s->nportals = sb->nportals;
+        s->fifo.head = sb->first;
+    s->fifo.tail = sb->last;
+    s->fifo.tx_group = sb->group;
+    s->group.open = sb->open;
+    s->group.nportals = sb->nportals;
     pgw__enter(s);
-    if (sb->b != &s->copy_held) pgw__trace_out(s, sb->b, sb->from, true); /* else when written */
+    if (sb->b != &s->copy.held) pgw__trace_out(s, sb->b, sb->from, true); /* else when written */
     pgw__out_appended(s, sb->b, sb->from);
     if (sb->timed) pgw__dl_announce(s, sb->first);
     pgw__leave(s);
@@ -235,14 +235,14 @@ static int validate(submit_t *sb, const pgw_request_t *rq)
         return refuse(sb, PGW_EINVAL, "%s takes no portal or max_rows", kn);
     if ((rq->kind == PGW_REQ_FETCH || rq->kind == PGW_REQ_CLOSE_PORTAL) && !rq->portal)
         return refuse(sb, PGW_EINVAL, "%s needs a portal name", kn);
-    if (rq->kind == PGW_REQ_FLUSH && !sb->s->head && !sb->first)
+    if (rq->kind == PGW_REQ_FLUSH && !sb->s->fifo.head && !sb->first)
         return refuse(sb, PGW_EINVAL, "FLUSH: no request before it to wait for");
     if (rq->route > PGW_ROUTE_READ_ONLY)
         return refuse(sb, PGW_EINVAL, "%s: route %u is not a PGW_ROUTE_*", kn, (unsigned)rq->route);
     if (rq->cache > PGW_CACHE_NOW || (rq->cache && rq->kind != PGW_REQ_QUERY))
         return refuse(sb, PGW_EINVAL, "%s: cache policy %u is not one of this kind's", kn,
                       (unsigned)rq->cache);
-    if (wants_stmt && sb->s->cache_mode == PGW_STMT_UNNAMED && rq->stmt[0])
+    if (wants_stmt && sb->s->cache.mode == PGW_STMT_UNNAMED && rq->stmt[0])
         return refuse(sb, PGW_ENOTSUP,
                       "%s: named statement \"%s\" under stmt_cache_mode PGW_STMT_UNNAMED", kn,
                       rq->stmt);
@@ -315,10 +315,10 @@ static unsigned sql_words(submit_t *sb, const pgw_request_t *rq)
 static void forget_if_replacing(submit_t *sb, const pgw_request_t *rq)
 {
     pgw_session_t *s = sb->s;
-    if ((s->nstmts || s->cache_stats.entries) && (sql_words(sb, rq) & PGW__SQL_REPLACES)) {
+    if ((s->stmts.n || s->cache.stats.entries) && (sql_words(sb, rq) & PGW__SQL_REPLACES)) {
         pgw__stmt_unsure_all(s);
         pgw__cache_flush(s);
-        s->cache_vanished = 0;
+        s->cache.vanished = 0;
     }
 }
 
@@ -437,7 +437,7 @@ int pgw__req_reprepare(pgw_session_t *s, pgw__req_t *r)
     /* Binary for every column may meet a type without binary output: the
      * rebind stays possible, once. */
     r->retry = (r->flags & PGW__RF_TEXT) ? PGW__RETRY_DONE : PGW__RETRY_ARMED;
-    s->cache_stats.reprepares++;
+    s->cache.stats.reprepares++;
     pgw__trace_out(s, b, from, true);
     pgw__out_appended(s, b, from);
     return 0;
@@ -492,22 +492,22 @@ static int convert_params(submit_t *sb, const pgw__stmt_t *st, const pgw_request
                      in[i].oid == st->param_oids[i]))
         i++;
     if (i == n) return 0;
-    if (s->conv_cap < n) {
-        pgw_param_t *a = pgw__realloc(s->alloc, s->conv, n * sizeof *a);
+    if (s->submit.conv_cap < n) {
+        pgw_param_t *a = pgw__realloc(s->alloc, s->submit.conv, n * sizeof *a);
         if (!a) return PGW_ENOMEM;
-        s->conv = a;
-        s->conv_cap = n;
+        s->submit.conv = a;
+        s->submit.conv_cap = n;
     }
-    memcpy(s->conv, in, i * sizeof *in);
+    memcpy(s->submit.conv, in, i * sizeof *in);
     for (; i < n; i++) {
-        int rc = pgw__param_convert(&in[i], st->param_oids[i], &s->conv[i]);
+        int rc = pgw__param_convert(&in[i], st->param_oids[i], &s->submit.conv[i]);
         if (rc < 0) {
             char m[128];
             pgw__param_convert_message(m, sizeof m, i, &in[i], st->param_oids[i], rc);
             return refuse(sb, rc, "%s", m);
         }
     }
-    *out = s->conv;
+    *out = s->submit.conv;
     return 0;
 }
 
@@ -582,7 +582,7 @@ static int enc_query_cached(submit_t *sb, pgw__req_t *r, const pgw_request_t *rq
         r->cached = ce;
         ce->refs++;
         r->flags |= PGW__RF_CACHE_HIT;
-        s->cache_stats.hits++;
+        s->cache.stats.hits++;
         size_t bind_at = sb->b->len, nformats;
         int rc = bind_known(sb, r, &ce->st, rq, rq->params, ce->name, &nformats);
         if (rc == 0 && own_sync && !rq->nresult_formats && !pgw__opens_portal(rq))
@@ -590,7 +590,7 @@ static int enc_query_cached(submit_t *sb, pgw__req_t *r, const pgw_request_t *rq
         if (rc == 0) rc = pgw_enc_execute(sb->b, pgw__portal_name(rq), pgw__portal_max_rows(rq));
         return rc;
     }
-    s->cache_stats.misses++;
+    s->cache.stats.misses++;
     if (!ce && !(sql_words(sb, rq) & (PGW__SQL_REPLACES | PGW__SQL_COPY)))
         ce = pgw__cache_admit(s, key, rq->sql, len, rq->params, rq->nparams,
                               rq->cache == PGW_CACHE_NOW);
@@ -748,7 +748,7 @@ static int queue_request(submit_t *sb, const pgw_request_t *rq, bool own_sync)
     int rc = validate(sb, rq);
     if (rc < 0) return rc;
     sb->words_known = false;
-    sb->ticket = ++sb->s->ticket_seq;
+    sb->ticket = ++sb->s->fifo.ticket_seq;
     uint32_t timeout = (uint32_t)pgw__dl_effective(sb->s, rq);
     if (timeout) sb->timed = true;
     uint8_t batch_flag = sb->batch ? PGW__RF_IN_BATCH : 0;
@@ -763,7 +763,7 @@ static int queue_request(submit_t *sb, const pgw_request_t *rq, bool own_sync)
         rc = add_sync(sb, 0, NULL, NULL);
         if (rc < 0) return rc;
     }
-    if (sb->s->cache_ncloses && rq->kind != PGW_REQ_SIMPLE && rq->kind != PGW_REQ_FLUSH) {
+    if (sb->s->cache.ncloses && rq->kind != PGW_REQ_SIMPLE && rq->kind != PGW_REQ_FLUSH) {
         rc = enc_owed_closes(sb);
         if (rc < 0) return rc;
     }
@@ -796,7 +796,7 @@ static int queue_request(submit_t *sb, const pgw_request_t *rq, bool own_sync)
         rc = enc_describe(sb, r, rq);
         break;
     case PGW_REQ_COPY:
-        rc = pgw__copy_encode(sb->s, sb->b, r, rq);
+        rc = pgw__enc_copy(sb->s, sb->b, r, rq);
         break;
     case PGW_REQ_FLUSH:
         rc = pgw_enc_flush(sb->b);
@@ -840,25 +840,28 @@ PGW_EXTERN const pgw_request_t *pgw_request_nth(const pgw_request_t *reqs, size_
 static int submit_begin(pgw_session_t *s, submit_t *sb, bool batch, pgw_driver_hook hook, void *ctx)
 {
     if (!s) return PGW_EINVAL;
-    s->refusal[0] = '\0';
+    s->submit.refusal[0] = '\0';
     memset(sb, 0, sizeof *sb);
     sb->s = s;
     sb->hook = hook;
     sb->hook_ctx = ctx;
     sb->batch = batch;
-    sb->open = s->group_open;
-    sb->nportals = s->nportals;
+    sb->open = s->group.open;
+    sb->nportals = s->group.nportals;
     int rc = accepting(s);
     if (rc < 0) return refuse(sb, rc, "the session is closed");
     if (pgw_session_congested(s)) {
-        s->congested = true; /* on_drain is owed */
+        s->output.congested = true; /* on_drain is owed */
+        if (s->fifo.npending >= s->fifo.max_pending)
+            return refuse(sb, PGW_ECONGESTED, "%zu requests are pending (max_pending)",
+                          s->fifo.npending);
         return refuse(sb, PGW_ECONGESTED, "the output is over its high-water mark (%zu bytes)",
-                      s->high_water);
+                      s->output.high_water);
     }
     sb->b = pgw__req_buf(s);
     sb->from = sb->b->len;
-    sb->group = s->tx_group;
-    sb->ticket_from = s->ticket_seq;
+    sb->group = s->fifo.tx_group;
+    sb->ticket_from = s->fifo.ticket_seq;
     return 0;
 }
 
@@ -866,7 +869,7 @@ static int submit_end(submit_t *sb, int rc)
 {
     if (rc == 0) rc = pgw__copy_split(sb->s, sb->b, sb->first);
     if (rc < 0) {
-        if (!sb->s->refusal[0]) refuse(sb, rc, "%s", pgw_strerror(rc));
+        if (!sb->s->submit.refusal[0]) refuse(sb, rc, "%s", pgw_strerror(rc));
         rollback(sb);
         return rc;
     }
@@ -936,7 +939,7 @@ PGW_EXTERN int pgw_session_submit_batch_driven(pgw_session_t *s, const pgw_reque
         bool own_sync = (flags & PGW_BATCH_SYNC_EACH) || (rq.flags & PGW_Q_SYNC);
         rc = queue_request(&sb, &rq, own_sync);
         if (rc < 0) {
-            if (!s->refusal[0]) refuse(&sb, rc, "%s", pgw_strerror(rc));
+            if (!s->submit.refusal[0]) refuse(&sb, rc, "%s", pgw_strerror(rc));
             break;
         }
     }
@@ -962,7 +965,7 @@ PGW_EXTERN int pgw_session_submit_batch_driven(pgw_session_t *s, const pgw_reque
 
 PGW_EXTERN const char *pgw_session_refusal(const pgw_session_t *s)
 {
-    return s ? s->refusal : "";
+    return s ? s->submit.refusal : "";
 }
 
 /* The sync group of the session's own queries at the head of the FIFO:
@@ -985,9 +988,9 @@ int pgw__req_simple_first(pgw_session_t *s, pgw_buf_t *out, const char *sql, pgw
     r->ud = ud;
     r->group = PGW__GROUP_INTERNAL;
     r->t_queued = pgw__now(s);
-    r->next = s->head;
-    s->head = r;
-    if (!s->tail) s->tail = r;
+    r->next = s->fifo.head;
+    s->fifo.head = r;
+    if (!s->fifo.tail) s->fifo.tail = r;
     pgw__trace_out(s, out, from, true);
     return 0;
 }
@@ -1004,15 +1007,15 @@ int pgw__group_end_now(pgw_session_t *s)
         return rc;
     }
     r->kind = PGW__REQ_SYNC;
-    r->group = s->tx_group++;
+    r->group = s->fifo.tx_group++;
     r->t_queued = pgw__now(s);
-    if (s->tail)
-        s->tail->next = r;
+    if (s->fifo.tail)
+        s->fifo.tail->next = r;
     else
-        s->head = r;
-    s->tail = r;
-    s->group_open = false;
-    s->nportals = 0;
+        s->fifo.head = r;
+    s->fifo.tail = r;
+    s->group.open = false;
+    s->group.nportals = 0;
     pgw__trace_out(s, b, from, true);
     pgw__out_appended(s, b, from);
     return 0;
@@ -1027,13 +1030,13 @@ PGW_EXTERN int pgw_session_terminate(pgw_session_t *s)
     pgw__enter(s);
     pgw__copy_terminating(s);
     pgw__leave(s);
-    size_t from = s->out.len;
-    rc = pgw_enc_terminate(&s->out);
+    size_t from = s->output.buf.len;
+    rc = pgw_enc_terminate(&s->output.buf);
     if (rc < 0) return rc;
     s->state = PGW_SESSION_TERMINATED;
     pgw__enter(s);
-    pgw__trace_out(s, &s->out, from, true);
-    pgw__out_appended(s, &s->out, from);
+    pgw__trace_out(s, &s->output.buf, from, true);
+    pgw__out_appended(s, &s->output.buf, from);
     pgw__leave(s);
     return 0;
 }

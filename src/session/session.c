@@ -82,20 +82,22 @@ static int copy_startup_params(pgw_session_t *s, const pgw_session_config_t *cfg
     size_t n = cfg->nstartup_params * 2;
     for (size_t i = 0; i < n; i++)
         if (!cfg->startup_params[i]) return PGW_EINVAL;
-    s->startup_params = pgw__calloc(s->alloc, n ? n : 1, sizeof(char *));
-    if (!s->startup_params) return PGW_ENOMEM;
-    s->nstartup_params = cfg->nstartup_params;
+    s->startup.params = pgw__calloc(s->alloc, n ? n : 1, sizeof(char *));
+    if (!s->startup.params) return PGW_ENOMEM;
+    s->startup.nparams = cfg->nstartup_params;
     for (size_t i = 0; i < n; i++) {
-        s->startup_params[i] = pgw__strdup(s->alloc, cfg->startup_params[i]);
-        if (!s->startup_params[i]) return PGW_ENOMEM;
+        s->startup.params[i] = pgw__strdup(s->alloc, cfg->startup_params[i]);
+        if (!s->startup.params[i]) return PGW_ENOMEM;
     }
     /* The output styles the text decoders parse are set after startup
      * (startup.c) unless the application chose its own. */
-    s->own_datestyle = app_sets(cfg->startup_params, cfg->nstartup_params, "datestyle");
-    s->own_intervalstyle = app_sets(cfg->startup_params, cfg->nstartup_params, "intervalstyle");
+    s->startup.own_datestyle = app_sets(cfg->startup_params, cfg->nstartup_params, "datestyle");
+    s->startup.own_intervalstyle =
+        app_sets(cfg->startup_params, cfg->nstartup_params, "intervalstyle");
     for (size_t i = 0; i < cfg->nstartup_params; i++)
-        if (strcmp(s->startup_params[2 * i], "user") == 0) s->user = s->startup_params[2 * i + 1];
-    return s->user ? 0 : PGW_EINVAL;
+        if (strcmp(s->startup.params[2 * i], "user") == 0)
+            s->startup.user = s->startup.params[2 * i + 1];
+    return s->startup.user ? 0 : PGW_EINVAL;
 }
 
 static int parse_channel_binding(const char *v, uint8_t *mode)
@@ -116,23 +118,24 @@ static int configure(pgw_session_t *s, const pgw_session_config_t *cfg)
     int rc = copy_startup_params(s, cfg);
     if (rc < 0) return rc;
     if (cfg->password) {
-        s->password = pgw__strdup(s->alloc, cfg->password);
-        if (!s->password) return PGW_ENOMEM;
+        s->startup.password = pgw__strdup(s->alloc, cfg->password);
+        if (!s->startup.password) return PGW_ENOMEM;
     }
     rc = pgw__session_require_auth(s, cfg->require_auth);
     if (rc < 0) return rc;
-    rc = parse_channel_binding(cfg->channel_binding, &s->cb_mode);
+    rc = parse_channel_binding(cfg->channel_binding, &s->startup.cb_mode);
     if (rc < 0) return rc;
-    s->min_protocol = cfg->min_protocol ? cfg->min_protocol : PGW_PROTO_3_0;
-    s->max_protocol = cfg->max_protocol ? cfg->max_protocol : PGW_PROTO_3_0;
-    if ((s->min_protocol != PGW_PROTO_3_0 && s->min_protocol != PGW_PROTO_3_2) ||
-        (s->max_protocol != PGW_PROTO_3_0 && s->max_protocol != PGW_PROTO_3_2) ||
-        s->min_protocol > s->max_protocol)
+    s->startup.min_protocol = cfg->min_protocol ? cfg->min_protocol : PGW_PROTO_3_0;
+    s->startup.max_protocol = cfg->max_protocol ? cfg->max_protocol : PGW_PROTO_3_0;
+    if ((s->startup.min_protocol != PGW_PROTO_3_0 && s->startup.min_protocol != PGW_PROTO_3_2) ||
+        (s->startup.max_protocol != PGW_PROTO_3_0 && s->startup.max_protocol != PGW_PROTO_3_2) ||
+        s->startup.min_protocol > s->startup.max_protocol)
         return PGW_EINVAL;
-    s->protocol = s->max_protocol;
+    s->server.protocol = s->startup.max_protocol;
     s->max_message = cfg->max_message_size ? cfg->max_message_size : PGW_DEFAULT_MAX_MESSAGE;
-    s->high_water = cfg->output_high_water ? cfg->output_high_water : DEFAULT_HIGH_WATER;
-    s->on_drain = cfg->on_drain;
+    s->output.high_water = cfg->output_high_water ? cfg->output_high_water : DEFAULT_HIGH_WATER;
+    s->output.on_drain = cfg->on_drain;
+    s->fifo.max_pending = cfg->max_pending ? cfg->max_pending : PGW_DEFAULT_MAX_PENDING;
     return pgw__cache_configure(s, cfg);
 }
 
@@ -166,16 +169,16 @@ PGW_EXTERN int pgw_session_new(pgw_session_t **out, const pgw_session_config_t *
     s->alloc = &rec->alloc;
     s->cb = cfg->cb;
     s->ud = cfg->ud;
-    s->request_timeout_ms = cfg->request_timeout_ms;
+    s->fifo.request_timeout_ms = cfg->request_timeout_ms;
     s->state = PGW_SESSION_NEW;
     /* The output buffers use the caller's allocator pointer (not the recycler's
      * copy): pgw_session_take_output hands their storage out, and it must
      * stay freeable after the session is gone. */
-    pgw_buf_init(&s->out, cfg->alloc);
-    pgw_buf_init(&s->held, cfg->alloc);
-    pgw_buf_init(&s->scratch, s->alloc);
-    pgw_buf_init(&s->copy_held, s->alloc);
-    s->pump_at = SIZE_MAX;
+    pgw_buf_init(&s->output.buf, cfg->alloc);
+    pgw_buf_init(&s->output.held, cfg->alloc);
+    pgw_buf_init(&s->output.scratch, s->alloc);
+    pgw_buf_init(&s->copy.held, s->alloc);
+    s->copy.pump_at = SIZE_MAX;
     rc = configure(s, cfg);
     if (rc < 0) {
         session_destroy(s);
@@ -201,38 +204,38 @@ static void session_destroy(pgw_session_t *s)
     s->depth--;
     s->recycler->session = NULL; /* no result is made after this */
     const pgw_allocator_t *a = s->alloc;
-    while (s->free_reqs) {
-        pgw__req_t *r = s->free_reqs;
-        s->free_reqs = r->next;
+    while (s->fifo.free) {
+        pgw__req_t *r = s->fifo.free;
+        s->fifo.free = r->next;
         pgw_buf_free(&r->retry_params);
         pgw__free(a, r);
     }
-    if (s->startup_params)
-        for (size_t i = 0; i < s->nstartup_params * 2; i++)
-            pgw__free(a, s->startup_params[i]);
-    pgw__free(a, s->startup_params);
-    if (s->password) {
-        wipe(s->password, strlen(s->password));
-        pgw__free(a, s->password);
+    if (s->startup.params)
+        for (size_t i = 0; i < s->startup.nparams * 2; i++)
+            pgw__free(a, s->startup.params[i]);
+    pgw__free(a, s->startup.params);
+    if (s->startup.password) {
+        wipe(s->startup.password, strlen(s->startup.password));
+        pgw__free(a, s->startup.password);
     }
-    pgw__scram_free(s->scram);
-    for (size_t i = 0; i < s->nparams; i++) {
-        pgw__free(a, s->params[i].name);
-        pgw__free(a, s->params[i].value);
+    pgw__scram_free(s->startup.scram);
+    for (size_t i = 0; i < s->server.nparams; i++) {
+        pgw__free(a, s->server.params[i].name);
+        pgw__free(a, s->server.params[i].value);
     }
-    pgw__free(a, s->params);
-    pgw__idx_free(&s->params_idx, a);
+    pgw__free(a, s->server.params);
+    pgw__idx_free(&s->server.params_idx, a);
     pgw__stmt_free_all(s);
     pgw__cache_free_all(s);
-    pgw__free(s->alloc, s->conv);
-    pgw__free(a, s->row_values);
-    if (s->in) pgw__chunk_unref(s->in);
-    wipe(s->out.data, s->out.len); /* may hold a password message */
-    pgw_buf_free(&s->out);
-    pgw_buf_free(&s->held);
-    pgw_buf_free(&s->copy_held);
-    wipe(s->scratch.data, s->scratch.cap);
-    pgw_buf_free(&s->scratch);
+    pgw__free(s->alloc, s->submit.conv);
+    pgw__free(a, s->rows.values);
+    if (s->input.chunk) pgw__chunk_unref(s->input.chunk);
+    wipe(s->output.buf.data, s->output.buf.len); /* may hold a password message */
+    pgw_buf_free(&s->output.buf);
+    pgw_buf_free(&s->output.held);
+    pgw_buf_free(&s->copy.held);
+    wipe(s->output.scratch.data, s->output.scratch.cap);
+    pgw_buf_free(&s->output.scratch);
     pgw__recycler_t *rec = s->recycler;
     pgw__free(a, s);
     pgw__recycler_unref(rec);
@@ -255,7 +258,7 @@ void pgw__session_break(pgw_session_t *s, int err)
     if (s->state == PGW_SESSION_BROKEN) return;
     /* Startup is over once reported: a session may be ready for requests
      * while its style settings (startup.c) still run. */
-    bool in_startup = !s->startup_reported;
+    bool in_startup = !s->startup.reported;
     s->state = PGW_SESSION_BROKEN;
     s->err = err;
     if (in_startup) pgw__startup_failed(s, err, NULL);
@@ -268,7 +271,7 @@ void pgw__session_break(pgw_session_t *s, int err)
 
 PGW_EXTERN int pgw_session_auth_ok(const pgw_session_t *s)
 {
-    return s && s->auth_done;
+    return s && s->startup.auth_done;
 }
 
 PGW_EXTERN void pgw_session_fail(pgw_session_t *s, int err)
@@ -286,32 +289,32 @@ PGW_EXTERN void pgw_session_fail(pgw_session_t *s, int err)
  * partial bytes into a chunk big enough for the whole frame. */
 static int ensure_input_room(pgw_session_t *s)
 {
-    pgw__chunk_t *c = s->in;
-    size_t partial = s->in_fill - s->in_pos;
-    size_t need = partial ? s->in_need : 1;
+    pgw__chunk_t *c = s->input.chunk;
+    size_t partial = s->input.fill - s->input.pos;
+    size_t need = partial ? s->input.need : 1;
     if (need < partial + 1) need = partial + 1;
     if (c && partial == 0 && c->refs == 1) {
-        s->in_pos = s->in_fill = 0;
+        s->input.pos = s->input.fill = 0;
         /* An oversized chunk served one big message: give it back. */
         if (c->cap > s->recycler->chunk_size) {
             pgw__chunk_unref(c);
-            s->in = c = NULL;
+            s->input.chunk = c = NULL;
         }
     }
-    if (c && c->cap - s->in_pos >= need && s->in_fill < c->cap) return 0;
+    if (c && c->cap - s->input.pos >= need && s->input.fill < c->cap) return 0;
     if (c && c->refs == 1 && c->cap >= need) {
-        memmove(c->data, c->data + s->in_pos, partial);
-        s->in_pos = 0;
-        s->in_fill = partial;
+        memmove(c->data, c->data + s->input.pos, partial);
+        s->input.pos = 0;
+        s->input.fill = partial;
         return 0;
     }
     pgw__chunk_t *nc = pgw__chunk_get(s->recycler, need);
     if (!nc) return PGW_ENOMEM;
-    if (partial) memcpy(nc->data, c->data + s->in_pos, partial);
+    if (partial) memcpy(nc->data, c->data + s->input.pos, partial);
     if (c) pgw__chunk_unref(c);
-    s->in = nc;
-    s->in_pos = 0;
-    s->in_fill = partial;
+    s->input.chunk = nc;
+    s->input.pos = 0;
+    s->input.fill = partial;
     return 0;
 }
 
@@ -321,8 +324,8 @@ PGW_EXTERN int pgw_session_input_buffer(pgw_session_t *s, uint8_t **p, size_t *l
     if (s->depth > 0) return PGW_ERECURSIVE;
     int rc = ensure_input_room(s);
     if (rc < 0) return rc;
-    *p = s->in->data + s->in_fill;
-    *len = s->in->cap - s->in_fill;
+    *p = s->input.chunk->data + s->input.fill;
+    *len = s->input.chunk->cap - s->input.fill;
     return 0;
 }
 
@@ -330,13 +333,13 @@ PGW_EXTERN int pgw_session_input_buffer(pgw_session_t *s, uint8_t **p, size_t *l
  * pause: the rest then stays unparsed where it is. */
 static int process_input(pgw_session_t *s)
 {
-    while (!pgw__halted(s) && !s->in_paused) {
-        const uint8_t *at = s->in->data + s->in_pos;
-        size_t avail = s->in_fill - s->in_pos;
+    while (!pgw__halted(s) && !s->input.paused) {
+        const uint8_t *at = s->input.chunk->data + s->input.pos;
+        size_t avail = s->input.fill - s->input.pos;
         pgw_frame_t f;
         int rc = pgw_frame_parse(at, avail, s->max_message, &f);
         if (rc == PGW_EAGAIN) {
-            s->in_need = avail ? f.size : 0;
+            s->input.need = avail ? f.size : 0;
             return 0;
         }
         pgw_msg_t m;
@@ -348,8 +351,8 @@ static int process_input(pgw_session_t *s)
         if (s->cb.on_trace) s->cb.on_trace(s, 'B', at, f.size, s->ud);
         /* Consume before dispatching: callbacks see a consistent session. The
          * bytes stay in place: input cannot be given while dispatching. */
-        s->in_pos += f.size;
-        s->in_need = 0;
+        s->input.pos += f.size;
+        s->input.need = 0;
         if (pgw__halted(s)) break;
         rc = pgw__dispatch(s, &m);
         if (rc < 0) {
@@ -365,36 +368,38 @@ PGW_EXTERN int pgw_session_input_commit(pgw_session_t *s, size_t n)
     if (!s) return PGW_EINVAL;
     if (s->depth > 0) return PGW_ERECURSIVE;
     if (s->state == PGW_SESSION_BROKEN) return s->err;
-    if (!s->in || n > s->in->cap - s->in_fill) return PGW_EINVAL;
-    s->in_fill += n;
-    if (s->in_paused) return 0; /* kept for pgw_session_resume_input */
+    if (!s->input.chunk || n > s->input.chunk->cap - s->input.fill) return PGW_EINVAL;
+    s->input.fill += n;
+    if (s->input.paused) return 0; /* kept for pgw_session_resume_input */
     pgw__enter(s);
     int rc = process_input(s);
     if (pgw__leave(s)) return PGW_ECANCELED;
+    pgw__drain_check(s); /* replies may have brought the pending count down */
     return rc;
 }
 
 PGW_EXTERN int pgw_session_pause_input(pgw_session_t *s)
 {
     if (!s) return PGW_EINVAL;
-    s->in_paused = true;
+    s->input.paused = true;
     return 0;
 }
 
 PGW_EXTERN int pgw_session_input_paused(const pgw_session_t *s)
 {
-    return s && s->in_paused;
+    return s && s->input.paused;
 }
 
 PGW_EXTERN int pgw_session_resume_input(pgw_session_t *s)
 {
     if (!s) return PGW_EINVAL;
-    s->in_paused = false;
-    if (s->depth > 0 || !s->in) return 0; /* the input call in progress goes on */
+    s->input.paused = false;
+    if (s->depth > 0 || !s->input.chunk) return 0; /* the input call in progress goes on */
     if (s->state == PGW_SESSION_BROKEN) return s->err;
     pgw__enter(s);
     int rc = process_input(s);
     if (pgw__leave(s)) return PGW_ECANCELED;
+    pgw__drain_check(s); /* replies may have brought the pending count down */
     return rc;
 }
 
@@ -427,8 +432,9 @@ PGW_EXTERN int pgw_session_recv(pgw_session_t *s, const uint8_t *data, size_t n)
 
 pgw_buf_t *pgw__req_buf(pgw_session_t *s)
 {
-    if (s->copy_tx) return &s->copy_held; /* behind a COPY: see copy.c */
-    return s->state == PGW_SESSION_READY || s->state == PGW_SESSION_TERMINATED ? &s->out : &s->held;
+    if (s->copy.tx) return &s->copy.held; /* behind a COPY: see copy.c */
+    return s->state == PGW_SESSION_READY || s->state == PGW_SESSION_TERMINATED ? &s->output.buf
+                                                                               : &s->output.held;
 }
 
 void pgw__trace_out(pgw_session_t *s, const pgw_buf_t *b, size_t from, bool typed)
@@ -447,8 +453,8 @@ void pgw__trace_out(pgw_session_t *s, const pgw_buf_t *b, size_t from, bool type
 
 void pgw__out_appended(pgw_session_t *s, pgw_buf_t *b, size_t from)
 {
-    if (b != &s->out) return;
-    if (from == s->out_off && s->out.len > from && s->cb.on_want_write)
+    if (b != &s->output.buf) return;
+    if (from == s->output.off && s->output.buf.len > from && s->cb.on_want_write)
         s->cb.on_want_write(s, s->ud);
 }
 
@@ -460,9 +466,9 @@ PGW_EXTERN const uint8_t *pgw_session_pending_output(pgw_session_t *s, size_t *l
     }
     if (!len) return NULL;
     /* A COPY source is appending a message: only what precedes it. */
-    size_t end = s->pump_at != SIZE_MAX ? s->pump_at : s->out.len;
-    *len = end - s->out_off;
-    return *len ? s->out.data + s->out_off : NULL;
+    size_t end = s->copy.pump_at != SIZE_MAX ? s->copy.pump_at : s->output.buf.len;
+    *len = end - s->output.off;
+    return *len ? s->output.buf.data + s->output.off : NULL;
 }
 
 /* The read chunks' policy for output buffers: an empty buffer whose capacity
@@ -476,13 +482,13 @@ void pgw__out_trim(pgw_session_t *s, pgw_buf_t *b)
 PGW_EXTERN void pgw_session_consumed_output(pgw_session_t *s, size_t n)
 {
     if (!s) return;
-    size_t end = s->pump_at != SIZE_MAX ? s->pump_at : s->out.len;
-    size_t left = end - s->out_off;
+    size_t end = s->copy.pump_at != SIZE_MAX ? s->copy.pump_at : s->output.buf.len;
+    size_t left = end - s->output.off;
     if (n > left) n = left;
-    s->out_off += n;
-    if (s->out_off == s->out.len) {
-        s->out_off = s->out.len = 0;
-        pgw__out_trim(s, &s->out);
+    s->output.off += n;
+    if (s->output.off == s->output.buf.len) {
+        s->output.off = s->output.buf.len = 0;
+        pgw__out_trim(s, &s->output.buf);
     }
     pgw__drain_check(s);
 }
@@ -490,18 +496,19 @@ PGW_EXTERN void pgw_session_consumed_output(pgw_session_t *s, size_t n)
 PGW_EXTERN void pgw_session_take_output(pgw_session_t *s, pgw_buf_t *out)
 {
     if (!s || !out || out->len != 0) return;
-    if (s->pump_at != SIZE_MAX) return; /* a COPY source is appending to it */
-    if (s->out_off) {
-        memmove(s->out.data, s->out.data + s->out_off, s->out.len - s->out_off);
-        s->out.len -= s->out_off;
-        s->out_off = 0;
+    if (s->copy.pump_at != SIZE_MAX) return; /* a COPY source is appending to it */
+    if (s->output.off) {
+        memmove(s->output.buf.data, s->output.buf.data + s->output.off,
+                s->output.buf.len - s->output.off);
+        s->output.buf.len -= s->output.off;
+        s->output.off = 0;
     }
     /* Both buffers carry their allocator (the caller's config pointer, see
      * pgw_session_new), so each keeps freeing with the one that made it. */
-    pgw_buf_t mine = s->out;
+    pgw_buf_t mine = s->output.buf;
     pgw__out_trim(s, out);
-    s->out = *out;
-    s->out.max = mine.max;
+    s->output.buf = *out;
+    s->output.buf.max = mine.max;
     out->data = mine.data;
     out->len = mine.len;
     out->cap = mine.cap;
@@ -518,7 +525,7 @@ PGW_EXTERN pgw_session_state_t pgw_session_state(const pgw_session_t *s)
 
 PGW_EXTERN char pgw_session_txn_status(const pgw_session_t *s)
 {
-    return s ? s->txn_status : 0;
+    return s ? s->server.txn_status : 0;
 }
 
 PGW_EXTERN const char *pgw_session_parameter(const pgw_session_t *s, const char *name)
@@ -530,33 +537,33 @@ PGW_EXTERN const char *pgw_session_parameter(const pgw_session_t *s, const char 
 
 PGW_EXTERN uint32_t pgw_session_protocol(const pgw_session_t *s)
 {
-    return s ? s->protocol : 0;
+    return s ? s->server.protocol : 0;
 }
 
 PGW_EXTERN int pgw_session_backend_key(const pgw_session_t *s, int32_t *pid, const uint8_t **key,
                                        size_t *key_len)
 {
     if (!s) return PGW_EINVAL;
-    if (!s->have_backend_key) return PGW_ENOTFOUND;
-    if (pid) *pid = s->backend_pid;
-    if (key) *key = s->backend_key;
-    if (key_len) *key_len = s->backend_key_len;
+    if (!s->server.have_backend_key) return PGW_ENOTFOUND;
+    if (pid) *pid = s->server.backend_pid;
+    if (key) *key = s->server.backend_key;
+    if (key_len) *key_len = s->server.backend_key_len;
     return 0;
 }
 
 PGW_EXTERN int32_t pgw_session_backend_pid(const pgw_session_t *s)
 {
-    return s && s->have_backend_key ? s->backend_pid : 0;
+    return s && s->server.have_backend_key ? s->server.backend_pid : 0;
 }
 
 PGW_EXTERN size_t pgw_session_pending(const pgw_session_t *s)
 {
-    return s ? s->npending : 0;
+    return s ? s->fifo.npending : 0;
 }
 
 PGW_EXTERN int pgw_session_group_open(const pgw_session_t *s)
 {
-    return s && s->group_open;
+    return s && s->group.open;
 }
 
 PGW_EXTERN pgw_type_registry_t *pgw_session_registry(const pgw_session_t *s)
@@ -572,7 +579,7 @@ PGW_EXTERN int pgw_session_error(const pgw_session_t *s)
 
 PGW_EXTERN const char *pgw_session_auth_method(const pgw_session_t *s)
 {
-    return s ? s->auth_method : NULL;
+    return s ? s->startup.auth_method : NULL;
 }
 
 PGW_EXTERN void *pgw_session_userdata(const pgw_session_t *s)

@@ -185,12 +185,21 @@ void pgw__error_from_fields(const pgw_error_fields_t *f, pgw_error_t *e);
 
 /* Each public request kind (pgw_request_kind_t, without its PGW_REQ_ prefix)
  * and the FIFO entry kind it runs as: requests.c's names and map. */
-#define PGW__REQUEST_KINDS(X)                                                              \
-    X(QUERY, EXTENDED)                                                                     \
-    X(SIMPLE, SIMPLE)                                                                      \
-    X(PREPARE, PREPARE)                                                                    \
-    X(EXECUTE, EXTENDED) X(DESCRIBE, DESCRIBE) X(CLOSE, CLOSE) X(SYNC, SYNC) X(COPY, COPY) \
-        X(FLUSH, FLUSH) X(FETCH, EXTENDED) X(CLOSE_PORTAL, CLOSE)
+/* One kind per line, so a new kind is a one-line change. */
+/* clang-format off */
+#define PGW__REQUEST_KINDS(X)  \
+    X(QUERY, EXTENDED)         \
+    X(SIMPLE, SIMPLE)          \
+    X(PREPARE, PREPARE)        \
+    X(EXECUTE, EXTENDED)       \
+    X(DESCRIBE, DESCRIBE)      \
+    X(CLOSE, CLOSE)            \
+    X(SYNC, SYNC)              \
+    X(COPY, COPY)              \
+    X(FLUSH, FLUSH)            \
+    X(FETCH, EXTENDED)         \
+    X(CLOSE_PORTAL, CLOSE)
+/* clang-format on */
 
 enum pgw__req_kind {
     PGW__REQ_SIMPLE = 1, /* 'Q': completes at ReadyForQuery */
@@ -419,6 +428,13 @@ enum pgw__cb_mode { PGW__CB_DISABLE = 0, PGW__CB_PREFER, PGW__CB_REQUIRE };
 
 struct pgw__scram;
 
+/*
+ * The session: what it was configured with and what the startup made of it
+ * (startup), what the server reported (server), the read and write sides
+ * (input, output), the request FIFO and its sync groups (fifo, group), the
+ * statement table and cache (stmts, cache), the COPY in progress (copy),
+ * and the scratch of submits and streamed rows (submit, rows).
+ */
 struct pgw_session {
     pgw__recycler_t *recycler;
     const pgw_allocator_t *alloc; /* &recycler->alloc */
@@ -426,116 +442,141 @@ struct pgw_session {
     void *ud;
     pgw_session_state_t state;
     int err;
-
-    /* config */
-    char **startup_params;
-    size_t nstartup_params;
-    const char *user; /* points into startup_params */
-    char *password;
-    unsigned auth_allowed;                    /* PGW__AUTH_* mask */
-    bool auth_policy;                         /* require_auth was given (even empty, as libpq) */
-    char require_auth[PGW__REQUIRE_AUTH_MAX]; /* as given, for the refusals' messages */
-    uint8_t cb_mode;
-    uint32_t min_protocol, max_protocol, protocol;
     uint32_t max_message;
 
-    /* startup / auth */
-    struct pgw__scram *scram;
-    uint8_t scram_step; /* 0: first sent, 1: final sent, 2: verified or failed */
-    bool scram_final_ok;
-    bool auth_done;         /* AuthenticationOk accepted */
-    bool startup_reported;  /* on_startup already called */
-    bool own_datestyle;     /* the application set DateStyle: left alone */
-    bool own_intervalstyle; /* the application set IntervalStyle: left alone */
-    const char *test_nonce; /* tests only: fixed SCRAM nonce */
-    bool auth_requested;    /* the server asked for some authentication */
-    const char *auth_method;
-    int32_t backend_pid;
-    uint8_t backend_key[256];
-    size_t backend_key_len;
-    bool have_backend_key;
-    pgw__param_entry_t *params;
-    size_t nparams, params_cap;
-    pgw__idx_t params_idx; /* params by name */
-    char txn_status;
+    /* configuration, and the startup and authentication steps (startup.c) */
+    struct {
+        char **params; /* (name, value) pairs */
+        size_t nparams;
+        const char *user; /* points into params */
+        char *password;
+        unsigned auth_allowed; /* PGW__AUTH_* mask */
+        bool auth_policy;      /* require_auth was given (even empty, as libpq) */
+        char require_auth[PGW__REQUIRE_AUTH_MAX]; /* as given, for the refusals' messages */
+        uint8_t cb_mode;
+        uint32_t min_protocol, max_protocol;
+        struct pgw__scram *scram;
+        uint8_t scram_step; /* 0: first sent, 1: final sent, 2: verified or failed */
+        bool scram_final_ok;
+        bool auth_done;         /* AuthenticationOk accepted */
+        bool reported;          /* on_startup already called */
+        bool own_datestyle;     /* the application set DateStyle: left alone */
+        bool own_intervalstyle; /* the application set IntervalStyle: left alone */
+        const char *test_nonce; /* tests only: fixed SCRAM nonce */
+        bool auth_requested;    /* the server asked for some authentication */
+        const char *auth_method;
+    } startup;
 
-    /* input */
-    pgw__chunk_t *in;
-    size_t in_pos, in_fill; /* parse position, end of data */
-    size_t in_need;         /* bytes the partial frame at in_pos needs (0: none) */
+    /* what the server reported */
+    struct {
+        uint32_t protocol;
+        int32_t backend_pid;
+        uint8_t backend_key[256];
+        size_t backend_key_len;
+        bool have_backend_key;
+        pgw__param_entry_t *params; /* ParameterStatus */
+        size_t nparams, params_cap;
+        pgw__idx_t params_idx; /* params by name */
+        char txn_status;
+    } server;
 
-    /* output */
-    pgw_buf_t out;
-    size_t out_off; /* bytes of out already consumed by the driver */
-    pgw_buf_t held; /* requests encoded before startup completed */
-    pgw_buf_t scratch;
+    /* input: the read chunk, the parse position, the end of the data, the
+     * bytes the partial frame at pos needs (0: none); read backpressure
+     * (input processing stops after the current message) */
+    struct {
+        pgw__chunk_t *chunk;
+        size_t pos, fill, need;
+        bool paused;
+    } input;
 
-    /* request FIFO */
-    pgw__req_t *head, *tail;
-    pgw__req_t *free_reqs;
-    unsigned nfree_reqs;
-    size_t npending;
-    uint64_t tx_group;
-    int rx_batch_status;
-    /* Parameters converted to a statement's declared types (requests.c). */
-    pgw_param_t *conv;
-    size_t conv_cap;
-    /* Why the last submit was refused (pgw_session_refusal); "" if accepted. */
-    char refusal[160];
-    bool rx_aborting;
-    uint64_t rx_abort_group;
-    /* Portals (portal.c): the current sync group has no Sync queued yet,
-     * and how many portals were opened in it and not closed. */
-    bool group_open;
-    uint32_t nportals;
-    /* Read backpressure: input processing stops after the current message. */
-    bool in_paused;
+    /* output: buf's first off bytes already consumed by the driver; held:
+     * requests encoded before startup completed; write backpressure */
+    struct {
+        pgw_buf_t buf;
+        size_t off;
+        pgw_buf_t held;
+        pgw_buf_t scratch;
+        size_t high_water;
+        bool congested; /* a submit was refused: on_drain is owed */
+        void (*on_drain)(pgw_session_t *s, void *ud);
+    } output;
 
-    /* streaming rows */
-    pgw_value_t *row_values;
-    size_t row_values_cap;
+    /* the request FIFO, its sync groups and tickets (deadline.c) */
+    struct {
+        pgw__req_t *head, *tail;
+        pgw__req_t *free; /* recycled entries */
+        unsigned nfree;
+        size_t npending;
+        size_t max_pending; /* at it, submits are refused (PGW_ECONGESTED) */
+        uint64_t tx_group;
+        int rx_batch_status;
+        bool rx_aborting;
+        uint64_t rx_abort_group;
+        uint64_t ticket_seq;         /* last ticket given */
+        uint32_t request_timeout_ms; /* for timeout_ms 0 (only with cb.on_deadline) */
+    } fifo;
 
-    /* statements */
-    pgw__stmt_t *stmts;
-    size_t nstmts, stmts_cap;
-    pgw__idx_t stmts_by_name, stmts_by_token;
-    uint64_t stmt_seq; /* last token given */
+    /* portals (portal.c): the current sync group has no Sync queued yet,
+     * and how many portals were opened in it and not closed */
+    struct {
+        bool open;
+        uint32_t nportals;
+    } group;
 
-    /* statement cache (stmt_cache.c) */
-    uint8_t cache_mode; /* PGW_STMT_* */
-    uint32_t cache_max;
-    size_t cache_max_bytes;
-    pgw__cached_t **cache_buckets;
-    size_t cache_nbuckets; /* a power of two (0 before first use) */
-    pgw__cached_t *cache_newest, *cache_oldest;
-    uint64_t *cache_seen; /* keys seen once, direct-mapped */
-    size_t cache_seen_mask;
-    uint64_t cache_seq;
-    char cache_nonce[17];
-    uint64_t *cache_closes; /* ids of evicted statements whose Close is owed */
-    size_t cache_ncloses, cache_closes_cap;
-    pgw_stmt_cache_stats_t cache_stats;
-    /* Cached statements found gone (26000) since the session last saw SQL
-     * that deallocates: from the second on, no retry (a pooler). */
-    uint32_t cache_vanished;
+    /* submits: parameters converted to a statement's declared types
+     * (requests.c), and why the last submit was refused
+     * (pgw_session_refusal; "" if accepted) */
+    struct {
+        pgw_param_t *conv;
+        size_t conv_cap;
+        char refusal[160];
+    } submit;
 
-    /* COPY (copy.c). copy_tx: the oldest COPY whose data end the server
-     * does not know yet; everything encoded after it waits in copy_held.
-     * copy_in: the COPY FROM STDIN being pumped (the head request). */
-    pgw__req_t *copy_tx;
-    pgw_buf_t copy_held;
-    pgw__req_t *copy_in;
-    /* While the source appends: where its CopyData message begins in out
-     * (SIZE_MAX otherwise). Output past it is not handed to the driver. */
-    size_t pump_at;
+    /* the values of a streamed row */
+    struct {
+        pgw_value_t *values;
+        size_t cap;
+    } rows;
 
-    /* write backpressure */
-    size_t high_water;
-    bool congested; /* a submit was refused: on_drain is owed */
-    void (*on_drain)(pgw_session_t *s, void *ud);
-    /* deadlines (deadline.c) */
-    uint64_t ticket_seq;         /* last ticket given */
-    uint32_t request_timeout_ms; /* for timeout_ms 0 (only with cb.on_deadline) */
+    /* the statement table (stmt.c) */
+    struct {
+        pgw__stmt_t *list;
+        size_t n, cap;
+        pgw__idx_t by_name, by_token;
+        uint64_t seq; /* last token given */
+    } stmts;
+
+    /* the statement cache (stmt_cache.c) */
+    struct {
+        uint8_t mode; /* PGW_STMT_* */
+        uint32_t max;
+        size_t max_bytes;
+        pgw__cached_t **buckets;
+        size_t nbuckets; /* a power of two (0 before first use) */
+        pgw__cached_t *newest, *oldest;
+        uint64_t *seen; /* keys seen once, direct-mapped */
+        size_t seen_mask;
+        uint64_t seq;
+        char nonce[17];
+        uint64_t *closes; /* ids of evicted statements whose Close is owed */
+        size_t ncloses, closes_cap;
+        pgw_stmt_cache_stats_t stats;
+        /* Cached statements found gone (26000) since the session last saw
+         * SQL that deallocates: from the second on, no retry (a pooler). */
+        uint32_t vanished;
+    } cache;
+
+    /* COPY (copy.c). tx: the oldest COPY whose data end the server does not
+     * know yet; everything encoded after it waits in held. in: the COPY
+     * FROM STDIN being pumped (the head request). pump_at: while the source
+     * appends, where its CopyData message begins in the output (SIZE_MAX
+     * otherwise); output past it is not handed to the driver. */
+    struct {
+        pgw__req_t *tx;
+        pgw_buf_t held;
+        pgw__req_t *in;
+        size_t pump_at;
+    } copy;
 
     /* re-entrancy */
     unsigned depth;
@@ -638,7 +679,7 @@ enum pgw__copy_state {
 };
 /* Encode a PGW_REQ_COPY (Parse, Bind, Describe portal, Execute, Flush)
  * into b. */
-int pgw__copy_encode(pgw_session_t *s, pgw_buf_t *b, pgw__req_t *r, const pgw_request_t *rq);
+int pgw__enc_copy(pgw_session_t *s, pgw_buf_t *b, pgw__req_t *r, const pgw_request_t *rq);
 /* r, just encoded into b, may start a COPY: an extended request gets a
  * Flush, and what is queued after it is held until the server has
  * answered it. Returns 0 or the encoder's error. */

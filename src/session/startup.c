@@ -93,13 +93,13 @@ int pgw__parse_require_auth(const char *spec, unsigned *allowed, char *errbuf, s
 
 int pgw__session_require_auth(pgw_session_t *s, const char *spec)
 {
-    s->auth_allowed = PGW__AUTH_ALL;
-    s->auth_policy = spec != NULL;
+    s->startup.auth_allowed = PGW__AUTH_ALL;
+    s->startup.auth_policy = spec != NULL;
     if (!spec) return 0;
-    int rc = pgw__parse_require_auth(spec, &s->auth_allowed, NULL, 0);
+    int rc = pgw__parse_require_auth(spec, &s->startup.auth_allowed, NULL, 0);
     if (rc < 0) return rc;
     /* a valid spec names each method at most once: it always fits */
-    snprintf(s->require_auth, sizeof s->require_auth, "%s", spec);
+    snprintf(s->startup.require_auth, sizeof s->startup.require_auth, "%s", spec);
     return 0;
 }
 
@@ -109,22 +109,22 @@ PGW_EXTERN int pgw_session_start(pgw_session_t *s)
 {
     if (!s) return PGW_EINVAL;
     if (s->state != PGW_SESSION_NEW) return PGW_EBUSY;
-    size_t from = s->out.len;
-    int rc = pgw_enc_startup(&s->out, s->max_protocol, (const char *const *)s->startup_params,
-                             s->nstartup_params);
+    size_t from = s->output.buf.len;
+    int rc = pgw_enc_startup(&s->output.buf, s->startup.max_protocol,
+                             (const char *const *)s->startup.params, s->startup.nparams);
     if (rc < 0) return rc;
     s->state = PGW_SESSION_STARTUP;
     pgw__enter(s);
-    pgw__trace_out(s, &s->out, from, false);
-    pgw__out_appended(s, &s->out, from);
+    pgw__trace_out(s, &s->output.buf, from, false);
+    pgw__out_appended(s, &s->output.buf, from);
     pgw__leave(s);
     return 0;
 }
 
 void pgw__startup_failed(pgw_session_t *s, int err, const pgw_error_t *e)
 {
-    if (s->startup_reported) return;
-    s->startup_reported = true;
+    if (s->startup.reported) return;
+    s->startup.reported = true;
     if (s->cb.on_startup && !s->freeing) s->cb.on_startup(s, err, e, s->ud);
 }
 
@@ -132,8 +132,8 @@ void pgw__startup_failed(pgw_session_t *s, int err, const pgw_error_t *e)
 static int send_auth(pgw_session_t *s, size_t from, int rc)
 {
     if (rc < 0) return rc;
-    pgw__trace_out(s, &s->out, from, true);
-    pgw__out_appended(s, &s->out, from);
+    pgw__trace_out(s, &s->output.buf, from, true);
+    pgw__out_appended(s, &s->output.buf, from);
     return 0;
 }
 
@@ -169,7 +169,8 @@ static int refuse(pgw_session_t *s, const char *fmt, ...)
 /* require_auth refused the request; what: libpq's description of it. */
 static int refuse_method(pgw_session_t *s, const char *what)
 {
-    return refuse(s, "authentication method requirement \"%s\" failed: %s", s->require_auth, what);
+    return refuse(s, "authentication method requirement \"%s\" failed: %s", s->startup.require_auth,
+                  what);
 }
 
 /* libpq's check_expected_areq for a request of method bit (PGW__AUTH_SASL
@@ -178,11 +179,12 @@ static int refuse_method(pgw_session_t *s, const char *what)
 static int check_method(pgw_session_t *s, unsigned bit, const char *what)
 {
     /* bit 0: a method require_auth cannot name, refused by any policy */
-    if (bit ? !(s->auth_allowed & bit) : s->auth_policy) return refuse_method(s, what);
-    if (s->cb_mode == PGW__CB_REQUIRE && !(bit & PGW__AUTH_SASL))
+    if (bit ? !(s->startup.auth_allowed & bit) : s->startup.auth_policy)
+        return refuse_method(s, what);
+    if (s->startup.cb_mode == PGW__CB_REQUIRE && !(bit & PGW__AUTH_SASL))
         return refuse(s, "channel binding required but not supported by server's authentication "
                          "request");
-    s->auth_requested = true;
+    s->startup.auth_requested = true;
     return 0;
 }
 
@@ -190,10 +192,10 @@ static int auth_cleartext(pgw_session_t *s)
 {
     int rc = check_method(s, PGW__AUTH_PASSWORD, "server requested a cleartext password");
     if (rc < 0) return rc;
-    if (!s->password) return PGW_EAUTH;
-    s->auth_method = "password";
-    size_t from = s->out.len;
-    return send_auth(s, from, pgw_enc_password(&s->out, s->password));
+    if (!s->startup.password) return PGW_EAUTH;
+    s->startup.auth_method = "password";
+    size_t from = s->output.buf.len;
+    return send_auth(s, from, pgw_enc_password(&s->output.buf, s->startup.password));
 }
 
 static int auth_md5(pgw_session_t *s, const pgw_msg_t *m)
@@ -201,13 +203,13 @@ static int auth_md5(pgw_session_t *s, const pgw_msg_t *m)
     int rc = check_method(s, PGW__AUTH_MD5, "server requested a hashed password");
     if (rc < 0) return rc;
     if (m->u.auth.data_len != 4) return PGW_EPROTO;
-    if (!s->password) return PGW_EAUTH;
-    s->auth_method = "md5";
+    if (!s->startup.password) return PGW_EAUTH;
+    s->startup.auth_method = "md5";
     char hash[36];
-    rc = pgw__md5_password(s->user, s->password, m->u.auth.data, hash);
+    rc = pgw__md5_password(s->startup.user, s->startup.password, m->u.auth.data, hash);
     if (rc < 0) return rc;
-    size_t from = s->out.len;
-    rc = send_auth(s, from, pgw_enc_password(&s->out, hash));
+    size_t from = s->output.buf.len;
+    rc = send_auth(s, from, pgw_enc_password(&s->output.buf, hash));
     memset(hash, 0, sizeof hash);
     return rc;
 }
@@ -224,20 +226,22 @@ static int channel_binding_data(pgw_session_t *s, const uint8_t **data, size_t *
 static int scram_start(pgw_session_t *s, const char *mech, const uint8_t *cbd, size_t cbl,
                        int client_cb)
 {
-    int rc = pgw__scram_new(&s->scram, s->alloc, s->password, mech, cbd, cbl, client_cb);
+    int rc =
+        pgw__scram_new(&s->startup.scram, s->alloc, s->startup.password, mech, cbd, cbl, client_cb);
     if (rc < 0) return rc;
-    if (s->test_nonce) {
-        rc = pgw__scram_set_nonce(s->scram, s->test_nonce);
-        if (rc == 0) rc = pgw__scram_set_user(s->scram, s->user);
+    if (s->startup.test_nonce) {
+        rc = pgw__scram_set_nonce(s->startup.scram, s->startup.test_nonce);
+        if (rc == 0) rc = pgw__scram_set_user(s->startup.scram, s->startup.user);
         if (rc < 0) return rc;
     }
-    s->scratch.len = 0;
-    rc = pgw__scram_client_first(s->scram, &s->scratch);
+    s->output.scratch.len = 0;
+    rc = pgw__scram_client_first(s->startup.scram, &s->output.scratch);
     if (rc < 0) return rc;
-    if (s->scratch.len > INT32_MAX) return PGW_ETOOBIG;
-    s->auth_method = mech;
-    size_t from = s->out.len;
-    rc = pgw_enc_sasl_initial(&s->out, mech, s->scratch.data, (int32_t)s->scratch.len);
+    if (s->output.scratch.len > INT32_MAX) return PGW_ETOOBIG;
+    s->startup.auth_method = mech;
+    size_t from = s->output.buf.len;
+    rc = pgw_enc_sasl_initial(&s->output.buf, mech, s->output.scratch.data,
+                              (int32_t)s->output.scratch.len);
     return send_auth(s, from, rc);
 }
 
@@ -245,7 +249,7 @@ static int auth_sasl(pgw_session_t *s, const pgw_msg_t *m)
 {
     int rc = check_method(s, PGW__AUTH_SASL, "server requested SASL authentication");
     if (rc < 0) return rc;
-    if (s->scram) return PGW_EPROTO;
+    if (s->startup.scram) return PGW_EPROTO;
     bool plain = false, plus = false;
     size_t pos = 0;
     pgw_str_t mech;
@@ -256,8 +260,9 @@ static int auth_sasl(pgw_session_t *s, const pgw_msg_t *m)
     if (rc < 0) return PGW_EPROTO;
     const uint8_t *cbd;
     size_t cbl;
-    bool can_bind = s->cb_mode != PGW__CB_DISABLE && channel_binding_data(s, &cbd, &cbl) == 0;
-    if (s->cb_mode == PGW__CB_REQUIRE && !can_bind)
+    bool can_bind =
+        s->startup.cb_mode != PGW__CB_DISABLE && channel_binding_data(s, &cbd, &cbl) == 0;
+    if (s->startup.cb_mode == PGW__CB_REQUIRE && !can_bind)
         return refuse(s, "channel binding required, but SSL not in use");
     /* libpq's choice: -PLUS when it can bind, else SCRAM-SHA-256 (the
      * other mechanism libpq knows, OAUTHBEARER, is not implemented here) */
@@ -266,57 +271,60 @@ static int auth_sasl(pgw_session_t *s, const pgw_msg_t *m)
     if (!chosen)
         return fail_with(s, PGW_EAUTH,
                          "none of the server's SASL authentication mechanisms are supported");
-    if (!(s->auth_allowed & PGW__AUTH_SCRAM))
+    if (!(s->startup.auth_allowed & PGW__AUTH_SCRAM))
         return refuse(s,
                       "authentication method requirement \"%s\" failed: server requested %s "
                       "authentication",
-                      s->require_auth, chosen);
-    if (s->cb_mode == PGW__CB_REQUIRE && !use_plus)
+                      s->startup.require_auth, chosen);
+    if (s->startup.cb_mode == PGW__CB_REQUIRE && !use_plus)
         return refuse(s, "channel binding is required, but server did not offer an authentication "
                          "method that supports channel binding");
-    if (!s->password) return PGW_EAUTH;
+    if (!s->startup.password) return PGW_EAUTH;
     if (use_plus) return scram_start(s, chosen, cbd, cbl, 0);
     return scram_start(s, chosen, NULL, 0, can_bind ? 1 : 0);
 }
 
 static int auth_sasl_continue(pgw_session_t *s, const pgw_msg_t *m)
 {
-    if (!s->scram || s->scram_step != 0) return PGW_EPROTO;
-    s->scram_step = 1;
-    s->scratch.len = 0;
-    int rc = pgw__scram_client_final(s->scram, m->u.auth.data, m->u.auth.data_len, &s->scratch);
+    if (!s->startup.scram || s->startup.scram_step != 0) return PGW_EPROTO;
+    s->startup.scram_step = 1;
+    s->output.scratch.len = 0;
+    int rc = pgw__scram_client_final(s->startup.scram, m->u.auth.data, m->u.auth.data_len,
+                                     &s->output.scratch);
     if (rc < 0) return rc == PGW_EINVAL ? PGW_EAUTH : rc;
-    size_t from = s->out.len;
-    rc = pgw_enc_sasl_response(&s->out, s->scratch.data, s->scratch.len);
+    size_t from = s->output.buf.len;
+    rc = pgw_enc_sasl_response(&s->output.buf, s->output.scratch.data, s->output.scratch.len);
     return send_auth(s, from, rc);
 }
 
 static int auth_sasl_final(pgw_session_t *s, const pgw_msg_t *m)
 {
-    if (!s->scram || s->scram_step != 1) return PGW_EPROTO;
-    s->scram_step = 2;
+    if (!s->startup.scram || s->startup.scram_step != 1) return PGW_EPROTO;
+    s->startup.scram_step = 2;
     /* A wrong server signature always fails, whatever the policy. */
-    if (pgw__scram_verify_final(s->scram, m->u.auth.data, m->u.auth.data_len) < 0) return PGW_EAUTH;
-    s->scram_final_ok = true;
+    if (pgw__scram_verify_final(s->startup.scram, m->u.auth.data, m->u.auth.data_len) < 0)
+        return PGW_EAUTH;
+    s->startup.scram_final_ok = true;
     return 0;
 }
 
 static int auth_ok(pgw_session_t *s)
 {
     /* A server that skips SASLFinal has not proven it knows the password. */
-    if (s->scram && !s->scram_final_ok) return PGW_EAUTH;
-    if (!s->auth_requested) {
-        if (!(s->auth_allowed & PGW__AUTH_NONE))
+    if (s->startup.scram && !s->startup.scram_final_ok) return PGW_EAUTH;
+    if (!s->startup.auth_requested) {
+        if (!(s->startup.auth_allowed & PGW__AUTH_NONE))
             return refuse_method(s, "server did not complete authentication");
-        s->auth_method = "trust";
+        s->startup.auth_method = "trust";
     }
-    if (s->cb_mode == PGW__CB_REQUIRE &&
-        !(s->scram && s->scram_final_ok && strcmp(s->auth_method, "SCRAM-SHA-256-PLUS") == 0))
+    if (s->startup.cb_mode == PGW__CB_REQUIRE &&
+        !(s->startup.scram && s->startup.scram_final_ok &&
+          strcmp(s->startup.auth_method, "SCRAM-SHA-256-PLUS") == 0))
         return refuse(s, "channel binding required, but server authenticated client without "
                          "channel binding");
-    s->auth_done = true;
-    pgw__scram_free(s->scram);
-    s->scram = NULL;
+    s->startup.auth_done = true;
+    pgw__scram_free(s->startup.scram);
+    s->startup.scram = NULL;
     return 0;
 }
 
@@ -337,7 +345,7 @@ static int unsupported_method(pgw_session_t *s, unsigned bit, const char *what)
 
 static int handle_auth(pgw_session_t *s, const pgw_msg_t *m)
 {
-    if (s->auth_done) return PGW_EPROTO;
+    if (s->startup.auth_done) return PGW_EPROTO;
     switch (m->u.auth.code) {
     case PGW_AUTH_OK:
         return auth_ok(s);
@@ -371,39 +379,40 @@ static int handle_auth(pgw_session_t *s, const pgw_msg_t *m)
  * message names the versions, then breaks the session with PGW_ENOTSUP. */
 static int handle_negotiate(pgw_session_t *s, const pgw_msg_t *m)
 {
-    if (s->auth_requested || s->auth_done) return PGW_EPROTO;
+    if (s->startup.auth_requested || s->startup.auth_done) return PGW_EPROTO;
     int32_t minor = m->u.negotiate.newest_minor;
     /* An "offer" at or above what we asked for is not a downgrade. */
-    if (minor < 0 || (uint32_t)minor >= (s->max_protocol & 0xffffu)) return PGW_EPROTO;
+    if (minor < 0 || (uint32_t)minor >= (s->startup.max_protocol & 0xffffu)) return PGW_EPROTO;
     uint32_t version = (3u << 16) | (uint32_t)minor;
-    if (version < s->min_protocol) {
+    if (version < s->startup.min_protocol) {
         char msg[128];
         snprintf(msg, sizeof msg,
                  "server does not support protocol 3.%u (it offers 3.%u; "
                  "min_protocol_version requires 3.%u)",
-                 (unsigned)(s->max_protocol & 0xffffu), (unsigned)minor,
-                 (unsigned)(s->min_protocol & 0xffffu));
+                 (unsigned)(s->startup.max_protocol & 0xffffu), (unsigned)minor,
+                 (unsigned)(s->startup.min_protocol & 0xffffu));
         return fail_with(s, PGW_ENOTSUP, msg);
     }
     /* 3.1 exists only as a number: it behaves as 3.0. */
-    s->protocol = version >= PGW_PROTO_3_2 ? PGW_PROTO_3_2 : PGW_PROTO_3_0;
+    s->server.protocol = version >= PGW_PROTO_3_2 ? PGW_PROTO_3_2 : PGW_PROTO_3_0;
     return 0;
 }
 
 static int handle_backend_key(pgw_session_t *s, const pgw_msg_t *m)
 {
     uint32_t n = m->u.backend_key.key_len;
-    if (n > sizeof s->backend_key || (s->protocol == PGW_PROTO_3_0 && n != 4)) return PGW_EPROTO;
-    s->backend_pid = m->u.backend_key.pid;
-    memcpy(s->backend_key, m->u.backend_key.key, n);
-    s->backend_key_len = n;
-    s->have_backend_key = true;
+    if (n > sizeof s->server.backend_key || (s->server.protocol == PGW_PROTO_3_0 && n != 4))
+        return PGW_EPROTO;
+    s->server.backend_pid = m->u.backend_key.pid;
+    memcpy(s->server.backend_key, m->u.backend_key.key, n);
+    s->server.backend_key_len = n;
+    s->server.have_backend_key = true;
     return 0;
 }
 
 static void report_ready(pgw_session_t *s)
 {
-    s->startup_reported = true;
+    s->startup.reported = true;
     if (s->cb.on_startup) s->cb.on_startup(s, 0, NULL, s->ud);
 }
 
@@ -417,7 +426,7 @@ static void on_styles_set(int status, pgw_result_t *res, void *ud)
     pgw_session_t *s = ud;
     PGW__UNUSED(status);
     pgw_result_free(res);
-    if (!s->startup_reported) report_ready(s);
+    if (!s->startup.reported) report_ready(s);
 }
 
 /* The DMY/MDY/YMD field order of a reported DateStyle ("SQL, DMY"), or
@@ -445,8 +454,9 @@ static const char *datestyle_order(const char *v)
  */
 static bool styles_sql(const pgw_session_t *s, char *sql, size_t n)
 {
-    const char *ds = s->own_datestyle ? NULL : pgw_session_parameter(s, "DateStyle");
-    const char *is = s->own_intervalstyle ? NULL : pgw_session_parameter(s, "IntervalStyle");
+    const char *ds = s->startup.own_datestyle ? NULL : pgw_session_parameter(s, "DateStyle");
+    const char *is =
+        s->startup.own_intervalstyle ? NULL : pgw_session_parameter(s, "IntervalStyle");
     bool fix_ds = ds && strncmp(ds, "ISO,", 4) != 0 && strcmp(ds, "ISO") != 0;
     bool fix_is = is && strcmp(is, "postgres") != 0;
     if (!fix_ds && !fix_is) return false;
@@ -459,23 +469,23 @@ static bool styles_sql(const pgw_session_t *s, char *sql, size_t n)
 
 static int handle_ready(pgw_session_t *s, const pgw_msg_t *m)
 {
-    if (!s->auth_done) return PGW_EPROTO;
-    s->txn_status = m->u.ready.status;
-    size_t from = s->out.len;
+    if (!s->startup.auth_done) return PGW_EPROTO;
+    s->server.txn_status = m->u.ready.status;
+    size_t from = s->output.buf.len;
     char sql[96];
     bool set_styles = styles_sql(s, sql, sizeof sql);
     if (set_styles) {
-        int rc = pgw__req_simple_first(s, &s->out, sql, on_styles_set, s);
+        int rc = pgw__req_simple_first(s, &s->output.buf, sql, on_styles_set, s);
         if (rc < 0) return rc;
     }
-    if (s->held.len) {
-        int rc = pgw_buf_append(&s->out, s->held.data, s->held.len);
+    if (s->output.held.len) {
+        int rc = pgw_buf_append(&s->output.buf, s->output.held.data, s->output.held.len);
         if (rc < 0) return rc;
-        s->held.len = 0;
-        pgw__out_trim(s, &s->held);
+        s->output.held.len = 0;
+        pgw__out_trim(s, &s->output.held);
     }
     s->state = PGW_SESSION_READY;
-    pgw__out_appended(s, &s->out, from);
+    pgw__out_appended(s, &s->output.buf, from);
     if (!set_styles) report_ready(s);
     return 0;
 }
@@ -496,7 +506,7 @@ int pgw__startup_dispatch(pgw_session_t *s, const pgw_msg_t *m, const pgw_error_
     case PGW_B_NEGOTIATE_VERSION:
         return handle_negotiate(s, m);
     case PGW_B_BACKEND_KEY:
-        return s->auth_done ? handle_backend_key(s, m) : PGW_EPROTO;
+        return s->startup.auth_done ? handle_backend_key(s, m) : PGW_EPROTO;
     case PGW_B_ERROR:
         return handle_startup_error(s, ef);
     case PGW_B_READY:
@@ -508,5 +518,5 @@ int pgw__startup_dispatch(pgw_session_t *s, const pgw_msg_t *m, const pgw_error_
 
 void pgw__session_set_test_nonce(pgw_session_t *s, const char *nonce)
 {
-    s->test_nonce = nonce;
+    s->startup.test_nonce = nonce;
 }

@@ -39,45 +39,45 @@ typedef struct key {
 static bool name_is(const void *ctx, size_t i)
 {
     const stmt_key_t *k = ctx;
-    return strcmp(k->s->stmts[i].name, k->name) == 0;
+    return strcmp(k->s->stmts.list[i].name, k->name) == 0;
 }
 
 static bool token_is(const void *ctx, size_t i)
 {
     const stmt_key_t *k = ctx;
-    return k->s->stmts[i].token == k->token;
+    return k->s->stmts.list[i].token == k->token;
 }
 
 static size_t find_index(const pgw_session_t *s, const char *name, uint32_t h)
 {
     stmt_key_t k = {s, name, 0};
-    return pgw__idx_find(&s->stmts_by_name, h, name_is, &k);
+    return pgw__idx_find(&s->stmts.by_name, h, name_is, &k);
 }
 
 static size_t find_token(const pgw_session_t *s, uint64_t token)
 {
     stmt_key_t k = {s, NULL, token};
-    return token ? pgw__idx_find(&s->stmts_by_token, token_hash(token), token_is, &k) : SIZE_MAX;
+    return token ? pgw__idx_find(&s->stmts.by_token, token_hash(token), token_is, &k) : SIZE_MAX;
 }
 
 const pgw__stmt_t *pgw__stmt_find(pgw_session_t *s, const char *name)
 {
     size_t i = find_index(s, name, name_hash(name));
-    return i != SIZE_MAX ? &s->stmts[i] : NULL;
+    return i != SIZE_MAX ? &s->stmts.list[i] : NULL;
 }
 
 /* The entry at i goes; the last one takes its place. */
 static void remove_at(pgw_session_t *s, size_t i)
 {
-    pgw__stmt_t *st = &s->stmts[i];
-    pgw__idx_del(&s->stmts_by_name, st->hash, i);
-    pgw__idx_del(&s->stmts_by_token, token_hash(st->token), i);
+    pgw__stmt_t *st = &s->stmts.list[i];
+    pgw__idx_del(&s->stmts.by_name, st->hash, i);
+    pgw__idx_del(&s->stmts.by_token, token_hash(st->token), i);
     pgw__free(s->alloc, st->block);
-    size_t last = --s->nstmts;
+    size_t last = --s->stmts.n;
     if (i == last) return;
-    s->stmts[i] = s->stmts[last];
-    pgw__idx_move(&s->stmts_by_name, s->stmts[i].hash, last, i);
-    pgw__idx_move(&s->stmts_by_token, token_hash(s->stmts[i].token), last, i);
+    s->stmts.list[i] = s->stmts.list[last];
+    pgw__idx_move(&s->stmts.by_name, s->stmts.list[i].hash, last, i);
+    pgw__idx_move(&s->stmts.by_token, token_hash(s->stmts.list[i].token), last, i);
 }
 
 void pgw__stmt_forget(pgw_session_t *s, const char *name)
@@ -90,16 +90,16 @@ void pgw__stmt_forget(pgw_session_t *s, const char *name)
  * now are dropped. Its block keeps the name. */
 static void make_unsure(pgw_session_t *s, size_t i)
 {
-    pgw__stmt_t *st = &s->stmts[i];
-    pgw__idx_del(&s->stmts_by_token, token_hash(st->token), i);
+    pgw__stmt_t *st = &s->stmts.list[i];
+    pgw__idx_del(&s->stmts.by_token, token_hash(st->token), i);
     st->known = false;
-    st->token = ++s->stmt_seq;
-    pgw__idx_put(&s->stmts_by_token, token_hash(st->token), i);
+    st->token = ++s->stmts.seq;
+    pgw__idx_put(&s->stmts.by_token, token_hash(st->token), i);
 }
 
 void pgw__stmt_unsure_all(pgw_session_t *s)
 {
-    for (size_t i = 0; i < s->nstmts; i++)
+    for (size_t i = 0; i < s->stmts.n; i++)
         make_unsure(s, i);
 }
 
@@ -107,7 +107,7 @@ void pgw__stmt_refused(pgw_session_t *s, uint64_t token)
 {
     size_t i = find_token(s, token);
     if (i == SIZE_MAX) return;
-    if (s->stmts[i].vouched)
+    if (s->stmts.list[i].vouched)
         make_unsure(s, i);
     else
         remove_at(s, i);
@@ -115,42 +115,42 @@ void pgw__stmt_refused(pgw_session_t *s, uint64_t token)
 
 void pgw__stmt_free_all(pgw_session_t *s)
 {
-    while (s->nstmts)
-        remove_at(s, s->nstmts - 1);
-    pgw__free(s->alloc, s->stmts);
-    s->stmts = NULL;
-    s->stmts_cap = 0;
-    pgw__idx_free(&s->stmts_by_name, s->alloc);
-    pgw__idx_free(&s->stmts_by_token, s->alloc);
+    while (s->stmts.n)
+        remove_at(s, s->stmts.n - 1);
+    pgw__free(s->alloc, s->stmts.list);
+    s->stmts.list = NULL;
+    s->stmts.cap = 0;
+    pgw__idx_free(&s->stmts.by_name, s->alloc);
+    pgw__idx_free(&s->stmts.by_token, s->alloc);
 }
 
 /* A new pending entry for name (not in the table). Returns its token or 0. */
 static uint64_t add_pending(pgw_session_t *s, const char *name, uint32_t h, bool vouched,
                             bool may_copy)
 {
-    if (s->nstmts == s->stmts_cap) {
-        size_t cap = s->stmts_cap ? s->stmts_cap * 2 : 8;
-        pgw__stmt_t *a = pgw__realloc(s->alloc, s->stmts, cap * sizeof *a);
+    if (s->stmts.n == s->stmts.cap) {
+        size_t cap = s->stmts.cap ? s->stmts.cap * 2 : 8;
+        pgw__stmt_t *a = pgw__realloc(s->alloc, s->stmts.list, cap * sizeof *a);
         if (!a) return 0;
-        s->stmts = a;
-        s->stmts_cap = cap;
+        s->stmts.list = a;
+        s->stmts.cap = cap;
     }
-    if (pgw__idx_reserve(&s->stmts_by_name, s->alloc, s->nstmts + 1) < 0 ||
-        pgw__idx_reserve(&s->stmts_by_token, s->alloc, s->nstmts + 1) < 0)
+    if (pgw__idx_reserve(&s->stmts.by_name, s->alloc, s->stmts.n + 1) < 0 ||
+        pgw__idx_reserve(&s->stmts.by_token, s->alloc, s->stmts.n + 1) < 0)
         return 0;
     char *copy = pgw__strdup(s->alloc, name);
     if (!copy) return 0;
-    size_t i = s->nstmts++;
-    pgw__stmt_t *st = &s->stmts[i];
+    size_t i = s->stmts.n++;
+    pgw__stmt_t *st = &s->stmts.list[i];
     memset(st, 0, sizeof *st);
     st->block = copy;
     st->name = copy;
     st->hash = h;
-    st->token = ++s->stmt_seq;
+    st->token = ++s->stmts.seq;
     st->vouched = vouched;
     st->may_copy = may_copy;
-    pgw__idx_put(&s->stmts_by_name, h, i);
-    pgw__idx_put(&s->stmts_by_token, token_hash(st->token), i);
+    pgw__idx_put(&s->stmts.by_name, h, i);
+    pgw__idx_put(&s->stmts.by_token, token_hash(st->token), i);
     return st->token;
 }
 
@@ -173,7 +173,7 @@ uint64_t pgw__stmt_token(pgw_session_t *s, const char *name)
 {
     uint32_t h = name_hash(name);
     size_t i = find_index(s, name, h);
-    return i != SIZE_MAX ? s->stmts[i].token : add_pending(s, name, h, false, false);
+    return i != SIZE_MAX ? s->stmts.list[i].token : add_pending(s, name, h, false, false);
 }
 
 /* One block: fields | param oids | formats | column names | statement name. */
@@ -221,7 +221,7 @@ void pgw__stmt_store(pgw_session_t *s, uint64_t token, const pgw_result_t *d)
 {
     size_t at = find_token(s, token);
     if (at == SIZE_MAX) return; /* closed or replaced since it was queued */
-    pgw__stmt_fill(s, &s->stmts[at], d, d->param_oids, d->nparams);
+    pgw__stmt_fill(s, &s->stmts.list[at], d, d->param_oids, d->nparams);
 }
 
 /* ------------------------------------------------------------ SQL scan */

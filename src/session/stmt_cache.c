@@ -23,15 +23,15 @@
 int pgw__cache_configure(pgw_session_t *s, const pgw_session_config_t *cfg)
 {
     if (cfg->stmt_cache_mode > PGW_STMT_UNNAMED) return PGW_EINVAL;
-    s->cache_mode = (uint8_t)cfg->stmt_cache_mode;
-    s->cache_max = cfg->stmt_cache_size ? cfg->stmt_cache_size : DEFAULT_ENTRIES;
-    s->cache_max_bytes = cfg->stmt_cache_bytes ? cfg->stmt_cache_bytes : DEFAULT_BYTES;
+    s->cache.mode = (uint8_t)cfg->stmt_cache_mode;
+    s->cache.max = cfg->stmt_cache_size ? cfg->stmt_cache_size : DEFAULT_ENTRIES;
+    s->cache.max_bytes = cfg->stmt_cache_bytes ? cfg->stmt_cache_bytes : DEFAULT_BYTES;
     return 0;
 }
 
 bool pgw__cache_applies(const pgw_session_t *s, const pgw_request_t *rq)
 {
-    return s->cache_mode == PGW_STMT_CACHE_AUTO && rq->kind == PGW_REQ_QUERY &&
+    return s->cache.mode == PGW_STMT_CACHE_AUTO && rq->kind == PGW_REQ_QUERY &&
            rq->cache != PGW_CACHE_SKIP;
 }
 
@@ -75,37 +75,37 @@ static void lru_unlink(pgw_session_t *s, pgw__cached_t *ce)
     if (ce->newer)
         ce->newer->older = ce->older;
     else
-        s->cache_newest = ce->older;
+        s->cache.newest = ce->older;
     if (ce->older)
         ce->older->newer = ce->newer;
     else
-        s->cache_oldest = ce->newer;
+        s->cache.oldest = ce->newer;
     ce->newer = ce->older = NULL;
 }
 
 static void lru_push(pgw_session_t *s, pgw__cached_t *ce)
 {
-    ce->older = s->cache_newest;
+    ce->older = s->cache.newest;
     ce->newer = NULL;
-    if (s->cache_newest)
-        s->cache_newest->newer = ce;
+    if (s->cache.newest)
+        s->cache.newest->newer = ce;
     else
-        s->cache_oldest = ce;
-    s->cache_newest = ce;
+        s->cache.oldest = ce;
+    s->cache.newest = ce;
 }
 
 static pgw__cached_t **bucket(const pgw_session_t *s, uint64_t key)
 {
-    return &s->cache_buckets[key & (s->cache_nbuckets - 1)];
+    return &s->cache.buckets[key & (s->cache.nbuckets - 1)];
 }
 
 pgw__cached_t *pgw__cache_find(pgw_session_t *s, uint64_t key, const char *sql, size_t len,
                                const pgw_param_t *params, size_t n)
 {
-    if (!s->cache_nbuckets) return NULL;
+    if (!s->cache.nbuckets) return NULL;
     for (pgw__cached_t *ce = *bucket(s, key); ce; ce = ce->hnext)
         if (ce->key == key && same_query(ce, sql, len, params, n)) {
-            if (s->cache_newest != ce) {
+            if (s->cache.newest != ce) {
                 lru_unlink(s, ce);
                 lru_push(s, ce);
             }
@@ -125,16 +125,16 @@ void pgw__cache_unref(pgw_session_t *s, pgw__cached_t *ce)
 
 static void owe_close(pgw_session_t *s, uint64_t id)
 {
-    if (s->cache_ncloses == s->cache_closes_cap) {
-        size_t cap = s->cache_closes_cap ? s->cache_closes_cap * 2 : 16;
-        uint64_t *a = pgw__realloc(s->alloc, s->cache_closes, cap * sizeof *a);
+    if (s->cache.ncloses == s->cache.closes_cap) {
+        size_t cap = s->cache.closes_cap ? s->cache.closes_cap * 2 : 16;
+        uint64_t *a = pgw__realloc(s->alloc, s->cache.closes, cap * sizeof *a);
         /* Without memory the statement stays on the server until the
          * connection ends: its name is never used again. */
         if (!a) return;
-        s->cache_closes = a;
-        s->cache_closes_cap = cap;
+        s->cache.closes = a;
+        s->cache.closes_cap = cap;
     }
-    s->cache_closes[s->cache_ncloses++] = id;
+    s->cache.closes[s->cache.ncloses++] = id;
 }
 
 void pgw__cache_close_owed(pgw_session_t *s, uint64_t id)
@@ -144,14 +144,14 @@ void pgw__cache_close_owed(pgw_session_t *s, uint64_t id)
 
 bool pgw__cache_next_close(pgw_session_t *s, uint64_t *id)
 {
-    if (!s->cache_ncloses) return false;
-    *id = s->cache_closes[--s->cache_ncloses];
+    if (!s->cache.ncloses) return false;
+    *id = s->cache.closes[--s->cache.ncloses];
     return true;
 }
 
 static void remember(pgw_session_t *s, uint64_t key)
 {
-    if (s->cache_seen) s->cache_seen[key & s->cache_seen_mask] = key;
+    if (s->cache.seen) s->cache.seen[key & s->cache.seen_mask] = key;
 }
 
 static void remove_entry(pgw_session_t *s, pgw__cached_t *ce, bool close)
@@ -163,8 +163,8 @@ static void remove_entry(pgw_session_t *s, pgw__cached_t *ce, bool close)
     ce->hnext = NULL;
     lru_unlink(s, ce);
     ce->in_cache = false;
-    s->cache_stats.entries--;
-    s->cache_stats.bytes -= ce->bytes;
+    s->cache.stats.entries--;
+    s->cache.stats.bytes -= ce->bytes;
     remember(s, ce->key);
     if (close) owe_close(s, ce->id);
     pgw__cache_unref(s, ce);
@@ -178,25 +178,25 @@ void pgw__cache_drop(pgw_session_t *s, pgw__cached_t *ce, bool close)
 void pgw__cache_cancel(pgw_session_t *s, pgw__cached_t *ce)
 {
     if (!ce->in_cache) return;
-    s->cache_stats.prepares--;
+    s->cache.stats.prepares--;
     remove_entry(s, ce, false);
 }
 
 void pgw__cache_flush(pgw_session_t *s)
 {
-    while (s->cache_oldest)
-        remove_entry(s, s->cache_oldest, true);
+    while (s->cache.oldest)
+        remove_entry(s, s->cache.oldest, true);
 }
 
 /* Evict the least recently used until one more entry of extra bytes fits
  * (never keep: the entry that is being made to fit). */
 static void make_room(pgw_session_t *s, size_t extra, const pgw__cached_t *keep)
 {
-    while (s->cache_oldest && s->cache_oldest != keep &&
-           (s->cache_stats.entries + (keep ? 0 : 1) > s->cache_max ||
-            s->cache_stats.bytes + extra > s->cache_max_bytes)) {
-        s->cache_stats.evictions++;
-        remove_entry(s, s->cache_oldest, true);
+    while (s->cache.oldest && s->cache.oldest != keep &&
+           (s->cache.stats.entries + (keep ? 0 : 1) > s->cache.max ||
+            s->cache.stats.bytes + extra > s->cache.max_bytes)) {
+        s->cache.stats.evictions++;
+        remove_entry(s, s->cache.oldest, true);
     }
 }
 
@@ -211,36 +211,36 @@ static size_t pow2_at_least(size_t n, size_t cap)
 /* The tables and the session's name nonce, at the first use. */
 static int cache_init(pgw_session_t *s)
 {
-    if (s->cache_nbuckets) return 0;
-    size_t nb = pow2_at_least(s->cache_max, MAX_BUCKETS);
-    size_t ns = pow2_at_least((size_t)s->cache_max * 4, MAX_SEEN);
-    s->cache_buckets = pgw__calloc(s->alloc, nb, sizeof *s->cache_buckets);
-    s->cache_seen = pgw__calloc(s->alloc, ns, sizeof *s->cache_seen);
-    if (!s->cache_buckets || !s->cache_seen) {
-        pgw__free(s->alloc, s->cache_buckets);
-        pgw__free(s->alloc, s->cache_seen);
-        s->cache_buckets = NULL;
-        s->cache_seen = NULL;
+    if (s->cache.nbuckets) return 0;
+    size_t nb = pow2_at_least(s->cache.max, MAX_BUCKETS);
+    size_t ns = pow2_at_least((size_t)s->cache.max * 4, MAX_SEEN);
+    s->cache.buckets = pgw__calloc(s->alloc, nb, sizeof *s->cache.buckets);
+    s->cache.seen = pgw__calloc(s->alloc, ns, sizeof *s->cache.seen);
+    if (!s->cache.buckets || !s->cache.seen) {
+        pgw__free(s->alloc, s->cache.buckets);
+        pgw__free(s->alloc, s->cache.seen);
+        s->cache.buckets = NULL;
+        s->cache.seen = NULL;
         return PGW_ENOMEM;
     }
-    s->cache_nbuckets = nb;
-    s->cache_seen_mask = ns - 1;
+    s->cache.nbuckets = nb;
+    s->cache.seen_mask = ns - 1;
     uint8_t raw[8];
     if (pgw__random_bytes(raw, sizeof raw) < 0) {
         /* Still unique per server connection: the backend key. */
-        uint64_t k = (uint64_t)(uint32_t)s->backend_pid;
-        for (size_t i = 0; i < s->backend_key_len; i++)
-            k = mix(k, s->backend_key[i]);
+        uint64_t k = (uint64_t)(uint32_t)s->server.backend_pid;
+        for (size_t i = 0; i < s->server.backend_key_len; i++)
+            k = mix(k, s->server.backend_key[i]);
         memcpy(raw, &k, sizeof raw);
     }
     for (size_t i = 0; i < sizeof raw; i++)
-        snprintf(s->cache_nonce + 2 * i, 3, "%02x", raw[i]);
+        snprintf(s->cache.nonce + 2 * i, 3, "%02x", raw[i]);
     return 0;
 }
 
 void pgw__cache_name(const pgw_session_t *s, uint64_t id, char *out)
 {
-    snprintf(out, PGW__CACHE_NAME_MAX, "pgw_%s_%llx", s->cache_nonce, (unsigned long long)id);
+    snprintf(out, PGW__CACHE_NAME_MAX, "pgw_%s_%llx", s->cache.nonce, (unsigned long long)id);
 }
 
 static pgw__cached_t *new_entry(pgw_session_t *s, uint64_t key, const char *sql, size_t len,
@@ -258,7 +258,7 @@ static pgw__cached_t *new_entry(pgw_session_t *s, uint64_t key, const char *sql,
     memcpy(q, sql, len);
     q[len] = '\0';
     ce->key = key;
-    ce->id = ++s->cache_seq;
+    ce->id = ++s->cache.seq;
     ce->refs = 1; /* the cache's own */
     ce->in_cache = true;
     ce->noids = (uint16_t)n;
@@ -272,9 +272,9 @@ static pgw__cached_t *new_entry(pgw_session_t *s, uint64_t key, const char *sql,
     ce->hnext = *b;
     *b = ce;
     lru_push(s, ce);
-    s->cache_stats.entries++;
-    s->cache_stats.bytes += size;
-    s->cache_stats.prepares++;
+    s->cache.stats.entries++;
+    s->cache.stats.bytes += size;
+    s->cache.stats.prepares++;
     return ce;
 }
 
@@ -282,7 +282,7 @@ pgw__cached_t *pgw__cache_admit(pgw_session_t *s, uint64_t key, const char *sql,
                                 const pgw_param_t *params, size_t n, bool now)
 {
     if (cache_init(s) < 0) return NULL;
-    uint64_t *seen = &s->cache_seen[key & s->cache_seen_mask];
+    uint64_t *seen = &s->cache.seen[key & s->cache.seen_mask];
     if (!now && *seen != key) {
         *seen = key;
         return NULL;
@@ -302,10 +302,10 @@ void pgw__cache_learned(pgw_session_t *s, pgw__cached_t *ce, const pgw_result_t 
     if (!ce->in_cache || ce->st.known) return;
     if (pgw__stmt_fill(s, &ce->st, desc, ce->oids, ce->noids) < 0) return; /* stays pending */
     ce->bytes += ce->st.block_size;
-    s->cache_stats.bytes += ce->st.block_size;
-    if (ce->bytes > s->cache_max_bytes) {
+    s->cache.stats.bytes += ce->st.block_size;
+    if (ce->bytes > s->cache.max_bytes) {
         /* Larger than the whole budget: not kept. */
-        s->cache_stats.evictions++;
+        s->cache.stats.evictions++;
         remove_entry(s, ce, true);
         return;
     }
@@ -314,25 +314,25 @@ void pgw__cache_learned(pgw_session_t *s, pgw__cached_t *ce, const pgw_result_t 
 
 void pgw__cache_free_all(pgw_session_t *s)
 {
-    while (s->cache_oldest) {
-        pgw__cached_t *ce = s->cache_oldest;
+    while (s->cache.oldest) {
+        pgw__cached_t *ce = s->cache.oldest;
         lru_unlink(s, ce);
         ce->in_cache = false;
         pgw__cache_unref(s, ce);
     }
-    pgw__free(s->alloc, s->cache_buckets);
-    pgw__free(s->alloc, s->cache_seen);
-    pgw__free(s->alloc, s->cache_closes);
-    s->cache_buckets = NULL;
-    s->cache_seen = NULL;
-    s->cache_closes = NULL;
-    s->cache_nbuckets = 0;
-    s->cache_ncloses = s->cache_closes_cap = 0;
+    pgw__free(s->alloc, s->cache.buckets);
+    pgw__free(s->alloc, s->cache.seen);
+    pgw__free(s->alloc, s->cache.closes);
+    s->cache.buckets = NULL;
+    s->cache.seen = NULL;
+    s->cache.closes = NULL;
+    s->cache.nbuckets = 0;
+    s->cache.ncloses = s->cache.closes_cap = 0;
 }
 
 PGW_EXTERN void pgw_session_stmt_cache_stats(const pgw_session_t *s, pgw_stmt_cache_stats_t *out)
 {
     if (!out) return;
     memset(out, 0, sizeof *out);
-    if (s) *out = s->cache_stats;
+    if (s) *out = s->cache.stats;
 }

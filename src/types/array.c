@@ -596,9 +596,9 @@ void pgw_array_enc_init(pgw_array_enc_t *ctx, uint32_t elem_oid, const void *ele
 
 pgw_param_t pgw_array_param(const pgw_array_enc_t *ctx)
 {
-    if (!ctx) return pgw_encoded(0, pgw_array_encode, NULL); /* fails to encode: PGW_EINVAL */
+    if (!ctx) return pgw_encoded(0, pgw_encode_array, NULL); /* fails to encode: PGW_EINVAL */
     uint32_t oid = ctx->array_oid ? ctx->array_oid : pgw_array_oid_for(ctx->elem_oid);
-    return pgw_encoded(oid, pgw_array_encode, ctx);
+    return pgw_encoded(oid, pgw_encode_array, ctx);
 }
 
 /* How elements of each oid are laid out in ctx->elems. */
@@ -760,7 +760,7 @@ static int put_elems(const pgw_array_enc_t *c, enum elem_kind k, size_t width, p
     return 0;
 }
 
-int pgw_array_encode(const void *vctx, pgw_buf_t *out)
+int pgw_encode_array(const void *vctx, pgw_buf_t *out)
 {
     const pgw_array_enc_t *c = vctx;
     int ndim;

@@ -353,7 +353,7 @@ static int kind_fits(uint8_t kind, const pgw__builtin_t *t)
     return t && t->kind == kind;
 }
 
-int pgw__scalar_encode(const pgw_datum_t *d, uint32_t oid, pgw_buf_t *out)
+int pgw__encode_scalar(const pgw_datum_t *d, uint32_t oid, pgw_buf_t *out)
 {
     if (!oid) oid = d->oid;
     const pgw__builtin_t *t = pgw__builtin(oid);

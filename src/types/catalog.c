@@ -77,7 +77,7 @@ const char *pgw_type_load_sql(void)
 
 pgw_param_t pgw_type_load_param(pgw_array_enc_t *ctx, const char *const *names, size_t n)
 {
-    if (!ctx) return pgw_encoded(PGW_OID_TEXT_ARRAY, pgw_array_encode, NULL);
+    if (!ctx) return pgw_encoded(PGW_OID_TEXT_ARRAY, pgw_encode_array, NULL);
     pgw_array_enc_init(ctx, PGW_OID_TEXT, names, n, NULL);
     return pgw_array_param(ctx);
 }

@@ -253,7 +253,7 @@ static uint32_t record_field_oid(const pgw_param_t *p)
     return p->oid;
 }
 
-int pgw_record_encode(const void *vctx, pgw_buf_t *out)
+int pgw_encode_record(const void *vctx, pgw_buf_t *out)
 {
     const pgw_record_enc_t *c = vctx;
     if (!c || !out) return PGW_EINVAL;
@@ -270,5 +270,5 @@ int pgw_record_encode(const void *vctx, pgw_buf_t *out)
 
 pgw_param_t pgw_record_param(const pgw_record_enc_t *ctx)
 {
-    return pgw_encoded(ctx ? ctx->type_oid : 0, pgw_record_encode, ctx);
+    return pgw_encoded(ctx ? ctx->type_oid : 0, pgw_encode_record, ctx);
 }

@@ -409,7 +409,7 @@ static int put_bound(pgw_buf_t *out, const pgw_param_t *p)
     return pgw__enc_len_field(out, p);
 }
 
-int pgw_range_encode(const void *vctx, pgw_buf_t *out)
+int pgw_encode_range(const void *vctx, pgw_buf_t *out)
 {
     const pgw_range_enc_t *c = vctx;
     if (!c || !out) return PGW_EINVAL;
@@ -428,10 +428,10 @@ int pgw_range_encode(const void *vctx, pgw_buf_t *out)
 
 pgw_param_t pgw_range_param(const pgw_range_enc_t *ctx)
 {
-    return pgw_encoded(ctx ? ctx->range_oid : 0, pgw_range_encode, ctx);
+    return pgw_encoded(ctx ? ctx->range_oid : 0, pgw_encode_range, ctx);
 }
 
-int pgw_multirange_encode(const void *vctx, pgw_buf_t *out)
+int pgw_encode_multirange(const void *vctx, pgw_buf_t *out)
 {
     const pgw_multirange_enc_t *c = vctx;
     if (!c || !out) return PGW_EINVAL;
@@ -441,7 +441,7 @@ int pgw_multirange_encode(const void *vctx, pgw_buf_t *out)
     for (size_t i = 0; rc == 0 && i < c->n; i++) {
         size_t at = out->len;
         rc = pgw__buf_put32(out, 0);
-        if (rc == 0) rc = pgw_range_encode(&c->ranges[i], out);
+        if (rc == 0) rc = pgw_encode_range(&c->ranges[i], out);
         if (rc == 0) rc = pgw__patch_len(out, at);
     }
     if (rc < 0) out->len = start;
@@ -450,5 +450,5 @@ int pgw_multirange_encode(const void *vctx, pgw_buf_t *out)
 
 pgw_param_t pgw_multirange_param(const pgw_multirange_enc_t *ctx)
 {
-    return pgw_encoded(ctx ? ctx->multirange_oid : 0, pgw_multirange_encode, ctx);
+    return pgw_encoded(ctx ? ctx->multirange_oid : 0, pgw_encode_multirange, ctx);
 }

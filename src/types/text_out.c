@@ -364,7 +364,7 @@ static int put_f8(pgw__text_out_t *t, const uint8_t *p)
     return pgw__text_put(t, buf, pgw__fmt_float8(buf, d));
 }
 
-/* pair_encode in parentheses: "(x,y)" */
+/* As the server's pair_encode, in parentheses: "(x,y)" */
 static int put_point(pgw__text_out_t *t, const uint8_t *p)
 {
     int rc = pgw__text_putc(t, '(');
@@ -374,7 +374,7 @@ static int put_point(pgw__text_out_t *t, const uint8_t *p)
     return rc == 0 ? pgw__text_putc(t, ')') : rc;
 }
 
-/* path_encode: n points, between open and close (0: none) */
+/* As the server's path_encode: n points, between open and close (0: none) */
 static int put_points(pgw__text_out_t *t, const uint8_t *p, size_t n, char open, char close)
 {
     int rc = open ? pgw__text_putc(t, open) : 0;

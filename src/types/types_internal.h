@@ -1,7 +1,7 @@
 /*
  * Internal helpers of the types layer, shared by the scalar decoders and the
  * container code (arrays, ranges, composites, COPY), which decodes and
- * encodes its elements through pgw__scalar_decode / pgw__scalar_encode.
+ * encodes its elements through pgw__scalar_decode / pgw__encode_scalar.
  * Not installed.
  */
 #ifndef PGW_TYPES_INTERNAL_H
@@ -82,7 +82,7 @@ int pgw__scalar_decode(const pgw_value_t *v, pgw_datum_t *out);
  * int2/int4/int8/oid if it fits: PGW_ERANGE otherwise; NUMERIC_TEXT is
  * parsed). Returns 0, PGW_ENOMEM, PGW_ETOOBIG, PGW_ETYPE, PGW_ERANGE,
  * PGW_EFORMAT. A NULL datum is PGW_EINVAL (the caller writes length -1). */
-int pgw__scalar_encode(const pgw_datum_t *d, uint32_t oid, pgw_buf_t *out);
+int pgw__encode_scalar(const pgw_datum_t *d, uint32_t oid, pgw_buf_t *out);
 
 /* The server's timestamp range (MIN_TIMESTAMP, END_TIMESTAMP exclusive):
  * Julian day 0 (4714-11-24 BC) to 294277-01-01, in microseconds since 2000. */

@@ -107,7 +107,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (pgw_get_datum(&v, &d) == 0 && d.kind != PGW_DATUM_NULL) {
         pgw_buf_t out;
         pgw_buf_init(&out, NULL);
-        if (pgw__scalar_encode(&d, 0, &out) == 0) {
+        if (pgw__encode_scalar(&d, 0, &out) == 0) {
             /* what we encode, we decode */
             pgw_value_t back = {out.data ? out.data : (const uint8_t *)"", (int32_t)out.len,
                                 PGW_FORMAT_BINARY, v.oid};

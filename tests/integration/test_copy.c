@@ -8,7 +8,7 @@
  * abandoned COPY FROM (CopyFail); a COPY FROM without a source; COPY inside
  * a one-Sync batch and pipelined between other requests on a pgw_conn_t;
  * closing the connection during a COPY FROM; write backpressure
- * (PGW_ECONGESTED and on_drain).
+ * (PGW_ECONGESTED and on_drain) and the bound on pending requests.
  */
 #define _POSIX_C_SOURCE 200809L /* uv.h: pthread_rwlock_t */
 #include "pgclient.h"
@@ -786,6 +786,49 @@ static void test_congestion_and_drain(void **state)
     pgt_conn_close(&f);
 }
 
+/* max_pending bounds the requests waiting for their answers on a
+ * connection: at 64 pending a request is refused with PGW_ECONGESTED (the
+ * output far under its mark), on_drain fires once the server has answered
+ * more than half, and every accepted request completes. */
+static void test_max_pending_and_drain(void **state)
+{
+    (void)state;
+    pgt_conn_t f;
+    pgw_conn_config_t cfg;
+    pgw_conn_config_init(&cfg);
+    cfg.max_pending = 64;
+    pgt_conn_open(&f, &cfg);
+    enum { MAXQ = 1000 };
+    done_t *d = calloc(MAXQ, sizeof *d);
+    assert_non_null(d);
+    int accepted = 0, refused = 0;
+    pgw_param_t p[1];
+    while (accepted < MAXQ) {
+        d[accepted] = (done_t){&f, 0, 0, 0, 0, 0};
+        p[0] = pgw_int8(accepted);
+        int rc = pgw_conn_query(f.conn, "SELECT $1::int8", p, 1, on_done, &d[accepted]);
+        if (rc == PGW_ECONGESTED) {
+            refused++;
+            assert_int_equal(pgw_session_pending(pgw_conn_session(f.conn)), 64);
+            int before = f.drains;
+            pgt_conn_run(&f, &f.drains, before + 1);
+            assert_true(pgw_session_pending(pgw_conn_session(f.conn)) < 32);
+            continue;
+        }
+        assert_int_equal(rc, 0);
+        accepted++;
+    }
+    assert_true(refused >= MAXQ / 64 - 1);
+    for (int i = 0; i < MAXQ; i++) {
+        while (d[i].calls == 0)
+            uv_run(&f.loop, UV_RUN_ONCE);
+        assert_int_equal(d[i].status, 0);
+        assert_int_equal(d[i].value, i);
+    }
+    free(d);
+    pgt_conn_close(&f);
+}
+
 /* The default mark takes a bench-sized pipeline (20,000 small queries in
  * one loop turn) without refusing any. */
 static void test_default_mark_takes_pipeline(void **state)
@@ -842,6 +885,7 @@ int main(void)
         cmocka_unit_test(test_conn_pipeline_around_copy),
         cmocka_unit_test(test_close_mid_copy),
         cmocka_unit_test(test_congestion_and_drain),
+        cmocka_unit_test(test_max_pending_and_drain),
         cmocka_unit_test(test_default_mark_takes_pipeline),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -5,7 +5,8 @@
  * errors at several positions, multi-line queries (\n and \r\n),
  * multibyte and wide characters before the position, tabs, long lines
  * that libpq cuts with "...", errors with DETAIL, HINT, CONTEXT and an
- * internal query, and one without a position.
+ * internal query, and one without a position; and each error field read
+ * by its protocol code (pgw_error_field) as PQresultErrorField reads it.
  */
 #define _DEFAULT_SOURCE
 #include "pgtest.h"
@@ -52,7 +53,27 @@ static const struct {
     {PQERRORS_SQLSTATE, PGW_ERRORS_SQLSTATE, "sqlstate"},
 };
 
-/* Run sql on both; every verbosity must format identically. */
+/* Every field, read by its protocol code, as libpq's PQresultErrorField
+ * reads it. */
+static void compare_fields(const PGresult *r, const pgw_error_t *e)
+{
+#define PGW__FIELD(code, member, desc)                  \
+    {                                                   \
+        const char *want = PQresultErrorField(r, code); \
+        const char *got = pgw_error_field(e, code);     \
+        if (want || got) {                              \
+            assert_non_null(want);                      \
+            assert_non_null(got);                       \
+            assert_string_equal(got, want);             \
+        }                                               \
+        assert_ptr_equal(got, e->member);               \
+    }
+    PGW_ERROR_FIELD_MAP(PGW__FIELD)
+#undef PGW__FIELD
+}
+
+/* Run sql on both; every verbosity must format identically, and every
+ * field read by its code must be libpq's. */
 static void compare(const char *sql)
 {
     PGresult *r = PQexec(pq, sql);
@@ -61,6 +82,7 @@ static void compare(const char *sql)
     assert_int_equal(pgw_client_exec(db, sql, &res), PGW_ESERVER);
     const pgw_error_t *e = pgw_result_error(res);
     assert_non_null(e);
+    compare_fields(r, e);
     for (size_t v = 0; v < sizeof verbosities / sizeof *verbosities; v++) {
         char *want = verbosities[v].pq == PQERRORS_DEFAULT
                          ? strdup(PQresultErrorMessage(r))
@@ -177,6 +199,9 @@ static void test_no_query_and_short_buffer(void **state)
     assert_string_equal(small, "ERROR:  s");
     assert_int_equal(pgw_error_format(NULL, NULL, PGW_ERRORS_DEFAULT, buf, sizeof buf), PGW_EINVAL);
     assert_int_equal(pgw_error_format(e, NULL, PGW_ERRORS_DEFAULT, NULL, 4), PGW_EINVAL);
+    assert_null(pgw_error_field(e, 'Z'));
+    assert_null(pgw_error_field(e, '\0'));
+    assert_null(pgw_error_field(NULL, 'M'));
     pgw_result_free(res);
 }
 

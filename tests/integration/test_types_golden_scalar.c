@@ -217,7 +217,7 @@ static void roundtrip(const golden_t *g, const pgw_datum_t *d)
 {
     pgw_buf_t enc;
     pgw_buf_init(&enc, NULL);
-    assert_int_equal(pgw__scalar_encode(d, g->oid, &enc), 0);
+    assert_int_equal(pgw__encode_scalar(d, g->oid, &enc), 0);
     char sql[128];
     snprintf(sql, sizeof sql, "SELECT $1::%s", g->type);
     pgw_view_t param = {enc.data ? enc.data : (const uint8_t *)"", (int32_t)enc.len};

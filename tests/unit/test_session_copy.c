@@ -378,6 +378,56 @@ static void test_high_water(void **state)
     free(rec);
 }
 
+/* max_pending bounds the requests waiting for their answers: at the bound a
+ * submit is refused with PGW_ECONGESTED naming the count, the output being
+ * tiny; the replies of half of them bring on_drain, from the input call. */
+static void test_max_pending(void **state)
+{
+    (void)state;
+    rec_t *rec = calloc(1, sizeof *rec);
+    g_rec = rec;
+    const char *params[] = {"user", "alice"};
+    pgw_session_config_t cfg;
+    pgw_session_config_init(&cfg);
+    cfg.startup_params = params;
+    cfg.nstartup_params = 1;
+    cfg.cb.on_startup = on_startup;
+    cfg.ud = rec;
+    cfg.stmt_cache_mode = PGW_STMT_CACHE_OFF;
+    cfg.max_pending = 8;
+    cfg.on_drain = on_drain_cb;
+    pgw_session_t *s = NULL;
+    assert_int_equal(pgw_session_new(&s, &cfg), 0);
+    startup_trust(s, rec);
+    int accepted = 0, rc;
+    while ((rc = pgw_session_query(s, "SELECT 1", NULL, 0, 0, rec_cb, UD(accepted))) == 0)
+        accepted++;
+    assert_int_equal(rc, PGW_ECONGESTED);
+    assert_int_equal(accepted, 8);
+    assert_int_equal(pgw_session_congested(s), 1);
+    assert_non_null(strstr(pgw_session_refusal(s), "8 requests are pending"));
+    pgw_buf_t out = {0};
+    take_out(s, &out); /* written: only the count holds them back */
+    assert_int_equal(pgw_session_congested(s), 1);
+    drains = 0;
+    pgw_buf_t w = {0};
+    for (int i = 0; i < 4; i++)
+        w_int8_query(&w, i, 1);
+    feed(s, &w); /* 4 answered, 4 pending: not under half */
+    assert_int_equal(pgw_session_pending(s), 4);
+    assert_int_equal(drains, 0);
+    assert_int_equal(pgw_session_congested(s), 0);
+    w.len = 0;
+    w_int8_query(&w, 4, 1);
+    feed(s, &w);
+    assert_int_equal(drains, 1);
+    assert_int_equal(pgw_session_query(s, "SELECT 1", NULL, 0, 0, rec_cb, UD(accepted)), 0);
+    pgw_buf_free(&w);
+    pgw_buf_free(&out);
+    pgw_session_free(s);
+    free(rec);
+}
+
 /* The binary decoder gives the same rows whatever the split. */
 static void test_bin_decoder_every_split(void **state)
 {
@@ -476,6 +526,7 @@ int main(void)
         cmocka_unit_test(test_abandon_and_terminate),
         cmocka_unit_test(test_copy_out_chunks),
         cmocka_unit_test(test_high_water),
+        cmocka_unit_test(test_max_pending),
         cmocka_unit_test(test_bin_decoder_every_split),
         cmocka_unit_test(test_csv_numbers),
     };

@@ -32,7 +32,7 @@ static pgw_session_t *timed_session(uint32_t default_ms)
 {
     pgw_session_t *s = ready_session(&R, NULL);
     s->cb.on_deadline = on_deadline_hook;
-    s->request_timeout_ms = default_ms;
+    s->fifo.request_timeout_ms = default_ms;
     memset(&A, 0, sizeof A);
     return s;
 }

@@ -615,7 +615,7 @@ static void test_encode_shapes_and_kinds(void **state)
     ctx.dims[0] = ctx.dims[1] = 2;
     ctx.lbounds[0] = 0;
     ctx.lbounds[1] = 5;
-    assert_int_equal(pgw_array_encode(&ctx, &b), 0);
+    assert_int_equal(pgw_encode_array(&ctx, &b), 0);
     pgw_value_t v = {b.data, (int32_t)b.len, PGW_FORMAT_BINARY, PGW_OID_INT8_ARRAY};
     pgw_array_t a;
     assert_int_equal(pgw_array_parse(&v, &a), 0);
@@ -628,16 +628,16 @@ static void test_encode_shapes_and_kinds(void **state)
     /* Shape mismatch, too many dims, missing elems: EINVAL, buffer kept. */
     pgw_buf_reset(&b);
     ctx.dims[1] = 3;
-    assert_int_equal(pgw_array_encode(&ctx, &b), PGW_EINVAL);
+    assert_int_equal(pgw_encode_array(&ctx, &b), PGW_EINVAL);
     ctx.ndim = 7;
-    assert_int_equal(pgw_array_encode(&ctx, &b), PGW_EINVAL);
+    assert_int_equal(pgw_encode_array(&ctx, &b), PGW_EINVAL);
     pgw_array_enc_init(&ctx, PGW_OID_INT4, NULL, 2, NULL);
-    assert_int_equal(pgw_array_encode(&ctx, &b), PGW_EINVAL);
+    assert_int_equal(pgw_encode_array(&ctx, &b), PGW_EINVAL);
     assert_int_equal(b.len, 0);
 
     /* Empty array. */
     pgw_array_enc_init(&ctx, PGW_OID_TEXT, NULL, 0, NULL);
-    assert_int_equal(pgw_array_encode(&ctx, &b), 0);
+    assert_int_equal(pgw_encode_array(&ctx, &b), 0);
     static const uint8_t empty[] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 25};
     assert_int_equal(b.len, sizeof empty);
     assert_memory_equal(b.data, empty, sizeof empty);
@@ -648,7 +648,7 @@ static void test_encode_shapes_and_kinds(void **state)
     int32_t lens[] = {3, 0, 2};
     pgw_array_enc_init(&ctx, PGW_OID_TEXT, txt, 3, NULL);
     ctx.lens = lens;
-    assert_int_equal(pgw_array_encode(&ctx, &b), 0);
+    assert_int_equal(pgw_encode_array(&ctx, &b), 0);
     v = (pgw_value_t){b.data, (int32_t)b.len, PGW_FORMAT_BINARY, PGW_OID_TEXT_ARRAY};
     assert_int_equal(pgw_array_parse(&v, &a), 0);
     assert_true(a.has_nulls);
@@ -670,7 +670,7 @@ static void test_encode_shapes_and_kinds(void **state)
     for (int i = 0; i < 16; i++)
         uu[0][i] = (uint8_t)i, uu[1][i] = (uint8_t)(255 - i);
     pgw_array_enc_init(&ctx, PGW_OID_UUID, uu, 2, NULL);
-    assert_int_equal(pgw_array_encode(&ctx, &b), 0);
+    assert_int_equal(pgw_encode_array(&ctx, &b), 0);
     assert_int_equal(b.len, 20 + 2 * 20);
     assert_memory_equal(b.data + 24, uu[0], 16);
     assert_memory_equal(b.data + 44, uu[1], 16);
@@ -678,14 +678,14 @@ static void test_encode_shapes_and_kinds(void **state)
     pgw_view_t views[] = {{(const uint8_t *)"\x00\x01", 2}, {NULL, -1}};
     pgw_array_enc_init(&ctx, PGW_OID_NUMERIC, views, 2, NULL);
     assert_int_equal(pgw_array_param(&ctx).oid, PGW_OID_NUMERIC_ARRAY);
-    assert_int_equal(pgw_array_encode(&ctx, &b), 0);
+    assert_int_equal(pgw_encode_array(&ctx, &b), 0);
     assert_int_equal(pgw__get32(b.data + 4), 1); /* has-null flag */
     assert_int_equal(pgw__get32(b.data + 20), 2);
     assert_int_equal(pgw__get32(b.data + 26), UINT32_MAX);
     pgw_buf_reset(&b);
     const char *js[] = {"{}"};
     pgw_array_enc_init(&ctx, PGW_OID_JSONB, js, 1, NULL);
-    assert_int_equal(pgw_array_encode(&ctx, &b), 0);
+    assert_int_equal(pgw_encode_array(&ctx, &b), 0);
     assert_int_equal(pgw__get32(b.data + 20), 3);
     assert_memory_equal(b.data + 24, "\1{}", 3);
     pgw_buf_free(&b);
@@ -695,7 +695,7 @@ static void test_encode_shapes_and_kinds(void **state)
     b.max = 30;
     int32_t many[10] = {0};
     pgw_array_enc_init(&ctx, PGW_OID_INT4, many, 10, NULL);
-    assert_int_equal(pgw_array_encode(&ctx, &b), PGW_ETOOBIG);
+    assert_int_equal(pgw_encode_array(&ctx, &b), PGW_ETOOBIG);
     assert_int_equal(b.len, 0);
     pgw_buf_free(&b);
 }
@@ -723,7 +723,7 @@ static void test_large_int4(void **state)
     pgw_array_enc_init(&ctx, PGW_OID_INT4, vals, N, NULL);
     pgw_buf_t b;
     pgw_buf_init(&b, NULL);
-    assert_int_equal(pgw_array_encode(&ctx, &b), 0);
+    assert_int_equal(pgw_encode_array(&ctx, &b), 0);
     assert_int_equal(b.len, 20 + (size_t)N * 8);
     pgw_value_t v = {b.data, (int32_t)b.len, PGW_FORMAT_BINARY, PGW_OID_INT4_ARRAY};
     size_t n;

@@ -114,7 +114,7 @@ static void check_datum_text(const row_t *r)
     d.u.str.len = 2;
     pgw_buf_t b;
     pgw_buf_init(&b, NULL);
-    int rc = pgw__scalar_encode(&d, r->oid, &b);
+    int rc = pgw__encode_scalar(&d, r->oid, &b);
     if (r->text == PGW__TL_NO) {
         assert_int_equal(rc, PGW_ETYPE);
     } else {
@@ -135,7 +135,7 @@ static void check_array_text(const row_t *r)
     pgw_array_enc_init(&ctx, r->oid, elems, 2, NULL);
     pgw_buf_t b;
     pgw_buf_init(&b, NULL);
-    assert_int_equal(pgw_array_encode(&ctx, &b), 0);
+    assert_int_equal(pgw_encode_array(&ctx, &b), 0);
     pgw_value_t v = bin(r->array_oid, b.data, b.len);
     pgw_array_t a;
     assert_int_equal(pgw_array_parse(&v, &a), 0);
@@ -202,7 +202,7 @@ static void test_former_disagreements(void **state)
     pgw_array_enc_init(&ctx, PGW_OID_UNKNOWN, elems, 1, NULL);
     pgw_buf_t b;
     pgw_buf_init(&b, NULL);
-    assert_int_equal(pgw_array_encode(&ctx, &b), 0);
+    assert_int_equal(pgw_encode_array(&ctx, &b), 0);
     static const uint8_t want[] = {0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 2, 0xc1, 0,
                                    0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 'x'};
     assert_int_equal(b.len, sizeof want);

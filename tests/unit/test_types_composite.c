@@ -144,7 +144,7 @@ static void test_binary_and_encode(void **state)
     pgw_buf_reset(&b);
     pgw_param_t badf[] = {pgw_int4(1), pgw_text_typed("1", -1, PGW_OID_INT4)};
     pgw_record_enc_t bctx = {1, badf, 2};
-    assert_int_equal(pgw_record_encode(&bctx, &b), PGW_EINVAL);
+    assert_int_equal(pgw_encode_record(&bctx, &b), PGW_EINVAL);
     assert_int_equal(b.len, 0);
     pgw_buf_free(&b);
 }

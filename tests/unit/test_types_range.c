@@ -280,12 +280,12 @@ static void test_range_encode(void **state)
     pgw_buf_init(&b, NULL);
     pgw_range_enc_t e = {PGW_OID_INT8RANGE, PGW_RANGE_EMPTY | PGW_RANGE_LB_INC, pgw_int8(1),
                          pgw_int8(2)};
-    assert_int_equal(pgw_range_encode(&e, &b), 0);
+    assert_int_equal(pgw_encode_range(&e, &b), 0);
     assert_int_equal(b.len, 1);
     assert_int_equal(b.data[0], PGW_RANGE_EMPTY);
     pgw_buf_reset(&b);
     e.flags = PGW_RANGE_LB_INC | PGW_RANGE_UB_INF | PGW_RANGE_UB_INC;
-    assert_int_equal(pgw_range_encode(&e, &b), 0);
+    assert_int_equal(pgw_encode_range(&e, &b), 0);
     static const uint8_t want[] = {0x12, 0, 0, 0, 8, 0, 0, 0, 0, 0, 0, 0, 1};
     assert_int_equal(b.len, sizeof want);
     assert_memory_equal(b.data, want, sizeof want);
@@ -294,10 +294,10 @@ static void test_range_encode(void **state)
     pgw_buf_reset(&b);
     e.flags = 0;
     e.upper = pgw_null(PGW_OID_INT8);
-    assert_int_equal(pgw_range_encode(&e, &b), PGW_EINVAL);
+    assert_int_equal(pgw_encode_range(&e, &b), PGW_EINVAL);
     assert_int_equal(b.len, 0);
     e.upper = pgw_text_typed("5", -1, PGW_OID_INT8);
-    assert_int_equal(pgw_range_encode(&e, &b), PGW_EINVAL);
+    assert_int_equal(pgw_encode_range(&e, &b), PGW_EINVAL);
     assert_int_equal(b.len, 0);
     /* Numeric bounds go as pre-encoded binary values. */
     static const uint8_t num1[] = {0, 1, 0, 0, 0, 0, 0, 0, 0, 1}; /* 1 */
@@ -305,7 +305,7 @@ static void test_range_encode(void **state)
                          pgw_raw(PGW_OID_NUMERIC, PGW_FORMAT_BINARY, num1, sizeof num1),
                          pgw_null(0)};
     assert_int_equal(pgw_range_param(&n).oid, PGW_OID_NUMRANGE);
-    assert_int_equal(pgw_range_encode(&n, &b), 0);
+    assert_int_equal(pgw_encode_range(&n, &b), 0);
     assert_int_equal(b.len, 1 + 4 + sizeof num1);
     pgw_buf_free(&b);
 

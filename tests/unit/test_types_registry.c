@@ -185,7 +185,7 @@ static void test_resolve_in_containers(void **state)
     pgw_array_enc_init(&enc, PGW_OID_INT4, elems, 2, NULL);
     pgw_buf_t b;
     pgw_buf_init(&b, NULL);
-    assert_int_equal(pgw_array_encode(&enc, &b), 0);
+    assert_int_equal(pgw_encode_array(&enc, &b), 0);
     b.data[11] = 0x08, b.data[10] = 0x40; /* element oid 16392 = 0x4008 */
     pgw_value_t v = {b.data, (int32_t)b.len, PGW_FORMAT_BINARY, 16391};
     pgw_array_t a;

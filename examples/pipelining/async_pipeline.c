@@ -4,7 +4,7 @@
  * any answer is wrong.
  */
 #define _POSIX_C_SOURCE 200809L
-#include <pgwire/conn.h>
+#include <pgwire.h>
 #include <stdio.h>
 #include <uv.h>
 

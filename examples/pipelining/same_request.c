@@ -6,7 +6,7 @@
  * Prints what each layer got; exits 1 if they differ or anything failed.
  */
 #define _POSIX_C_SOURCE 200809L
-#include <pgwire/client.h>
+#include <pgwire.h>
 #include <stdio.h>
 #include <string.h>
 #include <uv.h>

@@ -2,7 +2,7 @@
  * A parameterized query with the blocking client. The connection string is
  * empty: PGHOST, PGPORT, PGUSER, PGDATABASE and ~/.pgpass apply, as in libpq.
  */
-#include <pgwire/client.h>
+#include <pgwire.h>
 #include <stdio.h>
 
 int main(void)
