@@ -8,7 +8,10 @@
  *
  * THREADS: a client belongs to one thread at a time; only
  * pgw_client_cancel may be called from another thread (while a call is
- * blocked in the owning thread).
+ * blocked in the owning thread). A client checked out of the blocking pool
+ * (pool.h, pgw_client_pool_t) is a pooled connection on the pool's loop:
+ * its callbacks may run on another thread while its call waits, and it is
+ * given back with pgw_client_pool_release, never closed (pool.h).
  *
  * Return codes shared by the request functions:
  *   0              success; *res (if res is not NULL) holds the result.

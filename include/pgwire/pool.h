@@ -1,7 +1,8 @@
 /*
  * libpgwire pool: many connections to one database behind one handle, on
- * the caller's libuv loop (pgw_pool_t), and a thread-safe blocking variant
- * for plain C programs (pgw_client_pool_t, at the end).
+ * the caller's libuv loop (pgw_pool_t), and a thread-safe blocking driver
+ * of it for plain C programs (pgw_client_pool_t, at the end: the same
+ * options and rules).
  *
  * THREADS: a pgw_pool_t belongs to one uv loop and its thread, as a
  * pgw_conn_t (conn.h). pgw_client_pool_t may be used from any thread.
@@ -377,42 +378,72 @@ PGW_EXTERN int pgw_pool_listener(pgw_pool_t *p, pgw_listener_t **out,
 /* ------------------------------------------------------------ blocking pool */
 
 /*
- * A blocking pool of pgw_client_t (client.h) for plain C programs: threads
- * acquire a client, use it with the pgw_client_* calls, and release it.
- * Thread-safe (a mutex and a condition variable): any number of threads
- * may acquire and release at once; a client belongs to one thread between
- * its acquire and its release. Clients are connected lazily up to
- * max_size (min_size at creation), outside the lock; a client whose
- * connection broke or that is released dirty (inside a transaction: a
- * ROLLBACK is run; a failed ROLLBACK, or the connection gone: closed) is
- * replaced on demand. Waiters are served first come, first served.
- * cfg: min_size, max_size, acquire_timeout_ms, reset_sql and conn are
- * used; the rest is ignored.
+ * A blocking pool for plain C programs, thread-safe: the pool above
+ * (pgw_pool_t, every option and rule of this header) on a loop of its own,
+ * driven by the calling threads. Threads check out a client
+ * (pgw_client_t, client.h) for work that stays on one connection and
+ * release it, or run one-shot requests with no checkout
+ * (pgw_client_pool_run), which share the pool's connections pipelined.
+ *
+ * A blocking call runs the pool's loop on its own thread while it waits,
+ * taking turns with the other threads that wait, and an engine thread runs
+ * it while no call does (timers: idle_timeout_ms, max_lifetime_ms, the
+ * refill to min_size, the backoff). So a checked-out client's callbacks
+ * (on_row, COPY sources and sinks, the config's hooks) may run on another
+ * thread than its caller's, always while a call of the client waits for
+ * them: keep them short and thread-safe. A client belongs to one thread
+ * between its acquire and its release; pgw_client_close of it does
+ * nothing (release it); pgw_client_conn and pgw_client_session of it are
+ * the pooled connection's and are only used inside the client's calls.
+ * pgw_client_cancel works from any thread, as for any client.
  */
 typedef struct pgw_client_pool pgw_client_pool_t;
 
-/* Create the pool and connect min_size clients (blocking). Returns 0,
- * PGW_EINVAL, PGW_ENOMEM, or the first failed connect's code (nothing is
- * kept). */
+/* Create the pool (pgw_pool_new: cfg as there, copied; NULL: defaults)
+ * and wait until min_size connections are up. Returns 0, PGW_EINVAL,
+ * PGW_ECONNINFO, PGW_ENOMEM, or the first failed connect's code (nothing
+ * is kept). */
 PGW_EXTERN int pgw_client_pool_new(pgw_client_pool_t **out, const char *conninfo,
                                    const pgw_pool_config_t *cfg);
 /*
- * Wait up to timeout_ms (0: acquire_timeout_ms; PGW_TIMEOUT_NONE: no
- * limit) for a client. Returns 0 with *out, PGW_EPOOLTIMEOUT (every client
- * busy until the deadline), a connect's error (a new client was needed and
- * could not connect), PGW_ECLOSED (the pool is being freed), PGW_EINVAL.
+ * Check out a client (pgw_pool_acquire: flags PGW_POOL_READ_ONLY or 0,
+ * see MULTI-HOST; waiters first come, first served; liveness checked as
+ * configured), waiting up to timeout_ms (0: acquire_timeout_ms;
+ * PGW_TIMEOUT_NONE: no limit). Returns 0 with *out, PGW_EPOOLTIMEOUT
+ * (every connection busy until the deadline), the last connect's error (no
+ * connection up and the last connect failed, at the deadline: see
+ * CHECKOUT), PGW_ECLOSED (the pool is being freed), PGW_ENOMEM, PGW_EINVAL
+ * (p or out NULL, another flag); *out is NULL on failure.
  */
 PGW_EXTERN int pgw_client_pool_acquire(pgw_client_pool_t *p, uint32_t timeout_ms,
                                        pgw_client_t **out);
-/* Give c back (see above). Returns 0 or PGW_EINVAL (c not checked out
- * from p). */
+PGW_EXTERN int pgw_client_pool_acquire_flags(pgw_client_pool_t *p, unsigned flags,
+                                             uint32_t timeout_ms, pgw_client_t **out);
+/* Give c back (see RELEASE: a transaction left open is rolled back, a
+ * request still pending or an open portal group closes the connection)
+ * and wait until its connection is back in the pool or closed. c is freed:
+ * the caller must not use it after this call. Returns 0 or PGW_EINVAL (c
+ * not checked out from p). */
 PGW_EXTERN int pgw_client_pool_release(pgw_client_pool_t *p, pgw_client_t *c);
-/* Counters (size, idle, in_use, waiters, acquires, waits, timeouts,
- * opened, closed). */
+/*
+ * Run one request with no checkout and wait for it (pgw_pool_submit: the
+ * connection with the fewest requests in flight, pipelined behind the
+ * other threads' requests; req->route chooses the connection, see
+ * MULTI-HOST). The result and the descriptor's callbacks as for
+ * pgw_client_run (on_result is not called; on_row and COPY callbacks run
+ * as said above), plus the returns of pgw_pool_submit (PGW_ECLOSED, the
+ * last connect's error when no connection can take it now) and PGW_ERETRY
+ * (see RETRYABLE FAILURES; *res then holds the server's FATAL error when
+ * it sent one). Callable from any number of threads at once.
+ */
+PGW_EXTERN int pgw_client_pool_run(pgw_client_pool_t *p, const pgw_request_t *req,
+                                   pgw_result_t **res);
+/* pgw_pool_stats of the pool (zeroes for NULL; nothing for a NULL out). */
 PGW_EXTERN void pgw_client_pool_stats(pgw_client_pool_t *p, pgw_pool_stats_t *out);
-/* Close every client and free the pool. Clients still checked out are
- * closed when released (the release then frees the pool if it is the
- * last). NULL is a no-op. */
+/* Free the pool: once no client is out, waiters fail with PGW_ECLOSED and
+ * every connection is closed; while clients are out, new checkouts fail
+ * with PGW_ECLOSED and the last release (or the last waiting call to
+ * return) frees the pool. NULL is a no-op. */
 PGW_EXTERN void pgw_client_pool_free(pgw_client_pool_t *p);
 
 #ifdef __cplusplus

@@ -2,7 +2,9 @@
  * The blocking client: a pgw_conn_t on a private uv loop. Every call
  * queues its requests and runs the loop until their callbacks fired.
  * Written against the public API only (conn.h and libuv), as any program
- * could write it.
+ * could write it. A client of the blocking pool is attached to a pooled
+ * connection on the pool's shared loop instead (shared_loop.c): its calls
+ * hold that loop while they run and wait.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "pgwire/client.h"
@@ -15,7 +17,11 @@
 #include <uv.h>
 
 struct pgw_client {
-    uv_loop_t loop;
+    uv_loop_t loop;                  /* its own (unused when attached) */
+    pgw__shared_loop_t *shared;      /* attached: the loop it runs on, else NULL */
+    int depth;                       /* calls in progress (they nest) */
+    pgw_notification_cb user_notify; /* attached: the connection's own hook */
+    void *user_notify_ud;
     pgw_conn_t *conn;
     const pgw_allocator_t *alloc;
     /* Taken at connect, sent by pgw_client_cancel from any thread. */
@@ -54,13 +60,28 @@ static void on_done(int status, pgw_result_t *res, void *ud)
     w->res = res;
 }
 
+int pgw__client_turn(pgw_client_t *c, uv_run_mode mode)
+{
+    return c->shared ? pgw__shared_loop_turn(c->shared, mode) : uv_run(&c->loop, mode);
+}
+
+void pgw__client_enter(pgw_client_t *c)
+{
+    if (c && c->shared && c->depth++ == 0) pgw__shared_loop_enter(c->shared);
+}
+
+void pgw__client_leave(pgw_client_t *c)
+{
+    if (c && c->shared && --c->depth == 0) pgw__shared_loop_leave(c->shared);
+}
+
 /* Run the loop until *done. A blocking call waits anyway: a row callback's
  * pause (PGW_ROW_PAUSE) would only stall it, so reading goes on. */
 static void run_until(pgw_client_t *c, const int *done)
 {
     while (!*done) {
         if (pgw_conn_reading_paused(c->conn)) pgw_conn_resume_reading(c->conn);
-        if (uv_run(&c->loop, UV_RUN_ONCE) == 0 && !*done) break; /* nothing can complete it */
+        if (pgw__client_turn(c, UV_RUN_ONCE) == 0 && !*done) break; /* nothing can complete it */
     }
 }
 
@@ -197,14 +218,18 @@ int pgw_client_connect(pgw_client_t **out, const char *conninfo, const pgw_conn_
  * connection unchanged, their on_row and COPY callbacks run with the
  * caller's ud, and their on_result is not called. */
 typedef struct waits {
-    waiter_t *each; /* one per request */
-    waiter_t end;   /* the batch's */
+    waiter_t *each;  /* one per request */
+    waiter_t end;    /* the batch's */
+    uv_loop_t *loop; /* stopped at each completion: see take */
 } waits_t;
 
 static int take(void *ctx, size_t index, int status, pgw_result_t **res)
 {
     waits_t *ws = ctx;
     on_done(status, *res, index == PGW_DRIVER_BATCH ? &ws->end : &ws->each[index]);
+    /* The loop's turn ends here (a completion from a timer would otherwise
+     * be followed by a blocking poll): its waiter looks again. */
+    uv_stop(ws->loop);
     return PGW_DRIVER_TAKEN;
 }
 
@@ -215,22 +240,47 @@ static void expect(waiter_t *w, const pgw_request_t *req)
     w->keep_any = req && req->size && req->kind == PGW_REQ_COPY;
 }
 
-int pgw_client_run(pgw_client_t *c, const pgw_request_t *req, pgw_result_t **res)
+static int run_one(pgw_client_t *c, const pgw_request_t *req, pgw_result_t **res)
 {
     waiter_t w;
     expect(&w, req);
-    waits_t ws = {&w, {0, 0, NULL, 0}};
+    waits_t ws = {&w, {0, 0, NULL, 0}, c ? pgw_conn_loop(c->conn) : NULL};
     int rc = c ? pgw_conn_submit_driven(c->conn, req, take, &ws) : PGW_EINVAL;
     return finish(c, rc, &w, res);
 }
 
-int pgw_client_run_batch(pgw_client_t *c, const pgw_request_t *reqs, size_t n, unsigned flags,
-                         pgw_result_t **results, int *statuses)
+int pgw_client_run(pgw_client_t *c, const pgw_request_t *req, pgw_result_t **res)
+{
+    pgw__client_enter(c);
+    int rc = run_one(c, req, res);
+    pgw__client_leave(c);
+    return rc;
+}
+
+int pgw__client_run_on(pgw__shared_loop_t *s, pgw__driven_submit_fn submit, void *sctx,
+                       const pgw_request_t *req, pgw_result_t **res)
+{
+    waiter_t w;
+    expect(&w, req);
+    waits_t ws = {&w, {0, 0, NULL, 0}, pgw__shared_loop_uv(s)};
+    int rc = submit(sctx, req, take, &ws);
+    if (rc < 0) {
+        if (res) *res = NULL;
+        return rc;
+    }
+    while (!w.done)
+        pgw__shared_loop_turn(s, UV_RUN_ONCE);
+    return deliver(&w, res);
+}
+
+static int run_batch(pgw_client_t *c, const pgw_request_t *reqs, size_t n, unsigned flags,
+                     pgw_result_t **results, int *statuses)
 {
     if (!c || !n || !reqs || !results) return PGW_EINVAL;
     for (size_t i = 0; i < n; i++)
         results[i] = NULL;
-    waits_t ws = {client_calloc(c->alloc, n, sizeof *ws.each), {0, 0, NULL, 0}};
+    waits_t ws = {
+        client_calloc(c->alloc, n, sizeof *ws.each), {0, 0, NULL, 0}, pgw_conn_loop(c->conn)};
     int rc = ws.each ? 0 : PGW_ENOMEM;
     for (size_t i = 0; i < n && rc == 0; i++)
         expect(&ws.each[i], pgw_request_nth(reqs, i));
@@ -247,6 +297,15 @@ int pgw_client_run_batch(pgw_client_t *c, const pgw_request_t *reqs, size_t n, u
     return first;
 }
 
+int pgw_client_run_batch(pgw_client_t *c, const pgw_request_t *reqs, size_t n, unsigned flags,
+                         pgw_result_t **results, int *statuses)
+{
+    pgw__client_enter(c);
+    int rc = run_batch(c, reqs, n, flags, results, statuses);
+    pgw__client_leave(c);
+    return rc;
+}
+
 const pgw_allocator_t *pgw__client_alloc(const pgw_client_t *c)
 {
     return c->alloc;
@@ -259,7 +318,9 @@ int32_t pgw_client_backend_pid(pgw_client_t *c)
 
 void pgw_client_stmt_cache_stats(pgw_client_t *c, pgw_stmt_cache_stats_t *out)
 {
+    pgw__client_enter(c);
     pgw_conn_stmt_cache_stats(c ? c->conn : NULL, out);
+    pgw__client_leave(c);
 }
 
 const char *pgw_client_refusal(const pgw_client_t *c)
@@ -304,5 +365,44 @@ int pgw_client_tls_info(const pgw_client_t *c, pgw_tls_info_t *out)
 
 void pgw_client_close(pgw_client_t *c)
 {
-    if (c) client_free(c);
+    if (c && !c->shared) client_free(c); /* a pooled one goes back with its release */
+}
+
+/* --------------------------------------------------------------- attached */
+
+int pgw__client_attach(pgw_client_t **out, pgw_conn_t *conn, pgw__shared_loop_t *s,
+                       const pgw_conn_config_t *cfg)
+{
+    *out = NULL;
+    const pgw_allocator_t *a = cfg && cfg->alloc ? cfg->alloc : pgw_allocator_default();
+    pgw_client_t *c = client_calloc(a, 1, sizeof(*c));
+    if (!c) return PGW_ENOMEM;
+    c->alloc = a;
+    c->conn = conn;
+    c->shared = s;
+    if (cfg) {
+        c->user_notify = cfg->on_notification;
+        c->user_notify_ud = cfg->ud;
+    }
+    int rc = pgw__notify_queue_new(&c->notifies, a, conn, cfg);
+    if (rc == 0) rc = pgw_conn_cancel_token(conn, &c->cancel);
+    if (rc < 0 && rc != PGW_ENOTSUP) {
+        pgw__client_detach(c);
+        return rc;
+    }
+    *out = c;
+    return 0;
+}
+
+void pgw__client_detach(pgw_client_t *c)
+{
+    if (c->notifies) pgw_conn_set_notification_cb(c->conn, c->user_notify, c->user_notify_ud);
+    pgw_cancel_token_free(c->cancel);
+    pgw__notify_queue_free(c->notifies);
+    client_dealloc(c->alloc, c);
+}
+
+pgw__shared_loop_t *pgw__client_shared(const pgw_client_t *c)
+{
+    return c ? c->shared : NULL;
 }

@@ -1,5 +1,6 @@
 /*
- * Internals shared by the blocking client's files (client.c, cursor.c).
+ * Internals shared by the blocking client's files (client.c, cursor.c,
+ * notify.c, shared_loop.c) and the blocking pool (pool/blocking.c).
  * Not installed.
  */
 #ifndef PGW_CLIENT_INTERNAL_H
@@ -7,7 +8,51 @@
 
 #include "pgwire/client.h"
 
+#include <uv.h>
+
 /* The allocator the client was made with. */
 const pgw_allocator_t *pgw__client_alloc(const pgw_client_t *c);
+
+/* A uv loop shared by threads (shared_loop.c): whoever holds it runs it.
+ * enter waits for the loop (waking its holder), leave hands it on; turn
+ * runs the loop once in mode, after letting every thread that waits for
+ * the loop have it first. Only the holder touches the loop and what runs
+ * on it. free (by the last thread, once nobody holds it) closes what is
+ * left on the loop. */
+typedef struct pgw__shared_loop pgw__shared_loop_t;
+int pgw__shared_loop_new(pgw__shared_loop_t **out, const pgw_allocator_t *alloc);
+uv_loop_t *pgw__shared_loop_uv(pgw__shared_loop_t *s);
+void pgw__shared_loop_enter(pgw__shared_loop_t *s);
+void pgw__shared_loop_leave(pgw__shared_loop_t *s);
+int pgw__shared_loop_turn(pgw__shared_loop_t *s, uv_run_mode mode);
+/* Make the holder's uv_run return (from any thread). */
+void pgw__shared_loop_wake(pgw__shared_loop_t *s);
+void pgw__shared_loop_free(pgw__shared_loop_t *s);
+
+/* A client over conn, a connection of the shared loop s that someone else
+ * owns (a pooled connection): its calls hold s while they run and wait.
+ * cfg: the options conn was made with (its notification hook is the
+ * client's while attached, and given back at detach). Call both holding
+ * s. */
+int pgw__client_attach(pgw_client_t **out, pgw_conn_t *conn, pgw__shared_loop_t *s,
+                       const pgw_conn_config_t *cfg);
+void pgw__client_detach(pgw_client_t *c);
+/* The shared loop c is attached to, NULL for a client of its own loop. */
+pgw__shared_loop_t *pgw__client_shared(const pgw_client_t *c);
+
+/* A call of c begins / ends: an attached client holds its shared loop
+ * meanwhile (calls nest). */
+void pgw__client_enter(pgw_client_t *c);
+void pgw__client_leave(pgw_client_t *c);
+/* Run c's loop once (inside a call). */
+int pgw__client_turn(pgw_client_t *c, uv_run_mode mode);
+
+/* Submit one request through submit (a connection's or a pool's driven
+ * submit, called with sctx) and run the loop of s (held) until it
+ * completed: the result as pgw_client_run returns it. */
+typedef int (*pgw__driven_submit_fn)(void *sctx, const pgw_request_t *req, pgw_driver_hook hook,
+                                     void *ctx);
+int pgw__client_run_on(pgw__shared_loop_t *s, pgw__driven_submit_fn submit, void *sctx,
+                       const pgw_request_t *req, pgw_result_t **res);
 
 #endif

@@ -75,11 +75,6 @@ static int take_slot(void *ctx, size_t index, int status, pgw_result_t **res)
     return PGW_DRIVER_TAKEN;
 }
 
-static uv_loop_t *loop_of(pgw_client_cursor_t *cur)
-{
-    return pgw_conn_loop(conn_of(cur));
-}
-
 /* Run the loop until x completed (or nothing can complete it). A streaming
  * cursor's reading, paused at the end of the batch before (or by the
  * caller's on_row: a blocking call waits anyway, so the rows go on),
@@ -90,7 +85,7 @@ static void wait_slot(pgw_client_cursor_t *cur, slot_t *x)
     cur->waiting_for = x;
     while (x->busy) {
         if (pgw_conn_reading_paused(conn_of(cur))) pgw_conn_resume_reading(conn_of(cur));
-        if (uv_run(loop_of(cur), UV_RUN_ONCE) == 0 && x->busy) {
+        if (pgw__client_turn(cur->c, UV_RUN_ONCE) == 0 && x->busy) {
             x->busy = 0;
             x->status = PGW_ECONNLOST;
         }
@@ -112,7 +107,7 @@ static int submit_slot(pgw_client_cursor_t *cur, slot_t *x, pgw_request_t *r)
         return rc;
     }
     if (streaming(cur)) pgw_conn_pause_reading(conn_of(cur));
-    uv_run(loop_of(cur), UV_RUN_NOWAIT);
+    pgw__client_turn(cur->c, UV_RUN_NOWAIT);
     if (streaming(cur)) pgw_conn_resume_reading(conn_of(cur));
     return 0;
 }
@@ -162,8 +157,8 @@ static void drain_batches(pgw_client_cursor_t *cur)
     }
 }
 
-int pgw_client_cursor_open(pgw_client_t *c, const pgw_request_t *desc, uint32_t batch_rows,
-                           pgw_client_cursor_t **out)
+static int cursor_open(pgw_client_t *c, const pgw_request_t *desc, uint32_t batch_rows,
+                       pgw_client_cursor_t **out)
 {
     if (out) *out = NULL;
     if (!c || !desc || !out || batch_rows == 0) return PGW_EINVAL;
@@ -213,10 +208,8 @@ static int finish(pgw_client_cursor_t *cur, pgw_result_t **res)
     return cur->end;
 }
 
-int pgw_client_cursor_next(pgw_client_cursor_t *cur, pgw_result_t **res)
+static int cursor_next(pgw_client_cursor_t *cur, pgw_result_t **res)
 {
-    if (res) *res = NULL;
-    if (!cur || !res) return PGW_EINVAL;
     for (;;) {
         if (cur->end) return cur->end;
         if (!cur->nbatch) return finish(cur, res);
@@ -250,9 +243,8 @@ int pgw_client_cursor_next(pgw_client_cursor_t *cur, pgw_result_t **res)
     }
 }
 
-int pgw_client_cursor_close(pgw_client_cursor_t *cur)
+static int cursor_close(pgw_client_cursor_t *cur)
 {
-    if (!cur) return PGW_EINVAL;
     drain_batches(cur);
     int rc = 0;
     if (!cur->closing) rc = submit_close(cur);
@@ -262,7 +254,37 @@ int pgw_client_cursor_close(pgw_client_cursor_t *cur)
         pgw_result_free(cur->close.res);
     }
     if (cur->end == rc) rc = 0; /* already reported by next */
-    const pgw_allocator_t *a = pgw__client_alloc(cur->c);
+    return rc;
+}
+
+/* The calls hold the client's loop while they run (client_internal.h). */
+int pgw_client_cursor_open(pgw_client_t *c, const pgw_request_t *desc, uint32_t batch_rows,
+                           pgw_client_cursor_t **out)
+{
+    pgw__client_enter(c);
+    int rc = cursor_open(c, desc, batch_rows, out);
+    pgw__client_leave(c);
+    return rc;
+}
+
+int pgw_client_cursor_next(pgw_client_cursor_t *cur, pgw_result_t **res)
+{
+    if (res) *res = NULL;
+    if (!cur || !res) return PGW_EINVAL;
+    pgw__client_enter(cur->c);
+    int rc = cursor_next(cur, res);
+    pgw__client_leave(cur->c);
+    return rc;
+}
+
+int pgw_client_cursor_close(pgw_client_cursor_t *cur)
+{
+    if (!cur) return PGW_EINVAL;
+    pgw_client_t *c = cur->c;
+    pgw__client_enter(c);
+    int rc = cursor_close(cur);
+    pgw__client_leave(c);
+    const pgw_allocator_t *a = pgw__client_alloc(c);
     a->free(cur, a->ud);
     return rc;
 }

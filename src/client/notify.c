@@ -5,6 +5,7 @@
  * Written against the public API (conn.h, listen.h and libuv).
  */
 #define _POSIX_C_SOURCE 200809L
+#include "client/client_internal.h"
 #include "client/client_notify.h"
 #include "pgwire/listen.h"
 
@@ -125,11 +126,12 @@ static void on_wait_timer_closed(uv_handle_t *h)
 
 /* Run the loop until something is queued, the timer fired or the
  * connection broke. */
-static void run_for_notification(pgw_conn_t *conn, pgw__notify_queue_t *q, int timeout_ms)
+static void run_for_notification(pgw_client_t *c, pgw__notify_queue_t *q, int timeout_ms)
 {
+    pgw_conn_t *conn = pgw_client_conn(c);
     uv_loop_t *loop = pgw_conn_loop(conn);
     if (timeout_ms == 0) {
-        uv_run(loop, UV_RUN_NOWAIT);
+        pgw__client_turn(c, UV_RUN_NOWAIT);
         return;
     }
     wait_timer_t w = {.fired = 0, .closed = 0};
@@ -137,23 +139,21 @@ static void run_for_notification(pgw_conn_t *conn, pgw__notify_queue_t *q, int t
     w.t.data = &w;
     if (timeout_ms > 0) uv_timer_start(&w.t, on_wait_timer, (uint64_t)timeout_ms, 0);
     while (!q->head && !w.fired && pgw_conn_is_ready(conn))
-        if (uv_run(loop, UV_RUN_ONCE) == 0) break; /* nothing left that could deliver one */
+        if (pgw__client_turn(c, UV_RUN_ONCE) == 0) break; /* nothing left that could deliver one */
     uv_close((uv_handle_t *)&w.t, on_wait_timer_closed);
     while (!w.closed)
-        uv_run(loop, UV_RUN_NOWAIT);
+        pgw__client_turn(c, UV_RUN_NOWAIT);
 }
 
-int pgw_client_wait_notification(pgw_client_t *c, int timeout_ms, pgw_notification_t *out)
+static int wait_notification(pgw_client_t *c, int timeout_ms, pgw_notification_t *out)
 {
-    if (out) memset(out, 0, sizeof *out);
-    if (!c || !out) return PGW_EINVAL;
     pgw__notify_queue_t *q = pgw__client_notify_queue(c);
     if (q->last) {
         q->alloc->free(q->last, q->alloc->ud);
         q->last = NULL;
     }
     pgw_conn_t *conn = pgw_client_conn(c);
-    if (!q->head && pgw_conn_is_ready(conn)) run_for_notification(conn, q, timeout_ms);
+    if (!q->head && pgw_conn_is_ready(conn)) run_for_notification(c, q, timeout_ms);
     entry_t *e = q->head;
     if (!e) return pgw_conn_is_ready(conn) ? PGW_ETIMEDOUT : PGW_ECONNLOST;
     q->head = e->next;
@@ -169,19 +169,38 @@ int pgw_client_wait_notification(pgw_client_t *c, int timeout_ms, pgw_notificati
     return 0;
 }
 
+/* The calls hold the client's loop (a pooled client's queue is filled by
+ * whichever thread runs the pool's loop). */
+int pgw_client_wait_notification(pgw_client_t *c, int timeout_ms, pgw_notification_t *out)
+{
+    if (out) memset(out, 0, sizeof *out);
+    if (!c || !out) return PGW_EINVAL;
+    pgw__client_enter(c);
+    int rc = wait_notification(c, timeout_ms, out);
+    pgw__client_leave(c);
+    return rc;
+}
+
 int pgw_client_set_notification_limit(pgw_client_t *c, size_t max)
 {
     if (!c) return PGW_EINVAL;
+    pgw__client_enter(c);
     pgw__notify_queue_t *q = pgw__client_notify_queue(c);
     q->max = max;
     while (q->n > max)
         queue_drop_oldest(q);
+    pgw__client_leave(c);
     return 0;
 }
 
 size_t pgw_client_notifications_queued(const pgw_client_t *c)
 {
-    return c ? pgw__client_notify_queue(c)->n : 0;
+    if (!c) return 0;
+    pgw_client_t *m = (pgw_client_t *)c; /* holding its loop changes nothing of it */
+    pgw__client_enter(m);
+    size_t n = pgw__client_notify_queue(c)->n;
+    pgw__client_leave(m);
+    return n;
 }
 
 /* --------------------------------------------------------------- LISTEN */

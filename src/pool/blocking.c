@@ -1,86 +1,97 @@
 /*
- * The blocking pool (pool.h, pgw_client_pool_t): pgw_client_t connections
- * shared by threads under one mutex and condition variable. Connecting and
- * cleaning run outside the lock; the lock only guards the lists and counts.
+ * The blocking pool (pool.h, pgw_client_pool_t): a driver of the pool on a
+ * loop (pool.c, pgw_pool_t, and so of its core), as curl's easy interface
+ * drives its multi handle. The pool lives on a uv loop shared by threads
+ * (client/shared_loop.c): a blocking call holds the loop while it runs and
+ * waits, running it on its own thread, and hands it on to the other
+ * threads that wait for it at each turn; an engine thread runs it when no
+ * call does (the pool's timers: idle timeouts, lifetimes, refills, the
+ * backoff; requests of callers that are not waiting). A checkout is a
+ * pgw_pool_acquire, and its client is attached to the pooled connection;
+ * a release is pgw_pool_release; a one-shot request is pgw_pool_submit.
+ * Every decision (sizing, the waiter queue, the release rule, health,
+ * routing) is the pool's.
  */
-#define _DEFAULT_SOURCE /* pthread_condattr_setclock */
+#define _DEFAULT_SOURCE /* uv.h needs POSIX types */
+#include "client/client_internal.h"
 #include "pgwire/pool.h"
+#include "pool/pool_internal.h"
 #include "util/internal.h"
 
-#include <errno.h>
 #include <pthread.h>
 #include <string.h>
-#include <time.h>
-
-typedef struct bwait {
-    struct bwait *next;
-} bwait_t;
-
-typedef struct bslot {
-    pgw_client_t *c;
-    struct bslot *next;
-    int out;
-} bslot_t;
 
 struct pgw_client_pool {
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
     const pgw_allocator_t *alloc;
-    pgw_pool_config_t cfg;
-    char *conninfo;
-    char *reset_sql;
-    bslot_t *slots; /* every client, idle or out */
-    uint32_t size;  /* clients, those being connected included */
-    uint32_t out;
-    uint32_t waiters;
-    struct bwait *head, *tail; /* waiters, first come first served */
-    int closing;
-    pgw_pool_stats_t st;
+    pgw__shared_loop_t *loop;
+    pgw_pool_t *pool;
+    pgw_conn_config_t conn; /* the pool's connection options, for its clients */
+    pthread_t engine;
+    /* Read and written holding the loop: */
+    int stop;        /* the engine thread returns */
+    int closing;     /* pgw_client_pool_free was called */
+    int pool_closed; /* pgw_pool_close was called */
+    uint32_t out;    /* clients checked out */
+    uint32_t busy;   /* calls waiting on the loop */
 };
 
-static uint64_t mono_us(void)
+static void *engine_main(void *arg)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+    pgw_client_pool_t *p = arg;
+    pgw__shared_loop_enter(p->loop);
+    while (!p->stop)
+        pgw__shared_loop_turn(p->loop, UV_RUN_ONCE);
+    pgw__shared_loop_leave(p->loop);
+    return NULL;
 }
 
-static char *dup_str(const pgw_allocator_t *a, const char *s)
+/* Free everything (the loop not held; no call in progress, no client
+ * out). */
+static void destroy(pgw_client_pool_t *p, int engine_running)
 {
-    if (!s) return NULL;
-    size_t n = strlen(s) + 1;
-    char *d = pgw__malloc(a, n);
-    if (d) memcpy(d, s, n);
-    return d;
-}
-
-/* Connect one more client (the caller reserved its place in size). */
-static int connect_one(pgw_client_pool_t *p, bslot_t **out)
-{
-    bslot_t *s = pgw__calloc(p->alloc, 1, sizeof *s);
-    if (!s) return PGW_ENOMEM;
-    int rc = pgw_client_connect(&s->c, p->conninfo, &p->cfg.conn);
-    if (rc < 0) {
-        pgw__free(p->alloc, s);
-        return rc;
+    pgw__shared_loop_enter(p->loop);
+    if (!p->pool_closed) pgw_pool_close(p->pool);
+    p->pool_closed = 1;
+    p->stop = 1;
+    pgw__shared_loop_leave(p->loop);
+    if (engine_running) {
+        pgw__shared_loop_wake(p->loop);
+        pthread_join(p->engine, NULL);
     }
-    *out = s;
-    return 0;
-}
-
-static void slot_free(pgw_client_pool_t *p, bslot_t *s)
-{
-    pgw_client_close(s->c);
-    pgw__free(p->alloc, s);
-}
-
-static void destroy(pgw_client_pool_t *p)
-{
-    pthread_cond_destroy(&p->cv);
-    pthread_mutex_destroy(&p->mu);
-    pgw__free(p->alloc, p->conninfo);
-    pgw__free(p->alloc, p->reset_sql);
+    pgw__shared_loop_free(p->loop); /* runs the pool's close to its end */
     pgw__free(p->alloc, p);
+}
+
+/* Holding the loop: once freed, the last call out frees the pool (1:
+ * the caller must call destroy once it let go of the loop). */
+static int last_out(pgw_client_pool_t *p)
+{
+    if (!p->closing || p->out) return 0;
+    if (!p->pool_closed) pgw_pool_close(p->pool); /* waiters fail with PGW_ECLOSED */
+    p->pool_closed = 1;
+    return p->busy == 0;
+}
+
+static void leave(pgw_client_pool_t *p)
+{
+    int last = last_out(p);
+    pgw__shared_loop_leave(p->loop);
+    if (last) destroy(p, 1);
+}
+
+/* Wait (holding the loop) until min connections are up (or the pool
+ * opens no more: it clamps min_size to its max_size), or a connect
+ * failed: its error. */
+static int wait_min(pgw_client_pool_t *p, uint32_t min)
+{
+    pgw_pool_stats_t st;
+    for (;;) {
+        pgw_pool_stats(p->pool, &st);
+        if (st.opened >= min || (st.opened && !st.opening)) return 0;
+        int err = pgw__pool_open_error(p->pool);
+        if (err) return err;
+        pgw__shared_loop_turn(p->loop, UV_RUN_ONCE);
+    }
 }
 
 int pgw_client_pool_new(pgw_client_pool_t **out, const char *conninfo, const pgw_pool_config_t *cfg)
@@ -91,191 +102,126 @@ int pgw_client_pool_new(pgw_client_pool_t **out, const char *conninfo, const pgw
     pgw_pool_config_init(&c);
     if (cfg) pgw__copy_sized(&c, sizeof c, cfg);
     c.size = sizeof c;
-    if (c.max_size == 0) c.max_size = 10;
-    if (c.min_size > c.max_size) c.min_size = c.max_size;
     pgw_client_pool_t *p = pgw__calloc(c.conn.alloc, 1, sizeof *p);
     if (!p) return PGW_ENOMEM;
     p->alloc = c.conn.alloc;
-    p->cfg = c;
-    p->conninfo = dup_str(p->alloc, conninfo);
-    p->reset_sql = dup_str(p->alloc, c.reset_sql);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&p->cv, &ca);
-    pthread_condattr_destroy(&ca);
-    pthread_mutex_init(&p->mu, NULL);
-    if (!p->conninfo || (c.reset_sql && !p->reset_sql)) {
-        destroy(p);
-        return PGW_ENOMEM;
+    p->conn = c.conn;
+    int rc = pgw__shared_loop_new(&p->loop, p->alloc);
+    if (rc < 0) {
+        pgw__free(p->alloc, p);
+        return rc;
     }
-    for (uint32_t i = 0; i < c.min_size; i++) {
-        bslot_t *s;
-        int rc = connect_one(p, &s);
-        if (rc < 0) {
-            pgw_client_pool_free(p);
-            return rc;
-        }
-        s->next = p->slots;
-        p->slots = s;
-        p->size++;
-        p->st.opened++;
+    pgw__shared_loop_enter(p->loop);
+    rc = pgw_pool_new(&p->pool, pgw__shared_loop_uv(p->loop), conninfo, &c);
+    p->pool_closed = rc < 0;
+    if (rc == 0) rc = wait_min(p, c.min_size);
+    pgw__shared_loop_leave(p->loop);
+    if (rc == 0) rc = pthread_create(&p->engine, NULL, engine_main, p) ? PGW_ENOMEM : 0;
+    if (rc < 0) {
+        destroy(p, 0);
+        return rc;
     }
     *out = p;
     return 0;
 }
 
-static bslot_t *take_idle(pgw_client_pool_t *p)
+typedef struct grant {
+    int done, status;
+    pgw_conn_t *conn;
+    uv_loop_t *loop;
+} grant_t;
+
+static void on_granted(pgw_pool_t *pool, int status, pgw_conn_t *conn, void *ud)
 {
-    for (bslot_t *s = p->slots; s; s = s->next)
-        if (!s->out) return s;
-    return NULL;
+    (void)pool;
+    grant_t *g = ud;
+    g->done = 1;
+    g->status = status;
+    g->conn = conn;
+    uv_stop(g->loop); /* delivered from a timer: the turn ends before the poll */
 }
 
-static void unlink_slot(pgw_client_pool_t *p, bslot_t *s)
+/* Holding the loop: wait for a connection and attach a client to it. */
+static int checkout(pgw_client_pool_t *p, unsigned flags, uint32_t timeout_ms, pgw_client_t **out)
 {
-    for (bslot_t **pp = &p->slots; *pp; pp = &(*pp)->next) {
-        if (*pp == s) {
-            *pp = s->next;
-            return;
-        }
-    }
+    grant_t g = {0, 0, NULL, pgw__shared_loop_uv(p->loop)};
+    int rc =
+        p->closing ? PGW_ECLOSED : pgw_pool_acquire(p->pool, flags, timeout_ms, on_granted, &g);
+    p->busy++;
+    while (rc == 0 && !g.done)
+        pgw__shared_loop_turn(p->loop, UV_RUN_ONCE);
+    p->busy--;
+    if (rc == 0) rc = g.status;
+    if (rc == 0 && p->closing) rc = PGW_ECLOSED;
+    if (rc == 0) rc = pgw__client_attach(out, g.conn, p->loop, &p->conn);
+    if (rc == 0)
+        p->out++;
+    else if (g.conn)
+        pgw_pool_release(p->pool, g.conn);
+    return rc;
 }
 
-static void wait_unlink(pgw_client_pool_t *p, bwait_t *w)
+int pgw_client_pool_acquire_flags(pgw_client_pool_t *p, unsigned flags, uint32_t timeout_ms,
+                                  pgw_client_t **out)
 {
-    bwait_t *prev = NULL;
-    for (bwait_t *x = p->head; x; prev = x, x = x->next) {
-        if (x != w) continue;
-        if (prev)
-            prev->next = x->next;
-        else
-            p->head = x->next;
-        if (p->tail == x) p->tail = prev;
-        return;
-    }
+    if (out) *out = NULL;
+    if (!p || !out || (flags & ~(unsigned)PGW_POOL_READ_ONLY)) return PGW_EINVAL;
+    pgw__shared_loop_enter(p->loop);
+    int rc = checkout(p, flags, timeout_ms, out);
+    leave(p);
+    return rc;
 }
 
 int pgw_client_pool_acquire(pgw_client_pool_t *p, uint32_t timeout_ms, pgw_client_t **out)
 {
-    if (out) *out = NULL;
-    if (!p || !out) return PGW_EINVAL;
-    uint32_t t =
-        timeout_ms ? timeout_ms : (p->cfg.acquire_timeout_ms ? p->cfg.acquire_timeout_ms : 30000);
-    uint64_t start = mono_us();
-    struct timespec dl;
-    clock_gettime(CLOCK_MONOTONIC, &dl);
-    dl.tv_sec += t / 1000;
-    dl.tv_nsec += (long)(t % 1000) * 1000000L;
-    if (dl.tv_nsec >= 1000000000L) {
-        dl.tv_sec++;
-        dl.tv_nsec -= 1000000000L;
-    }
-    pthread_mutex_lock(&p->mu);
-    bwait_t me = {NULL};
-    if (p->tail)
-        p->tail->next = &me;
-    else
-        p->head = &me;
-    p->tail = &me;
-    p->waiters++;
-    int rc = 0;
-    bslot_t *s = NULL;
-    for (;;) {
-        if (p->closing) {
-            rc = PGW_ECLOSED;
-            break;
-        }
-        if (p->head == &me) { /* our turn */
-            if ((s = take_idle(p))) break;
-            if (p->size < p->cfg.max_size) {
-                p->size++; /* reserved: connect outside the lock */
-                pthread_mutex_unlock(&p->mu);
-                rc = connect_one(p, &s);
-                pthread_mutex_lock(&p->mu);
-                if (rc < 0) {
-                    p->size--;
-                    p->st.open_failures++;
-                    s = NULL;
-                    break;
-                }
-                p->st.opened++;
-                s->next = p->slots;
-                p->slots = s;
-                break;
-            }
-        }
-        int w = t == PGW_TIMEOUT_NONE ? pthread_cond_wait(&p->cv, &p->mu)
-                                      : pthread_cond_timedwait(&p->cv, &p->mu, &dl);
-        if (w == ETIMEDOUT) {
-            rc = PGW_EPOOLTIMEOUT;
-            p->st.timeouts++;
-            break;
-        }
-    }
-    wait_unlink(p, &me);
-    p->waiters--;
-    if (s) {
-        s->out = 1;
-        p->out++;
-        uint64_t waited = mono_us() - start;
-        p->st.acquires++;
-        p->st.acquire_wait_us += waited;
-        if (waited > p->st.acquire_wait_max_us) p->st.acquire_wait_max_us = waited;
-        *out = s->c;
-    }
-    pthread_cond_broadcast(&p->cv);
-    pthread_mutex_unlock(&p->mu);
-    return rc;
-}
-
-/* Whether c may be used again, and the cleaning it needs first (outside
- * the lock: the ROLLBACK or reset runs on the caller's thread). */
-static int clean(pgw_client_pool_t *p, pgw_client_t *c)
-{
-    pgw_session_t *s = pgw_client_session(c);
-    if (!s || pgw_session_state(s) != PGW_SESSION_READY) return 0;
-    if (pgw_session_pending(s) || pgw_session_group_open(s)) return 0;
-    char txn = pgw_session_txn_status(s);
-    const char *sql = NULL;
-    if (txn == 'T' || txn == 'E')
-        sql = "ROLLBACK";
-    else if (txn != 'I')
-        return 0;
-    else
-        sql = p->reset_sql;
-    if (!sql) return 1;
-    pgw_request_t r = PGW_SIMPLE(sql, NULL, NULL);
-    if (pgw_client_run(c, &r, NULL) != 0) return 0;
-    return pgw_session_txn_status(s) == 'I';
+    return pgw_client_pool_acquire_flags(p, 0, timeout_ms, out);
 }
 
 int pgw_client_pool_release(pgw_client_pool_t *p, pgw_client_t *c)
 {
-    if (!p || !c) return PGW_EINVAL;
-    pthread_mutex_lock(&p->mu);
-    bslot_t *s = p->slots;
-    while (s && s->c != c)
-        s = s->next;
-    int ok = s && s->out;
-    pthread_mutex_unlock(&p->mu);
-    if (!ok) return PGW_EINVAL;
-    int keep = clean(p, c);
-    pthread_mutex_lock(&p->mu);
-    s->out = 0;
-    p->out--;
-    int last = 0;
-    if (!keep || p->closing) {
-        unlink_slot(p, s);
-        p->size--;
-        p->st.closed++;
-        last = p->closing && p->size == 0;
+    if (!p || !c || pgw__client_shared(c) != p->loop) return PGW_EINVAL;
+    pgw__shared_loop_enter(p->loop);
+    pgw_conn_t *conn = pgw_client_conn(c);
+    int settled = 0;
+    /* The client lets go of the connection before the pool may hand it
+     * on; the call returns once the connection is clean (or closed). */
+    pgw__client_detach(c);
+    int rc = pgw__pool_release_settled(p->pool, conn, &settled);
+    if (rc == 0) {
+        p->out--;
+        p->busy++;
+        while (!settled)
+            pgw__shared_loop_turn(p->loop, UV_RUN_ONCE);
+        p->busy--;
     }
-    pthread_cond_broadcast(&p->cv);
-    pthread_mutex_unlock(&p->mu);
-    if (!keep || p->closing) slot_free(p, s);
-    if (last) destroy(p);
-    return 0;
+    leave(p);
+    return rc;
+}
+
+/* pgw_pool_submit, waiting (holding the loop) while the pool cannot take
+ * a request for now (PGW_ECONNECT: every connection is being checked,
+ * replaced or between connect attempts at max_size): a blocking caller
+ * waits for a connection, as a checkout does. */
+static int submit_when_taken(void *ctx, const pgw_request_t *req, pgw_driver_hook hook, void *hctx)
+{
+    pgw_client_pool_t *p = ctx;
+    int rc;
+    while ((rc = pgw__pool_submit_driven(p->pool, req, hook, hctx)) == PGW_ECONNECT)
+        pgw__shared_loop_turn(p->loop, UV_RUN_ONCE);
+    return rc;
+}
+
+int pgw_client_pool_run(pgw_client_pool_t *p, const pgw_request_t *req, pgw_result_t **res)
+{
+    if (res) *res = NULL;
+    if (!p || !req) return PGW_EINVAL;
+    pgw__shared_loop_enter(p->loop);
+    int rc = PGW_ECLOSED;
+    p->busy++;
+    if (!p->closing) rc = pgw__client_run_on(p->loop, submit_when_taken, p, req, res);
+    p->busy--;
+    leave(p);
+    return rc;
 }
 
 void pgw_client_pool_stats(pgw_client_pool_t *p, pgw_pool_stats_t *out)
@@ -283,46 +229,15 @@ void pgw_client_pool_stats(pgw_client_pool_t *p, pgw_pool_stats_t *out)
     if (!out) return;
     memset(out, 0, sizeof *out);
     if (!p) return;
-    pthread_mutex_lock(&p->mu);
-    *out = p->st;
-    out->size = p->size;
-    out->in_use = p->out;
-    uint32_t n = 0;
-    for (bslot_t *s = p->slots; s; s = s->next)
-        n += !s->out;
-    out->idle = n;
-    out->waiters = p->waiters;
-    pthread_mutex_unlock(&p->mu);
+    pgw__shared_loop_enter(p->loop);
+    pgw_pool_stats(p->pool, out);
+    pgw__shared_loop_leave(p->loop);
 }
 
 void pgw_client_pool_free(pgw_client_pool_t *p)
 {
     if (!p) return;
-    pthread_mutex_lock(&p->mu);
+    pgw__shared_loop_enter(p->loop);
     p->closing = 1;
-    bslot_t *keep = NULL, *s = p->slots;
-    bslot_t *idle = NULL;
-    while (s) {
-        bslot_t *nx = s->next;
-        if (s->out) {
-            s->next = keep;
-            keep = s;
-        } else {
-            s->next = idle;
-            idle = s;
-            p->size--;
-            p->st.closed++;
-        }
-        s = nx;
-    }
-    p->slots = keep;
-    int last = p->size == 0 && p->waiters == 0;
-    pthread_cond_broadcast(&p->cv);
-    pthread_mutex_unlock(&p->mu);
-    while (idle) {
-        bslot_t *nx = idle->next;
-        slot_free(p, idle);
-        idle = nx;
-    }
-    if (last) destroy(p);
+    leave(p);
 }

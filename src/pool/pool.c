@@ -38,6 +38,7 @@ struct pconn {
     uint8_t out;          /* checked out */
     uint8_t closing;      /* pgw_conn_close called */
     int32_t host;         /* index in p->hosts once up; -1 before (or no memory) */
+    int *settled;         /* released: set to 1 once it is back or closed */
     uint32_t early;       /* requests sent before it was up, still pending */
     size_t attempts_seen; /* connect attempts already looked at for refusals */
 };
@@ -799,6 +800,45 @@ int pgw_pool_submit(pgw_pool_t *p, const pgw_request_t *req)
     return rc;
 }
 
+/* A one-shot request whose submitter hears its completion too (after the
+ * pool, with the pool's status). */
+typedef struct relay {
+    pconn_t *pc;
+    pgw_driver_hook hook;
+    void *ctx;
+} relay_t;
+
+static int on_relayed_done(void *ctx, size_t index, int status, pgw_result_t **res)
+{
+    relay_t r = *(relay_t *)ctx;
+    pgw__free(r.pc->p->alloc, ctx);
+    status = on_request_done(r.pc, index, status, res);
+    return r.hook(r.ctx, index, status, res);
+}
+
+int pgw__pool_submit_driven(void *pool, const pgw_request_t *req, pgw_driver_hook hook, void *ctx)
+{
+    pgw_pool_t *p = pool;
+    if (!p || !req || req->size == 0 || !hook) return PGW_EINVAL;
+    int rc = 0;
+    pconn_t *pc = pick(p, route_of(req), &rc);
+    if (!pc) return rc;
+    relay_t *r = pgw__malloc(p->alloc, sizeof *r);
+    if (!r) return PGW_ENOMEM;
+    *r = (relay_t){pc, hook, ctx};
+    rc = pgw_conn_submit_driven(pc->conn, req, on_relayed_done, r);
+    if (rc == 0)
+        sent_on(pc);
+    else
+        pgw__free(p->alloc, r);
+    return rc;
+}
+
+int pgw__pool_open_error(const pgw_pool_t *p)
+{
+    return p->core.last_open_error;
+}
+
 int pgw_pool_submit_flags(pgw_pool_t *p, const pgw_request_t *req, unsigned flags)
 {
     if (!p || !req || req->size == 0 || (flags & ~(unsigned)PGW_POOL_READ_ONLY)) return PGW_EINVAL;
@@ -874,10 +914,21 @@ static pconn_t *checked_out(pgw_pool_t *p, pgw_conn_t *conn)
     return pc;
 }
 
+/* pc's release is over (clean, cleaned, or closed): its waiter (the
+ * blocking pool) looks again, after this turn of the loop. */
+static void settle(pconn_t *pc)
+{
+    if (!pc->settled) return;
+    *pc->settled = 1;
+    pc->settled = NULL;
+    uv_stop(pc->p->loop);
+}
+
 static void on_cleaned(int status, pgw_result_t *res, void *ud)
 {
     pconn_t *pc = ud;
     pgw_pool_t *p = pc->p;
+    settle(pc);
     pgw_session_t *s = pgw_conn_session(pc->conn);
     int ok = status == 0 && pgw_session_txn_status(s) == 'I';
     pgw_result_free(res);
@@ -888,12 +939,20 @@ static void on_cleaned(int status, pgw_result_t *res, void *ud)
 
 int pgw_pool_release(pgw_pool_t *p, pgw_conn_t *conn)
 {
+    return pgw__pool_release_settled(p, conn, NULL);
+}
+
+int pgw__pool_release_settled(pgw_pool_t *p, pgw_conn_t *conn, int *settled)
+{
     pconn_t *pc = checked_out(p, conn);
     if (!pc) return PGW_EINVAL;
     pc->out = 0;
     /* The user's notification callback leaves with the user. */
     pgw_conn_set_notification_cb(conn, NULL, NULL);
+    if (settled) *settled = 0;
+    pc->settled = settled;
     if (!pc->m) { /* lost while checked out */
+        settle(pc);
         pconn_close(pc);
         return 0;
     }
@@ -906,7 +965,12 @@ int pgw_pool_release(pgw_pool_t *p, pgw_conn_t *conn)
     pgw__core_release(&p->core, m, action, now_us());
     if (action == PGW__REL_ROLLBACK || action == PGW__REL_RESET) {
         pgw_request_t r = PGW_SIMPLE(sql, on_cleaned, pc);
-        if (pgw_conn_submit(conn, &r) < 0 && pc->m) pgw__core_cleaned(&p->core, m, 0, now_us());
+        if (pgw_conn_submit(conn, &r) < 0) {
+            settle(pc);
+            if (pc->m) pgw__core_cleaned(&p->core, m, 0, now_us());
+        }
+    } else {
+        settle(pc);
     }
     kick(p);
     return 0;

@@ -36,6 +36,7 @@
 #define PGW_POOL_INTERNAL_H
 
 #include "pgwire/common.h"
+#include "pgwire/session.h"
 #include "util/internal.h"
 
 #include <stddef.h>
@@ -227,5 +228,19 @@ void pgw__core_server_down(pgw__core_t *c, uint32_t server, int hold_opening, ui
 
 /* Counts by state, for the stats. */
 void pgw__core_counts(const pgw__core_t *c, uint32_t *idle, uint32_t *in_use, uint32_t *opening);
+
+/* pool.c, for the blocking pool (blocking.c) that drives it. */
+struct pgw_pool;
+struct pgw_conn;
+/* pgw_pool_submit, with hook (session.h, "Driver completions") hearing the
+ * completion after the pool, with the status the pool gives it
+ * (PGW_ERETRY...). pool: a pgw_pool_t (void *: the blocking client's
+ * submit function type). */
+int pgw__pool_submit_driven(void *pool, const pgw_request_t *req, pgw_driver_hook hook, void *ctx);
+/* pgw_pool_release; *settled (may be NULL) becomes 1 once the connection
+ * is back in the pool (cleaned) or closed. */
+int pgw__pool_release_settled(struct pgw_pool *p, struct pgw_conn *conn, int *settled);
+/* The last connect's failure, 0 once a connect succeeded. */
+int pgw__pool_open_error(const struct pgw_pool *p);
 
 #endif /* PGW_POOL_INTERNAL_H */
