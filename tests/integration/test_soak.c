@@ -741,7 +741,7 @@ static void test_soak(void **state)
             fd_warm = open_fds();
         }
         if (!restarting && now >= half) {
-            pgt_script_spawn(&loop, &restart, "pg-cluster.sh", "restart", dir, NULL);
+            pgt_script_spawn(&loop, &restart, "pg-cluster.sh", "restart", soak_dir, NULL);
             restarting = 1;
         }
         if (restarting == 1 && restart.exited) {
