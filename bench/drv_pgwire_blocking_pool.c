@@ -107,7 +107,7 @@ static void teardown(void *st)
         pthread_barrier_destroy(&s->end);
         free(s->w);
     }
-    pgw_client_pool_free(s->pool);
+    pgw_client_pool_close(s->pool);
     free(s);
 }
 

@@ -61,6 +61,6 @@ int main(void)
     printf("%llu checkouts, longest wait %llu us, %u connections, %ld failed\n",
            (unsigned long long)st.acquires, (unsigned long long)st.acquire_wait_max_us, st.size,
            (long)failed);
-    pgw_client_pool_free(pool);
+    pgw_client_pool_close(pool);
     return failed == 0 && st.acquires == THREADS * ROUNDS ? 0 : 1;
 }

@@ -440,11 +440,15 @@ PGW_EXTERN int pgw_client_pool_run(pgw_client_pool_t *p, const pgw_request_t *re
                                    pgw_result_t **res);
 /* pgw_pool_stats of the pool (zeroes for NULL; nothing for a NULL out). */
 PGW_EXTERN void pgw_client_pool_stats(pgw_client_pool_t *p, pgw_pool_stats_t *out);
-/* Free the pool: once no client is out, waiters fail with PGW_ECLOSED and
+/* Close the pool: once no client is out, waiters fail with PGW_ECLOSED and
  * every connection is closed; while clients are out, new checkouts fail
  * with PGW_ECLOSED and the last release (or the last waiting call to
  * return) frees the pool. NULL is a no-op. */
-PGW_EXTERN void pgw_client_pool_free(pgw_client_pool_t *p);
+PGW_EXTERN void pgw_client_pool_close(pgw_client_pool_t *p);
+/* The name of pgw_client_pool_close in 0.1.0, kept so code written against
+ * it builds: handles that own connections are closed (pgw_conn_close,
+ * pgw_client_close, pgw_pool_close), plain memory is freed. */
+#define pgw_client_pool_free pgw_client_pool_close
 
 #ifdef __cplusplus
 }

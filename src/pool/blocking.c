@@ -29,7 +29,7 @@ struct pgw_client_pool {
     pthread_t engine;
     /* Read and written holding the loop: */
     int stop;        /* the engine thread returns */
-    int closing;     /* pgw_client_pool_free was called */
+    int closing;     /* pgw_client_pool_close was called */
     int pool_closed; /* pgw_pool_close was called */
     uint32_t out;    /* clients checked out */
     uint32_t busy;   /* calls waiting on the loop */
@@ -234,7 +234,7 @@ void pgw_client_pool_stats(pgw_client_pool_t *p, pgw_pool_stats_t *out)
     pgw__shared_loop_leave(p->loop);
 }
 
-void pgw_client_pool_free(pgw_client_pool_t *p)
+void pgw_client_pool_close(pgw_client_pool_t *p)
 {
     if (!p) return;
     pgw__shared_loop_enter(p->loop);

@@ -213,7 +213,7 @@ static void test_oneshot_16_threads_4_connections(void **state)
     assert_int_equal(st.submitted, (uint64_t)NT * proto.n);
     assert_true(backends("pgw_bpool_oneshot") <= 4);
     assert_true(maxin > 1); /* pipelined */
-    pgw_client_pool_free(p);
+    pgw_client_pool_close(p);
 }
 
 /* ------------------------------------------------------------ lifetime */
@@ -244,7 +244,7 @@ static void test_lifetime(void **state)
     assert_true(npids > 2); /* more than max_size: replaced */
     assert_true(st.closed >= 1);
     assert_true(st.size <= 2);
-    pgw_client_pool_free(p);
+    pgw_client_pool_close(p);
 }
 
 /* -------------------------------------------------------- idle timeout */
@@ -310,7 +310,7 @@ static void test_idle_timeout(void **state)
     pgw_client_pool_stats(p, &st);
     assert_int_equal(st.size, 1);
     assert_int_equal(st.closed, 3);
-    pgw_client_pool_free(p);
+    pgw_client_pool_close(p);
 }
 
 /* ------------------------------------------------------------ liveness */
@@ -344,7 +344,7 @@ static void test_liveness_after_terminate(void **state)
                   npids, (unsigned long long)st.lost, (unsigned long long)st.opened);
     assert_true(st.lost + st.closed >= 3);
     assert_true(st.opened >= 6);
-    pgw_client_pool_free(p);
+    pgw_client_pool_close(p);
 }
 
 /* ------------------------------------------------------------- backoff */
@@ -415,7 +415,7 @@ static void test_backoff_server_unreachable(void **state)
      * at most one per 50 ms, far fewer than the calls. */
     assert_true(st.open_failures <= ms / 50 + 1);
     assert_true(st.open_failures < (uint64_t)NT * 10);
-    pgw_client_pool_free(p);
+    pgw_client_pool_close(p);
 }
 
 int main(void)

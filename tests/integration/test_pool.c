@@ -1337,7 +1337,7 @@ static void test_blocking_pool(void **state)
     assert_int_equal(count_sql("SELECT count(*) FROM pg_stat_activity WHERE application_name = "
                                "'pgw_pool_blocking' AND state LIKE 'idle in transaction%'"),
                      0);
-    pgw_client_pool_free(p);
+    pgw_client_pool_close(p);
 }
 
 int main(void)

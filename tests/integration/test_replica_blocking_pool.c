@@ -141,7 +141,7 @@ static void test_blocking_pool_routes(void **state)
                   "PGW_ERETRY from connections that never came up, retried)\n",
                   right, retried);
     assert_int_equal(right, NT * 20 * 2);
-    pgw_client_pool_free(p);
+    pgw_client_pool_close(p);
 }
 
 int main(void)
