@@ -340,11 +340,10 @@ static void on_drain_cb(pgw_session_t *s, void *ud)
     drains++;
 }
 
-static void test_high_water(void **state)
+/* A ready session with on_drain_cb and the given bounds (0: defaults), the
+ * statement cache off. */
+static pgw_session_t *bounded_session(rec_t *rec, size_t high_water, size_t max_pending)
 {
-    (void)state;
-    rec_t *rec = calloc(1, sizeof *rec);
-    g_rec = rec;
     const char *params[] = {"user", "alice"};
     pgw_session_config_t cfg;
     pgw_session_config_init(&cfg);
@@ -352,11 +351,22 @@ static void test_high_water(void **state)
     cfg.nstartup_params = 1;
     cfg.cb.on_startup = on_startup;
     cfg.ud = rec;
-    cfg.output_high_water = 4096;
+    cfg.stmt_cache_mode = PGW_STMT_CACHE_OFF;
+    cfg.output_high_water = high_water;
+    cfg.max_pending = max_pending;
     cfg.on_drain = on_drain_cb;
     pgw_session_t *s = NULL;
     assert_int_equal(pgw_session_new(&s, &cfg), 0);
     startup_trust(s, rec);
+    return s;
+}
+
+static void test_high_water(void **state)
+{
+    (void)state;
+    rec_t *rec = calloc(1, sizeof *rec);
+    g_rec = rec;
+    pgw_session_t *s = bounded_session(rec, 4096, 0);
     int accepted = 0, rc;
     while ((rc = pgw_session_query(s, "SELECT 1", NULL, 0, 0, rec_cb, UD(accepted))) == 0)
         accepted++;
@@ -386,19 +396,7 @@ static void test_max_pending(void **state)
     (void)state;
     rec_t *rec = calloc(1, sizeof *rec);
     g_rec = rec;
-    const char *params[] = {"user", "alice"};
-    pgw_session_config_t cfg;
-    pgw_session_config_init(&cfg);
-    cfg.startup_params = params;
-    cfg.nstartup_params = 1;
-    cfg.cb.on_startup = on_startup;
-    cfg.ud = rec;
-    cfg.stmt_cache_mode = PGW_STMT_CACHE_OFF;
-    cfg.max_pending = 8;
-    cfg.on_drain = on_drain_cb;
-    pgw_session_t *s = NULL;
-    assert_int_equal(pgw_session_new(&s, &cfg), 0);
-    startup_trust(s, rec);
+    pgw_session_t *s = bounded_session(rec, 0, 8);
     int accepted = 0, rc;
     while ((rc = pgw_session_query(s, "SELECT 1", NULL, 0, 0, rec_cb, UD(accepted))) == 0)
         accepted++;
