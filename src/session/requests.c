@@ -216,14 +216,16 @@ static int validate(submit_t *sb, const pgw_request_t *rq)
     if (rq->nparams && (!takes_params || !rq->params))
         return refuse(sb, PGW_EINVAL, "%s: %s", kn,
                       takes_params ? "params is NULL" : "this kind takes no parameters");
-    for (size_t i = 0; i < rq->nparams; i++) {
-        const char *why = pgw__param_invalid(&rq->params[i]);
-        if (why) return refuse(sb, PGW_EINVAL, "%s: parameter $%zu: %s", kn, i + 1, why);
-    }
+    /* The count first: a caller's count past the protocol's bound says
+     * nothing about how many parameters its array holds. */
     if (rq->nparams > PGW_MAX_PARAMS || rq->nparam_types > PGW_MAX_PARAMS ||
         rq->nresult_formats > PGW_MAX_PARAMS)
         return refuse(sb, PGW_EINVAL, "%s: more than %u parameters, types or formats", kn,
                       (unsigned)PGW_MAX_PARAMS);
+    for (size_t i = 0; i < rq->nparams; i++) {
+        const char *why = pgw__param_invalid(&rq->params[i]);
+        if (why) return refuse(sb, PGW_EINVAL, "%s: parameter $%zu: %s", kn, i + 1, why);
+    }
     if (rq->nresult_formats && !rq->result_formats)
         return refuse(sb, PGW_EINVAL, "%s: result_formats is NULL", kn);
     if (rq->on_row && !takes_params && rq->kind != PGW_REQ_SIMPLE && rq->kind != PGW_REQ_FETCH)
