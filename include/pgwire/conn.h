@@ -358,6 +358,10 @@ typedef struct pgw_conn_config {
      * with PGW_ECONGESTED and on_drain fires once fewer than half remain.
      * 0: PGW_DEFAULT_MAX_PENDING (session.h); SIZE_MAX: no bound. */
     size_t max_pending;
+    /* Results may be read and freed on other threads than the loop's
+     * (session.h, pgw_session_config_t.results_any_thread). The blocking
+     * pool sets it for its connections. */
+    int results_any_thread;
 } pgw_conn_config_t;
 
 /*

@@ -294,6 +294,14 @@ typedef struct pgw_session_config {
      * bound by its length: the check is made before each submit.
      * 0: PGW_DEFAULT_MAX_PENDING; SIZE_MAX: no bound. */
     size_t max_pending;
+    /* Non-zero: this session's results may be read and freed on other
+     * threads than the one driving the session, while it runs. The memory
+     * results share with their session (read chunks, recycled results, the
+     * captured output settings) is then guarded by a lock the session and
+     * every result take for a few instructions. 0 (the default): results
+     * are the driving thread's, and nothing is locked. (Each result is
+     * still one thread's at a time: see result.h, THREADS.) */
+    int results_any_thread;
 } pgw_session_config_t;
 
 /* The default bound on requests pending in one session (max_pending). */

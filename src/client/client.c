@@ -52,12 +52,19 @@ typedef struct waiter {
     int keep_any; /* a COPY: its result goes out with any status it has one for */
 } waiter_t;
 
+/* A wait's flag: set by a callback on the loop, read by a thread of a
+ * shared loop that may not be running it (shared_loop.c). */
+static void mark_done(int *flag)
+{
+    __atomic_store_n(flag, 1, __ATOMIC_RELEASE);
+}
+
 static void on_done(int status, pgw_result_t *res, void *ud)
 {
     waiter_t *w = ud;
-    w->done = 1;
     w->status = status;
     w->res = res;
+    mark_done(&w->done);
 }
 
 int pgw__client_turn(pgw_client_t *c, uv_run_mode mode)
@@ -75,12 +82,23 @@ void pgw__client_leave(pgw_client_t *c)
     if (c && c->shared && --c->depth == 0) pgw__shared_loop_leave(c->shared);
 }
 
-/* Run the loop until *done. A blocking call waits anyway: a row callback's
- * pause (PGW_ROW_PAUSE) would only stall it, so reading goes on. */
+/* A blocking call waits anyway: a row callback's pause (PGW_ROW_PAUSE)
+ * would only stall it, so reading goes on. */
+static void keep_reading(void *client)
+{
+    pgw_client_t *c = client;
+    if (pgw_conn_reading_paused(c->conn)) pgw_conn_resume_reading(c->conn);
+}
+
+/* Run the loop until *done. */
 static void run_until(pgw_client_t *c, const int *done)
 {
+    if (c->shared) {
+        (void)pgw__shared_loop_wait(c->shared, done, keep_reading, c);
+        return;
+    }
     while (!*done) {
-        if (pgw_conn_reading_paused(c->conn)) pgw_conn_resume_reading(c->conn);
+        keep_reading(c);
         if (pgw__client_turn(c, UV_RUN_ONCE) == 0 && !*done) break; /* nothing can complete it */
     }
 }
@@ -140,14 +158,14 @@ static void on_connected(pgw_conn_t *conn, int status, const pgw_error_t *err, v
 {
     connect_wait_t *w = ud;
     (void)err; /* its text is in the connection's error message */
-    w->done = 1;
     w->status = status;
     if (status < 0) connect_error(conn, status, w->errbuf, w->errlen);
+    mark_done(&w->done);
 }
 
 static void on_closed(pgw_conn_t *conn, void *ud)
 {
-    *(int *)ud = 1;
+    mark_done(ud);
 }
 
 static void client_free(pgw_client_t *c)
@@ -268,8 +286,7 @@ int pgw__client_run_on(pgw__shared_loop_t *s, pgw__driven_submit_fn submit, void
         if (res) *res = NULL;
         return rc;
     }
-    while (!w.done)
-        pgw__shared_loop_turn(s, UV_RUN_ONCE);
+    (void)pgw__shared_loop_wait(s, &w.done, NULL, NULL);
     return deliver(&w, res);
 }
 

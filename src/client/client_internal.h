@@ -25,6 +25,13 @@ uv_loop_t *pgw__shared_loop_uv(pgw__shared_loop_t *s);
 void pgw__shared_loop_enter(pgw__shared_loop_t *s);
 void pgw__shared_loop_leave(pgw__shared_loop_t *s);
 int pgw__shared_loop_turn(pgw__shared_loop_t *s, uv_run_mode mode);
+/* Hold the loop until *done, running it or letting another waiting
+ * thread run it for everyone (shared_loop.c). */
+int pgw__shared_loop_wait(pgw__shared_loop_t *s, const int *done, void (*before_turn)(void *),
+                          void *arg);
+/* One turn of the loop for the pool's background thread, only while no
+ * call holds or wants the loop (0 once *stop is set). */
+int pgw__shared_loop_background_turn(pgw__shared_loop_t *s, const int *stop);
 /* Make the holder's uv_run return (from any thread). */
 void pgw__shared_loop_wake(pgw__shared_loop_t *s);
 void pgw__shared_loop_free(pgw__shared_loop_t *s);

@@ -15,6 +15,15 @@
 
 #include <pthread.h>
 
+/* A call that handed the loop on and sleeps until its flag is set or the
+ * loop is free: woken alone, on a condition variable of its own, instead
+ * of every sleeping thread after every turn. */
+typedef struct sleeper {
+    pthread_cond_t cv;
+    const int *done;
+    struct sleeper *next;
+} sleeper_t;
+
 struct pgw__shared_loop {
     uv_loop_t loop;
     uv_async_t wake;
@@ -23,6 +32,7 @@ struct pgw__shared_loop {
     uint64_t next, serving; /* tickets: taken, holding the loop */
     uint64_t gen;           /* turns of the loop and hand-overs */
     int running;            /* the holder is in uv_run */
+    sleeper_t *sleepers;    /* calls in pgw__shared_loop_wait that handed over */
     const pgw_allocator_t *alloc;
 };
 
@@ -75,12 +85,38 @@ void pgw__shared_loop_enter(pgw__shared_loop_t *s)
     pthread_mutex_unlock(&s->mu);
 }
 
+static int flag_set(const int *flag)
+{
+    return __atomic_load_n(flag, __ATOMIC_ACQUIRE);
+}
+
 /* The loop changed hands or ran (s->mu held): whoever waits for that
- * looks again. */
+ * looks again; of the sleepers, those whose flag is set, and the first
+ * one when the loop is free (it takes it; the others sleep on). */
 static void progress(pgw__shared_loop_t *s)
 {
     s->gen++;
     pthread_cond_broadcast(&s->cv);
+    int free_loop = !s->running && s->next == s->serving;
+    for (sleeper_t *w = s->sleepers; w; w = w->next) {
+        if (flag_set(w->done) || free_loop) pthread_cond_signal(&w->cv);
+        if (!flag_set(w->done)) free_loop = 0;
+    }
+}
+
+/* Sleep (s->mu held) until *done or the loop is free. */
+static void sleep_until(pgw__shared_loop_t *s, const int *done)
+{
+    sleeper_t me = {.done = done, .next = s->sleepers};
+    pthread_cond_init(&me.cv, NULL);
+    s->sleepers = &me;
+    while (!flag_set(done) && (s->running || s->next != s->serving))
+        pthread_cond_wait(&me.cv, &s->mu);
+    sleeper_t **p = &s->sleepers;
+    while (*p != &me)
+        p = &(*p)->next;
+    *p = me.next;
+    pthread_cond_destroy(&me.cv);
 }
 
 void pgw__shared_loop_leave(pgw__shared_loop_t *s)
@@ -116,6 +152,71 @@ int pgw__shared_loop_turn(pgw__shared_loop_t *s, uv_run_mode mode)
     progress(s);
     pthread_mutex_unlock(&s->mu);
     return rc;
+}
+
+/* The caller holds the loop and waits for *done, which a callback on the
+ * loop sets (with an atomic store: a thread that handed the loop on reads
+ * it while another runs the loop). While nobody else wants the loop it
+ * runs it; when others wait, it hands the loop on and sleeps until *done
+ * is set or the loop is free again, then takes a ticket. So one thread
+ * runs the loop for every waiting call (each turn completes whatever
+ * arrived, for anyone), instead of the loop going round every waiting
+ * thread once per turn. before_turn (may be NULL) runs with arg before
+ * each turn this thread runs. Returns 1 once *done, 0 when the loop has
+ * nothing left that could set it. */
+int pgw__shared_loop_wait(pgw__shared_loop_t *s, const int *done, void (*before_turn)(void *),
+                          void *arg)
+{
+    pthread_mutex_lock(&s->mu);
+    for (;;) {
+        if (flag_set(done)) break;
+        if (s->next != s->serving + 1) { /* others wait: hand over */
+            s->serving++;
+            progress(s);
+            sleep_until(s, done);
+            wait_turn(s);
+            continue;
+        }
+        s->running = 1;
+        pthread_mutex_unlock(&s->mu);
+        if (before_turn) before_turn(arg);
+        int alive = uv_run(&s->loop, UV_RUN_ONCE);
+        pthread_mutex_lock(&s->mu);
+        s->running = 0;
+        progress(s);
+        if (!alive && !flag_set(done)) {
+            pthread_mutex_unlock(&s->mu);
+            return 0;
+        }
+    }
+    pthread_mutex_unlock(&s->mu);
+    return 1;
+}
+
+/* The background thread's turn: it waits until nobody holds or wants the
+ * loop, runs one turn, and lets go. A caller that takes a ticket
+ * meanwhile wakes it (wait_turn), so the loop is the callers' whenever
+ * they need it, and runs in the background only between their calls.
+ * Returns 0 once *stop is set (read atomically), else 1. */
+int pgw__shared_loop_background_turn(pgw__shared_loop_t *s, const int *stop)
+{
+    pthread_mutex_lock(&s->mu);
+    while (s->next != s->serving && !flag_set(stop))
+        pthread_cond_wait(&s->cv, &s->mu);
+    if (flag_set(stop)) {
+        pthread_mutex_unlock(&s->mu);
+        return 0;
+    }
+    s->next++; /* its ticket is the one served */
+    s->running = 1;
+    pthread_mutex_unlock(&s->mu);
+    uv_run(&s->loop, UV_RUN_ONCE);
+    pthread_mutex_lock(&s->mu);
+    s->running = 0;
+    s->serving++;
+    progress(s);
+    pthread_mutex_unlock(&s->mu);
+    return 1;
 }
 
 void pgw__shared_loop_wake(pgw__shared_loop_t *s)

@@ -28,7 +28,7 @@ struct pgw_client_pool {
     pgw_conn_config_t conn; /* the pool's connection options, for its clients */
     pthread_t engine;
     /* Read and written holding the loop: */
-    int stop;        /* the engine thread returns */
+    int stop;        /* the engine thread returns (atomic: it reads it without the loop) */
     int closing;     /* pgw_client_pool_close was called */
     int pool_closed; /* pgw_pool_close was called */
     uint32_t out;    /* clients checked out */
@@ -38,10 +38,8 @@ struct pgw_client_pool {
 static void *engine_main(void *arg)
 {
     pgw_client_pool_t *p = arg;
-    pgw__shared_loop_enter(p->loop);
-    while (!p->stop)
-        pgw__shared_loop_turn(p->loop, UV_RUN_ONCE);
-    pgw__shared_loop_leave(p->loop);
+    while (pgw__shared_loop_background_turn(p->loop, &p->stop))
+        ;
     return NULL;
 }
 
@@ -52,7 +50,7 @@ static void destroy(pgw_client_pool_t *p, int engine_running)
     pgw__shared_loop_enter(p->loop);
     if (!p->pool_closed) pgw_pool_close(p->pool);
     p->pool_closed = 1;
-    p->stop = 1;
+    __atomic_store_n(&p->stop, 1, __ATOMIC_RELEASE);
     pgw__shared_loop_leave(p->loop);
     if (engine_running) {
         pgw__shared_loop_wake(p->loop);
@@ -102,6 +100,7 @@ int pgw_client_pool_new(pgw_client_pool_t **out, const char *conninfo, const pgw
     pgw_pool_config_init(&c);
     if (cfg) pgw__copy_sized(&c, sizeof c, cfg);
     c.size = sizeof c;
+    c.conn.results_any_thread = 1; /* the callers free them on their threads */
     pgw_client_pool_t *p = pgw__calloc(c.conn.alloc, 1, sizeof *p);
     if (!p) return PGW_ENOMEM;
     p->alloc = c.conn.alloc;

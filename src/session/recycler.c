@@ -14,8 +14,16 @@
  *
  * The recycler itself is reference-counted because results may outlive the
  * session: it is freed when the session and its last result are gone.
+ *
+ * Threads (results_any_thread): results freed on other threads than the
+ * session's touch the free lists and reference counts the session uses,
+ * so each entry point below holds the recycler's lock (a spin lock: its
+ * sections are a few instructions and an allocator call). The static
+ * helpers run with the lock held.
  */
 #include "session_internal.h"
+
+#include <sched.h>
 
 int pgw__recycler_new(pgw__recycler_t **out, const pgw_allocator_t *alloc, size_t chunk_size,
                       size_t big_budget)
@@ -24,6 +32,7 @@ int pgw__recycler_new(pgw__recycler_t **out, const pgw_allocator_t *alloc, size_
     pgw__recycler_t *p = pgw__calloc(alloc, 1, sizeof *p);
     if (!p) return PGW_ENOMEM;
     p->alloc = *alloc;
+    atomic_flag_clear(&p->lock);
     p->refs = 1;
     p->chunk_size = chunk_size;
     p->big_budget = big_budget;
@@ -31,9 +40,23 @@ int pgw__recycler_new(pgw__recycler_t **out, const pgw_allocator_t *alloc, size_
     return 0;
 }
 
+void pgw__recycler_lock(pgw__recycler_t *p)
+{
+    if (!p->shared) return;
+    for (unsigned spins = 0; atomic_flag_test_and_set_explicit(&p->lock, memory_order_acquire);)
+        if (++spins % 64 == 0) sched_yield(); /* its holder may not be running */
+}
+
+void pgw__recycler_unlock(pgw__recycler_t *p)
+{
+    if (p->shared) atomic_flag_clear_explicit(&p->lock, memory_order_release);
+}
+
 void pgw__recycler_ref(pgw__recycler_t *p)
 {
+    pgw__recycler_lock(p);
     p->refs++;
+    pgw__recycler_unlock(p);
 }
 
 static void result_destroy(pgw__recycler_t *p, pgw_result_t *r)
@@ -49,9 +72,9 @@ static void result_destroy(pgw__recycler_t *p, pgw_result_t *r)
     pgw__free(&p->alloc, r);
 }
 
-void pgw__recycler_unref(pgw__recycler_t *p)
+/* The last reference went: nobody else can reach p. */
+static void recycler_destroy(pgw__recycler_t *p)
 {
-    if (--p->refs > 0) return;
     pgw__text_settings_unref(p, p->text_settings);
     pgw_allocator_t a = p->alloc;
     pgw__chunk_t *lists[] = {p->free_chunks, p->free_big};
@@ -70,6 +93,14 @@ void pgw__recycler_unref(pgw__recycler_t *p)
     pgw__free(&a, p);
 }
 
+void pgw__recycler_unref(pgw__recycler_t *p)
+{
+    pgw__recycler_lock(p);
+    bool last = --p->refs == 0;
+    pgw__recycler_unlock(p);
+    if (last) recycler_destroy(p);
+}
+
 /* Unlink and return the smallest kept big chunk of at least cap bytes. */
 static pgw__chunk_t *take_big(pgw__recycler_t *p, size_t cap)
 {
@@ -84,7 +115,7 @@ static pgw__chunk_t *take_big(pgw__recycler_t *p, size_t cap)
     return c;
 }
 
-pgw__chunk_t *pgw__chunk_get(pgw__recycler_t *p, size_t cap)
+static pgw__chunk_t *chunk_get(pgw__recycler_t *p, size_t cap)
 {
     pgw__chunk_t *c = NULL;
     if (cap <= p->chunk_size && p->free_chunks) {
@@ -109,9 +140,27 @@ pgw__chunk_t *pgw__chunk_get(pgw__recycler_t *p, size_t cap)
     return c;
 }
 
+pgw__chunk_t *pgw__chunk_get(pgw__recycler_t *p, size_t cap)
+{
+    pgw__recycler_lock(p);
+    pgw__chunk_t *c = chunk_get(p, cap);
+    pgw__recycler_unlock(p);
+    return c;
+}
+
 void pgw__chunk_ref(pgw__chunk_t *c)
 {
+    pgw__recycler_lock(c->recycler);
     c->refs++;
+    pgw__recycler_unlock(c->recycler);
+}
+
+bool pgw__chunk_sole(pgw__chunk_t *c)
+{
+    pgw__recycler_lock(c->recycler);
+    bool sole = c->refs == 1;
+    pgw__recycler_unlock(c->recycler);
+    return sole;
 }
 
 /* Is there room in the budget for keeping cap more bytes of chunks? */
@@ -120,7 +169,7 @@ static bool budget_fits(const pgw__recycler_t *p, size_t cap)
     return p->free_bytes <= p->big_budget && cap <= p->big_budget - p->free_bytes;
 }
 
-void pgw__chunk_unref(pgw__chunk_t *c)
+static void chunk_unref(pgw__chunk_t *c)
 {
     if (--c->refs > 0) return;
     pgw__recycler_t *p = c->recycler;
@@ -143,6 +192,14 @@ void pgw__chunk_unref(pgw__chunk_t *c)
     pgw__free(&p->alloc, c);
 }
 
+void pgw__chunk_unref(pgw__chunk_t *c)
+{
+    pgw__recycler_t *p = c->recycler;
+    pgw__recycler_lock(p);
+    chunk_unref(c);
+    pgw__recycler_unlock(p);
+}
+
 /* ------------------------------------------------------------------ results */
 
 /* The storage a recycled result keeps (what reusing it saves). */
@@ -152,7 +209,7 @@ static size_t kept_bytes(const pgw_result_t *r)
            r->cells_cap * sizeof *r->cells + r->chunks_cap * sizeof *r->chunks;
 }
 
-pgw_result_t *pgw__result_new(pgw__recycler_t *rec)
+static pgw_result_t *result_new(pgw__recycler_t *rec)
 {
     pgw_result_t *r = rec->free_results;
     if (r) {
@@ -168,7 +225,15 @@ pgw_result_t *pgw__result_new(pgw__recycler_t *rec)
     r->tag = "";
     r->rows_affected = -1;
     r->text_settings = pgw__text_settings_capture(rec);
-    pgw__recycler_ref(rec);
+    rec->refs++;
+    return r;
+}
+
+pgw_result_t *pgw__result_new(pgw__recycler_t *rec)
+{
+    pgw__recycler_lock(rec);
+    pgw_result_t *r = result_new(rec);
+    pgw__recycler_unlock(rec);
     return r;
 }
 
@@ -178,7 +243,7 @@ static void result_reset(pgw_result_t *r)
     pgw__recycler_t *p = r->recycler;
     pgw__text_settings_unref(p, r->text_settings);
     for (size_t i = 0; i < r->nchunks; i++)
-        pgw__chunk_unref(r->chunks[i]);
+        chunk_unref(r->chunks[i]);
     r->nchunks = 0;
     /* Keep the first arena block (the largest ever needed, see
      * pgw__result_alloc), free the rest. */
@@ -219,6 +284,7 @@ static void result_reset(pgw_result_t *r)
 void pgw__result_recycle(pgw_result_t *r)
 {
     pgw__recycler_t *p = r->recycler;
+    pgw__recycler_lock(p);
     result_reset(r);
     size_t kb = kept_bytes(r);
     if (p->nfree_results < PGW__RECYCLE_MAX_FREE_RESULTS ||
@@ -230,5 +296,7 @@ void pgw__result_recycle(pgw_result_t *r)
     } else {
         result_destroy(p, r);
     }
-    pgw__recycler_unref(p);
+    bool last = --p->refs == 0;
+    pgw__recycler_unlock(p);
+    if (last) recycler_destroy(p);
 }

@@ -97,12 +97,21 @@ static int text_ctx(pgw_result_t *r, pgw_text_ctx_t *ctx)
     memset(ctx, 0, sizeof *ctx);
     ctx->reg = r->recycler->registry;
     pgw__text_settings_t *t = r->text_settings;
-    if (t && t->timezone && t->tz_state == 0) {
-        int rc = pgw_tz_load(&t->tz, t->timezone, NULL, &r->recycler->alloc);
+    int tz_state = -1;
+    if (t && t->timezone) {
+        /* loaded once, by whichever result of these settings asks first
+         * (results of another thread too: results_any_thread) */
+        int rc = 0;
+        pgw__recycler_lock(r->recycler);
+        if (t->tz_state == 0) {
+            rc = pgw_tz_load(&t->tz, t->timezone, NULL, &r->recycler->alloc);
+            if (rc != PGW_ENOMEM) t->tz_state = rc == 0 ? 1 : -1;
+        }
+        tz_state = t->tz_state;
+        pgw__recycler_unlock(r->recycler);
         if (rc == PGW_ENOMEM) return rc;
-        t->tz_state = rc == 0 ? 1 : -1;
     }
-    if (!t || t->tz_state < 0 || !t->timezone)
+    if (tz_state < 0)
         ctx->flags |= PGW_TEXT_TZ_UNKNOWN;
     else
         ctx->tz = t->tz;

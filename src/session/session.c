@@ -165,6 +165,7 @@ PGW_EXTERN int pgw_session_new(pgw_session_t **out, const pgw_session_config_t *
         return PGW_ENOMEM;
     }
     s->recycler = rec;
+    rec->shared = cfg->results_any_thread != 0;
     rec->session = s; /* its results capture its reported settings */
     rec->registry = cfg->registry ? cfg->registry : pgw_type_registry_default();
     s->alloc = &rec->alloc;
@@ -294,7 +295,7 @@ static int ensure_input_room(pgw_session_t *s)
     size_t partial = s->input.fill - s->input.pos;
     size_t need = partial ? s->input.need : 1;
     if (need < partial + 1) need = partial + 1;
-    if (c && partial == 0 && c->refs == 1) {
+    if (c && partial == 0 && pgw__chunk_sole(c)) {
         s->input.pos = s->input.fill = 0;
         /* An oversized chunk served one big message: give it back. */
         if (c->cap > s->recycler->chunk_size) {
@@ -303,7 +304,7 @@ static int ensure_input_room(pgw_session_t *s)
         }
     }
     if (c && c->cap - s->input.pos >= need && s->input.fill < c->cap) return 0;
-    if (c && c->refs == 1 && c->cap >= need) {
+    if (c && c->cap >= need && pgw__chunk_sole(c)) {
         memmove(c->data, c->data + s->input.pos, partial);
         s->input.pos = 0;
         s->input.fill = partial;

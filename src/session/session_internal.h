@@ -22,6 +22,7 @@
 #include "pgwire/session.h"
 #include "util/internal.h"
 
+#include <stdatomic.h>
 #include <stdbool.h>
 
 /* ------------------------------------------------- recycler, chunks */
@@ -64,6 +65,10 @@ typedef struct pgw__text_settings {
 
 typedef struct pgw__recycler {
     pgw_allocator_t alloc;
+    /* results_any_thread: every access to what follows (and to the chunks'
+     * and text settings' reference counts) holds lock. */
+    bool shared;
+    atomic_flag lock;
     size_t refs;
     size_t chunk_size;
     pgw__chunk_t *free_chunks; /* default-size chunks */
@@ -87,6 +92,13 @@ typedef struct pgw__recycler {
 
 int pgw__recycler_new(pgw__recycler_t **out, const pgw_allocator_t *alloc, size_t chunk_size,
                       size_t big_budget);
+/* The recycler's lock, when it is shared between threads (a spin lock:
+ * held for a few instructions, or once per output settings for loading a
+ * time zone). */
+void pgw__recycler_lock(pgw__recycler_t *p);
+void pgw__recycler_unlock(pgw__recycler_t *p);
+/* 1 when c's only reference is its holder's (the session may reuse it). */
+bool pgw__chunk_sole(pgw__chunk_t *c);
 void pgw__recycler_ref(pgw__recycler_t *p);
 void pgw__recycler_unref(pgw__recycler_t *p);
 /* A chunk of at least cap bytes with one reference, or NULL. */
@@ -151,7 +163,8 @@ pgw_result_t *pgw__result_new(pgw__recycler_t *rec);
  * free list, its storage kept within the bounds, or is freed. */
 void pgw__result_recycle(pgw_result_t *r);
 /* The session's current text settings, with a reference for a new result
- * (NULL without a session or memory). (result_text.c) */
+ * (NULL without a session or memory). The caller holds rec's lock (both
+ * functions). (result_text.c) */
 pgw__text_settings_t *pgw__text_settings_capture(pgw__recycler_t *rec);
 /* Drop a reference to s (NULL: nothing). (result_text.c) */
 void pgw__text_settings_unref(pgw__recycler_t *rec, pgw__text_settings_t *s);

@@ -13,7 +13,12 @@
  *     backend, the next checkouts work;
  *   - backoff: with nothing listening, threads' checkouts and requests
  *     fail with the connect's error while the pool retries its connects
- *     spaced by the backoff, not once per call.
+ *     spaced by the backoff, not once per call;
+ *   - results are the callers' on their own threads: 8 threads read and
+ *     free results of many rows (sharing the session's read chunks) while
+ *     other threads' calls run the loop, and every value reads right (the
+ *     memory results share with their session is guarded: ASan and
+ *     valgrind runs see no race's damage).
  */
 #define _GNU_SOURCE
 #include "pgclient.h"
@@ -213,6 +218,59 @@ static void test_oneshot_16_threads_4_connections(void **state)
     assert_int_equal(st.submitted, (uint64_t)NT * proto.n);
     assert_true(backends("pgw_bpool_oneshot") <= 4);
     assert_true(maxin > 1); /* pipelined */
+    pgw_client_pool_close(p);
+}
+
+/* ------------------------------------------------- results on any thread */
+
+typedef struct reader {
+    pgw_client_pool_t *p;
+    int n, bad;
+    pthread_t th;
+} reader_t;
+
+/* Rows 1..200, each checked, then freed on this thread. */
+static void *read_rows(void *arg)
+{
+    reader_t *r = arg;
+    for (int i = 0; i < r->n; i++) {
+        pgw_request_t q = PGW_QUERY("SELECT g, repeat('x', g % 50) FROM generate_series(1, 200) g",
+                                    NULL, 0, NULL, NULL);
+        pgw_result_t *res = NULL;
+        int rc = pgw_client_pool_run(r->p, &q, &res);
+        if (rc != 0 || pgw_result_nrows(res) != 200) r->bad++;
+        for (size_t k = 0; rc == 0 && k < pgw_result_nrows(res); k++) {
+            int32_t v = 0;
+            if (pgw_result_int4(res, k, 0, &v) != 0 || v != (int32_t)k + 1) r->bad++;
+        }
+        pgw_result_free(res);
+    }
+    return NULL;
+}
+
+static void test_results_freed_on_callers_threads(void **state)
+{
+    (void)state;
+    pgt_require_server();
+    char c[512];
+    ci(c, sizeof c, "pgw_bpool_results");
+    pgw_pool_config_t cfg;
+    pgw_pool_config_init(&cfg);
+    cfg.max_size = 2;
+    pgw_client_pool_t *p;
+    assert_int_equal(pgw_client_pool_new(&p, c, &cfg), 0);
+    enum { NT = 8 };
+    static reader_t rs[NT];
+    for (int i = 0; i < NT; i++) {
+        rs[i] = (reader_t){.p = p, .n = scaled(200)};
+        assert_int_equal(pthread_create(&rs[i].th, NULL, read_rows, &rs[i]), 0);
+    }
+    int bad = 0;
+    for (int i = 0; i < NT; i++) {
+        pthread_join(rs[i].th, NULL);
+        bad += rs[i].bad;
+    }
+    assert_int_equal(bad, 0);
     pgw_client_pool_close(p);
 }
 
@@ -426,6 +484,7 @@ int main(void)
         cmocka_unit_test(test_idle_timeout),
         cmocka_unit_test(test_liveness_after_terminate),
         cmocka_unit_test(test_backoff_server_unreachable),
+        cmocka_unit_test(test_results_freed_on_callers_threads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
