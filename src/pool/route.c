@@ -5,14 +5,10 @@
  * sent on (the core's pick: least in flight).
  */
 #define _DEFAULT_SOURCE /* uv.h needs POSIX types */
+#include "conn/conninfo_internal.h"
 #include "pool/driver_internal.h"
 
 #include <string.h>
-
-static int is_uri(const char *ci)
-{
-    return strncmp(ci, "postgresql://", 13) == 0 || strncmp(ci, "postgres://", 11) == 0;
-}
 
 /* conninfo with target_session_attrs=attrs appended (a later keyword
  * replaces an earlier one), or a copy when attrs is NULL. */
@@ -23,7 +19,7 @@ static char *conninfo_with(const pgw_allocator_t *a, const char *ci, const char 
     if (!s) return NULL;
     memcpy(s, ci, n + 1);
     if (!attrs) return s;
-    if (is_uri(ci))
+    if (pgw__ci_uri_prefix_len(ci))
         strcat(s, strchr(ci, '?') ? "&" : "?");
     else
         strcat(s, " ");
