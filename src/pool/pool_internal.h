@@ -1,8 +1,8 @@
 /*
  * The pool's sans-IO core: which connection serves what, when one is
  * opened, closed, checked or handed to a waiter. It does no I/O and reads
- * no clock: the driver (pool.c over pgw_conn_t, or a test over scripted
- * members) passes the time in microseconds and performs what the core
+ * no clock: the driver (driver_internal.h over pgw_conn_t, or a test over
+ * scripted members) passes the time in microseconds and performs what the core
  * decides through a small table of operations.
  *
  * Members move through these states:
@@ -229,7 +229,8 @@ void pgw__core_server_down(pgw__core_t *c, uint32_t server, int hold_opening, ui
 /* Counts by state, for the stats. */
 void pgw__core_counts(const pgw__core_t *c, uint32_t *idle, uint32_t *in_use, uint32_t *opening);
 
-/* pool.c, for the blocking pool (blocking.c) that drives it. */
+/* The pool over pgw_conn_t (driver_internal.h), for the blocking pool
+ * (blocking.c) that drives it: submit.c, checkout.c, stats.c. */
 struct pgw_pool;
 struct pgw_conn;
 /* pgw_pool_submit, with hook (session.h, "Driver completions") hearing the
