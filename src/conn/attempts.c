@@ -178,7 +178,7 @@ static void default_reason(pgw_conn_t *c, pgw__attempt_t *r, int status)
         pgw__attempt_reason(c, PGW__MSG_SERVER_CLOSED);
     } else if (status == PGW_ETIMEDOUT) {
         pgw__attempt_reason(c, "timeout expired");
-    } else if (status < 0 && status > -1000) {
+    } else if (pgw_is_system_error(status)) {
         /* connect()'s errno, with libpq's connectFailureMessage hint */
         snprintf(buf, sizeof(buf), "%s\n\t%s", pgw_strerror(status),
                  r->is_unix ? "Is the server running locally and accepting connections on that "
