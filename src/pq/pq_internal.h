@@ -47,6 +47,24 @@ PGresult *pq__result_error(const PGconn *conn, ExecStatusType status, const char
  * notice receiver gets it. NULL when out of memory. */
 PGresult *pq__result_notice(const PGconn *conn, const pgw_error_t *notice);
 
+/* pq__result_from_pgw with what libpq keeps beside: query is the SQL the
+ * command sent (PQexec's, PQsendQueryParams', PQprepare's: libpq's
+ * cmd_queue_head->query), shown with a caret under an error's position
+ * ("LINE 1: ..."; NULL: " at character N" instead); describe != 0 makes
+ * the PGRES_COMMAND_OK result of PQprepare / PQdescribePrepared /
+ * PQdescribePortal, with the columns and parameter types r describes. */
+PGresult *pq__result_from_pgw_ex(const PGconn *conn, const pgw_result_t *r, const char *query,
+                                 int describe);
+/* The notice hooks res carries (a copy of its connection's when it was
+ * made). libpq's default notice receiver prints through the processor of
+ * the notice it receives, not through a connection, which may be gone
+ * when a result's accessor reports an out-of-range number. */
+const pq_notice_hooks_t *pq__result_notice_hooks(const PGresult *res);
+/* A ParameterStatus the server reported (any connection): PQescapeString
+ * and PQescapeBytea, which have no connection, use the last
+ * client_encoding and standard_conforming_strings reported, as libpq. */
+void pq__note_parameter(const char *name, const char *value);
+
 /* The encoding id (libpq's pg_enc numbering, PQclientEncoding's value) of
  * an encoding name, -1 when unknown. */
 int pq__encoding_id(const char *name);
