@@ -1,0 +1,589 @@
+/*
+ * Queries: the PQsend* family submits requests to the session, each with a
+ * command of the connection's queue that collects its results (the driver
+ * hook); PQgetResult hands them out in libpq's order, and the blocking
+ * calls (PQexec ...) are PQsend* then PQgetResult until NULL.
+ */
+#define _GNU_SOURCE
+#include "pq/conn_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* libpq's words when the connection broke under a command. */
+static const char lost_text[] = "server closed the connection unexpectedly\n"
+                                "\tThis probably means the server terminated abnormally\n"
+                                "\tbefore or while processing the request.\n";
+
+const char *pq__failure_text(int status)
+{
+    (void)status;
+    return lost_text;
+}
+
+/* -------------------------------------------------------------- commands */
+
+pq_cmd_t *pq__cmd_new(PGconn *conn, pq_cmd_kind_t kind)
+{
+    pq_cmd_t *cmd = calloc(1, sizeof *cmd);
+    if (!cmd) {
+        pq__conn_set_error(conn, "out of memory\n");
+        return NULL;
+    }
+    cmd->conn = conn;
+    cmd->kind = kind;
+    cmd->seg = conn->pipeline != PQ_PIPELINE_OFF ? conn->seg : 0;
+    return cmd;
+}
+
+void pq__cmd_push(pq_cmd_t *cmd, PGresult *res)
+{
+    if (!res) return;
+    if (cmd->nres == cmd->cap) {
+        size_t cap = cmd->cap ? cmd->cap * 2 : 2;
+        PGresult **r = realloc(cmd->res, cap * sizeof *r);
+        if (!r) {
+            PQclear(res);
+            return;
+        }
+        cmd->res = r;
+        cmd->cap = cap;
+    }
+    cmd->res[cmd->nres++] = res;
+}
+
+void pq__cmd_free(pq_cmd_t *cmd)
+{
+    if (!cmd) return;
+    for (size_t i = cmd->pos; i < cmd->nres; i++)
+        PQclear(cmd->res[i]);
+    free(cmd->res);
+    free(cmd);
+}
+
+void pq__cmd_enqueue(PGconn *conn, pq_cmd_t *cmd)
+{
+    if (conn->tail)
+        conn->tail->next = cmd;
+    else
+        conn->head = cmd;
+    conn->tail = cmd;
+}
+
+static void cmd_dequeue(PGconn *conn)
+{
+    pq_cmd_t *cmd = conn->head;
+    if (!cmd) return;
+    conn->head = cmd->next;
+    if (!conn->head) conn->tail = NULL;
+    if (conn->copy_cmd == cmd) {
+        conn->copy_cmd = NULL;
+        conn->copy = PQ_COPY_NONE;
+    }
+    pq__cmd_free(cmd);
+}
+
+void pq__cmds_free_all(PGconn *conn)
+{
+    while (conn->head)
+        cmd_dequeue(conn);
+}
+
+/* The results of cmd that PQgetResult may hand out now: during its COPY
+ * only those up to the COPY's own. */
+static size_t cmd_visible(const PGconn *conn, const pq_cmd_t *cmd)
+{
+    if (conn->copy != PQ_COPY_NONE && conn->copy_cmd == cmd && cmd->copy_began)
+        return cmd->copy_idx + 1 < cmd->nres ? cmd->copy_idx + 1 : cmd->nres;
+    return cmd->nres;
+}
+
+/* ---------------------------------------------------------- completions */
+
+/* A client-side failure as libpq reports it: appended to the connection's
+ * message, and a result carrying that message. */
+static PGresult *failure_result(PGconn *conn, const char *text)
+{
+    pq__conn_append_error(conn, "%s", text);
+    return pq__result_error(conn, PGRES_FATAL_ERROR, conn->errmsg.data);
+}
+
+static int is_connection_failure(int status)
+{
+    return status == PGW_ECONNLOST || status == PGW_EPROTO || status == PGW_ETOOBIG ||
+           status == PGW_ECLOSED || status == PGW_ECANCELED || status == PGW_ENOMEM;
+}
+
+static void collect(pq_cmd_t *cmd, int status, const pgw_result_t *r)
+{
+    PGconn *conn = cmd->conn;
+    int failed = 0;
+    if (cmd->kind == PQ_CMD_SYNC && !is_connection_failure(status)) {
+        pq__cmd_push(cmd, PQmakeEmptyPGresult(conn, PGRES_PIPELINE_SYNC));
+        return;
+    }
+    if (status == PGW_EABORTED) {
+        pq__cmd_push(cmd, PQmakeEmptyPGresult(conn, PGRES_PIPELINE_ABORTED));
+        failed = 1;
+    }
+    for (const pgw_result_t *p = r; p && !failed; p = pgw_result_next(p)) {
+        int is_err = pgw_result_error(p) != NULL;
+        PGresult *pr = !is_err && cmd->describe ? PQmakeEmptyPGresult(conn, PGRES_COMMAND_OK)
+                                                : pq__result_from_pgw(conn, p);
+        if (is_err) {
+            failed = 1;
+            if (pr) pq__conn_append_error(conn, "%s", PQresultErrorMessage(pr));
+        }
+        pq__cmd_push(cmd, pr);
+    }
+    if (is_connection_failure(status) || !pgw_conn_is_ready(conn->conn)) {
+        if (status != PGW_ECANCELED) {
+            conn->status = CONNECTION_BAD;
+            if (!failed)
+                pq__cmd_push(cmd, failure_result(conn, lost_text));
+            else
+                pq__conn_append_error(conn, "%s", lost_text);
+        }
+        failed = 1;
+    } else if (!r && status < 0 && !failed) {
+        pq__cmd_push(cmd, failure_result(conn, pgw_strerror(status)));
+        pq__conn_append_error(conn, "\n");
+        failed = 1;
+    }
+    if (failed && cmd->seg && conn->pipeline != PQ_PIPELINE_OFF) conn->aborted_seg = cmd->seg;
+}
+
+int pq__cmd_hook(void *ctx, size_t index, int status, pgw_result_t **res)
+{
+    pq_cmd_t *cmd = ctx;
+    /* The FLUSH behind a pipelined request, and the batch's end: nothing
+     * of theirs is handed out (cmd may be gone by now). */
+    if (index != 0) {
+        pgw_result_free(*res);
+        return PGW_DRIVER_TAKEN;
+    }
+    cmd->done = 1;
+    cmd->status = status;
+    collect(cmd, status, *res);
+    pgw_result_free(*res);
+    uv_stop(&cmd->conn->loop);
+    return PGW_DRIVER_TAKEN;
+}
+
+static void ignore_result(int status, pgw_result_t *res, void *ud)
+{
+    (void)status;
+    (void)ud;
+    pgw_result_free(res);
+}
+
+/* ------------------------------------------------------------ submitting */
+
+/* Drop the head command when its results (and NULL) were all taken. */
+static void drop_finished_head(PGconn *conn)
+{
+    pq_cmd_t *cmd = conn->head;
+    if (cmd && cmd->done && cmd->pos >= cmd->nres && conn->copy == PQ_COPY_NONE) cmd_dequeue(conn);
+}
+
+int pq__send_start(PGconn *conn)
+{
+    if (!conn) return 0;
+    if (conn->status != CONNECTION_OK) {
+        pq__conn_set_error(conn, "no connection to the server\n");
+        return 0;
+    }
+    if (conn->pipeline == PQ_PIPELINE_OFF) {
+        drop_finished_head(conn);
+        if (conn->head || conn->copy != PQ_COPY_NONE) {
+            pq__conn_set_error(conn, "another command is already in progress\n");
+            return 0;
+        }
+    }
+    if (!conn->head) pq__str_reset(&conn->errmsg);
+    return 1;
+}
+
+int pq__submit(PGconn *conn, pq_cmd_t *cmd, pgw_request_t *req)
+{
+    if (!req->on_result) req->on_result = ignore_result;
+    int rc;
+    if (conn->pipeline != PQ_PIPELINE_OFF && cmd->kind != PQ_CMD_SYNC) {
+        if (conn->aborted_seg && conn->aborted_seg == conn->seg) {
+            /* The server skips everything until the sync: so do we. */
+            cmd->done = 1;
+            pq__cmd_push(cmd, PQmakeEmptyPGresult(conn, PGRES_PIPELINE_ABORTED));
+            pq__cmd_enqueue(conn, cmd);
+            return 1;
+        }
+        if (pgw_session_group_open(pgw_conn_session(conn->conn))) {
+            rc = pgw_conn_submit_driven(conn->conn, req, pq__cmd_hook, cmd);
+        } else {
+            pgw_request_t b[2];
+            b[0] = *req;
+            b[1] = PGW_FLUSH(ignore_result, NULL);
+            rc = pgw_conn_submit_batch_driven(conn->conn, b, 2, 0, NULL, NULL, pq__cmd_hook, cmd);
+        }
+    } else {
+        rc = pgw_conn_submit_driven(conn->conn, req, pq__cmd_hook, cmd);
+    }
+    if (rc < 0) {
+        const char *why = pgw_session_refusal(pgw_conn_session(conn->conn));
+        pq__conn_append_error(conn, "%s\n", why && *why ? why : pgw_strerror(rc));
+        if (rc == PGW_ECLOSED) conn->status = CONNECTION_BAD;
+        pq__cmd_free(cmd);
+        return 0;
+    }
+    pq__cmd_enqueue(conn, cmd);
+    /* Written now, as libpq's PQsend* flushes. */
+    uv_run(&conn->loop, UV_RUN_NOWAIT);
+    return 1;
+}
+
+/* Parameters as libpq gives them: text unless paramFormats says binary,
+ * type 0 (the server infers it) unless paramTypes names one. */
+static pgw_param_t *make_params(PGconn *conn, int n, const Oid *types, const char *const *values,
+                                const int *lengths, const int *formats)
+{
+    pgw_param_t *p = calloc(n > 0 ? (size_t)n : 1, sizeof *p);
+    if (!p) {
+        pq__conn_set_error(conn, "out of memory\n");
+        return NULL;
+    }
+    for (int i = 0; i < n; i++) {
+        uint32_t oid = types ? types[i] : 0;
+        const char *v = values ? values[i] : NULL;
+        if (!v)
+            p[i] = pgw_null(oid);
+        else if (formats && formats[i])
+            p[i] = pgw_raw(oid, PGW_FORMAT_BINARY, v, lengths ? lengths[i] : 0);
+        else
+            p[i] = pgw_text_typed(v, -1, oid);
+    }
+    return p;
+}
+
+static const int16_t binary_format = 1;
+
+static void set_result_format(pgw_request_t *req, int resultFormat)
+{
+    if (resultFormat) {
+        req->result_formats = &binary_format;
+        req->nresult_formats = 1;
+    } else {
+        req->flags |= PGW_Q_TEXT;
+    }
+}
+
+static int check_nparams(PGconn *conn, int nParams)
+{
+    if (nParams < 0 || nParams > 65535) {
+        pq__conn_set_error(conn, "number of parameters must be between 0 and %d\n", 65535);
+        return 0;
+    }
+    return 1;
+}
+
+static int send_kind(PGconn *conn, pq_cmd_kind_t kind, pgw_request_t *req, int describe)
+{
+    pq_cmd_t *cmd = pq__cmd_new(conn, kind);
+    if (!cmd) return 0;
+    cmd->describe = describe;
+    if (kind == PQ_CMD_COPY) {
+        req->ud = cmd;
+        req->copy_source = pq__copy_source;
+        req->on_copy_data = pq__copy_data;
+        req->on_copy_start = pq__copy_start;
+    }
+    return pq__submit(conn, cmd, req);
+}
+
+static int send_params(PGconn *conn, const char *command, int nParams, const Oid *paramTypes,
+                       const char *const *paramValues, const int *paramLengths,
+                       const int *paramFormats, int resultFormat)
+{
+    if (!pq__send_start(conn)) return 0;
+    if (!command) {
+        pq__conn_set_error(conn, "command string is a null pointer\n");
+        return 0;
+    }
+    if (!check_nparams(conn, nParams)) return 0;
+    pgw_param_t *params =
+        make_params(conn, nParams, paramTypes, paramValues, paramLengths, paramFormats);
+    if (!params) return 0;
+    pgw_request_t req = PGW_QUERY(command, params, (size_t)nParams, NULL, NULL);
+    req.cache = PGW_CACHE_SKIP;
+    set_result_format(&req, resultFormat);
+    int ok = send_kind(conn, PQ_CMD_QUERY, &req, 0);
+    free(params);
+    return ok;
+}
+
+int PQsendQuery(PGconn *conn, const char *query)
+{
+    if (!pq__send_start(conn)) return 0;
+    if (!query) {
+        pq__conn_set_error(conn, "command string is a null pointer\n");
+        return 0;
+    }
+    if (conn->pipeline != PQ_PIPELINE_OFF)
+        return send_params(conn, query, 0, NULL, NULL, NULL, NULL, 0);
+    if (pq__is_copy_sql(query)) {
+        pgw_request_t req = pgw_request_make_copy(query, NULL, NULL, NULL, NULL);
+        return send_kind(conn, PQ_CMD_COPY, &req, 0);
+    }
+    pgw_request_t req = PGW_SIMPLE(query, NULL, NULL);
+    return send_kind(conn, PQ_CMD_QUERY, &req, 0);
+}
+
+int PQsendQueryParams(PGconn *conn, const char *command, int nParams, const Oid *paramTypes,
+                      const char *const *paramValues, const int *paramLengths,
+                      const int *paramFormats, int resultFormat)
+{
+    return send_params(conn, command, nParams, paramTypes, paramValues, paramLengths, paramFormats,
+                       resultFormat);
+}
+
+int PQsendPrepare(PGconn *conn, const char *stmtName, const char *query, int nParams,
+                  const Oid *paramTypes)
+{
+    if (!pq__send_start(conn)) return 0;
+    if (!stmtName) {
+        pq__conn_set_error(conn, "statement name is a null pointer\n");
+        return 0;
+    }
+    if (!query) {
+        pq__conn_set_error(conn, "command string is a null pointer\n");
+        return 0;
+    }
+    if (!check_nparams(conn, nParams)) return 0;
+    pgw_request_t req =
+        PGW_PREPARE(stmtName, query, paramTypes, paramTypes ? (size_t)nParams : 0, NULL, NULL);
+    return send_kind(conn, PQ_CMD_QUERY, &req, 1);
+}
+
+int PQsendQueryPrepared(PGconn *conn, const char *stmtName, int nParams,
+                        const char *const *paramValues, const int *paramLengths,
+                        const int *paramFormats, int resultFormat)
+{
+    if (!pq__send_start(conn)) return 0;
+    if (!stmtName) {
+        pq__conn_set_error(conn, "statement name is a null pointer\n");
+        return 0;
+    }
+    if (!check_nparams(conn, nParams)) return 0;
+    pgw_param_t *params = make_params(conn, nParams, NULL, paramValues, paramLengths, paramFormats);
+    if (!params) return 0;
+    pgw_request_t req = PGW_EXECUTE(stmtName, params, (size_t)nParams, NULL, NULL);
+    set_result_format(&req, resultFormat);
+    int ok = send_kind(conn, PQ_CMD_QUERY, &req, 0);
+    free(params);
+    return ok;
+}
+
+int PQsendDescribePrepared(PGconn *conn, const char *stmt)
+{
+    if (!pq__send_start(conn)) return 0;
+    pgw_request_t req = PGW_DESCRIBE(stmt ? stmt : "", NULL, NULL);
+    return send_kind(conn, PQ_CMD_QUERY, &req, 0);
+}
+
+int PQsendDescribePortal(PGconn *conn, const char *portal)
+{
+    (void)portal;
+    if (!pq__send_start(conn)) return 0;
+    pq__conn_set_error(conn, "PQsendDescribePortal is not supported by this library\n");
+    return 0;
+}
+
+int PQsendClosePrepared(PGconn *conn, const char *stmt)
+{
+    if (!pq__send_start(conn)) return 0;
+    pgw_request_t req = PGW_CLOSE(stmt ? stmt : "", NULL, NULL);
+    return send_kind(conn, PQ_CMD_QUERY, &req, 1);
+}
+
+int PQsendClosePortal(PGconn *conn, const char *portal)
+{
+    if (!pq__send_start(conn)) return 0;
+    pgw_request_t req = PGW_CLOSE_PORTAL(portal ? portal : "", NULL, NULL);
+    return send_kind(conn, PQ_CMD_QUERY, &req, 1);
+}
+
+/* ------------------------------------------------------------- results */
+
+int PQconsumeInput(PGconn *conn)
+{
+    if (!conn) return 0;
+    if (conn->status != CONNECTION_OK || !conn->conn) {
+        pq__conn_set_error(conn, "connection not open\n");
+        return 0;
+    }
+    pq__conn_turn(conn, UV_RUN_NOWAIT);
+    return conn->status == CONNECTION_OK ? 1 : 0;
+}
+
+int PQisBusy(PGconn *conn)
+{
+    if (!conn) return 0;
+    pq_cmd_t *cmd = conn->head;
+    if (!cmd || conn->copy != PQ_COPY_NONE) return 0;
+    if (cmd->pos < cmd_visible(conn, cmd) || cmd->done) return 0;
+    return conn->status == CONNECTION_OK;
+}
+
+static PGresult *copy_result_again(PGconn *conn)
+{
+    return PQmakeEmptyPGresult(conn, conn->copy == PQ_COPY_IN ? PGRES_COPY_IN : PGRES_COPY_OUT);
+}
+
+PGresult *PQgetResult(PGconn *conn)
+{
+    if (!conn) return NULL;
+    for (;;) {
+        pq_cmd_t *cmd = conn->head;
+        if (!cmd) return NULL;
+        if (cmd->pos < cmd_visible(conn, cmd)) {
+            PGresult *r = cmd->res[cmd->pos];
+            cmd->res[cmd->pos++] = NULL;
+            if (cmd->kind == PQ_CMD_SYNC) {
+                if (conn->aborted_seg == cmd->seg) conn->aborted_seg = 0;
+                if (cmd->done && cmd->pos >= cmd->nres) cmd_dequeue(conn);
+            }
+            return r;
+        }
+        if (conn->copy != PQ_COPY_NONE && conn->copy_cmd == cmd) return copy_result_again(conn);
+        if (cmd->done) {
+            pq_cmd_kind_t kind = cmd->kind;
+            cmd_dequeue(conn);
+            if (kind == PQ_CMD_SYNC) continue;
+            return NULL;
+        }
+        if (pq__conn_turn(conn, UV_RUN_ONCE) == 0 && !cmd->done && cmd->pos >= cmd->nres) {
+            /* Nothing left that could complete it. */
+            cmd->done = 1;
+            conn->status = CONNECTION_BAD;
+            pq__cmd_push(cmd, failure_result(conn, lost_text));
+        }
+    }
+}
+
+/* ------------------------------------------------------ blocking calls */
+
+static int exec_start(PGconn *conn)
+{
+    if (!conn) return 0;
+    if (conn->pipeline != PQ_PIPELINE_OFF) {
+        pq__conn_set_error(
+            conn, "synchronous command execution functions are not allowed in pipeline mode\n");
+        return 0;
+    }
+    PGresult *r;
+    while ((r = PQgetResult(conn)) != NULL) {
+        ExecStatusType st = PQresultStatus(r);
+        PQclear(r);
+        if (st == PGRES_COPY_IN) {
+            if (PQputCopyEnd(conn, "COPY terminated by new PQexec") < 0) return 0;
+        } else if (st == PGRES_COPY_OUT) {
+            /* Read the rest of the COPY's data and drop it. */
+            char *buf;
+            int n;
+            while ((n = PQgetCopyData(conn, &buf, 0)) > 0)
+                PQfreemem(buf);
+        }
+        if (conn->status == CONNECTION_BAD) return 0;
+    }
+    return 1;
+}
+
+static PGresult *exec_finish(PGconn *conn)
+{
+    PGresult *last = NULL, *r;
+    while ((r = PQgetResult(conn)) != NULL) {
+        PQclear(last);
+        last = r;
+        ExecStatusType st = PQresultStatus(r);
+        if (st == PGRES_COPY_IN || st == PGRES_COPY_OUT || st == PGRES_COPY_BOTH ||
+            conn->status == CONNECTION_BAD)
+            break;
+    }
+    return last;
+}
+
+PGresult *PQexec(PGconn *conn, const char *query)
+{
+    if (!exec_start(conn)) return NULL;
+    if (!PQsendQuery(conn, query)) return NULL;
+    return exec_finish(conn);
+}
+
+PGresult *PQexecParams(PGconn *conn, const char *command, int nParams, const Oid *paramTypes,
+                       const char *const *paramValues, const int *paramLengths,
+                       const int *paramFormats, int resultFormat)
+{
+    if (!exec_start(conn)) return NULL;
+    if (!PQsendQueryParams(conn, command, nParams, paramTypes, paramValues, paramLengths,
+                           paramFormats, resultFormat))
+        return NULL;
+    return exec_finish(conn);
+}
+
+PGresult *PQprepare(PGconn *conn, const char *stmtName, const char *query, int nParams,
+                    const Oid *paramTypes)
+{
+    if (!exec_start(conn)) return NULL;
+    if (!PQsendPrepare(conn, stmtName, query, nParams, paramTypes)) return NULL;
+    return exec_finish(conn);
+}
+
+PGresult *PQexecPrepared(PGconn *conn, const char *stmtName, int nParams,
+                         const char *const *paramValues, const int *paramLengths,
+                         const int *paramFormats, int resultFormat)
+{
+    if (!exec_start(conn)) return NULL;
+    if (!PQsendQueryPrepared(conn, stmtName, nParams, paramValues, paramLengths, paramFormats,
+                             resultFormat))
+        return NULL;
+    return exec_finish(conn);
+}
+
+PGresult *PQdescribePrepared(PGconn *conn, const char *stmt)
+{
+    if (!exec_start(conn)) return NULL;
+    if (!PQsendDescribePrepared(conn, stmt)) return NULL;
+    return exec_finish(conn);
+}
+
+PGresult *PQdescribePortal(PGconn *conn, const char *portal)
+{
+    if (!exec_start(conn)) return NULL;
+    if (!PQsendDescribePortal(conn, portal)) return NULL;
+    return exec_finish(conn);
+}
+
+PGresult *PQclosePrepared(PGconn *conn, const char *stmt)
+{
+    if (!exec_start(conn)) return NULL;
+    if (!PQsendClosePrepared(conn, stmt)) return NULL;
+    return exec_finish(conn);
+}
+
+PGresult *PQclosePortal(PGconn *conn, const char *portal)
+{
+    if (!exec_start(conn)) return NULL;
+    if (!PQsendClosePortal(conn, portal)) return NULL;
+    return exec_finish(conn);
+}
+
+int PQflush(PGconn *conn)
+{
+    if (!conn || conn->status == CONNECTION_BAD) return -1;
+    uv_run(&conn->loop, UV_RUN_NOWAIT);
+    return 0;
+}
+
+int PQsetSingleRowMode(PGconn *conn)
+{
+    (void)conn;
+    return 0;
+}
