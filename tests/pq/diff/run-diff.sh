@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# The differential driver: runs one program of tests/pq/diff twice against the
+# pgcluster fixture's server and compares what it printed (stdout and stderr,
+# one stream, and its exit status).
+#
+#   run-diff.sh MODE ENV_FILE COMPAT_DIR PROGRAM [ARGS...]
+#
+# MODE
+#   pgwire    Debian's libpq, then libpgwire-pq (LD_LIBRARY_PATH=COMPAT_DIR,
+#             checked to be the libpq.so.5 the loader picks): must be equal.
+#   self      libpq twice: proves the program prints nothing that changes
+#             from run to run (the harness's own check).
+#   valgrind  as pgwire, the libpgwire-pq run under valgrind (leaks and memory
+#             errors fail the test; valgrind's report is printed).
+#
+# The same binary runs both times: the only thing that changes is the library
+# the loader gives it, which is how psql and pgbench meet the layer too.
+set -uo pipefail
+
+[ $# -ge 4 ] || { echo "usage: $0 pgwire|self|valgrind ENV_FILE COMPAT_DIR PROGRAM [ARGS...]" >&2; exit 2; }
+mode=$1 env_file=$2 compat=$3
+shift 3
+
+[ -f "$env_file" ] || { echo "no $env_file: the pgcluster fixture did not start" >&2; exit 1; }
+set -a
+# shellcheck disable=SC1090
+. "$env_file"
+set +a
+export LC_ALL=C LANG=C TZ=UTC
+# Nothing of the caller's libpq configuration reaches either run.
+unset PGPASSWORD PGSERVICE PGSERVICEFILE PGSSLMODE PGCLIENTENCODING PGOPTIONS PGAPPNAME \
+    PGCONNECT_TIMEOUT PGTARGETSESSIONATTRS PGSYSCONFDIR PGHOSTADDR PGREQUIRESSL PGSSLROOTCERT \
+    PGSSLCERT PGSSLKEY PGGSSENCMODE PGDATESTYLE PGTZ LD_PRELOAD
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+export HOME=$tmp # no ~/.pgpass, ~/.pg_service.conf, ~/.postgresql
+unset PGPASSFILE
+
+# run NAME [WRAPPER...]: the program's output in $tmp/NAME.out
+run() {
+    local name=$1 rc
+    shift
+    (cd "$tmp" && "$@" "${PROGRAM[@]}") >"$tmp/$name.out" 2>&1
+    rc=$?
+    echo "exit=$rc" >>"$tmp/$name.out"
+    # A temporary schema is named after the backend's slot (pg_temp_3), which
+    # depends on what else is connected to the server at that moment.
+    sed -i -E 's/pg_temp_[0-9]+/pg_temp_N/g' "$tmp/$name.out"
+}
+
+PROGRAM=("$@")
+case "$mode" in
+self)
+    run a env
+    run b env
+    ;;
+pgwire | valgrind)
+    lib=$(LD_TRACE_LOADED_OBJECTS=1 LD_LIBRARY_PATH=$compat "$1" 2>&1 | awk '$1 == "libpq.so.5" {print $3}')
+    if [ "$(realpath -m "$lib")" != "$(realpath -m "$compat/libpq.so.5")" ]; then
+        echo "the loader gives $1 libpq.so.5 from '$lib', not $compat" >&2
+        exit 1
+    fi
+    run a env
+    if [ "$mode" = valgrind ]; then
+        run b env LD_LIBRARY_PATH="$compat" valgrind --quiet --error-exitcode=99 \
+            --leak-check=full --track-origins=yes --log-file="$tmp/valgrind.log"
+    else
+        run b env LD_LIBRARY_PATH="$compat"
+    fi
+    ;;
+*)
+    echo "unknown mode $mode" >&2
+    exit 2
+    ;;
+esac
+
+status=0
+if ! cmp -s "$tmp/a.out" "$tmp/b.out"; then
+    echo "---- $(basename "$1"): output differs (- libpq, + ${mode/self/libpq again}) ----"
+    diff -u --label libpq --label "$mode" "$tmp/a.out" "$tmp/b.out" | head -n "${PQ_DIFF_MAX_LINES:-200}"
+    status=1
+fi
+if [ "$mode" = valgrind ] && [ -s "$tmp/valgrind.log" ]; then
+    echo "---- valgrind ----"
+    cat "$tmp/valgrind.log"
+    status=1
+fi
+if [ $status = 0 ]; then
+    echo "$(basename "$1"): identical ($(wc -l <"$tmp/a.out") lines)"
+    [ -n "${PQ_DIFF_VERBOSE:-}" ] && cat "$tmp/a.out"
+fi
+exit $status
