@@ -32,6 +32,13 @@ const pq_notice_hooks_t *pq__conn_notice_hooks(const PGconn *conn);
 PGVerbosity pq__conn_verbosity(const PGconn *conn);
 PGContextVisibility pq__conn_show_context(const PGconn *conn);
 
+/* Appends the printf-formatted text to conn's PQerrorMessage (escaping,
+ * large objects and PQencryptPasswordConn report their errors there). */
+void pq__conn_append_error(PGconn *conn, const char *fmt, ...);
+/* Empties conn's PQerrorMessage unless commands are in flight (libpq's
+ * pqClearConnErrorState at the start of PQescapeLiteral and friends). */
+void pq__conn_clear_error(PGconn *conn);
+
 /* ---- provided by the results half ---- */
 
 /* A result of one statement from libpgwire's result r (one element of a
