@@ -143,6 +143,8 @@ int pq__copy_source(pgw_buf_t *out, size_t room, void *ud)
     (void)room;
     pq_cmd_t *cmd = ud;
     PGconn *conn = cmd->conn;
+    /* A caller waiting for the buffer to drain looks again. */
+    uv_stop(&conn->loop);
     if (conn->copy_in_end && conn->copy_in_errmsg && !conn->copy_in.len) {
         const char *m = conn->copy_in_errmsg;
         if (pgw_buf_append(out, m, strlen(m)) < 0) return PGW_ENOMEM;
