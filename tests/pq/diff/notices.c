@@ -11,8 +11,9 @@ static void receiver(void *arg, const PGresult *r)
 {
     printf("receiver(%s): ", (const char *)arg);
     pqd_print_result("notice", r);
-    pqd_print_str("  verbose",
-                  PQresultVerboseErrorMessage(r, PQERRORS_VERBOSE, PQSHOW_CONTEXT_ALWAYS));
+    char *verbose = PQresultVerboseErrorMessage(r, PQERRORS_VERBOSE, PQSHOW_CONTEXT_ALWAYS);
+    pqd_print_str("  verbose", verbose);
+    PQfreemem(verbose);
 }
 
 static const char *raise_sql =

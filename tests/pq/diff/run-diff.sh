@@ -18,7 +18,7 @@
 set -uo pipefail
 
 [ $# -ge 4 ] || { echo "usage: $0 pgwire|self|valgrind ENV_FILE COMPAT_DIR PROGRAM [ARGS...]" >&2; exit 2; }
-mode=$1 env_file=$2 compat=$3
+mode=$1 env_file=$2 compat=$(realpath -m -- "$3")
 shift 3
 
 [ -f "$env_file" ] || { echo "no $env_file: the pgcluster fixture did not start" >&2; exit 1; }
@@ -48,7 +48,7 @@ run() {
     sed -i -E 's/pg_temp_[0-9]+/pg_temp_N/g' "$tmp/$name.out"
 }
 
-PROGRAM=("$@")
+PROGRAM=("$(realpath -- "$1")" "${@:2}")
 case "$mode" in
 self)
     run a env
@@ -75,6 +75,12 @@ pgwire | valgrind)
 esac
 
 status=0
+# The reference must have run to its end: otherwise the harness is broken.
+if [ "$(tail -n 1 "$tmp/a.out")" != exit=0 ]; then
+    echo "---- $(basename "$1"): the libpq run did not end with status 0 ----"
+    tail -n 20 "$tmp/a.out"
+    status=1
+fi
 if ! cmp -s "$tmp/a.out" "$tmp/b.out"; then
     echo "---- $(basename "$1"): output differs (- libpq, + ${mode/self/libpq again}) ----"
     diff -u --label libpq --label "$mode" "$tmp/a.out" "$tmp/b.out" | head -n "${PQ_DIFF_MAX_LINES:-200}"
