@@ -192,6 +192,20 @@ void pq__conn_broken(PGconn *conn)
     conn->status = CONNECTION_BAD;
 }
 
+/* escaping without a connection reads the last encoding reported */
+static void on_parameter(pgw_conn_t *c, pgw_str_t name, pgw_str_t value, void *ud)
+{
+    (void)c;
+    (void)ud;
+    char n[64], v[256];
+    if (name.len >= sizeof n || value.len >= sizeof v) return;
+    memcpy(n, name.p, name.len);
+    n[name.len] = 0;
+    memcpy(v, value.p, value.len);
+    v[value.len] = 0;
+    pq__note_parameter(n, v);
+}
+
 static void on_lost(pgw_conn_t *c, int err, void *ud)
 {
     (void)c;
@@ -287,6 +301,7 @@ static int conn_start(PGconn *conn)
     cfg.on_notice = on_notice;
     cfg.on_notification = pq__on_notification;
     cfg.on_lost = on_lost;
+    cfg.on_parameter = on_parameter;
     cfg.ud = conn;
     cfg.stmt_cache_mode = PGW_STMT_CACHE_OFF;
     cfg.high_water_mark = SIZE_MAX;

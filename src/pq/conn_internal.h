@@ -32,6 +32,13 @@ typedef enum pq_cmd_kind {
     PQ_CMD_COPY       /* a COPY statement: the COPY result, data, the end */
 } pq_cmd_kind_t;
 
+/* What a command's successful results are. */
+typedef enum pq_describe {
+    PQ_DESCRIBE_ROWS = 0,   /* a statement's result */
+    PQ_DESCRIBE_NONE = 1,   /* PQprepare, close: COMMAND_OK, nothing more */
+    PQ_DESCRIBE_COLUMNS = 2 /* PQdescribePrepared: COMMAND_OK with columns, params */
+} pq_describe_t;
+
 /* One command: submitted to the session, its results queued for
  * PQgetResult in order. Freed once its results (and the NULL that follows
  * them) were handed out and the session completed it. */
@@ -42,7 +49,8 @@ typedef struct pq_cmd {
     int done;       /* the session completed it (or it never went out) */
     int status;     /* the completion's status */
     unsigned seg;   /* pipeline segment (PQpipelineSync count) */
-    int describe;   /* PQprepare / close: COMMAND_OK without columns */
+    int describe;   /* what its successful results are (pq_describe_t) */
+    char *query;    /* the SQL it sent (for an error's caret), or NULL */
     PGresult **res; /* results ready to hand out */
     size_t nres, pos, cap;
     /* COPY */
@@ -94,7 +102,7 @@ struct pg_conn {
     PGpipelineStatus pipeline;
     unsigned seg;         /* current segment */
     unsigned aborted_seg; /* segment whose error aborts it (0: none) */
-    int pipe_has_aborted;
+    int shown_aborted;    /* an error of the pipeline was handed out, its sync not yet */
     int password_needed;
     int password_used;
 
@@ -127,6 +135,7 @@ void pq__conn_append_error(PGconn *conn, const char *fmt, ...);
 pq_cmd_t *pq__cmd_new(PGconn *conn, pq_cmd_kind_t kind);
 void pq__cmd_push(pq_cmd_t *cmd, PGresult *res);
 void pq__cmd_free(pq_cmd_t *cmd);
+PGresult *pq__empty_result(PGconn *conn, ExecStatusType status);
 void pq__cmds_free_all(PGconn *conn);
 int pq__cmd_hook(void *ctx, size_t index, int status, pgw_result_t **res);
 /* 1 when the connection can take a new command (libpq's

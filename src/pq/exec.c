@@ -58,6 +58,7 @@ void pq__cmd_free(pq_cmd_t *cmd)
     for (size_t i = cmd->pos; i < cmd->nres; i++)
         PQclear(cmd->res[i]);
     free(cmd->res);
+    free(cmd->query);
     free(cmd);
 }
 
@@ -114,25 +115,40 @@ static int is_connection_failure(int status)
            status == PGW_ECLOSED || status == PGW_ECANCELED || status == PGW_ENOMEM;
 }
 
+/* A result without a message: libpq makes the pipeline's SYNC and ABORTED
+ * results once it moved on to their command, its message cleared. */
+PGresult *pq__empty_result(PGconn *conn, ExecStatusType status)
+{
+    pq_str_t saved = conn->errmsg;
+    memset(&conn->errmsg, 0, sizeof conn->errmsg);
+    PGresult *r = PQmakeEmptyPGresult(conn, status);
+    conn->errmsg = saved;
+    return r;
+}
+
 static void collect(pq_cmd_t *cmd, int status, const pgw_result_t *r)
 {
     PGconn *conn = cmd->conn;
     int failed = 0;
     if (cmd->kind == PQ_CMD_SYNC && !is_connection_failure(status)) {
-        pq__cmd_push(cmd, PQmakeEmptyPGresult(conn, PGRES_PIPELINE_SYNC));
+        pq__cmd_push(cmd, pq__empty_result(conn, PGRES_PIPELINE_SYNC));
         return;
     }
     if (status == PGW_EABORTED) {
-        pq__cmd_push(cmd, PQmakeEmptyPGresult(conn, PGRES_PIPELINE_ABORTED));
+        pq__cmd_push(cmd, pq__empty_result(conn, PGRES_PIPELINE_ABORTED));
         failed = 1;
     }
     for (const pgw_result_t *p = r; p && !failed; p = pgw_result_next(p)) {
         int is_err = pgw_result_error(p) != NULL;
-        PGresult *pr = !is_err && cmd->describe ? PQmakeEmptyPGresult(conn, PGRES_COMMAND_OK)
-                                                : pq__result_from_pgw(conn, p);
+        PGresult *pr =
+            !is_err && cmd->describe == PQ_DESCRIBE_NONE
+                ? PQmakeEmptyPGresult(conn, PGRES_COMMAND_OK)
+                : pq__result_from_pgw_ex(conn, p, cmd->query, cmd->describe == PQ_DESCRIBE_COLUMNS);
         if (is_err) {
             failed = 1;
-            if (pr) pq__conn_append_error(conn, "%s", PQresultErrorMessage(pr));
+            /* In a pipeline the message is the command's once it is
+             * handed out (PQgetResult). */
+            if (pr && !cmd->seg) pq__conn_append_error(conn, "%s", PQresultErrorMessage(pr));
         }
         pq__cmd_push(cmd, pr);
     }
@@ -212,7 +228,7 @@ int pq__submit(PGconn *conn, pq_cmd_t *cmd, pgw_request_t *req)
         if (conn->aborted_seg && conn->aborted_seg == conn->seg) {
             /* The server skips everything until the sync: so do we. */
             cmd->done = 1;
-            pq__cmd_push(cmd, PQmakeEmptyPGresult(conn, PGRES_PIPELINE_ABORTED));
+            pq__cmd_push(cmd, pq__empty_result(conn, PGRES_PIPELINE_ABORTED));
             pq__cmd_enqueue(conn, cmd);
             return 1;
         }
@@ -289,6 +305,11 @@ static int send_kind(PGconn *conn, pq_cmd_kind_t kind, pgw_request_t *req, int d
     pq_cmd_t *cmd = pq__cmd_new(conn, kind);
     if (!cmd) return 0;
     cmd->describe = describe;
+    if (req->sql && !(cmd->query = strdup(req->sql))) {
+        pq__conn_set_error(conn, "out of memory\n");
+        pq__cmd_free(cmd);
+        return 0;
+    }
     if (kind == PQ_CMD_COPY) {
         req->ud = cmd;
         req->copy_source = pq__copy_source;
@@ -314,7 +335,7 @@ static int send_params(PGconn *conn, const char *command, int nParams, const Oid
     pgw_request_t req = PGW_QUERY(command, params, (size_t)nParams, NULL, NULL);
     req.cache = PGW_CACHE_SKIP;
     set_result_format(&req, resultFormat);
-    int ok = send_kind(conn, PQ_CMD_QUERY, &req, 0);
+    int ok = send_kind(conn, PQ_CMD_QUERY, &req, PQ_DESCRIBE_ROWS);
     free(params);
     return ok;
 }
@@ -326,14 +347,16 @@ int PQsendQuery(PGconn *conn, const char *query)
         pq__conn_set_error(conn, "command string is a null pointer\n");
         return 0;
     }
-    if (conn->pipeline != PQ_PIPELINE_OFF)
-        return send_params(conn, query, 0, NULL, NULL, NULL, NULL, 0);
+    if (conn->pipeline != PQ_PIPELINE_OFF) {
+        pq__conn_append_error(conn, "%s not allowed in pipeline mode\n", "PQsendQuery");
+        return 0;
+    }
     if (pq__is_copy_sql(query)) {
         pgw_request_t req = pgw_request_make_copy(query, NULL, NULL, NULL, NULL);
-        return send_kind(conn, PQ_CMD_COPY, &req, 0);
+        return send_kind(conn, PQ_CMD_COPY, &req, PQ_DESCRIBE_ROWS);
     }
     pgw_request_t req = PGW_SIMPLE(query, NULL, NULL);
-    return send_kind(conn, PQ_CMD_QUERY, &req, 0);
+    return send_kind(conn, PQ_CMD_QUERY, &req, PQ_DESCRIBE_ROWS);
 }
 
 int PQsendQueryParams(PGconn *conn, const char *command, int nParams, const Oid *paramTypes,
@@ -359,7 +382,7 @@ int PQsendPrepare(PGconn *conn, const char *stmtName, const char *query, int nPa
     if (!check_nparams(conn, nParams)) return 0;
     pgw_request_t req =
         PGW_PREPARE(stmtName, query, paramTypes, paramTypes ? (size_t)nParams : 0, NULL, NULL);
-    return send_kind(conn, PQ_CMD_QUERY, &req, 1);
+    return send_kind(conn, PQ_CMD_QUERY, &req, PQ_DESCRIBE_NONE);
 }
 
 int PQsendQueryPrepared(PGconn *conn, const char *stmtName, int nParams,
@@ -376,7 +399,7 @@ int PQsendQueryPrepared(PGconn *conn, const char *stmtName, int nParams,
     if (!params) return 0;
     pgw_request_t req = PGW_EXECUTE(stmtName, params, (size_t)nParams, NULL, NULL);
     set_result_format(&req, resultFormat);
-    int ok = send_kind(conn, PQ_CMD_QUERY, &req, 0);
+    int ok = send_kind(conn, PQ_CMD_QUERY, &req, PQ_DESCRIBE_ROWS);
     free(params);
     return ok;
 }
@@ -385,7 +408,7 @@ int PQsendDescribePrepared(PGconn *conn, const char *stmt)
 {
     if (!pq__send_start(conn)) return 0;
     pgw_request_t req = PGW_DESCRIBE(stmt ? stmt : "", NULL, NULL);
-    return send_kind(conn, PQ_CMD_QUERY, &req, 0);
+    return send_kind(conn, PQ_CMD_QUERY, &req, PQ_DESCRIBE_COLUMNS);
 }
 
 int PQsendDescribePortal(PGconn *conn, const char *portal)
@@ -400,14 +423,14 @@ int PQsendClosePrepared(PGconn *conn, const char *stmt)
 {
     if (!pq__send_start(conn)) return 0;
     pgw_request_t req = PGW_CLOSE(stmt ? stmt : "", NULL, NULL);
-    return send_kind(conn, PQ_CMD_QUERY, &req, 1);
+    return send_kind(conn, PQ_CMD_QUERY, &req, PQ_DESCRIBE_NONE);
 }
 
 int PQsendClosePortal(PGconn *conn, const char *portal)
 {
     if (!pq__send_start(conn)) return 0;
     pgw_request_t req = PGW_CLOSE_PORTAL(portal ? portal : "", NULL, NULL);
-    return send_kind(conn, PQ_CMD_QUERY, &req, 1);
+    return send_kind(conn, PQ_CMD_QUERY, &req, PQ_DESCRIBE_NONE);
 }
 
 /* ------------------------------------------------------------- results */
@@ -446,8 +469,14 @@ PGresult *PQgetResult(PGconn *conn)
         if (cmd->pos < cmd_visible(conn, cmd)) {
             PGresult *r = cmd->res[cmd->pos];
             cmd->res[cmd->pos++] = NULL;
+            ExecStatusType st = PQresultStatus(r);
+            if (cmd->seg && st == PGRES_FATAL_ERROR)
+                pq__conn_set_error(conn, "%s", PQresultErrorMessage(r));
+            if (cmd->seg && (st == PGRES_FATAL_ERROR || st == PGRES_PIPELINE_ABORTED))
+                conn->shown_aborted = 1;
             if (cmd->kind == PQ_CMD_SYNC) {
                 if (conn->aborted_seg == cmd->seg) conn->aborted_seg = 0;
+                conn->shown_aborted = 0;
                 if (cmd->done && cmd->pos >= cmd->nres) cmd_dequeue(conn);
             }
             return r;
@@ -456,6 +485,7 @@ PGresult *PQgetResult(PGconn *conn)
         if (cmd->done) {
             pq_cmd_kind_t kind = cmd->kind;
             cmd_dequeue(conn);
+            if (conn->pipeline != PQ_PIPELINE_OFF) pq__str_reset(&conn->errmsg);
             if (kind == PQ_CMD_SYNC) continue;
             return NULL;
         }
@@ -586,4 +616,9 @@ int PQsetSingleRowMode(PGconn *conn)
 {
     (void)conn;
     return 0;
+}
+
+void pq__conn_clear_error(PGconn *conn)
+{
+    if (conn && !conn->head) pq__str_reset(&conn->errmsg);
 }

@@ -12,7 +12,7 @@
 PGpipelineStatus PQpipelineStatus(const PGconn *conn)
 {
     if (!conn || conn->pipeline == PQ_PIPELINE_OFF) return PQ_PIPELINE_OFF;
-    return conn->aborted_seg ? PQ_PIPELINE_ABORTED : PQ_PIPELINE_ON;
+    return conn->shown_aborted ? PQ_PIPELINE_ABORTED : PQ_PIPELINE_ON;
 }
 
 int PQenterPipelineMode(PGconn *conn)
@@ -32,6 +32,7 @@ int PQenterPipelineMode(PGconn *conn)
     conn->pipeline = PQ_PIPELINE_ON;
     conn->seg = 1;
     conn->aborted_seg = 0;
+    conn->shown_aborted = 0;
     return 1;
 }
 
