@@ -3,10 +3,9 @@
  * PQconninfoFree, over libpgwire's conninfo parser (src/conn/conninfo*.c).
  *
  * The arrays list libpq 15's options in libpq 15's order, with its labels,
- * display characters and sizes; an option of a later libpq that libpgwire
- * also reads (require_auth, load_balance_hosts ...) follows them only when
- * it has a value, so a PQconninfo -> PQconnectdbParams round trip keeps it
- * while the list a libpq 15 program expects stays the same.
+ * display characters and sizes. An option of a later libpq that libpgwire
+ * also reads (require_auth, load_balance_hosts ...) is refused by
+ * PQconninfoParse as libpq 15 refuses it, and is never listed.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "conn/conninfo_internal.h"
@@ -21,79 +20,63 @@
 typedef struct option {
     const char *keyword, *envvar, *compiled, *label, *dispchar;
     int dispsize;
-    int since; /* the libpq major version that added it (15: in libpq 15) */
 } option_t;
 
 static const option_t options[] = {
-    {"service", "PGSERVICE", NULL, "Database-Service", "", 20, 15},
-    {"user", "PGUSER", NULL, "Database-User", "", 20, 15},
-    {"password", "PGPASSWORD", NULL, "Database-Password", "*", 20, 15},
-    {"passfile", "PGPASSFILE", NULL, "Database-Password-File", "", 64, 15},
-    {"channel_binding", "PGCHANNELBINDING", "prefer", "Channel-Binding", "", 8, 15},
-    {"connect_timeout", "PGCONNECT_TIMEOUT", NULL, "Connect-timeout", "", 10, 15},
-    {"dbname", "PGDATABASE", NULL, "Database-Name", "", 20, 15},
-    {"host", "PGHOST", NULL, "Database-Host", "", 40, 15},
-    {"hostaddr", "PGHOSTADDR", NULL, "Database-Host-IP-Address", "", 45, 15},
-    {"port", "PGPORT", "5432", "Database-Port", "", 6, 15},
-    {"client_encoding", "PGCLIENTENCODING", NULL, "Client-Encoding", "", 10, 15},
-    {"options", "PGOPTIONS", "", "Backend-Options", "", 40, 15},
-    {"application_name", "PGAPPNAME", NULL, "Application-Name", "", 64, 15},
-    {"fallback_application_name", NULL, NULL, "Fallback-Application-Name", "", 64, 15},
-    {"keepalives", NULL, NULL, "TCP-Keepalives", "", 1, 15},
-    {"keepalives_idle", NULL, NULL, "TCP-Keepalives-Idle", "", 10, 15},
-    {"keepalives_interval", NULL, NULL, "TCP-Keepalives-Interval", "", 10, 15},
-    {"keepalives_count", NULL, NULL, "TCP-Keepalives-Count", "", 10, 15},
-    {"tcp_user_timeout", NULL, NULL, "TCP-User-Timeout", "", 10, 15},
-    {"sslmode", "PGSSLMODE", "prefer", "SSL-Mode", "", 12, 15},
-    {"sslcompression", "PGSSLCOMPRESSION", "0", "SSL-Compression", "", 1, 15},
-    {"sslcert", "PGSSLCERT", NULL, "SSL-Client-Cert", "", 64, 15},
-    {"sslkey", "PGSSLKEY", NULL, "SSL-Client-Key", "", 64, 15},
-    {"sslpassword", NULL, NULL, "SSL-Client-Key-Password", "*", 20, 15},
-    {"sslrootcert", "PGSSLROOTCERT", NULL, "SSL-Root-Certificate", "", 64, 15},
-    {"sslcrl", "PGSSLCRL", NULL, "SSL-Revocation-List", "", 64, 15},
-    {"sslcrldir", "PGSSLCRLDIR", NULL, "SSL-Revocation-List-Dir", "", 64, 15},
-    {"sslsni", "PGSSLSNI", "1", "SSL-SNI", "", 1, 15},
-    {"requirepeer", "PGREQUIREPEER", NULL, "Require-Peer", "", 10, 15},
+    {"service", "PGSERVICE", NULL, "Database-Service", "", 20},
+    {"user", "PGUSER", NULL, "Database-User", "", 20},
+    {"password", "PGPASSWORD", NULL, "Database-Password", "*", 20},
+    {"passfile", "PGPASSFILE", NULL, "Database-Password-File", "", 64},
+    {"channel_binding", "PGCHANNELBINDING", "prefer", "Channel-Binding", "", 8},
+    {"connect_timeout", "PGCONNECT_TIMEOUT", NULL, "Connect-timeout", "", 10},
+    {"dbname", "PGDATABASE", NULL, "Database-Name", "", 20},
+    {"host", "PGHOST", NULL, "Database-Host", "", 40},
+    {"hostaddr", "PGHOSTADDR", NULL, "Database-Host-IP-Address", "", 45},
+    {"port", "PGPORT", "5432", "Database-Port", "", 6},
+    {"client_encoding", "PGCLIENTENCODING", NULL, "Client-Encoding", "", 10},
+    {"options", "PGOPTIONS", "", "Backend-Options", "", 40},
+    {"application_name", "PGAPPNAME", NULL, "Application-Name", "", 64},
+    {"fallback_application_name", NULL, NULL, "Fallback-Application-Name", "", 64},
+    {"keepalives", NULL, NULL, "TCP-Keepalives", "", 1},
+    {"keepalives_idle", NULL, NULL, "TCP-Keepalives-Idle", "", 10},
+    {"keepalives_interval", NULL, NULL, "TCP-Keepalives-Interval", "", 10},
+    {"keepalives_count", NULL, NULL, "TCP-Keepalives-Count", "", 10},
+    {"tcp_user_timeout", NULL, NULL, "TCP-User-Timeout", "", 10},
+    {"sslmode", "PGSSLMODE", "prefer", "SSL-Mode", "", 12},
+    {"sslcompression", "PGSSLCOMPRESSION", "0", "SSL-Compression", "", 1},
+    {"sslcert", "PGSSLCERT", NULL, "SSL-Client-Cert", "", 64},
+    {"sslkey", "PGSSLKEY", NULL, "SSL-Client-Key", "", 64},
+    {"sslpassword", NULL, NULL, "SSL-Client-Key-Password", "*", 20},
+    {"sslrootcert", "PGSSLROOTCERT", NULL, "SSL-Root-Certificate", "", 64},
+    {"sslcrl", "PGSSLCRL", NULL, "SSL-Revocation-List", "", 64},
+    {"sslcrldir", "PGSSLCRLDIR", NULL, "SSL-Revocation-List-Dir", "", 64},
+    {"sslsni", "PGSSLSNI", "1", "SSL-SNI", "", 1},
+    {"requirepeer", "PGREQUIREPEER", NULL, "Require-Peer", "", 10},
     {"ssl_min_protocol_version", "PGSSLMINPROTOCOLVERSION", "TLSv1.2",
-     "SSL-Minimum-Protocol-Version", "", 8, 15},
+     "SSL-Minimum-Protocol-Version", "", 8},
     {"ssl_max_protocol_version", "PGSSLMAXPROTOCOLVERSION", NULL, "SSL-Maximum-Protocol-Version",
-     "", 8, 15},
-    {"gssencmode", "PGGSSENCMODE", "prefer", "GSSENC-Mode", "", 8, 15},
-    {"krbsrvname", "PGKRBSRVNAME", "postgres", "Kerberos-service-name", "", 20, 15},
-    {"gsslib", "PGGSSLIB", NULL, "GSS-library", "", 7, 15},
-    {"replication", NULL, NULL, "Replication", "D", 5, 15},
-    {"target_session_attrs", "PGTARGETSESSIONATTRS", "any", "Target-Session-Attrs", "", 15, 15},
-    /* Later libpq versions' options: listed only with a value. */
-    {"require_auth", "PGREQUIREAUTH", NULL, "Require-Auth", "", 14, 16},
-    {"sslcertmode", "PGSSLCERTMODE", "allow", "SSL-Client-Cert-Mode", "", 8, 16},
-    {"load_balance_hosts", "PGLOADBALANCEHOSTS", "disable", "Load-Balance", "", 8, 16},
-    {"gssdelegation", "PGGSSDELEGATION", "0", "GSS-delegation", "", 1, 16},
-    {"sslnegotiation", "PGSSLNEGOTIATION", "postgres", "SSL-Negotiation", "", 9, 17},
-    {"servicefile", "PGSERVICEFILE", NULL, "Database-Service-File", "", 64, 18},
-    {"min_protocol_version", "PGMINPROTOCOLVERSION", NULL, "Min-Protocol-Version", "", 6, 18},
-    {"max_protocol_version", "PGMAXPROTOCOLVERSION", NULL, "Max-Protocol-Version", "", 6, 18},
-    {"oauth_issuer", NULL, NULL, "OAuth-Issuer", "", 40, 18},
-    {"oauth_client_id", NULL, NULL, "OAuth-Client-ID", "", 40, 18},
-    {"oauth_client_secret", NULL, NULL, "OAuth-Client-Secret", "*", 40, 18},
-    {"oauth_scope", NULL, NULL, "OAuth-Scope", "", 15, 18},
-    {"sslkeylogfile", NULL, NULL, "SSL-Key-Log-File", "D", 64, 18},
+     "", 8},
+    {"gssencmode", "PGGSSENCMODE", "prefer", "GSSENC-Mode", "", 8},
+    {"krbsrvname", "PGKRBSRVNAME", "postgres", "Kerberos-service-name", "", 20},
+    {"gsslib", "PGGSSLIB", NULL, "GSS-library", "", 7},
+    {"replication", NULL, NULL, "Replication", "D", 5},
+    {"target_session_attrs", "PGTARGETSESSIONATTRS", "any", "Target-Session-Attrs", "", 15},
 };
 
 #define NOPTIONS (sizeof options / sizeof options[0])
 
 /* The array for vals (one per options[] entry, NULL: unset; taken over,
- * freed here on failure), in libpq's layout: libpq 15's options always,
- * later ones when set, then the terminator. NULL when out of memory. */
+ * freed here on failure), in libpq's layout, ending with a NULL keyword.
+ * NULL when out of memory. */
 static PQconninfoOption *make_array(char **vals)
 {
     PQconninfoOption *out = calloc(NOPTIONS + 1, sizeof *out);
-    size_t n = 0;
     for (size_t i = 0; i < NOPTIONS; i++) {
-        if (!out || (options[i].since > 15 && !vals[i])) {
+        if (!out) {
             free(vals[i]);
             continue;
         }
-        PQconninfoOption *o = &out[n++];
+        PQconninfoOption *o = &out[i];
         o->keyword = (char *)options[i].keyword;
         o->envvar = (char *)options[i].envvar;
         o->compiled = (char *)options[i].compiled;
@@ -103,6 +86,26 @@ static PQconninfoOption *make_array(char **vals)
         o->val = vals[i];
     }
     return out;
+}
+
+/* The first option libpgwire read from the string that libpq 15 does not
+ * know, in libpq 15's words; "" when there is none. */
+static void refuse_later_options(const pgw_conninfo_t *ci, int uri, char *err, size_t len)
+{
+    for (size_t k = 0; pgw_conninfo_keyword(k); k++) {
+        const char *kw = pgw_conninfo_keyword(k);
+        int known = 0;
+        for (size_t i = 0; i < NOPTIONS && !known; i++)
+            known = strcmp(kw, options[i].keyword) == 0;
+        if (!known && pgw_conninfo_get(ci, kw)) {
+            snprintf(err, len,
+                     uri ? "invalid URI query parameter: \"%s\""
+                         : "invalid connection option \"%s\"",
+                     kw);
+            return;
+        }
+    }
+    err[0] = '\0';
 }
 
 /* A malloc'd copy of v (NULL stays NULL); *oom set when the copy fails. */
@@ -147,6 +150,10 @@ PQconninfoOption *PQconninfoParse(const char *conninfo, char **errmsg)
     size_t prefix = pgw__ci_uri_prefix_len(conninfo);
     int rc = prefix ? pgw__ci_parse_uri(ci, conninfo, prefix, &e)
                     : pgw__ci_parse_keyword_value(ci, conninfo, &e);
+    if (rc == 0) {
+        refuse_later_options(ci, prefix > 0, err, sizeof err);
+        if (err[0]) rc = PGW_ECONNINFO;
+    }
     if (rc != 0) {
         set_errmsg(errmsg, rc == PGW_ENOMEM || !err[0] ? "out of memory" : err);
         pgw_conninfo_free(ci);
@@ -177,7 +184,7 @@ static int default_value(const pgw_conninfo_t *service, size_t i, char **out)
         const char *req = getenv("PGREQUIRESSL");
         if (req && req[0] == '1') v = "require";
     }
-    if (!v && o->since == 15) v = o->compiled;
+    if (!v) v = o->compiled;
     if (!v && strcmp(o->keyword, "user") == 0) {
         struct passwd *pw = getpwuid(geteuid());
         if (pw) v = pw->pw_name;
