@@ -16,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "session/wcwidth.h"
 #include "session/wcwidth_table.h"
 
 #define DISPLAY_SIZE  60 /* screen width limit, in columns (libpq) */
@@ -73,7 +72,7 @@ static size_t char_len(const unsigned char *p)
     return n;
 }
 
-bool pgw__unicode_wide(uint32_t cp)
+static bool is_wide(uint32_t cp)
 {
     size_t lo = 0, hi = PGW__ARRAY_LEN(pgw__wide_ranges);
     while (lo < hi) {
@@ -98,7 +97,7 @@ static int char_width(const unsigned char *p)
     uint32_t cp = p[0] & lead_mask[n];
     for (size_t i = 1; i < n; i++)
         cp = cp << 6 | (p[i] & 0x3f);
-    return pgw__unicode_wide(cp) ? 2 : 1;
+    return is_wide(cp) ? 2 : 1;
 }
 
 /* ---- the caret (libpq's reportErrorPosition) ---- */
