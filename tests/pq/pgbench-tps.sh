@@ -14,7 +14,7 @@
 set -uo pipefail
 
 [ $# -ge 2 ] || { echo "usage: $0 ENV_FILE COMPAT_DIR [PGBENCH]" >&2; exit 2; }
-env_file=$1 compat=$2
+env_file=$1 compat=$(realpath -m -- "$2")
 pgbench=${3:-$(ls /usr/lib/postgresql/*/bin/pgbench | sort -V | tail -1)}
 psql=$(dirname "$pgbench")/psql
 set -a

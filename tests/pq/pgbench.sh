@@ -12,7 +12,8 @@
 # and the row counts of the four tables after each step equal to libpq's.
 #
 # PQ_PGBENCH_SCALE (default 10; 1 with --valgrind) and PQ_PGBENCH_TX
-# (transactions per client, default 200; 10 with --valgrind) size it.
+# (transactions per client, default 200; 10 with --valgrind) size it;
+# PQ_PGBENCH_STEP_TIMEOUT (90 s; 400 with --valgrind) bounds each step.
 # --valgrind: the libpgwire-pq runs under valgrind (memory errors and leaks
 # fail; libpq's runs are not). PQ_PRELOAD (set by the sanitizer build): the
 # ASan runtime, preloaded into the uninstrumented pgbench for the
@@ -25,9 +26,15 @@ if [ "${1:-}" = --valgrind ]; then
     shift
 fi
 [ $# -eq 3 ] || { echo "usage: $0 [--valgrind] ENV_FILE COMPAT_DIR PGBENCH" >&2; exit 2; }
-env_file=$1 compat=$2 pgbench=$3
+env_file=$1 compat=$(realpath -m -- "$2") pgbench=$3
 [ -f "$env_file" ] || { echo "no $env_file: the pgcluster fixture did not start" >&2; exit 1; }
 [ -f "$compat/libpq.so.5" ] || { echo "no $compat/libpq.so.5: build pq_compat" >&2; exit 1; }
+# The compat library must be the libpq.so.5 the loader gives pgbenchRAM.
+lib=$(LD_TRACE_LOADED_OBJECTS=1 LD_LIBRARY_PATH=$compat "$pgbench" 2>&1 | awk '$1 == "libpq.so.5" {print $3}')
+if [ "$(realpath -m -- "$lib")" != "$compat/libpq.so.5" ]; then
+    echo "the loader gives $pgbench libpq.so.5 from '$lib', not $compat" >&2
+    exit 1
+fi
 set -a
 # shellcheck disable=SC1090
 . "$env_file"
@@ -42,6 +49,8 @@ if [ $valgrind = 1 ]; then
 else
     scale=${PQ_PGBENCH_SCALE:-10} tx=${PQ_PGBENCH_TX:-200}
 fi
+# A step that hangs fails alone instead of the whole test timing out.
+step_timeout=${PQ_PGBENCH_STEP_TIMEOUT:-$((valgrind ? 400 : 90))}
 tmp=$(mktemp -d)
 dbs=()
 cleanup() {
@@ -103,7 +112,8 @@ run() {
         name=${step%%|*} args=${step#*|}
         local out=$tmp/$lib.$name.out rc=0 started=$SECONDS
         # shellcheck disable=SC2086
-        "${wrap[@]}" "$pgbench" $args "$db" >"$out" 2>&1 || rc=$?
+        timeout -k 5 "$step_timeout" "${wrap[@]}" "$pgbench" $args "$db" >"$out" 2>&1 || rc=$?
+        [ $rc = 124 ] && echo "(killed after ${step_timeout} s)" >>"$out"
         echo "$name $(counts "$db")" >>"$tmp/$lib.counts"
         echo "$lib $name: exit $rc, $((SECONDS - started)) s, $(grep -E '^tps|done in' "$out" | head -1)"
         if [ "$lib" = pgwire ]; then check "$name" "$out" "$rc"; fi

@@ -40,14 +40,18 @@ unset PGPASSFILE
 run() {
     local name=$1 rc
     shift
-    (cd "$tmp" && "$@" "${PROGRAM[@]}") >"$tmp/$name.out" 2>&1
+    (cd "$tmp" && timeout -k 5 "$run_timeout" "$@" "${PROGRAM[@]}") >"$tmp/$name.out" 2>&1
     rc=$?
     echo "exit=$rc" >>"$tmp/$name.out"
+    [ $rc = 124 ] && echo "(killed after $run_timeout s)" >>"$tmp/$name.out"
     # A temporary schema is named after the backend's slot (pg_temp_3), which
     # depends on what else is connected to the server at that moment.
     sed -i -E 's/pg_temp_[0-9]+/pg_temp_N/g' "$tmp/$name.out"
 }
 
+# A run that hangs is killed (status 124) and shows up in the diff.
+run_timeout=${PQ_DIFF_TIMEOUT:-60}
+[ "$mode" = valgrind ] && run_timeout=${PQ_DIFF_TIMEOUT:-400}
 PROGRAM=("$(realpath -- "$1")" "${@:2}")
 case "$mode" in
 self)

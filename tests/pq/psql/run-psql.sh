@@ -11,10 +11,16 @@
 set -uo pipefail
 
 [ $# -eq 3 ] || { echo "usage: $0 ENV_FILE COMPAT_DIR PSQL" >&2; exit 2; }
-env_file=$1 compat=$2 psql=$3
+env_file=$1 compat=$(realpath -m -- "$2") psql=$3
 here=$(cd "$(dirname "$0")" && pwd)
 [ -f "$env_file" ] || { echo "no $env_file: the pgcluster fixture did not start" >&2; exit 1; }
 [ -f "$compat/libpq.so.5" ] || { echo "no $compat/libpq.so.5: build pq_compat" >&2; exit 1; }
+# The compat library must be the libpq.so.5 the loader gives psqlRAM.
+lib=$(LD_TRACE_LOADED_OBJECTS=1 LD_LIBRARY_PATH=$compat "$psql" 2>&1 | awk '$1 == "libpq.so.5" {print $3}')
+if [ "$(realpath -m -- "$lib")" != "$compat/libpq.so.5" ]; then
+    echo "the loader gives $psql libpq.so.5 from '$lib', not $compat" >&2
+    exit 1
+fi
 set -a
 # shellcheck disable=SC1090
 . "$env_file"
@@ -44,7 +50,8 @@ run() {
     fi
     : >"$tmp/$lib.out"
     for script in script.sql stop.sql; do
-        (cd "$dir" && "${wrap[@]}" "$psql" -X -w -d "$db" -f "$script" \
+        # A hang is killed (status 124) and shows in the comparison.
+        (cd "$dir" && timeout -k 5 "${PQ_PSQL_TIMEOUT:-60}" "${wrap[@]}" "$psql" -X -w -d "$db" -f "$script" \
             -v T_HOST="$PGHOST" -v T_PORT="$PGPORT" -v T_USER="$PGUSER" -v T_DB="$db" \
             -v TCP_HOST="${PGW_TEST_TCP_HOST:-127.0.0.1}" -v SCRAM_USER="$PGW_TEST_SCRAM_USER" \
             -v SCRAM_PASSWORD="$PGW_TEST_SCRAM_PASSWORD") >>"$tmp/$lib.out" 2>&1
