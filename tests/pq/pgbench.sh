@@ -116,7 +116,14 @@ run() {
         [ $rc = 124 ] && echo "(killed after ${step_timeout} s)" >>"$out"
         echo "$name $(counts "$db")" >>"$tmp/$lib.counts"
         echo "$lib $name: exit $rc, $((SECONDS - started)) s, $(grep -E '^tps|done in' "$out" | head -1)"
-        if [ "$lib" = pgwire ]; then check "$name" "$out" "$rc"; fi
+        if [ "$lib" = pgwire ]; then
+            check "$name" "$out" "$rc"
+            if [ "$name" = init ] && [ "$rc" != 0 ]; then
+                # The other steps are still worth running: on tables libpq loaded.
+                echo "pgwire init failed: loading the tables with libpq for the next steps"
+                "$pgbench" $args "$db" >/dev/null 2>&1
+            fi
+        fi
     done
 }
 
