@@ -51,9 +51,14 @@ static int euctw_mblen(ustr s)
     return *s == SS2 ? 4 : *s == SS3 ? 3 : HIGHBIT(*s) ? 2 : 1;
 }
 
-static int double_mblen(ustr s) /* EUC_CN, BIG5, GBK, UHC */
+static int double_mblen(ustr s) /* BIG5, GBK, UHC */
 {
     return HIGHBIT(*s) ? 2 : 1;
+}
+
+static int euccn_mblen(ustr s) /* libpq reads SS2 and SS3 as 3-byte leads */
+{
+    return *s == SS2 || *s == SS3 ? 3 : HIGHBIT(*s) ? 2 : 1;
 }
 
 static int mule_mblen(ustr s)
@@ -295,7 +300,7 @@ typedef struct encoding {
 static const encoding_t encodings[] = {
     {"SQL_ASCII", single_mblen, ascii_dsplen, single_verify, 1},
     {"EUC_JP", euc_mblen, eucjp_dsplen, eucjp_verify, 3},
-    {"EUC_CN", double_mblen, double_dsplen, euckr_verify, 2},
+    {"EUC_CN", euccn_mblen, double_dsplen, euckr_verify, 2},
     {"EUC_KR", euc_mblen, double_dsplen, euckr_verify, 3},
     {"EUC_TW", euctw_mblen, double_dsplen, euctw_verify, 4},
     {"EUC_JIS_2004", euc_mblen, eucjp_dsplen, eucjp_verify, 3},

@@ -119,8 +119,9 @@ static bool append_va(PQExpBuffer str, const char *fmt, va_list ap)
 
 void printfPQExpBuffer(PQExpBuffer str, const char *fmt, ...)
 {
-    if (PQExpBufferBroken(str)) return;
+    /* The reset first: it repairs a broken buffer, as libpq's does. */
     resetPQExpBuffer(str);
+    if (PQExpBufferBroken(str)) return;
     bool done;
     do {
         va_list ap;
