@@ -31,7 +31,7 @@ env_file=$1 compat=$(realpath -m -- "$2") pgbench=$3
 [ -f "$compat/libpq.so.5" ] || { echo "no $compat/libpq.so.5: build pq_compat" >&2; exit 1; }
 # The compat library must be the libpq.so.5 the loader gives pgbenchRAM.
 lib=$(LD_TRACE_LOADED_OBJECTS=1 LD_LIBRARY_PATH=$compat "$pgbench" 2>&1 | awk '$1 == "libpq.so.5" {print $3}')
-if [ "$(realpath -m -- "$lib")" != "$compat/libpq.so.5" ]; then
+if [ "$(realpath -m -- "$lib")" != "$(realpath -m -- "$compat/libpq.so.5")" ]; then
     echo "the loader gives $pgbench libpq.so.5 from '$lib', not $compat" >&2
     exit 1
 fi
@@ -105,7 +105,8 @@ run() {
         [ -n "${PQ_PRELOAD:-}" ] && wrap+=(LD_PRELOAD="$PQ_PRELOAD" ASAN_OPTIONS=detect_leaks=0)
         if [ $valgrind = 1 ]; then
             wrap+=(valgrind --quiet --error-exitcode=99 --leak-check=full --show-leak-kinds=definite
-                --errors-for-leak-kinds=definite --log-file="$tmp/valgrind.%p.log")
+                --errors-for-leak-kinds=definite --suppressions="$(dirname "$0")/pgbench.supp"
+                --log-file="$tmp/valgrind.%p.log")
         fi
     fi
     for step in "${steps[@]}"; do

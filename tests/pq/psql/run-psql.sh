@@ -17,7 +17,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 [ -f "$compat/libpq.so.5" ] || { echo "no $compat/libpq.so.5: build pq_compat" >&2; exit 1; }
 # The compat library must be the libpq.so.5 the loader gives psqlRAM.
 lib=$(LD_TRACE_LOADED_OBJECTS=1 LD_LIBRARY_PATH=$compat "$psql" 2>&1 | awk '$1 == "libpq.so.5" {print $3}')
-if [ "$(realpath -m -- "$lib")" != "$compat/libpq.so.5" ]; then
+if [ "$(realpath -m -- "$lib")" != "$(realpath -m -- "$compat/libpq.so.5")" ]; then
     echo "the loader gives $psql libpq.so.5 from '$lib', not $compat" >&2
     exit 1
 fi
