@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #define INV_WRITE 0x00020000
-#define INV_READ 0x00040000
+#define INV_READ  0x00040000
 
 static PGconn *conn;
 

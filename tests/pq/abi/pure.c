@@ -40,11 +40,42 @@ static void print_bytes(const char *label, const unsigned char *p, size_t n)
 static void encodings(void)
 {
     static const char *names[] = {
-        "UTF8", "utf-8", "Unicode", "LATIN1", "iso_8859-1", "ISO-8859-15", "win1252",
-        "Windows-1251", "SJIS", "Shift_JIS", "shiftjis2004", "EUC_JP", "euc-jis-2004", "GB18030",
-        "gbk", "BIG5", "UHC", "JOHAB", "MULE_INTERNAL", "SQL_ASCII", "sqlascii", "koi8",
-        "KOI8-U", "tcvn5712", "abc", "vscii", "alt", "win", "mskanji", "latin10", "", "nonsense",
-        "utf", "utf88", "-u-t-f-8-", "UTF8UTF8UTF8UTF8UTF8UTF8UTF8UTF8UTF8UTF8UTF8UTF8UTF8UTF8",
+        "UTF8",
+        "utf-8",
+        "Unicode",
+        "LATIN1",
+        "iso_8859-1",
+        "ISO-8859-15",
+        "win1252",
+        "Windows-1251",
+        "SJIS",
+        "Shift_JIS",
+        "shiftjis2004",
+        "EUC_JP",
+        "euc-jis-2004",
+        "GB18030",
+        "gbk",
+        "BIG5",
+        "UHC",
+        "JOHAB",
+        "MULE_INTERNAL",
+        "SQL_ASCII",
+        "sqlascii",
+        "koi8",
+        "KOI8-U",
+        "tcvn5712",
+        "abc",
+        "vscii",
+        "alt",
+        "win",
+        "mskanji",
+        "latin10",
+        "",
+        "nonsense",
+        "utf",
+        "utf88",
+        "-u-t-f-8-",
+        "UTF8UTF8UTF8UTF8UTF8UTF8UTF8UTF8UTF8UTF8UTF8UTF8UTF8UTF8",
     };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         printf("name [%s] -> %d server=%d\n", names[i], pg_char_to_encoding(names[i]),
@@ -94,17 +125,17 @@ static void encodings(void)
         count[w + 1]++;
         hash = (hash ^ (uint64_t)(w + 1)) * 1099511628211u;
     }
-    printf("utf8 dsplen: -1:%ld 0:%ld 1:%ld 2:%ld digest %016llx\n", count[0], count[1],
-           count[2], count[3], (unsigned long long)hash);
+    printf("utf8 dsplen: -1:%ld 0:%ld 1:%ld 2:%ld digest %016llx\n", count[0], count[1], count[2],
+           count[3], (unsigned long long)hash);
 }
 
 /* -------------------------------------------------------------- escaping */
 
 static void escaping(void)
 {
-    static const char *inputs[] = {"plain",  "it's",       "back\\slash", "",
-                                   "\xc3\xa9t\xc3\xa9", "\xff\xfe", "quote''twice",
-                                   "nul\0hidden"};
+    static const char *inputs[] = {
+        "plain",    "it's",         "back\\slash", "", "\xc3\xa9t\xc3\xa9",
+        "\xff\xfe", "quote''twice", "nul\0hidden"};
     for (size_t i = 0; i < sizeof inputs / sizeof inputs[0]; i++) {
         size_t n = strlen(inputs[i]) + (i == 7 ? 7 : 0);
         char out[64];
@@ -119,9 +150,9 @@ static void escaping(void)
         PQfreemem(b);
         PQfreemem(u);
     }
-    static const char *bytea[] = {"\\x", "\\x41424", "\\x4 1 42", "\\xZZ41", "\\X41",
-                                  "a\\\\b", "\\101\\102", "\\400", "\\1", "tail\\",
-                                  "\\xAbCd", "x\\q"};
+    static const char *bytea[] = {"\\x",   "\\x41424", "\\x4 1 42",  "\\xZZ41",
+                                  "\\X41", "a\\\\b",   "\\101\\102", "\\400",
+                                  "\\1",   "tail\\",   "\\xAbCd",    "x\\q"};
     for (size_t i = 0; i < sizeof bytea / sizeof bytea[0]; i++) {
         size_t ulen = 0;
         unsigned char *u = PQunescapeBytea((const unsigned char *)bytea[i], &ulen);
@@ -223,9 +254,9 @@ static void results(void)
     printf("rows after many: %d last=[%s]\n", PQntuples(r), PQgetvalue(r, 299, 3));
     char *alloc = PQresultAlloc(r, 10);
     printf("resultAlloc %s\n", alloc ? "ok" : "NULL");
-    static const char *lookups[] = {"id",           "ID",   "\"ID\"",      "Mixed Case",
-                                    "\"Mixed Case\"", "mixed case", "\"quo\"\"te\"",
-                                    "quo\"te",      "",     "\"\"",        "nope"};
+    static const char *lookups[] = {
+        "id",      "ID", "\"ID\"", "Mixed Case", "\"Mixed Case\"", "mixed case", "\"quo\"\"te\"",
+        "quo\"te", "",   "\"\"",   "nope"};
     for (size_t i = 0; i < sizeof lookups / sizeof lookups[0]; i++)
         printf("fnumber [%s] -> %d\n", lookups[i], PQfnumber(r, lookups[i]));
     printf("fnumber NULL -> %d\n", PQfnumber(r, NULL));
