@@ -61,8 +61,7 @@ typedef enum {
     CONNECTION_CONSUME,           /* 10: consuming leftover messages */
     CONNECTION_GSS_STARTUP,       /* 11: negotiating GSSAPI encryption */
     CONNECTION_CHECK_TARGET,      /* 12: checking target_session_attrs */
-    CONNECTION_CHECK_STANDBY,     /* 13: checking whether the server is a standby */
-    CONNECTION_ALLOCATED          /* 14: libpq 17: a PGcancelConn not started yet */
+    CONNECTION_CHECK_STANDBY      /* 13: checking whether the server is a standby */
 } ConnStatusType;
 
 /* PQconnectPoll / PQresetPoll: what to wait for before polling again. */
@@ -301,7 +300,8 @@ extern int PQsetClientEncoding(PGconn *conn, const char *encoding);
 
 /* TLS: 1 when the connection is encrypted with TLS. */
 extern int PQsslInUse(PGconn *conn);
-/* The TLS library's object named struct_name ("OpenSSL": SSL *), or NULL. */
+/* The TLS library's object named struct_name: always NULL here, as libpq
+ * built without OpenSSL (libpgwire's TLS object is not libpq's). */
 extern void *PQsslStruct(PGconn *conn, const char *struct_name);
 /* A TLS attribute ("library", "protocol", "cipher", "key_bits",
  * "compression"), NULL when unknown or not encrypted; conn NULL: only
@@ -309,15 +309,16 @@ extern void *PQsslStruct(PGconn *conn, const char *struct_name);
 extern const char *PQsslAttribute(PGconn *conn, const char *attribute_name);
 /* The attribute names PQsslAttribute knows, NULL-terminated, static. */
 extern const char *const *PQsslAttributeNames(PGconn *conn);
-/* The connection's OpenSSL SSL *, NULL when not encrypted or unavailable. */
+/* The connection's OpenSSL SSL *: always NULL here, as PQsslStruct. */
 extern void *PQgetssl(PGconn *conn);
 /* Whether the library should initialise OpenSSL: nothing to do (OpenSSL
  * initialises itself), kept for compatibility. */
 extern void PQinitSSL(int do_init);
 extern void PQinitOpenSSL(int do_ssl, int do_crypto);
-/* GSSAPI encryption: not supported, 0 and NULL (as a libpq built without
+/* 1 when the connection is encrypted with GSSAPI (libpgwire built with
  * GSSAPI). */
 extern int PQgssEncInUse(PGconn *conn);
+/* The GSSAPI context: NULL here. */
 extern void *PQgetgssctx(PGconn *conn);
 
 /* Sets how error messages of later results (and PQerrorMessage) are
@@ -635,39 +636,19 @@ extern int PQdefaultSSLKeyPassHook_OpenSSL(char *buf, int size, PGconn *conn);
 /* libpq 16: closes a prepared statement or portal ("" the unnamed one):
  * waiting (a PGRES_COMMAND_OK result), or without waiting (1 sent, 0
  * error). */
+#define LIBPQ_HAS_CLOSE_PREPARED 1
 extern PGresult *PQclosePrepared(PGconn *conn, const char *stmt);
 extern PGresult *PQclosePortal(PGconn *conn, const char *portal);
 extern int PQsendClosePrepared(PGconn *conn, const char *stmt);
 extern int PQsendClosePortal(PGconn *conn, const char *portal);
 
-/* libpq 16: 1 when GSSAPI authenticated the connection (never here). */
+/* libpq 16: 1 when GSSAPI authenticated the connection. */
 extern int PQconnectionUsedGSSAPI(const PGconn *conn);
 
 /* libpq 17: PQpipelineSync without flushing: the Sync is queued, PQflush
  * sends it. 1 on success, 0 on error. */
+#define LIBPQ_HAS_SEND_PIPELINE_SYNC 1
 extern int PQsendPipelineSync(PGconn *conn);
-
-/* libpq 17: a cancel request as a connection of its own, encrypted and
- * authenticated as conn's, blocking or polled like PQconnectPoll. */
-typedef struct pg_cancel_conn PGcancelConn;
-/* A cancel connection for conn (check PQcancelStatus); free with
- * PQcancelFinish. NULL only when out of memory. */
-extern PGcancelConn *PQcancelCreate(PGconn *conn);
-/* Starts it without blocking (1 started, 0 error); drive with PQcancelPoll
- * on PQcancelSocket. */
-extern int PQcancelStart(PGcancelConn *cancelConn);
-/* Sends the cancel and waits for the server to close; 1 on success, 0 on
- * error (PQcancelErrorMessage). */
-extern int PQcancelBlocking(PGcancelConn *cancelConn);
-extern PostgresPollingStatusType PQcancelPoll(PGcancelConn *cancelConn);
-extern ConnStatusType PQcancelStatus(const PGcancelConn *cancelConn);
-extern int PQcancelSocket(const PGcancelConn *cancelConn);
-/* The last error, "" when none; lives until the next call on cancelConn. */
-extern char *PQcancelErrorMessage(const PGcancelConn *cancelConn);
-/* Makes it reusable for another cancel of the same connection. */
-extern void PQcancelReset(PGcancelConn *cancelConn);
-/* Closes and frees it; NULL is ignored. */
-extern void PQcancelFinish(PGcancelConn *cancelConn);
 
 #ifdef __cplusplus
 }
