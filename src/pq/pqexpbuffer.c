@@ -117,30 +117,36 @@ static bool append_va(PQExpBuffer str, const char *fmt, va_list ap)
     return !enlargePQExpBuffer(str, needed);
 }
 
+/* Appends the formatted text, enlarging the buffer as often as it takes. */
+static void append_vformat(PQExpBuffer str, const char *fmt, va_list ap)
+{
+    bool done;
+    do {
+        va_list try_ap;
+        va_copy(try_ap, ap);
+        done = append_va(str, fmt, try_ap);
+        va_end(try_ap);
+    } while (!done);
+}
+
 void printfPQExpBuffer(PQExpBuffer str, const char *fmt, ...)
 {
     /* The reset first: it repairs a broken buffer, as libpq's does. */
     resetPQExpBuffer(str);
     if (PQExpBufferBroken(str)) return;
-    bool done;
-    do {
-        va_list ap;
-        va_start(ap, fmt);
-        done = append_va(str, fmt, ap);
-        va_end(ap);
-    } while (!done);
+    va_list ap;
+    va_start(ap, fmt);
+    append_vformat(str, fmt, ap);
+    va_end(ap);
 }
 
 void appendPQExpBuffer(PQExpBuffer str, const char *fmt, ...)
 {
     if (PQExpBufferBroken(str)) return;
-    bool done;
-    do {
-        va_list ap;
-        va_start(ap, fmt);
-        done = append_va(str, fmt, ap);
-        va_end(ap);
-    } while (!done);
+    va_list ap;
+    va_start(ap, fmt);
+    append_vformat(str, fmt, ap);
+    va_end(ap);
 }
 
 void appendPQExpBufferStr(PQExpBuffer str, const char *data)
