@@ -211,7 +211,9 @@ static void on_lost(pgw_conn_t *c, int err, void *ud)
     (void)c;
     (void)err;
     PGconn *conn = ud;
-    conn->status = CONNECTION_BAD;
+    /* PQstatus turns bad when a command reports it, as libpq notices a
+     * closed connection only when it reads or writes. */
+    conn->broken = 1;
 }
 
 /* ------------------------------------------------------------- connect */
@@ -283,6 +285,7 @@ static void conn_close_transport(PGconn *conn)
     pgw_cancel_token_free(conn->cancel);
     conn->cancel = NULL;
     conn->status = CONNECTION_BAD;
+    conn->broken = 0;
     conn->pipeline = PQ_PIPELINE_OFF;
     conn->aborted_seg = 0;
 }

@@ -50,6 +50,7 @@ typedef struct pq_cmd {
     int status;     /* the completion's status */
     unsigned seg;   /* pipeline segment (PQpipelineSync count) */
     int describe;   /* what its successful results are (pq_describe_t) */
+    size_t lost_at; /* the connection broke: bad once this many results are out */
     char *query;    /* the SQL it sent (for an error's caret), or NULL */
     PGresult **res; /* results ready to hand out */
     size_t nres, pos, cap;
@@ -102,6 +103,7 @@ struct pg_conn {
     PGpipelineStatus pipeline;
     unsigned seg;         /* current segment */
     unsigned aborted_seg; /* segment whose error aborts it (0: none) */
+    int broken;           /* the transport broke (PQstatus follows once reported) */
     int shown_aborted;    /* an error of the pipeline was handed out, its sync not yet */
     int password_needed;
     int password_used;

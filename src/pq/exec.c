@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include "pq/conn_internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -77,6 +78,7 @@ static void cmd_dequeue(PGconn *conn)
     if (!cmd) return;
     conn->head = cmd->next;
     if (!conn->head) conn->tail = NULL;
+    if (cmd->lost_at) conn->status = CONNECTION_BAD;
     if (conn->copy_cmd == cmd) {
         conn->copy_cmd = NULL;
         conn->copy = PQ_COPY_NONE;
@@ -102,11 +104,23 @@ static size_t cmd_visible(const PGconn *conn, const pq_cmd_t *cmd)
 /* ---------------------------------------------------------- completions */
 
 /* A client-side failure as libpq reports it: appended to the connection's
- * message, and a result carrying that message. */
+ * message, and a result carrying what was appended (libpq's errorReported:
+ * a server error handed out before is not repeated). */
 static PGresult *failure_result(PGconn *conn, const char *text)
 {
     pq__conn_append_error(conn, "%s", text);
-    return pq__result_error(conn, PGRES_FATAL_ERROR, conn->errmsg.data);
+    return pq__result_error(conn, PGRES_FATAL_ERROR, text);
+}
+
+/* The connection broke under cmd: libpq's "server closed the connection"
+ * result ends its results, and the connection reads as bad once that
+ * result is handed out (a server's FATAL error before it still reads as
+ * a result of a good connection, as libpq has not seen the end yet). */
+static void cmd_lost(pq_cmd_t *cmd)
+{
+    cmd->conn->broken = 1;
+    pq__cmd_push(cmd, failure_result(cmd->conn, lost_text));
+    cmd->lost_at = cmd->nres;
 }
 
 static int is_connection_failure(int status)
@@ -129,7 +143,7 @@ PGresult *pq__empty_result(PGconn *conn, ExecStatusType status)
 static void collect(pq_cmd_t *cmd, int status, const pgw_result_t *r)
 {
     PGconn *conn = cmd->conn;
-    int failed = 0;
+    int failed = 0, fatal = 0;
     if (cmd->kind == PQ_CMD_SYNC && !is_connection_failure(status)) {
         pq__cmd_push(cmd, pq__empty_result(conn, PGRES_PIPELINE_SYNC));
         return;
@@ -139,7 +153,11 @@ static void collect(pq_cmd_t *cmd, int status, const pgw_result_t *r)
         failed = 1;
     }
     for (const pgw_result_t *p = r; p && !failed; p = pgw_result_next(p)) {
-        int is_err = pgw_result_error(p) != NULL;
+        const pgw_error_t *e = pgw_result_error(p);
+        int is_err = e != NULL;
+        /* the server ends the connection after these */
+        const char *sev = e ? (e->severity_nonlocal ? e->severity_nonlocal : e->severity) : NULL;
+        if (sev && (!strcmp(sev, "FATAL") || !strcmp(sev, "PANIC"))) fatal = 1;
         PGresult *pr =
             !is_err && cmd->describe == PQ_DESCRIBE_NONE
                 ? PQmakeEmptyPGresult(conn, PGRES_COMMAND_OK)
@@ -152,18 +170,14 @@ static void collect(pq_cmd_t *cmd, int status, const pgw_result_t *r)
         }
         pq__cmd_push(cmd, pr);
     }
-    if (is_connection_failure(status) || !pgw_conn_is_ready(conn->conn)) {
-        if (status != PGW_ECANCELED) {
-            conn->status = CONNECTION_BAD;
-            if (!failed)
-                pq__cmd_push(cmd, failure_result(conn, lost_text));
-            else
-                pq__conn_append_error(conn, "%s", lost_text);
-        }
+    if (is_connection_failure(status) || fatal || !pgw_conn_is_ready(conn->conn) ||
+        pgw_session_state(pgw_conn_session(conn->conn)) == PGW_SESSION_BROKEN) {
+        if (status != PGW_ECANCELED) cmd_lost(cmd);
         failed = 1;
     } else if (!r && status < 0 && !failed) {
-        pq__cmd_push(cmd, failure_result(conn, pgw_strerror(status)));
-        pq__conn_append_error(conn, "\n");
+        char text[256];
+        snprintf(text, sizeof text, "%s\n", pgw_strerror(status));
+        pq__cmd_push(cmd, failure_result(conn, text));
         failed = 1;
     }
     if (failed && cmd->seg && conn->pipeline != PQ_PIPELINE_OFF) conn->aborted_seg = cmd->seg;
@@ -223,6 +237,13 @@ int pq__send_start(PGconn *conn)
 int pq__submit(PGconn *conn, pq_cmd_t *cmd, pgw_request_t *req)
 {
     if (!req->on_result) req->on_result = ignore_result;
+    if (conn->broken) {
+        /* libpq finds out when it sends: this command's result says so */
+        cmd->done = 1;
+        cmd_lost(cmd);
+        pq__cmd_enqueue(conn, cmd);
+        return 1;
+    }
     int rc;
     if (conn->pipeline != PQ_PIPELINE_OFF && cmd->kind != PQ_CMD_SYNC) {
         if (conn->aborted_seg && conn->aborted_seg == conn->seg) {
@@ -242,6 +263,12 @@ int pq__submit(PGconn *conn, pq_cmd_t *cmd, pgw_request_t *req)
         }
     } else {
         rc = pgw_conn_submit_driven(conn->conn, req, pq__cmd_hook, cmd);
+    }
+    if (rc == PGW_ECLOSED) {
+        cmd->done = 1;
+        cmd_lost(cmd);
+        pq__cmd_enqueue(conn, cmd);
+        return 1;
     }
     if (rc < 0) {
         const char *why = pgw_session_refusal(pgw_conn_session(conn->conn));
@@ -435,6 +462,14 @@ int PQsendClosePortal(PGconn *conn, const char *portal)
 
 /* ------------------------------------------------------------- results */
 
+/* 1 while a command holds the result saying the connection broke. */
+static int lost_pending(const PGconn *conn)
+{
+    for (const pq_cmd_t *c = conn->head; c; c = c->next)
+        if (c->lost_at && c->pos < c->lost_at) return 1;
+    return 0;
+}
+
 int PQconsumeInput(PGconn *conn)
 {
     if (!conn) return 0;
@@ -443,7 +478,12 @@ int PQconsumeInput(PGconn *conn)
         return 0;
     }
     pq__conn_turn(conn, UV_RUN_NOWAIT);
-    return conn->status == CONNECTION_OK ? 1 : 0;
+    if (conn->broken && !lost_pending(conn)) {
+        conn->status = CONNECTION_BAD;
+        pq__conn_set_error(conn, "%s", lost_text);
+        return 0;
+    }
+    return 1;
 }
 
 int PQisBusy(PGconn *conn)
@@ -469,6 +509,7 @@ PGresult *PQgetResult(PGconn *conn)
         if (cmd->pos < cmd_visible(conn, cmd)) {
             PGresult *r = cmd->res[cmd->pos];
             cmd->res[cmd->pos++] = NULL;
+            if (cmd->lost_at && cmd->pos >= cmd->lost_at) conn->status = CONNECTION_BAD;
             ExecStatusType st = PQresultStatus(r);
             if (cmd->seg && st == PGRES_FATAL_ERROR)
                 pq__conn_set_error(conn, "%s", PQresultErrorMessage(r));
@@ -492,8 +533,7 @@ PGresult *PQgetResult(PGconn *conn)
         if (pq__conn_turn(conn, UV_RUN_ONCE) == 0 && !cmd->done && cmd->pos >= cmd->nres) {
             /* Nothing left that could complete it. */
             cmd->done = 1;
-            conn->status = CONNECTION_BAD;
-            pq__cmd_push(cmd, failure_result(conn, lost_text));
+            cmd_lost(cmd);
         }
     }
 }
