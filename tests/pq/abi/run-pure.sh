@@ -18,7 +18,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 "$program" >"$tmp/libpq.out" 2>&1
 echo "exit=$?" >>"$tmp/libpq.out"
-LD_LIBRARY_PATH=$compat ${PQ_PRELOAD:+LD_PRELOAD=$PQ_PRELOAD} "$program" >"$tmp/pgwire.out" 2>&1
+env LD_LIBRARY_PATH="$compat" ${PQ_PRELOAD:+LD_PRELOAD="$PQ_PRELOAD"} "$program" >"$tmp/pgwire.out" 2>&1
 echo "exit=$?" >>"$tmp/pgwire.out"
 if ! diff -u --label libpq --label pgwire "$tmp/libpq.out" "$tmp/pgwire.out" | cut -c1-300; then
     :
