@@ -356,6 +356,30 @@ static void conn_wait(PGconn *conn)
     }
 }
 
+static void find_poll_fd(uv_handle_t *h, void *arg)
+{
+    uv_os_fd_t fd;
+    if (h->type == UV_POLL && uv_is_active(h) && !uv_is_closing(h) && uv_fileno(h, &fd) == 0)
+        *(int *)arg = fd;
+}
+
+/* The socket of the connect attempt in progress (the connection's
+ * uv_poll_t), or -1 while there is none (a host name being resolved). */
+int pq__connecting_fd(const PGconn *conn)
+{
+    int fd = -1;
+    uv_walk((uv_loop_t *)&conn->loop, find_poll_fd, &fd);
+    return fd;
+}
+
+/* libpq's PQconnectStart and PQconnectPoll leave a socket to wait on:
+ * wait here while the name resolves. */
+static void wait_for_socket(PGconn *conn)
+{
+    while (conn->connecting && !conn->connect_done && pq__connecting_fd(conn) < 0)
+        if (uv_run(&conn->loop, UV_RUN_ONCE) == 0) break;
+}
+
 /* ----------------------------------------------- conninfo from params */
 
 /* Append keyword='value' to s, quoted as a connection string wants. */
@@ -432,7 +456,9 @@ static PGconn *start_params(const char *const *keywords, const char *const *valu
 PGconn *PQconnectStartParams(const char *const *keywords, const char *const *values,
                              int expand_dbname)
 {
-    return start_params(keywords, values, expand_dbname);
+    PGconn *conn = start_params(keywords, values, expand_dbname);
+    if (conn) wait_for_socket(conn);
+    return conn;
 }
 
 PGconn *PQconnectdbParams(const char *const *keywords, const char *const *values, int expand_dbname)
@@ -445,7 +471,7 @@ PGconn *PQconnectdbParams(const char *const *keywords, const char *const *values
 PGconn *PQconnectStart(const char *conninfo)
 {
     PGconn *conn = conn_new(conninfo);
-    if (conn && conn->conninfo) conn_start(conn);
+    if (conn && conn->conninfo && conn_start(conn)) wait_for_socket(conn);
     return conn;
 }
 
@@ -470,10 +496,15 @@ PGconn *PQsetdbLogin(const char *pghost, const char *pgport, const char *pgoptio
 PostgresPollingStatusType PQconnectPoll(PGconn *conn)
 {
     if (!conn) return PGRES_POLLING_FAILED;
-    if (conn->connecting && !conn->connect_done) uv_run(&conn->loop, UV_RUN_NOWAIT);
+    if (conn->connecting && !conn->connect_done) {
+        uv_run(&conn->loop, UV_RUN_NOWAIT);
+        wait_for_socket(conn);
+    }
     if (conn->status == CONNECTION_OK) return PGRES_POLLING_OK;
-    if (!conn->connecting) return PGRES_POLLING_FAILED;
-    return PGRES_POLLING_READING;
+    if (!conn->connecting || conn->connect_done) return PGRES_POLLING_FAILED;
+    /* connect() in progress: writable when done; else the server's turn */
+    return pgw_conn_phase(conn->conn) == PGW_PHASE_CONNECTING ? PGRES_POLLING_WRITING
+                                                              : PGRES_POLLING_READING;
 }
 
 ConnStatusType PQstatus(const PGconn *conn)
@@ -503,7 +534,9 @@ int PQresetStart(PGconn *conn)
 {
     if (!conn) return 0;
     conn_close_transport(conn);
-    return conn_start(conn);
+    if (!conn_start(conn)) return 0;
+    wait_for_socket(conn);
+    return 1;
 }
 
 PostgresPollingStatusType PQresetPoll(PGconn *conn)

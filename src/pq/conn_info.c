@@ -145,7 +145,7 @@ int PQsocket(const PGconn *conn)
         int fd = pgw_conn_fd(conn->conn);
         return fd >= 0 ? fd : -1;
     }
-    if (conn->connecting) return uv_backend_fd(&((PGconn *)conn)->loop);
+    if (conn->connecting) return pq__connecting_fd(conn);
     return -1;
 }
 

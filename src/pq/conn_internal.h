@@ -127,6 +127,8 @@ struct pg_conn {
 /* Run the loop once (mode), resuming reading when paused. Returns what
  * uv_run returned. */
 int pq__conn_turn(PGconn *conn, uv_run_mode mode);
+/* The socket of a connect in progress, or -1. */
+int pq__connecting_fd(const PGconn *conn);
 /* Mark the connection bad after it broke. */
 void pq__conn_broken(PGconn *conn);
 /* Replace / append to the connection's error message. */
