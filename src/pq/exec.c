@@ -278,8 +278,10 @@ int pq__submit(PGconn *conn, pq_cmd_t *cmd, pgw_request_t *req)
         return 0;
     }
     pq__cmd_enqueue(conn, cmd);
-    /* Written now, as libpq's PQsend* flushes. */
-    uv_run(&conn->loop, UV_RUN_NOWAIT);
+    /* Written now, as libpq's PQsend* flushes; a pipeline's requests wait
+     * for its sync, PQflush or PQgetResult, as libpq's do. */
+    if (conn->pipeline == PQ_PIPELINE_OFF || cmd->kind == PQ_CMD_SYNC)
+        uv_run(&conn->loop, UV_RUN_NOWAIT);
     return 1;
 }
 
