@@ -50,6 +50,7 @@ typedef struct pq_cmd {
     int status;     /* the completion's status */
     unsigned seg;   /* pipeline segment (PQpipelineSync count) */
     int describe;   /* what its successful results are (pq_describe_t) */
+    int single_row; /* PQsetSingleRowMode */
     size_t lost_at; /* the connection broke: bad once this many results are out */
     char *query;    /* the SQL it sent (for an error's caret), or NULL */
     PGresult **res; /* results ready to hand out */

@@ -502,6 +502,8 @@ static PGresult *copy_result_again(PGconn *conn)
     return PQmakeEmptyPGresult(conn, conn->copy == PQ_COPY_IN ? PGRES_COPY_IN : PGRES_COPY_OUT);
 }
 
+static void split_rows(PGconn *conn, pq_cmd_t *cmd);
+
 PGresult *PQgetResult(PGconn *conn)
 {
     if (!conn) return NULL;
@@ -509,6 +511,9 @@ PGresult *PQgetResult(PGconn *conn)
         pq_cmd_t *cmd = conn->head;
         if (!cmd) return NULL;
         if (cmd->pos < cmd_visible(conn, cmd)) {
+            if (cmd->single_row && PQresultStatus(cmd->res[cmd->pos]) == PGRES_TUPLES_OK &&
+                PQntuples(cmd->res[cmd->pos]) > 0)
+                split_rows(conn, cmd);
             PGresult *r = cmd->res[cmd->pos];
             cmd->res[cmd->pos++] = NULL;
             if (cmd->lost_at && cmd->pos >= cmd->lost_at) conn->status = CONNECTION_BAD;
@@ -654,13 +659,75 @@ int PQflush(PGconn *conn)
     return 0;
 }
 
+/* Single-row mode: the command's rows are handed out one result each
+ * (PGRES_SINGLE_TUPLE), then a PGRES_TUPLES_OK without rows carrying the
+ * command tag. The rows still arrive as one buffered result of the
+ * session, split when PQgetResult hands it out. */
 int PQsetSingleRowMode(PGconn *conn)
 {
-    (void)conn;
-    return 0;
+    if (!conn) return 0;
+    pq_cmd_t *cmd = conn->head;
+    if (!cmd || cmd->kind != PQ_CMD_QUERY || cmd->describe != PQ_DESCRIBE_ROWS || cmd->pos ||
+        cmd->single_row)
+        return 0;
+    if (cmd->done && cmd->nres && PQresultStatus(cmd->res[0]) != PGRES_TUPLES_OK) return 0;
+    cmd->single_row = 1;
+    return 1;
 }
 
-void pq__conn_clear_error(PGconn *conn)
+static PGresult *one_row(PGconn *conn, const PGresult *src, int row)
 {
-    if (conn && !conn->head) pq__str_reset(&conn->errmsg);
+    int n = PQnfields(src);
+    PGresult *r = PQmakeEmptyPGresult(conn, PGRES_SINGLE_TUPLE);
+    PGresAttDesc *d = calloc(n > 0 ? (size_t)n : 1, sizeof *d);
+    if (!r || !d) goto fail;
+    for (int i = 0; i < n; i++) {
+        d[i].name = PQfname(src, i);
+        d[i].tableid = PQftable(src, i);
+        d[i].columnid = PQftablecol(src, i);
+        d[i].format = PQfformat(src, i);
+        d[i].typid = PQftype(src, i);
+        d[i].typlen = PQfsize(src, i);
+        d[i].atttypmod = PQfmod(src, i);
+    }
+    if (n && !PQsetResultAttrs(r, n, d)) goto fail;
+    for (int i = 0; i < n; i++) {
+        int null = PQgetisnull(src, row, i);
+        if (!PQsetvalue(r, 0, i, null ? NULL : PQgetvalue(src, row, i),
+                        null ? -1 : PQgetlength(src, row, i)))
+            goto fail;
+    }
+    free(d);
+    return r;
+fail:
+    free(d);
+    PQclear(r);
+    return NULL;
+}
+
+/* Replace cmd->res[cmd->pos], a result with rows, by its rows one by one
+ * and a result without them. */
+static void split_rows(PGconn *conn, pq_cmd_t *cmd)
+{
+    PGresult *src = cmd->res[cmd->pos];
+    int nrows = PQntuples(src);
+    size_t extra = (size_t)nrows;
+    if (cmd->nres + extra > cmd->cap) {
+        PGresult **r = realloc(cmd->res, (cmd->nres + extra) * sizeof *r);
+        if (!r) return;
+        cmd->res = r;
+        cmd->cap = cmd->nres + extra;
+    }
+    PGresult *end =
+        PQcopyResult(src, PG_COPYRES_ATTRS | PG_COPYRES_EVENTS | PG_COPYRES_NOTICEHOOKS);
+    if (!end) return;
+    memmove(cmd->res + cmd->pos + extra, cmd->res + cmd->pos,
+            (cmd->nres - cmd->pos) * sizeof *cmd->res);
+    for (int i = 0; i < nrows; i++)
+        cmd->res[cmd->pos + (size_t)i] = one_row(conn, src, i);
+    cmd->res[cmd->pos + extra] = end;
+    if (cmd->copy_began && cmd->copy_idx >= cmd->pos) cmd->copy_idx += extra;
+    if (cmd->lost_at && cmd->lost_at > cmd->pos) cmd->lost_at += extra;
+    cmd->nres += extra;
+    PQclear(src);
 }
