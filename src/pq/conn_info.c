@@ -87,7 +87,10 @@ PGTransactionStatusType PQtransactionStatus(const PGconn *conn)
 {
     pgw_session_t *s = session_of(conn);
     if (!s) return PQTRANS_UNKNOWN;
-    if (conn->head || conn->copy != PQ_COPY_NONE) return PQTRANS_ACTIVE;
+    const pq_cmd_t *h = conn->head;
+    /* a command whose results were all taken (but its NULL) is over */
+    if ((h && !(h->done && h->pos >= h->nres && !h->next)) || conn->copy != PQ_COPY_NONE)
+        return PQTRANS_ACTIVE;
     switch (pgw_session_txn_status(s)) {
     case 'I':
         return PQTRANS_IDLE;
