@@ -192,7 +192,7 @@ int PQsetClientEncoding(PGconn *conn, const char *encoding)
         pgw_conninfo_t *ci = NULL;
         if (pgw_conninfo_parse(&ci, "client_encoding=auto", NULL, NULL, 0) == 0) {
             const char *params[64];
-            int n = pgw_conninfo_startup_params(ci, params, 64);
+            int n = pgw_conninfo_startup_params(ci, params, 32); /* pairs */
             for (int i = 0; i + 1 < n * 2 && i + 1 < 64; i += 2)
                 if (!strcmp(params[i], "client_encoding")) {
                     if (asprintf(&qstr, "set client_encoding to '%s'", params[i + 1]) < 0)
