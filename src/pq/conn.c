@@ -280,6 +280,7 @@ static void conn_close_transport(PGconn *conn)
                 ;
         conn->conn = NULL;
     }
+    pq__pipeline_drop(conn);
     pq__cmds_free_all(conn);
     pq__copy_reset(conn);
     pgw_cancel_token_free(conn->cancel);

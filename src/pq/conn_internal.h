@@ -109,6 +109,9 @@ struct pg_conn {
     int password_needed;
     int password_used;
 
+    struct pq_pend *pend; /* pipelined requests not yet submitted */
+    size_t npend, pend_cap;
+
     /* COPY */
     pq_copy_state_t copy;
     pq_cmd_t *copy_cmd;
@@ -153,6 +156,17 @@ void pq__cmd_enqueue(PGconn *conn, pq_cmd_t *cmd);
 int pq__submit(PGconn *conn, pq_cmd_t *cmd, pgw_request_t *req);
 /* libpq's message for a connection failure code. */
 const char *pq__failure_text(int status);
+
+/* pipeline.c */
+/* Pipelined requests are held until this many wait, the sync or a flush. */
+#define PQ_PIPELINE_BATCH 1024
+/* Hold req (copied) for cmd; 1, or 0 with the error message set. */
+int pq__pipeline_defer(PGconn *conn, pq_cmd_t *cmd, const pgw_request_t *req);
+/* Submit the held requests as one batch ending with sync's Sync (sync
+ * queued after them) or, sync NULL, with a Flush. 1, or 0 when refused
+ * (the held commands then carry the error). */
+int pq__pipeline_push(PGconn *conn, pq_cmd_t *sync);
+void pq__pipeline_drop(PGconn *conn);
 
 /* copy.c */
 int pq__copy_source(pgw_buf_t *out, size_t room, void *ud);

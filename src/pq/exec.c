@@ -253,6 +253,17 @@ int pq__submit(PGconn *conn, pq_cmd_t *cmd, pgw_request_t *req)
             pq__cmd_enqueue(conn, cmd);
             return 1;
         }
+        if (req->kind != PGW_REQ_CLOSE_PORTAL) {
+            /* sent with the others at the sync or a flush, as libpq does */
+            if (!pq__pipeline_defer(conn, cmd, req)) {
+                pq__cmd_free(cmd);
+                return 0;
+            }
+            pq__cmd_enqueue(conn, cmd);
+            if (conn->npend >= PQ_PIPELINE_BATCH) pq__pipeline_push(conn, NULL);
+            return 1;
+        }
+        pq__pipeline_push(conn, NULL);
         if (pgw_session_group_open(pgw_conn_session(conn->conn))) {
             rc = pgw_conn_submit_driven(conn->conn, req, pq__cmd_hook, cmd);
         } else {
@@ -479,6 +490,7 @@ int PQconsumeInput(PGconn *conn)
         pq__conn_set_error(conn, "connection not open\n");
         return 0;
     }
+    if (conn->npend) pq__pipeline_push(conn, NULL);
     pq__conn_turn(conn, UV_RUN_NOWAIT);
     if (conn->broken && !lost_pending(conn)) {
         conn->status = CONNECTION_BAD;
@@ -507,6 +519,7 @@ static void split_rows(PGconn *conn, pq_cmd_t *cmd);
 PGresult *PQgetResult(PGconn *conn)
 {
     if (!conn) return NULL;
+    if (conn->npend) pq__pipeline_push(conn, NULL);
     for (;;) {
         pq_cmd_t *cmd = conn->head;
         if (!cmd) return NULL;
@@ -655,6 +668,7 @@ PGresult *PQclosePortal(PGconn *conn, const char *portal)
 int PQflush(PGconn *conn)
 {
     if (!conn || conn->status == CONNECTION_BAD) return -1;
+    if (conn->npend) pq__pipeline_push(conn, NULL);
     uv_run(&conn->loop, UV_RUN_NOWAIT);
     return 0;
 }
