@@ -218,37 +218,60 @@ static void on_lost(pgw_conn_t *c, int err, void *ud)
 
 /* ------------------------------------------------------------- connect */
 
+/* The numeric address of the last attempt (PQhostaddr: "" for a unix
+ * socket, as libpq). */
+static void note_hostaddr(PGconn *conn)
+{
+    size_t n = 0;
+    const pgw_conn_attempt_t *a = pgw_conn_attempts(conn->conn, &n);
+    free(conn->hostaddr_used);
+    conn->hostaddr_used = NULL;
+    if (n && a[n - 1].address && a[n - 1].address[0] && a[n - 1].address[0] != '/' &&
+        a[n - 1].address[0] != '@')
+        conn->hostaddr_used = strdup(a[n - 1].address);
+}
+
+/* libpq's password_needed: the server asked for a password
+ * (PQconnectionUsedPassword; PQconnectionNeedsPassword when none was
+ * given). */
+static int server_asked_password(PGconn *conn, int status)
+{
+    if (status == 0) {
+        const char *m = pgw_session_auth_method(pgw_conn_session(conn->conn));
+        return m && (!strcmp(m, "password") || !strcmp(m, "md5") || !strncmp(m, "SCRAM", 5));
+    }
+    size_t n = 0;
+    const pgw_conn_attempt_t *a = pgw_conn_attempts(conn->conn, &n);
+    for (size_t i = 0; i < n; i++)
+        if ((a[i].sqlstate && !strcmp(a[i].sqlstate, "28P01")) ||
+            (a[i].message && strstr(a[i].message, "no password supplied")))
+            return 1;
+    return 0;
+}
+
 static void on_connected(pgw_conn_t *c, int status, const pgw_error_t *err, void *ud)
 {
     (void)err;
+    (void)c;
     PGconn *conn = ud;
     conn->connect_done = 1;
     conn->connecting = 0;
     conn->connect_status = status;
+    conn->password_needed = server_asked_password(conn, status);
+    note_hostaddr(conn);
     if (status == 0) {
         conn->status = CONNECTION_OK;
         pq__str_reset(&conn->errmsg);
-        pgw_session_t *s = pgw_conn_session(c);
-        const char *m = pgw_session_auth_method(s);
-        conn->password_used =
-            m && (!strcmp(m, "password") || !strcmp(m, "md5") || !strncmp(m, "SCRAM", 5));
         const char *h = pgw_conn_host(c), *p = pgw_conn_port(c);
         free(conn->host_used);
         free(conn->port_used);
         conn->host_used = strdup(h ? h : "");
         conn->port_used = strdup(p ? p : "");
-        size_t n = 0;
-        const pgw_conn_attempt_t *a = pgw_conn_attempts(c, &n);
-        free(conn->hostaddr_used);
-        conn->hostaddr_used = NULL;
-        if (n && a[n - 1].address && a[n - 1].address[0] != '/' && a[n - 1].address[0] != '@')
-            conn->hostaddr_used = strdup(a[n - 1].address);
         return;
     }
     conn->status = CONNECTION_BAD;
     const char *why = pgw_conn_error_message(c);
     pq__conn_set_error(conn, "%s\n", why && *why ? why : pgw_strerror(status));
-    conn->password_needed = why && strstr(why, "no password supplied") != NULL;
 }
 
 static void conn_init(PGconn *conn)
@@ -298,7 +321,6 @@ static int conn_start(PGconn *conn)
     conn->connect_done = 0;
     conn->connect_status = 0;
     conn->password_needed = 0;
-    conn->password_used = 0;
     pq__str_reset(&conn->errmsg);
     pgw_conn_config_t cfg;
     pgw_conn_config_init(&cfg);

@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pwd.h>
+#include <unistd.h>
 
 #include "pgwire/conninfo.h"
 
@@ -60,7 +62,7 @@ char *PQhost(const PGconn *conn)
 char *PQhostaddr(const PGconn *conn)
 {
     if (!conn) return NULL;
-    return conn->hostaddr_used && conn->status == CONNECTION_OK ? conn->hostaddr_used : "";
+    return conn->hostaddr_used ? conn->hostaddr_used : "";
 }
 
 char *PQport(const PGconn *conn)
@@ -167,7 +169,7 @@ int PQconnectionNeedsPassword(const PGconn *conn)
 
 int PQconnectionUsedPassword(const PGconn *conn)
 {
-    return conn ? conn->password_used : 0;
+    return conn ? conn->password_needed : 0;
 }
 
 int PQconnectionUsedGSSAPI(const PGconn *conn)
@@ -220,8 +222,8 @@ int PQsslInUse(PGconn *conn)
     return t.in_use;
 }
 
-static const char *const ssl_attrs[] = {"library",  "key_bits", "cipher", "compression",
-                                        "protocol", "alpn",     NULL};
+static const char *const ssl_attrs[] = {"library",     "key_bits", "cipher",
+                                        "compression", "protocol", NULL};
 
 const char *const *PQsslAttributeNames(PGconn *conn)
 {
@@ -275,6 +277,19 @@ void *PQgetgssctx(PGconn *conn)
 
 /* ------------------------------------------------------------ conninfo */
 
+/* libpq fills passfile in with ~/.pgpass when it is not given. */
+static char *default_passfile(void)
+{
+    const char *home = getenv("HOME");
+    if (!home || !*home) {
+        struct passwd *pw = getpwuid(geteuid());
+        home = pw ? pw->pw_dir : NULL;
+    }
+    char *path = NULL;
+    if (home && asprintf(&path, "%s/.pgpass", home) < 0) path = NULL;
+    return path;
+}
+
 PQconninfoOption *PQconninfo(PGconn *conn)
 {
     if (!conn) return NULL;
@@ -284,6 +299,7 @@ PQconninfoOption *PQconninfo(PGconn *conn)
         free(p->val);
         const char *v = pgw_conninfo_get(conn->ci, p->keyword);
         p->val = v ? strdup(v) : NULL;
+        if (!v && !strcmp(p->keyword, "passfile") && !*PQpass(conn)) p->val = default_passfile();
     }
     return o;
 }

@@ -107,7 +107,6 @@ struct pg_conn {
     int broken;           /* the transport broke (PQstatus follows once reported) */
     int shown_aborted;    /* an error of the pipeline was handed out, its sync not yet */
     int password_needed;
-    int password_used;
 
     struct pq_pend *pend; /* pipelined requests not yet submitted */
     size_t npend, pend_cap;
