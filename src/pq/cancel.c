@@ -76,3 +76,99 @@ int PQrequestCancel(PGconn *conn)
     PQfreeCancel(c);
     return ok;
 }
+
+/* ------------------------------------------------ libpq 17: PGcancelConn */
+
+/* libpq 17's cancel connection (PQcancelCreate ...), over the same token.
+ * libpq-fe.h (libpq 15's API) does not declare these: programs built
+ * against libpq 17's header find them here. The send itself blocks
+ * (pgw_cancel_token_send): PQcancelStart finishes it, PQcancelPoll then
+ * reports the outcome and PQcancelSocket is -1. */
+typedef struct pg_cancel_conn PGcancelConn;
+
+PGcancelConn *PQcancelCreate(PGconn *conn);
+int PQcancelStart(PGcancelConn *cancelConn);
+int PQcancelBlocking(PGcancelConn *cancelConn);
+PostgresPollingStatusType PQcancelPoll(PGcancelConn *cancelConn);
+ConnStatusType PQcancelStatus(const PGcancelConn *cancelConn);
+int PQcancelSocket(const PGcancelConn *cancelConn);
+char *PQcancelErrorMessage(const PGcancelConn *cancelConn);
+void PQcancelReset(PGcancelConn *cancelConn);
+void PQcancelFinish(PGcancelConn *cancelConn);
+
+/* libpq 17's CONNECTION_ALLOCATED, next after CONNECTION_CHECK_STANDBY. */
+#define PQ_CONNECTION_ALLOCATED ((ConnStatusType)(CONNECTION_CHECK_STANDBY + 1))
+
+struct pg_cancel_conn {
+    pgw_cancel_token_t *tok; /* NULL: the connection could not give one */
+    ConnStatusType status;
+    char errmsg[256];
+};
+
+PGcancelConn *PQcancelCreate(PGconn *conn)
+{
+    PGcancelConn *cc = calloc(1, sizeof *cc);
+    if (!cc) return NULL;
+    cc->status = PQ_CONNECTION_ALLOCATED;
+    if (!conn || conn->status != CONNECTION_OK || !conn->conn ||
+        pgw_conn_cancel_token(conn->conn, &cc->tok) < 0) {
+        cc->status = CONNECTION_BAD;
+        snprintf(cc->errmsg, sizeof cc->errmsg, "connection is not open\n");
+    }
+    return cc;
+}
+
+int PQcancelStart(PGcancelConn *cancelConn)
+{
+    if (!cancelConn || cancelConn->status == CONNECTION_BAD) return 0;
+    if (cancelConn->status != PQ_CONNECTION_ALLOCATED) {
+        snprintf(cancelConn->errmsg, sizeof cancelConn->errmsg,
+                 "cancel request is already being sent on this connection\n");
+        cancelConn->status = CONNECTION_BAD;
+        return 0;
+    }
+    int ok = send_token(cancelConn->tok, cancelConn->errmsg, sizeof cancelConn->errmsg);
+    cancelConn->status = ok ? CONNECTION_OK : CONNECTION_BAD;
+    return ok;
+}
+
+int PQcancelBlocking(PGcancelConn *cancelConn)
+{
+    return PQcancelStart(cancelConn);
+}
+
+PostgresPollingStatusType PQcancelPoll(PGcancelConn *cancelConn)
+{
+    if (!cancelConn) return PGRES_POLLING_FAILED;
+    return cancelConn->status == CONNECTION_OK ? PGRES_POLLING_OK : PGRES_POLLING_FAILED;
+}
+
+ConnStatusType PQcancelStatus(const PGcancelConn *cancelConn)
+{
+    return cancelConn ? cancelConn->status : CONNECTION_BAD;
+}
+
+int PQcancelSocket(const PGcancelConn *cancelConn)
+{
+    (void)cancelConn;
+    return -1;
+}
+
+char *PQcancelErrorMessage(const PGcancelConn *cancelConn)
+{
+    return cancelConn ? (char *)cancelConn->errmsg : "connection pointer is NULL\n";
+}
+
+void PQcancelReset(PGcancelConn *cancelConn)
+{
+    if (!cancelConn || !cancelConn->tok) return;
+    cancelConn->status = PQ_CONNECTION_ALLOCATED;
+    cancelConn->errmsg[0] = 0;
+}
+
+void PQcancelFinish(PGcancelConn *cancelConn)
+{
+    if (!cancelConn) return;
+    pgw_cancel_token_free(cancelConn->tok);
+    free(cancelConn);
+}
