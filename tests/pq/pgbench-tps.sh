@@ -15,30 +15,17 @@ set -uo pipefail
 
 [ $# -ge 2 ] || { echo "usage: $0 ENV_FILE COMPAT_DIR [PGBENCH]" >&2; exit 2; }
 env_file=$1 compat=$(realpath -m -- "$2")
-pgbench=${3:-$(ls /usr/lib/postgresql/*/bin/pgbench | sort -V | tail -1)}
+pgbench=${3:-$(printf '%s\n' /usr/lib/postgresql/*/bin/pgbench | sort -V | tail -1)}
 psql=$(dirname "$pgbench")/psql
-set -a
-# shellcheck disable=SC1090
-. "$env_file"
-set +a
-export LC_ALL=C
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+pq_check_loader "$pgbench" "$compat"
+pq_load_env "$env_file"
 scale=${PQ_TPS_SCALE:-10} rounds=${PQ_TPS_ROUNDS:-3} duration=${PQ_TPS_DURATION:-10}
 db=pq_pgbench_tps
 tmp=$(mktemp -d)
 trap '"$psql" -X -q -d postgres -c "DROP DATABASE IF EXISTS $db" >/dev/null 2>&1; rm -rf "$tmp"' EXIT
 
-cat >"$tmp/pipeline.sql" <<'SQL'
-\set aid random(1, 100000 * :scale)
-\set tid random(1, 10 * :scale)
-\set bid random(1, :scale)
-\set delta random(-5000, 5000)
-\startpipeline
-UPDATE pgbench_accounts SET abalance = abalance + :delta WHERE aid = :aid;
-SELECT abalance FROM pgbench_accounts WHERE aid = :aid;
-UPDATE pgbench_tellers SET tbalance = tbalance + :delta WHERE tid = :tid;
-INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (:tid, :bid, :aid, :delta, CURRENT_TIMESTAMP);
-\endpipeline
-SQL
 
 "$psql" -X -q -d postgres -c "SET client_min_messages = warning" \
     -c "DROP DATABASE IF EXISTS $db" -c "CREATE DATABASE $db" || exit 1
@@ -50,7 +37,7 @@ modes=(
     "prepared|-M prepared"
     "connect|-C -M simple"
     "8 clients, 2 threads|-c 8 -j 2 -M prepared"
-    "pipeline|-M extended -f $tmp/pipeline.sql"
+    "pipeline|-M extended -f $(dirname "$0")/pgbench-pipeline.sql"
 )
 
 median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }

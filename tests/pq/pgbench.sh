@@ -27,20 +27,11 @@ if [ "${1:-}" = --valgrind ]; then
 fi
 [ $# -eq 3 ] || { echo "usage: $0 [--valgrind] ENV_FILE COMPAT_DIR PGBENCH" >&2; exit 2; }
 env_file=$1 compat=$(realpath -m -- "$2") pgbench=$3
-[ -f "$env_file" ] || { echo "no $env_file: the pgcluster fixture did not start" >&2; exit 1; }
 [ -f "$compat/libpq.so.5" ] || { echo "no $compat/libpq.so.5: build pq_compat" >&2; exit 1; }
-# The compat library must be the libpq.so.5 the loader gives pgbenchRAM.
-lib=$(LD_TRACE_LOADED_OBJECTS=1 LD_LIBRARY_PATH=$compat "$pgbench" 2>&1 | awk '$1 == "libpq.so.5" {print $3}')
-if [ "$(realpath -m -- "$lib")" != "$(realpath -m -- "$compat/libpq.so.5")" ]; then
-    echo "the loader gives $pgbench libpq.so.5 from '$lib', not $compat" >&2
-    exit 1
-fi
-set -a
-# shellcheck disable=SC1090
-. "$env_file"
-set +a
-export LC_ALL=C
-unset PGPASSWORD PGSERVICE PGOPTIONS PGAPPNAME PGCLIENTENCODING
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+pq_check_loader "$pgbench" "$compat"
+pq_load_env "$env_file"
 psql=$(dirname "$pgbench")/psql
 [ -x "$psql" ] || psql=psql
 
@@ -61,18 +52,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-cat >"$tmp/pipeline.sql" <<'SQL'
-\set aid random(1, 100000 * :scale)
-\set tid random(1, 10 * :scale)
-\set bid random(1, :scale)
-\set delta random(-5000, 5000)
-\startpipeline
-UPDATE pgbench_accounts SET abalance = abalance + :delta WHERE aid = :aid;
-SELECT abalance FROM pgbench_accounts WHERE aid = :aid;
-UPDATE pgbench_tellers SET tbalance = tbalance + :delta WHERE tid = :tid;
-INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (:tid, :bid, :aid, :delta, CURRENT_TIMESTAMP);
-\endpipeline
-SQL
 
 # The steps: a name and pgbench's arguments.
 steps=(
@@ -82,7 +61,7 @@ steps=(
     "prepared|-M prepared -t $tx"
     "connect|-C -t $((tx / 10 + 1))"
     "clients|-c 8 -j 2 -t $((tx / 4 + 1))"
-    "pipeline|-M extended -f $tmp/pipeline.sql -c 2 -t $tx"
+    "pipeline|-M extended -f $(dirname "$0")/pgbench-pipeline.sql -c 2 -t $tx"
 )
 
 counts() {
@@ -122,6 +101,7 @@ run() {
             if [ "$name" = init ] && [ "$rc" != 0 ]; then
                 # The other steps are still worth running: on tables libpq loaded.
                 echo "pgwire init failed: loading the tables with libpq for the next steps"
+                # shellcheck disable=SC2086
                 "$pgbench" $args "$db" >/dev/null 2>&1
             fi
         fi

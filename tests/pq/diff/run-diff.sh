@@ -21,20 +21,12 @@ set -uo pipefail
 mode=$1 env_file=$2 compat=$(realpath -m -- "$3")
 shift 3
 
-[ -f "$env_file" ] || { echo "no $env_file: the pgcluster fixture did not start" >&2; exit 1; }
-set -a
-# shellcheck disable=SC1090
-. "$env_file"
-set +a
-export LC_ALL=C LANG=C TZ=UTC
-# Nothing of the caller's libpq configuration reaches either run.
-unset PGPASSWORD PGSERVICE PGSERVICEFILE PGSSLMODE PGCLIENTENCODING PGOPTIONS PGAPPNAME \
-    PGCONNECT_TIMEOUT PGTARGETSESSIONATTRS PGSYSCONFDIR PGHOSTADDR PGREQUIRESSL PGSSLROOTCERT \
-    PGSSLCERT PGSSLKEY PGGSSENCMODE PGDATESTYLE PGTZ LD_PRELOAD
+# shellcheck source=../lib.sh
+. "$(dirname "$0")/../lib.sh"
+pq_load_env "$env_file"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export HOME=$tmp # no ~/.pgpass, ~/.pg_service.conf, ~/.postgresql
-unset PGPASSFILE
 
 # run NAME [WRAPPER...]: the program's output in $tmp/NAME.out
 run() {
@@ -59,11 +51,7 @@ self)
     run b env
     ;;
 pgwire | valgrind)
-    lib=$(LD_TRACE_LOADED_OBJECTS=1 LD_LIBRARY_PATH=$compat "$1" 2>&1 | awk '$1 == "libpq.so.5" {print $3}')
-    if [ "$(realpath -m "$lib")" != "$(realpath -m "$compat/libpq.so.5")" ]; then
-        echo "the loader gives $1 libpq.so.5 from '$lib', not $compat" >&2
-        exit 1
-    fi
+    pq_check_loader "${PROGRAM[0]}" "$compat"
     run a env
     if [ "$mode" = valgrind ]; then
         run b env LD_LIBRARY_PATH="$compat" valgrind --quiet --error-exitcode=99 \

@@ -13,23 +13,16 @@ set -uo pipefail
 [ $# -eq 3 ] || { echo "usage: $0 ENV_FILE COMPAT_DIR PSQL" >&2; exit 2; }
 env_file=$1 compat=$(realpath -m -- "$2") psql=$3
 here=$(cd "$(dirname "$0")" && pwd)
-[ -f "$env_file" ] || { echo "no $env_file: the pgcluster fixture did not start" >&2; exit 1; }
 [ -f "$compat/libpq.so.5" ] || { echo "no $compat/libpq.so.5: build pq_compat" >&2; exit 1; }
-# The compat library must be the libpq.so.5 the loader gives psqlRAM.
-lib=$(LD_TRACE_LOADED_OBJECTS=1 LD_LIBRARY_PATH=$compat "$psql" 2>&1 | awk '$1 == "libpq.so.5" {print $3}')
-if [ "$(realpath -m -- "$lib")" != "$(realpath -m -- "$compat/libpq.so.5")" ]; then
-    echo "the loader gives $psql libpq.so.5 from '$lib', not $compat" >&2
-    exit 1
-fi
-set -a
-# shellcheck disable=SC1090
-. "$env_file"
-set +a
-export LC_ALL=C LANG=C TZ=UTC PAGER=cat PSQL_PAGER=cat COLUMNS=120
-unset PGPASSWORD PGSERVICE PGOPTIONS PGAPPNAME PGCLIENTENCODING PGDATESTYLE PGTZ
+# shellcheck source=../lib.sh
+. "$here/../lib.sh"
+pq_check_loader "$psql" "$compat"
+pq_load_env "$env_file"
+export PAGER=cat PSQL_PAGER=cat COLUMNS=120
 tmp=$(mktemp -d)
 export HOME=$tmp # no ~/.psqlrc, ~/.pgpass
 db=pq_psql
+# shellcheck disable=SC2317 # run by the trap
 cleanup() {
     "$psql" -X -q -d postgres -c "DROP DATABASE IF EXISTS $db" >/dev/null 2>&1
     rm -rf "$tmp"
