@@ -184,7 +184,24 @@ int pq__conn_turn(PGconn *conn, uv_run_mode mode)
 {
     if (conn->conn && pgw_conn_reading_paused(conn->conn) && conn->copy != PQ_COPY_OUT)
         pgw_conn_resume_reading(conn->conn);
-    return uv_run(&conn->loop, mode);
+    if (mode != UV_RUN_NOWAIT) return uv_run(&conn->loop, mode);
+    return pq__conn_run_ready(conn);
+}
+
+/* Run what the loop can do without waiting: more turns while work is
+ * pending that no socket event would announce (output to write, handles
+ * closing, deferred callbacks, the next attempt of a connect), so that a
+ * program that then waits on PQsocket does not wait for what is already
+ * here. */
+int pq__conn_run_ready(PGconn *conn)
+{
+    int active = uv_run(&conn->loop, UV_RUN_NOWAIT);
+    /* A second turn writes what the input of the first made the session
+     * answer (the connection flushes in the loop's prepare phase). */
+    if (active) active = uv_run(&conn->loop, UV_RUN_NOWAIT);
+    for (int i = 0; active && i < 64 && uv_backend_timeout(&conn->loop) == 0; i++)
+        active = uv_run(&conn->loop, UV_RUN_NOWAIT);
+    return active;
 }
 
 void pq__conn_broken(PGconn *conn)
@@ -520,7 +537,7 @@ PostgresPollingStatusType PQconnectPoll(PGconn *conn)
 {
     if (!conn) return PGRES_POLLING_FAILED;
     if (conn->connecting && !conn->connect_done) {
-        uv_run(&conn->loop, UV_RUN_NOWAIT);
+        pq__conn_run_ready(conn);
         wait_for_socket(conn);
     }
     if (conn->status == CONNECTION_OK) return PGRES_POLLING_OK;

@@ -130,6 +130,8 @@ struct pg_conn {
 /* Run the loop once (mode), resuming reading when paused. Returns what
  * uv_run returned. */
 int pq__conn_turn(PGconn *conn, uv_run_mode mode);
+/* Run the loop without waiting until nothing is pending but socket events. */
+int pq__conn_run_ready(PGconn *conn);
 /* The socket of a connect in progress, or -1. */
 int pq__connecting_fd(const PGconn *conn);
 /* Mark the connection bad after it broke. */
