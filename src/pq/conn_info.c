@@ -8,10 +8,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <poll.h>
+#include <sys/time.h>
 #include <pwd.h>
 #include <unistd.h>
 
 #include "pgwire/conninfo.h"
+
+/* libpq 17's time type */
+typedef int64_t pg_usec_time_t;
 
 static const char *opt(const PGconn *conn, const char *kw)
 {
@@ -319,4 +325,47 @@ int PQisnonblocking(const PGconn *conn)
 int PQisthreadsafe(void)
 {
     return 1;
+}
+
+/* ------------------------------------------- libpq 16-18 additions */
+
+/* Not in libpq 15's header: programs built against a newer one find them. */
+int PQfullProtocolVersion(const PGconn *conn);
+int PQsocketPoll(int sock, int forRead, int forWrite, pg_usec_time_t end_time);
+pg_usec_time_t PQgetCurrentTimeUSec(void);
+
+/* libpq 18: major * 10000 + minor. */
+int PQfullProtocolVersion(const PGconn *conn)
+{
+    if (!conn || conn->status == CONNECTION_BAD || !conn->conn) return 0;
+    return pgw_conn_protocol_version(conn->conn);
+}
+
+pg_usec_time_t PQgetCurrentTimeUSec(void)
+{
+    struct timeval tv;
+    gettimeofday(&tv, NULL);
+    return (pg_usec_time_t)tv.tv_sec * 1000000 + tv.tv_usec;
+}
+
+/* libpq 17: wait until sock is readable / writable or end_time (-1:
+ * forever, 0: do not wait) passes. 1 ready, 0 timed out, -1 error. */
+int PQsocketPoll(int sock, int forRead, int forWrite, pg_usec_time_t end_time)
+{
+    if (!forRead && !forWrite) return 0;
+    if (sock < 0) {
+        errno = EBADF;
+        return -1;
+    }
+    struct pollfd p = {sock, (short)((forRead ? POLLIN : 0) | (forWrite ? POLLOUT : 0)), 0};
+    int timeout_ms = -1;
+    if (end_time >= 0) {
+        pg_usec_time_t left = end_time - PQgetCurrentTimeUSec();
+        timeout_ms = left <= 0 ? 0 : (int)((left + 999) / 1000);
+    }
+    int rc;
+    do {
+        rc = poll(&p, 1, timeout_ms);
+    } while (rc < 0 && errno == EINTR);
+    return rc < 0 ? -1 : rc > 0 ? 1 : 0;
 }

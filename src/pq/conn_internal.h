@@ -50,7 +50,7 @@ typedef struct pq_cmd {
     int status;     /* the completion's status */
     unsigned seg;   /* pipeline segment (PQpipelineSync count) */
     int describe;   /* what its successful results are (pq_describe_t) */
-    int single_row; /* PQsetSingleRowMode */
+    int chunk_rows; /* rows per result (PQsetSingleRowMode: 1), 0: all */
     size_t lost_at; /* the connection broke: bad once this many results are out */
     char *query;    /* the SQL it sent (for an error's caret), or NULL */
     PGresult **res; /* results ready to hand out */

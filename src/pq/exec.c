@@ -524,7 +524,7 @@ PGresult *PQgetResult(PGconn *conn)
         pq_cmd_t *cmd = conn->head;
         if (!cmd) return NULL;
         if (cmd->pos < cmd_visible(conn, cmd)) {
-            if (cmd->single_row && PQresultStatus(cmd->res[cmd->pos]) == PGRES_TUPLES_OK &&
+            if (cmd->chunk_rows && PQresultStatus(cmd->res[cmd->pos]) == PGRES_TUPLES_OK &&
                 PQntuples(cmd->res[cmd->pos]) > 0)
                 split_rows(conn, cmd);
             PGresult *r = cmd->res[cmd->pos];
@@ -673,29 +673,47 @@ int PQflush(PGconn *conn)
     return 0;
 }
 
-/* Single-row mode: the command's rows are handed out one result each
- * (PGRES_SINGLE_TUPLE), then a PGRES_TUPLES_OK without rows carrying the
+/* Single-row mode (and libpq 17's chunked mode): the command's rows are
+ * handed out chunk_rows at a time (PGRES_SINGLE_TUPLE, one each; or
+ * PGRES_TUPLES_CHUNK), then a PGRES_TUPLES_OK without rows carrying the
  * command tag. The rows still arrive as one buffered result of the
  * session, split when PQgetResult hands it out. */
-int PQsetSingleRowMode(PGconn *conn)
+static int set_chunk_rows(PGconn *conn, int rows)
 {
-    if (!conn) return 0;
+    if (!conn || rows <= 0) return 0;
     pq_cmd_t *cmd = conn->head;
     if (!cmd || cmd->kind != PQ_CMD_QUERY || cmd->describe != PQ_DESCRIBE_ROWS || cmd->pos ||
-        cmd->single_row)
+        cmd->chunk_rows)
         return 0;
     if (cmd->done && cmd->nres && PQresultStatus(cmd->res[0]) != PGRES_TUPLES_OK) return 0;
-    cmd->single_row = 1;
+    cmd->chunk_rows = rows;
     return 1;
 }
 
-static PGresult *one_row(PGconn *conn, const PGresult *src, int row)
+int PQsetSingleRowMode(PGconn *conn)
 {
-    int n = PQnfields(src);
-    PGresult *r = PQmakeEmptyPGresult(conn, PGRES_SINGLE_TUPLE);
-    PGresAttDesc *d = calloc(n > 0 ? (size_t)n : 1, sizeof *d);
+    return set_chunk_rows(conn, 1);
+}
+
+/* libpq 17 (not in libpq 15's header). */
+int PQsetChunkedRowsMode(PGconn *conn, int chunkSize);
+int PQsetChunkedRowsMode(PGconn *conn, int chunkSize)
+{
+    return set_chunk_rows(conn, chunkSize);
+}
+
+/* libpq 17's PGRES_TUPLES_CHUNK, next after PGRES_PIPELINE_ABORTED. */
+#define PQ_RES_TUPLES_CHUNK ((ExecStatusType)(PGRES_PIPELINE_ABORTED + 1))
+
+/* Rows [first, first + n) of src as a result of status. */
+static PGresult *some_rows(PGconn *conn, const PGresult *src, int first, int n,
+                           ExecStatusType status)
+{
+    int nf = PQnfields(src);
+    PGresult *r = PQmakeEmptyPGresult(conn, status);
+    PGresAttDesc *d = calloc(nf > 0 ? (size_t)nf : 1, sizeof *d);
     if (!r || !d) goto fail;
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < nf; i++) {
         d[i].name = PQfname(src, i);
         d[i].tableid = PQftable(src, i);
         d[i].columnid = PQftablecol(src, i);
@@ -704,13 +722,14 @@ static PGresult *one_row(PGconn *conn, const PGresult *src, int row)
         d[i].typlen = PQfsize(src, i);
         d[i].atttypmod = PQfmod(src, i);
     }
-    if (n && !PQsetResultAttrs(r, n, d)) goto fail;
-    for (int i = 0; i < n; i++) {
-        int null = PQgetisnull(src, row, i);
-        if (!PQsetvalue(r, 0, i, null ? NULL : PQgetvalue(src, row, i),
-                        null ? -1 : PQgetlength(src, row, i)))
-            goto fail;
-    }
+    if (nf && !PQsetResultAttrs(r, nf, d)) goto fail;
+    for (int row = 0; row < n; row++)
+        for (int i = 0; i < nf; i++) {
+            int null = PQgetisnull(src, first + row, i);
+            if (!PQsetvalue(r, row, i, null ? NULL : PQgetvalue(src, first + row, i),
+                            null ? -1 : PQgetlength(src, first + row, i)))
+                goto fail;
+        }
     free(d);
     return r;
 fail:
@@ -724,8 +743,8 @@ fail:
 static void split_rows(PGconn *conn, pq_cmd_t *cmd)
 {
     PGresult *src = cmd->res[cmd->pos];
-    int nrows = PQntuples(src);
-    size_t extra = (size_t)nrows;
+    int nrows = PQntuples(src), per = cmd->chunk_rows;
+    size_t extra = (size_t)((nrows + per - 1) / per);
     if (cmd->nres + extra > cmd->cap) {
         PGresult **r = realloc(cmd->res, (cmd->nres + extra) * sizeof *r);
         if (!r) return;
@@ -737,8 +756,12 @@ static void split_rows(PGconn *conn, pq_cmd_t *cmd)
     if (!end) return;
     memmove(cmd->res + cmd->pos + extra, cmd->res + cmd->pos,
             (cmd->nres - cmd->pos) * sizeof *cmd->res);
-    for (int i = 0; i < nrows; i++)
-        cmd->res[cmd->pos + (size_t)i] = one_row(conn, src, i);
+    ExecStatusType st = per == 1 ? PGRES_SINGLE_TUPLE : PQ_RES_TUPLES_CHUNK;
+    for (size_t i = 0; i < extra; i++) {
+        int first = (int)i * per;
+        int n = nrows - first < per ? nrows - first : per;
+        cmd->res[cmd->pos + i] = some_rows(conn, src, first, n, st);
+    }
     cmd->res[cmd->pos + extra] = end;
     if (cmd->copy_began && cmd->copy_idx >= cmd->pos) cmd->copy_idx += extra;
     if (cmd->lost_at && cmd->lost_at > cmd->pos) cmd->lost_at += extra;
