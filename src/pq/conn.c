@@ -449,7 +449,7 @@ static char *params_to_conninfo(const char *const *keywords, const char *const *
     pq_str_t s = {0};
     pq__str_append(&s, "", 0);
     int expanded = 0;
-    for (size_t i = 0; keywords && keywords[i]; i++) {
+    for (size_t i = 0; keywords && values && keywords[i]; i++) {
         const char *v = values[i];
         if (!v || !*v) continue;
         if (expand_dbname && !expanded && !strcmp(keywords[i], "dbname") && is_conninfo_string(v)) {

@@ -204,6 +204,10 @@ int PQputCopyData(PGconn *conn, const char *buffer, int nbytes)
         return -1;
     }
     if (conn->status != CONNECTION_OK) return -1;
+    if (nbytes < 0 || (nbytes > 0 && !buffer)) {
+        pq__conn_set_error(conn, "invalid COPY data\n");
+        return -1;
+    }
     if (nbytes > 0 && pq__str_append(&conn->copy_in, buffer, (size_t)nbytes) < 0) {
         pq__conn_set_error(conn, "out of memory\n");
         return -1;
@@ -306,13 +310,13 @@ int PQgetCopyData(PGconn *conn, char **buffer, int async)
 int PQgetlineAsync(PGconn *conn, char *buffer, int bufsize)
 {
     if (!conn || conn->copy != PQ_COPY_OUT) return -1;
+    if (!buffer || bufsize <= 0) return 0;
     if (!copy_out_wait(conn, 1)) return 0;
     pq_copy_chunk_t *c = conn->copy_out_head;
     if (!c) {
         conn->copy = PQ_COPY_NONE;
         return -1;
     }
-    if (bufsize <= 0) return 0;
     size_t left = (size_t)c->len - conn->copy_line_off;
     size_t n = left < (size_t)bufsize ? left : (size_t)bufsize;
     memcpy(buffer, c->data + conn->copy_line_off, n);
