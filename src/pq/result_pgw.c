@@ -7,6 +7,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "pq/result_internal.h"
+#include "session/session_internal.h" /* struct pgw_result: have_desc */
 
 #include <limits.h>
 #include <stdlib.h>
@@ -211,14 +212,17 @@ static int copy_params(PGresult *res, const pgw_result_t *r)
     return 1;
 }
 
-/* libpq's status for what the server sent: rows (or a SELECT's row
- * description, even of no columns) are TUPLES_OK, no command tag at all is
- * an empty query. */
+/* libpq's status for what the server sent: rows, or a row description
+ * (even of no columns: "SELECT;") make TUPLES_OK; a command tag without
+ * them (CREATE TABLE AS's "SELECT 3") COMMAND_OK; no tag at all is an
+ * empty query. libpgwire marks a NoData like a description of no columns,
+ * so a zero-column description counts only with a SELECT tag. */
 static ExecStatusType status_of(const pgw_result_t *r, int describe)
 {
     if (describe) return PGRES_COMMAND_OK;
     const char *tag = pgw_result_command_tag(r);
-    if (pgw_result_ncols(r) > 0 || pgw_result_nrows(r) > 0 || strncmp(tag, "SELECT ", 7) == 0)
+    if (pgw_result_ncols(r) > 0 || pgw_result_nrows(r) > 0 ||
+        (r->have_desc && strncmp(tag, "SELECT ", 7) == 0))
         return PGRES_TUPLES_OK;
     return tag[0] ? PGRES_COMMAND_OK : PGRES_EMPTY_QUERY;
 }
