@@ -288,24 +288,23 @@ typedef struct encoding {
     int (*mblen)(ustr);
     int (*dsplen)(ustr);
     int (*verify)(ustr, int);
-    int maxlen;
 } encoding_t;
 
-#define SINGLE(name)                                       \
-    {                                                      \
-        name, single_mblen, ascii_dsplen, single_verify, 1 \
+#define SINGLE(name)                                    \
+    {                                                   \
+        name, single_mblen, ascii_dsplen, single_verify \
     }
 
 /* In pg_enc order: the index is the id. */
 static const encoding_t encodings[] = {
-    {"SQL_ASCII", single_mblen, ascii_dsplen, single_verify, 1},
-    {"EUC_JP", euc_mblen, eucjp_dsplen, eucjp_verify, 3},
-    {"EUC_CN", euccn_mblen, double_dsplen, euckr_verify, 2},
-    {"EUC_KR", euc_mblen, double_dsplen, euckr_verify, 3},
-    {"EUC_TW", euctw_mblen, double_dsplen, euctw_verify, 4},
-    {"EUC_JIS_2004", euc_mblen, eucjp_dsplen, eucjp_verify, 3},
-    {"UTF8", utf8_mblen, utf8_dsplen, utf8_verify, 4},
-    {"MULE_INTERNAL", mule_mblen, mule_dsplen, mule_verify, 4},
+    {"SQL_ASCII", single_mblen, ascii_dsplen, single_verify},
+    {"EUC_JP", euc_mblen, eucjp_dsplen, eucjp_verify},
+    {"EUC_CN", euccn_mblen, double_dsplen, euckr_verify},
+    {"EUC_KR", euc_mblen, double_dsplen, euckr_verify},
+    {"EUC_TW", euctw_mblen, double_dsplen, euctw_verify},
+    {"EUC_JIS_2004", euc_mblen, eucjp_dsplen, eucjp_verify},
+    {"UTF8", utf8_mblen, utf8_dsplen, utf8_verify},
+    {"MULE_INTERNAL", mule_mblen, mule_dsplen, mule_verify},
     SINGLE("LATIN1"),
     SINGLE("LATIN2"),
     SINGLE("LATIN3"),
@@ -333,13 +332,13 @@ static const encoding_t encodings[] = {
     SINGLE("WIN1255"),
     SINGLE("WIN1257"),
     SINGLE("KOI8U"),
-    {"SJIS", sjis_mblen, sjis_dsplen, sjis_verify, 2},
-    {"BIG5", double_mblen, double_dsplen, nonul_verify, 2},
-    {"GBK", double_mblen, double_dsplen, nonul_verify, 2},
-    {"UHC", double_mblen, double_dsplen, nonul_verify, 2},
-    {"GB18030", gb18030_mblen, double_dsplen, gb18030_verify, 4},
-    {"JOHAB", euc_mblen, double_dsplen, johab_verify, 3},
-    {"SHIFT_JIS_2004", sjis_mblen, sjis_dsplen, sjis_verify, 2},
+    {"SJIS", sjis_mblen, sjis_dsplen, sjis_verify},
+    {"BIG5", double_mblen, double_dsplen, nonul_verify},
+    {"GBK", double_mblen, double_dsplen, nonul_verify},
+    {"UHC", double_mblen, double_dsplen, nonul_verify},
+    {"GB18030", gb18030_mblen, double_dsplen, gb18030_verify},
+    {"JOHAB", euc_mblen, double_dsplen, johab_verify},
+    {"SHIFT_JIS_2004", sjis_mblen, sjis_dsplen, sjis_verify},
 };
 
 #define NENCODINGS ((int)(sizeof encodings / sizeof encodings[0]))
