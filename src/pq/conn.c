@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include "pq/conn_internal.h"
 
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -167,6 +168,17 @@ PGContextVisibility PQsetErrorContextVisibility(PGconn *conn, PGContextVisibilit
     return old;
 }
 
+/* The command the server is running (outside a pipeline), whose notices
+ * are handed to the receiver among its results, where libpq parses them:
+ * after the results of the statements that completed before. */
+static pq_cmd_t *running_cmd(PGconn *conn)
+{
+    pq_cmd_t *cmd = conn->head;
+    while (cmd && cmd->done)
+        cmd = cmd->next;
+    return conn->pipeline == PQ_PIPELINE_OFF ? cmd : NULL;
+}
+
 static void on_notice(pgw_conn_t *c, const pgw_error_t *notice, void *ud)
 {
     (void)c;
@@ -174,8 +186,29 @@ static void on_notice(pgw_conn_t *c, const pgw_error_t *notice, void *ud)
     if (!conn->hooks.receiver) return;
     PGresult *res = pq__result_notice(conn, notice);
     if (!res) return;
+    pq_cmd_t *cmd = running_cmd(conn);
+    /* libpq reads a notice that directly follows a statement's end before
+     * it returns that statement's result */
+    unsigned after = conn->stmts_done;
+    if (after && !conn->msgs_since_done) after--;
+    if (cmd && pq__cmd_hold_notice(cmd, res, after)) return;
     conn->hooks.receiver(conn->hooks.receiver_arg, res);
     PQclear(res);
+}
+
+/* Counts the statements of the running command that completed, so that a
+ * notice finds its place among their results. */
+static void on_trace(pgw_conn_t *c, char direction, const uint8_t *msg, size_t len, void *ud)
+{
+    (void)c;
+    PGconn *conn = ud;
+    if (direction != 'B' || !len) return;
+    if (msg[0] == 'C' || msg[0] == 'I' || msg[0] == 'E') {
+        conn->stmts_done++;
+        conn->msgs_since_done = 0;
+    } else if (msg[0] != 'N' && msg[0] != 'A' && msg[0] != 'S') {
+        conn->msgs_since_done = 1;
+    }
 }
 
 /* ---------------------------------------------------------------- loop */
@@ -186,6 +219,37 @@ int pq__conn_turn(PGconn *conn, uv_run_mode mode)
         pgw_conn_resume_reading(conn->conn);
     if (mode != UV_RUN_NOWAIT) return uv_run(&conn->loop, mode);
     return pq__conn_run_ready(conn);
+}
+
+static void find_write_interest(uv_handle_t *h, void *arg)
+{
+    /* uv_poll_t's io_watcher is part of libuv's public struct (unix): its
+     * pevents hold the events the connection waits for. */
+    if (h->type == UV_POLL && uv_is_active(h) && (((uv_poll_t *)h)->io_watcher.pevents & POLLOUT))
+        *(int *)arg = 1;
+}
+
+int pq__output_pending(PGconn *conn)
+{
+    if (!conn->conn || conn->broken) return 0;
+    size_t len = 0;
+    pgw_session_pending_output(pgw_conn_session(conn->conn), &len);
+    if (len) return 1;
+    int writing = 0;
+    uv_walk(&conn->loop, find_write_interest, &writing);
+    return writing;
+}
+
+/* Write what is queued: all of it (blocking mode, as libpq's PQsend* and
+ * PQflush), or what the socket takes now (non-blocking). 1 when some is
+ * left (non-blocking), else 0. */
+int pq__conn_flush(PGconn *conn)
+{
+    pq__conn_run_ready(conn);
+    if (conn->nonblocking) return pq__output_pending(conn);
+    while (pq__output_pending(conn))
+        if (uv_run(&conn->loop, UV_RUN_ONCE) == 0) break;
+    return 0;
 }
 
 /* Run what the loop can do without waiting: more turns while work is
@@ -345,6 +409,7 @@ static int conn_start(PGconn *conn)
     cfg.on_notification = pq__on_notification;
     cfg.on_lost = on_lost;
     cfg.on_parameter = on_parameter;
+    cfg.on_trace = on_trace;
     cfg.ud = conn;
     cfg.stmt_cache_mode = PGW_STMT_CACHE_OFF;
     cfg.high_water_mark = SIZE_MAX;
@@ -599,7 +664,10 @@ static PGPing ping_conn(PGconn *conn)
         size_t n = 0;
         const pgw_conn_attempt_t *a = conn->conn ? pgw_conn_attempts(conn->conn, &n) : NULL;
         r = PQPING_NO_RESPONSE;
-        if (!a || !n) r = PQPING_NO_ATTEMPT;
+        /* libpq reads a port or a timeout that is not a number once the
+         * options were accepted: that is no response, not no attempt */
+        if ((!a || !n) && strncmp(PQerrorMessage(conn), "invalid integer value", 21))
+            r = PQPING_NO_ATTEMPT;
         for (size_t i = 0; i < n; i++) {
             /* The server answered: it is up, even if it refused us
              * (unless it is starting up). */

@@ -39,6 +39,12 @@ typedef enum pq_describe {
     PQ_DESCRIBE_COLUMNS = 2 /* PQdescribePrepared: COMMAND_OK with columns, params */
 } pq_describe_t;
 
+/* A notice held for its place among a command's results. */
+typedef struct pq_held_notice {
+    PGresult *res;
+    unsigned after; /* statements of the command completed before it */
+} pq_held_notice_t;
+
 /* One command: submitted to the session, its results queued for
  * PQgetResult in order. Freed once its results (and the NULL that follows
  * them) were handed out and the session completed it. */
@@ -46,10 +52,12 @@ typedef struct pq_cmd {
     struct pq_cmd *next;
     PGconn *conn;
     pq_cmd_kind_t kind;
-    int done;       /* the session completed it (or it never went out) */
-    int status;     /* the completion's status */
-    unsigned seg;   /* pipeline segment (PQpipelineSync count) */
-    int describe;   /* what its successful results are (pq_describe_t) */
+    int done;                  /* the session completed it (or it never went out) */
+    int status;                /* the completion's status */
+    unsigned seg;              /* pipeline segment (PQpipelineSync count) */
+    int describe;              /* what its successful results are (pq_describe_t) */
+    pq_held_notice_t *notices; /* notices not yet placed among res */
+    size_t nnotices, notices_out, notices_cap;
     int chunk_rows; /* rows per result (PQsetSingleRowMode: 1), 0: all */
     size_t lost_at; /* the connection broke: bad once this many results are out */
     char *query;    /* the SQL it sent (for an error's caret), or NULL */
@@ -104,6 +112,8 @@ struct pg_conn {
     PGpipelineStatus pipeline;
     unsigned seg;         /* current segment */
     unsigned aborted_seg; /* segment whose error aborts it (0: none) */
+    unsigned stmts_done;  /* statements of the running command completed */
+    int msgs_since_done;  /* other messages came after the last one's end */
     int broken;           /* the transport broke (PQstatus follows once reported) */
     int shown_aborted;    /* an error of the pipeline was handed out, its sync not yet */
     int password_needed;
@@ -130,6 +140,11 @@ struct pg_conn {
 /* Run the loop once (mode), resuming reading when paused. Returns what
  * uv_run returned. */
 int pq__conn_turn(PGconn *conn, uv_run_mode mode);
+/* 1 while output waits to be written (the session's or the socket's). */
+int pq__output_pending(PGconn *conn);
+/* Write the output: all of it in blocking mode; what the socket takes in
+ * non-blocking mode, then 1 if some is left. */
+int pq__conn_flush(PGconn *conn);
 /* Run the loop without waiting until nothing is pending but socket events. */
 int pq__conn_run_ready(PGconn *conn);
 /* The socket of a connect in progress, or -1. */
@@ -144,6 +159,9 @@ void pq__conn_append_error(PGconn *conn, const char *fmt, ...);
 pq_cmd_t *pq__cmd_new(PGconn *conn, pq_cmd_kind_t kind);
 void pq__cmd_push(pq_cmd_t *cmd, PGresult *res);
 void pq__cmd_free(pq_cmd_t *cmd);
+/* Hold notice (arrived after `after` statements of cmd completed) until
+ * cmd's results are queued. 1, or 0 when it could not be held. */
+int pq__cmd_hold_notice(pq_cmd_t *cmd, PGresult *notice, unsigned after);
 PGresult *pq__empty_result(PGconn *conn, ExecStatusType status);
 void pq__cmds_free_all(PGconn *conn);
 int pq__cmd_hook(void *ctx, size_t index, int status, pgw_result_t **res);

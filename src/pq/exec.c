@@ -53,9 +53,36 @@ void pq__cmd_push(pq_cmd_t *cmd, PGresult *res)
     cmd->res[cmd->nres++] = res;
 }
 
+int pq__cmd_hold_notice(pq_cmd_t *cmd, PGresult *notice, unsigned after)
+{
+    if (cmd->nnotices == cmd->notices_cap) {
+        size_t cap = cmd->notices_cap ? cmd->notices_cap * 2 : 4;
+        pq_held_notice_t *n = realloc(cmd->notices, cap * sizeof *n);
+        if (!n) return 0;
+        cmd->notices = n;
+        cmd->notices_cap = cap;
+    }
+    cmd->notices[cmd->nnotices].res = notice;
+    cmd->notices[cmd->nnotices++].after = after;
+    return 1;
+}
+
+/* Queue the held notices that came after `done` statements completed. */
+static void release_notices(pq_cmd_t *cmd, unsigned done, int all)
+{
+    while (cmd->notices_out < cmd->nnotices &&
+           (all || cmd->notices[cmd->notices_out].after <= done)) {
+        pq__cmd_push(cmd, cmd->notices[cmd->notices_out].res);
+        cmd->notices[cmd->notices_out++].res = NULL;
+    }
+}
+
 void pq__cmd_free(pq_cmd_t *cmd)
 {
     if (!cmd) return;
+    for (size_t i = 0; i < cmd->nnotices; i++)
+        PQclear(cmd->notices[i].res);
+    free(cmd->notices);
     for (size_t i = cmd->pos; i < cmd->nres; i++)
         PQclear(cmd->res[i]);
     free(cmd->res);
@@ -152,7 +179,9 @@ static void collect(pq_cmd_t *cmd, int status, const pgw_result_t *r)
         pq__cmd_push(cmd, pq__empty_result(conn, PGRES_PIPELINE_ABORTED));
         failed = 1;
     }
-    for (const pgw_result_t *p = r; p && !failed; p = pgw_result_next(p)) {
+    unsigned done = 0;
+    for (const pgw_result_t *p = r; p && !failed; p = pgw_result_next(p), done++) {
+        release_notices(cmd, done, 0);
         const pgw_error_t *e = pgw_result_error(p);
         int is_err = e != NULL;
         /* the server ends the connection after these */
@@ -170,6 +199,7 @@ static void collect(pq_cmd_t *cmd, int status, const pgw_result_t *r)
         }
         pq__cmd_push(cmd, pr);
     }
+    release_notices(cmd, 0, 1);
     if (is_connection_failure(status) || fatal || !pgw_conn_is_ready(conn->conn) ||
         pgw_session_state(pgw_conn_session(conn->conn)) == PGW_SESSION_BROKEN) {
         if (status != PGW_ECANCELED) cmd_lost(cmd);
@@ -195,6 +225,7 @@ int pq__cmd_hook(void *ctx, size_t index, int status, pgw_result_t **res)
     cmd->done = 1;
     cmd->status = status;
     collect(cmd, status, *res);
+    cmd->conn->stmts_done = 0;
     pgw_result_free(*res);
     uv_stop(&cmd->conn->loop);
     return PGW_DRIVER_TAKEN;
@@ -237,6 +268,7 @@ int pq__send_start(PGconn *conn)
 int pq__submit(PGconn *conn, pq_cmd_t *cmd, pgw_request_t *req)
 {
     if (!req->on_result) req->on_result = ignore_result;
+    if (conn->pipeline == PQ_PIPELINE_OFF) conn->stmts_done = conn->msgs_since_done = 0;
     if (conn->broken) {
         /* libpq finds out when it sends: this command's result says so */
         cmd->done = 1;
@@ -291,8 +323,7 @@ int pq__submit(PGconn *conn, pq_cmd_t *cmd, pgw_request_t *req)
     pq__cmd_enqueue(conn, cmd);
     /* Written now, as libpq's PQsend* flushes; a pipeline's requests wait
      * for its sync, PQflush or PQgetResult, as libpq's do. */
-    if (conn->pipeline == PQ_PIPELINE_OFF || cmd->kind == PQ_CMD_SYNC)
-        uv_run(&conn->loop, UV_RUN_NOWAIT);
+    if (conn->pipeline == PQ_PIPELINE_OFF || cmd->kind == PQ_CMD_SYNC) pq__conn_flush(conn);
     return 1;
 }
 
@@ -523,6 +554,15 @@ PGresult *PQgetResult(PGconn *conn)
     for (;;) {
         pq_cmd_t *cmd = conn->head;
         if (!cmd) return NULL;
+        if (cmd->pos < cmd_visible(conn, cmd) &&
+            PQresultStatus(cmd->res[cmd->pos]) == PGRES_NONFATAL_ERROR) {
+            /* a notice held in its place: to the receiver now */
+            PGresult *n = cmd->res[cmd->pos];
+            cmd->res[cmd->pos++] = NULL;
+            if (conn->hooks.receiver) conn->hooks.receiver(conn->hooks.receiver_arg, n);
+            PQclear(n);
+            continue;
+        }
         if (cmd->pos < cmd_visible(conn, cmd)) {
             if (cmd->chunk_rows && PQresultStatus(cmd->res[cmd->pos]) == PGRES_TUPLES_OK &&
                 PQntuples(cmd->res[cmd->pos]) > 0)
@@ -669,8 +709,7 @@ int PQflush(PGconn *conn)
 {
     if (!conn || conn->status == CONNECTION_BAD) return -1;
     if (conn->npend) pq__pipeline_push(conn, NULL);
-    uv_run(&conn->loop, UV_RUN_NOWAIT);
-    return 0;
+    return pq__conn_flush(conn);
 }
 
 /* Single-row mode (and libpq 17's chunked mode): the command's rows are
@@ -682,8 +721,7 @@ static int set_chunk_rows(PGconn *conn, int rows)
 {
     if (!conn || rows <= 0) return 0;
     pq_cmd_t *cmd = conn->head;
-    if (!cmd || cmd->kind != PQ_CMD_QUERY || cmd->describe != PQ_DESCRIBE_ROWS || cmd->pos ||
-        cmd->chunk_rows)
+    if (!cmd || cmd->kind != PQ_CMD_QUERY || cmd->describe != PQ_DESCRIBE_ROWS || cmd->pos)
         return 0;
     if (cmd->done && cmd->nres && PQresultStatus(cmd->res[0]) != PGRES_TUPLES_OK) return 0;
     cmd->chunk_rows = rows;

@@ -277,6 +277,6 @@ int pq__pipeline_push(PGconn *conn, pq_cmd_t *sync)
     pend_free(conn);
     if (rc < 0) return 0;
     if (sync) pq__cmd_enqueue(conn, sync);
-    uv_run(&conn->loop, UV_RUN_NOWAIT);
+    pq__conn_flush(conn);
     return 1;
 }
