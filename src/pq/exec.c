@@ -806,3 +806,12 @@ static void split_rows(PGconn *conn, pq_cmd_t *cmd)
     cmd->nres += extra;
     PQclear(src);
 }
+
+/* libpq's pqClearConnErrorState at the start of PQescapeLiteral and
+ * friends: the message is emptied unless a command still owns it. */
+void pq__conn_clear_error(PGconn *conn)
+{
+    if (!conn) return;
+    if (conn->pipeline == PQ_PIPELINE_OFF) drop_finished_head(conn);
+    if (!conn->head) pq__str_reset(&conn->errmsg);
+}
