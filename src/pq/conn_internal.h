@@ -58,10 +58,11 @@ typedef struct pq_cmd {
     int describe;              /* what its successful results are (pq_describe_t) */
     pq_held_notice_t *notices; /* notices not yet placed among res */
     size_t nnotices, notices_out, notices_cap;
-    int chunk_rows; /* rows per result (PQsetSingleRowMode: 1), 0: all */
-    size_t lost_at; /* the connection broke: bad once this many results are out */
-    char *query;    /* the SQL it sent (for an error's caret), or NULL */
-    PGresult **res; /* results ready to hand out */
+    size_t partial_at; /* 1 + index of the rows before an error, 0: none */
+    int chunk_rows;    /* rows per result (PQsetSingleRowMode: 1), 0: all */
+    size_t lost_at;    /* the connection broke: bad once this many results are out */
+    char *query;       /* the SQL it sent (for an error's caret), or NULL */
+    PGresult **res;    /* results ready to hand out */
     size_t nres, pos, cap;
     /* COPY */
     int copy_began;  /* the server started the COPY */

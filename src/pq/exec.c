@@ -167,6 +167,41 @@ PGresult *pq__empty_result(PGconn *conn, ExecStatusType status)
     return r;
 }
 
+/* The rows a statement returned before its error, as a result (libpq
+ * hands them out in single-row mode only). */
+static PGresult *rows_before_error(PGconn *conn, const pgw_result_t *p)
+{
+    size_t nf = pgw_result_ncols(p), nr = pgw_result_nrows(p);
+    PGresult *res = PQmakeEmptyPGresult(conn, PGRES_TUPLES_OK);
+    PGresAttDesc *d = calloc(nf ? nf : 1, sizeof *d);
+    char **names = calloc(nf ? nf : 1, sizeof *names);
+    int ok = res && d && names;
+    for (size_t i = 0; ok && i < nf; i++) {
+        const pgw_field_desc_t *f = pgw_result_field(p, i);
+        names[i] = f ? strndup(f->name.p, f->name.len) : strdup("");
+        ok = names[i] != NULL;
+        if (!ok || !f) continue;
+        d[i] = (PGresAttDesc){names[i],    f->table_oid, f->attnum, f->format,
+                              f->type_oid, f->typlen,    f->typmod};
+    }
+    if (ok && nf) ok = PQsetResultAttrs(res, (int)nf, d);
+    for (size_t row = 0; ok && row < nr; row++)
+        for (size_t col = 0; ok && col < nf; col++) {
+            pgw_value_t v;
+            ok = pgw_result_value(p, row, col, &v) == 0 &&
+                 PQsetvalue(res, (int)row, (int)col, v.len < 0 ? NULL : (char *)v.p, v.len);
+        }
+    for (size_t i = 0; names && i < nf; i++)
+        free(names[i]);
+    free(names);
+    free(d);
+    if (!ok) {
+        PQclear(res);
+        return NULL;
+    }
+    return res;
+}
+
 static void collect(pq_cmd_t *cmd, int status, const pgw_result_t *r)
 {
     PGconn *conn = cmd->conn;
@@ -191,6 +226,13 @@ static void collect(pq_cmd_t *cmd, int status, const pgw_result_t *r)
             !is_err && cmd->describe == PQ_DESCRIBE_NONE
                 ? PQmakeEmptyPGresult(conn, PGRES_COMMAND_OK)
                 : pq__result_from_pgw_ex(conn, p, cmd->query, cmd->describe == PQ_DESCRIBE_COLUMNS);
+        if (is_err && cmd->describe == PQ_DESCRIBE_ROWS && pgw_result_nrows(p) > 0) {
+            PGresult *rows = rows_before_error(conn, p);
+            if (rows) {
+                pq__cmd_push(cmd, rows);
+                cmd->partial_at = cmd->nres;
+            }
+        }
         if (is_err) {
             failed = 1;
             /* In a pipeline the message is the command's once it is
@@ -545,7 +587,7 @@ static PGresult *copy_result_again(PGconn *conn)
     return PQmakeEmptyPGresult(conn, conn->copy == PQ_COPY_IN ? PGRES_COPY_IN : PGRES_COPY_OUT);
 }
 
-static void split_rows(PGconn *conn, pq_cmd_t *cmd);
+static void split_rows(PGconn *conn, pq_cmd_t *cmd, int with_end);
 
 PGresult *PQgetResult(PGconn *conn)
 {
@@ -563,10 +605,22 @@ PGresult *PQgetResult(PGconn *conn)
             PQclear(n);
             continue;
         }
+        if (cmd->partial_at && cmd->pos == cmd->partial_at - 1 &&
+            cmd->pos < cmd_visible(conn, cmd)) {
+            /* rows before an error: single-row mode hands them out */
+            cmd->partial_at = 0;
+            if (!cmd->chunk_rows) {
+                PQclear(cmd->res[cmd->pos]);
+                cmd->res[cmd->pos++] = NULL;
+                continue;
+            }
+            split_rows(conn, cmd, 0);
+        } else if (cmd->pos < cmd_visible(conn, cmd) && cmd->chunk_rows &&
+                   PQresultStatus(cmd->res[cmd->pos]) == PGRES_TUPLES_OK &&
+                   PQntuples(cmd->res[cmd->pos]) > 0) {
+            split_rows(conn, cmd, 1);
+        }
         if (cmd->pos < cmd_visible(conn, cmd)) {
-            if (cmd->chunk_rows && PQresultStatus(cmd->res[cmd->pos]) == PGRES_TUPLES_OK &&
-                PQntuples(cmd->res[cmd->pos]) > 0)
-                split_rows(conn, cmd);
             PGresult *r = cmd->res[cmd->pos];
             cmd->res[cmd->pos++] = NULL;
             if (cmd->lost_at && cmd->pos >= cmd->lost_at) conn->status = CONNECTION_BAD;
@@ -721,9 +775,11 @@ static int set_chunk_rows(PGconn *conn, int rows)
 {
     if (!conn || rows <= 0) return 0;
     pq_cmd_t *cmd = conn->head;
-    if (!cmd || cmd->kind != PQ_CMD_QUERY || cmd->describe != PQ_DESCRIBE_ROWS || cmd->pos)
+    /* as libpq: while the command has results to come (also between two
+     * statements of a simple query: the mode applies to those after) */
+    if (!cmd || cmd->kind != PQ_CMD_QUERY || cmd->describe != PQ_DESCRIBE_ROWS ||
+        (cmd->done && cmd->pos >= cmd->nres))
         return 0;
-    if (cmd->done && cmd->nres && PQresultStatus(cmd->res[0]) != PGRES_TUPLES_OK) return 0;
     cmd->chunk_rows = rows;
     return 1;
 }
@@ -778,11 +834,13 @@ fail:
 
 /* Replace cmd->res[cmd->pos], a result with rows, by its rows one by one
  * and a result without them. */
-static void split_rows(PGconn *conn, pq_cmd_t *cmd)
+static void split_rows(PGconn *conn, pq_cmd_t *cmd, int with_end)
 {
     PGresult *src = cmd->res[cmd->pos];
     int nrows = PQntuples(src), per = cmd->chunk_rows;
-    size_t extra = (size_t)((nrows + per - 1) / per);
+    size_t chunks = (size_t)((nrows + per - 1) / per);
+    /* the slots added: the chunks (and the end) replace src */
+    size_t extra = with_end ? chunks : chunks - 1;
     if (cmd->nres + extra > cmd->cap) {
         PGresult **r = realloc(cmd->res, (cmd->nres + extra) * sizeof *r);
         if (!r) return;
@@ -790,17 +848,18 @@ static void split_rows(PGconn *conn, pq_cmd_t *cmd)
         cmd->cap = cmd->nres + extra;
     }
     PGresult *end =
-        PQcopyResult(src, PG_COPYRES_ATTRS | PG_COPYRES_EVENTS | PG_COPYRES_NOTICEHOOKS);
-    if (!end) return;
+        with_end ? PQcopyResult(src, PG_COPYRES_ATTRS | PG_COPYRES_EVENTS | PG_COPYRES_NOTICEHOOKS)
+                 : NULL;
+    if (with_end && !end) return;
     memmove(cmd->res + cmd->pos + extra, cmd->res + cmd->pos,
             (cmd->nres - cmd->pos) * sizeof *cmd->res);
     ExecStatusType st = per == 1 ? PGRES_SINGLE_TUPLE : PQ_RES_TUPLES_CHUNK;
-    for (size_t i = 0; i < extra; i++) {
+    for (size_t i = 0; i < chunks; i++) {
         int first = (int)i * per;
         int n = nrows - first < per ? nrows - first : per;
         cmd->res[cmd->pos + i] = some_rows(conn, src, first, n, st);
     }
-    cmd->res[cmd->pos + extra] = end;
+    if (with_end) cmd->res[cmd->pos + chunks] = end;
     if (cmd->copy_began && cmd->copy_idx >= cmd->pos) cmd->copy_idx += extra;
     if (cmd->lost_at && cmd->lost_at > cmd->pos) cmd->lost_at += extra;
     cmd->nres += extra;
