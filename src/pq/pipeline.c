@@ -51,7 +51,9 @@ int PQexitPipelineMode(PGconn *conn)
         cmd = NULL;
     }
     if (cmd) {
-        if (!cmd->done && cmd->pos >= cmd->nres)
+        /* libpq has parsed nothing of a command it has not started to
+         * hand out: it is still busy with it */
+        if (cmd->pos == 0 || (!cmd->done && cmd->pos >= cmd->nres))
             pq__conn_append_error(conn, "cannot exit pipeline mode while busy\n");
         else
             pq__conn_append_error(conn, "cannot exit pipeline mode with uncollected results\n");
