@@ -310,7 +310,10 @@ int pq__send_start(PGconn *conn)
 int pq__submit(PGconn *conn, pq_cmd_t *cmd, pgw_request_t *req)
 {
     if (!req->on_result) req->on_result = ignore_result;
-    if (conn->pipeline == PQ_PIPELINE_OFF) conn->stmts_done = conn->msgs_since_done = 0;
+    if (conn->pipeline == PQ_PIPELINE_OFF) {
+        conn->stmts_done = 0;
+        conn->msgs_since_done = 0;
+    }
     if (conn->broken) {
         /* libpq finds out when it sends: this command's result says so */
         cmd->done = 1;
