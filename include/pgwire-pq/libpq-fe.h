@@ -61,7 +61,8 @@ typedef enum {
     CONNECTION_CONSUME,           /* 10: consuming leftover messages */
     CONNECTION_GSS_STARTUP,       /* 11: negotiating GSSAPI encryption */
     CONNECTION_CHECK_TARGET,      /* 12: checking target_session_attrs */
-    CONNECTION_CHECK_STANDBY      /* 13: checking whether the server is a standby */
+    CONNECTION_CHECK_STANDBY,     /* 13: checking whether the server is a standby */
+    CONNECTION_ALLOCATED          /* 14: libpq 17: a PGcancelConn not started yet */
 } ConnStatusType;
 
 /* PQconnectPoll / PQresetPoll: what to wait for before polling again. */
@@ -630,7 +631,7 @@ extern PQsslKeyPassHook_OpenSSL_type PQgetSSLKeyPassHook_OpenSSL(void);
 extern void PQsetSSLKeyPassHook_OpenSSL(PQsslKeyPassHook_OpenSSL_type hook);
 extern int PQdefaultSSLKeyPassHook_OpenSSL(char *buf, int size, PGconn *conn);
 
-/* ------------------------------------------------------- libpq 16 and 17
+/* ---------------------------------------------------- libpq 16, 17 and 18
  * Additions of later libpq versions that this library implements. */
 
 /* libpq 16: closes a prepared statement or portal ("" the unnamed one):
@@ -649,6 +650,45 @@ extern int PQconnectionUsedGSSAPI(const PGconn *conn);
  * sends it. 1 on success, 0 on error. */
 #define LIBPQ_HAS_SEND_PIPELINE_SYNC 1
 extern int PQsendPipelineSync(PGconn *conn);
+
+/* libpq 17: the rows of the query just sent in PGRES_TUPLES_CHUNK results
+ * of up to chunkSize rows; 1 on success, 0 when not allowed now. */
+#define LIBPQ_HAS_CHUNK_MODE 1
+extern int PQsetChunkedRowsMode(PGconn *conn, int chunkSize);
+
+/* libpq 17: microseconds since the epoch, and a poll of sock until
+ * end_time (-1: forever, 0: no wait): >0 ready, 0 timeout, -1 error. */
+#define LIBPQ_HAS_SOCKET_POLL 1
+typedef pg_int64 pg_usec_time_t;
+extern pg_usec_time_t PQgetCurrentTimeUSec(void);
+extern int PQsocketPoll(int sock, int forRead, int forWrite, pg_usec_time_t end_time);
+
+/* libpq 18: the protocol version as 30000 + minor (30000 for 3.0). */
+#define LIBPQ_HAS_FULL_PROTOCOL_VERSION 1
+extern int PQfullProtocolVersion(const PGconn *conn);
+
+/* libpq 17: a cancel request as a connection of its own, encrypted and
+ * authenticated as conn's, blocking or polled like PQconnectPoll. */
+#define LIBPQ_HAS_ASYNC_CANCEL 1
+typedef struct pg_cancel_conn PGcancelConn;
+/* A cancel connection for conn (check PQcancelStatus); free with
+ * PQcancelFinish. NULL only when out of memory. */
+extern PGcancelConn *PQcancelCreate(PGconn *conn);
+/* Starts it without blocking (1 started, 0 error); drive with PQcancelPoll
+ * on PQcancelSocket. */
+extern int PQcancelStart(PGcancelConn *cancelConn);
+/* Sends the cancel and waits for the outcome; 1 on success, 0 on error
+ * (PQcancelErrorMessage). */
+extern int PQcancelBlocking(PGcancelConn *cancelConn);
+extern PostgresPollingStatusType PQcancelPoll(PGcancelConn *cancelConn);
+extern ConnStatusType PQcancelStatus(const PGcancelConn *cancelConn);
+extern int PQcancelSocket(const PGcancelConn *cancelConn);
+/* The last error, "" when none; lives until the next call on cancelConn. */
+extern char *PQcancelErrorMessage(const PGcancelConn *cancelConn);
+/* Makes it reusable for another cancel of the same connection. */
+extern void PQcancelReset(PGcancelConn *cancelConn);
+/* Closes and frees it; NULL is ignored. */
+extern void PQcancelFinish(PGcancelConn *cancelConn);
 
 #ifdef __cplusplus
 }
