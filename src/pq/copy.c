@@ -113,21 +113,9 @@ int pq__copy_start(const pgw_copy_info_t *info, void *ud)
     PGconn *conn = cmd->conn;
     int in = info->direction == PGW_COPY_IN;
     if (info->direction != PGW_COPY_IN && info->direction != PGW_COPY_OUT) return PGW_ENOTSUP;
-    PGresult *res = PQmakeEmptyPGresult(conn, in ? PGRES_COPY_IN : PGRES_COPY_OUT);
+    PGresult *res = pq__result_copy_start(conn, in ? PGRES_COPY_IN : PGRES_COPY_OUT, info->ncols,
+                                          info->col_formats, info->format);
     if (!res) return PGW_ENOMEM;
-    if (info->ncols) {
-        PGresAttDesc *d = calloc(info->ncols, sizeof *d);
-        if (!d) {
-            PQclear(res);
-            return PGW_ENOMEM;
-        }
-        for (size_t i = 0; i < info->ncols; i++) {
-            d[i].name = "";
-            d[i].format = info->col_formats ? info->col_formats[i] : info->format;
-        }
-        PQsetResultAttrs(res, info->ncols, d);
-        free(d);
-    }
     pq__copy_reset(conn);
     cmd->copy_began = 1;
     cmd->copy_idx = cmd->nres;

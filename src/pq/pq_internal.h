@@ -62,6 +62,12 @@ PGresult *pq__result_notice(const PGconn *conn, const pgw_error_t *notice);
  * PQdescribePortal, with the columns and parameter types r describes. */
 PGresult *pq__result_from_pgw_ex(const PGconn *conn, const pgw_result_t *r, const char *query,
                                  int describe);
+/* The PGRES_COPY_IN / PGRES_COPY_OUT result of a COPY that began (status),
+ * with ncols columns of the formats formats (NULL: all of format format);
+ * its columns have no names (PQfname NULL), as libpq's. NULL when out of
+ * memory. */
+PGresult *pq__result_copy_start(PGconn *conn, ExecStatusType status, int ncols,
+                                const int16_t *formats, int format);
 /* The notice hooks res carries (a copy of its connection's when it was
  * made). libpq's default notice receiver prints through the processor of
  * the notice it receives, not through a connection, which may be gone

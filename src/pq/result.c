@@ -194,6 +194,29 @@ int PQsetResultAttrs(PGresult *res, int numAttributes, PGresAttDesc *attDescs)
     return 1;
 }
 
+PGresult *pq__result_copy_start(PGconn *conn, ExecStatusType status, int ncols,
+                                const int16_t *formats, int format)
+{
+    PGresult *res = PQmakeEmptyPGresult(conn, status);
+    if (!res || ncols <= 0) return res;
+    /* Not PQsetResultAttrs: it turns a NULL name into "", and libpq's
+     * CopyInResponse / CopyOutResponse columns keep a NULL one. */
+    PGresAttDesc *d = pq__result_alloc(res, (size_t)ncols * sizeof *d);
+    if (!d) {
+        PQclear(res);
+        return NULL;
+    }
+    memset(d, 0, (size_t)ncols * sizeof *d);
+    res->binary = 1;
+    for (int i = 0; i < ncols; i++) {
+        d[i].format = formats ? formats[i] : format;
+        if (d[i].format == 0) res->binary = 0;
+    }
+    res->attDescs = d;
+    res->nfields = ncols;
+    return res;
+}
+
 static int check_field(const PGresult *res, int field_num)
 {
     if (!res) return 0;
@@ -373,7 +396,7 @@ static void fold_identifier(char *s)
 static int find_name(const PGresult *res, const char *name)
 {
     for (int i = 0; i < res->nfields; i++)
-        if (strcmp(name, res->attDescs[i].name) == 0) return i;
+        if (res->attDescs[i].name && strcmp(name, res->attDescs[i].name) == 0) return i;
     return -1;
 }
 
