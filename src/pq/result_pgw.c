@@ -200,6 +200,9 @@ static int copy_rows(PGresult *res, const pgw_result_t *r, size_t nrows, size_t 
     return 1;
 }
 
+/* The statement's parameter types: only a describe result has them (libpq's
+ * PQnparams is 0 on a statement's own result, even when the session learnt
+ * the types from a ParameterDescription on the way). */
 static int copy_params(PGresult *res, const pgw_result_t *r)
 {
     size_t n = pgw_result_nparams(r);
@@ -244,7 +247,8 @@ PGresult *pq__result_from_pgw_ex(const PGconn *conn, const pgw_result_t *r, cons
     if (tlen >= PQ_CMDSTATUS_LEN) tlen = PQ_CMDSTATUS_LEN - 1;
     memcpy(res->cmdStatus, tag, tlen);
     res->cmdStatus[tlen] = '\0';
-    if (!copy_columns(res, r, ncols) || !copy_rows(res, r, nrows, ncols) || !copy_params(res, r)) {
+    if (!copy_columns(res, r, ncols) || !copy_rows(res, r, nrows, ncols) ||
+        (describe && !copy_params(res, r))) {
         PQclear(res);
         return NULL;
     }
