@@ -188,7 +188,7 @@ int PQputCopyData(PGconn *conn, const char *buffer, int nbytes)
 {
     if (!conn) return -1;
     if (conn->copy != PQ_COPY_IN) {
-        pq__conn_set_error(conn, "no COPY in progress\n");
+        pq__conn_append_error(conn, "no COPY in progress\n");
         return -1;
     }
     if (conn->status != CONNECTION_OK) return -1;
@@ -217,7 +217,7 @@ int PQputCopyEnd(PGconn *conn, const char *errormsg)
 {
     if (!conn) return -1;
     if (conn->copy != PQ_COPY_IN) {
-        pq__conn_set_error(conn, "no COPY in progress\n");
+        pq__conn_append_error(conn, "no COPY in progress\n");
         return -1;
     }
     if (errormsg) {
@@ -280,7 +280,7 @@ int PQgetCopyData(PGconn *conn, char **buffer, int async)
     if (buffer) *buffer = NULL;
     if (!conn || !buffer) return -2;
     if (conn->copy != PQ_COPY_OUT) {
-        pq__conn_set_error(conn, "no COPY in progress\n");
+        pq__conn_append_error(conn, "no COPY in progress\n");
         return -2;
     }
     if (!copy_out_wait(conn, async)) return conn->status == CONNECTION_OK ? 0 : -2;
@@ -355,7 +355,7 @@ int PQendcopy(PGconn *conn)
         while (PQgetCopyData(conn, &buf, 0) > 0)
             PQfreemem(buf);
     } else {
-        pq__conn_set_error(conn, "no COPY in progress\n");
+        pq__conn_append_error(conn, "no COPY in progress\n");
         return 1;
     }
     PGresult *res = PQgetResult(conn);
