@@ -235,9 +235,11 @@ static void collect(pq_cmd_t *cmd, int status, const pgw_result_t *r)
         }
         if (is_err) {
             failed = 1;
-            /* In a pipeline the message is the command's once it is
-             * handed out (PQgetResult). */
-            if (pr && !cmd->seg) pq__conn_append_error(conn, "%s", PQresultErrorMessage(pr));
+            /* In a pipeline, and after a COPY began (libpq reads the
+             * error only in PQgetResult, PQgetCopyData stops at it), the
+             * message is the command's once it is handed out. */
+            if (pr && !cmd->seg && !cmd->copy_began)
+                pq__conn_append_error(conn, "%s", PQresultErrorMessage(pr));
         }
         pq__cmd_push(cmd, pr);
     }
@@ -630,6 +632,8 @@ PGresult *PQgetResult(PGconn *conn)
             ExecStatusType st = PQresultStatus(r);
             if (cmd->seg && st == PGRES_FATAL_ERROR)
                 pq__conn_set_error(conn, "%s", PQresultErrorMessage(r));
+            else if (cmd->copy_began && st == PGRES_FATAL_ERROR)
+                pq__conn_append_error(conn, "%s", PQresultErrorMessage(r));
             if (cmd->seg && (st == PGRES_FATAL_ERROR || st == PGRES_PIPELINE_ABORTED))
                 conn->shown_aborted = 1;
             if (cmd->kind == PQ_CMD_SYNC) {
