@@ -114,6 +114,10 @@ int main(void)
     }
     printf("getCopyData -> %d\n", n);
     pqd_drain(conn, "rest");
+    /* The copy calls outside a COPY start after a command of their own: the
+     * error message they add to is then the same empty one in both runs,
+     * whatever the multi-statement COPY above left there. */
+    pqd_exec(conn, "SELECT 'outside COPY'");
     printf("putCopyData outside COPY -> %d\n", PQputCopyData(conn, "x", 1));
     printf("errmsg: [%s]\n", PQerrorMessage(conn));
     printf("putCopyEnd outside COPY -> %d\n", PQputCopyEnd(conn, NULL));
