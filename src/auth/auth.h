@@ -12,6 +12,11 @@
  * Returns 0 or PGW_ENOMEM (crypto failure). */
 int pgw__md5_password(const char *user, const char *password, const uint8_t salt[4], char out[36]);
 
+/* "md5" + md5hex(password || user), NUL-terminated, in out[36]: the MD5
+ * verifier the server stores (libpq's PQencryptPassword). Returns 0 or
+ * PGW_ENOMEM (crypto failure). */
+int pgw__md5_verifier(const char *user, const char *password, char out[36]);
+
 /* n cryptographically strong random bytes into out (OpenSSL's RAND_bytes).
  * Returns 0, PGW_ENOMEM (the generator failed) or PGW_EINVAL (n too big). */
 int pgw__random_bytes(uint8_t *out, size_t n);

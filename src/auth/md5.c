@@ -48,3 +48,14 @@ done:
     OPENSSL_cleanse(digest, sizeof digest);
     return rc;
 }
+
+int pgw__md5_verifier(const char *user, const char *password, char out[36])
+{
+    uint8_t digest[MD5_LEN];
+    if (md5_two(password, strlen(password), user, strlen(user), digest) != 0) return PGW_ENOMEM;
+    memcpy(out, "md5", 3);
+    to_hex(digest, MD5_LEN, out + 3);
+    out[35] = '\0';
+    OPENSSL_cleanse(digest, sizeof digest);
+    return 0;
+}

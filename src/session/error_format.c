@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "session/wcwidth.h"
 #include "session/wcwidth_table.h"
 
 #define DISPLAY_SIZE  60 /* screen width limit, in columns (libpq) */
@@ -72,7 +73,7 @@ static size_t char_len(const unsigned char *p)
     return n;
 }
 
-static bool is_wide(uint32_t cp)
+bool pgw__unicode_wide(uint32_t cp)
 {
     size_t lo = 0, hi = PGW__ARRAY_LEN(pgw__wide_ranges);
     while (lo < hi) {
@@ -97,7 +98,7 @@ static int char_width(const unsigned char *p)
     uint32_t cp = p[0] & lead_mask[n];
     for (size_t i = 1; i < n; i++)
         cp = cp << 6 | (p[i] & 0x3f);
-    return is_wide(cp) ? 2 : 1;
+    return pgw__unicode_wide(cp) ? 2 : 1;
 }
 
 /* ---- the caret (libpq's reportErrorPosition) ---- */

@@ -9,9 +9,11 @@ Fullwidth characters (EastAsianWidth.txt: W, F) and 0 to the non-spacing
 ones (general categories Mn, Me, Cf), which it checks first; its
 reportErrorPosition then counts 0 as 1. So a character is two columns
 wide when it is W or F and not Mn, Me or Cf. Unassigned code points (Cn)
-are left out: EastAsianWidth.txt lists only assigned ones (Python's
-unicodedata gives unassigned ones a width of its own). Python's unicodedata has the
-same Unicode version as PostgreSQL 15 (14.0.0).
+are wide where EastAsianWidth.txt makes them W by default: in the CJK
+ideograph blocks and planes 2 and 3 (DEFAULT_WIDE; Python's unicodedata
+gives unassigned ones a width of its own, so they are added by block).
+libpq 15's PQdsplen agrees with this on every code point. Python's
+unicodedata has the same Unicode version as PostgreSQL 15 (14.0.0).
 """
 import os
 import sys
@@ -23,9 +25,16 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from gen_saslprep_tables import ranges  # noqa: E402
 
 
+# EastAsianWidth.txt's "@missing" blocks whose unassigned code points are W.
+DEFAULT_WIDE = ((0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xF900, 0xFAFF), (0x20000, 0x2FFFD),
+                (0x30000, 0x3FFFD))
+
+
 def wide(ch):
-    return (unicodedata.east_asian_width(ch) in ("W", "F")
-            and unicodedata.category(ch) not in ("Mn", "Me", "Cf", "Cn"))
+    cat = unicodedata.category(ch)
+    if cat == "Cn":
+        return any(lo <= ord(ch) <= hi for lo, hi in DEFAULT_WIDE)
+    return unicodedata.east_asian_width(ch) in ("W", "F") and cat not in ("Mn", "Me", "Cf")
 
 
 def main():

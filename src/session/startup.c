@@ -166,6 +166,13 @@ static int fail_with(pgw_session_t *s, int code, const char *msg)
     return code;
 }
 
+/* The server asked for a password and there is none: libpq's words
+ * (PQnoPasswordSupplied), which also tell libpq programs to prompt. */
+static int no_password(pgw_session_t *s)
+{
+    return fail_with(s, PGW_EAUTH, "fe_sendauth: no password supplied");
+}
+
 /* Fail the startup with PGW_EAUTHPOLICY and libpq's message for it. */
 static int refuse(pgw_session_t *s, const char *fmt, ...)
 #if defined(__GNUC__)
@@ -208,7 +215,7 @@ static int auth_cleartext(pgw_session_t *s)
 {
     int rc = check_method(s, PGW__AUTH_PASSWORD, "server requested a cleartext password");
     if (rc < 0) return rc;
-    if (!s->startup.password) return PGW_EAUTH;
+    if (!s->startup.password) return no_password(s);
     s->startup.auth_method = "password";
     size_t from = s->output.buf.len;
     return send_auth(s, from, pgw_enc_password(&s->output.buf, s->startup.password));
@@ -219,7 +226,7 @@ static int auth_md5(pgw_session_t *s, const pgw_msg_t *m)
     int rc = check_method(s, PGW__AUTH_MD5, "server requested a hashed password");
     if (rc < 0) return rc;
     if (m->u.auth.data_len != 4) return PGW_EPROTO;
-    if (!s->startup.password) return PGW_EAUTH;
+    if (!s->startup.password) return no_password(s);
     s->startup.auth_method = "md5";
     char hash[36];
     rc = pgw__md5_password(s->startup.user, s->startup.password, m->u.auth.data, hash);
@@ -303,7 +310,7 @@ static int auth_sasl(pgw_session_t *s, const pgw_msg_t *m)
         return refuse(s, "channel binding is required, but server did not offer an authentication "
                          "method that supports channel binding");
     if (oauth) return oauth_start(s);
-    if (!s->startup.password) return PGW_EAUTH;
+    if (!s->startup.password) return no_password(s);
     if (use_plus) return scram_start(s, chosen, cbd, cbl, 0);
     return scram_start(s, chosen, NULL, 0, can_bind ? 1 : 0);
 }

@@ -384,6 +384,30 @@ static void test_channel_binding(void **state)
     pgw_buf_free(&out);
 }
 
+/* A password request (cleartext, MD5, SASL) without a password fails with
+ * libpq's words, which libpq programs such as psql read to prompt for one. */
+static void test_no_password_message(void **state)
+{
+    (void)state;
+    static const uint8_t salt[4] = {1, 2, 3, 4};
+    static const char mechs[] = "SCRAM-SHA-256\0";
+    const struct {
+        int32_t code;
+        const void *data;
+        size_t len;
+    } asks[] = {{3, NULL, 0}, {5, salt, 4}, {10, mechs, sizeof mechs}};
+    for (size_t i = 0; i < sizeof asks / sizeof asks[0]; i++) {
+        pgw_session_t *s = fresh(NULL);
+        pgw_buf_t w = {0};
+        pgt_msg_auth(&w, asks[i].code, asks[i].data, asks[i].len);
+        feed(s, &w);
+        assert_int_equal(R.startup_status, PGW_EAUTH);
+        assert_string_equal(R.startup_message, "fe_sendauth: no password supplied");
+        pgw_buf_free(&w);
+        pgw_session_free(s);
+    }
+}
+
 static void test_no_password_and_gss(void **state)
 {
     (void)state;
@@ -724,6 +748,7 @@ int main(void)
         cmocka_unit_test(test_scram_ok_before_final),
         cmocka_unit_test(test_downgrade_policy),
         cmocka_unit_test(test_channel_binding),
+        cmocka_unit_test(test_no_password_message),
         cmocka_unit_test(test_no_password_and_gss),
         cmocka_unit_test(test_config_errors),
         cmocka_unit_test(test_startup_error),

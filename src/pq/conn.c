@@ -1,0 +1,693 @@
+/*
+ * PGconn: a pgw_conn_t on a private uv loop. Connecting (blocking and
+ * PQconnectStart / PQconnectPoll), PQreset, PQfinish, the notice hooks and
+ * the error message.
+ */
+#define _GNU_SOURCE
+#include "pq/conn_internal.h"
+
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pgwire/conninfo.h"
+
+/* ------------------------------------------------------------ strings */
+
+int pq__str_append(pq_str_t *s, const char *p, size_t n)
+{
+    if (s->len + n + 1 > s->cap) {
+        size_t cap = s->cap ? s->cap : 64;
+        while (cap < s->len + n + 1)
+            cap *= 2;
+        char *d = realloc(s->data, cap);
+        if (!d) return -1;
+        s->data = d;
+        s->cap = cap;
+    }
+    if (n) memcpy(s->data + s->len, p, n);
+    s->len += n;
+    s->data[s->len] = 0;
+    return 0;
+}
+
+static int str_vappendf(pq_str_t *s, const char *fmt, va_list ap)
+{
+    char small[512];
+    va_list ap2;
+    va_copy(ap2, ap);
+    int n = vsnprintf(small, sizeof small, fmt, ap);
+    if (n < 0) {
+        va_end(ap2);
+        return -1;
+    }
+    int rc;
+    if ((size_t)n < sizeof small) {
+        rc = pq__str_append(s, small, (size_t)n);
+    } else {
+        char *big = malloc((size_t)n + 1);
+        rc = big ? 0 : -1;
+        if (big) {
+            vsnprintf(big, (size_t)n + 1, fmt, ap2);
+            rc = pq__str_append(s, big, (size_t)n);
+            free(big);
+        }
+    }
+    va_end(ap2);
+    return rc;
+}
+
+int pq__str_appendf(pq_str_t *s, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = str_vappendf(s, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+void pq__str_reset(pq_str_t *s)
+{
+    s->len = 0;
+    if (s->data) s->data[0] = 0;
+}
+
+void pq__str_free(pq_str_t *s)
+{
+    free(s->data);
+    memset(s, 0, sizeof *s);
+}
+
+void pq__conn_set_error(PGconn *conn, const char *fmt, ...)
+{
+    pq__str_reset(&conn->errmsg);
+    va_list ap;
+    va_start(ap, fmt);
+    str_vappendf(&conn->errmsg, fmt, ap);
+    va_end(ap);
+}
+
+void pq__conn_append_error(PGconn *conn, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    str_vappendf(&conn->errmsg, fmt, ap);
+    va_end(ap);
+}
+
+/* ------------------------------------------------------- notice hooks */
+
+static void default_notice_processor(void *arg, const char *message)
+{
+    (void)arg;
+    fprintf(stderr, "%s", message);
+}
+
+static void default_notice_receiver(void *arg, const PGresult *res)
+{
+    PGconn *conn = arg;
+    const pq_notice_hooks_t *h = pq__conn_notice_hooks(conn);
+    if (h->processor) h->processor(h->processor_arg, PQresultErrorMessage(res));
+}
+
+static const pq_notice_hooks_t default_hooks = {default_notice_receiver, NULL,
+                                                default_notice_processor, NULL};
+
+const pq_notice_hooks_t *pq__conn_notice_hooks(const PGconn *conn)
+{
+    return conn ? &conn->hooks : &default_hooks;
+}
+
+PGVerbosity pq__conn_verbosity(const PGconn *conn)
+{
+    return conn ? conn->verbosity : PQERRORS_DEFAULT;
+}
+
+PGContextVisibility pq__conn_show_context(const PGconn *conn)
+{
+    return conn ? conn->show_context : PQSHOW_CONTEXT_ERRORS;
+}
+
+PQnoticeReceiver PQsetNoticeReceiver(PGconn *conn, PQnoticeReceiver proc, void *arg)
+{
+    if (!conn) return NULL;
+    PQnoticeReceiver old = conn->hooks.receiver;
+    if (proc) {
+        conn->hooks.receiver = proc;
+        conn->hooks.receiver_arg = arg;
+    }
+    return old;
+}
+
+PQnoticeProcessor PQsetNoticeProcessor(PGconn *conn, PQnoticeProcessor proc, void *arg)
+{
+    if (!conn) return NULL;
+    PQnoticeProcessor old = conn->hooks.processor;
+    if (proc) {
+        conn->hooks.processor = proc;
+        conn->hooks.processor_arg = arg;
+    }
+    return old;
+}
+
+PGVerbosity PQsetErrorVerbosity(PGconn *conn, PGVerbosity verbosity)
+{
+    if (!conn) return PQERRORS_DEFAULT;
+    PGVerbosity old = conn->verbosity;
+    conn->verbosity = verbosity;
+    return old;
+}
+
+PGContextVisibility PQsetErrorContextVisibility(PGconn *conn, PGContextVisibility show_context)
+{
+    if (!conn) return PQSHOW_CONTEXT_ERRORS;
+    PGContextVisibility old = conn->show_context;
+    conn->show_context = show_context;
+    return old;
+}
+
+/* The command the server is running (outside a pipeline), whose notices
+ * are handed to the receiver among its results, where libpq parses them:
+ * after the results of the statements that completed before. */
+static pq_cmd_t *running_cmd(PGconn *conn)
+{
+    pq_cmd_t *cmd = conn->head;
+    while (cmd && cmd->done)
+        cmd = cmd->next;
+    return conn->pipeline == PQ_PIPELINE_OFF ? cmd : NULL;
+}
+
+static void on_notice(pgw_conn_t *c, const pgw_error_t *notice, void *ud)
+{
+    (void)c;
+    PGconn *conn = ud;
+    if (!conn->hooks.receiver) return;
+    PGresult *res = pq__result_notice(conn, notice);
+    if (!res) return;
+    pq_cmd_t *cmd = running_cmd(conn);
+    /* libpq reads a notice that directly follows a statement's end before
+     * it returns that statement's result */
+    unsigned after = conn->stmts_done;
+    if (after && !conn->msgs_since_done) after--;
+    if (cmd && pq__cmd_hold_notice(cmd, res, after)) return;
+    conn->hooks.receiver(conn->hooks.receiver_arg, res);
+    PQclear(res);
+}
+
+/* Counts the statements of the running command that completed, so that a
+ * notice finds its place among their results. */
+static void on_trace(pgw_conn_t *c, char direction, const uint8_t *msg, size_t len, void *ud)
+{
+    (void)c;
+    PGconn *conn = ud;
+    if (direction != 'B' || !len) return;
+    if (msg[0] == 'C' || msg[0] == 'I' || msg[0] == 'E') {
+        conn->stmts_done++;
+        conn->msgs_since_done = 0;
+    } else if (msg[0] != 'N' && msg[0] != 'A' && msg[0] != 'S') {
+        conn->msgs_since_done = 1;
+    }
+}
+
+/* ---------------------------------------------------------------- loop */
+
+int pq__conn_turn(PGconn *conn, uv_run_mode mode)
+{
+    if (conn->conn && pgw_conn_reading_paused(conn->conn) && conn->copy != PQ_COPY_OUT)
+        pgw_conn_resume_reading(conn->conn);
+    if (mode != UV_RUN_NOWAIT) return uv_run(&conn->loop, mode);
+    return pq__conn_run_ready(conn);
+}
+
+static void find_write_interest(uv_handle_t *h, void *arg)
+{
+    /* uv_poll_t's io_watcher is part of libuv's public struct (unix): its
+     * pevents hold the events the connection waits for. */
+    if (h->type == UV_POLL && uv_is_active(h) && (((uv_poll_t *)h)->io_watcher.pevents & POLLOUT))
+        *(int *)arg = 1;
+}
+
+int pq__output_pending(PGconn *conn)
+{
+    if (!conn->conn || conn->broken) return 0;
+    size_t len = 0;
+    pgw_session_pending_output(pgw_conn_session(conn->conn), &len);
+    if (len) return 1;
+    int writing = 0;
+    uv_walk(&conn->loop, find_write_interest, &writing);
+    return writing;
+}
+
+/* Write what is queued: all of it (blocking mode, as libpq's PQsend* and
+ * PQflush), or what the socket takes now (non-blocking). 1 when some is
+ * left (non-blocking), else 0. */
+int pq__conn_flush(PGconn *conn)
+{
+    pq__conn_run_ready(conn);
+    if (conn->nonblocking) return pq__output_pending(conn);
+    while (pq__output_pending(conn))
+        if (uv_run(&conn->loop, UV_RUN_ONCE) == 0) break;
+    return 0;
+}
+
+/* Run what the loop can do without waiting: more turns while work is
+ * pending that no socket event would announce (output to write, handles
+ * closing, deferred callbacks, the next attempt of a connect), so that a
+ * program that then waits on PQsocket does not wait for what is already
+ * here. */
+int pq__conn_run_ready(PGconn *conn)
+{
+    int active = uv_run(&conn->loop, UV_RUN_NOWAIT);
+    /* A second turn writes what the input of the first made the session
+     * answer (the connection flushes in the loop's prepare phase). */
+    if (active) active = uv_run(&conn->loop, UV_RUN_NOWAIT);
+    for (int i = 0; active && i < 64 && uv_backend_timeout(&conn->loop) == 0; i++)
+        active = uv_run(&conn->loop, UV_RUN_NOWAIT);
+    return active;
+}
+
+void pq__conn_broken(PGconn *conn)
+{
+    conn->status = CONNECTION_BAD;
+}
+
+/* escaping without a connection reads the last encoding reported */
+static void on_parameter(pgw_conn_t *c, pgw_str_t name, pgw_str_t value, void *ud)
+{
+    (void)c;
+    (void)ud;
+    char n[64], v[256];
+    if (name.len >= sizeof n || value.len >= sizeof v) return;
+    memcpy(n, name.p, name.len);
+    n[name.len] = 0;
+    memcpy(v, value.p, value.len);
+    v[value.len] = 0;
+    pq__note_parameter(n, v);
+}
+
+static void on_lost(pgw_conn_t *c, int err, void *ud)
+{
+    (void)c;
+    (void)err;
+    PGconn *conn = ud;
+    /* PQstatus turns bad when a command reports it, as libpq notices a
+     * closed connection only when it reads or writes. */
+    conn->broken = 1;
+}
+
+/* ------------------------------------------------------------- connect */
+
+/* The numeric address of the last attempt (PQhostaddr: "" for a unix
+ * socket, as libpq). */
+static void note_hostaddr(PGconn *conn)
+{
+    size_t n = 0;
+    const pgw_conn_attempt_t *a = pgw_conn_attempts(conn->conn, &n);
+    free(conn->hostaddr_used);
+    conn->hostaddr_used = NULL;
+    if (n && a[n - 1].address && a[n - 1].address[0] && a[n - 1].address[0] != '/' &&
+        a[n - 1].address[0] != '@')
+        conn->hostaddr_used = strdup(a[n - 1].address);
+}
+
+/* libpq's password_needed: the server asked for a password
+ * (PQconnectionUsedPassword; PQconnectionNeedsPassword when none was
+ * given). */
+static int server_asked_password(PGconn *conn, int status)
+{
+    if (status == 0) {
+        const char *m = pgw_session_auth_method(pgw_conn_session(conn->conn));
+        return m && (!strcmp(m, "password") || !strcmp(m, "md5") || !strncmp(m, "SCRAM", 5));
+    }
+    size_t n = 0;
+    const pgw_conn_attempt_t *a = pgw_conn_attempts(conn->conn, &n);
+    for (size_t i = 0; i < n; i++)
+        if ((a[i].sqlstate && !strcmp(a[i].sqlstate, "28P01")) ||
+            (a[i].message && strstr(a[i].message, "no password supplied")))
+            return 1;
+    return 0;
+}
+
+static void on_connected(pgw_conn_t *c, int status, const pgw_error_t *err, void *ud)
+{
+    (void)err;
+    (void)c;
+    PGconn *conn = ud;
+    conn->connect_done = 1;
+    conn->connecting = 0;
+    conn->connect_status = status;
+    conn->password_needed = server_asked_password(conn, status);
+    note_hostaddr(conn);
+    if (status == 0) {
+        conn->status = CONNECTION_OK;
+        pq__str_reset(&conn->errmsg);
+        const char *h = pgw_conn_host(c), *p = pgw_conn_port(c);
+        free(conn->host_used);
+        free(conn->port_used);
+        conn->host_used = strdup(h ? h : "");
+        conn->port_used = strdup(p ? p : "");
+        return;
+    }
+    conn->status = CONNECTION_BAD;
+    const char *why = pgw_conn_error_message(c);
+    pq__conn_set_error(conn, "%s\n", why && *why ? why : pgw_strerror(status));
+}
+
+static void conn_init(PGconn *conn)
+{
+    conn->status = CONNECTION_BAD;
+    conn->hooks.receiver = default_notice_receiver;
+    conn->hooks.receiver_arg = conn;
+    conn->hooks.processor = default_notice_processor;
+    conn->hooks.processor_arg = NULL;
+    conn->verbosity = PQERRORS_DEFAULT;
+    conn->show_context = PQSHOW_CONTEXT_ERRORS;
+    conn->pipeline = PQ_PIPELINE_OFF;
+}
+
+static void on_closed(pgw_conn_t *c, void *ud)
+{
+    (void)c;
+    *(int *)ud = 1;
+}
+
+/* Close the pgw connection (its pending commands complete) and the loop's
+ * handles. */
+static void conn_close_transport(PGconn *conn)
+{
+    if (conn->conn) {
+        int closed = 0;
+        if (pgw_conn_close(conn->conn, on_closed, &closed) == 0)
+            while (!closed && uv_run(&conn->loop, UV_RUN_ONCE))
+                ;
+        conn->conn = NULL;
+    }
+    pq__pipeline_drop(conn);
+    pq__cmds_free_all(conn);
+    pq__copy_reset(conn);
+    pgw_cancel_token_free(conn->cancel);
+    conn->cancel = NULL;
+    conn->status = CONNECTION_BAD;
+    conn->broken = 0;
+    conn->pipeline = PQ_PIPELINE_OFF;
+    conn->aborted_seg = 0;
+}
+
+/* Start connecting with conn->conninfo. 1 when started, 0 on failure (the
+ * error message set, status bad). */
+static int conn_start(PGconn *conn)
+{
+    conn->connect_done = 0;
+    conn->connect_status = 0;
+    conn->password_needed = 0;
+    pq__str_reset(&conn->errmsg);
+    pgw_conn_config_t cfg;
+    pgw_conn_config_init(&cfg);
+    cfg.on_notice = on_notice;
+    cfg.on_notification = pq__on_notification;
+    cfg.on_lost = on_lost;
+    cfg.on_parameter = on_parameter;
+    cfg.on_trace = on_trace;
+    cfg.ud = conn;
+    cfg.stmt_cache_mode = PGW_STMT_CACHE_OFF;
+    cfg.high_water_mark = SIZE_MAX;
+    cfg.max_pending = SIZE_MAX;
+    int rc = pgw_conn_new(&conn->conn, &conn->loop, &cfg);
+    if (rc < 0) {
+        pq__conn_set_error(conn, "out of memory\n");
+        return 0;
+    }
+    conn->status = CONNECTION_STARTED;
+    conn->connecting = 1;
+    pgw_conninfo_free(conn->ci);
+    conn->ci = NULL;
+    rc = pgw_conn_connect(conn->conn, conn->conninfo, on_connected, conn);
+    if (rc == 0) pgw_conninfo_parse(&conn->ci, conn->conninfo, NULL, NULL, 0);
+    if (rc < 0) {
+        const char *why = pgw_conn_error_message(conn->conn);
+        pq__conn_set_error(conn, "%s\n", why && *why ? why : pgw_strerror(rc));
+        conn->connecting = 0;
+        conn->status = CONNECTION_BAD;
+        return 0;
+    }
+    return 1;
+}
+
+static PGconn *conn_new(const char *conninfo)
+{
+    PGconn *conn = calloc(1, sizeof *conn);
+    if (!conn) return NULL;
+    conn_init(conn);
+    if (uv_loop_init(&conn->loop) < 0) {
+        free(conn);
+        return NULL;
+    }
+    conn->loop_ok = 1;
+    conn->conninfo = strdup(conninfo ? conninfo : "");
+    if (!conn->conninfo) pq__conn_set_error(conn, "out of memory\n");
+    return conn;
+}
+
+/* Block until the connect finished. */
+static void conn_wait(PGconn *conn)
+{
+    while (conn->connecting && !conn->connect_done)
+        if (uv_run(&conn->loop, UV_RUN_ONCE) == 0 && !conn->connect_done) break;
+    if (conn->connecting && !conn->connect_done) {
+        conn->connecting = 0;
+        conn->status = CONNECTION_BAD;
+    }
+}
+
+static void find_poll_fd(uv_handle_t *h, void *arg)
+{
+    uv_os_fd_t fd;
+    if (h->type == UV_POLL && uv_is_active(h) && !uv_is_closing(h) && uv_fileno(h, &fd) == 0)
+        *(int *)arg = fd;
+}
+
+/* The socket of the connect attempt in progress (the connection's
+ * uv_poll_t), or -1 while there is none (a host name being resolved). */
+int pq__connecting_fd(const PGconn *conn)
+{
+    int fd = -1;
+    uv_walk((uv_loop_t *)&conn->loop, find_poll_fd, &fd);
+    return fd;
+}
+
+/* libpq's PQconnectStart and PQconnectPoll leave a socket to wait on:
+ * wait here while the name resolves. */
+static void wait_for_socket(PGconn *conn)
+{
+    while (conn->connecting && !conn->connect_done && pq__connecting_fd(conn) < 0)
+        if (uv_run(&conn->loop, UV_RUN_ONCE) == 0) break;
+}
+
+/* ----------------------------------------------- conninfo from params */
+
+/* Append keyword='value' to s, quoted as a connection string wants. */
+static void append_kv(pq_str_t *s, const char *kw, const char *val)
+{
+    if (s->len) pq__str_append(s, " ", 1);
+    pq__str_append(s, kw, strlen(kw));
+    pq__str_append(s, "='", 2);
+    for (const char *p = val; *p; p++) {
+        if (*p == '\'' || *p == '\\') pq__str_append(s, "\\", 1);
+        pq__str_append(s, p, 1);
+    }
+    pq__str_append(s, "'", 1);
+}
+
+static int is_conninfo_string(const char *s)
+{
+    return strchr(s, '=') || !strncmp(s, "postgresql://", 13) || !strncmp(s, "postgres://", 11);
+}
+
+/* The connection string for keywords/values (libpq's conninfo_array_parse:
+ * empty values are skipped; with expand_dbname the first dbname that is a
+ * connection string is expanded in place). NULL with the error in errbuf. */
+static char *params_to_conninfo(const char *const *keywords, const char *const *values,
+                                int expand_dbname, pq_str_t *err)
+{
+    pq_str_t s = {0};
+    pq__str_append(&s, "", 0);
+    int expanded = 0;
+    for (size_t i = 0; keywords && values && keywords[i]; i++) {
+        const char *v = values[i];
+        if (!v || !*v) continue;
+        if (expand_dbname && !expanded && !strcmp(keywords[i], "dbname") && is_conninfo_string(v)) {
+            expanded = 1;
+            char *errmsg = NULL;
+            PQconninfoOption *o = PQconninfoParse(v, &errmsg);
+            if (!o) {
+                if (errmsg) pq__str_appendf(err, "%s", errmsg);
+                PQfreemem(errmsg);
+                pq__str_free(&s);
+                return NULL;
+            }
+            for (PQconninfoOption *p = o; p->keyword; p++)
+                if (p->val && *p->val) append_kv(&s, p->keyword, p->val);
+            PQconninfoFree(o);
+            continue;
+        }
+        append_kv(&s, keywords[i], v);
+    }
+    return s.data;
+}
+
+static PGconn *start_params(const char *const *keywords, const char *const *values,
+                            int expand_dbname)
+{
+    pq_str_t err = {0};
+    char *ci = params_to_conninfo(keywords, values, expand_dbname, &err);
+    PGconn *conn = conn_new(ci ? ci : "");
+    free(ci);
+    if (!conn) {
+        pq__str_free(&err);
+        return NULL;
+    }
+    if (!ci) {
+        pq__conn_set_error(conn, "%s", err.data ? err.data : "out of memory\n");
+        pq__str_free(&err);
+        return conn;
+    }
+    pq__str_free(&err);
+    if (conn->conninfo) conn_start(conn);
+    return conn;
+}
+
+PGconn *PQconnectStartParams(const char *const *keywords, const char *const *values,
+                             int expand_dbname)
+{
+    PGconn *conn = start_params(keywords, values, expand_dbname);
+    if (conn) wait_for_socket(conn);
+    return conn;
+}
+
+PGconn *PQconnectdbParams(const char *const *keywords, const char *const *values, int expand_dbname)
+{
+    PGconn *conn = start_params(keywords, values, expand_dbname);
+    if (conn) conn_wait(conn);
+    return conn;
+}
+
+PGconn *PQconnectStart(const char *conninfo)
+{
+    PGconn *conn = conn_new(conninfo);
+    if (conn && conn->conninfo && conn_start(conn)) wait_for_socket(conn);
+    return conn;
+}
+
+PGconn *PQconnectdb(const char *conninfo)
+{
+    PGconn *conn = PQconnectStart(conninfo);
+    if (conn) conn_wait(conn);
+    return conn;
+}
+
+PGconn *PQsetdbLogin(const char *pghost, const char *pgport, const char *pgoptions,
+                     const char *pgtty, const char *dbName, const char *login, const char *pwd)
+{
+    (void)pgtty;
+    const char *kw[] = {"host", "port", "options", "dbname", "user", "password", NULL};
+    const char *val[] = {pghost, pgport, pgoptions, dbName, login, pwd, NULL};
+    PGconn *conn = start_params(kw, val, 1);
+    if (conn) conn_wait(conn);
+    return conn;
+}
+
+PostgresPollingStatusType PQconnectPoll(PGconn *conn)
+{
+    if (!conn) return PGRES_POLLING_FAILED;
+    if (conn->connecting && !conn->connect_done) {
+        pq__conn_run_ready(conn);
+        wait_for_socket(conn);
+    }
+    if (conn->status == CONNECTION_OK) return PGRES_POLLING_OK;
+    if (!conn->connecting || conn->connect_done) return PGRES_POLLING_FAILED;
+    /* connect() in progress: writable when done; else the server's turn */
+    return pgw_conn_phase(conn->conn) == PGW_PHASE_CONNECTING ? PGRES_POLLING_WRITING
+                                                              : PGRES_POLLING_READING;
+}
+
+ConnStatusType PQstatus(const PGconn *conn)
+{
+    return conn ? conn->status : CONNECTION_BAD;
+}
+
+void PQfinish(PGconn *conn)
+{
+    if (!conn) return;
+    conn_close_transport(conn);
+    if (conn->loop_ok) {
+        uv_run(&conn->loop, UV_RUN_DEFAULT);
+        uv_loop_close(&conn->loop);
+    }
+    pq__notifies_free(conn);
+    pq__str_free(&conn->errmsg);
+    free(conn->conninfo);
+    pgw_conninfo_free(conn->ci);
+    free(conn->host_used);
+    free(conn->port_used);
+    free(conn->hostaddr_used);
+    free(conn);
+}
+
+int PQresetStart(PGconn *conn)
+{
+    if (!conn) return 0;
+    conn_close_transport(conn);
+    if (!conn_start(conn)) return 0;
+    wait_for_socket(conn);
+    return 1;
+}
+
+PostgresPollingStatusType PQresetPoll(PGconn *conn)
+{
+    return PQconnectPoll(conn);
+}
+
+void PQreset(PGconn *conn)
+{
+    if (PQresetStart(conn)) conn_wait(conn);
+}
+
+/* -------------------------------------------------------------- ping */
+
+static PGPing ping_conn(PGconn *conn)
+{
+    if (!conn) return PQPING_NO_ATTEMPT;
+    PGPing r = PQPING_OK;
+    if (conn->status != CONNECTION_OK) {
+        size_t n = 0;
+        const pgw_conn_attempt_t *a = conn->conn ? pgw_conn_attempts(conn->conn, &n) : NULL;
+        r = PQPING_NO_RESPONSE;
+        /* libpq reads a port or a timeout that is not a number once the
+         * options were accepted: that is no response, not no attempt */
+        if ((!a || !n) && strncmp(PQerrorMessage(conn), "invalid integer value", 21))
+            r = PQPING_NO_ATTEMPT;
+        for (size_t i = 0; i < n; i++) {
+            /* The server answered: it is up, even if it refused us
+             * (unless it is starting up). */
+            if (a[i].status == PGW_ESERVER || a[i].status == PGW_EAUTH ||
+                a[i].status == PGW_EAUTHPOLICY) {
+                r = a[i].sqlstate && !strcmp(a[i].sqlstate, "57P03") ? PQPING_REJECT : PQPING_OK;
+                break;
+            }
+        }
+    }
+    PQfinish(conn);
+    return r;
+}
+
+PGPing PQping(const char *conninfo)
+{
+    return ping_conn(PQconnectdb(conninfo));
+}
+
+PGPing PQpingParams(const char *const *keywords, const char *const *values, int expand_dbname)
+{
+    return ping_conn(PQconnectdbParams(keywords, values, expand_dbname));
+}

@@ -1,0 +1,204 @@
+/*
+ * The connection half of libpgwire-pq: struct pg_conn, a pgw_conn_t on a
+ * private uv loop, and the queue of commands whose results PQgetResult
+ * hands out. Only src/pq/conn*.c, exec*.c, pipeline.c, copy.c, cancel.c and
+ * notify.c include it.
+ */
+#ifndef PGW_PQ_CONN_INTERNAL_H
+#define PGW_PQ_CONN_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "pgwire/conn.h"
+#include "pq/pq_internal.h"
+
+/* A growable byte string (the error message, COPY buffers). */
+typedef struct pq_str {
+    char *data;
+    size_t len, cap;
+} pq_str_t;
+
+int pq__str_append(pq_str_t *s, const char *p, size_t n);
+int pq__str_appendf(pq_str_t *s, const char *fmt, ...);
+void pq__str_reset(pq_str_t *s);
+void pq__str_free(pq_str_t *s);
+
+/* What a command of the queue is (one libpq "query" and its results). */
+typedef enum pq_cmd_kind {
+    PQ_CMD_QUERY = 0, /* any request: results, then NULL */
+    PQ_CMD_SYNC,      /* a pipeline sync: PGRES_PIPELINE_SYNC, no NULL after */
+    PQ_CMD_COPY       /* a COPY statement: the COPY result, data, the end */
+} pq_cmd_kind_t;
+
+/* What a command's successful results are. */
+typedef enum pq_describe {
+    PQ_DESCRIBE_ROWS = 0,   /* a statement's result */
+    PQ_DESCRIBE_NONE = 1,   /* PQprepare, close: COMMAND_OK, nothing more */
+    PQ_DESCRIBE_COLUMNS = 2 /* PQdescribePrepared: COMMAND_OK with columns, params */
+} pq_describe_t;
+
+/* A notice held for its place among a command's results. */
+typedef struct pq_held_notice {
+    PGresult *res;
+    unsigned after; /* statements of the command completed before it */
+} pq_held_notice_t;
+
+/* One command: submitted to the session, its results queued for
+ * PQgetResult in order. Freed once its results (and the NULL that follows
+ * them) were handed out and the session completed it. */
+typedef struct pq_cmd {
+    struct pq_cmd *next;
+    PGconn *conn;
+    pq_cmd_kind_t kind;
+    int done;                  /* the session completed it (or it never went out) */
+    int status;                /* the completion's status */
+    unsigned seg;              /* pipeline segment (PQpipelineSync count) */
+    int describe;              /* what its successful results are (pq_describe_t) */
+    pq_held_notice_t *notices; /* notices not yet placed among res */
+    size_t nnotices, notices_out, notices_cap;
+    size_t partial_at; /* 1 + index of the rows before an error, 0: none */
+    int chunk_rows;    /* rows per result (PQsetSingleRowMode: 1), 0: all */
+    size_t lost_at;    /* the connection broke: bad once this many results are out */
+    char *query;       /* the SQL it sent (for an error's caret), or NULL */
+    PGresult **res;    /* results ready to hand out */
+    size_t nres, pos, cap;
+    /* COPY */
+    int copy_began;  /* the server started the COPY */
+    size_t copy_idx; /* the index of its PGRES_COPY_* result */
+} pq_cmd_t;
+
+/* A COPY TO STDOUT row waiting for PQgetCopyData. */
+typedef struct pq_copy_chunk {
+    struct pq_copy_chunk *next;
+    int len;
+    char *data; /* malloc'd, NUL-terminated: handed to the caller as is */
+} pq_copy_chunk_t;
+
+typedef enum pq_copy_state {
+    PQ_COPY_NONE = 0,
+    PQ_COPY_IN, /* PGRES_COPY_IN handed out, PQputCopyEnd not called */
+    PQ_COPY_OUT /* PGRES_COPY_OUT handed out, end not yet seen */
+} pq_copy_state_t;
+
+struct pg_conn {
+    uv_loop_t loop;
+    int loop_ok;
+    pgw_conn_t *conn;
+    ConnStatusType status;
+    int connecting;   /* connect in progress */
+    int connect_done; /* the connect callback ran */
+    int connect_status;
+    int closed; /* the close callback ran */
+
+    char *conninfo;          /* the string connected with (PQreset) */
+    struct pgw_conninfo *ci; /* its options, completed (PQconninfo, PQdb ...) */
+    char *host_used;         /* PQhost of the connection */
+    char *port_used;
+    char *hostaddr_used;
+
+    pq_str_t errmsg;   /* PQerrorMessage */
+    char key_bits[16]; /* PQsslAttribute("key_bits") */
+
+    pq_notice_hooks_t hooks;
+    PGVerbosity verbosity;
+    PGContextVisibility show_context;
+    int nonblocking;
+    pgw_cancel_token_t *cancel; /* PQrequestCancel */
+
+    /* commands in order */
+    pq_cmd_t *head, *tail;
+    /* pipeline */
+    PGpipelineStatus pipeline;
+    unsigned seg;         /* current segment */
+    unsigned aborted_seg; /* segment whose error aborts it (0: none) */
+    unsigned stmts_done;  /* statements of the running command completed */
+    int msgs_since_done;  /* other messages came after the last one's end */
+    int broken;           /* the transport broke (PQstatus follows once reported) */
+    int shown_aborted;    /* an error of the pipeline was handed out, its sync not yet */
+    int password_needed;
+
+    struct pq_pend *pend; /* pipelined requests not yet submitted */
+    size_t npend, pend_cap;
+
+    /* COPY */
+    pq_copy_state_t copy;
+    pq_cmd_t *copy_cmd;
+    pq_str_t copy_in;     /* PQputCopyData's bytes not yet pulled */
+    int copy_in_end;      /* PQputCopyEnd called */
+    char *copy_in_errmsg; /* its errormsg (CopyFail) */
+    int copy_in_paused;   /* the source returned PGW_COPY_PAUSE */
+    pq_copy_chunk_t *copy_out_head, *copy_out_tail;
+    size_t copy_out_bytes;
+    size_t copy_line_off; /* PQgetline: bytes of the head row consumed */
+
+    /* notifications (PQnotifies) */
+    PGnotify *notify_head, *notify_tail;
+};
+
+/* conn.c */
+/* Run the loop once (mode), resuming reading when paused. Returns what
+ * uv_run returned. */
+int pq__conn_turn(PGconn *conn, uv_run_mode mode);
+/* 1 while output waits to be written (the session's or the socket's). */
+int pq__output_pending(PGconn *conn);
+/* Write the output: all of it in blocking mode; what the socket takes in
+ * non-blocking mode, then 1 if some is left. */
+int pq__conn_flush(PGconn *conn);
+/* Run the loop without waiting until nothing is pending but socket events. */
+int pq__conn_run_ready(PGconn *conn);
+/* The socket of a connect in progress, or -1. */
+int pq__connecting_fd(const PGconn *conn);
+/* Mark the connection bad after it broke. */
+void pq__conn_broken(PGconn *conn);
+/* Replace / append to the connection's error message. */
+void pq__conn_set_error(PGconn *conn, const char *fmt, ...);
+void pq__conn_append_error(PGconn *conn, const char *fmt, ...);
+
+/* exec.c */
+pq_cmd_t *pq__cmd_new(PGconn *conn, pq_cmd_kind_t kind);
+void pq__cmd_push(pq_cmd_t *cmd, PGresult *res);
+void pq__cmd_free(pq_cmd_t *cmd);
+/* Hold notice (arrived after `after` statements of cmd completed) until
+ * cmd's results are queued. 1, or 0 when it could not be held. */
+int pq__cmd_hold_notice(pq_cmd_t *cmd, PGresult *notice, unsigned after);
+PGresult *pq__empty_result(PGconn *conn, ExecStatusType status);
+void pq__cmds_free_all(PGconn *conn);
+int pq__cmd_hook(void *ctx, size_t index, int status, pgw_result_t **res);
+/* 1 when the connection can take a new command (libpq's
+ * PQsendQueryStart), else 0 with the error message set. */
+int pq__send_start(PGconn *conn);
+/* Queue cmd at the tail. */
+void pq__cmd_enqueue(PGconn *conn, pq_cmd_t *cmd);
+/* Submit req for cmd (a batch with a FLUSH in pipeline mode). Returns 1 or
+ * 0 with the error message set (cmd freed). */
+int pq__submit(PGconn *conn, pq_cmd_t *cmd, pgw_request_t *req);
+/* libpq's message for a connection failure code. */
+const char *pq__failure_text(int status);
+
+/* pipeline.c */
+/* Pipelined requests are held until this many wait, the sync or a flush. */
+#define PQ_PIPELINE_BATCH 1024
+/* Hold req (copied) for cmd; 1, or 0 with the error message set. */
+int pq__pipeline_defer(PGconn *conn, pq_cmd_t *cmd, const pgw_request_t *req);
+/* Submit the held requests as one batch ending with sync's Sync (sync
+ * queued after them) or, sync NULL, with a Flush. 1, or 0 when refused
+ * (the held commands then carry the error). */
+int pq__pipeline_push(PGconn *conn, pq_cmd_t *sync);
+void pq__pipeline_drop(PGconn *conn);
+
+/* copy.c */
+int pq__copy_source(pgw_buf_t *out, size_t room, void *ud);
+int pq__copy_data(const uint8_t *data, size_t len, void *ud);
+int pq__copy_start(const pgw_copy_info_t *info, void *ud);
+void pq__copy_reset(PGconn *conn);
+/* 1 if sql is one COPY statement (sent as a PGW_REQ_COPY). */
+int pq__is_copy_sql(const char *sql);
+
+/* notify.c */
+void pq__on_notification(pgw_conn_t *c, int32_t pid, pgw_str_t channel, pgw_str_t payload,
+                         void *ud);
+void pq__notifies_free(PGconn *conn);
+
+#endif

@@ -1,0 +1,376 @@
+/*
+ * COPY through PQexec / PQsendQuery of a COPY statement: the statement goes
+ * out as the session's COPY request; PQputCopyData fills a buffer the
+ * request's source drains (pausing when it is empty), COPY TO STDOUT rows
+ * wait in a queue for PQgetCopyData. The old line API (PQputline,
+ * PQgetline, PQendcopy) sits on top, as in libpq.
+ */
+#define _GNU_SOURCE
+#include "pq/conn_internal.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* PQputCopyData's buffer is handed to the session past this many bytes. */
+#define COPY_IN_CHUNK (64 * 1024)
+/* Reading pauses while this many bytes of COPY TO rows wait. */
+#define COPY_OUT_MAX (4 * 1024 * 1024)
+
+/* Skip white space and comments. */
+static const char *skip_blank(const char *p)
+{
+    for (;;) {
+        while (isspace((unsigned char)*p))
+            p++;
+        if (p[0] == '-' && p[1] == '-') {
+            while (*p && *p != '\n')
+                p++;
+        } else if (p[0] == '/' && p[1] == '*') {
+            const char *e = strstr(p + 2, "*/");
+            if (!e) return p + strlen(p);
+            p = e + 2;
+        } else {
+            return p;
+        }
+    }
+}
+
+/* 1 if nothing but blanks and semicolons follows the first statement's end
+ * (quotes, identifiers in double quotes, dollar quotes and comments are
+ * skipped over). */
+static int single_statement(const char *p)
+{
+    while (*p) {
+        if (*p == '\'' || *p == '"') {
+            char q = *p++;
+            while (*p && *p != q)
+                p++;
+            if (*p) p++;
+        } else if (*p == '$') {
+            const char *t = p + 1;
+            while (isalnum((unsigned char)*t) || *t == '_')
+                t++;
+            if (*t == '$') {
+                size_t n = (size_t)(t - p + 1);
+                const char *e = p + n;
+                while (*e && strncmp(e, p, n))
+                    e++;
+                p = *e ? e + n : e;
+            } else {
+                p++;
+            }
+        } else if ((p[0] == '-' && p[1] == '-') || (p[0] == '/' && p[1] == '*')) {
+            p = skip_blank(p);
+        } else if (*p == ';') {
+            p++;
+            for (;;) {
+                p = skip_blank(p);
+                if (*p == ';')
+                    p++;
+                else
+                    break;
+            }
+            return *p == 0;
+        } else {
+            p++;
+        }
+    }
+    return 1;
+}
+
+int pq__is_copy_sql(const char *sql)
+{
+    const char *p = skip_blank(sql);
+    if (strncasecmp(p, "copy", 4) || isalnum((unsigned char)p[4]) || p[4] == '_') return 0;
+    return single_statement(p);
+}
+
+void pq__copy_reset(PGconn *conn)
+{
+    pq__str_free(&conn->copy_in);
+    free(conn->copy_in_errmsg);
+    conn->copy_in_errmsg = NULL;
+    conn->copy_in_end = 0;
+    conn->copy_in_paused = 0;
+    while (conn->copy_out_head) {
+        pq_copy_chunk_t *c = conn->copy_out_head;
+        conn->copy_out_head = c->next;
+        free(c->data);
+        free(c);
+    }
+    conn->copy_out_tail = NULL;
+    conn->copy_out_bytes = 0;
+    conn->copy_line_off = 0;
+    conn->copy = PQ_COPY_NONE;
+    conn->copy_cmd = NULL;
+}
+
+int pq__copy_start(const pgw_copy_info_t *info, void *ud)
+{
+    pq_cmd_t *cmd = ud;
+    PGconn *conn = cmd->conn;
+    int in = info->direction == PGW_COPY_IN;
+    if (info->direction != PGW_COPY_IN && info->direction != PGW_COPY_OUT) return PGW_ENOTSUP;
+    PGresult *res = pq__result_copy_start(conn, in ? PGRES_COPY_IN : PGRES_COPY_OUT, info->ncols,
+                                          info->col_formats, info->format);
+    if (!res) return PGW_ENOMEM;
+    pq__copy_reset(conn);
+    cmd->copy_began = 1;
+    cmd->copy_idx = cmd->nres;
+    pq__cmd_push(cmd, res);
+    conn->copy = in ? PQ_COPY_IN : PQ_COPY_OUT;
+    conn->copy_cmd = cmd;
+    uv_stop(&conn->loop);
+    return 0;
+}
+
+int pq__copy_source(pgw_buf_t *out, size_t room, void *ud)
+{
+    (void)room;
+    pq_cmd_t *cmd = ud;
+    PGconn *conn = cmd->conn;
+    /* A caller waiting for the buffer to drain looks again. */
+    uv_stop(&conn->loop);
+    if (conn->copy_in_end && conn->copy_in_errmsg && !conn->copy_in.len) {
+        const char *m = conn->copy_in_errmsg;
+        if (pgw_buf_append(out, m, strlen(m)) < 0) return PGW_ENOMEM;
+        return PGW_ECANCELED;
+    }
+    size_t n = conn->copy_in.len;
+    if (n && pgw_buf_append(out, conn->copy_in.data, n) < 0) return PGW_ENOMEM;
+    pq__str_reset(&conn->copy_in);
+    if (conn->copy_in_end && !conn->copy_in_errmsg) return PGW_COPY_END;
+    if (n) return PGW_COPY_MORE; /* a CopyFail goes out at the next call */
+    conn->copy_in_paused = 1;
+    return PGW_COPY_PAUSE;
+}
+
+int pq__copy_data(const uint8_t *data, size_t len, void *ud)
+{
+    pq_cmd_t *cmd = ud;
+    PGconn *conn = cmd->conn;
+    pq_copy_chunk_t *c = malloc(sizeof *c);
+    char *d = malloc(len + 1);
+    if (!c || !d || len > INT32_MAX) {
+        free(c);
+        free(d);
+        return PGW_ENOMEM;
+    }
+    memcpy(d, data, len);
+    d[len] = 0;
+    c->data = d;
+    c->len = (int)len;
+    c->next = NULL;
+    if (conn->copy_out_tail)
+        conn->copy_out_tail->next = c;
+    else
+        conn->copy_out_head = c;
+    conn->copy_out_tail = c;
+    conn->copy_out_bytes += len;
+    if (conn->copy_out_bytes > COPY_OUT_MAX) pgw_conn_pause_reading(conn->conn);
+    uv_stop(&conn->loop);
+    return 0;
+}
+
+/* ----------------------------------------------------------- COPY FROM */
+
+static void copy_in_wake(PGconn *conn)
+{
+    if (conn->copy_in_paused) {
+        conn->copy_in_paused = 0;
+        pgw_conn_copy_resume(conn->conn);
+    }
+}
+
+int PQputCopyData(PGconn *conn, const char *buffer, int nbytes)
+{
+    if (!conn) return -1;
+    if (conn->copy != PQ_COPY_IN) {
+        pq__conn_append_error(conn, "no COPY in progress\n");
+        return -1;
+    }
+    if (conn->status != CONNECTION_OK) return -1;
+    if (nbytes < 0 || (nbytes > 0 && !buffer)) {
+        pq__conn_set_error(conn, "invalid COPY data\n");
+        return -1;
+    }
+    if (nbytes > 0 && pq__str_append(&conn->copy_in, buffer, (size_t)nbytes) < 0) {
+        pq__conn_set_error(conn, "out of memory\n");
+        return -1;
+    }
+    if (conn->copy_in.len >= COPY_IN_CHUNK) {
+        copy_in_wake(conn);
+        if (conn->nonblocking) {
+            uv_run(&conn->loop, UV_RUN_NOWAIT);
+        } else {
+            while (conn->copy_in.len >= COPY_IN_CHUNK && conn->status == CONNECTION_OK &&
+                   conn->copy == PQ_COPY_IN)
+                if (uv_run(&conn->loop, UV_RUN_ONCE) == 0) break;
+        }
+    }
+    return conn->status == CONNECTION_OK ? 1 : -1;
+}
+
+int PQputCopyEnd(PGconn *conn, const char *errormsg)
+{
+    if (!conn) return -1;
+    if (conn->copy != PQ_COPY_IN) {
+        pq__conn_append_error(conn, "no COPY in progress\n");
+        return -1;
+    }
+    if (errormsg) {
+        conn->copy_in_errmsg = strdup(errormsg);
+        if (!conn->copy_in_errmsg) return -1;
+    }
+    conn->copy_in_end = 1;
+    conn->copy = PQ_COPY_NONE;
+    copy_in_wake(conn);
+    uv_run(&conn->loop, UV_RUN_NOWAIT);
+    return conn->status == CONNECTION_OK ? 1 : -1;
+}
+
+int PQputline(PGconn *conn, const char *string)
+{
+    if (!string) return EOF;
+    return PQputnbytes(conn, string, (int)strlen(string));
+}
+
+int PQputnbytes(PGconn *conn, const char *buffer, int nbytes)
+{
+    return PQputCopyData(conn, buffer, nbytes) > 0 ? 0 : EOF;
+}
+
+/* ------------------------------------------------------------- COPY TO */
+
+/* The COPY TO command is over once its rows are all taken. */
+static int copy_out_over(PGconn *conn)
+{
+    return !conn->copy_out_head && (!conn->copy_cmd || conn->copy_cmd->done);
+}
+
+static pq_copy_chunk_t *copy_out_pop(PGconn *conn)
+{
+    pq_copy_chunk_t *c = conn->copy_out_head;
+    if (!c) return NULL;
+    conn->copy_out_head = c->next;
+    if (!conn->copy_out_head) conn->copy_out_tail = NULL;
+    conn->copy_out_bytes -= (size_t)c->len;
+    if (pgw_conn_reading_paused(conn->conn) && conn->copy_out_bytes < COPY_OUT_MAX / 2)
+        pgw_conn_resume_reading(conn->conn);
+    return c;
+}
+
+/* Wait for a row or the end; 0 when neither came (async). */
+static int copy_out_wait(PGconn *conn, int async)
+{
+    while (!conn->copy_out_head && !copy_out_over(conn)) {
+        if (conn->status != CONNECTION_OK) return 0;
+        if (pgw_conn_reading_paused(conn->conn)) pgw_conn_resume_reading(conn->conn);
+        int active = uv_run(&conn->loop, async ? UV_RUN_NOWAIT : UV_RUN_ONCE);
+        if (async) break;
+        if (!active) return 0;
+    }
+    return conn->copy_out_head || copy_out_over(conn);
+}
+
+int PQgetCopyData(PGconn *conn, char **buffer, int async)
+{
+    if (buffer) *buffer = NULL;
+    if (!conn || !buffer) return -2;
+    if (conn->copy != PQ_COPY_OUT) {
+        pq__conn_append_error(conn, "no COPY in progress\n");
+        return -2;
+    }
+    if (!copy_out_wait(conn, async)) return conn->status == CONNECTION_OK ? 0 : -2;
+    pq_copy_chunk_t *c = copy_out_pop(conn);
+    if (!c) {
+        conn->copy = PQ_COPY_NONE;
+        return -1;
+    }
+    int len = c->len;
+    *buffer = c->data;
+    free(c);
+    return len;
+}
+
+int PQgetlineAsync(PGconn *conn, char *buffer, int bufsize)
+{
+    if (!conn || conn->copy != PQ_COPY_OUT) return -1;
+    if (!buffer || bufsize <= 0) return 0;
+    if (!copy_out_wait(conn, 1)) return 0;
+    pq_copy_chunk_t *c = conn->copy_out_head;
+    if (!c) {
+        conn->copy = PQ_COPY_NONE;
+        return -1;
+    }
+    size_t left = (size_t)c->len - conn->copy_line_off;
+    size_t n = left < (size_t)bufsize ? left : (size_t)bufsize;
+    memcpy(buffer, c->data + conn->copy_line_off, n);
+    conn->copy_line_off += n;
+    if (conn->copy_line_off >= (size_t)c->len) {
+        conn->copy_line_off = 0;
+        c = copy_out_pop(conn);
+        free(c->data);
+        free(c);
+    }
+    return (int)n;
+}
+
+int PQgetline(PGconn *conn, char *string, int length)
+{
+    if (!string || length <= 0) return EOF;
+    *string = 0;
+    if (!conn || conn->copy != PQ_COPY_OUT || length < 3) {
+        if (conn) pq__conn_set_error(conn, "PQgetline: not doing text COPY OUT\n");
+        return EOF;
+    }
+    int status;
+    while ((status = PQgetlineAsync(conn, string, length - 1)) == 0) {
+        if (!copy_out_wait(conn, 0)) {
+            *string = 0;
+            return EOF;
+        }
+    }
+    if (status < 0) {
+        strcpy(string, "\\.");
+        return 0;
+    }
+    if (string[status - 1] == '\n') {
+        string[status - 1] = 0;
+        return 0;
+    }
+    string[status] = 0;
+    return 1;
+}
+
+int PQendcopy(PGconn *conn)
+{
+    if (!conn) return 0;
+    if (conn->copy == PQ_COPY_IN) {
+        if (PQputCopyEnd(conn, NULL) < 0) return 1;
+    } else if (conn->copy == PQ_COPY_OUT) {
+        char *buf;
+        while (PQgetCopyData(conn, &buf, 0) > 0)
+            PQfreemem(buf);
+    } else {
+        pq__conn_append_error(conn, "no COPY in progress\n");
+        return 1;
+    }
+    PGresult *res = PQgetResult(conn);
+    if (res && PQresultStatus(res) == PGRES_COMMAND_OK) {
+        PQclear(res);
+        return 0;
+    }
+    /* libpq reports the failure as a notice too */
+    if (conn->errmsg.len && conn->hooks.receiver) {
+        PGresult *n = pq__result_error(conn, PGRES_NONFATAL_ERROR, conn->errmsg.data);
+        if (n) {
+            conn->hooks.receiver(conn->hooks.receiver_arg, n);
+            PQclear(n);
+        }
+    }
+    PQclear(res);
+    return 1;
+}

@@ -1,0 +1,883 @@
+/*
+ * Queries: the PQsend* family submits requests to the session, each with a
+ * command of the connection's queue that collects its results (the driver
+ * hook); PQgetResult hands them out in libpq's order, and the blocking
+ * calls (PQexec ...) are PQsend* then PQgetResult until NULL.
+ */
+#define _GNU_SOURCE
+#include "pq/conn_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* libpq's words when the connection broke under a command. */
+static const char lost_text[] = "server closed the connection unexpectedly\n"
+                                "\tThis probably means the server terminated abnormally\n"
+                                "\tbefore or while processing the request.\n";
+
+const char *pq__failure_text(int status)
+{
+    (void)status;
+    return lost_text;
+}
+
+/* -------------------------------------------------------------- commands */
+
+pq_cmd_t *pq__cmd_new(PGconn *conn, pq_cmd_kind_t kind)
+{
+    pq_cmd_t *cmd = calloc(1, sizeof *cmd);
+    if (!cmd) {
+        pq__conn_set_error(conn, "out of memory\n");
+        return NULL;
+    }
+    cmd->conn = conn;
+    cmd->kind = kind;
+    cmd->seg = conn->pipeline != PQ_PIPELINE_OFF ? conn->seg : 0;
+    return cmd;
+}
+
+void pq__cmd_push(pq_cmd_t *cmd, PGresult *res)
+{
+    if (!res) return;
+    if (cmd->nres == cmd->cap) {
+        size_t cap = cmd->cap ? cmd->cap * 2 : 2;
+        PGresult **r = realloc(cmd->res, cap * sizeof *r);
+        if (!r) {
+            PQclear(res);
+            return;
+        }
+        cmd->res = r;
+        cmd->cap = cap;
+    }
+    cmd->res[cmd->nres++] = res;
+}
+
+int pq__cmd_hold_notice(pq_cmd_t *cmd, PGresult *notice, unsigned after)
+{
+    if (cmd->nnotices == cmd->notices_cap) {
+        size_t cap = cmd->notices_cap ? cmd->notices_cap * 2 : 4;
+        pq_held_notice_t *n = realloc(cmd->notices, cap * sizeof *n);
+        if (!n) return 0;
+        cmd->notices = n;
+        cmd->notices_cap = cap;
+    }
+    cmd->notices[cmd->nnotices].res = notice;
+    cmd->notices[cmd->nnotices++].after = after;
+    return 1;
+}
+
+/* Queue the held notices that came after `done` statements completed. */
+static void release_notices(pq_cmd_t *cmd, unsigned done, int all)
+{
+    while (cmd->notices_out < cmd->nnotices &&
+           (all || cmd->notices[cmd->notices_out].after <= done)) {
+        pq__cmd_push(cmd, cmd->notices[cmd->notices_out].res);
+        cmd->notices[cmd->notices_out++].res = NULL;
+    }
+}
+
+void pq__cmd_free(pq_cmd_t *cmd)
+{
+    if (!cmd) return;
+    for (size_t i = 0; i < cmd->nnotices; i++)
+        PQclear(cmd->notices[i].res);
+    free(cmd->notices);
+    for (size_t i = cmd->pos; i < cmd->nres; i++)
+        PQclear(cmd->res[i]);
+    free(cmd->res);
+    free(cmd->query);
+    free(cmd);
+}
+
+void pq__cmd_enqueue(PGconn *conn, pq_cmd_t *cmd)
+{
+    if (conn->tail)
+        conn->tail->next = cmd;
+    else
+        conn->head = cmd;
+    conn->tail = cmd;
+}
+
+static void cmd_dequeue(PGconn *conn)
+{
+    pq_cmd_t *cmd = conn->head;
+    if (!cmd) return;
+    conn->head = cmd->next;
+    if (!conn->head) conn->tail = NULL;
+    if (cmd->lost_at) conn->status = CONNECTION_BAD;
+    if (conn->copy_cmd == cmd) {
+        conn->copy_cmd = NULL;
+        conn->copy = PQ_COPY_NONE;
+    }
+    pq__cmd_free(cmd);
+}
+
+void pq__cmds_free_all(PGconn *conn)
+{
+    while (conn->head)
+        cmd_dequeue(conn);
+}
+
+/* The results of cmd that PQgetResult may hand out now: during its COPY
+ * only those up to the COPY's own. */
+static size_t cmd_visible(const PGconn *conn, const pq_cmd_t *cmd)
+{
+    if (conn->copy != PQ_COPY_NONE && conn->copy_cmd == cmd && cmd->copy_began)
+        return cmd->copy_idx + 1 < cmd->nres ? cmd->copy_idx + 1 : cmd->nres;
+    return cmd->nres;
+}
+
+/* ---------------------------------------------------------- completions */
+
+/* A client-side failure as libpq reports it: appended to the connection's
+ * message, and a result carrying what was appended (libpq's errorReported:
+ * a server error handed out before is not repeated). */
+static PGresult *failure_result(PGconn *conn, const char *text)
+{
+    pq__conn_append_error(conn, "%s", text);
+    return pq__result_error(conn, PGRES_FATAL_ERROR, text);
+}
+
+/* The connection broke under cmd: libpq's "server closed the connection"
+ * result ends its results, and the connection reads as bad once that
+ * result is handed out (a server's FATAL error before it still reads as
+ * a result of a good connection, as libpq has not seen the end yet). */
+static void cmd_lost(pq_cmd_t *cmd)
+{
+    cmd->conn->broken = 1;
+    pq__cmd_push(cmd, failure_result(cmd->conn, lost_text));
+    cmd->lost_at = cmd->nres;
+}
+
+static int is_connection_failure(int status)
+{
+    return status == PGW_ECONNLOST || status == PGW_EPROTO || status == PGW_ETOOBIG ||
+           status == PGW_ECLOSED || status == PGW_ECANCELED || status == PGW_ENOMEM;
+}
+
+/* A result without a message: libpq makes the pipeline's SYNC and ABORTED
+ * results once it moved on to their command, its message cleared. */
+PGresult *pq__empty_result(PGconn *conn, ExecStatusType status)
+{
+    pq_str_t saved = conn->errmsg;
+    memset(&conn->errmsg, 0, sizeof conn->errmsg);
+    PGresult *r = PQmakeEmptyPGresult(conn, status);
+    conn->errmsg = saved;
+    return r;
+}
+
+/* The rows a statement returned before its error, as a result (libpq
+ * hands them out in single-row mode only). */
+static PGresult *rows_before_error(PGconn *conn, const pgw_result_t *p)
+{
+    size_t nf = pgw_result_ncols(p), nr = pgw_result_nrows(p);
+    PGresult *res = PQmakeEmptyPGresult(conn, PGRES_TUPLES_OK);
+    PGresAttDesc *d = calloc(nf ? nf : 1, sizeof *d);
+    char **names = calloc(nf ? nf : 1, sizeof *names);
+    int ok = res && d && names;
+    for (size_t i = 0; ok && i < nf; i++) {
+        const pgw_field_desc_t *f = pgw_result_field(p, i);
+        names[i] = f ? strndup(f->name.p, f->name.len) : strdup("");
+        ok = names[i] != NULL;
+        if (!ok || !f) continue;
+        d[i] = (PGresAttDesc){names[i],    f->table_oid, f->attnum, f->format,
+                              f->type_oid, f->typlen,    f->typmod};
+    }
+    if (ok && nf) ok = PQsetResultAttrs(res, (int)nf, d);
+    for (size_t row = 0; ok && row < nr; row++)
+        for (size_t col = 0; ok && col < nf; col++) {
+            pgw_value_t v;
+            ok = pgw_result_value(p, row, col, &v) == 0 &&
+                 PQsetvalue(res, (int)row, (int)col, v.len < 0 ? NULL : (char *)v.p, v.len);
+        }
+    for (size_t i = 0; names && i < nf; i++)
+        free(names[i]);
+    free(names);
+    free(d);
+    if (!ok) {
+        PQclear(res);
+        return NULL;
+    }
+    return res;
+}
+
+static void collect(pq_cmd_t *cmd, int status, const pgw_result_t *r)
+{
+    PGconn *conn = cmd->conn;
+    int failed = 0, fatal = 0;
+    if (cmd->kind == PQ_CMD_SYNC && !is_connection_failure(status)) {
+        pq__cmd_push(cmd, pq__empty_result(conn, PGRES_PIPELINE_SYNC));
+        return;
+    }
+    if (status == PGW_EABORTED) {
+        pq__cmd_push(cmd, pq__empty_result(conn, PGRES_PIPELINE_ABORTED));
+        failed = 1;
+    }
+    unsigned done = 0;
+    for (const pgw_result_t *p = r; p && !failed; p = pgw_result_next(p), done++) {
+        release_notices(cmd, done, 0);
+        const pgw_error_t *e = pgw_result_error(p);
+        int is_err = e != NULL;
+        /* the server ends the connection after these */
+        const char *sev = e ? (e->severity_nonlocal ? e->severity_nonlocal : e->severity) : NULL;
+        if (sev && (!strcmp(sev, "FATAL") || !strcmp(sev, "PANIC"))) fatal = 1;
+        PGresult *pr =
+            !is_err && cmd->describe == PQ_DESCRIBE_NONE
+                ? PQmakeEmptyPGresult(conn, PGRES_COMMAND_OK)
+                : pq__result_from_pgw_ex(conn, p, cmd->query, cmd->describe == PQ_DESCRIBE_COLUMNS);
+        if (is_err && cmd->describe == PQ_DESCRIBE_ROWS && pgw_result_nrows(p) > 0) {
+            PGresult *rows = rows_before_error(conn, p);
+            if (rows) {
+                pq__cmd_push(cmd, rows);
+                cmd->partial_at = cmd->nres;
+            }
+        }
+        if (is_err) {
+            failed = 1;
+            /* In a pipeline, and after a COPY began (libpq reads the
+             * error only in PQgetResult, PQgetCopyData stops at it), the
+             * message is the command's once it is handed out. */
+            if (pr && !cmd->seg && !cmd->copy_began)
+                pq__conn_append_error(conn, "%s", PQresultErrorMessage(pr));
+        }
+        pq__cmd_push(cmd, pr);
+    }
+    release_notices(cmd, 0, 1);
+    if (is_connection_failure(status) || fatal || !pgw_conn_is_ready(conn->conn) ||
+        pgw_session_state(pgw_conn_session(conn->conn)) == PGW_SESSION_BROKEN) {
+        if (status != PGW_ECANCELED) cmd_lost(cmd);
+        failed = 1;
+    } else if (!r && status < 0 && !failed) {
+        char text[256];
+        snprintf(text, sizeof text, "%s\n", pgw_strerror(status));
+        pq__cmd_push(cmd, failure_result(conn, text));
+        failed = 1;
+    }
+    if (failed && cmd->seg && conn->pipeline != PQ_PIPELINE_OFF) conn->aborted_seg = cmd->seg;
+}
+
+int pq__cmd_hook(void *ctx, size_t index, int status, pgw_result_t **res)
+{
+    pq_cmd_t *cmd = ctx;
+    /* The FLUSH behind a pipelined request, and the batch's end: nothing
+     * of theirs is handed out (cmd may be gone by now). */
+    if (index != 0) {
+        pgw_result_free(*res);
+        return PGW_DRIVER_TAKEN;
+    }
+    cmd->done = 1;
+    cmd->status = status;
+    collect(cmd, status, *res);
+    cmd->conn->stmts_done = 0;
+    pgw_result_free(*res);
+    uv_stop(&cmd->conn->loop);
+    return PGW_DRIVER_TAKEN;
+}
+
+static void ignore_result(int status, pgw_result_t *res, void *ud)
+{
+    (void)status;
+    (void)ud;
+    pgw_result_free(res);
+}
+
+/* ------------------------------------------------------------ submitting */
+
+/* Drop the head command when its results (and NULL) were all taken. */
+static void drop_finished_head(PGconn *conn)
+{
+    pq_cmd_t *cmd = conn->head;
+    if (cmd && cmd->done && cmd->pos >= cmd->nres && conn->copy == PQ_COPY_NONE) cmd_dequeue(conn);
+}
+
+int pq__send_start(PGconn *conn)
+{
+    if (!conn) return 0;
+    if (conn->status != CONNECTION_OK) {
+        pq__conn_set_error(conn, "no connection to the server\n");
+        return 0;
+    }
+    if (conn->pipeline == PQ_PIPELINE_OFF) {
+        drop_finished_head(conn);
+        if (conn->head || conn->copy != PQ_COPY_NONE) {
+            pq__conn_set_error(conn, "another command is already in progress\n");
+            return 0;
+        }
+    }
+    if (!conn->head) pq__str_reset(&conn->errmsg);
+    return 1;
+}
+
+int pq__submit(PGconn *conn, pq_cmd_t *cmd, pgw_request_t *req)
+{
+    if (!req->on_result) req->on_result = ignore_result;
+    if (conn->pipeline == PQ_PIPELINE_OFF) {
+        conn->stmts_done = 0;
+        conn->msgs_since_done = 0;
+    }
+    if (conn->broken) {
+        /* libpq finds out when it sends: this command's result says so */
+        cmd->done = 1;
+        cmd_lost(cmd);
+        pq__cmd_enqueue(conn, cmd);
+        return 1;
+    }
+    int rc;
+    if (conn->pipeline != PQ_PIPELINE_OFF && cmd->kind != PQ_CMD_SYNC) {
+        if (conn->aborted_seg && conn->aborted_seg == conn->seg) {
+            /* The server skips everything until the sync: so do we. */
+            cmd->done = 1;
+            pq__cmd_push(cmd, pq__empty_result(conn, PGRES_PIPELINE_ABORTED));
+            pq__cmd_enqueue(conn, cmd);
+            return 1;
+        }
+        if (req->kind != PGW_REQ_CLOSE_PORTAL) {
+            /* sent with the others at the sync or a flush, as libpq does */
+            if (!pq__pipeline_defer(conn, cmd, req)) {
+                pq__cmd_free(cmd);
+                return 0;
+            }
+            pq__cmd_enqueue(conn, cmd);
+            if (conn->npend >= PQ_PIPELINE_BATCH) pq__pipeline_push(conn, NULL);
+            return 1;
+        }
+        pq__pipeline_push(conn, NULL);
+        if (pgw_session_group_open(pgw_conn_session(conn->conn))) {
+            rc = pgw_conn_submit_driven(conn->conn, req, pq__cmd_hook, cmd);
+        } else {
+            pgw_request_t b[2];
+            b[0] = *req;
+            b[1] = PGW_FLUSH(ignore_result, NULL);
+            rc = pgw_conn_submit_batch_driven(conn->conn, b, 2, 0, NULL, NULL, pq__cmd_hook, cmd);
+        }
+    } else {
+        rc = pgw_conn_submit_driven(conn->conn, req, pq__cmd_hook, cmd);
+    }
+    if (rc == PGW_ECLOSED) {
+        cmd->done = 1;
+        cmd_lost(cmd);
+        pq__cmd_enqueue(conn, cmd);
+        return 1;
+    }
+    if (rc < 0) {
+        const char *why = pgw_session_refusal(pgw_conn_session(conn->conn));
+        pq__conn_append_error(conn, "%s\n", why && *why ? why : pgw_strerror(rc));
+        if (rc == PGW_ECLOSED) conn->status = CONNECTION_BAD;
+        pq__cmd_free(cmd);
+        return 0;
+    }
+    pq__cmd_enqueue(conn, cmd);
+    /* Written now, as libpq's PQsend* flushes; a pipeline's requests wait
+     * for its sync, PQflush or PQgetResult, as libpq's do. */
+    if (conn->pipeline == PQ_PIPELINE_OFF || cmd->kind == PQ_CMD_SYNC) pq__conn_flush(conn);
+    return 1;
+}
+
+/* Parameters as libpq gives them: text unless paramFormats says binary,
+ * type 0 (the server infers it) unless paramTypes names one. */
+static pgw_param_t *make_params(PGconn *conn, int n, const Oid *types, const char *const *values,
+                                const int *lengths, const int *formats)
+{
+    pgw_param_t *p = calloc(n > 0 ? (size_t)n : 1, sizeof *p);
+    if (!p) {
+        pq__conn_set_error(conn, "out of memory\n");
+        return NULL;
+    }
+    for (int i = 0; i < n; i++) {
+        uint32_t oid = types ? types[i] : 0;
+        const char *v = values ? values[i] : NULL;
+        if (!v)
+            p[i] = pgw_null(oid);
+        else if (formats && formats[i])
+            p[i] = pgw_raw(oid, PGW_FORMAT_BINARY, v, lengths ? lengths[i] : 0);
+        else
+            p[i] = pgw_text_typed(v, -1, oid);
+    }
+    return p;
+}
+
+static const int16_t binary_format = 1;
+
+static void set_result_format(pgw_request_t *req, int resultFormat)
+{
+    if (resultFormat) {
+        req->result_formats = &binary_format;
+        req->nresult_formats = 1;
+    } else {
+        req->flags |= PGW_Q_TEXT;
+    }
+}
+
+static int check_nparams(PGconn *conn, int nParams)
+{
+    if (nParams < 0 || nParams > 65535) {
+        pq__conn_set_error(conn, "number of parameters must be between 0 and %d\n", 65535);
+        return 0;
+    }
+    return 1;
+}
+
+static int send_kind(PGconn *conn, pq_cmd_kind_t kind, pgw_request_t *req, int describe)
+{
+    pq_cmd_t *cmd = pq__cmd_new(conn, kind);
+    if (!cmd) return 0;
+    cmd->describe = describe;
+    if (req->sql && !(cmd->query = strdup(req->sql))) {
+        pq__conn_set_error(conn, "out of memory\n");
+        pq__cmd_free(cmd);
+        return 0;
+    }
+    if (kind == PQ_CMD_COPY) {
+        req->ud = cmd;
+        req->copy_source = pq__copy_source;
+        req->on_copy_data = pq__copy_data;
+        req->on_copy_start = pq__copy_start;
+    }
+    return pq__submit(conn, cmd, req);
+}
+
+static int send_params(PGconn *conn, const char *command, int nParams, const Oid *paramTypes,
+                       const char *const *paramValues, const int *paramLengths,
+                       const int *paramFormats, int resultFormat)
+{
+    if (!pq__send_start(conn)) return 0;
+    if (!command) {
+        pq__conn_set_error(conn, "command string is a null pointer\n");
+        return 0;
+    }
+    if (!check_nparams(conn, nParams)) return 0;
+    pgw_param_t *params =
+        make_params(conn, nParams, paramTypes, paramValues, paramLengths, paramFormats);
+    if (!params) return 0;
+    pgw_request_t req = PGW_QUERY(command, params, (size_t)nParams, NULL, NULL);
+    req.cache = PGW_CACHE_SKIP;
+    set_result_format(&req, resultFormat);
+    int ok = send_kind(conn, PQ_CMD_QUERY, &req, PQ_DESCRIBE_ROWS);
+    free(params);
+    return ok;
+}
+
+int PQsendQuery(PGconn *conn, const char *query)
+{
+    if (!pq__send_start(conn)) return 0;
+    if (!query) {
+        pq__conn_set_error(conn, "command string is a null pointer\n");
+        return 0;
+    }
+    if (conn->pipeline != PQ_PIPELINE_OFF) {
+        pq__conn_append_error(conn, "%s not allowed in pipeline mode\n", "PQsendQuery");
+        return 0;
+    }
+    if (pq__is_copy_sql(query)) {
+        pgw_request_t req = pgw_request_make_copy(query, NULL, NULL, NULL, NULL);
+        return send_kind(conn, PQ_CMD_COPY, &req, PQ_DESCRIBE_ROWS);
+    }
+    pgw_request_t req = PGW_SIMPLE(query, NULL, NULL);
+    return send_kind(conn, PQ_CMD_QUERY, &req, PQ_DESCRIBE_ROWS);
+}
+
+int PQsendQueryParams(PGconn *conn, const char *command, int nParams, const Oid *paramTypes,
+                      const char *const *paramValues, const int *paramLengths,
+                      const int *paramFormats, int resultFormat)
+{
+    return send_params(conn, command, nParams, paramTypes, paramValues, paramLengths, paramFormats,
+                       resultFormat);
+}
+
+int PQsendPrepare(PGconn *conn, const char *stmtName, const char *query, int nParams,
+                  const Oid *paramTypes)
+{
+    if (!pq__send_start(conn)) return 0;
+    if (!stmtName) {
+        pq__conn_set_error(conn, "statement name is a null pointer\n");
+        return 0;
+    }
+    if (!query) {
+        pq__conn_set_error(conn, "command string is a null pointer\n");
+        return 0;
+    }
+    if (!check_nparams(conn, nParams)) return 0;
+    pgw_request_t req =
+        PGW_PREPARE(stmtName, query, paramTypes, paramTypes ? (size_t)nParams : 0, NULL, NULL);
+    return send_kind(conn, PQ_CMD_QUERY, &req, PQ_DESCRIBE_NONE);
+}
+
+int PQsendQueryPrepared(PGconn *conn, const char *stmtName, int nParams,
+                        const char *const *paramValues, const int *paramLengths,
+                        const int *paramFormats, int resultFormat)
+{
+    if (!pq__send_start(conn)) return 0;
+    if (!stmtName) {
+        pq__conn_set_error(conn, "statement name is a null pointer\n");
+        return 0;
+    }
+    if (!check_nparams(conn, nParams)) return 0;
+    pgw_param_t *params = make_params(conn, nParams, NULL, paramValues, paramLengths, paramFormats);
+    if (!params) return 0;
+    pgw_request_t req = PGW_EXECUTE(stmtName, params, (size_t)nParams, NULL, NULL);
+    set_result_format(&req, resultFormat);
+    int ok = send_kind(conn, PQ_CMD_QUERY, &req, PQ_DESCRIBE_ROWS);
+    free(params);
+    return ok;
+}
+
+int PQsendDescribePrepared(PGconn *conn, const char *stmt)
+{
+    if (!pq__send_start(conn)) return 0;
+    pgw_request_t req = PGW_DESCRIBE(stmt ? stmt : "", NULL, NULL);
+    return send_kind(conn, PQ_CMD_QUERY, &req, PQ_DESCRIBE_COLUMNS);
+}
+
+int PQsendDescribePortal(PGconn *conn, const char *portal)
+{
+    (void)portal;
+    if (!pq__send_start(conn)) return 0;
+    pq__conn_set_error(conn, "PQsendDescribePortal is not supported by this library\n");
+    return 0;
+}
+
+int PQsendClosePrepared(PGconn *conn, const char *stmt)
+{
+    if (!pq__send_start(conn)) return 0;
+    pgw_request_t req = PGW_CLOSE(stmt ? stmt : "", NULL, NULL);
+    return send_kind(conn, PQ_CMD_QUERY, &req, PQ_DESCRIBE_NONE);
+}
+
+int PQsendClosePortal(PGconn *conn, const char *portal)
+{
+    if (!pq__send_start(conn)) return 0;
+    pgw_request_t req = PGW_CLOSE_PORTAL(portal ? portal : "", NULL, NULL);
+    return send_kind(conn, PQ_CMD_QUERY, &req, PQ_DESCRIBE_NONE);
+}
+
+/* ------------------------------------------------------------- results */
+
+/* 1 while a command holds the result saying the connection broke. */
+static int lost_pending(const PGconn *conn)
+{
+    for (const pq_cmd_t *c = conn->head; c; c = c->next)
+        if (c->lost_at && c->pos < c->lost_at) return 1;
+    return 0;
+}
+
+int PQconsumeInput(PGconn *conn)
+{
+    if (!conn) return 0;
+    if (conn->status != CONNECTION_OK || !conn->conn) {
+        pq__conn_set_error(conn, "connection not open\n");
+        return 0;
+    }
+    if (conn->npend) pq__pipeline_push(conn, NULL);
+    pq__conn_turn(conn, UV_RUN_NOWAIT);
+    if (conn->broken && !lost_pending(conn)) {
+        conn->status = CONNECTION_BAD;
+        pq__conn_set_error(conn, "%s", lost_text);
+        return 0;
+    }
+    return 1;
+}
+
+int PQisBusy(PGconn *conn)
+{
+    if (!conn) return 0;
+    pq_cmd_t *cmd = conn->head;
+    if (!cmd || conn->copy != PQ_COPY_NONE) return 0;
+    if (cmd->pos < cmd_visible(conn, cmd) || cmd->done) return 0;
+    return conn->status == CONNECTION_OK;
+}
+
+static PGresult *copy_result_again(PGconn *conn)
+{
+    return PQmakeEmptyPGresult(conn, conn->copy == PQ_COPY_IN ? PGRES_COPY_IN : PGRES_COPY_OUT);
+}
+
+static void split_rows(PGconn *conn, pq_cmd_t *cmd, int with_end);
+
+PGresult *PQgetResult(PGconn *conn)
+{
+    if (!conn) return NULL;
+    if (conn->npend) pq__pipeline_push(conn, NULL);
+    for (;;) {
+        pq_cmd_t *cmd = conn->head;
+        if (!cmd) return NULL;
+        if (cmd->pos < cmd_visible(conn, cmd) &&
+            PQresultStatus(cmd->res[cmd->pos]) == PGRES_NONFATAL_ERROR) {
+            /* a notice held in its place: to the receiver now */
+            PGresult *n = cmd->res[cmd->pos];
+            cmd->res[cmd->pos++] = NULL;
+            if (conn->hooks.receiver) conn->hooks.receiver(conn->hooks.receiver_arg, n);
+            PQclear(n);
+            continue;
+        }
+        if (cmd->partial_at && cmd->pos == cmd->partial_at - 1 &&
+            cmd->pos < cmd_visible(conn, cmd)) {
+            /* rows before an error: single-row mode hands them out */
+            cmd->partial_at = 0;
+            if (!cmd->chunk_rows) {
+                PQclear(cmd->res[cmd->pos]);
+                cmd->res[cmd->pos++] = NULL;
+                continue;
+            }
+            split_rows(conn, cmd, 0);
+        } else if (cmd->pos < cmd_visible(conn, cmd) && cmd->chunk_rows &&
+                   PQresultStatus(cmd->res[cmd->pos]) == PGRES_TUPLES_OK &&
+                   PQntuples(cmd->res[cmd->pos]) > 0) {
+            split_rows(conn, cmd, 1);
+        }
+        if (cmd->pos < cmd_visible(conn, cmd)) {
+            PGresult *r = cmd->res[cmd->pos];
+            cmd->res[cmd->pos++] = NULL;
+            if (cmd->lost_at && cmd->pos >= cmd->lost_at) conn->status = CONNECTION_BAD;
+            ExecStatusType st = PQresultStatus(r);
+            if (cmd->seg && st == PGRES_FATAL_ERROR)
+                pq__conn_set_error(conn, "%s", PQresultErrorMessage(r));
+            else if (cmd->copy_began && st == PGRES_FATAL_ERROR)
+                pq__conn_append_error(conn, "%s", PQresultErrorMessage(r));
+            if (cmd->seg && (st == PGRES_FATAL_ERROR || st == PGRES_PIPELINE_ABORTED))
+                conn->shown_aborted = 1;
+            if (cmd->kind == PQ_CMD_SYNC) {
+                if (conn->aborted_seg == cmd->seg) conn->aborted_seg = 0;
+                conn->shown_aborted = 0;
+                if (cmd->done && cmd->pos >= cmd->nres) cmd_dequeue(conn);
+            }
+            return r;
+        }
+        if (conn->copy != PQ_COPY_NONE && conn->copy_cmd == cmd) return copy_result_again(conn);
+        if (cmd->done) {
+            pq_cmd_kind_t kind = cmd->kind;
+            cmd_dequeue(conn);
+            if (conn->pipeline != PQ_PIPELINE_OFF) pq__str_reset(&conn->errmsg);
+            if (kind == PQ_CMD_SYNC) continue;
+            return NULL;
+        }
+        if (pq__conn_turn(conn, UV_RUN_ONCE) == 0 && !cmd->done && cmd->pos >= cmd->nres) {
+            /* Nothing left that could complete it. */
+            cmd->done = 1;
+            cmd_lost(cmd);
+        }
+    }
+}
+
+/* ------------------------------------------------------ blocking calls */
+
+static int exec_start(PGconn *conn)
+{
+    if (!conn) return 0;
+    if (conn->pipeline != PQ_PIPELINE_OFF) {
+        pq__conn_set_error(
+            conn, "synchronous command execution functions are not allowed in pipeline mode\n");
+        return 0;
+    }
+    PGresult *r;
+    while ((r = PQgetResult(conn)) != NULL) {
+        ExecStatusType st = PQresultStatus(r);
+        PQclear(r);
+        if (st == PGRES_COPY_IN) {
+            if (PQputCopyEnd(conn, "COPY terminated by new PQexec") < 0) return 0;
+        } else if (st == PGRES_COPY_OUT) {
+            /* Read the rest of the COPY's data and drop it. */
+            char *buf;
+            int n;
+            while ((n = PQgetCopyData(conn, &buf, 0)) > 0)
+                PQfreemem(buf);
+        }
+        if (conn->status == CONNECTION_BAD) return 0;
+    }
+    return 1;
+}
+
+static PGresult *exec_finish(PGconn *conn)
+{
+    PGresult *last = NULL, *r;
+    while ((r = PQgetResult(conn)) != NULL) {
+        PQclear(last);
+        last = r;
+        ExecStatusType st = PQresultStatus(r);
+        if (st == PGRES_COPY_IN || st == PGRES_COPY_OUT || st == PGRES_COPY_BOTH ||
+            conn->status == CONNECTION_BAD)
+            break;
+    }
+    return last;
+}
+
+PGresult *PQexec(PGconn *conn, const char *query)
+{
+    if (!exec_start(conn)) return NULL;
+    if (!PQsendQuery(conn, query)) return NULL;
+    return exec_finish(conn);
+}
+
+PGresult *PQexecParams(PGconn *conn, const char *command, int nParams, const Oid *paramTypes,
+                       const char *const *paramValues, const int *paramLengths,
+                       const int *paramFormats, int resultFormat)
+{
+    if (!exec_start(conn)) return NULL;
+    if (!PQsendQueryParams(conn, command, nParams, paramTypes, paramValues, paramLengths,
+                           paramFormats, resultFormat))
+        return NULL;
+    return exec_finish(conn);
+}
+
+PGresult *PQprepare(PGconn *conn, const char *stmtName, const char *query, int nParams,
+                    const Oid *paramTypes)
+{
+    if (!exec_start(conn)) return NULL;
+    if (!PQsendPrepare(conn, stmtName, query, nParams, paramTypes)) return NULL;
+    return exec_finish(conn);
+}
+
+PGresult *PQexecPrepared(PGconn *conn, const char *stmtName, int nParams,
+                         const char *const *paramValues, const int *paramLengths,
+                         const int *paramFormats, int resultFormat)
+{
+    if (!exec_start(conn)) return NULL;
+    if (!PQsendQueryPrepared(conn, stmtName, nParams, paramValues, paramLengths, paramFormats,
+                             resultFormat))
+        return NULL;
+    return exec_finish(conn);
+}
+
+PGresult *PQdescribePrepared(PGconn *conn, const char *stmt)
+{
+    if (!exec_start(conn)) return NULL;
+    if (!PQsendDescribePrepared(conn, stmt)) return NULL;
+    return exec_finish(conn);
+}
+
+PGresult *PQdescribePortal(PGconn *conn, const char *portal)
+{
+    if (!exec_start(conn)) return NULL;
+    if (!PQsendDescribePortal(conn, portal)) return NULL;
+    return exec_finish(conn);
+}
+
+PGresult *PQclosePrepared(PGconn *conn, const char *stmt)
+{
+    if (!exec_start(conn)) return NULL;
+    if (!PQsendClosePrepared(conn, stmt)) return NULL;
+    return exec_finish(conn);
+}
+
+PGresult *PQclosePortal(PGconn *conn, const char *portal)
+{
+    if (!exec_start(conn)) return NULL;
+    if (!PQsendClosePortal(conn, portal)) return NULL;
+    return exec_finish(conn);
+}
+
+int PQflush(PGconn *conn)
+{
+    if (!conn || conn->status == CONNECTION_BAD) return -1;
+    if (conn->npend) pq__pipeline_push(conn, NULL);
+    return pq__conn_flush(conn);
+}
+
+/* Single-row mode (and libpq 17's chunked mode): the command's rows are
+ * handed out chunk_rows at a time (PGRES_SINGLE_TUPLE, one each; or
+ * PGRES_TUPLES_CHUNK), then a PGRES_TUPLES_OK without rows carrying the
+ * command tag. The rows still arrive as one buffered result of the
+ * session, split when PQgetResult hands it out. */
+static int set_chunk_rows(PGconn *conn, int rows)
+{
+    if (!conn || rows <= 0) return 0;
+    pq_cmd_t *cmd = conn->head;
+    /* as libpq: while the command has results to come (also between two
+     * statements of a simple query: the mode applies to those after) */
+    if (!cmd || cmd->kind != PQ_CMD_QUERY || cmd->describe != PQ_DESCRIBE_ROWS ||
+        (cmd->done && cmd->pos >= cmd->nres))
+        return 0;
+    cmd->chunk_rows = rows;
+    return 1;
+}
+
+int PQsetSingleRowMode(PGconn *conn)
+{
+    return set_chunk_rows(conn, 1);
+}
+
+/* libpq 17 (not in libpq 15's header). */
+int PQsetChunkedRowsMode(PGconn *conn, int chunkSize);
+int PQsetChunkedRowsMode(PGconn *conn, int chunkSize)
+{
+    return set_chunk_rows(conn, chunkSize);
+}
+
+/* libpq 17's PGRES_TUPLES_CHUNK, next after PGRES_PIPELINE_ABORTED. */
+#define PQ_RES_TUPLES_CHUNK ((ExecStatusType)(PGRES_PIPELINE_ABORTED + 1))
+
+/* Rows [first, first + n) of src as a result of status. */
+static PGresult *some_rows(PGconn *conn, const PGresult *src, int first, int n,
+                           ExecStatusType status)
+{
+    int nf = PQnfields(src);
+    PGresult *r = PQmakeEmptyPGresult(conn, status);
+    PGresAttDesc *d = calloc(nf > 0 ? (size_t)nf : 1, sizeof *d);
+    if (!r || !d) goto fail;
+    for (int i = 0; i < nf; i++) {
+        d[i].name = PQfname(src, i);
+        d[i].tableid = PQftable(src, i);
+        d[i].columnid = PQftablecol(src, i);
+        d[i].format = PQfformat(src, i);
+        d[i].typid = PQftype(src, i);
+        d[i].typlen = PQfsize(src, i);
+        d[i].atttypmod = PQfmod(src, i);
+    }
+    if (nf && !PQsetResultAttrs(r, nf, d)) goto fail;
+    for (int row = 0; row < n; row++)
+        for (int i = 0; i < nf; i++) {
+            int null = PQgetisnull(src, first + row, i);
+            if (!PQsetvalue(r, row, i, null ? NULL : PQgetvalue(src, first + row, i),
+                            null ? -1 : PQgetlength(src, first + row, i)))
+                goto fail;
+        }
+    free(d);
+    return r;
+fail:
+    free(d);
+    PQclear(r);
+    return NULL;
+}
+
+/* Replace cmd->res[cmd->pos], a result with rows, by its rows one by one
+ * and a result without them. */
+static void split_rows(PGconn *conn, pq_cmd_t *cmd, int with_end)
+{
+    PGresult *src = cmd->res[cmd->pos];
+    int nrows = PQntuples(src), per = cmd->chunk_rows;
+    size_t chunks = (size_t)((nrows + per - 1) / per);
+    /* the slots added: the chunks (and the end) replace src */
+    size_t extra = with_end ? chunks : chunks - 1;
+    if (cmd->nres + extra > cmd->cap) {
+        PGresult **r = realloc(cmd->res, (cmd->nres + extra) * sizeof *r);
+        if (!r) return;
+        cmd->res = r;
+        cmd->cap = cmd->nres + extra;
+    }
+    PGresult *end =
+        with_end ? PQcopyResult(src, PG_COPYRES_ATTRS | PG_COPYRES_EVENTS | PG_COPYRES_NOTICEHOOKS)
+                 : NULL;
+    if (with_end && !end) return;
+    memmove(cmd->res + cmd->pos + extra, cmd->res + cmd->pos,
+            (cmd->nres - cmd->pos) * sizeof *cmd->res);
+    ExecStatusType st = per == 1 ? PGRES_SINGLE_TUPLE : PQ_RES_TUPLES_CHUNK;
+    for (size_t i = 0; i < chunks; i++) {
+        int first = (int)i * per;
+        int n = nrows - first < per ? nrows - first : per;
+        cmd->res[cmd->pos + i] = some_rows(conn, src, first, n, st);
+    }
+    if (with_end) cmd->res[cmd->pos + chunks] = end;
+    if (cmd->copy_began && cmd->copy_idx >= cmd->pos) cmd->copy_idx += extra;
+    if (cmd->lost_at && cmd->lost_at > cmd->pos) cmd->lost_at += extra;
+    cmd->nres += extra;
+    PQclear(src);
+}
+
+/* libpq's pqClearConnErrorState at the start of PQescapeLiteral and
+ * friends: the message is emptied unless a command still owns it. */
+void pq__conn_clear_error(PGconn *conn)
+{
+    if (!conn) return;
+    if (conn->pipeline == PQ_PIPELINE_OFF) drop_finished_head(conn);
+    if (!conn->head) pq__str_reset(&conn->errmsg);
+}

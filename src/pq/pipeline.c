@@ -1,0 +1,284 @@
+/*
+ * Pipeline mode over the session's open groups: the first request after a
+ * sync goes out as a batch ending with a FLUSH, which leaves its sync group
+ * open; the requests after it join the group; PQpipelineSync sends the
+ * group's Sync. After an error the session ends the group itself, so the
+ * requests the program sends before its own sync are aborted here, as the
+ * server would skip them (PGRES_PIPELINE_ABORTED).
+ */
+#define _GNU_SOURCE
+#include "pq/conn_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+PGpipelineStatus PQpipelineStatus(const PGconn *conn)
+{
+    if (!conn || conn->pipeline == PQ_PIPELINE_OFF) return PQ_PIPELINE_OFF;
+    return conn->shown_aborted ? PQ_PIPELINE_ABORTED : PQ_PIPELINE_ON;
+}
+
+int PQenterPipelineMode(PGconn *conn)
+{
+    if (!conn) return 0;
+    if (conn->pipeline != PQ_PIPELINE_OFF) return 1;
+    if (conn->head &&
+        !(conn->head->done && conn->head->pos >= conn->head->nres && !conn->head->next)) {
+        pq__conn_append_error(conn, "cannot enter pipeline mode, connection not idle\n");
+        return 0;
+    }
+    if (conn->copy != PQ_COPY_NONE) {
+        pq__conn_append_error(conn, "cannot enter pipeline mode, connection not idle\n");
+        return 0;
+    }
+    pq__cmds_free_all(conn);
+    conn->pipeline = PQ_PIPELINE_ON;
+    conn->seg = 1;
+    conn->aborted_seg = 0;
+    conn->shown_aborted = 0;
+    return 1;
+}
+
+int PQexitPipelineMode(PGconn *conn)
+{
+    if (!conn) return 0;
+    if (conn->pipeline == PQ_PIPELINE_OFF) return 1;
+    pq_cmd_t *cmd = conn->head;
+    if (cmd && cmd->done && cmd->pos >= cmd->nres && !cmd->next && cmd->kind != PQ_CMD_SYNC) {
+        /* only its NULL is left: libpq is idle there */
+        pq__cmds_free_all(conn);
+        cmd = NULL;
+    }
+    if (cmd) {
+        /* libpq has parsed nothing of a command it has not started to
+         * hand out: it is still busy with it */
+        if (cmd->pos == 0 || (!cmd->done && cmd->pos >= cmd->nres))
+            pq__conn_append_error(conn, "cannot exit pipeline mode while busy\n");
+        else
+            pq__conn_append_error(conn, "cannot exit pipeline mode with uncollected results\n");
+        return 0;
+    }
+    conn->pipeline = PQ_PIPELINE_OFF;
+    conn->aborted_seg = 0;
+    pq__str_reset(&conn->errmsg);
+    return 1;
+}
+
+static int send_sync(PGconn *conn)
+{
+    if (!conn) return 0;
+    if (conn->pipeline == PQ_PIPELINE_OFF) {
+        pq__conn_append_error(conn, "cannot send pipeline when not in pipeline mode\n");
+        return 0;
+    }
+    if (conn->status != CONNECTION_OK) {
+        pq__conn_set_error(conn, "no connection to the server\n");
+        return 0;
+    }
+    pq_cmd_t *cmd = pq__cmd_new(conn, PQ_CMD_SYNC);
+    if (!cmd) return 0;
+    int ok;
+    if (conn->npend && !conn->broken) {
+        /* the pipeline's requests and their Sync: one batch */
+        ok = pq__pipeline_push(conn, cmd);
+        if (!ok) pq__cmd_free(cmd);
+    } else {
+        pgw_request_t req = PGW_SYNC(NULL, NULL);
+        ok = pq__submit(conn, cmd, &req);
+    }
+    if (ok) conn->seg++;
+    return ok;
+}
+
+int PQpipelineSync(PGconn *conn)
+{
+    return send_sync(conn);
+}
+
+int PQsendPipelineSync(PGconn *conn)
+{
+    return send_sync(conn);
+}
+
+/* The requests waiting go out with a Flush. */
+int PQsendFlushRequest(PGconn *conn)
+{
+    if (!conn) return 0;
+    if (conn->status != CONNECTION_OK) {
+        pq__conn_set_error(conn, "no connection to the server\n");
+        return 0;
+    }
+    pq__pipeline_push(conn, NULL);
+    return 1;
+}
+
+/* ------------------------------------------------- deferred requests */
+
+/* A pipelined request waiting for the sync or a flush, with copies of
+ * everything its descriptor points to (one allocation). */
+typedef struct pq_pend {
+    pgw_request_t req;
+    pq_cmd_t *cmd;
+    void *blob;
+} pq_pend_t;
+
+/* The commands of one submitted batch, for its driver hook. */
+typedef struct pq_batch {
+    size_t n;
+    pq_cmd_t *sync; /* the PQpipelineSync that ends it, or NULL (a FLUSH) */
+    pq_cmd_t *cmds[];
+} pq_batch_t;
+
+static char *copy_str(char **at, const char *s)
+{
+    if (!s) return NULL;
+    size_t n = strlen(s) + 1;
+    char *d = memcpy(*at, s, n);
+    *at += n;
+    return d;
+}
+
+static size_t param_bytes(const pgw_param_t *p)
+{
+    if (p->kind != PGW_PARAM_BYTES || !p->u.bytes.p) return 0;
+    return p->u.bytes.len < 0 ? strlen(p->u.bytes.p) + 1 : (size_t)p->u.bytes.len;
+}
+
+/* Copy req into pend (its strings, parameters and arrays). */
+static int pend_copy(pq_pend_t *pend, const pgw_request_t *req)
+{
+    size_t size = req->nparams * sizeof(pgw_param_t) + req->nparam_types * sizeof(uint32_t) +
+                  req->nresult_formats * sizeof(int16_t);
+    const char *strs[] = {req->sql, req->stmt, req->portal};
+    for (size_t i = 0; i < 3; i++)
+        size += strs[i] ? strlen(strs[i]) + 1 : 0;
+    for (size_t i = 0; i < req->nparams; i++)
+        size += param_bytes(&req->params[i]);
+    char *blob = malloc(size ? size : 1);
+    if (!blob) return 0;
+    pend->req = *req;
+    pend->blob = blob;
+    char *at = blob;
+    if (req->nparams) {
+        pgw_param_t *params = memcpy(at, req->params, req->nparams * sizeof *params);
+        pend->req.params = params;
+        at += req->nparams * sizeof *params;
+    }
+    if (req->nparam_types) {
+        pend->req.param_types = memcpy(at, req->param_types, req->nparam_types * sizeof(uint32_t));
+        at += req->nparam_types * sizeof(uint32_t);
+    }
+    if (req->nresult_formats) {
+        pend->req.result_formats =
+            memcpy(at, req->result_formats, req->nresult_formats * sizeof(int16_t));
+        at += req->nresult_formats * sizeof(int16_t);
+    }
+    for (size_t i = 0; i < req->nparams; i++) {
+        pgw_param_t *p = (pgw_param_t *)&pend->req.params[i];
+        size_t n = param_bytes(p);
+        if (n) {
+            p->u.bytes.p = memcpy(at, p->u.bytes.p, n);
+            at += n;
+        }
+    }
+    pend->req.sql = copy_str(&at, req->sql);
+    pend->req.stmt = copy_str(&at, req->stmt);
+    pend->req.portal = copy_str(&at, req->portal);
+    return 1;
+}
+
+int pq__pipeline_defer(PGconn *conn, pq_cmd_t *cmd, const pgw_request_t *req)
+{
+    if (conn->npend == conn->pend_cap) {
+        size_t cap = conn->pend_cap ? conn->pend_cap * 2 : 16;
+        pq_pend_t *p = realloc(conn->pend, cap * sizeof *p);
+        if (!p) goto nomem;
+        conn->pend = p;
+        conn->pend_cap = cap;
+    }
+    if (!pend_copy(&conn->pend[conn->npend], req)) goto nomem;
+    conn->pend[conn->npend++].cmd = cmd;
+    return 1;
+nomem:
+    pq__conn_append_error(conn, "out of memory\n");
+    return 0;
+}
+
+static int batch_hook(void *ctx, size_t index, int status, pgw_result_t **res)
+{
+    pq_batch_t *b = ctx;
+    if (index < b->n) return pq__cmd_hook(b->cmds[index], 0, status, res);
+    if (index == PGW_DRIVER_BATCH && b->sync) {
+        pq__cmd_hook(b->sync, 0, status, res);
+    } else {
+        pgw_result_free(*res);
+    }
+    if (index == PGW_DRIVER_BATCH) free(b);
+    return PGW_DRIVER_TAKEN;
+}
+
+static void pend_free(PGconn *conn)
+{
+    for (size_t i = 0; i < conn->npend; i++)
+        free(conn->pend[i].blob);
+    conn->npend = 0;
+}
+
+void pq__pipeline_drop(PGconn *conn)
+{
+    pend_free(conn);
+    free(conn->pend);
+    conn->pend = NULL;
+    conn->pend_cap = 0;
+}
+
+static void ignore_result(int status, pgw_result_t *res, void *ud)
+{
+    (void)status;
+    (void)ud;
+    pgw_result_free(res);
+}
+
+int pq__pipeline_push(PGconn *conn, pq_cmd_t *sync)
+{
+    size_t n = conn->npend, total = n + (sync ? 0 : 1);
+    if (!n) return 1;
+    pgw_request_t *reqs = malloc(total * sizeof *reqs);
+    pq_batch_t *b = malloc(sizeof *b + n * sizeof b->cmds[0]);
+    int rc = reqs && b ? 0 : PGW_ENOMEM;
+    if (rc == 0) {
+        b->n = n;
+        b->sync = sync;
+        for (size_t i = 0; i < n; i++) {
+            reqs[i] = conn->pend[i].req;
+            b->cmds[i] = conn->pend[i].cmd;
+        }
+        if (!sync) reqs[n] = PGW_FLUSH(ignore_result, NULL);
+        rc = pgw_conn_submit_batch_driven(conn->conn, reqs, total, 0, NULL, NULL, batch_hook, b);
+    }
+    free(reqs);
+    if (rc < 0) {
+        free(b);
+        /* each command reports it, as libpq's would when the send failed */
+        const char *why = pgw_session_refusal(pgw_conn_session(conn->conn));
+        for (size_t i = 0; i < n; i++) {
+            pq_cmd_t *cmd = conn->pend[i].cmd;
+            cmd->done = 1;
+            if (rc == PGW_ECLOSED) {
+                conn->broken = 1;
+                pq__cmd_push(cmd, pq__result_error(conn, PGRES_FATAL_ERROR, pq__failure_text(rc)));
+                cmd->lost_at = cmd->nres;
+            } else {
+                char text[512];
+                snprintf(text, sizeof text, "%s\n", why && *why ? why : pgw_strerror(rc));
+                pq__cmd_push(cmd, pq__result_error(conn, PGRES_FATAL_ERROR, text));
+            }
+        }
+    }
+    pend_free(conn);
+    if (rc < 0) return 0;
+    if (sync) pq__cmd_enqueue(conn, sync);
+    pq__conn_flush(conn);
+    return 1;
+}

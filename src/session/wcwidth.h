@@ -1,0 +1,16 @@
+/*
+ * Screen width of Unicode characters, from wcwidth_table.h (generated,
+ * Unicode 14.0.0 as libpq 15). Internal: error_format.c places the caret
+ * with it, libpgwire-pq's PQdsplen (src/pq/encoding.c) measures with it.
+ */
+#ifndef PGW_SESSION_WCWIDTH_H
+#define PGW_SESSION_WCWIDTH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* True when code point cp takes two screen columns (East Asian wide or
+ * full-width). */
+bool pgw__unicode_wide(uint32_t cp);
+
+#endif

@@ -1,0 +1,131 @@
+/*
+ * COPY both ways: PQputCopyData in uneven chunks and PQputCopyEnd, a client
+ * abort (PQputCopyEnd with a message), a server error inside COPY FROM,
+ * PQgetCopyData of text, CSV and binary COPY TO (each chunk printed), an
+ * error inside COPY TO, the old PQputline/PQendcopy that pgbench -i uses,
+ * COPY in a multi-statement string, and the calls made in the wrong state.
+ */
+#include "pqdiff.h"
+
+static void put(PGconn *conn, const char *data, size_t len)
+{
+    printf("putCopyData(%zu) -> %d\n", len, PQputCopyData(conn, data, (int)len));
+}
+
+static void copy_in(PGconn *conn, const char *sql, const char *data, size_t chunk,
+                    const char *abort_msg)
+{
+    printf("== %s\n", sql);
+    pqd_show("start", PQexec(conn, sql));
+    size_t len = strlen(data);
+    for (size_t off = 0; off < len; off += chunk)
+        put(conn, data + off, len - off < chunk ? len - off : chunk);
+    printf("putCopyEnd -> %d\n", PQputCopyEnd(conn, abort_msg));
+    pqd_drain(conn, "end");
+}
+
+static void copy_out(PGconn *conn, const char *sql, int async)
+{
+    printf("== %s (async=%d)\n", sql, async);
+    pqd_show("start", PQexec(conn, sql));
+    for (;;) {
+        char *buf = NULL;
+        int n = PQgetCopyData(conn, &buf, async);
+        if (n == 0) { /* async: wait for more */
+            PQconsumeInput(conn);
+            usleep(1000);
+            continue;
+        }
+        printf("getCopyData -> %d", n);
+        if (n > 0) {
+            fputs(" [", stdout);
+            pqd_print_escaped(buf, (size_t)n);
+            fputs("] hex=", stdout);
+            pqd_print_hex(buf, (size_t)n);
+        }
+        putchar('\n');
+        PQfreemem(buf);
+        if (n < 0) break;
+    }
+    printf("errmsg: [%s]\n", PQerrorMessage(conn));
+    pqd_drain(conn, "end");
+}
+
+int main(void)
+{
+    pqd_init();
+    PGconn *conn = pqd_connect();
+    PQsetNoticeProcessor(conn, pqd_notice_printer, "copy");
+    pqd_exec(conn, "CREATE TEMP TABLE ct (id int PRIMARY KEY, t text, b bytea)");
+
+    copy_in(conn, "COPY ct FROM STDIN", "1\tone\t\\\\x01\n2\t\\N\t\\N\n3\ttab\\there\t\\\\x\n", 5,
+            NULL);
+    copy_in(conn, "COPY ct (id, t) FROM STDIN (FORMAT csv)", "4,\"quoted, comma\"\n5,\n", 100,
+            NULL);
+    copy_in(conn, "COPY ct FROM STDIN", "6\tbad\t\\N\nnotanumber\tx\t\\N\n", 7, NULL);
+    copy_in(conn, "COPY ct FROM STDIN", "7\tdup\t\\N\n1\tdup\t\\N\n", 64, NULL);
+    copy_in(conn, "COPY ct FROM STDIN", "8\tabort\t\\N\n", 64, "client gave up");
+    copy_in(conn, "COPY ct FROM STDIN", "", 1, NULL);
+    copy_in(conn, "COPY ct FROM STDIN", "9\tno newline at end\t\\N", 3, NULL);
+
+    copy_out(conn, "COPY ct TO STDOUT", 0);
+    copy_out(conn, "COPY (SELECT * FROM ct ORDER BY id) TO STDOUT (FORMAT csv, HEADER)", 1);
+    copy_out(conn, "COPY (SELECT id, t FROM ct ORDER BY id) TO STDOUT (FORMAT binary)", 0);
+    copy_out(conn, "COPY (SELECT 1/(id-3) FROM ct ORDER BY id) TO STDOUT", 0);
+    copy_out(conn, "COPY (SELECT 1 WHERE false) TO STDOUT", 0);
+
+    /* Binary COPY FROM: header, one row (int4 10, text "bin"), trailer. */
+    static const char bin[] = "PGCOPY\n\377\r\n\0"
+                              "\0\0\0\0\0\0\0\0"
+                              "\0\2\0\0\0\4\0\0\0\12\0\0\0\3bin"
+                              "\377\377";
+    printf("== binary COPY FROM\n");
+    pqd_show("start", PQexec(conn, "COPY ct (id, t) FROM STDIN (FORMAT binary)"));
+    put(conn, bin, sizeof bin - 1);
+    printf("putCopyEnd -> %d\n", PQputCopyEnd(conn, NULL));
+    pqd_drain(conn, "end");
+
+    /* pgbench -i's way: PQputline and PQendcopy. */
+    printf("== putline\n");
+    pqd_show("start", PQexec(conn, "COPY ct (id, t) FROM STDIN"));
+    printf("putline -> %d\n", PQputline(conn, "20\ttwenty\n"));
+    printf("putline -> %d\n", PQputline(conn, "21\ttwenty-one\n"));
+    printf("putline -> %d\n", PQputline(conn, "\\.\n"));
+    printf("endcopy -> %d\n", PQendcopy(conn));
+    pqd_drain(conn, "after endcopy");
+    printf("== putline with error\n");
+    pqd_show("start", PQexec(conn, "COPY ct (id, t) FROM STDIN"));
+    printf("putline -> %d\n", PQputline(conn, "20\tdup\n"));
+    printf("putline -> %d\n", PQputline(conn, "\\.\n"));
+    printf("endcopy -> %d\n", PQendcopy(conn));
+    printf("errmsg: [%s]\n", PQerrorMessage(conn));
+    pqd_drain(conn, "after endcopy");
+
+    /* COPY inside a multi-statement string, and copy calls out of COPY. */
+    printf("== multi\n");
+    printf("send -> %d\n", PQsendQuery(conn, "SELECT 1; COPY ct (id) TO STDOUT; SELECT 2"));
+    pqd_show("r0", PQgetResult(conn));
+    pqd_show("r1", PQgetResult(conn));
+    char *buf;
+    int n;
+    while ((n = PQgetCopyData(conn, &buf, 0)) > 0) {
+        printf("row [%.*s]\n", n - 1, buf);
+        PQfreemem(buf);
+    }
+    printf("getCopyData -> %d\n", n);
+    pqd_drain(conn, "rest");
+    /* The copy calls outside a COPY start after a command of their own: the
+     * error message they add to is then the same empty one in both runs,
+     * whatever the multi-statement COPY above left there. */
+    pqd_exec(conn, "SELECT 'outside COPY'");
+    printf("putCopyData outside COPY -> %d\n", PQputCopyData(conn, "x", 1));
+    printf("errmsg: [%s]\n", PQerrorMessage(conn));
+    printf("putCopyEnd outside COPY -> %d\n", PQputCopyEnd(conn, NULL));
+    printf("errmsg: [%s]\n", PQerrorMessage(conn));
+    buf = NULL;
+    printf("getCopyData outside COPY -> %d\n", PQgetCopyData(conn, &buf, 0));
+    printf("errmsg: [%s]\n", PQerrorMessage(conn));
+    pqd_exec(conn, "SELECT id, t, b FROM ct ORDER BY id");
+    PQfinish(conn);
+    return 0;
+}

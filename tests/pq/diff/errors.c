@@ -1,0 +1,80 @@
+/*
+ * Error results: every PG_DIAG_* field, PQresultErrorMessage and
+ * PQresultVerboseErrorMessage at every verbosity and context visibility, for
+ * a syntax error with a position, an internal query position, constraint
+ * violations (unique, foreign key, check, not null), RAISE with detail, hint
+ * and errcode, a division by zero in a function; PQerrorMessage after each;
+ * errors of PQexecParams, PQprepare, and a fatal error that ends the session.
+ */
+#include "pqdiff.h"
+
+static void show_error(PGconn *conn, PGresult *r)
+{
+    pqd_print_result("  ->", r);
+    const PGVerbosity v[] = {PQERRORS_TERSE, PQERRORS_DEFAULT, PQERRORS_VERBOSE, PQERRORS_SQLSTATE};
+    const PGContextVisibility c[] = {PQSHOW_CONTEXT_NEVER, PQSHOW_CONTEXT_ERRORS,
+                                     PQSHOW_CONTEXT_ALWAYS};
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 3; j++) {
+            char *m = PQresultVerboseErrorMessage(r, v[i], c[j]);
+            printf("  verbose(%d,%d)", (int)v[i], (int)c[j]);
+            pqd_print_str("", m);
+            PQfreemem(m);
+        }
+    pqd_print_str("  PQerrorMessage", PQerrorMessage(conn));
+    PQclear(r);
+}
+
+static void err(PGconn *conn, const char *sql)
+{
+    printf("== ");
+    pqd_print_str("sql", sql);
+    show_error(conn, PQexec(conn, sql));
+}
+
+int main(void)
+{
+    pqd_init();
+    PGconn *conn = pqd_connect();
+    PQsetNoticeProcessor(conn, pqd_notice_printer, "errors");
+    pqd_exec(conn, "CREATE TEMP TABLE parent (id int PRIMARY KEY)");
+    pqd_exec(conn, "CREATE TEMP TABLE child (id int PRIMARY KEY, pid int REFERENCES parent,"
+                   " n int NOT NULL, CONSTRAINT positive CHECK (n > 0))");
+    pqd_exec(conn, "INSERT INTO parent VALUES (1)");
+    pqd_exec(conn, "INSERT INTO child VALUES (1, 1, 1)");
+    pqd_exec(conn, "CREATE FUNCTION pg_temp.divide(a int, b int) RETURNS int LANGUAGE plpgsql"
+                   " AS $$ BEGIN RETURN a / b; END $$");
+
+    err(conn, "SELECT 1 FROM\nWHERE x = 1");
+    err(conn, "SELECT * FROM no_such_table");
+    err(conn, "SELECT 'abc'::int");
+    err(conn, "INSERT INTO child VALUES (1, 1, 1)");
+    err(conn, "INSERT INTO child VALUES (2, 99, 1)");
+    err(conn, "INSERT INTO child VALUES (3, 1, -1)");
+    err(conn, "INSERT INTO child VALUES (4, 1, NULL)");
+    err(conn, "DO $$ BEGIN RAISE EXCEPTION 'custom % failure', 42 USING DETAIL = 'the detail',"
+              " HINT = 'the hint', ERRCODE = 'P1234', SCHEMA = 's', TABLE = 't', COLUMN = 'c',"
+              " DATATYPE = 'd', CONSTRAINT = 'k'; END $$");
+    err(conn, "SELECT pg_temp.divide(1, 0)");
+    err(conn, "DO $$ BEGIN EXECUTE 'SELECT * FROM nowhere_at_all'; END $$");
+    err(conn, "SELECT 1/0 FROM generate_series(1,3)");
+    err(conn, "SELECT E'\\xff'");
+    err(conn, "SELECT repeat('é', 3)::varchar(2)::text, 'x' || 1 + 2");
+
+    printf("== execParams error\n");
+    show_error(conn, PQexecParams(conn, "SELECT $1::int", 1, NULL, (const char *[]){"nope"}, NULL,
+                                  NULL, 0));
+    printf("== prepare error\n");
+    show_error(conn, PQprepare(conn, "bad", "SELEC 1", 0, NULL));
+    printf("== exec unknown prepared\n");
+    show_error(conn, PQexecPrepared(conn, "bad", 0, NULL, NULL, NULL, 0));
+
+    /* The session ends: a FATAL error, then the connection is bad. */
+    printf("== terminate\n");
+    show_error(conn, PQexec(conn, "SELECT pg_terminate_backend(pg_backend_pid())"));
+    printf("status=%s\n", pqd_connstatus(PQstatus(conn)));
+    show_error(conn, PQexec(conn, "SELECT 1"));
+    printf("status=%s\n", pqd_connstatus(PQstatus(conn)));
+    PQfinish(conn);
+    return 0;
+}

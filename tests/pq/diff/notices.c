@@ -1,0 +1,76 @@
+/*
+ * Notices: the default processor replaced by one that prints, a notice
+ * receiver that prints the PGresult it gets (status and every field), the
+ * processor's argument, notices of every level from RAISE, notices in the
+ * middle of a multi-statement string and of a pipeline, and
+ * PQsetErrorVerbosity/PQsetErrorContextVisibility applied to them.
+ */
+#include "pqdiff.h"
+
+static void receiver(void *arg, const PGresult *r)
+{
+    printf("receiver(%s): ", (const char *)arg);
+    pqd_print_result("notice", r);
+    char *verbose = PQresultVerboseErrorMessage(r, PQERRORS_VERBOSE, PQSHOW_CONTEXT_ALWAYS);
+    pqd_print_str("  verbose", verbose);
+    PQfreemem(verbose);
+}
+
+static const char *raise_sql =
+    "DO $$ BEGIN "
+    "RAISE DEBUG 'debug %', 1; "
+    "RAISE LOG 'log'; "
+    "RAISE INFO 'info %', 'x'; "
+    "RAISE NOTICE 'notice' USING DETAIL = 'the detail', HINT = 'the hint'; "
+    "RAISE WARNING 'warning' USING ERRCODE = '01007'; "
+    "END $$";
+
+int main(void)
+{
+    pqd_init();
+    PGconn *conn = pqd_connect();
+    pqd_exec(conn, "SET client_min_messages = debug1");
+    PQnoticeProcessor old = PQsetNoticeProcessor(conn, pqd_notice_printer, "p1");
+    printf("default processor was %s\n", old ? "set" : "NULL");
+    printf("query processor: %s\n",
+           PQsetNoticeProcessor(conn, NULL, NULL) == pqd_notice_printer ? "ours" : "other");
+    pqd_exec(conn, "SET client_min_messages = notice");
+    pqd_exec(conn, raise_sql);
+    pqd_exec(conn, "DROP TABLE IF EXISTS no_such_table; DROP TABLE IF EXISTS no_such_either");
+    pqd_exec(conn, "SET client_min_messages = debug1");
+    pqd_exec(conn, raise_sql);
+
+    const PGVerbosity levels[] = {PQERRORS_TERSE, PQERRORS_DEFAULT, PQERRORS_VERBOSE,
+                                  PQERRORS_SQLSTATE};
+    for (int i = 0; i < 4; i++) {
+        printf("verbosity %d (was %d)\n", (int)levels[i],
+               (int)PQsetErrorVerbosity(conn, levels[i]));
+        pqd_exec(conn, "DO $$ BEGIN RAISE NOTICE 'v' USING DETAIL = 'd', HINT = 'h'; END $$");
+        pqd_exec(conn, "SELECT 1/0");
+    }
+    PQsetErrorVerbosity(conn, PQERRORS_DEFAULT);
+    const PGContextVisibility ctx[] = {PQSHOW_CONTEXT_NEVER, PQSHOW_CONTEXT_ERRORS,
+                                       PQSHOW_CONTEXT_ALWAYS};
+    for (int i = 0; i < 3; i++) {
+        printf("context visibility %d (was %d)\n", (int)ctx[i],
+               (int)PQsetErrorContextVisibility(conn, ctx[i]));
+        pqd_exec(conn, "DO $$ BEGIN RAISE NOTICE 'in do'; PERFORM 1/0; END $$");
+    }
+    PQsetErrorContextVisibility(conn, PQSHOW_CONTEXT_ERRORS);
+
+    PQnoticeReceiver oldr = PQsetNoticeReceiver(conn, receiver, "r1");
+    printf("default receiver was %s\n", oldr ? "set" : "NULL");
+    pqd_exec(conn, raise_sql);
+
+    /* In a pipeline: notices arrive between results. */
+    PQenterPipelineMode(conn);
+    PQsendQueryParams(conn, "DO $$ BEGIN RAISE NOTICE 'piped'; END $$", 0, NULL, NULL, NULL, NULL,
+                      0);
+    PQsendQueryParams(conn, "SELECT 1", 0, NULL, NULL, NULL, NULL, 0);
+    PQpipelineSync(conn);
+    for (int i = 0; i < 5; i++)
+        pqd_show("piped", PQgetResult(conn));
+    PQexitPipelineMode(conn);
+    PQfinish(conn);
+    return 0;
+}

@@ -1,0 +1,119 @@
+/*
+ * Pipeline mode: the result sequence (each result, the NULL after each
+ * query, PGRES_PIPELINE_SYNC, PGRES_PIPELINE_ABORTED after an error up to the
+ * next sync), prepared statements and describes inside a pipeline, a flush
+ * request, the pipeline and transaction status between steps, and the calls
+ * pipeline mode refuses.
+ */
+#include "pqdiff.h"
+
+static void status(PGconn *conn, const char *when)
+{
+    printf("-- %s: pipeline=%s tx=%s\n", when, pqd_pipestatus(PQpipelineStatus(conn)),
+           pqd_txstatus(PQtransactionStatus(conn)));
+}
+
+/* Reads results until `syncs` PGRES_PIPELINE_SYNC were seen. */
+static void read_until_syncs(PGconn *conn, int syncs)
+{
+    int n = 0;
+    while (syncs > 0) {
+        char label[32];
+        PGresult *r = PQgetResult(conn);
+        snprintf(label, sizeof label, "res#%d", n++);
+        pqd_print_result(label, r);
+        if (r && PQresultStatus(r) == PGRES_PIPELINE_SYNC) {
+            syncs--;
+            status(conn, "after sync");
+        }
+        PQclear(r);
+        if (n > 100) {
+            printf("too many results\n");
+            return;
+        }
+    }
+}
+
+static void send_params(PGconn *conn, const char *sql, int nparams, const char *const *values)
+{
+    printf("send [%s] -> %d\n", sql,
+           PQsendQueryParams(conn, sql, nparams, NULL, values, NULL, NULL, 0));
+}
+
+int main(void)
+{
+    pqd_init();
+    PGconn *conn = pqd_connect();
+    PQsetNoticeProcessor(conn, pqd_notice_printer, "pipeline");
+    pqd_exec(conn, "CREATE TEMP TABLE pt (id int PRIMARY KEY, v text)");
+
+    status(conn, "before");
+    printf("exit when off -> %d\n", PQexitPipelineMode(conn));
+    printf("enter -> %d\n", PQenterPipelineMode(conn));
+    printf("enter again -> %d\n", PQenterPipelineMode(conn));
+    status(conn, "entered");
+
+    /* Not allowed in pipeline mode. */
+    PGresult *r = PQexec(conn, "SELECT 1");
+    pqd_show("PQexec in pipeline", r);
+    printf("errmsg after PQexec: [%s]\n", PQerrorMessage(conn));
+    printf("sendQuery in pipeline -> %d\n", PQsendQuery(conn, "SELECT 1"));
+    printf("errmsg: [%s]\n", PQerrorMessage(conn));
+
+    /* Batch 1: success, an error, a query aborted by it, then sync. */
+    const char *one[] = {"1"};
+    send_params(conn, "INSERT INTO pt VALUES ($1::int, 'a')", 1, one);
+    send_params(conn, "SELECT id, v FROM pt", 0, NULL);
+    send_params(conn, "INSERT INTO pt VALUES ($1::int, 'dup')", 1, one);
+    send_params(conn, "SELECT 'aborted'", 0, NULL);
+    send_params(conn, "SELECT 1/0", 0, NULL);
+    printf("sync -> %d\n", PQpipelineSync(conn));
+    /* Batch 2 runs after the error: a new implicit transaction. */
+    printf("prepare -> %d\n", PQsendPrepare(conn, "ps", "SELECT $1::int + 1 AS next", 1, NULL));
+    const char *two[] = {"41"};
+    printf("queryPrepared -> %d\n", PQsendQueryPrepared(conn, "ps", 1, two, NULL, NULL, 0));
+    printf("describePrepared -> %d\n", PQsendDescribePrepared(conn, "ps"));
+    printf("describePortal -> %d\n", PQsendDescribePortal(conn, ""));
+    send_params(conn, "SELECT count(*) FROM pt", 0, NULL);
+    printf("sync -> %d\n", PQpipelineSync(conn));
+    status(conn, "queued");
+    printf("exit with pending -> %d\n", PQexitPipelineMode(conn));
+    printf("errmsg: [%s]\n", PQerrorMessage(conn));
+    read_until_syncs(conn, 2);
+
+    /* A flush request: the result arrives before any sync. */
+    send_params(conn, "SELECT 'flushed' AS f", 0, NULL);
+    printf("flushRequest -> %d\n", PQsendFlushRequest(conn));
+    printf("flush -> %d\n", PQflush(conn));
+    pqd_show("flushed#0", PQgetResult(conn));
+    pqd_show("flushed#1", PQgetResult(conn));
+    printf("sync -> %d\n", PQpipelineSync(conn));
+    read_until_syncs(conn, 1);
+
+    /* An explicit transaction across syncs, with an error in it. */
+    send_params(conn, "BEGIN", 0, NULL);
+    send_params(conn, "INSERT INTO pt VALUES (2, 'b')", 0, NULL);
+    printf("sync -> %d\n", PQpipelineSync(conn));
+    send_params(conn, "SELECT nosuchcolumn FROM pt", 0, NULL);
+    send_params(conn, "SELECT 'skipped'", 0, NULL);
+    printf("sync -> %d\n", PQpipelineSync(conn));
+    send_params(conn, "SELECT 'in failed tx'", 0, NULL);
+    printf("sync -> %d\n", PQpipelineSync(conn));
+    send_params(conn, "ROLLBACK", 0, NULL);
+    printf("sync -> %d\n", PQpipelineSync(conn));
+    read_until_syncs(conn, 4);
+
+    /* Single-row mode inside a pipeline. */
+    send_params(conn, "SELECT g FROM generate_series(1,3) g", 0, NULL);
+    printf("singleRow -> %d\n", PQsetSingleRowMode(conn));
+    printf("sync -> %d\n", PQpipelineSync(conn));
+    read_until_syncs(conn, 1);
+
+    printf("getResult when idle: %s\n", PQgetResult(conn) ? "result" : "NULL");
+    status(conn, "drained");
+    printf("exit -> %d\n", PQexitPipelineMode(conn));
+    status(conn, "exited");
+    pqd_exec(conn, "SELECT id, v FROM pt ORDER BY id");
+    PQfinish(conn);
+    return 0;
+}

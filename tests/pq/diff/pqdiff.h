@@ -1,0 +1,287 @@
+/*
+ * Shared by the differential programs of tests/pq/diff: each program is
+ * written against libpq's libpq-fe.h alone, is built once, and is run twice
+ * by run-diff.sh, once on Debian's libpq and once with the loader pointed at
+ * libpgwire-pq's libpq.so.5; the two outputs must be identical.
+ *
+ * So everything printed here must be the same on every run of the same
+ * program against the same cluster: no PIDs, OIDs of objects the program
+ * creates, timings, addresses. Where such a value matters, its shape is
+ * printed instead ("set" / "0").
+ *
+ * The server comes from the environment the driver sets from the pgcluster
+ * fixture's env file (PGHOST, PGPORT, PGUSER, PGDATABASE and the
+ * PGW_TEST_* roles); the connection is made with explicit keywords, so the
+ * environment defaults are exercised by one program only (conninfo).
+ */
+#ifndef PQDIFF_H
+#define PQDIFF_H
+
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <libpq-fe.h>
+
+/* Output is line-buffered through one stream: stdout and stderr go to the
+ * same pipe in the driver, and the program never writes to stderr itself. */
+static inline void pqd_init(void)
+{
+    setvbuf(stdout, NULL, _IOLBF, 0);
+}
+
+static inline const char *pqd_env(const char *name, const char *fallback)
+{
+    const char *v = getenv(name);
+    return v && *v ? v : fallback;
+}
+
+/* Bytes as printable text: C escapes for anything outside printable ASCII. */
+static inline void pqd_print_escaped(const char *s, size_t len)
+{
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '\n')
+            fputs("\\n", stdout);
+        else if (c == '\t')
+            fputs("\\t", stdout);
+        else if (c == '\\')
+            fputs("\\\\", stdout);
+        else if (c < 0x20 || c >= 0x7f)
+            printf("\\x%02x", c);
+        else
+            putchar(c);
+    }
+}
+
+static inline void pqd_print_str(const char *label, const char *s)
+{
+    printf("%s=", label);
+    if (!s) {
+        fputs("(null)\n", stdout);
+        return;
+    }
+    putchar('[');
+    pqd_print_escaped(s, strlen(s));
+    fputs("]\n", stdout);
+}
+
+static inline void pqd_print_hex(const char *s, size_t len)
+{
+    for (size_t i = 0; i < len; i++)
+        printf("%02x", (unsigned char)s[i]);
+}
+
+/* Connects with explicit keywords from the environment; extra pairs (NULL
+ * terminated, key then value) override or add to them. */
+static inline PGconn *pqd_connect_with(const char *const *extra)
+{
+    const char *keys[32], *vals[32];
+    int n = 0;
+    keys[n] = "host", vals[n++] = pqd_env("PGHOST", NULL);
+    keys[n] = "port", vals[n++] = pqd_env("PGPORT", NULL);
+    keys[n] = "user", vals[n++] = pqd_env("PGUSER", NULL);
+    keys[n] = "dbname", vals[n++] = pqd_env("PGDATABASE", NULL);
+    for (int i = 0; extra && extra[i] && n < 30; i += 2) {
+        int j;
+        for (j = 0; j < n && strcmp(keys[j], extra[i]) != 0; j++)
+            ;
+        keys[j] = extra[i], vals[j] = extra[i + 1];
+        if (j == n) n++;
+    }
+    keys[n] = NULL, vals[n] = NULL;
+    return PQconnectdbParams(keys, vals, 0);
+}
+
+/* A connection the program needs: anything else ends the program. */
+static inline PGconn *pqd_connect(void)
+{
+    PGconn *conn = pqd_connect_with(NULL);
+    if (PQstatus(conn) != CONNECTION_OK) {
+        printf("connect failed: %s", PQerrorMessage(conn));
+        exit(1);
+    }
+    return conn;
+}
+
+static const struct {
+    int code;
+    const char *name;
+} pqd_diag_fields[] = {
+    {PG_DIAG_SEVERITY, "SEVERITY"},
+    {PG_DIAG_SEVERITY_NONLOCALIZED, "SEVERITY_NONLOCALIZED"},
+    {PG_DIAG_SQLSTATE, "SQLSTATE"},
+    {PG_DIAG_MESSAGE_PRIMARY, "MESSAGE_PRIMARY"},
+    {PG_DIAG_MESSAGE_DETAIL, "MESSAGE_DETAIL"},
+    {PG_DIAG_MESSAGE_HINT, "MESSAGE_HINT"},
+    {PG_DIAG_STATEMENT_POSITION, "STATEMENT_POSITION"},
+    {PG_DIAG_INTERNAL_POSITION, "INTERNAL_POSITION"},
+    {PG_DIAG_INTERNAL_QUERY, "INTERNAL_QUERY"},
+    {PG_DIAG_CONTEXT, "CONTEXT"},
+    {PG_DIAG_SCHEMA_NAME, "SCHEMA_NAME"},
+    {PG_DIAG_TABLE_NAME, "TABLE_NAME"},
+    {PG_DIAG_COLUMN_NAME, "COLUMN_NAME"},
+    {PG_DIAG_DATATYPE_NAME, "DATATYPE_NAME"},
+    {PG_DIAG_CONSTRAINT_NAME, "CONSTRAINT_NAME"},
+    {PG_DIAG_SOURCE_FILE, "SOURCE_FILE"},
+    {PG_DIAG_SOURCE_LINE, "SOURCE_LINE"},
+    {PG_DIAG_SOURCE_FUNCTION, "SOURCE_FUNCTION"},
+};
+
+/* Every PG_DIAG_* field that is set, and the error message. */
+static inline void pqd_print_error_fields(const PGresult *r)
+{
+    pqd_print_str("  errmsg", PQresultErrorMessage(r));
+    for (size_t i = 0; i < sizeof pqd_diag_fields / sizeof pqd_diag_fields[0]; i++) {
+        const char *v = PQresultErrorField(r, pqd_diag_fields[i].code);
+        if (v) {
+            printf("  diag.%s", pqd_diag_fields[i].name);
+            pqd_print_str("", v);
+        }
+    }
+}
+
+/* Everything a PGresult tells through its accessors. */
+static inline void pqd_print_result(const char *label, const PGresult *r)
+{
+    if (!r) {
+        printf("%s: NULL\n", label);
+        return;
+    }
+    ExecStatusType st = PQresultStatus(r);
+    int nf = PQnfields(r), nt = PQntuples(r);
+    printf("%s: %s ntuples=%d nfields=%d binary=%d nparams=%d oid=%u\n", label, PQresStatus(st), nt,
+           nf, PQbinaryTuples(r), PQnparams(r), PQoidValue(r));
+    pqd_print_str("  cmdStatus", PQcmdStatus((PGresult *)r));
+    pqd_print_str("  cmdTuples", PQcmdTuples((PGresult *)r));
+    for (int p = 0; p < PQnparams(r); p++)
+        printf("  param %d type=%u\n", p, PQparamtype(r, p));
+    for (int f = 0; f < nf; f++) {
+        const char *name = PQfname(r, f);
+        printf("  field %d", f);
+        pqd_print_str(" name", name);
+        printf("    fnumber=%d type=%u mod=%d size=%d format=%d table=%s tablecol=%d\n",
+               name ? PQfnumber(r, name) : -9, PQftype(r, f), PQfmod(r, f), PQfsize(r, f),
+               PQfformat(r, f), PQftable(r, f) ? "set" : "0", PQftablecol(r, f));
+    }
+    for (int t = 0; t < nt; t++) {
+        for (int f = 0; f < nf; f++) {
+            printf("  [%d,%d] ", t, f);
+            if (PQgetisnull(r, t, f)) {
+                printf("NULL len=%d value=%s\n", PQgetlength(r, t, f),
+                       PQgetvalue(r, t, f) && *PQgetvalue(r, t, f) == 0 ? "\"\"" : "?");
+                continue;
+            }
+            int len = PQgetlength(r, t, f);
+            const char *v = PQgetvalue(r, t, f);
+            printf("len=%d ", len);
+            if (PQfformat(r, f) == 1) {
+                fputs("hex=", stdout);
+                pqd_print_hex(v, (size_t)len);
+            } else {
+                putchar('[');
+                pqd_print_escaped(v, (size_t)len);
+                putchar(']');
+                if (strlen(v) != (size_t)len) printf(" strlen=%zu", strlen(v));
+            }
+            putchar('\n');
+        }
+    }
+    /* Out-of-range accessors: libpq answers with defaults. (Not on COPY
+     * results: their columns have no names and libpq's PQfnumber would
+     * compare with NULL.) */
+    if ((nf > 0 || nt > 0) && (nf == 0 || PQfname(r, 0))) {
+        printf("  oob: fname=%s ftype=%u fmod=%d getvalue=%s getlength=%d isnull=%d fnumber=%d\n",
+               PQfname(r, nf) ? "set" : "(null)", PQftype(r, nf), PQfmod(r, nf),
+               PQgetvalue(r, nt, 0) ? "set" : "(null)", PQgetlength(r, nt, 0),
+               PQgetisnull(r, nt, 0), PQfnumber(r, "no such column"));
+    }
+    if (st == PGRES_FATAL_ERROR || st == PGRES_NONFATAL_ERROR || PQresultErrorMessage(r)[0])
+        pqd_print_error_fields(r);
+}
+
+/* Prints the result under label and frees it. */
+static inline void pqd_show(const char *label, PGresult *r)
+{
+    pqd_print_result(label, r);
+    PQclear(r);
+}
+
+/* PQexec and print. */
+static inline void pqd_exec(PGconn *conn, const char *sql)
+{
+    printf("exec ");
+    pqd_print_str("sql", sql);
+    pqd_show("  ->", PQexec(conn, sql));
+}
+
+/* PQgetResult until NULL (included), printing each. */
+static inline void pqd_drain(PGconn *conn, const char *label)
+{
+    PGresult *r;
+    int i = 0;
+    do {
+        char l[64];
+        r = PQgetResult(conn);
+        snprintf(l, sizeof l, "%s#%d", label, i++);
+        pqd_print_result(l, r);
+        PQclear(r);
+    } while (r);
+}
+
+static inline const char *pqd_txstatus(PGTransactionStatusType t)
+{
+    switch (t) {
+    case PQTRANS_IDLE:
+        return "IDLE";
+    case PQTRANS_ACTIVE:
+        return "ACTIVE";
+    case PQTRANS_INTRANS:
+        return "INTRANS";
+    case PQTRANS_INERROR:
+        return "INERROR";
+    case PQTRANS_UNKNOWN:
+        return "UNKNOWN";
+    }
+    return "?";
+}
+
+static inline const char *pqd_connstatus(ConnStatusType s)
+{
+    static char buf[32];
+    switch (s) {
+    case CONNECTION_OK:
+        return "CONNECTION_OK";
+    case CONNECTION_BAD:
+        return "CONNECTION_BAD";
+    default:
+        snprintf(buf, sizeof buf, "CONNECTION_%d", (int)s);
+        return buf;
+    }
+}
+
+static inline const char *pqd_pipestatus(PGpipelineStatus s)
+{
+    switch (s) {
+    case PQ_PIPELINE_OFF:
+        return "OFF";
+    case PQ_PIPELINE_ON:
+        return "ON";
+    case PQ_PIPELINE_ABORTED:
+        return "ABORTED";
+    }
+    return "?";
+}
+
+/* A notice processor that prints what it is given. */
+static inline void pqd_notice_printer(void *arg, const char *message)
+{
+    printf("notice(%s): ", arg ? (const char *)arg : "-");
+    pqd_print_escaped(message, strlen(message));
+    putchar('\n');
+}
+
+#endif

@@ -1,0 +1,29 @@
+# Shared by the scripts of tests/pq (sourced, not run).
+# shellcheck shell=bash
+
+# pq_load_env ENV_FILE: the pgcluster fixture's server (PGHOST, PGPORT,
+# PGUSER, PGDATABASE, PGW_TEST_*) into the environment, and nothing of the
+# caller's own libpq configuration, so both libraries see the same.
+pq_load_env() {
+    [ -f "$1" ] || { echo "no $1: the pgcluster fixture did not start" >&2; exit 1; }
+    unset PGPASSWORD PGSERVICE PGSERVICEFILE PGSSLMODE PGCLIENTENCODING PGOPTIONS PGAPPNAME \
+        PGCONNECT_TIMEOUT PGTARGETSESSIONATTRS PGSYSCONFDIR PGHOSTADDR PGREQUIRESSL \
+        PGSSLROOTCERT PGSSLCERT PGSSLKEY PGGSSENCMODE PGDATESTYLE PGTZ PGPASSFILE LD_PRELOAD
+    set -a
+    # shellcheck disable=SC1090
+    . "$1"
+    set +a
+    export LC_ALL=C LANG=C TZ=UTC
+}
+
+# pq_check_loader PROGRAM COMPAT_DIR: exits unless the loader, given
+# LD_LIBRARY_PATH=COMPAT_DIR, gives PROGRAM COMPAT_DIR/libpq.so.5 (a relative
+# or wrong directory would silently load the system's libpq again).
+pq_check_loader() {
+    local lib
+    lib=$(LD_TRACE_LOADED_OBJECTS=1 LD_LIBRARY_PATH=$2 "$1" 2>&1 | awk '$1 == "libpq.so.5" {print $3}')
+    if [ "$(realpath -m -- "$lib")" != "$(realpath -m -- "$2/libpq.so.5")" ]; then
+        echo "the loader gives $1 libpq.so.5 from '$lib', not $2" >&2
+        exit 1
+    fi
+}
