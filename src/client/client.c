@@ -175,7 +175,10 @@ static void client_free(pgw_client_t *c)
         if (pgw_conn_close(c->conn, on_closed, &closed) == 0) run_until(c, &closed);
         c->conn = NULL;
     }
-    uv_run(&c->loop, UV_RUN_DEFAULT); /* anything left closing */
+    /* Anything left closing; a uv_stop made outside a turn (a completion
+     * while closing) ends a run early: run until none is left. */
+    while (uv_run(&c->loop, UV_RUN_DEFAULT) != 0)
+        ;
     uv_loop_close(&c->loop);
     pgw_cancel_token_free(c->cancel);
     pgw__notify_queue_free(c->notifies);

@@ -233,7 +233,10 @@ void pgw__shared_loop_free(pgw__shared_loop_t *s)
 {
     if (!s) return;
     uv_close((uv_handle_t *)&s->wake, on_wake_closed);
-    uv_run(&s->loop, UV_RUN_DEFAULT); /* everything left closing */
+    /* Everything left closing. A uv_stop made outside a turn (a checkout
+     * granted at once) ends the next run early: run until none is left. */
+    while (uv_run(&s->loop, UV_RUN_DEFAULT) != 0)
+        ;
     uv_loop_close(&s->loop);
     pthread_cond_destroy(&s->cv);
     pthread_mutex_destroy(&s->mu);

@@ -622,7 +622,10 @@ void PQfinish(PGconn *conn)
     if (!conn) return;
     conn_close_transport(conn);
     if (conn->loop_ok) {
-        uv_run(&conn->loop, UV_RUN_DEFAULT);
+        /* until nothing is left closing (a uv_stop made outside a turn
+         * ends a run early) */
+        while (uv_run(&conn->loop, UV_RUN_DEFAULT) != 0)
+            ;
         uv_loop_close(&conn->loop);
     }
     pq__notifies_free(conn);
