@@ -53,6 +53,10 @@
  * copied by the function that takes the configuration; a request's until
  * its submit returns, as for a pgw_request_t).
  *
+ * A name is accepted as long as its member exists: the names are ABI as
+ * the functions are, and a member added to a struct is added here too (the
+ * build checks each table ends with its struct's last member).
+ *
  * MEMORY: the objects allocated here use the C library's malloc. A
  * function returning a new object returns NULL when out of memory.
  *
