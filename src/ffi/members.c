@@ -35,21 +35,18 @@ typedef struct member_table {
     const struct member_table *nested;
 } member_table_t;
 
-#define MEMBER(T, m, kind)                            \
-    {                                                 \
-#m, offsetof(T, m), sizeof(((T *)0)->m), kind \
-    }
-#define U(T, m) MEMBER(T, m, M_UINT)
-#define I(T, m) MEMBER(T, m, M_INT)
-#define P(T, m) MEMBER(T, m, M_PTR)
-#define F(T, m) MEMBER(T, m, M_FN)
-#define LAST_MEMBER(T, m)                                                           \
+/* clang-format off */
+#define MEMBER(T, m, kind) {#m, offsetof(T, m), sizeof(((T *)0)->m), kind}
+#define U(T, m)            MEMBER(T, m, M_UINT)
+#define I(T, m)            MEMBER(T, m, M_INT)
+#define P(T, m)            MEMBER(T, m, M_PTR)
+#define F(T, m)            MEMBER(T, m, M_FN)
+#define LAST_MEMBER(T, m)  LAST_MEMBER_(T, m) /* T expanded: the struct's name */
+#define LAST_MEMBER_(T, m)                                                          \
     _Static_assert(sizeof(T) - (offsetof(T, m) + sizeof(((T *)0)->m)) < alignof(T), \
                    #T ": a member after " #m " has no entry in its table")
-#define TABLE(members)                                             \
-    {                                                              \
-        members, sizeof members / sizeof members[0], NULL, 0, NULL \
-    }
+#define TABLE(members) {members, sizeof members / sizeof members[0], NULL, 0, NULL}
+/* clang-format on */
 
 #define R pgw_request_t
 static const member_t request_members[] = {
