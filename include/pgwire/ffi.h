@@ -17,7 +17,9 @@
  *     the library (pgw_request_new, pgw_session_config_new, ...), so the
  *     binding never needs their size, and read or written member by member
  *     by the member's C name (pgw_request_set_ptr(r, "sql", "SELECT 1"));
- *   - rows and values: pgw_row_value and the pgw_value_* accessors.
+ *   - rows, values, column descriptions and notifications: pgw_row_value,
+ *     pgw_row_field and the pgw_value_*, pgw_field_* and pgw_notification_*
+ *     accessors.
  * Results (result.h: pgw_result_nrows, pgw_result_value_cstr, ...) and
  * server errors (pgw_error_field) already read through functions only.
  *
@@ -152,6 +154,12 @@ PGW_EXTERN int pgw_params_set_jsonb(pgw_params_t *ps, size_t i, const char *json
  * what they keep during the call). NULL when out of memory.
  */
 PGW_EXTERN pgw_request_t *pgw_request_new(pgw_request_kind_t kind);
+/* n descriptors of kind in one array, for the batch functions
+ * (pgw_session_submit_batch, pgw_client_run_batch, pgw_pool_submit_batch):
+ * element i is pgw_request_nth(reqs, i) (a binding passes it to the
+ * setters below; C callers have the struct). Freed with pgw_request_free.
+ * NULL when out of memory or n is 0. */
+PGW_EXTERN pgw_request_t *pgw_request_new_array(size_t n, pgw_request_kind_t kind);
 PGW_EXTERN void pgw_request_free(pgw_request_t *r);
 /* Members of pgw_request_t by name (see MEMBER NAMES): uint: kind,
  * nparams, nparam_types, nresult_formats, flags, timeout_ms, cache,
@@ -239,6 +247,24 @@ PGW_EXTERN uint64_t pgw_row_index(const pgw_row_t *row);
  * long as the row. */
 PGW_EXTERN const pgw_value_t *pgw_row_value(const pgw_row_t *row, size_t col);
 
+/* The description of column col of row (NULL when row is NULL, col is out
+ * of range or the row has no descriptions); pgw_result_field gives a
+ * buffered result's. Lives as long as the row or result. */
+PGW_EXTERN const pgw_field_desc_t *pgw_row_field(const pgw_row_t *row, size_t col);
+/* A column description's members (pgw_field_desc_t, proto.h): the name's
+ * bytes (not NUL-terminated: *len says how many; len may be NULL), the type
+ * OID, the table's OID and the column's number in it (0 when the column is
+ * not a table's), the type's size (typlen: -1 varlena, -2 C string), the
+ * type modifier (-1: none) and the format (PGW_FORMAT_TEXT or
+ * PGW_FORMAT_BINARY). For a NULL fd: NULL (*len 0), 0, 0, 0, 0, -1, -1. */
+PGW_EXTERN const char *pgw_field_name(const pgw_field_desc_t *fd, size_t *len);
+PGW_EXTERN uint32_t pgw_field_type(const pgw_field_desc_t *fd);
+PGW_EXTERN uint32_t pgw_field_table(const pgw_field_desc_t *fd);
+PGW_EXTERN int pgw_field_attnum(const pgw_field_desc_t *fd);
+PGW_EXTERN int pgw_field_typlen(const pgw_field_desc_t *fd);
+PGW_EXTERN int32_t pgw_field_typmod(const pgw_field_desc_t *fd);
+PGW_EXTERN int pgw_field_format(const pgw_field_desc_t *fd);
+
 /* A value's bytes (NULL for SQL NULL, with *len -1; len may be NULL), its
  * type OID (0 for NULL v) and format (PGW_FORMAT_TEXT or PGW_FORMAT_BINARY;
  * -1 for NULL v). The bytes live as long as the value. SQL NULL:
@@ -246,6 +272,23 @@ PGW_EXTERN const pgw_value_t *pgw_row_value(const pgw_row_t *row, size_t col);
 PGW_EXTERN const uint8_t *pgw_value_data(const pgw_value_t *v, int32_t *len);
 PGW_EXTERN uint32_t pgw_value_oid(const pgw_value_t *v);
 PGW_EXTERN int pgw_value_format(const pgw_value_t *v);
+
+/* ------------------------------------------------------------------------ */
+/* Notifications                                                            */
+/* ------------------------------------------------------------------------ */
+
+/* Room for pgw_client_wait_notification's out (zeroed). NULL when out of
+ * memory. */
+PGW_EXTERN pgw_notification_t *pgw_notification_new(void);
+PGW_EXTERN void pgw_notification_free(pgw_notification_t *n);
+/* Its members (client.h): the sending backend's pid, the channel and the
+ * payload (NUL-terminated, *len their length; len may be NULL; they live
+ * as pgw_client_wait_notification says), and how many were dropped before
+ * it. For a NULL n: 0, NULL (*len 0), NULL, 0. */
+PGW_EXTERN int32_t pgw_notification_pid(const pgw_notification_t *n);
+PGW_EXTERN const char *pgw_notification_channel(const pgw_notification_t *n, size_t *len);
+PGW_EXTERN const char *pgw_notification_payload(const pgw_notification_t *n, size_t *len);
+PGW_EXTERN uint64_t pgw_notification_missed(const pgw_notification_t *n);
 
 #ifdef __cplusplus
 }

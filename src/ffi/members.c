@@ -362,6 +362,15 @@ pgw_request_t *pgw_request_new(pgw_request_kind_t kind)
     return r;
 }
 
+pgw_request_t *pgw_request_new_array(size_t n, pgw_request_kind_t kind)
+{
+    if (n == 0 || n > SIZE_MAX / sizeof(pgw_request_t)) return NULL;
+    pgw_request_t *reqs = malloc(n * sizeof *reqs);
+    for (size_t i = 0; reqs && i < n; i++)
+        pgw_request_init(&reqs[i], kind);
+    return reqs;
+}
+
 void pgw_request_free(pgw_request_t *r)
 {
     free(r);
@@ -373,35 +382,4 @@ int pgw_request_set_params(pgw_request_t *r, const pgw_params_t *ps)
     r->params = pgw_params_array(ps);
     r->nparams = pgw_params_count(ps);
     return 0;
-}
-
-size_t pgw_row_ncols(const pgw_row_t *row)
-{
-    return row ? row->ncols : 0;
-}
-
-uint64_t pgw_row_index(const pgw_row_t *row)
-{
-    return row ? row->index : 0;
-}
-
-const pgw_value_t *pgw_row_value(const pgw_row_t *row, size_t col)
-{
-    return row && col < row->ncols ? &row->values[col] : NULL;
-}
-
-const uint8_t *pgw_value_data(const pgw_value_t *v, int32_t *len)
-{
-    if (len) *len = v ? v->len : -1;
-    return v && v->len >= 0 ? v->p : NULL;
-}
-
-uint32_t pgw_value_oid(const pgw_value_t *v)
-{
-    return v ? v->oid : 0;
-}
-
-int pgw_value_format(const pgw_value_t *v)
-{
-    return v ? v->format : -1;
 }

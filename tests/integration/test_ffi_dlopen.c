@@ -76,7 +76,17 @@ typedef void (*fn_t)(void);
     X(const void *, pgw_row_value, (const void *, size_t))                                 \
     X(uint32_t, pgw_value_oid, (const void *))                                             \
     X(const uint8_t *, pgw_value_data, (const void *, int32_t *))                          \
-    X(int, pgw_get_int4, (const void *, int32_t *))
+    X(int, pgw_get_int4, (const void *, int32_t *))                                        \
+    X(const void *, pgw_row_field, (const void *, size_t))                                 \
+    X(const char *, pgw_field_name, (const void *, size_t *))                              \
+    X(int, pgw_client_listen, (void *, const char *))                                      \
+    X(int, pgw_client_wait_notification, (void *, int, void *))                            \
+    X(void *, pgw_notification_new, (void))                                                \
+    X(void, pgw_notification_free, (void *))                                               \
+    X(int32_t, pgw_notification_pid, (const void *))                                       \
+    X(const char *, pgw_notification_channel, (const void *, size_t *))                    \
+    X(const char *, pgw_notification_payload, (const void *, size_t *))                    \
+    X(int32_t, pgw_client_backend_pid, (void *))
 
 #define DECLARE(ret, name, params) ret(*name) params;
 static struct {
@@ -242,6 +252,9 @@ static int on_row(const void *row, void *ud)
     if (f.pgw_row_ncols(row) != 1 || f.pgw_value_oid(value) != OID_INT4) return -1;
     if (f.pgw_row_value(row, 1) != NULL) return -1;
     if (f.pgw_get_int4(value, &v) != 0) return -1;
+    size_t len = 0;
+    const char *name = f.pgw_field_name(f.pgw_row_field(row, 0), &len);
+    if (len != 1 || !name || name[0] != 'g') return -1;
     r->sum += v;
     r->count++;
     return 0;
@@ -286,6 +299,30 @@ static void test_streamed_rows_and_notice(void **state)
     assert_string_equal(notice, "ffi 7");
     f.pgw_request_free(simple);
     f.pgw_params_free(ps);
+    f.pgw_client_close(c);
+}
+
+/* LISTEN / NOTIFY, the notification read through functions. */
+static void test_notification(void **state)
+{
+    (void)state;
+    void *c = connect_with(NULL);
+    assert_string_equal(err_name(f.pgw_client_listen(c, "ffi_chan")), "OK");
+    void *q = f.pgw_request_new(REQ_SIMPLE);
+    assert_int_equal(f.pgw_request_set_ptr(q, "sql", "NOTIFY ffi_chan, 'hello'"), 0);
+    assert_string_equal(err_name(f.pgw_client_run(c, q, NULL)), "OK");
+    void *n = f.pgw_notification_new();
+    assert_non_null(n);
+    /* It was sent before the NOTIFY's reply: already here, the bound is
+     * only there so that a failure cannot hang. */
+    assert_string_equal(err_name(f.pgw_client_wait_notification(c, 60000, n)), "OK");
+    size_t len = 0;
+    assert_string_equal(f.pgw_notification_channel(n, &len), "ffi_chan");
+    assert_int_equal(len, 8);
+    assert_string_equal(f.pgw_notification_payload(n, NULL), "hello");
+    assert_int_equal(f.pgw_notification_pid(n), f.pgw_client_backend_pid(c));
+    f.pgw_notification_free(n);
+    f.pgw_request_free(q);
     f.pgw_client_close(c);
 }
 
@@ -344,6 +381,7 @@ int main(void)
         cmocka_unit_test(test_parameterised_query),
         cmocka_unit_test(test_server_error_fields),
         cmocka_unit_test(test_streamed_rows_and_notice),
+        cmocka_unit_test(test_notification),
         cmocka_unit_test(test_member_errors),
     };
     return cmocka_run_group_tests(tests, load_library, unload_library);

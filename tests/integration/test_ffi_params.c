@@ -180,6 +180,57 @@ static void test_setters_send_what_constructors_send(void **state)
     pgw_client_close(c);
 }
 
+/* A batch of descriptors from pgw_request_new_array, and a table
+ * column's description through the pgw_field_* accessors. */
+static void test_batch_and_field_descriptions(void **state)
+{
+    (void)state;
+    char ci[512];
+    pgw_client_t *c = NULL;
+    pgt_require_server();
+    assert_int_equal(pgw_client_connect(&c, pgt_conninfo(ci, sizeof ci, NULL), NULL), 0);
+    assert_null(pgw_request_new_array(0, PGW_REQ_QUERY));
+    pgw_request_t *reqs = pgw_request_new_array(2, PGW_REQ_QUERY);
+    assert_non_null(reqs);
+    pgw_params_t *ps = pgw_params_new(1);
+    assert_int_equal(pgw_params_set_text(ps, 0, "pg_class"), 0);
+    pgw_request_t *first = (pgw_request_t *)pgw_request_nth(reqs, 0);
+    pgw_request_t *second = (pgw_request_t *)pgw_request_nth(reqs, 1);
+    assert_int_equal(pgw_request_set_ptr(first, "sql", "SELECT 7"), 0);
+    assert_int_equal(
+        pgw_request_set_ptr(second, "sql", "SELECT relname FROM pg_class WHERE relname = $1"), 0);
+    assert_int_equal(pgw_request_set_params(second, ps), 0);
+    pgw_result_t *results[2] = {NULL, NULL};
+    int statuses[2] = {-1, -1};
+    assert_int_equal(pgw_client_run_batch(c, reqs, 2, 0, results, statuses), 0);
+    assert_int_equal(statuses[0], 0);
+    assert_int_equal(statuses[1], 0);
+    assert_int_equal(pgw_result_nrows(results[1]), 1);
+
+    const pgw_field_desc_t *fd = pgw_result_field(results[1], 0);
+    size_t len = 0;
+    const char *name = pgw_field_name(fd, &len);
+    assert_int_equal(len, 7);
+    assert_memory_equal(name, "relname", 7);
+    assert_int_equal(pgw_field_type(fd), PGW_OID_NAME);
+    assert_int_equal(pgw_field_table(fd), 1259); /* pg_class's OID */
+    assert_int_equal(pgw_field_attnum(fd), 2);
+    assert_int_equal(pgw_field_typlen(fd), 64);
+    assert_int_equal(pgw_field_typmod(fd), -1);
+    assert_int_equal(pgw_field_format(fd), pgw_result_fformat(results[1], 0));
+    assert_int_equal(pgw_field_table(pgw_result_field(results[0], 0)), 0);
+    assert_null(pgw_field_name(NULL, &len));
+    assert_int_equal(len, 0);
+    assert_int_equal(pgw_field_typmod(NULL), -1);
+    assert_int_equal(pgw_field_format(NULL), -1);
+
+    pgw_result_free(results[0]);
+    pgw_result_free(results[1]);
+    pgw_params_free(ps);
+    pgw_request_free(reqs);
+    pgw_client_close(c);
+}
+
 /* Setting a slot again frees the copy it held; a failed set leaves it. */
 static void test_reset_and_errors(void **state)
 {
@@ -217,6 +268,7 @@ static void test_rows_values_and_members(void **state)
     assert_int_equal(pgw_row_index(&row), 7);
     assert_ptr_equal(pgw_row_value(&row, 0), &values[0]);
     assert_null(pgw_row_value(&row, 1));
+    assert_null(pgw_row_field(&row, 0)); /* a row without descriptions */
     int32_t len = 0;
     assert_ptr_equal(pgw_value_data(&values[0], &len), bytes);
     assert_int_equal(len, 2);
@@ -269,6 +321,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_setters_send_what_constructors_send),
+        cmocka_unit_test(test_batch_and_field_descriptions),
         cmocka_unit_test(test_reset_and_errors),
         cmocka_unit_test(test_rows_values_and_members),
     };
