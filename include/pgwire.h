@@ -33,5 +33,6 @@
 #include "pgwire/pool.h"
 #include "pgwire/tls.h"
 #include "pgwire/auth.h"
+#include "pgwire/ffi.h"
 
 #endif

@@ -24,8 +24,14 @@
  * What is stable ABI (within a major version), for programs and bindings
  * that do not read the headers at build time:
  *   - every function the headers declare or define (PGW_EXTERN, PGW_INLINE)
- *     is exported under its name; a macro that builds a value (PGW_QUERY,
- *     PGW_FETCH, ...) expands to one of them (pgw_request_make*);
+ *     is exported under its name, and no header defines a static inline
+ *     one; a macro that builds a value (PGW_QUERY, PGW_FETCH, ...) expands
+ *     to one of them (pgw_request_make*);
+ *   - a binding that cannot follow struct layouts at all uses ffi.h: the
+ *     library allocates parameter lists, request descriptors and
+ *     configurations and reads and writes their members by name, so no
+ *     layout below is needed to connect, query with parameters, read rows
+ *     and read an error's fields;
  *   - structs whose first member is size (pgw_request_t, the *_config_t
  *     structs): the caller sets size to the sizeof it was built with and
  *     the library reads only that far, so members are only ever added at

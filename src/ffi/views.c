@@ -1,0 +1,112 @@
+/*
+ * Rows, values, column descriptions and notifications for bindings
+ * (ffi.h): each member the library hands out in a struct, read through a
+ * function (the layouts stay the library's).
+ */
+#include "pgwire/ffi.h"
+
+#include <stdlib.h>
+
+size_t pgw_row_ncols(const pgw_row_t *row)
+{
+    return row ? row->ncols : 0;
+}
+
+uint64_t pgw_row_index(const pgw_row_t *row)
+{
+    return row ? row->index : 0;
+}
+
+const pgw_value_t *pgw_row_value(const pgw_row_t *row, size_t col)
+{
+    return row && col < row->ncols ? &row->values[col] : NULL;
+}
+
+const uint8_t *pgw_value_data(const pgw_value_t *v, int32_t *len)
+{
+    if (len) *len = v ? v->len : -1;
+    return v && v->len >= 0 ? v->p : NULL;
+}
+
+uint32_t pgw_value_oid(const pgw_value_t *v)
+{
+    return v ? v->oid : 0;
+}
+
+int pgw_value_format(const pgw_value_t *v)
+{
+    return v ? v->format : -1;
+}
+
+const pgw_field_desc_t *pgw_row_field(const pgw_row_t *row, size_t col)
+{
+    return row && row->fields && col < row->ncols ? &row->fields[col] : NULL;
+}
+
+const char *pgw_field_name(const pgw_field_desc_t *fd, size_t *len)
+{
+    if (len) *len = fd ? fd->name.len : 0;
+    return fd ? fd->name.p : NULL;
+}
+
+uint32_t pgw_field_type(const pgw_field_desc_t *fd)
+{
+    return fd ? fd->type_oid : 0;
+}
+
+uint32_t pgw_field_table(const pgw_field_desc_t *fd)
+{
+    return fd ? fd->table_oid : 0;
+}
+
+int pgw_field_attnum(const pgw_field_desc_t *fd)
+{
+    return fd ? fd->attnum : 0;
+}
+
+int pgw_field_typlen(const pgw_field_desc_t *fd)
+{
+    return fd ? fd->typlen : 0;
+}
+
+int32_t pgw_field_typmod(const pgw_field_desc_t *fd)
+{
+    return fd ? fd->typmod : -1;
+}
+
+int pgw_field_format(const pgw_field_desc_t *fd)
+{
+    return fd ? fd->format : -1;
+}
+
+pgw_notification_t *pgw_notification_new(void)
+{
+    return calloc(1, sizeof(pgw_notification_t));
+}
+
+void pgw_notification_free(pgw_notification_t *n)
+{
+    free(n);
+}
+
+int32_t pgw_notification_pid(const pgw_notification_t *n)
+{
+    return n ? n->pid : 0;
+}
+
+const char *pgw_notification_channel(const pgw_notification_t *n, size_t *len)
+{
+    if (len) *len = n ? n->channel_len : 0;
+    return n ? n->channel : NULL;
+}
+
+const char *pgw_notification_payload(const pgw_notification_t *n, size_t *len)
+{
+    if (len) *len = n ? n->payload_len : 0;
+    return n ? n->payload : NULL;
+}
+
+uint64_t pgw_notification_missed(const pgw_notification_t *n)
+{
+    return n ? n->missed : 0;
+}
