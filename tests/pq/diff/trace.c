@@ -97,11 +97,7 @@ static void copy_in(PGconn *conn, const char *abort_msg)
     printf("put -> %d\n", PQputCopyData(conn, "1\tone\n2\t", 8));
     printf("put -> %d\n", PQputCopyData(conn, "two\n", 4));
     printf("end -> %d\n", PQputCopyEnd(conn, abort_msg));
-    PGresult *r;
-    while ((r = PQgetResult(conn)) != NULL) {
-        printf("  copy in result %s\n", PQresStatus(PQresultStatus(r)));
-        PQclear(r);
-    }
+    pqd_drain(conn, "copy in");
 }
 
 static void copy_out(PGconn *conn)
@@ -113,11 +109,7 @@ static void copy_out(PGconn *conn)
         printf("got %d\n", n);
         PQfreemem(buf);
     }
-    PGresult *r;
-    while ((r = PQgetResult(conn)) != NULL) {
-        printf("  copy out result %s\n", PQresStatus(PQresultStatus(r)));
-        PQclear(r);
-    }
+    pqd_drain(conn, "copy out");
 }
 
 /* NOTIFY to itself, read with the query's result. */
