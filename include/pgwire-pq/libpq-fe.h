@@ -339,13 +339,20 @@ extern pgthreadlock_t PQregisterThreadLock(pgthreadlock_t newhandler);
 
 /* ------------------------------------------------------------------ trace */
 
-/* Writes every protocol message of conn to debug_port (libpq's format)
- * until PQuntrace; the stream stays the caller's. */
+/* Writes every protocol message of conn to debug_port, one line each in
+ * libpq 15's format (a timestamp, F or B, the length, the message's name and
+ * fields), until PQuntrace or PQfinish; what libpq 15 leaves out is left out
+ * (SSLRequest, the server's messages up to AuthenticationOk, the server's
+ * CopyData). The stream stays the caller's and must outlive the trace; it
+ * is written with stdio and flushed by PQuntrace. PQtrace ends a trace
+ * already on, resets the flags to 0, and with debug_port NULL only ends. */
 extern void PQtrace(PGconn *conn, FILE *debug_port);
+/* Ends the trace (flushing its stream) and resets the flags. */
 extern void PQuntrace(PGconn *conn);
 
 #define PQTRACE_SUPPRESS_TIMESTAMPS (1 << 0) /* no timestamps */
 #define PQTRACE_REGRESS_MODE        (1 << 1) /* redact varying values, for tests */
+/* Sets the flags of the trace that is on (ignored when none is). */
 extern void PQsetTraceFlags(PGconn *conn, int flags);
 
 /* --------------------------------------------------------------- commands */

@@ -196,12 +196,14 @@ static void on_notice(pgw_conn_t *c, const pgw_error_t *notice, void *ud)
     PQclear(res);
 }
 
-/* Counts the statements of the running command that completed, so that a
- * notice finds its place among their results. */
+/* Writes the message to the PQtrace stream, and counts the statements of
+ * the running command that completed, so that a notice finds its place
+ * among their results. */
 static void on_trace(pgw_conn_t *c, char direction, const uint8_t *msg, size_t len, void *ud)
 {
     (void)c;
     PGconn *conn = ud;
+    pq__trace_message(conn, direction, msg, len);
     if (direction != 'B' || !len) return;
     if (msg[0] == 'C' || msg[0] == 'I' || msg[0] == 'E') {
         conn->stmts_done++;
@@ -402,6 +404,7 @@ static int conn_start(PGconn *conn)
     conn->connect_done = 0;
     conn->connect_status = 0;
     conn->password_needed = 0;
+    conn->trace_backend = 0;
     pq__str_reset(&conn->errmsg);
     pgw_conn_config_t cfg;
     pgw_conn_config_init(&cfg);

@@ -135,6 +135,11 @@ struct pg_conn {
 
     /* notifications (PQnotifies) */
     PGnotify *notify_head, *notify_tail;
+
+    /* PQtrace */
+    FILE *trace_file;  /* the caller's stream, NULL: not tracing */
+    int trace_flags;   /* PQTRACE_* */
+    int trace_backend; /* server messages are traced: AuthenticationOk came */
 };
 
 /* conn.c */
@@ -155,6 +160,11 @@ void pq__conn_broken(PGconn *conn);
 /* Replace / append to the connection's error message. */
 void pq__conn_set_error(PGconn *conn, const char *fmt, ...);
 void pq__conn_append_error(PGconn *conn, const char *fmt, ...);
+
+/* trace.c */
+/* One message of the connection, from the session's trace hook (direction
+ * 'F' or 'B', whole): written to the PQtrace stream as libpq writes it. */
+void pq__trace_message(PGconn *conn, char direction, const uint8_t *msg, size_t len);
 
 /* exec.c */
 pq_cmd_t *pq__cmd_new(PGconn *conn, pq_cmd_kind_t kind);

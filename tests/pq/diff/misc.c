@@ -7,9 +7,9 @@
  * PQExpBuffer functions, not in libpq-fe.h, are exercised by psql and pgbench.)
  *
  * PQtrace, PQsetTraceFlags and PQuntrace are looked up with dlsym: a library
- * without them prints "PQtrace: not exported" (an expected difference, see
- * expected-differences/misc.txt) instead of stopping the program at the
- * loader's symbol lookup error, so the rest of its checks still run.
+ * without them prints "PQtrace: not exported" instead of stopping the
+ * program at the loader's symbol lookup error, so the rest of its checks
+ * still run. (tests/pq/diff/trace.c covers the trace itself.)
  */
 #include "pqdiff.h"
 
