@@ -84,6 +84,14 @@
  *     up, and cancelled when it runs, as above.
  * Within a batch each descriptor has its own deadline; the batch's status
  * is then PGW_ETIMEDOUT unless an earlier failure came first.
+ * A cancel sent for a deadline interrupts nothing but the request it was
+ * sent for (or an earlier member of its batch group, as said above): the
+ * server acts on a cancel whenever its signal lands, possibly after its
+ * target ended, so a request submitted after one with a deadline is
+ * written only once that one has completed (and, as always, once no
+ * cancel is in flight). Requests with deadlines, request_timeout_ms
+ * included, are therefore not pipelined behind each other: each waits
+ * for the one before it to complete (one round trip each).
  *
  * DEAD PEERS: a connection whose server vanished without a word (a
  * partition, a host that lost power: packets dropped, nothing answered) is

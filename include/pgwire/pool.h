@@ -16,7 +16,11 @@
  * connecting takes requests too (they are sent once it is up). When every
  * connection has pipeline_target requests in flight and the pool is below
  * max_size, another connection is opened (within the open rate limit).
- * A batch stays on one connection.
+ * A batch stays on one connection. A request with a deadline (timeout_ms,
+ * or request_timeout_ms of the connection config) is the last one written
+ * on its connection until it completes: the requests routed there after
+ * it wait in the connection's output, so that its cancel cannot interrupt
+ * them (conn.h, DEADLINES).
  *
  * RETRYABLE FAILURES. A request whose connection died under it (the
  * server closed it: restart, pg_terminate_backend, a crash; the network

@@ -1200,6 +1200,14 @@ PGW_INLINE int pgw_session_sync(pgw_session_t *s, pgw_result_cb cb, void *ud)
  * a member of a group, that may be an earlier member still running, which
  * then fails with the server's 57014 (PGW_ESERVER) and the timed-out one
  * with PGW_ETIMEDOUT; the group is one transaction, aborted either way.
+ * A cancel never reaches a later submit: the server may act on a cancel
+ * after its target ended (and one CancelRequest may signal the backend
+ * twice), so the output after a submit with a deadline is held until the
+ * submit's last entry completes (its ReadyForQuery, or the answer of a
+ * request inside an open group), as behind a COPY
+ * (pgw_session_take_output hands out nothing of it meanwhile). Requests
+ * with deadlines are thus not pipelined behind each other; a request
+ * without one still is, behind requests without deadlines.
  */
 enum { PGW_EXPIRE_NOW = 1u << 0 };
 /* Mark the request with ticket timed out (see above); flags: 0 or

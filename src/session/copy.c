@@ -21,6 +21,9 @@
  *     Bind, an earlier error of its sync group): the server then skips
  *     to the Sync, which is among the held bytes.
  *
+ * A submit with a deadline holds the output the same way from its end
+ * until its last entry leaves the FIFO (deadline.c says why).
+ *
  * Other kinds. Any statement may start a COPY (a COPY run as a QUERY, a
  * SIMPLE query with a COPY among its statements, an EXECUTE of a prepared
  * COPY), so a request whose SQL names COPY (or START_REPLICATION, whose
@@ -88,18 +91,25 @@ int pgw__enc_copy(pgw_session_t *s, pgw_buf_t *b, pgw__req_t *r, const pgw_reque
     return rc;
 }
 
+/* r holds what is queued after it (copy_end says where that begins): a COPY
+ * the server has not begun, or the end of a submit with a deadline. */
+static bool holds_output(const pgw__req_t *r)
+{
+    return r->copy_state == PGW__COPY_QUEUED || (r->dl & PGW__DL_HOLDS);
+}
+
 int pgw__copy_split(pgw_session_t *s, pgw_buf_t *b, pgw__req_t *first)
 {
     if (s->copy.tx) return 0; /* b is the held buffer already */
     pgw__req_t *x = first;
-    while (x && x->copy_state != PGW__COPY_QUEUED)
+    while (x && !holds_output(x))
         x = x->next;
     if (!x) return 0;
     size_t cut = x->copy_end;
     if (pgw_buf_append(&s->copy.held, b->data + cut, b->len - cut) < 0) return PGW_ENOMEM;
     b->len = cut;
     for (pgw__req_t *y = x->next; y; y = y->next)
-        if (y->copy_state == PGW__COPY_QUEUED) y->copy_end -= cut;
+        if (holds_output(y)) y->copy_end -= cut;
     s->copy.tx = x;
     return 0;
 }
@@ -117,7 +127,7 @@ static void release(pgw_session_t *s, pgw__req_t *r)
         return;
     }
     pgw__req_t *next = r->next;
-    while (next && next->copy_state != PGW__COPY_QUEUED)
+    while (next && !holds_output(next))
         next = next->next;
     size_t n = next ? next->copy_end : s->copy.held.len;
     pgw_buf_t *out = pgw__req_buf(s);
@@ -128,7 +138,7 @@ static void release(pgw_session_t *s, pgw__req_t *r)
     }
     pgw_buf_consume(&s->copy.held, n);
     for (pgw__req_t *y = next; y; y = y->next)
-        if (y->copy_state == PGW__COPY_QUEUED) y->copy_end -= n;
+        if (holds_output(y)) y->copy_end -= n;
     s->copy.tx = next;
     if (!s->copy.tx) pgw__out_trim(s, &s->copy.held);
     pgw__trace_out(s, out, from, true);

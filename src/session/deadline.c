@@ -9,6 +9,19 @@
  * entries PGW__DL_EXPIRED, so that their completion reports PGW_ETIMEDOUT,
  * and, for a request not yet running, fires its callback at once and marks
  * it PGW__DL_REPORTED: the entry then only reads and drops its replies.
+ *
+ * A deadline may end in a cancel, which interrupts whatever the backend
+ * runs when the signal lands, not the request it was meant for: the target
+ * may have ended just before, and one CancelRequest may even deliver two
+ * signals (PostgreSQL signals the backend and its process group), the
+ * second after the first interrupted the target. A request already written
+ * behind the target would be interrupted then (57014): another caller's,
+ * on a pool's connection. So a submit with a deadline holds the output as
+ * a COPY does (copy.c): what is queued after it is written only once its
+ * last entry has left the FIFO (its ReadyForQuery read), and a driver
+ * writes nothing while a cancel is in flight (conn.c), so the next request
+ * reaches the backend only after every signal the cancel can send. Requests
+ * with deadlines are therefore not pipelined behind one another.
  */
 #include "session_internal.h"
 
@@ -18,6 +31,12 @@ int64_t pgw__dl_effective(const pgw_session_t *s, const pgw_request_t *rq)
     if (t == PGW_TIMEOUT_NONE) return 0;
     if (!s->cb.on_deadline) return t ? PGW_ENOTSUP : 0;
     return t ? t : s->fifo.request_timeout_ms;
+}
+
+void pgw__dl_hold(pgw__req_t *r, const pgw_buf_t *b)
+{
+    r->dl |= PGW__DL_HOLDS;
+    r->copy_end = b->len;
 }
 
 void pgw__dl_announce(pgw_session_t *s, const pgw__req_t *first)

@@ -35,7 +35,8 @@ static pgw__req_t *pop_head(pgw_session_t *s)
     pgw__req_t *r = s->fifo.head;
     s->fifo.head = r->next;
     if (!s->fifo.head) s->fifo.tail = NULL;
-    if (r->copy_state) pgw__copy_leaving(s, r); /* before unlinking: it reads r->next */
+    /* before unlinking: it reads r->next */
+    if (r->copy_state || (r->dl & PGW__DL_HOLDS)) pgw__copy_leaving(s, r);
     r->next = NULL;
     return r;
 }

@@ -869,6 +869,7 @@ static int submit_begin(pgw_session_t *s, submit_t *sb, bool batch, pgw_driver_h
 
 static int submit_end(submit_t *sb, int rc)
 {
+    if (rc == 0 && sb->timed) pgw__dl_hold(sb->last, sb->b);
     if (rc == 0) rc = pgw__copy_split(sb->s, sb->b, sb->first);
     if (rc < 0) {
         if (!sb->s->submit.refusal[0]) refuse(sb, rc, "%s", pgw_strerror(rc));

@@ -299,8 +299,9 @@ typedef struct pgw__req {
      * dropped when the entry is released), or NULL. */
     struct pgw__cached *cached;
     /* COPY (copy.c): the caller's callbacks, the state (enum pgw__copy_state),
-     * and, while the COPY holds the output, where the bytes queued after it
-     * begin in the held buffer. */
+     * and, while the COPY (or the end of a submit with a deadline,
+     * PGW__DL_HOLDS) holds the output, where the bytes queued after it begin
+     * in the held buffer. */
     pgw_copy_source_cb copy_source;
     pgw_copy_data_cb copy_data_cb;
     pgw_copy_start_cb copy_start_cb;
@@ -744,8 +745,9 @@ int pgw__enc_fetch(pgw_session_t *s, pgw_buf_t *b, pgw__req_t *r, const pgw_requ
 int pgw__enc_close_portal(pgw_session_t *s, pgw_buf_t *b, pgw__req_t *r, const pgw_request_t *rq);
 /* deadline.c */
 enum pgw__dl_bits {
-    PGW__DL_EXPIRED = 1u << 0, /* completes with PGW_ETIMEDOUT */
-    PGW__DL_REPORTED = 1u << 1 /* its callback already fired: the entry only eats replies */
+    PGW__DL_EXPIRED = 1u << 0,  /* completes with PGW_ETIMEDOUT */
+    PGW__DL_REPORTED = 1u << 1, /* its callback already fired: the entry only eats replies */
+    PGW__DL_HOLDS = 1u << 2     /* the last entry of a submit with a deadline: see deadline.c */
 };
 /* The timeout request rq gets (0: none), or PGW_ENOTSUP as a negative value
  * when it asks one and the driver takes none. */
@@ -755,6 +757,9 @@ static inline int pgw__dl_status(const pgw__req_t *r, int status)
 {
     return (r->dl & PGW__DL_EXPIRED) ? PGW_ETIMEDOUT : status;
 }
+/* Before a commit of a submit with a deadline (r its last entry, b the
+ * buffer it was encoded into): what is queued after it waits. */
+void pgw__dl_hold(pgw__req_t *r, const pgw_buf_t *b);
 /* After a commit: tell the driver the deadline of each request of it. */
 void pgw__dl_announce(pgw_session_t *s, const pgw__req_t *first);
 

@@ -29,10 +29,11 @@
  *     it closed; RSS is flat between the end of the warm-up (a quarter of
  *     the run) and the end, within 8 MiB (not checked under ASan or
  *     valgrind, whose allocators hold freed memory).
- * Deadlines run on checkouts, not on pipelined one-shots: there a
- * deadline's cancel can interrupt the one-shot pipelined behind it,
- * another caller's request (57014), which this soak found;
- * PGW_SOAK_DEADLINE_ONESHOT=1 puts them there and shows it.
+ * Deadlines run on checkouts and on pipelined one-shots, half each: a
+ * deadline's cancel once interrupted the one-shot pipelined behind it,
+ * another caller's request (57014), which this soak found (issue 24);
+ * PGW_SOAK_DEADLINE_ONESHOT=1 puts them all on one-shots, 0 all on
+ * checkouts.
  * PGW_SOAK_SECONDS sets the length: 30 s by default (10 s under valgrind
  * or PGW_TEST_SLOW), 300 for the issue's CI soak, 3600 for the long run;
  * PGW_SOAK_SEED the workload's random seed (1). The figures (requests by
@@ -318,7 +319,7 @@ static void start_oneshot(int kind)
         r = PGW_QUERY(text, &p, 1, NULL, NULL);
         break;
     }
-    case K_DEADLINE: /* PGW_SOAK_DEADLINE_ONESHOT=1 only (see the header) */
+    case K_DEADLINE: /* see the header */
         s = slot_take(kind, 0);
         r = PGW_QUERY("SELECT pg_sleep(2), $1::int8", &p, 1, NULL, NULL);
         r.timeout_ms = 50;
@@ -615,7 +616,7 @@ static int soak_seconds(void)
     return pgt_env_int("PGW_SOAK_SECONDS", slow_mode ? 10 : 30);
 }
 
-static int deadline_oneshot; /* PGW_SOAK_DEADLINE_ONESHOT */
+static int deadline_oneshot; /* PGW_SOAK_DEADLINE_ONESHOT: 1, 0, else half */
 
 static void start_one(void)
 {
@@ -627,7 +628,8 @@ static void start_one(void)
     else if (r < 56)
         start_oneshot(K_DDL_READ);
     else if (r < 60)
-        deadline_oneshot ? start_oneshot(K_DEADLINE) : start_checkout(K_DEADLINE);
+        deadline_oneshot == 1 || (deadline_oneshot != 0 && rand() % 2) ? start_oneshot(K_DEADLINE)
+                                                                       : start_checkout(K_DEADLINE);
     else if (r < 68)
         start_oneshot(K_COPY_IN);
     else if (r < 76)
@@ -697,7 +699,7 @@ static void test_soak(void **state)
                                NULL),
                      0);
     srand((unsigned)pgt_env_int("PGW_SOAK_SEED", 1));
-    deadline_oneshot = pgt_env_int("PGW_SOAK_DEADLINE_ONESHOT", 0);
+    deadline_oneshot = pgt_env_int("PGW_SOAK_DEADLINE_ONESHOT", 2);
     slots_init();
     int fd_before = open_fds();
 

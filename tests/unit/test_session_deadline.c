@@ -4,7 +4,9 @@
  * pgw_session_expire for a running request (completes with PGW_ETIMEDOUT
  * at the server's answer, its 57014 kept), a queued one (completes at once,
  * its replies dropped, rows not streamed), a batch member, a session that
- * fails afterwards, and the calls it refuses.
+ * fails afterwards, and the calls it refuses; the output held behind a
+ * request with a deadline until it completes (its cancel can then land on
+ * nothing else).
  */
 #include "test_session_util.h"
 
@@ -254,6 +256,58 @@ static void test_expire_refusals(void **state)
     pgw_buf_free(&w);
 }
 
+static size_t output_len(pgw_session_t *s)
+{
+    size_t len = 0;
+    pgw_session_pending_output(s, &len);
+    return len;
+}
+
+/* Behind a request with a deadline nothing is handed out until it has
+ * completed: a late cancel (or the second signal of one) must not find
+ * another request running. Requests without deadlines are pipelined, and a
+ * request with one goes out behind them. */
+static void test_output_held_behind_deadline(void **state)
+{
+    (void)state;
+    pgw_session_t *s = timed_session(0);
+    assert_int_equal(submit(s, 0, 0), 0);
+    size_t one = output_len(s);
+    assert_int_equal(submit(s, 100, 1), 0);
+    size_t two = output_len(s);
+    assert_true(two > one);
+    assert_int_equal(submit(s, 0, 2), 0);
+    assert_int_equal(submit(s, 100, 3), 0);
+    assert_int_equal(output_len(s), two);
+    pgw_buf_t w = {0};
+    answer(&w, 5);
+    feed(s, &w);
+    assert_int_equal(output_len(s), two); /* the timed one still runs */
+    pgw_buf_reset(&w);
+    answer_cancelled(&w); /* its ReadyForQuery releases the two behind it */
+    feed(s, &w);
+    assert_int_equal(R.done[1].status, PGW_ESERVER);
+    assert_true(output_len(s) > two);
+    size_t three = output_len(s);
+    assert_int_equal(submit(s, 0, 4), 0); /* behind the last timed one: held */
+    assert_int_equal(output_len(s), three);
+    pgw_buf_reset(&w);
+    for (int v = 6; v <= 7; v++)
+        answer(&w, v);
+    feed(s, &w);
+    assert_true(output_len(s) > three);
+    pgw_buf_reset(&w);
+    answer(&w, 8);
+    feed(s, &w);
+    assert_int_equal(R.done[0].value, 5);
+    assert_int_equal(R.done[2].value, 6);
+    assert_int_equal(R.done[3].value, 7);
+    assert_int_equal(R.done[4].value, 8);
+    assert_int_equal(pgw_session_pending(s), 0);
+    pgw_session_free(s);
+    pgw_buf_free(&w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -264,6 +318,7 @@ int main(void)
         cmocka_unit_test(test_expire_batch_member),
         cmocka_unit_test(test_expire_then_fail),
         cmocka_unit_test(test_expire_refusals),
+        cmocka_unit_test(test_output_held_behind_deadline),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
