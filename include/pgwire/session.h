@@ -56,8 +56,9 @@ typedef enum pgw_session_state {
  *                  as it was prepared (pgw_session_execute, see "Prepared
  *                  statements"); res holds the server's error (SQLSTATE
  *                  26000 or 0A000), as for PGW_ESERVER.
- *   PGW_ECOPY      the statement was a COPY and the request is not a
- *                  PGW_REQ_COPY (see "COPY" below): the session ended the
+ *   PGW_ECOPY      the statement was a COPY and the request cannot carry
+ *                  it (neither a PGW_REQ_COPY nor a PGW_REQ_SIMPLE given
+ *                  COPY callbacks; see "COPY" below): the session ended the
  *                  COPY at once; res holds what it answered (for COPY FROM,
  *                  the server's 57014 echoing the CopyFail, which names
  *                  PGW_REQ_COPY; for COPY TO, the tag "COPY n" of the data
@@ -474,7 +475,10 @@ typedef enum pgw_request_kind {
      * after it did not run). With on_row, the rows of every statement go to
      * it (row->fields describes the statement the row belongs to, row->index
      * counts across statements) and on_result receives the chain without
-     * rows. Never part of a batch (its own sync point). */
+     * rows. Never part of a batch (its own sync point). Given COPY callbacks
+     * (copy_source, on_copy_data, on_copy_start, on_copy_end) it carries
+     * each COPY among its statements as PGW_REQ_COPY does (see "COPY in a
+     * simple query"); without them such a COPY is ended at once (PGW_ECOPY). */
     PGW_REQ_SIMPLE,
     /* Parse and Describe statement of a named statement: stmt, sql and the
      * declared parameter types (param_types; NULL: all inferred). The result
@@ -576,11 +580,27 @@ enum {
  * when its deadline passes (see "Deadlines") the source is called no more
  * and CopyFail is sent at once.
  *
+ * COPY in a simple query. A PGW_REQ_SIMPLE given any of the COPY
+ * callbacks carries each COPY among its statements as PGW_REQ_COPY does:
+ * on_copy_start when the server begins one (pgw_copy_info_t.results then
+ * holds the results of the statements before it, so that a driver can
+ * hand them out first), the data pulled from copy_source or handed to
+ * on_copy_data, then on_copy_end with the COPY statement's result (its tag
+ * "COPY n" or the server's error) when that statement ends; the statements
+ * after it run, and on_result fires at ReadyForQuery with the whole chain,
+ * the COPY's result in its place. A COPY FROM STDIN without a copy_source
+ * gets a CopyFail ("COPY FROM STDIN without a data source"), which the
+ * server answers with 57014 (the statements after it do not run): the
+ * status is then PGW_EINVAL. Otherwise the status is 0, PGW_ESERVER when a
+ * statement failed, or the caller's negative code when it abandoned a COPY
+ * (the chain then holds the server's 57014).
+ *
  * COPY in other requests. The server may answer any statement with a COPY:
- * a COPY run as PGW_REQ_QUERY or PGW_REQ_SIMPLE (alone or among the
- * statements of a simple query), a PGW_REQ_EXECUTE of a statement prepared
- * from COPY, START_REPLICATION on a replication connection (CopyBoth).
- * Only PGW_REQ_COPY carries the callbacks a COPY needs, so the session ends
+ * a COPY run as PGW_REQ_QUERY or as a PGW_REQ_SIMPLE without COPY callbacks
+ * (alone or among the statements of a simple query), a PGW_REQ_EXECUTE of
+ * a statement prepared from COPY, START_REPLICATION on a replication
+ * connection (CopyBoth, refused by every request). Only PGW_REQ_COPY and a
+ * PGW_REQ_SIMPLE given COPY callbacks carry a COPY, so the session ends
  * such a COPY at once and keeps the connection: a COPY FROM STDIN gets a
  * CopyFail whose message names PGW_REQ_COPY (the server fails the
  * statement with 57014 and, in a simple query, skips the statements after
@@ -649,6 +669,11 @@ typedef struct pgw_copy_info {
     uint16_t ncols;             /* columns of the COPY */
     const int16_t *col_formats; /* ncols formats (0 or 1), valid as long as
                                    the request's result */
+    /* The request's results so far, a view valid during the call: for a
+     * PGW_REQ_SIMPLE the chain (pgw_result_next) of the statements before
+     * this COPY, then the COPY's own result (last, not complete); for a
+     * PGW_REQ_COPY its own result. The same results reach on_result. */
+    const pgw_result_t *results;
 } pgw_copy_info_t;
 
 /* Optional: the COPY began (before the first data is pulled or
@@ -656,6 +681,14 @@ typedef struct pgw_copy_info {
  * (COPY FROM: CopyFail; COPY TO: the data is discarded) and becomes the
  * status. */
 typedef int (*pgw_copy_start_cb)(const pgw_copy_info_t *info, void *ud);
+/* Optional, PGW_REQ_SIMPLE only: the COPY statement that began with
+ * on_copy_start ended (its CommandComplete or its error arrived; a COPY
+ * TO's data has all gone to on_copy_data). res is the COPY's result (tag
+ * "COPY n", or pgw_result_error), a view valid during the call; it stays
+ * in the chain on_result receives. The statements after it are still to
+ * come: a driver may pause the input here (pgw_session_pause_input,
+ * pgw_conn_pause_reading) until its caller has taken the COPY's data. */
+typedef void (*pgw_copy_end_cb)(const pgw_result_t *res, void *ud);
 /* pgw_request_t.timeout_ms: no deadline, whatever the default. */
 #define PGW_TIMEOUT_NONE UINT32_MAX
 
@@ -708,7 +741,9 @@ typedef struct pgw_request {
     /* QUERY: PGW_CACHE_DEFAULT, PGW_CACHE_SKIP or PGW_CACHE_NOW (another
      * value, or a non-zero one on another kind, is PGW_EINVAL). */
     uint32_t cache;
-    /* COPY (PGW_REQ_COPY only; ud is passed to each). */
+    /* COPY (PGW_REQ_COPY; PGW_REQ_SIMPLE to carry the COPY statements among
+     * its statements; another kind refuses them with PGW_EINVAL; ud is
+     * passed to each). */
     pgw_copy_source_cb copy_source;  /* COPY FROM STDIN data */
     pgw_copy_data_cb on_copy_data;   /* COPY TO STDOUT data (NULL: discarded) */
     pgw_copy_start_cb on_copy_start; /* optional */
@@ -726,6 +761,10 @@ typedef struct pgw_request {
      * or connection runs every request where it is, whatever this says;
      * another value is PGW_EINVAL. */
     uint32_t route;
+    /* PGW_REQ_SIMPLE with COPY callbacks (optional): a COPY statement
+     * ended (see pgw_copy_end_cb). At the end: the descriptor grows by
+     * size. */
+    pgw_copy_end_cb on_copy_end;
 } pgw_request_t;
 
 enum {

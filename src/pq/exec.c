@@ -202,6 +202,67 @@ static PGresult *rows_before_error(PGconn *conn, const pgw_result_t *p)
     return res;
 }
 
+/* The done-th result p of the session's chain into cmd's results (with the
+ * notices held before it). Returns 1 when p is an error; sets *fatal for
+ * one that ends the connection. */
+static int collect_one(pq_cmd_t *cmd, const pgw_result_t *p, unsigned done, int *fatal)
+{
+    PGconn *conn = cmd->conn;
+    release_notices(cmd, done, 0);
+    const pgw_error_t *e = pgw_result_error(p);
+    int is_err = e != NULL;
+    /* the server ends the connection after these */
+    const char *sev = e ? (e->severity_nonlocal ? e->severity_nonlocal : e->severity) : NULL;
+    if (sev && (!strcmp(sev, "FATAL") || !strcmp(sev, "PANIC"))) *fatal = 1;
+    PGresult *pr =
+        !is_err && cmd->describe == PQ_DESCRIBE_NONE
+            ? PQmakeEmptyPGresult(conn, PGRES_COMMAND_OK)
+            : pq__result_from_pgw_ex(conn, p, cmd->query, cmd->describe == PQ_DESCRIBE_COLUMNS);
+    if (is_err && cmd->describe == PQ_DESCRIBE_ROWS && pgw_result_nrows(p) > 0) {
+        PGresult *rows = rows_before_error(conn, p);
+        if (rows) {
+            pq__cmd_push(cmd, rows);
+            cmd->partial_at = cmd->nres;
+        }
+    }
+    /* In a pipeline, and after a COPY began (libpq reads the error only in
+     * PQgetResult, PQgetCopyData stops at it), the message is the
+     * command's once it is handed out. */
+    if (is_err && pr && !cmd->seg && !cmd->copy_began)
+        pq__conn_append_error(conn, "%s", PQresultErrorMessage(pr));
+    pq__cmd_push(cmd, pr);
+    return is_err;
+}
+
+/* The results of chain r not yet taken (a simple query's before a COPY
+ * were taken when it began), up to upto (excluded; NULL: all), until the
+ * first error. Returns 1 when one was an error. */
+static int collect_chain(pq_cmd_t *cmd, const pgw_result_t *r, const pgw_result_t *upto, int *fatal)
+{
+    unsigned done = 0;
+    for (const pgw_result_t *p = r; p && p != upto; p = pgw_result_next(p), done++) {
+        if (done < cmd->taken) continue;
+        cmd->taken = done + 1;
+        if (collect_one(cmd, p, done, fatal)) return 1;
+    }
+    return 0;
+}
+
+void pq__cmd_collect_before_copy(pq_cmd_t *cmd, const pgw_result_t *results)
+{
+    const pgw_result_t *last = results;
+    while (last && pgw_result_next(last))
+        last = pgw_result_next(last);
+    int fatal = 0;
+    collect_chain(cmd, results, last, &fatal);
+}
+
+void pq__cmd_collect_copy_end(pq_cmd_t *cmd, const pgw_result_t *res)
+{
+    int fatal = 0;
+    collect_one(cmd, res, (unsigned)cmd->taken++, &fatal);
+}
+
 static void collect(pq_cmd_t *cmd, int status, const pgw_result_t *r)
 {
     PGconn *conn = cmd->conn;
@@ -214,35 +275,7 @@ static void collect(pq_cmd_t *cmd, int status, const pgw_result_t *r)
         pq__cmd_push(cmd, pq__empty_result(conn, PGRES_PIPELINE_ABORTED));
         failed = 1;
     }
-    unsigned done = 0;
-    for (const pgw_result_t *p = r; p && !failed; p = pgw_result_next(p), done++) {
-        release_notices(cmd, done, 0);
-        const pgw_error_t *e = pgw_result_error(p);
-        int is_err = e != NULL;
-        /* the server ends the connection after these */
-        const char *sev = e ? (e->severity_nonlocal ? e->severity_nonlocal : e->severity) : NULL;
-        if (sev && (!strcmp(sev, "FATAL") || !strcmp(sev, "PANIC"))) fatal = 1;
-        PGresult *pr =
-            !is_err && cmd->describe == PQ_DESCRIBE_NONE
-                ? PQmakeEmptyPGresult(conn, PGRES_COMMAND_OK)
-                : pq__result_from_pgw_ex(conn, p, cmd->query, cmd->describe == PQ_DESCRIBE_COLUMNS);
-        if (is_err && cmd->describe == PQ_DESCRIBE_ROWS && pgw_result_nrows(p) > 0) {
-            PGresult *rows = rows_before_error(conn, p);
-            if (rows) {
-                pq__cmd_push(cmd, rows);
-                cmd->partial_at = cmd->nres;
-            }
-        }
-        if (is_err) {
-            failed = 1;
-            /* In a pipeline, and after a COPY began (libpq reads the
-             * error only in PQgetResult, PQgetCopyData stops at it), the
-             * message is the command's once it is handed out. */
-            if (pr && !cmd->seg && !cmd->copy_began)
-                pq__conn_append_error(conn, "%s", PQresultErrorMessage(pr));
-        }
-        pq__cmd_push(cmd, pr);
-    }
+    if (!failed) failed = collect_chain(cmd, r, NULL, &fatal);
     release_notices(cmd, 0, 1);
     if (is_connection_failure(status) || fatal || !pgw_conn_is_ready(conn->conn) ||
         pgw_session_state(pgw_conn_session(conn->conn)) == PGW_SESSION_BROKEN) {
@@ -428,11 +461,13 @@ static int send_kind(PGconn *conn, pq_cmd_kind_t kind, pgw_request_t *req, int d
         pq__cmd_free(cmd);
         return 0;
     }
-    if (kind == PQ_CMD_COPY) {
+    /* A simple query carries the COPYs among its statements too. */
+    if (kind == PQ_CMD_COPY || req->kind == PGW_REQ_SIMPLE) {
         req->ud = cmd;
         req->copy_source = pq__copy_source;
         req->on_copy_data = pq__copy_data;
         req->on_copy_start = pq__copy_start;
+        if (req->kind == PGW_REQ_SIMPLE) req->on_copy_end = pq__copy_end;
     }
     return pq__submit(conn, cmd, req);
 }

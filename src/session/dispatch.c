@@ -72,9 +72,9 @@ static void complete_one(pgw_session_t *s, int status)
 {
     pgw__req_t *r = pop_head(s);
     pgw_result_t *res = r->res;
-    bool keep_res =
-        status == 0 || status == PGW_ESERVER || status == PGW_ESTMTINVALID ||
-        (status == r->row_status && (r->flags & (PGW__RF_STREAM | PGW__RF_COPY_REFUSED)));
+    bool keep_res = status == 0 || status == PGW_ESERVER || status == PGW_ESTMTINVALID ||
+                    (status == r->row_status &&
+                     (r->flags & (PGW__RF_STREAM | PGW__RF_COPY_REFUSED | PGW__RF_COPY_CARRY)));
     settle(s, r, status);
     status = pgw__dl_status(r, status);
     if (res && !keep_res) {
@@ -429,10 +429,14 @@ static int on_simple(pgw_session_t *s, pgw__req_t *r, const pgw_msg_t *m)
         x = r->last;
         if (!x || x->complete) return PGW_EPROTO;
         return add_row(s, r, x, m);
-    case PGW_B_COMMAND_COMPLETE:
-        pgw__copy_statement_ended(s, r);
+    case PGW_B_COMMAND_COMPLETE: {
+        /* The server has read our CopyDone / CopyFail before this. */
+        if (r->copy_state == PGW__COPY_PUMP || r->copy_state == PGW__COPY_PAUSED) return PGW_EPROTO;
         x = chain_current(s, r);
-        return x ? pgw__result_set_tag(x, m) : PGW_ENOMEM;
+        int rc = x ? pgw__result_set_tag(x, m) : PGW_ENOMEM;
+        if (rc == 0) pgw__copy_statement_ended(s, r, x);
+        return rc;
+    }
     case PGW_B_EMPTY_QUERY:
         x = chain_new(s, r);
         if (!x) return PGW_ENOMEM;
@@ -559,11 +563,12 @@ static int on_rebind_ready(pgw_session_t *s, pgw__req_t *r, const pgw_msg_t *m)
 static int on_error(pgw_session_t *s, pgw__req_t *r, const pgw_error_fields_t *f)
 {
     if (r->kind == PGW__REQ_SIMPLE) {
-        pgw__copy_statement_ended(s, r);
         pgw_result_t *x = chain_current(s, r);
         if (!x) return PGW_ENOMEM;
         r->status = PGW_ESERVER;
-        return pgw__result_set_error(x, f);
+        int rc = pgw__result_set_error(x, f);
+        if (rc == 0) pgw__copy_statement_ended(s, r, x);
+        return rc;
     }
     int rc = 0;
     if (r->kind == PGW__REQ_SYNC) {
@@ -626,6 +631,8 @@ static int on_ready(pgw_session_t *s, pgw__req_t *r, const pgw_msg_t *m)
         if (!r->res && !chain_new(s, r)) return PGW_ENOMEM;
         int status = r->status;
         if (status == 0 && (r->flags & PGW__RF_STREAM) && r->row_status < 0) status = r->row_status;
+        /* A COPY the caller abandoned: the server's error (57014) is the echo. */
+        if ((r->flags & PGW__RF_COPY_CARRY) && r->row_status < 0) status = r->row_status;
         /* A COPY it could not carry, whatever the server made of its end. */
         if (r->flags & PGW__RF_COPY_REFUSED) status = PGW_ECOPY;
         complete_head(s, status);

@@ -250,8 +250,11 @@ static int validate(submit_t *sb, const pgw_request_t *rq)
                       rq->stmt);
     if (pgw__dl_effective(sb->s, rq) < 0)
         return refuse(sb, PGW_ENOTSUP, "%s: timeout_ms needs a driver that keeps time", kn);
-    if (rq->kind != PGW_REQ_COPY && (rq->copy_source || rq->on_copy_data || rq->on_copy_start))
+    bool copy_cbs = rq->copy_source || rq->on_copy_data || rq->on_copy_start || rq->on_copy_end;
+    if (copy_cbs && rq->kind != PGW_REQ_COPY && rq->kind != PGW_REQ_SIMPLE)
         return refuse(sb, PGW_EINVAL, "%s: COPY callbacks on a request that is not a COPY", kn);
+    if (rq->on_copy_end && rq->kind != PGW_REQ_SIMPLE)
+        return refuse(sb, PGW_EINVAL, "%s: on_copy_end is for a SIMPLE query", kn);
     if (sb->batch && (rq->kind == PGW_REQ_SIMPLE || rq->kind == PGW_REQ_SYNC))
         return refuse(sb, PGW_EINVAL, "%s cannot be part of a batch", kn);
     return 0;
@@ -782,6 +785,7 @@ static int queue_request(submit_t *sb, const pgw_request_t *rq, bool own_sync)
     case PGW_REQ_SIMPLE:
         rc = pgw_enc_query(sb->b, rq->sql, strlen(rq->sql), sb->s->max_message);
         if (rc == 0) rc = hold_if_copy(sb, r, sql_words(sb, rq) & PGW__SQL_COPY);
+        pgw__copy_carry(r, rq);
         break;
     case PGW_REQ_QUERY:
         if (rq->flags & PGW_Q_TEXT) r->flags |= PGW__RF_TEXT;
