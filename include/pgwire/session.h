@@ -522,7 +522,17 @@ typedef enum pgw_request_kind {
      * this closes the group's last portal (the group's implicit transaction
      * commits there: on_result fires at its ReadyForQuery, with the commit's
      * error if it failed). */
-    PGW_REQ_CLOSE_PORTAL = 11
+    PGW_REQ_CLOSE_PORTAL = 11,
+    /* Describe the portal `portal` ("" is the unnamed one; libpq's
+     * PQdescribePortal): the result has the portal's columns, with the
+     * formats it was bound with, and no rows (no columns when the portal
+     * returns none). A portal that does not exist is the server's error
+     * (34000, PGW_ESERVER), which like any error fails an open transaction
+     * block. A portal lives in a transaction: describe a cursor DECLAREd in
+     * a transaction block, or a portal of the open group (this request then
+     * joins the group, see "Portals and open groups"); outside both, the
+     * request's own Sync has ended the portal before it runs. */
+    PGW_REQ_DESCRIBE_PORTAL = 12
 } pgw_request_kind_t;
 
 /* Request flags (pgw_request_t.flags). */
@@ -749,8 +759,8 @@ typedef struct pgw_request {
     pgw_copy_start_cb on_copy_start; /* optional */
     /* portals (see "Portals and open groups") */
     /* QUERY, EXECUTE: bind into this named portal instead of the unnamed
-     * one, and keep it open for FETCH; FETCH, CLOSE_PORTAL: the portal
-     * ("" is the unnamed portal). Copied during the submit. */
+     * one, and keep it open for FETCH; FETCH, CLOSE_PORTAL, DESCRIBE_PORTAL:
+     * the portal ("" is the unnamed portal). Copied during the submit. */
     const char *portal;
     /* QUERY, EXECUTE, FETCH: at most this many rows per Execute (0: all).
      * On QUERY / EXECUTE a non-zero value opens a portal (the unnamed one
@@ -841,6 +851,8 @@ PGW_INLINE pgw_request_t pgw_request_make_portal(pgw_request_kind_t kind, const 
     pgw_request_make_portal(PGW_REQ_FETCH, (portal), (max_rows), (cb), (ud))
 #define PGW_CLOSE_PORTAL(portal, cb, ud) \
     pgw_request_make_portal(PGW_REQ_CLOSE_PORTAL, (portal), 0, (cb), (ud))
+#define PGW_DESCRIBE_PORTAL(portal, cb, ud) \
+    pgw_request_make_portal(PGW_REQ_DESCRIBE_PORTAL, (portal), 0, (cb), (ud))
 
 /* A COPY FROM STDIN fed by source, or a COPY TO STDOUT delivered to
  * on_data (either may be NULL). */

@@ -566,10 +566,9 @@ int PQsendDescribePrepared(PGconn *conn, const char *stmt)
 
 int PQsendDescribePortal(PGconn *conn, const char *portal)
 {
-    (void)portal;
     if (!pq__send_start(conn)) return 0;
-    pq__conn_set_error(conn, "PQsendDescribePortal is not supported by this library\n");
-    return 0;
+    pgw_request_t req = PGW_DESCRIBE_PORTAL(portal ? portal : "", NULL, NULL);
+    return send_kind(conn, PQ_CMD_QUERY, &req, PQ_DESCRIBE_COLUMNS);
 }
 
 int PQsendClosePrepared(PGconn *conn, const char *stmt)

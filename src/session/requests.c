@@ -230,13 +230,13 @@ static int validate(submit_t *sb, const pgw_request_t *rq)
         return refuse(sb, PGW_EINVAL, "%s: result_formats is NULL", kn);
     if (rq->on_row && !takes_params && rq->kind != PGW_REQ_SIMPLE && rq->kind != PGW_REQ_FETCH)
         return refuse(sb, PGW_EINVAL, "%s returns no rows to stream", kn);
-    bool names_portal =
-        takes_params || rq->kind == PGW_REQ_FETCH || rq->kind == PGW_REQ_CLOSE_PORTAL;
+    bool portal_kind = rq->kind == PGW_REQ_FETCH || rq->kind == PGW_REQ_CLOSE_PORTAL ||
+                       rq->kind == PGW_REQ_DESCRIBE_PORTAL;
+    bool names_portal = takes_params || portal_kind;
     if ((rq->portal && !names_portal) ||
         (rq->max_rows && !takes_params && rq->kind != PGW_REQ_FETCH))
         return refuse(sb, PGW_EINVAL, "%s takes no portal or max_rows", kn);
-    if ((rq->kind == PGW_REQ_FETCH || rq->kind == PGW_REQ_CLOSE_PORTAL) && !rq->portal)
-        return refuse(sb, PGW_EINVAL, "%s needs a portal name", kn);
+    if (portal_kind && !rq->portal) return refuse(sb, PGW_EINVAL, "%s needs a portal name", kn);
     if (rq->kind == PGW_REQ_FLUSH && !sb->s->fifo.head && !sb->first)
         return refuse(sb, PGW_EINVAL, "FLUSH: no request before it to wait for");
     if (rq->route > PGW_ROUTE_READ_ONLY)
@@ -812,6 +812,9 @@ static int queue_request(submit_t *sb, const pgw_request_t *rq, bool own_sync)
         break;
     case PGW_REQ_CLOSE_PORTAL:
         rc = pgw__enc_close_portal(sb->s, sb->b, r, rq);
+        break;
+    case PGW_REQ_DESCRIBE_PORTAL:
+        rc = pgw__enc_describe_portal(sb->b, r, rq);
         break;
     default:
         rc = enc_close(sb, r, rq);

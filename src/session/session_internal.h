@@ -211,7 +211,8 @@ void pgw__error_from_fields(const pgw_error_fields_t *f, pgw_error_t *e);
     X(COPY, COPY)              \
     X(FLUSH, FLUSH)            \
     X(FETCH, EXTENDED)         \
-    X(CLOSE_PORTAL, CLOSE)
+    X(CLOSE_PORTAL, CLOSE)     \
+    X(DESCRIBE_PORTAL, DESCRIBE)
 /* clang-format on */
 
 enum pgw__req_kind {
@@ -738,7 +739,8 @@ size_t pgw__out_backlog(const pgw_session_t *s);
 /* After output was consumed: fire on_drain if owed. */
 void pgw__drain_check(pgw_session_t *s);
 /* portal.c */
-/* The portal a QUERY / EXECUTE / FETCH / CLOSE_PORTAL names ("" unnamed). */
+/* The portal a QUERY / EXECUTE / FETCH / CLOSE_PORTAL / DESCRIBE_PORTAL
+ * names ("" unnamed). */
 const char *pgw__portal_name(const pgw_request_t *rq);
 /* 1 if the QUERY or EXECUTE rq opens a portal (portal or max_rows set). */
 bool pgw__opens_portal(const pgw_request_t *rq);
@@ -748,6 +750,8 @@ int32_t pgw__portal_max_rows(const pgw_request_t *rq);
  * set what r expects. Returns 0 or an encoder's error. */
 int pgw__enc_fetch(pgw_session_t *s, pgw_buf_t *b, pgw__req_t *r, const pgw_request_t *rq);
 int pgw__enc_close_portal(pgw_session_t *s, pgw_buf_t *b, pgw__req_t *r, const pgw_request_t *rq);
+/* Encode a DESCRIBE_PORTAL (Describe 'P') into b and set what r expects. */
+int pgw__enc_describe_portal(pgw_buf_t *b, pgw__req_t *r, const pgw_request_t *rq);
 /* deadline.c */
 enum pgw__dl_bits {
     PGW__DL_EXPIRED = 1u << 0, /* completes with PGW_ETIMEDOUT */
