@@ -542,7 +542,13 @@ enum {
     /* Inside a batch: end the sync group after this request (a Sync follows
      * it, so an error before it does not abort the requests after it).
      * Outside a batch every request has its own Sync anyway. */
-    PGW_Q_SYNC = 1u << 1
+    PGW_Q_SYNC = 1u << 1,
+    /* EXECUTE of a statement whose parameter types the session knows: a
+     * parameter count other than the statement's is sent as given (the
+     * parameters unconverted) for the server to refuse at Bind (08P01,
+     * PGW_ESERVER), as libpq's PQexecPrepared does, instead of being
+     * refused with PGW_EINVAL before anything is sent. */
+    PGW_Q_ANY_NPARAMS = 1u << 2
 };
 
 /* Statement-cache policy of one request (pgw_request_t.cache; QUERY only). */
@@ -718,7 +724,8 @@ typedef struct pgw_request {
      * the value fits (an int8 for an int4 parameter, an int4 for a float8)
      * and refused before anything is sent when it does not (PGW_ERANGE) or
      * cannot be (PGW_ETYPE); a count that differs from the statement's is
-     * PGW_EINVAL. pgw_session_refusal tells which parameter and why. */
+     * PGW_EINVAL (unless flags has PGW_Q_ANY_NPARAMS).
+     * pgw_session_refusal tells which parameter and why. */
     const pgw_param_t *params;
     size_t nparams;
     /* PREPARE: declared parameter types (NULL: inferred; nparam_types 0). */

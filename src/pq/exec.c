@@ -551,6 +551,7 @@ int PQsendQueryPrepared(PGconn *conn, const char *stmtName, int nParams,
     pgw_param_t *params = make_params(conn, nParams, NULL, paramValues, paramLengths, paramFormats);
     if (!params) return 0;
     pgw_request_t req = PGW_EXECUTE(stmtName, params, (size_t)nParams, NULL, NULL);
+    req.flags |= PGW_Q_ANY_NPARAMS; /* the server judges the count, as libpq lets it */
     set_result_format(&req, resultFormat);
     int ok = send_kind(conn, PQ_CMD_QUERY, &req, PQ_DESCRIBE_ROWS);
     free(params);

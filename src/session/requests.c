@@ -646,11 +646,14 @@ static int enc_execute(submit_t *sb, pgw__req_t *r, const pgw_request_t *rq, boo
     if (st && st->vouched) r->flags |= PGW__RF_VOUCHED;
     int rc;
     if (xi->known) {
-        if (rq->nparams != st->nparams)
+        /* Another count: the caller's to send as is (the server refuses
+         * it), else refused here; the statement's types do not apply. */
+        bool other_count = rq->nparams != st->nparams;
+        if (other_count && !(rq->flags & PGW_Q_ANY_NPARAMS))
             return refuse(sb, PGW_EINVAL, "statement \"%s\" takes %u parameters, %zu given",
                           rq->stmt, (unsigned)st->nparams, rq->nparams);
-        const pgw_param_t *params;
-        rc = convert_params(sb, st, rq, &params);
+        const pgw_param_t *params = rq->params;
+        rc = other_count ? 0 : convert_params(sb, st, rq, &params);
         if (rc == 0) rc = execute_known(sb, r, st, rq, params);
     } else {
         rc = execute_unknown(sb, r, rq, own_sync);
