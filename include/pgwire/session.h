@@ -532,7 +532,18 @@ typedef enum pgw_request_kind {
      * a transaction block, or a portal of the open group (this request then
      * joins the group, see "Portals and open groups"); outside both, the
      * request's own Sync has ended the portal before it runs. */
-    PGW_REQ_DESCRIBE_PORTAL = 12
+    PGW_REQ_DESCRIBE_PORTAL = 12,
+    /* A fast-path function call (FunctionCall 'F', libpq's PQfn): the
+     * function whose OID is fn_oid (not 0) with params as its arguments
+     * (each sent in its own format, types not sent: the function's own
+     * apply), its value asked in binary (text with PGW_Q_TEXT, or
+     * result_formats[0]; at most one entry). The result has one column
+     * (no name, type 0, the format asked) and one row: the value, NULL
+     * when the function returned NULL; no tag. The server's error is
+     * PGW_ESERVER. Like SIMPLE it is its own sync point (it completes at
+     * ReadyForQuery, inside or outside a transaction block) and is never
+     * part of a batch. */
+    PGW_REQ_FUNCTION_CALL = 13
 } pgw_request_kind_t;
 
 /* Request flags (pgw_request_t.flags). */
@@ -782,6 +793,8 @@ typedef struct pgw_request {
      * ended (see pgw_copy_end_cb). At the end: the descriptor grows by
      * size. */
     pgw_copy_end_cb on_copy_end;
+    /* FUNCTION_CALL: the function's OID. */
+    uint32_t fn_oid;
 } pgw_request_t;
 
 enum {
@@ -860,6 +873,16 @@ PGW_INLINE pgw_request_t pgw_request_make_portal(pgw_request_kind_t kind, const 
     pgw_request_make_portal(PGW_REQ_CLOSE_PORTAL, (portal), 0, (cb), (ud))
 #define PGW_DESCRIBE_PORTAL(portal, cb, ud) \
     pgw_request_make_portal(PGW_REQ_DESCRIBE_PORTAL, (portal), 0, (cb), (ud))
+PGW_INLINE pgw_request_t pgw_request_make_function_call(uint32_t fn_oid, const pgw_param_t *params,
+                                                        size_t nparams, pgw_result_cb cb, void *ud)
+{
+    pgw_request_t r =
+        pgw_request_make(PGW_REQ_FUNCTION_CALL, NULL, NULL, params, nparams, NULL, 0, cb, ud);
+    r.fn_oid = fn_oid;
+    return r;
+}
+#define PGW_FUNCTION_CALL(fn_oid, params, n, cb, ud) \
+    pgw_request_make_function_call((fn_oid), (params), (n), (cb), (ud))
 
 /* A COPY FROM STDIN fed by source, or a COPY TO STDOUT delivered to
  * on_data (either may be NULL). */

@@ -916,3 +916,101 @@ void pq__conn_clear_error(PGconn *conn)
     if (conn->pipeline == PQ_PIPELINE_OFF) drop_finished_head(conn);
     if (!conn->head) pq__str_reset(&conn->errmsg);
 }
+
+/* ------------------------------------------------------------------ PQfn */
+
+/* PQfn's arguments as parameters of the session's FUNCTION_CALL: an
+ * integer in network order in ints (4 bytes per argument), bytes as given,
+ * NULL for length -1; all binary, as libpq sends them. NULL with the error
+ * set when an integer has a size libpq cannot send. */
+static pgw_param_t *fn_args(PGconn *conn, const PQArgBlock *args, int nargs, uint8_t *ints)
+{
+    pgw_param_t *p = calloc(nargs > 0 ? (size_t)nargs : 1, sizeof *p);
+    if (!p) {
+        pq__conn_set_error(conn, "out of memory\n");
+        return NULL;
+    }
+    for (int i = 0; i < nargs; i++) {
+        const PQArgBlock *a = &args[i];
+        uint8_t *n = ints + 4 * (size_t)i;
+        if (a->len == -1) {
+            p[i] = pgw_null(0);
+        } else if (!a->isint) {
+            p[i] = pgw_raw(0, PGW_FORMAT_BINARY, a->u.ptr, a->len);
+        } else if (a->len == 4 || a->len == 2) {
+            uint32_t v = (uint32_t)a->u.integer;
+            for (int k = 0; k < a->len; k++)
+                n[k] = (uint8_t)(v >> (8 * (a->len - 1 - k)));
+            p[i] = pgw_raw(0, PGW_FORMAT_BINARY, n, a->len);
+        } else {
+            pq__conn_append_error(conn, "integer of size %lu not supported by pqPutInt\n",
+                                  (unsigned long)a->len);
+            free(p);
+            return NULL;
+        }
+    }
+    return p;
+}
+
+/* The function's value (the one cell of r) into result_buf as libpq reads
+ * it: an integer of 2 or 4 bytes in host order, else the bytes. 1, or 0
+ * with the error set. */
+static int fn_value(PGconn *conn, const PGresult *r, int *result_buf, int *result_len,
+                    int result_is_int)
+{
+    if (PQgetisnull(r, 0, 0)) {
+        *result_len = -1;
+        return 1;
+    }
+    int len = PQgetlength(r, 0, 0);
+    const unsigned char *v = (const unsigned char *)PQgetvalue(r, 0, 0);
+    *result_len = len;
+    if (!result_is_int) {
+        memcpy(result_buf, v, (size_t)len);
+    } else if (len == 4) {
+        *result_buf =
+            (int)((uint32_t)v[0] << 24 | (uint32_t)v[1] << 16 | (uint32_t)v[2] << 8 | v[3]);
+    } else if (len == 2) {
+        *result_buf = (int)(uint16_t)(v[0] << 8 | v[1]);
+    } else {
+        pq__conn_append_error(conn, "integer of size %lu not supported by pqGetInt\n",
+                              (unsigned long)len);
+        return 0;
+    }
+    return 1;
+}
+
+PGresult *PQfn(PGconn *conn, int fnid, int *result_buf, int *result_len, int result_is_int,
+               const PQArgBlock *args, int nargs)
+{
+    *result_len = 0;
+    if (!conn) return NULL;
+    pq__conn_clear_error(conn);
+    if (conn->pipeline != PQ_PIPELINE_OFF) {
+        pq__conn_append_error(conn, "%s not allowed in pipeline mode\n", "PQfn");
+        return NULL;
+    }
+    if (conn->status != CONNECTION_OK || conn->head || conn->copy != PQ_COPY_NONE) {
+        pq__conn_append_error(conn, "connection in wrong state\n");
+        return NULL;
+    }
+    if (!check_nparams(conn, nargs)) return NULL;
+    uint8_t *ints = malloc(nargs > 0 ? 4 * (size_t)nargs : 1);
+    pgw_param_t *params = ints ? fn_args(conn, args, nargs, ints) : NULL;
+    if (!ints) pq__conn_set_error(conn, "out of memory\n");
+    int ok = 0;
+    if (params) {
+        pgw_request_t req = PGW_FUNCTION_CALL((uint32_t)fnid, params, (size_t)nargs, NULL, NULL);
+        ok = send_kind(conn, PQ_CMD_QUERY, &req, PQ_DESCRIBE_ROWS);
+    }
+    free(params);
+    free(ints);
+    if (!ok) return NULL;
+    /* The value comes as a one-cell result; libpq hands out an empty one. */
+    PGresult *r = exec_finish(conn);
+    if (!r || PQresultStatus(r) != PGRES_TUPLES_OK) return r;
+    ok = fn_value(conn, r, result_buf, result_len, result_is_int);
+    PQclear(r);
+    return ok ? PQmakeEmptyPGresult(conn, PGRES_COMMAND_OK)
+              : pq__result_error(conn, PGRES_FATAL_ERROR, PQerrorMessage(conn));
+}

@@ -410,6 +410,27 @@ static pgw_result_t *chain_current(pgw_session_t *s, pgw__req_t *r)
     return chain_new(s, r);
 }
 
+/* FunctionCallResponse: the value as a result of one row and one column
+ * (no name, type 0, the format the call asked), its bytes a view into the
+ * read chunk as a DataRow's: the message's body is a DataRow's field. */
+static int function_result(pgw_session_t *s, pgw__req_t *r, const pgw_msg_t *m)
+{
+    if (r->res) return PGW_EPROTO; /* one per call */
+    pgw_result_t *x = chain_new(s, r);
+    if (!x) return PGW_ENOMEM;
+    static const char noname[] = "";
+    pgw_field_desc_t f = {{noname, 0}, 0, 0, 0, -1, -1, r->fn_format};
+    int rc = pgw__result_set_desc(x, &f, 1, NULL, 0);
+    if (rc < 0) return rc;
+    pgw_msg_t row = *m;
+    row.type = PGW_B_DATA_ROW;
+    row.u.data_row.ncols = 1;
+    row.u.data_row.fields = m->body;
+    rc = pgw__result_add_row(x, &row, s->input.chunk);
+    x->complete = true;
+    return rc;
+}
+
 static int on_simple(pgw_session_t *s, pgw__req_t *r, const pgw_msg_t *m)
 {
     pgw_result_t *x;
@@ -442,6 +463,8 @@ static int on_simple(pgw_session_t *s, pgw__req_t *r, const pgw_msg_t *m)
         if (!x) return PGW_ENOMEM;
         x->complete = true;
         return 0;
+    case PGW_B_FUNCTION_RESULT:
+        return r->is_call ? function_result(s, r, m) : PGW_EPROTO;
     default:
         return PGW_EPROTO;
     }

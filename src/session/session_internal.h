@@ -212,11 +212,12 @@ void pgw__error_from_fields(const pgw_error_fields_t *f, pgw_error_t *e);
     X(FLUSH, FLUSH)            \
     X(FETCH, EXTENDED)         \
     X(CLOSE_PORTAL, CLOSE)     \
-    X(DESCRIBE_PORTAL, DESCRIBE)
+    X(DESCRIBE_PORTAL, DESCRIBE)  \
+    X(FUNCTION_CALL, SIMPLE)
 /* clang-format on */
 
 enum pgw__req_kind {
-    PGW__REQ_SIMPLE = 1, /* 'Q': completes at ReadyForQuery */
+    PGW__REQ_SIMPLE = 1, /* 'Q' (or 'F'): completes at ReadyForQuery */
     PGW__REQ_EXTENDED,   /* query / execute: [1] 2 [T|n] D* C|I|s */
     PGW__REQ_PREPARE,    /* 1 t T|n */
     PGW__REQ_DESCRIBE,   /* t T|n */
@@ -307,6 +308,10 @@ typedef struct pgw__req {
     pgw_copy_data_cb copy_data_cb;
     pgw_copy_start_cb copy_start_cb;
     pgw_copy_end_cb copy_end_cb;
+    /* A FUNCTION_CALL (a SIMPLE entry answered by 'V'), and the format it
+     * asked for the value. */
+    bool is_call;
+    int16_t fn_format;
     uint8_t copy_state;
     size_t copy_end;
     /* Deadlines (deadline.c): the ticket of the submit the entry belongs to

@@ -21,32 +21,10 @@
 
 #include <cmocka.h>
 
-typedef struct got {
-    int done, status;
-    pgw_result_t *res;
-} got_t;
-
-static void on_done(int status, pgw_result_t *res, void *ud)
-{
-    got_t *g = ud;
-    g->status = status;
-    g->res = res;
-    g->done++;
-}
-
-/* Submit r on f and wait for it; returns its status, *res its result. */
+/* A request on f: its status, its result in *res (NULL: freed). */
 static int run(pgt_conn_t *f, pgw_request_t r, pgw_result_t **res)
 {
-    got_t g = {0, 0, NULL};
-    r.on_result = on_done;
-    r.ud = &g;
-    assert_int_equal(pgw_conn_submit(f->conn, &r), 0);
-    pgt_conn_run(f, &g.done, 1);
-    if (res)
-        *res = g.res;
-    else
-        pgw_result_free(g.res);
-    return g.status;
+    return pgt_conn_request(f, r, res);
 }
 
 static int simple(pgt_conn_t *f, const char *sql)

@@ -21,29 +21,10 @@
 
 #include <cmocka.h>
 
-typedef struct got {
-    int done, status;
-    pgw_result_t *res;
-} got_t;
-
-static void on_done(int status, pgw_result_t *res, void *ud)
-{
-    got_t *g = ud;
-    g->status = status;
-    g->res = res;
-    g->done++;
-}
-
+/* A request on f: its status, its result in *res (NULL: freed). */
 static int run(pgt_conn_t *f, pgw_request_t r, pgw_result_t **res)
 {
-    got_t g = {0, 0, NULL};
-    r.on_result = on_done;
-    r.ud = &g;
-    int rc = pgw_conn_submit(f->conn, &r);
-    if (rc < 0) return rc;
-    pgt_conn_run(f, &g.done, 1);
-    *res = g.res;
-    return g.status;
+    return pgt_conn_request(f, r, res);
 }
 
 /* libpq's error for executing "st" (two parameters) with n of them. */
