@@ -69,7 +69,7 @@ typedef enum pgw_session_state {
  *                  is NULL.
  *   PGW_ECANCELED  the session was freed or the connection closed first.
  * A request that ends with its own Sync (every request outside a batch but
- * SIMPLE and SYNC) completes at that Sync's ReadyForQuery, failed or not,
+ * SIMPLE, FUNCTION_CALL and SYNC) completes at that Sync's ReadyForQuery, failed or not,
  * so pgw_session_txn_status says, during and after its callback, what it
  * left: idle, a transaction block, or a failed one.
  * OWNERSHIP: res (when not NULL) belongs to the callee, which frees it with
@@ -904,8 +904,8 @@ PGW_INLINE pgw_request_t pgw_request_make_copy(const char *sql, pgw_copy_source_
 #define pgw_request_copy_make pgw_request_make_copy
 
 /*
- * Submit one request. Every request but SIMPLE and SYNC ends with its own
- * Sync (its own implicit transaction, an error barrier). Parameters are
+ * Submit one request. Every request but SIMPLE, FUNCTION_CALL and SYNC
+ * ends with its own Sync (its own implicit transaction, an error barrier). Parameters are
  * encoded straight into the output buffer; encoding is all or nothing.
  * Returns 0 (on_result will fire exactly once), or, with nothing queued and
  * no callback: PGW_EINVAL (NULL session or request, size 0, unknown kind, a
@@ -932,7 +932,7 @@ PGW_EXTERN int pgw_session_submit(pgw_session_t *s, const pgw_request_t *req);
  * NULL) fires once, after every request's own callback, with 0 if all
  * succeeded or the first failure, and a result without rows (free it as
  * any result). Kinds QUERY, PREPARE, EXECUTE, DESCRIBE, CLOSE and COPY
- * only (SIMPLE and SYNC are PGW_EINVAL). Executions read the statement table as
+ * only (SIMPLE, FUNCTION_CALL and SYNC are PGW_EINVAL). Executions read the statement table as
  * the requests before them in the batch leave it (an EXECUTE after a
  * PREPARE of the same name describes its portal in the same round trip).
  * Returns 0, or an error of pgw_session_submit for the first request
