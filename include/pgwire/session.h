@@ -56,8 +56,9 @@ typedef enum pgw_session_state {
  *                  as it was prepared (pgw_session_execute, see "Prepared
  *                  statements"); res holds the server's error (SQLSTATE
  *                  26000 or 0A000), as for PGW_ESERVER.
- *   PGW_ECOPY      the statement was a COPY and the request is not a
- *                  PGW_REQ_COPY (see "COPY" below): the session ended the
+ *   PGW_ECOPY      the statement was a COPY and the request cannot carry
+ *                  it (neither a PGW_REQ_COPY nor a PGW_REQ_SIMPLE given
+ *                  COPY callbacks; see "COPY" below): the session ended the
  *                  COPY at once; res holds what it answered (for COPY FROM,
  *                  the server's 57014 echoing the CopyFail, which names
  *                  PGW_REQ_COPY; for COPY TO, the tag "COPY n" of the data
@@ -68,7 +69,7 @@ typedef enum pgw_session_state {
  *                  is NULL.
  *   PGW_ECANCELED  the session was freed or the connection closed first.
  * A request that ends with its own Sync (every request outside a batch but
- * SIMPLE and SYNC) completes at that Sync's ReadyForQuery, failed or not,
+ * SIMPLE, FUNCTION_CALL and SYNC) completes at that Sync's ReadyForQuery, failed or not,
  * so pgw_session_txn_status says, during and after its callback, what it
  * left: idle, a transaction block, or a failed one.
  * OWNERSHIP: res (when not NULL) belongs to the callee, which frees it with
@@ -474,7 +475,10 @@ typedef enum pgw_request_kind {
      * after it did not run). With on_row, the rows of every statement go to
      * it (row->fields describes the statement the row belongs to, row->index
      * counts across statements) and on_result receives the chain without
-     * rows. Never part of a batch (its own sync point). */
+     * rows. Never part of a batch (its own sync point). Given COPY callbacks
+     * (copy_source, on_copy_data, on_copy_start, on_copy_end) it carries
+     * each COPY among its statements as PGW_REQ_COPY does (see "COPY in a
+     * simple query"); without them such a COPY is ended at once (PGW_ECOPY). */
     PGW_REQ_SIMPLE,
     /* Parse and Describe statement of a named statement: stmt, sql and the
      * declared parameter types (param_types; NULL: all inferred). The result
@@ -518,7 +522,28 @@ typedef enum pgw_request_kind {
      * this closes the group's last portal (the group's implicit transaction
      * commits there: on_result fires at its ReadyForQuery, with the commit's
      * error if it failed). */
-    PGW_REQ_CLOSE_PORTAL = 11
+    PGW_REQ_CLOSE_PORTAL = 11,
+    /* Describe the portal `portal` ("" is the unnamed one; libpq's
+     * PQdescribePortal): the result has the portal's columns, with the
+     * formats it was bound with, and no rows (no columns when the portal
+     * returns none). A portal that does not exist is the server's error
+     * (34000, PGW_ESERVER), which like any error fails an open transaction
+     * block. A portal lives in a transaction: describe a cursor DECLAREd in
+     * a transaction block, or a portal of the open group (this request then
+     * joins the group, see "Portals and open groups"); outside both, the
+     * request's own Sync has ended the portal before it runs. */
+    PGW_REQ_DESCRIBE_PORTAL = 12,
+    /* A fast-path function call (FunctionCall 'F', libpq's PQfn): the
+     * function whose OID is fn_oid (not 0) with params as its arguments
+     * (each sent in its own format, types not sent: the function's own
+     * apply), its value asked in binary (text with PGW_Q_TEXT, or
+     * result_formats[0]; at most one entry). The result has one column
+     * (no name, type 0, the format asked) and one row: the value, NULL
+     * when the function returned NULL; no tag. The server's error is
+     * PGW_ESERVER. Like SIMPLE it is its own sync point (it completes at
+     * ReadyForQuery, inside or outside a transaction block) and is never
+     * part of a batch. */
+    PGW_REQ_FUNCTION_CALL = 13
 } pgw_request_kind_t;
 
 /* Request flags (pgw_request_t.flags). */
@@ -528,7 +553,13 @@ enum {
     /* Inside a batch: end the sync group after this request (a Sync follows
      * it, so an error before it does not abort the requests after it).
      * Outside a batch every request has its own Sync anyway. */
-    PGW_Q_SYNC = 1u << 1
+    PGW_Q_SYNC = 1u << 1,
+    /* EXECUTE of a statement whose parameter types the session knows: a
+     * parameter count other than the statement's is sent as given (the
+     * parameters unconverted) for the server to refuse at Bind (08P01,
+     * PGW_ESERVER), as libpq's PQexecPrepared does, instead of being
+     * refused with PGW_EINVAL before anything is sent. */
+    PGW_Q_ANY_NPARAMS = 1u << 2
 };
 
 /* Statement-cache policy of one request (pgw_request_t.cache; QUERY only). */
@@ -576,11 +607,27 @@ enum {
  * when its deadline passes (see "Deadlines") the source is called no more
  * and CopyFail is sent at once.
  *
+ * COPY in a simple query. A PGW_REQ_SIMPLE given any of the COPY
+ * callbacks carries each COPY among its statements as PGW_REQ_COPY does:
+ * on_copy_start when the server begins one (pgw_copy_info_t.results then
+ * holds the results of the statements before it, so that a driver can
+ * hand them out first), the data pulled from copy_source or handed to
+ * on_copy_data, then on_copy_end with the COPY statement's result (its tag
+ * "COPY n" or the server's error) when that statement ends; the statements
+ * after it run, and on_result fires at ReadyForQuery with the whole chain,
+ * the COPY's result in its place. A COPY FROM STDIN without a copy_source
+ * gets a CopyFail ("COPY FROM STDIN without a data source"), which the
+ * server answers with 57014 (the statements after it do not run): the
+ * status is then PGW_EINVAL. Otherwise the status is 0, PGW_ESERVER when a
+ * statement failed, or the caller's negative code when it abandoned a COPY
+ * (the chain then holds the server's 57014).
+ *
  * COPY in other requests. The server may answer any statement with a COPY:
- * a COPY run as PGW_REQ_QUERY or PGW_REQ_SIMPLE (alone or among the
- * statements of a simple query), a PGW_REQ_EXECUTE of a statement prepared
- * from COPY, START_REPLICATION on a replication connection (CopyBoth).
- * Only PGW_REQ_COPY carries the callbacks a COPY needs, so the session ends
+ * a COPY run as PGW_REQ_QUERY or as a PGW_REQ_SIMPLE without COPY callbacks
+ * (alone or among the statements of a simple query), a PGW_REQ_EXECUTE of
+ * a statement prepared from COPY, START_REPLICATION on a replication
+ * connection (CopyBoth, refused by every request). Only PGW_REQ_COPY and a
+ * PGW_REQ_SIMPLE given COPY callbacks carry a COPY, so the session ends
  * such a COPY at once and keeps the connection: a COPY FROM STDIN gets a
  * CopyFail whose message names PGW_REQ_COPY (the server fails the
  * statement with 57014 and, in a simple query, skips the statements after
@@ -649,6 +696,11 @@ typedef struct pgw_copy_info {
     uint16_t ncols;             /* columns of the COPY */
     const int16_t *col_formats; /* ncols formats (0 or 1), valid as long as
                                    the request's result */
+    /* The request's results so far, a view valid during the call: for a
+     * PGW_REQ_SIMPLE the chain (pgw_result_next) of the statements before
+     * this COPY, then the COPY's own result (last, not complete); for a
+     * PGW_REQ_COPY its own result. The same results reach on_result. */
+    const pgw_result_t *results;
 } pgw_copy_info_t;
 
 /* Optional: the COPY began (before the first data is pulled or
@@ -656,6 +708,14 @@ typedef struct pgw_copy_info {
  * (COPY FROM: CopyFail; COPY TO: the data is discarded) and becomes the
  * status. */
 typedef int (*pgw_copy_start_cb)(const pgw_copy_info_t *info, void *ud);
+/* Optional, PGW_REQ_SIMPLE only: the COPY statement that began with
+ * on_copy_start ended (its CommandComplete or its error arrived; a COPY
+ * TO's data has all gone to on_copy_data). res is the COPY's result (tag
+ * "COPY n", or pgw_result_error), a view valid during the call; it stays
+ * in the chain on_result receives. The statements after it are still to
+ * come: a driver may pause the input here (pgw_session_pause_input,
+ * pgw_conn_pause_reading) until its caller has taken the COPY's data. */
+typedef void (*pgw_copy_end_cb)(const pgw_result_t *res, void *ud);
 /* pgw_request_t.timeout_ms: no deadline, whatever the default. */
 #define PGW_TIMEOUT_NONE UINT32_MAX
 
@@ -675,7 +735,8 @@ typedef struct pgw_request {
      * the value fits (an int8 for an int4 parameter, an int4 for a float8)
      * and refused before anything is sent when it does not (PGW_ERANGE) or
      * cannot be (PGW_ETYPE); a count that differs from the statement's is
-     * PGW_EINVAL. pgw_session_refusal tells which parameter and why. */
+     * PGW_EINVAL (unless flags has PGW_Q_ANY_NPARAMS).
+     * pgw_session_refusal tells which parameter and why. */
     const pgw_param_t *params;
     size_t nparams;
     /* PREPARE: declared parameter types (NULL: inferred; nparam_types 0). */
@@ -708,14 +769,16 @@ typedef struct pgw_request {
     /* QUERY: PGW_CACHE_DEFAULT, PGW_CACHE_SKIP or PGW_CACHE_NOW (another
      * value, or a non-zero one on another kind, is PGW_EINVAL). */
     uint32_t cache;
-    /* COPY (PGW_REQ_COPY only; ud is passed to each). */
+    /* COPY (PGW_REQ_COPY; PGW_REQ_SIMPLE to carry the COPY statements among
+     * its statements; another kind refuses them with PGW_EINVAL; ud is
+     * passed to each). */
     pgw_copy_source_cb copy_source;  /* COPY FROM STDIN data */
     pgw_copy_data_cb on_copy_data;   /* COPY TO STDOUT data (NULL: discarded) */
     pgw_copy_start_cb on_copy_start; /* optional */
     /* portals (see "Portals and open groups") */
     /* QUERY, EXECUTE: bind into this named portal instead of the unnamed
-     * one, and keep it open for FETCH; FETCH, CLOSE_PORTAL: the portal
-     * ("" is the unnamed portal). Copied during the submit. */
+     * one, and keep it open for FETCH; FETCH, CLOSE_PORTAL, DESCRIBE_PORTAL:
+     * the portal ("" is the unnamed portal). Copied during the submit. */
     const char *portal;
     /* QUERY, EXECUTE, FETCH: at most this many rows per Execute (0: all).
      * On QUERY / EXECUTE a non-zero value opens a portal (the unnamed one
@@ -726,6 +789,12 @@ typedef struct pgw_request {
      * or connection runs every request where it is, whatever this says;
      * another value is PGW_EINVAL. */
     uint32_t route;
+    /* PGW_REQ_SIMPLE with COPY callbacks (optional): a COPY statement
+     * ended (see pgw_copy_end_cb). At the end: the descriptor grows by
+     * size. */
+    pgw_copy_end_cb on_copy_end;
+    /* FUNCTION_CALL: the function's OID. */
+    uint32_t fn_oid;
 } pgw_request_t;
 
 enum {
@@ -802,6 +871,18 @@ PGW_INLINE pgw_request_t pgw_request_make_portal(pgw_request_kind_t kind, const 
     pgw_request_make_portal(PGW_REQ_FETCH, (portal), (max_rows), (cb), (ud))
 #define PGW_CLOSE_PORTAL(portal, cb, ud) \
     pgw_request_make_portal(PGW_REQ_CLOSE_PORTAL, (portal), 0, (cb), (ud))
+#define PGW_DESCRIBE_PORTAL(portal, cb, ud) \
+    pgw_request_make_portal(PGW_REQ_DESCRIBE_PORTAL, (portal), 0, (cb), (ud))
+PGW_INLINE pgw_request_t pgw_request_make_function_call(uint32_t fn_oid, const pgw_param_t *params,
+                                                        size_t nparams, pgw_result_cb cb, void *ud)
+{
+    pgw_request_t r =
+        pgw_request_make(PGW_REQ_FUNCTION_CALL, NULL, NULL, params, nparams, NULL, 0, cb, ud);
+    r.fn_oid = fn_oid;
+    return r;
+}
+#define PGW_FUNCTION_CALL(fn_oid, params, n, cb, ud) \
+    pgw_request_make_function_call((fn_oid), (params), (n), (cb), (ud))
 
 /* A COPY FROM STDIN fed by source, or a COPY TO STDOUT delivered to
  * on_data (either may be NULL). */
@@ -823,8 +904,8 @@ PGW_INLINE pgw_request_t pgw_request_make_copy(const char *sql, pgw_copy_source_
 #define pgw_request_copy_make pgw_request_make_copy
 
 /*
- * Submit one request. Every request but SIMPLE and SYNC ends with its own
- * Sync (its own implicit transaction, an error barrier). Parameters are
+ * Submit one request. Every request but SIMPLE, FUNCTION_CALL and SYNC
+ * ends with its own Sync (its own implicit transaction, an error barrier). Parameters are
  * encoded straight into the output buffer; encoding is all or nothing.
  * Returns 0 (on_result will fire exactly once), or, with nothing queued and
  * no callback: PGW_EINVAL (NULL session or request, size 0, unknown kind, a
@@ -851,7 +932,7 @@ PGW_EXTERN int pgw_session_submit(pgw_session_t *s, const pgw_request_t *req);
  * NULL) fires once, after every request's own callback, with 0 if all
  * succeeded or the first failure, and a result without rows (free it as
  * any result). Kinds QUERY, PREPARE, EXECUTE, DESCRIBE, CLOSE and COPY
- * only (SIMPLE and SYNC are PGW_EINVAL). Executions read the statement table as
+ * only (SIMPLE, FUNCTION_CALL and SYNC are PGW_EINVAL). Executions read the statement table as
  * the requests before them in the batch leave it (an EXECUTE after a
  * PREPARE of the same name describes its portal in the same round trip).
  * Returns 0, or an error of pgw_session_submit for the first request

@@ -67,6 +67,7 @@ typedef struct pq_cmd {
     /* COPY */
     int copy_began;  /* the server started the COPY */
     size_t copy_idx; /* the index of its PGRES_COPY_* result */
+    size_t taken;    /* results of the session's chain already collected */
 } pq_cmd_t;
 
 /* A COPY TO STDOUT row waiting for PQgetCopyData. */
@@ -129,6 +130,7 @@ struct pg_conn {
     int copy_in_end;      /* PQputCopyEnd called */
     char *copy_in_errmsg; /* its errormsg (CopyFail) */
     int copy_in_paused;   /* the source returned PGW_COPY_PAUSE */
+    int copy_ended;       /* a simple query's COPY statement ended (its data all came) */
     pq_copy_chunk_t *copy_out_head, *copy_out_tail;
     size_t copy_out_bytes;
     size_t copy_line_off; /* PQgetline: bytes of the head row consumed */
@@ -168,6 +170,11 @@ void pq__trace_message(PGconn *conn, char direction, const uint8_t *msg, size_t 
 
 /* exec.c */
 pq_cmd_t *pq__cmd_new(PGconn *conn, pq_cmd_kind_t kind);
+/* A COPY began in cmd: its results before it (the chain results but the
+ * last, the COPY's own) are queued first. */
+void pq__cmd_collect_before_copy(pq_cmd_t *cmd, const pgw_result_t *results);
+/* A simple query's COPY statement ended: its result (res) is queued. */
+void pq__cmd_collect_copy_end(pq_cmd_t *cmd, const pgw_result_t *res);
 void pq__cmd_push(pq_cmd_t *cmd, PGresult *res);
 void pq__cmd_free(pq_cmd_t *cmd);
 /* Hold notice (arrived after `after` statements of cmd completed) until
@@ -202,6 +209,7 @@ void pq__pipeline_drop(PGconn *conn);
 int pq__copy_source(pgw_buf_t *out, size_t room, void *ud);
 int pq__copy_data(const uint8_t *data, size_t len, void *ud);
 int pq__copy_start(const pgw_copy_info_t *info, void *ud);
+void pq__copy_end(const pgw_result_t *res, void *ud);
 void pq__copy_reset(PGconn *conn);
 /* 1 if sql is one COPY statement (sent as a PGW_REQ_COPY). */
 int pq__is_copy_sql(const char *sql);

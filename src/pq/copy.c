@@ -4,6 +4,13 @@
  * request's source drains (pausing when it is empty), COPY TO STDOUT rows
  * wait in a queue for PQgetCopyData. The old line API (PQputline,
  * PQgetline, PQendcopy) sits on top, as in libpq.
+ *
+ * A COPY among the statements of a simple query is carried by the simple
+ * query with the same callbacks: its start queues the results of the
+ * statements before it, then its own PGRES_COPY_*; its end (pq__copy_end)
+ * queues the COPY's result and, for COPY TO, pauses reading until
+ * PQgetCopyData has handed out the last row and -1, so a next COPY of the
+ * same string never meets rows still queued.
  */
 #define _GNU_SOURCE
 #include "pq/conn_internal.h"
@@ -94,6 +101,7 @@ void pq__copy_reset(PGconn *conn)
     conn->copy_in_errmsg = NULL;
     conn->copy_in_end = 0;
     conn->copy_in_paused = 0;
+    conn->copy_ended = 0;
     while (conn->copy_out_head) {
         pq_copy_chunk_t *c = conn->copy_out_head;
         conn->copy_out_head = c->next;
@@ -117,6 +125,7 @@ int pq__copy_start(const pgw_copy_info_t *info, void *ud)
                                           info->col_formats, info->format);
     if (!res) return PGW_ENOMEM;
     pq__copy_reset(conn);
+    pq__cmd_collect_before_copy(cmd, info->results);
     cmd->copy_began = 1;
     cmd->copy_idx = cmd->nres;
     pq__cmd_push(cmd, res);
@@ -124,6 +133,18 @@ int pq__copy_start(const pgw_copy_info_t *info, void *ud)
     conn->copy_cmd = cmd;
     uv_stop(&conn->loop);
     return 0;
+}
+
+void pq__copy_end(const pgw_result_t *res, void *ud)
+{
+    pq_cmd_t *cmd = ud;
+    PGconn *conn = cmd->conn;
+    pq__cmd_collect_copy_end(cmd, res);
+    conn->copy_ended = 1;
+    /* The statements after it wait until the caller has taken the rows
+     * (PQgetCopyData's -1): a next COPY would reuse the queue. */
+    if (conn->copy == PQ_COPY_OUT) pgw_conn_pause_reading(conn->conn);
+    uv_stop(&conn->loop);
 }
 
 int pq__copy_source(pgw_buf_t *out, size_t room, void *ud)
@@ -247,7 +268,7 @@ int PQputnbytes(PGconn *conn, const char *buffer, int nbytes)
 /* The COPY TO command is over once its rows are all taken. */
 static int copy_out_over(PGconn *conn)
 {
-    return !conn->copy_out_head && (!conn->copy_cmd || conn->copy_cmd->done);
+    return !conn->copy_out_head && (!conn->copy_cmd || conn->copy_cmd->done || conn->copy_ended);
 }
 
 static pq_copy_chunk_t *copy_out_pop(PGconn *conn)
@@ -257,7 +278,8 @@ static pq_copy_chunk_t *copy_out_pop(PGconn *conn)
     conn->copy_out_head = c->next;
     if (!conn->copy_out_head) conn->copy_out_tail = NULL;
     conn->copy_out_bytes -= (size_t)c->len;
-    if (pgw_conn_reading_paused(conn->conn) && conn->copy_out_bytes < COPY_OUT_MAX / 2)
+    if (pgw_conn_reading_paused(conn->conn) && conn->copy_out_bytes < COPY_OUT_MAX / 2 &&
+        !conn->copy_ended)
         pgw_conn_resume_reading(conn->conn);
     return c;
 }

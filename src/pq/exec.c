@@ -202,6 +202,67 @@ static PGresult *rows_before_error(PGconn *conn, const pgw_result_t *p)
     return res;
 }
 
+/* The done-th result p of the session's chain into cmd's results (with the
+ * notices held before it). Returns 1 when p is an error; sets *fatal for
+ * one that ends the connection. */
+static int collect_one(pq_cmd_t *cmd, const pgw_result_t *p, unsigned done, int *fatal)
+{
+    PGconn *conn = cmd->conn;
+    release_notices(cmd, done, 0);
+    const pgw_error_t *e = pgw_result_error(p);
+    int is_err = e != NULL;
+    /* the server ends the connection after these */
+    const char *sev = e ? (e->severity_nonlocal ? e->severity_nonlocal : e->severity) : NULL;
+    if (sev && (!strcmp(sev, "FATAL") || !strcmp(sev, "PANIC"))) *fatal = 1;
+    PGresult *pr =
+        !is_err && cmd->describe == PQ_DESCRIBE_NONE
+            ? PQmakeEmptyPGresult(conn, PGRES_COMMAND_OK)
+            : pq__result_from_pgw_ex(conn, p, cmd->query, cmd->describe == PQ_DESCRIBE_COLUMNS);
+    if (is_err && cmd->describe == PQ_DESCRIBE_ROWS && pgw_result_nrows(p) > 0) {
+        PGresult *rows = rows_before_error(conn, p);
+        if (rows) {
+            pq__cmd_push(cmd, rows);
+            cmd->partial_at = cmd->nres;
+        }
+    }
+    /* In a pipeline, and after a COPY began (libpq reads the error only in
+     * PQgetResult, PQgetCopyData stops at it), the message is the
+     * command's once it is handed out. */
+    if (is_err && pr && !cmd->seg && !cmd->copy_began)
+        pq__conn_append_error(conn, "%s", PQresultErrorMessage(pr));
+    pq__cmd_push(cmd, pr);
+    return is_err;
+}
+
+/* The results of chain r not yet taken (a simple query's before a COPY
+ * were taken when it began), up to upto (excluded; NULL: all), until the
+ * first error. Returns 1 when one was an error. */
+static int collect_chain(pq_cmd_t *cmd, const pgw_result_t *r, const pgw_result_t *upto, int *fatal)
+{
+    unsigned done = 0;
+    for (const pgw_result_t *p = r; p && p != upto; p = pgw_result_next(p), done++) {
+        if (done < cmd->taken) continue;
+        cmd->taken = done + 1;
+        if (collect_one(cmd, p, done, fatal)) return 1;
+    }
+    return 0;
+}
+
+void pq__cmd_collect_before_copy(pq_cmd_t *cmd, const pgw_result_t *results)
+{
+    const pgw_result_t *last = results;
+    while (last && pgw_result_next(last))
+        last = pgw_result_next(last);
+    int fatal = 0;
+    collect_chain(cmd, results, last, &fatal);
+}
+
+void pq__cmd_collect_copy_end(pq_cmd_t *cmd, const pgw_result_t *res)
+{
+    int fatal = 0;
+    collect_one(cmd, res, (unsigned)cmd->taken++, &fatal);
+}
+
 static void collect(pq_cmd_t *cmd, int status, const pgw_result_t *r)
 {
     PGconn *conn = cmd->conn;
@@ -214,35 +275,7 @@ static void collect(pq_cmd_t *cmd, int status, const pgw_result_t *r)
         pq__cmd_push(cmd, pq__empty_result(conn, PGRES_PIPELINE_ABORTED));
         failed = 1;
     }
-    unsigned done = 0;
-    for (const pgw_result_t *p = r; p && !failed; p = pgw_result_next(p), done++) {
-        release_notices(cmd, done, 0);
-        const pgw_error_t *e = pgw_result_error(p);
-        int is_err = e != NULL;
-        /* the server ends the connection after these */
-        const char *sev = e ? (e->severity_nonlocal ? e->severity_nonlocal : e->severity) : NULL;
-        if (sev && (!strcmp(sev, "FATAL") || !strcmp(sev, "PANIC"))) fatal = 1;
-        PGresult *pr =
-            !is_err && cmd->describe == PQ_DESCRIBE_NONE
-                ? PQmakeEmptyPGresult(conn, PGRES_COMMAND_OK)
-                : pq__result_from_pgw_ex(conn, p, cmd->query, cmd->describe == PQ_DESCRIBE_COLUMNS);
-        if (is_err && cmd->describe == PQ_DESCRIBE_ROWS && pgw_result_nrows(p) > 0) {
-            PGresult *rows = rows_before_error(conn, p);
-            if (rows) {
-                pq__cmd_push(cmd, rows);
-                cmd->partial_at = cmd->nres;
-            }
-        }
-        if (is_err) {
-            failed = 1;
-            /* In a pipeline, and after a COPY began (libpq reads the
-             * error only in PQgetResult, PQgetCopyData stops at it), the
-             * message is the command's once it is handed out. */
-            if (pr && !cmd->seg && !cmd->copy_began)
-                pq__conn_append_error(conn, "%s", PQresultErrorMessage(pr));
-        }
-        pq__cmd_push(cmd, pr);
-    }
+    if (!failed) failed = collect_chain(cmd, r, NULL, &fatal);
     release_notices(cmd, 0, 1);
     if (is_connection_failure(status) || fatal || !pgw_conn_is_ready(conn->conn) ||
         pgw_session_state(pgw_conn_session(conn->conn)) == PGW_SESSION_BROKEN) {
@@ -428,11 +461,13 @@ static int send_kind(PGconn *conn, pq_cmd_kind_t kind, pgw_request_t *req, int d
         pq__cmd_free(cmd);
         return 0;
     }
-    if (kind == PQ_CMD_COPY) {
+    /* A simple query carries the COPYs among its statements too. */
+    if (kind == PQ_CMD_COPY || req->kind == PGW_REQ_SIMPLE) {
         req->ud = cmd;
         req->copy_source = pq__copy_source;
         req->on_copy_data = pq__copy_data;
         req->on_copy_start = pq__copy_start;
+        if (req->kind == PGW_REQ_SIMPLE) req->on_copy_end = pq__copy_end;
     }
     return pq__submit(conn, cmd, req);
 }
@@ -516,6 +551,7 @@ int PQsendQueryPrepared(PGconn *conn, const char *stmtName, int nParams,
     pgw_param_t *params = make_params(conn, nParams, NULL, paramValues, paramLengths, paramFormats);
     if (!params) return 0;
     pgw_request_t req = PGW_EXECUTE(stmtName, params, (size_t)nParams, NULL, NULL);
+    req.flags |= PGW_Q_ANY_NPARAMS; /* the server judges the count, as libpq lets it */
     set_result_format(&req, resultFormat);
     int ok = send_kind(conn, PQ_CMD_QUERY, &req, PQ_DESCRIBE_ROWS);
     free(params);
@@ -531,10 +567,9 @@ int PQsendDescribePrepared(PGconn *conn, const char *stmt)
 
 int PQsendDescribePortal(PGconn *conn, const char *portal)
 {
-    (void)portal;
     if (!pq__send_start(conn)) return 0;
-    pq__conn_set_error(conn, "PQsendDescribePortal is not supported by this library\n");
-    return 0;
+    pgw_request_t req = PGW_DESCRIBE_PORTAL(portal ? portal : "", NULL, NULL);
+    return send_kind(conn, PQ_CMD_QUERY, &req, PQ_DESCRIBE_COLUMNS);
 }
 
 int PQsendClosePrepared(PGconn *conn, const char *stmt)
@@ -880,4 +915,102 @@ void pq__conn_clear_error(PGconn *conn)
     if (!conn) return;
     if (conn->pipeline == PQ_PIPELINE_OFF) drop_finished_head(conn);
     if (!conn->head) pq__str_reset(&conn->errmsg);
+}
+
+/* ------------------------------------------------------------------ PQfn */
+
+/* PQfn's arguments as parameters of the session's FUNCTION_CALL: an
+ * integer in network order in ints (4 bytes per argument), bytes as given,
+ * NULL for length -1; all binary, as libpq sends them. NULL with the error
+ * set when an integer has a size libpq cannot send. */
+static pgw_param_t *fn_args(PGconn *conn, const PQArgBlock *args, int nargs, uint8_t *ints)
+{
+    pgw_param_t *p = calloc(nargs > 0 ? (size_t)nargs : 1, sizeof *p);
+    if (!p) {
+        pq__conn_set_error(conn, "out of memory\n");
+        return NULL;
+    }
+    for (int i = 0; i < nargs; i++) {
+        const PQArgBlock *a = &args[i];
+        uint8_t *n = ints + 4 * (size_t)i;
+        if (a->len == -1) {
+            p[i] = pgw_null(0);
+        } else if (!a->isint) {
+            p[i] = pgw_raw(0, PGW_FORMAT_BINARY, a->u.ptr, a->len);
+        } else if (a->len == 4 || a->len == 2) {
+            uint32_t v = (uint32_t)a->u.integer;
+            for (int k = 0; k < a->len; k++)
+                n[k] = (uint8_t)(v >> (8 * (a->len - 1 - k)));
+            p[i] = pgw_raw(0, PGW_FORMAT_BINARY, n, a->len);
+        } else {
+            pq__conn_append_error(conn, "integer of size %lu not supported by pqPutInt\n",
+                                  (unsigned long)a->len);
+            free(p);
+            return NULL;
+        }
+    }
+    return p;
+}
+
+/* The function's value (the one cell of r) into result_buf as libpq reads
+ * it: an integer of 2 or 4 bytes in host order, else the bytes. 1, or 0
+ * with the error set. */
+static int fn_value(PGconn *conn, const PGresult *r, int *result_buf, int *result_len,
+                    int result_is_int)
+{
+    if (PQgetisnull(r, 0, 0)) {
+        *result_len = -1;
+        return 1;
+    }
+    int len = PQgetlength(r, 0, 0);
+    const unsigned char *v = (const unsigned char *)PQgetvalue(r, 0, 0);
+    *result_len = len;
+    if (!result_is_int) {
+        memcpy(result_buf, v, (size_t)len);
+    } else if (len == 4) {
+        *result_buf =
+            (int)((uint32_t)v[0] << 24 | (uint32_t)v[1] << 16 | (uint32_t)v[2] << 8 | v[3]);
+    } else if (len == 2) {
+        *result_buf = (int)(uint16_t)(v[0] << 8 | v[1]);
+    } else {
+        pq__conn_append_error(conn, "integer of size %lu not supported by pqGetInt\n",
+                              (unsigned long)len);
+        return 0;
+    }
+    return 1;
+}
+
+PGresult *PQfn(PGconn *conn, int fnid, int *result_buf, int *result_len, int result_is_int,
+               const PQArgBlock *args, int nargs)
+{
+    *result_len = 0;
+    if (!conn) return NULL;
+    pq__conn_clear_error(conn);
+    if (conn->pipeline != PQ_PIPELINE_OFF) {
+        pq__conn_append_error(conn, "%s not allowed in pipeline mode\n", "PQfn");
+        return NULL;
+    }
+    if (conn->status != CONNECTION_OK || conn->head || conn->copy != PQ_COPY_NONE) {
+        pq__conn_append_error(conn, "connection in wrong state\n");
+        return NULL;
+    }
+    if (!check_nparams(conn, nargs)) return NULL;
+    uint8_t *ints = malloc(nargs > 0 ? 4 * (size_t)nargs : 1);
+    pgw_param_t *params = ints ? fn_args(conn, args, nargs, ints) : NULL;
+    if (!ints) pq__conn_set_error(conn, "out of memory\n");
+    int ok = 0;
+    if (params) {
+        pgw_request_t req = PGW_FUNCTION_CALL((uint32_t)fnid, params, (size_t)nargs, NULL, NULL);
+        ok = send_kind(conn, PQ_CMD_QUERY, &req, PQ_DESCRIBE_ROWS);
+    }
+    free(params);
+    free(ints);
+    if (!ok) return NULL;
+    /* The value comes as a one-cell result; libpq hands out an empty one. */
+    PGresult *r = exec_finish(conn);
+    if (!r || PQresultStatus(r) != PGRES_TUPLES_OK) return r;
+    ok = fn_value(conn, r, result_buf, result_len, result_is_int);
+    PQclear(r);
+    return ok ? PQmakeEmptyPGresult(conn, PGRES_COMMAND_OK)
+              : pq__result_error(conn, PGRES_FATAL_ERROR, PQerrorMessage(conn));
 }

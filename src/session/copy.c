@@ -73,14 +73,24 @@ int pgw__copy_may_start(pgw_session_t *s, pgw_buf_t *b, pgw__req_t *r)
     return rc;
 }
 
+void pgw__copy_carry(pgw__req_t *r, const pgw_request_t *rq)
+{
+    if (rq->kind != PGW_REQ_COPY && !rq->copy_source && !rq->on_copy_data && !rq->on_copy_start &&
+        !rq->on_copy_end)
+        return;
+    r->copy_source = rq->copy_source;
+    r->copy_data_cb = rq->on_copy_data;
+    r->copy_start_cb = rq->on_copy_start;
+    r->copy_end_cb = rq->on_copy_end;
+    r->flags |= PGW__RF_COPY_CARRY;
+}
+
 int pgw__enc_copy(pgw_session_t *s, pgw_buf_t *b, pgw__req_t *r, const pgw_request_t *rq)
 {
     static const uint8_t exp[] = {PGW__EXP_PARSE, PGW__EXP_BIND, PGW__EXP_RDESC, PGW__EXP_COPY};
     memcpy(r->exp, exp, sizeof exp);
     r->nexp = sizeof exp;
-    r->copy_source = rq->copy_source;
-    r->copy_data_cb = rq->on_copy_data;
-    r->copy_start_cb = rq->on_copy_start;
+    pgw__copy_carry(r, rq);
     /* A caller's negative code becomes the status, as a row callback's. */
     r->flags |= PGW__RF_STREAM;
     int rc = pgw_enc_parse(b, "", rq->sql, strlen(rq->sql), NULL, 0, s->max_message);
@@ -371,7 +381,7 @@ static int begin(pgw__req_t *r, pgw_result_t *res, const pgw_msg_t *m, int dir)
             res->copy_formats[i] = pgw_copy_format(m, i);
     }
     if (!r->copy_start_cb) return 0;
-    pgw_copy_info_t info = {dir, res->copy_format, n, res->copy_formats};
+    pgw_copy_info_t info = {dir, res->copy_format, n, res->copy_formats, r->res};
     int rc = r->copy_start_cb(&info, r->ud);
     return rc < 0 ? rc : 0;
 }
@@ -379,8 +389,16 @@ static int begin(pgw__req_t *r, pgw_result_t *res, const pgw_msg_t *m, int dir)
 static const char copy_in_refused[] =
     "COPY FROM STDIN is run only by a PGW_REQ_COPY request with a copy_source";
 
-/* A COPY the request cannot carry (only PGW_REQ_COPY takes the callbacks;
- * CopyBoth is for replication streams): it completes with PGW_ECOPY. */
+/* The request has the caller's COPY callbacks: a PGW_REQ_COPY, or a simple
+ * query given them. */
+static bool carries(const pgw__req_t *r)
+{
+    return r->flags & PGW__RF_COPY_CARRY;
+}
+
+/* A COPY the request cannot carry (only PGW_REQ_COPY and a simple query
+ * given the callbacks take them; CopyBoth is for replication streams): it
+ * completes with PGW_ECOPY. */
 static void refuse(pgw__req_t *r)
 {
     r->flags |= PGW__RF_COPY_REFUSED;
@@ -390,7 +408,7 @@ static void refuse(pgw__req_t *r)
 
 static int on_copy_in(pgw_session_t *s, pgw__req_t *r, pgw_result_t *res, const pgw_msg_t *m)
 {
-    if (r->kind != PGW__REQ_COPY) {
+    if (!carries(r)) {
         int rc = begin(r, res, m, PGW_COPY_IN);
         if (rc == PGW_ENOMEM) return rc;
         refuse(r);
@@ -422,7 +440,7 @@ static int on_copy_out(pgw_session_t *s, pgw__req_t *r, pgw_result_t *res, const
     int rc = begin(r, res, m, PGW_COPY_OUT);
     if (rc == PGW_ENOMEM) return rc;
     if (pgw__halted(s)) return 0;
-    if (r->kind != PGW__REQ_COPY) {
+    if (!carries(r)) {
         refuse(r); /* its data is read and dropped */
     } else if (rc < 0) {
         r->row_status = rc;
@@ -505,11 +523,14 @@ int pgw__copy_dispatch(pgw_session_t *s, pgw__req_t *r, pgw_result_t *res, const
     }
 }
 
-void pgw__copy_statement_ended(pgw_session_t *s, pgw__req_t *r)
+void pgw__copy_statement_ended(pgw_session_t *s, pgw__req_t *r, pgw_result_t *res)
 {
     if (r->copy_state <= PGW__COPY_QUEUED) return;
     if (s->copy.in == r) s->copy.in = NULL;
     r->copy_state = PGW__COPY_QUEUED;
+    /* Only a COPY the caller heard begin (not a refused one). */
+    if (!carries(r) || !r->copy_end_cb || !res || !res->is_copy) return;
+    r->copy_end_cb(res, r->ud); /* from the input's dispatch, as every callback */
 }
 
 /* ------------------------------------------------------------ result side */

@@ -73,9 +73,9 @@ static void complete_one(pgw_session_t *s, int status)
 {
     pgw__req_t *r = pop_head(s);
     pgw_result_t *res = r->res;
-    bool keep_res =
-        status == 0 || status == PGW_ESERVER || status == PGW_ESTMTINVALID ||
-        (status == r->row_status && (r->flags & (PGW__RF_STREAM | PGW__RF_COPY_REFUSED)));
+    bool keep_res = status == 0 || status == PGW_ESERVER || status == PGW_ESTMTINVALID ||
+                    (status == r->row_status &&
+                     (r->flags & (PGW__RF_STREAM | PGW__RF_COPY_REFUSED | PGW__RF_COPY_CARRY)));
     settle(s, r, status);
     status = pgw__dl_status(r, status);
     if (res && !keep_res) {
@@ -411,6 +411,27 @@ static pgw_result_t *chain_current(pgw_session_t *s, pgw__req_t *r)
     return chain_new(s, r);
 }
 
+/* FunctionCallResponse: the value as a result of one row and one column
+ * (no name, type 0, the format the call asked), its bytes a view into the
+ * read chunk as a DataRow's: the message's body is a DataRow's field. */
+static int function_result(pgw_session_t *s, pgw__req_t *r, const pgw_msg_t *m)
+{
+    if (r->res) return PGW_EPROTO; /* one per call */
+    pgw_result_t *x = chain_new(s, r);
+    if (!x) return PGW_ENOMEM;
+    static const char noname[] = "";
+    pgw_field_desc_t f = {{noname, 0}, 0, 0, 0, -1, -1, r->fn_format};
+    int rc = pgw__result_set_desc(x, &f, 1, NULL, 0);
+    if (rc < 0) return rc;
+    pgw_msg_t row = *m;
+    row.type = PGW_B_DATA_ROW;
+    row.u.data_row.ncols = 1;
+    row.u.data_row.fields = m->body;
+    rc = pgw__result_add_row(x, &row, s->input.chunk);
+    x->complete = true;
+    return rc;
+}
+
 static int on_simple(pgw_session_t *s, pgw__req_t *r, const pgw_msg_t *m)
 {
     pgw_result_t *x;
@@ -430,15 +451,21 @@ static int on_simple(pgw_session_t *s, pgw__req_t *r, const pgw_msg_t *m)
         x = r->last;
         if (!x || x->complete) return PGW_EPROTO;
         return add_row(s, r, x, m);
-    case PGW_B_COMMAND_COMPLETE:
-        pgw__copy_statement_ended(s, r);
+    case PGW_B_COMMAND_COMPLETE: {
+        /* The server has read our CopyDone / CopyFail before this. */
+        if (r->copy_state == PGW__COPY_PUMP || r->copy_state == PGW__COPY_PAUSED) return PGW_EPROTO;
         x = chain_current(s, r);
-        return x ? pgw__result_set_tag(x, m) : PGW_ENOMEM;
+        int rc = x ? pgw__result_set_tag(x, m) : PGW_ENOMEM;
+        if (rc == 0) pgw__copy_statement_ended(s, r, x);
+        return rc;
+    }
     case PGW_B_EMPTY_QUERY:
         x = chain_new(s, r);
         if (!x) return PGW_ENOMEM;
         x->complete = true;
         return 0;
+    case PGW_B_FUNCTION_RESULT:
+        return r->is_call ? function_result(s, r, m) : PGW_EPROTO;
     default:
         return PGW_EPROTO;
     }
@@ -560,11 +587,12 @@ static int on_rebind_ready(pgw_session_t *s, pgw__req_t *r, const pgw_msg_t *m)
 static int on_error(pgw_session_t *s, pgw__req_t *r, const pgw_error_fields_t *f)
 {
     if (r->kind == PGW__REQ_SIMPLE) {
-        pgw__copy_statement_ended(s, r);
         pgw_result_t *x = chain_current(s, r);
         if (!x) return PGW_ENOMEM;
         r->status = PGW_ESERVER;
-        return pgw__result_set_error(x, f);
+        int rc = pgw__result_set_error(x, f);
+        if (rc == 0) pgw__copy_statement_ended(s, r, x);
+        return rc;
     }
     int rc = 0;
     if (r->kind == PGW__REQ_SYNC) {
@@ -627,6 +655,8 @@ static int on_ready(pgw_session_t *s, pgw__req_t *r, const pgw_msg_t *m)
         if (!r->res && !chain_new(s, r)) return PGW_ENOMEM;
         int status = r->status;
         if (status == 0 && (r->flags & PGW__RF_STREAM) && r->row_status < 0) status = r->row_status;
+        /* A COPY the caller abandoned: the server's error (57014) is the echo. */
+        if ((r->flags & PGW__RF_COPY_CARRY) && r->row_status < 0) status = r->row_status;
         /* A COPY it could not carry, whatever the server made of its end. */
         if (r->flags & PGW__RF_COPY_REFUSED) status = PGW_ECOPY;
         complete_head(s, status);

@@ -1,6 +1,7 @@
 /*
  * Portals: the requests that open one (a QUERY or EXECUTE bound into a
- * named portal, or run with a row limit), FETCH and CLOSE_PORTAL, and what
+ * named portal, or run with a row limit), FETCH, CLOSE_PORTAL and
+ * DESCRIBE_PORTAL, and what
  * a batch of a portal says about the rows left.
  *
  * A portal lives in a transaction, and a Sync ends the implicit one: so a
@@ -54,6 +55,13 @@ int pgw__enc_close_portal(pgw_session_t *s, pgw_buf_t *b, pgw__req_t *r, const p
     (void)s;
     expect(r, exp, sizeof exp);
     return pgw_enc_close(b, 'P', pgw__portal_name(rq));
+}
+
+int pgw__enc_describe_portal(pgw_buf_t *b, pgw__req_t *r, const pgw_request_t *rq)
+{
+    static const uint8_t exp[] = {PGW__EXP_RDESC};
+    expect(r, exp, sizeof exp);
+    return pgw_enc_describe(b, 'P', pgw__portal_name(rq));
 }
 
 PGW_EXTERN int pgw_result_suspended(const pgw_result_t *res)

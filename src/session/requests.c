@@ -202,6 +202,13 @@ static bool known_kind(int k)
     return k > 0 && (size_t)k < PGW__ARRAY_LEN(entry_kinds) && entry_kinds[k];
 }
 
+/* A request the server answers with its own ReadyForQuery: a simple
+ * query, a function call. */
+static bool sync_point(const pgw_request_t *rq)
+{
+    return rq->kind == PGW_REQ_SIMPLE || rq->kind == PGW_REQ_FUNCTION_CALL;
+}
+
 /* What the kind needs and refuses, before anything is encoded. */
 static int validate(submit_t *sb, const pgw_request_t *rq)
 {
@@ -210,7 +217,8 @@ static int validate(submit_t *sb, const pgw_request_t *rq)
     bool wants_sql = rq->kind == PGW_REQ_QUERY || rq->kind == PGW_REQ_SIMPLE ||
                      rq->kind == PGW_REQ_PREPARE || rq->kind == PGW_REQ_COPY;
     bool wants_stmt = rq->kind >= PGW_REQ_PREPARE && rq->kind <= PGW_REQ_CLOSE;
-    bool takes_params = rq->kind == PGW_REQ_QUERY || rq->kind == PGW_REQ_EXECUTE;
+    bool calls = rq->kind == PGW_REQ_FUNCTION_CALL;
+    bool takes_params = rq->kind == PGW_REQ_QUERY || rq->kind == PGW_REQ_EXECUTE || calls;
     if (wants_sql && !rq->sql) return refuse(sb, PGW_EINVAL, "%s needs sql", kn);
     if (wants_stmt && !rq->stmt) return refuse(sb, PGW_EINVAL, "%s needs a statement name", kn);
     if (rq->nparams && (!takes_params || !rq->params))
@@ -228,15 +236,18 @@ static int validate(submit_t *sb, const pgw_request_t *rq)
     }
     if (rq->nresult_formats && !rq->result_formats)
         return refuse(sb, PGW_EINVAL, "%s: result_formats is NULL", kn);
+    if (calls && (!rq->fn_oid || rq->nresult_formats > 1))
+        return refuse(sb, PGW_EINVAL, "%s needs fn_oid and at most one result format", kn);
+    if (!calls && rq->fn_oid) return refuse(sb, PGW_EINVAL, "%s takes no fn_oid", kn);
     if (rq->on_row && !takes_params && rq->kind != PGW_REQ_SIMPLE && rq->kind != PGW_REQ_FETCH)
         return refuse(sb, PGW_EINVAL, "%s returns no rows to stream", kn);
-    bool names_portal =
-        takes_params || rq->kind == PGW_REQ_FETCH || rq->kind == PGW_REQ_CLOSE_PORTAL;
+    bool portal_kind = rq->kind == PGW_REQ_FETCH || rq->kind == PGW_REQ_CLOSE_PORTAL ||
+                       rq->kind == PGW_REQ_DESCRIBE_PORTAL;
+    bool names_portal = (takes_params && !calls) || portal_kind;
     if ((rq->portal && !names_portal) ||
-        (rq->max_rows && !takes_params && rq->kind != PGW_REQ_FETCH))
+        (rq->max_rows && !names_portal && rq->kind != PGW_REQ_FETCH))
         return refuse(sb, PGW_EINVAL, "%s takes no portal or max_rows", kn);
-    if ((rq->kind == PGW_REQ_FETCH || rq->kind == PGW_REQ_CLOSE_PORTAL) && !rq->portal)
-        return refuse(sb, PGW_EINVAL, "%s needs a portal name", kn);
+    if (portal_kind && !rq->portal) return refuse(sb, PGW_EINVAL, "%s needs a portal name", kn);
     if (rq->kind == PGW_REQ_FLUSH && !sb->s->fifo.head && !sb->first)
         return refuse(sb, PGW_EINVAL, "FLUSH: no request before it to wait for");
     if (rq->route > PGW_ROUTE_READ_ONLY)
@@ -250,9 +261,12 @@ static int validate(submit_t *sb, const pgw_request_t *rq)
                       rq->stmt);
     if (pgw__dl_effective(sb->s, rq) < 0)
         return refuse(sb, PGW_ENOTSUP, "%s: timeout_ms needs a driver that keeps time", kn);
-    if (rq->kind != PGW_REQ_COPY && (rq->copy_source || rq->on_copy_data || rq->on_copy_start))
+    bool copy_cbs = rq->copy_source || rq->on_copy_data || rq->on_copy_start || rq->on_copy_end;
+    if (copy_cbs && rq->kind != PGW_REQ_COPY && rq->kind != PGW_REQ_SIMPLE)
         return refuse(sb, PGW_EINVAL, "%s: COPY callbacks on a request that is not a COPY", kn);
-    if (sb->batch && (rq->kind == PGW_REQ_SIMPLE || rq->kind == PGW_REQ_SYNC))
+    if (rq->on_copy_end && rq->kind != PGW_REQ_SIMPLE)
+        return refuse(sb, PGW_EINVAL, "%s: on_copy_end is for a SIMPLE query", kn);
+    if (sb->batch && (sync_point(rq) || rq->kind == PGW_REQ_SYNC))
         return refuse(sb, PGW_EINVAL, "%s cannot be part of a batch", kn);
     return 0;
 }
@@ -293,6 +307,35 @@ static int enc_bind(submit_t *sb, const char *portal, const char *stmt, const pg
     if (rc < 0 && failed != SIZE_MAX)
         refuse(sb, rc, "parameter $%zu: %s", failed + 1, pgw_strerror(rc));
     return rc;
+}
+
+static formats_t policy_formats(const pgw_request_t *rq);
+
+/* FunctionCall: fn_oid, the arguments' formats and values (a Bind's
+ * parameter section: encoded by the one parameter encoder, as a Bind of no
+ * portal, no statement and no result formats, then turned into 'F'), and
+ * the result's format. */
+static int enc_function_call(submit_t *sb, const pgw_request_t *rq)
+{
+    pgw_buf_t *b = sb->b;
+    size_t at = b->len;
+    int rc = enc_bind(sb, "", "", rq->params, rq->nparams, (formats_t){NULL, 0});
+    if (rc == 0) rc = pgw_buf_reserve(b, 2);
+    if (rc < 0) return rc;
+    /* 'B' len "" "" section int16(0)  ->  'F' len oid section int16(format) */
+    size_t body = b->len - at - 5;
+    if (body + 2 + 4 > sb->s->max_message) {
+        b->len = at;
+        return refuse(sb, PGW_ETOOBIG, "the function call is over max_message_size");
+    }
+    uint8_t *m = b->data + at;
+    memmove(m + 9, m + 7, body - 2);
+    b->len += 2;
+    m[0] = 'F';
+    pgw__put32(m + 1, (uint32_t)(body + 2 + 4));
+    pgw__put32(m + 5, rq->fn_oid);
+    pgw__put16(b->data + b->len - 2, (uint16_t)policy_formats(rq).f[0]);
+    return 0;
 }
 
 static formats_t policy_formats(const pgw_request_t *rq)
@@ -643,11 +686,14 @@ static int enc_execute(submit_t *sb, pgw__req_t *r, const pgw_request_t *rq, boo
     if (st && st->vouched) r->flags |= PGW__RF_VOUCHED;
     int rc;
     if (xi->known) {
-        if (rq->nparams != st->nparams)
+        /* Another count: the caller's to send as is (the server refuses
+         * it), else refused here; the statement's types do not apply. */
+        bool other_count = rq->nparams != st->nparams;
+        if (other_count && !(rq->flags & PGW_Q_ANY_NPARAMS))
             return refuse(sb, PGW_EINVAL, "statement \"%s\" takes %u parameters, %zu given",
                           rq->stmt, (unsigned)st->nparams, rq->nparams);
-        const pgw_param_t *params;
-        rc = convert_params(sb, st, rq, &params);
+        const pgw_param_t *params = rq->params;
+        rc = other_count ? 0 : convert_params(sb, st, rq, &params);
         if (rc == 0) rc = execute_known(sb, r, st, rq, params);
     } else {
         rc = execute_unknown(sb, r, rq, own_sync);
@@ -759,13 +805,14 @@ static int queue_request(submit_t *sb, const pgw_request_t *rq, bool own_sync)
         if (sb->last) sb->last->timeout_ms = timeout;
         return rc;
     }
-    /* A Query after extended messages with no Sync would commit their
-     * transaction, or be skipped after their error: the group ends first. */
-    if (rq->kind == PGW_REQ_SIMPLE && sb->open) {
+    /* A Query (or FunctionCall) after extended messages with no Sync would
+     * commit their transaction, or be skipped after their error: the group
+     * ends first. */
+    if (sync_point(rq) && sb->open) {
         rc = add_sync(sb, 0, NULL, NULL);
         if (rc < 0) return rc;
     }
-    if (sb->s->cache.ncloses && rq->kind != PGW_REQ_SIMPLE && rq->kind != PGW_REQ_FLUSH) {
+    if (sb->s->cache.ncloses && !sync_point(rq) && rq->kind != PGW_REQ_FLUSH) {
         rc = enc_owed_closes(sb);
         if (rc < 0) return rc;
     }
@@ -777,11 +824,12 @@ static int queue_request(submit_t *sb, const pgw_request_t *rq, bool own_sync)
     r->timeout_ms = timeout;
     if (rq->on_row) r->flags |= PGW__RF_STREAM;
     exec_info_t xi = {false, 0};
-    if (rq->kind == PGW_REQ_SIMPLE) own_sync = false; /* 'Q' is its own sync point */
+    if (sync_point(rq)) own_sync = false; /* 'Q' and 'F' are their own sync point */
     switch (rq->kind) {
     case PGW_REQ_SIMPLE:
         rc = pgw_enc_query(sb->b, rq->sql, strlen(rq->sql), sb->s->max_message);
         if (rc == 0) rc = hold_if_copy(sb, r, sql_words(sb, rq) & PGW__SQL_COPY);
+        pgw__copy_carry(r, rq);
         break;
     case PGW_REQ_QUERY:
         if (rq->flags & PGW_Q_TEXT) r->flags |= PGW__RF_TEXT;
@@ -809,12 +857,20 @@ static int queue_request(submit_t *sb, const pgw_request_t *rq, bool own_sync)
     case PGW_REQ_CLOSE_PORTAL:
         rc = pgw__enc_close_portal(sb->s, sb->b, r, rq);
         break;
+    case PGW_REQ_DESCRIBE_PORTAL:
+        rc = pgw__enc_describe_portal(sb->b, r, rq);
+        break;
+    case PGW_REQ_FUNCTION_CALL:
+        r->is_call = true;
+        r->fn_format = policy_formats(rq).f[0];
+        rc = enc_function_call(sb, rq);
+        break;
     default:
         rc = enc_close(sb, r, rq);
         break;
     }
     sb->flushed = rq->kind == PGW_REQ_FLUSH;
-    if (rc == 0 && rq->kind == PGW_REQ_SIMPLE) sb->group++;
+    if (rc == 0 && sync_point(rq)) sb->group++;
     if (rc == 0 && own_sync) {
         r->flags |= PGW__RF_OWN_SYNC;
         rc = add_sync(sb, batch_flag, NULL, NULL);

@@ -211,11 +211,13 @@ void pgw__error_from_fields(const pgw_error_fields_t *f, pgw_error_t *e);
     X(COPY, COPY)              \
     X(FLUSH, FLUSH)            \
     X(FETCH, EXTENDED)         \
-    X(CLOSE_PORTAL, CLOSE)
+    X(CLOSE_PORTAL, CLOSE)     \
+    X(DESCRIBE_PORTAL, DESCRIBE)  \
+    X(FUNCTION_CALL, SIMPLE)
 /* clang-format on */
 
 enum pgw__req_kind {
-    PGW__REQ_SIMPLE = 1, /* 'Q': completes at ReadyForQuery */
+    PGW__REQ_SIMPLE = 1, /* 'Q' (or 'F'): completes at ReadyForQuery */
     PGW__REQ_EXTENDED,   /* query / execute: [1] 2 [T|n] D* C|I|s */
     PGW__REQ_PREPARE,    /* 1 t T|n */
     PGW__REQ_DESCRIBE,   /* t T|n */
@@ -238,17 +240,18 @@ enum pgw__exp {
 };
 
 enum pgw__req_flag {
-    PGW__RF_USER = 1u << 0,         /* counts in pgw_session_pending (has a callback slot) */
-    PGW__RF_IN_BATCH = 1u << 1,     /* feeds the batch status */
-    PGW__RF_BATCH_END = 1u << 2,    /* the Sync that closes a submitted batch */
-    PGW__RF_STREAM = 1u << 3,       /* rows go to row_cb */
-    PGW__RF_STORE = 1u << 4,        /* store the description in the statement table */
-    PGW__RF_OWN_SYNC = 1u << 5,     /* followed by its own internal Sync entry */
-    PGW__RF_VOUCHED = 1u << 6,      /* executes a statement the table vouches for (ESTMTINVALID) */
-    PGW__RF_CACHE_HIT = 1u << 7,    /* executes its cached statement by name (stmt_cache.c) */
-    PGW__RF_CACHE_CLOSE = 1u << 8,  /* closes an evicted cached statement (stmt_token: its id) */
-    PGW__RF_TEXT = 1u << 9,         /* asked text for every column (PGW_Q_TEXT) */
-    PGW__RF_COPY_REFUSED = 1u << 10 /* the server began a COPY it cannot carry: PGW_ECOPY */
+    PGW__RF_USER = 1u << 0,          /* counts in pgw_session_pending (has a callback slot) */
+    PGW__RF_IN_BATCH = 1u << 1,      /* feeds the batch status */
+    PGW__RF_BATCH_END = 1u << 2,     /* the Sync that closes a submitted batch */
+    PGW__RF_STREAM = 1u << 3,        /* rows go to row_cb */
+    PGW__RF_STORE = 1u << 4,         /* store the description in the statement table */
+    PGW__RF_OWN_SYNC = 1u << 5,      /* followed by its own internal Sync entry */
+    PGW__RF_VOUCHED = 1u << 6,       /* executes a statement the table vouches for (ESTMTINVALID) */
+    PGW__RF_CACHE_HIT = 1u << 7,     /* executes its cached statement by name (stmt_cache.c) */
+    PGW__RF_CACHE_CLOSE = 1u << 8,   /* closes an evicted cached statement (stmt_token: its id) */
+    PGW__RF_TEXT = 1u << 9,          /* asked text for every column (PGW_Q_TEXT) */
+    PGW__RF_COPY_REFUSED = 1u << 10, /* the server began a COPY it cannot carry: PGW_ECOPY */
+    PGW__RF_COPY_CARRY = 1u << 11 /* has the caller's COPY callbacks (COPY, or SIMPLE given them) */
 };
 
 /* A one-shot query whose result has a column type without binary output
@@ -305,6 +308,11 @@ typedef struct pgw__req {
     pgw_copy_source_cb copy_source;
     pgw_copy_data_cb copy_data_cb;
     pgw_copy_start_cb copy_start_cb;
+    pgw_copy_end_cb copy_end_cb;
+    /* A FUNCTION_CALL (a SIMPLE entry answered by 'V'), and the format it
+     * asked for the value. */
+    bool is_call;
+    int16_t fn_format;
     uint8_t copy_state;
     size_t copy_end;
     /* Deadlines (deadline.c): the ticket of the submit the entry belongs to
@@ -699,6 +707,9 @@ enum pgw__copy_state {
     PGW__COPY_OUT,      /* COPY TO: receiving data */
     PGW__COPY_FAILED    /* the caller abandoned it: status in row_status */
 };
+/* Take rq's COPY callbacks into r: a PGW_REQ_COPY, or a PGW_REQ_SIMPLE
+ * given any (it then carries the COPYs among its statements). */
+void pgw__copy_carry(pgw__req_t *r, const pgw_request_t *rq);
 /* Encode a PGW_REQ_COPY (Parse, Bind, Describe portal, Execute, Flush)
  * into b. */
 int pgw__enc_copy(pgw_session_t *s, pgw_buf_t *b, pgw__req_t *r, const pgw_request_t *rq);
@@ -708,9 +719,10 @@ int pgw__enc_copy(pgw_session_t *s, pgw_buf_t *b, pgw__req_t *r, const pgw_reque
 int pgw__copy_may_start(pgw_session_t *s, pgw_buf_t *b, pgw__req_t *r);
 /* 1 for the messages of a COPY (CopyIn/Out/BothResponse, CopyData, CopyDone). */
 bool pgw__copy_message(uint8_t type);
-/* A simple query's statement ended (CommandComplete or an error): a COPY
- * in it is over, the next statement may start another. */
-void pgw__copy_statement_ended(pgw_session_t *s, pgw__req_t *r);
+/* A simple query's statement ended (CommandComplete or an error), res its
+ * result (tag or error set): a COPY in it is over (its on_copy_end fires),
+ * the next statement may start another. */
+void pgw__copy_statement_ended(pgw_session_t *s, pgw__req_t *r, pgw_result_t *res);
 /* A submit whose entries start at first was encoded into b: if it holds a
  * COPY and no COPY holds the output yet, move what follows that COPY's
  * Execute into the held buffer. Returns 0 or PGW_ENOMEM (nothing moved). */
@@ -733,7 +745,8 @@ size_t pgw__out_backlog(const pgw_session_t *s);
 /* After output was consumed: fire on_drain if owed. */
 void pgw__drain_check(pgw_session_t *s);
 /* portal.c */
-/* The portal a QUERY / EXECUTE / FETCH / CLOSE_PORTAL names ("" unnamed). */
+/* The portal a QUERY / EXECUTE / FETCH / CLOSE_PORTAL / DESCRIBE_PORTAL
+ * names ("" unnamed). */
 const char *pgw__portal_name(const pgw_request_t *rq);
 /* 1 if the QUERY or EXECUTE rq opens a portal (portal or max_rows set). */
 bool pgw__opens_portal(const pgw_request_t *rq);
@@ -743,6 +756,8 @@ int32_t pgw__portal_max_rows(const pgw_request_t *rq);
  * set what r expects. Returns 0 or an encoder's error. */
 int pgw__enc_fetch(pgw_session_t *s, pgw_buf_t *b, pgw__req_t *r, const pgw_request_t *rq);
 int pgw__enc_close_portal(pgw_session_t *s, pgw_buf_t *b, pgw__req_t *r, const pgw_request_t *rq);
+/* Encode a DESCRIBE_PORTAL (Describe 'P') into b and set what r expects. */
+int pgw__enc_describe_portal(pgw_buf_t *b, pgw__req_t *r, const pgw_request_t *rq);
 /* deadline.c */
 enum pgw__dl_bits {
     PGW__DL_EXPIRED = 1u << 0,  /* completes with PGW_ETIMEDOUT */

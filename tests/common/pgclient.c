@@ -113,6 +113,33 @@ void pgt_conn_run(pgt_conn_t *f, const int *flag, int want)
     assert_true(pgt_loop_run_until(&f->loop, flag, want, 60000));
 }
 
+typedef struct request_done {
+    int done, status;
+    pgw_result_t *res;
+} request_done_t;
+
+static void request_done(int status, pgw_result_t *res, void *ud)
+{
+    request_done_t *d = ud;
+    d->status = status;
+    d->res = res;
+    d->done++;
+}
+
+int pgt_conn_request(pgt_conn_t *f, pgw_request_t r, pgw_result_t **res)
+{
+    request_done_t d = {0, 0, NULL};
+    r.on_result = request_done;
+    r.ud = &d;
+    assert_int_equal(pgw_conn_submit(f->conn, &r), 0);
+    pgt_conn_run(f, &d.done, 1);
+    if (res)
+        *res = d.res;
+    else
+        pgw_result_free(d.res);
+    return d.status;
+}
+
 int pgt_conn_start_close(pgt_conn_t *f)
 {
     return pgw_conn_close(f->conn, conn_closed, f);

@@ -38,6 +38,10 @@ typedef struct pgt_conn {
 void pgt_conn_open(pgt_conn_t *f, const pgw_conn_config_t *cfg);
 /* Run f's loop until *flag >= want; fails the test after 60 s. */
 void pgt_conn_run(pgt_conn_t *f, const int *flag, int want);
+/* Submit r on f (its on_result and ud replaced; the submit must succeed)
+ * and run f's loop until it completes: its status, its result in *res (the
+ * caller frees it), or freed when res is NULL. */
+int pgt_conn_request(pgt_conn_t *f, pgw_request_t r, pgw_result_t **res);
 /* Start closing f's connection (pgw_conn_close's return); f->closed counts
  * when it is done. For a close from inside a callback. */
 int pgt_conn_start_close(pgt_conn_t *f);

@@ -114,6 +114,38 @@ int main(void)
     }
     printf("getCopyData -> %d\n", n);
     pqd_drain(conn, "rest");
+    /* COPY FROM STDIN between two statements: the data is the caller's. */
+    printf("== multi in\n");
+    pqd_show("m0", PQexec(conn, "SELECT 3; COPY ct (id, t) FROM STDIN; SELECT count(*) FROM ct"));
+    put(conn, "30\tthirty\n31\tthirty-one\n", 25);
+    printf("putCopyEnd -> %d\n", PQputCopyEnd(conn, NULL));
+    pqd_drain(conn, "m0 end");
+    /* Two COPYs in one string, the second abandoned by the client: the
+     * statement after it never runs. */
+    printf("== multi two\n");
+    printf("send -> %d\n",
+           PQsendQuery(conn, "COPY (SELECT 1) TO STDOUT; COPY ct (id) FROM STDIN; SELECT 4"));
+    pqd_show("t0", PQgetResult(conn));
+    while ((n = PQgetCopyData(conn, &buf, 0)) > 0) {
+        printf("row [%.*s]\n", n - 1, buf);
+        PQfreemem(buf);
+    }
+    printf("getCopyData -> %d\n", n);
+    pqd_show("t1", PQgetResult(conn));
+    pqd_show("t2", PQgetResult(conn));
+    put(conn, "40\n", 3);
+    printf("putCopyEnd -> %d\n", PQputCopyEnd(conn, "stop here"));
+    pqd_drain(conn, "t rest");
+    /* An error inside a COPY TO among statements ends the string there. */
+    printf("== multi error\n");
+    pqd_show("e0", PQexec(conn, "SELECT 5; COPY (SELECT 1/(id-30) FROM ct ORDER BY id DESC) TO "
+                                "STDOUT; SELECT 6"));
+    while ((n = PQgetCopyData(conn, &buf, 0)) > 0) {
+        printf("row [%.*s]\n", n - 1, buf);
+        PQfreemem(buf);
+    }
+    printf("getCopyData -> %d\n", n);
+    pqd_drain(conn, "e rest");
     /* The copy calls outside a COPY start after a command of their own: the
      * error message they add to is then the same empty one in both runs,
      * whatever the multi-statement COPY above left there. */
