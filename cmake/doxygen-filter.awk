@@ -137,9 +137,11 @@ BEGIN {
     blank = (line ~ /^[[:space:]]*$/)
     leading_comment = (line ~ /^[[:space:]]*\/\*/)
     directive = (line ~ /^[[:space:]]*#/)
+    # a #define's comment documents it; other directives' name a condition
+    plain_directive = directive && line !~ /^[[:space:]]*#[[:space:]]*define/
     closes_level = (line ~ /^[[:space:]]*}/)
     pos = index(line, "/*")
-    trailing = (pos > 0 && substr(line, pos, 3) != "/**" && !directive &&
+    trailing = (pos > 0 && substr(line, pos, 3) != "/**" && !plain_directive &&
                 substr(line, 1, pos - 1) !~ /^[[:space:]]*$/)
 
     # What ends a run: a blank line, the next leading comment, a line with
@@ -172,7 +174,7 @@ BEGIN {
         line = "/** @file" substr(line, 3)
         doc_comment = 1
         text_at = 10
-    } else if (pos > 0 && !directive && at_declaration_level()) {
+    } else if (pos > 0 && !plain_directive && at_declaration_level()) {
         doc_comment = 1
         if (code ~ /^[[:space:]]*$/) {
             line = code "/**" substr(line, pos + 2)
