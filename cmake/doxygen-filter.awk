@@ -18,7 +18,8 @@
 #     comment documents the type, and the declarations right after its
 #     body (the functions that take it) get the same text (\copydoc);
 #   - in those comments, characters doxygen reads as commands or markup
-#     (\ @ < > & ::) are escaped, so the text shows as written.
+#     (\ @ < > & ::) are escaped, so the text shows as written, and the
+#     dots of "e.g." and "i.e." do not end the brief.
 # Comments inside inline function bodies and initialisers, and those after
 # preprocessor directives, are left as they are.
 
@@ -40,6 +41,9 @@ function escape_text(s) {
     s = replace_all(s, ">", "\\>")
     s = replace_all(s, "&", "\\&")
     s = replace_all(s, "::", "\\::")
+    # an abbreviation's dot does not end the brief (JAVADOC_AUTOBRIEF)
+    s = replace_all(s, "e.g. ", "e.g.\\ ")
+    s = replace_all(s, "i.e. ", "i.e.\\ ")
     return s
 }
 
@@ -60,7 +64,7 @@ function escape_from(line, from,    body, tail, end) {
 # enum body (or none is open): comments here document declarations.
 function at_declaration_level(    i) {
     for (i = 1; i <= nstack; i++)
-        if (stack[i] != "c")
+        if (stack[i] == "b")
             return 0
     return 1
 }
@@ -73,7 +77,7 @@ function track_braces(code,    i, ch) {
     for (i = 1; i <= length(code); i++) {
         ch = substr(code, i, 1)
         if (ch == "{")
-            stack[++nstack] = (code ~ /(struct|union|enum)/) ? "c" : "b"
+            stack[++nstack] = (code ~ /enum/) ? "e" : (code ~ /(struct|union)/) ? "c" : "b"
         else if (ch == "}" && nstack > 0)
             nstack--
     }
@@ -193,9 +197,12 @@ BEGIN {
     if (copydoc != "" && nstack == 0 && !leading_comment && !blank && line ~ /^[A-Za-z_#]/)
         line = "/** \\copydoc " copydoc " */" line
 
-    # "type a, b; /* x */" outside a run: a group of its own, so a gets x.
-    if (!collecting && doc_comment && code !~ /^[[:space:]]*$/ && code ~ /,/ &&
-        code ~ /;[[:space:]]*$/ && code !~ /\(/) {
+    # "type a; /* x */" outside a run: a group of its own, so that in "type
+    # a, b; /* x */" a gets x too, and so that a struct's members, every
+    # one in a group, are listed in their order (doxygen lists members
+    # outside groups first).
+    if (!collecting && doc_comment && !directive && code !~ /^[[:space:]]*$/ &&
+        code ~ /;[[:space:]]*$/ && (nstack == 0 || stack[nstack] != "e")) {
         line = "/**@{*/" line
         if (in_comment)
             wrap_line_pending = 1
@@ -211,7 +218,7 @@ BEGIN {
             run_code = 1
         if (directive)
             run_has_define = 1
-        if (nstack > depth_before && nstack > run_depth && stack[run_depth + 1] == "c" &&
+        if (nstack > depth_before && nstack > run_depth && stack[run_depth + 1] != "b" &&
             depth_before == run_depth) {
             # the run is a type with a body: the comment is the type's;
             # comments inside its body start runs of their own
