@@ -69,6 +69,9 @@
 extern "C" {
 #endif
 
+/* A blocking connection (its own loop and conn): pgw_client_connect opens
+ * it, pgw_client_close closes and frees it. One thread at a time (THREADS
+ * above). */
 typedef struct pgw_client pgw_client_t;
 
 /*
@@ -271,12 +274,13 @@ PGW_EXTERN int pgw_client_cancel(pgw_client_t *c);
  */
 enum { PGW_CLIENT_NOTIFY_QUEUE = 4096 };
 
+/* One notification, as pgw_client_wait_notification hands it out. */
 typedef struct pgw_notification {
     int32_t pid;         /* the backend that sent NOTIFY */
     const char *channel; /* NUL-terminated */
-    size_t channel_len;
+    size_t channel_len;  /* bytes of channel, without the NUL */
     const char *payload; /* NUL-terminated ("" when NOTIFY had none) */
-    size_t payload_len;
+    size_t payload_len;  /* bytes of payload, without the NUL */
     /* Notifications dropped from the full queue just before this one (0
      * when none was). */
     uint64_t missed;

@@ -57,6 +57,7 @@ extern "C" {
 #if defined(_WIN32)
 #define PGW_EXTERN __declspec(dllexport)
 #elif defined(__GNUC__)
+/* Marks a function the library exports (default symbol visibility). */
 #define PGW_EXTERN __attribute__((visibility("default")))
 #else
 #define PGW_EXTERN
@@ -72,6 +73,7 @@ extern "C" {
 #define PGW_INLINE PGW_EXTERN inline
 #endif
 
+/* The version of these headers; pgw_version gives the linked library's. */
 #define PGW_VERSION_MAJOR  0
 #define PGW_VERSION_MINOR  1
 #define PGW_VERSION_PATCH  0
@@ -124,6 +126,8 @@ PGW_EXTERN const char *pgw_version(void);
     XX(ECOPY, -1036, 0, "the server began a COPY this request cannot carry: use PGW_REQ_COPY")   \
     XX(ERETRY, -1044, 0, "the pooled connection serving the request was lost: retry if it is safe")
 
+/* The library's error codes as an enum: PGW_EPROTO, ... from
+ * PGW_ERRNO_MAP, and PGW_OK (0). */
 typedef enum pgw_err {
 #define PGW__ERR_ENUM(name, value, fatal, msg) PGW_##name = value,
     PGW_ERRNO_MAP(PGW__ERR_ENUM)
@@ -151,10 +155,10 @@ PGW_EXTERN int pgw_is_system_error(int code);
  * realloc(NULL, n) must behave as malloc(n). free(NULL) must be a no-op.
  */
 typedef struct pgw_allocator {
-    void *ud;
-    void *(*malloc)(size_t size, void *ud);
-    void *(*realloc)(void *ptr, size_t size, void *ud);
-    void (*free)(void *ptr, void *ud);
+    void *ud;                                           /* passed to each function */
+    void *(*malloc)(size_t size, void *ud);             /* NULL on failure */
+    void *(*realloc)(void *ptr, size_t size, void *ud); /* NULL on failure, ptr kept */
+    void (*free)(void *ptr, void *ud);                  /* ptr may be NULL */
 } pgw_allocator_t;
 
 /* The default allocator (malloc/realloc/free). */
@@ -165,14 +169,14 @@ PGW_EXTERN const pgw_allocator_t *pgw_allocator_default(void);
  * NULL). Each API that hands out a view states how long it stays valid.
  */
 typedef struct pgw_view {
-    const uint8_t *p;
-    int32_t len;
+    const uint8_t *p; /* the first byte; NULL for SQL NULL */
+    int32_t len;      /* byte count, or -1 for SQL NULL */
 } pgw_view_t;
 
 /* A view of text (not NUL-terminated unless stated). */
 typedef struct pgw_str {
-    const char *p;
-    size_t len;
+    const char *p; /* the first character */
+    size_t len;    /* byte count */
 } pgw_str_t;
 
 /*
@@ -182,9 +186,9 @@ typedef struct pgw_str {
  * steady stream of messages allocates nothing once it has grown.
  */
 typedef struct pgw_buf {
-    uint8_t *data;
-    size_t len;
-    size_t cap;
+    uint8_t *data;                /* the content; NULL until the first growth */
+    size_t len;                   /* bytes of content */
+    size_t cap;                   /* bytes allocated at data */
     size_t max;                   /* 0: no limit; else growth past max fails with PGW_ETOOBIG */
     const pgw_allocator_t *alloc; /* NULL: the default allocator */
 } pgw_buf_t;

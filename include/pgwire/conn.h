@@ -236,6 +236,8 @@ struct uv_loop_s;
 extern "C" {
 #endif
 
+/* A connection on a libuv loop: pgw_conn_new makes one, pgw_conn_close
+ * closes and frees it. */
 typedef struct pgw_conn pgw_conn_t;
 
 /*
@@ -294,6 +296,9 @@ typedef void (*pgw_cancel_cb)(pgw_conn_t *conn, int status, void *ud);
  * token is kept for the connect's attempts and wiped once connected. */
 typedef int (*pgw_oauth_token_cb)(pgw_conn_t *conn, const pgw_oauth_request_t *req, void *ud);
 
+/* A connection's options, for pgw_conn_new (which copies what it keeps).
+ * Set it up with pgw_conn_config_init; every option's zero is its
+ * default. */
 typedef struct pgw_conn_config {
     /* sizeof(pgw_conn_config_t) as the caller's header defines it, set by
      * pgw_conn_config_init (options past size read as zero: their
@@ -650,9 +655,9 @@ PGW_EXTERN int pgw_conn_set_notification_cb(pgw_conn_t *conn, pgw_notification_c
  * removes the driver). Returns 0 or PGW_EINVAL (conn NULL).
  */
 typedef struct pgw_conn_driver {
-    void (*on_lost)(pgw_conn_t *conn, int err, void *ud);
-    void (*on_attempt)(pgw_conn_t *conn, void *ud);
-    void *ud;
+    void (*on_lost)(pgw_conn_t *conn, int err, void *ud); /* see above */
+    void (*on_attempt)(pgw_conn_t *conn, void *ud);       /* see above */
+    void *ud;                                             /* passed to both */
 } pgw_conn_driver_t;
 PGW_EXTERN int pgw_conn_set_driver(pgw_conn_t *conn, const pgw_conn_driver_t *d);
 /* The driver's ud (NULL without a driver, or for NULL): how a layer finds
@@ -741,6 +746,7 @@ PGW_EXTERN const char *pgw_conn_error_message(const pgw_conn_t *conn);
     XX(READY, "ready", "connected")                                                      \
     XX(FAILED, "failed", "the connect failed (or was cancelled)")
 
+/* The phases as an enum: PGW_PHASE_NEW ... PGW_PHASE_FAILED. */
 typedef enum pgw_conn_phase {
 #define PGW__PHASE_ENUM(name, str, meaning) PGW_PHASE_##name,
     PGW_CONN_PHASE_MAP(PGW__PHASE_ENUM)

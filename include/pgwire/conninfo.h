@@ -63,6 +63,9 @@
 extern "C" {
 #endif
 
+/* Parsed connection options (a conninfo string or URI with the environment
+ * and service file applied): pgw_conninfo_parse makes one,
+ * pgw_conninfo_free frees it. */
 typedef struct pgw_conninfo pgw_conninfo_t;
 
 /* The Unix socket directory used when no host is given. */
@@ -151,7 +154,7 @@ typedef struct pgw_host {
      * this host ends the connect with this message. Hosts before it are
      * tried normally. */
     const char *error;
-    int error_ends_connect;
+    int error_ends_connect; /* 1: reaching this host ends the connect (above) */
 } pgw_host_t;
 
 /* The number of hosts (at least 1 for a parsed object; 0 for NULL). */

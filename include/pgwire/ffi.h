@@ -83,6 +83,8 @@ typedef void (*pgw_fn_t)(void);
 /* Parameters                                                               */
 /* ------------------------------------------------------------------------ */
 
+/* A parameter list the library allocates: pgw_params_new makes one,
+ * pgw_params_free frees it. */
 typedef struct pgw_params pgw_params_t;
 
 /* A list of n parameters (n <= PGW_MAX_PARAMS), each SQL NULL of type 0
@@ -160,6 +162,7 @@ PGW_EXTERN pgw_request_t *pgw_request_new(pgw_request_kind_t kind);
  * setters below; C callers have the struct). Freed with pgw_request_free.
  * NULL when out of memory or n is 0. */
 PGW_EXTERN pgw_request_t *pgw_request_new_array(size_t n, pgw_request_kind_t kind);
+/* Free a descriptor or an array from pgw_request_new_array (NULL: no-op). */
 PGW_EXTERN void pgw_request_free(pgw_request_t *r);
 /* Members of pgw_request_t by name (see MEMBER NAMES): uint: kind,
  * nparams, nparam_types, nresult_formats, flags, timeout_ms, cache,
@@ -199,7 +202,6 @@ PGW_EXTERN int pgw_session_config_get_uint(const pgw_session_config_t *cfg, cons
                                            uint64_t *out);
 PGW_EXTERN int pgw_session_config_get_ptr(const pgw_session_config_t *cfg, const char *member,
                                           const void **out);
-
 PGW_EXTERN pgw_conn_config_t *pgw_conn_config_new(void);
 PGW_EXTERN void pgw_conn_config_free(pgw_conn_config_t *cfg);
 PGW_EXTERN int pgw_conn_config_set_uint(pgw_conn_config_t *cfg, const char *member, uint64_t v);
@@ -221,6 +223,8 @@ PGW_EXTERN int pgw_pool_config_get_uint(const pgw_pool_config_t *cfg, const char
 PGW_EXTERN int pgw_pool_config_get_ptr(const pgw_pool_config_t *cfg, const char *member,
                                        const void **out);
 
+/* The listener's members; conn, a pointer to a connection config (copied
+ * by pgw_listener_new), is set with pgw_listener_config_set_ptr. */
 PGW_EXTERN pgw_listener_config_t *pgw_listener_config_new(void);
 PGW_EXTERN void pgw_listener_config_free(pgw_listener_config_t *cfg);
 PGW_EXTERN int pgw_listener_config_set_uint(pgw_listener_config_t *cfg, const char *member,
@@ -280,6 +284,7 @@ PGW_EXTERN int pgw_value_format(const pgw_value_t *v);
 /* Room for pgw_client_wait_notification's out (zeroed). NULL when out of
  * memory. */
 PGW_EXTERN pgw_notification_t *pgw_notification_new(void);
+/* Free it (NULL: no-op); the strings it views belong to the client. */
 PGW_EXTERN void pgw_notification_free(pgw_notification_t *n);
 /* Its members (client.h): the sending backend's pid, the channel and the
  * payload (NUL-terminated, *len their length; len may be NULL; they live

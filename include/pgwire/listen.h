@@ -94,6 +94,7 @@ PGW_EXTERN int pgw_conn_unlisten(pgw_conn_t *conn, const char *channel, pgw_resu
  */
 typedef struct pgw_listener pgw_listener_t;
 
+/* What on_event reports (Events, above). */
 typedef enum pgw_listener_event {
     PGW_LISTENER_READY = 1,
     PGW_LISTENER_LOST,
@@ -101,6 +102,8 @@ typedef enum pgw_listener_event {
     PGW_LISTENER_RETRY
 } pgw_listener_event_t;
 
+/* A listener's options, for pgw_listener_new (which copies them). Set it
+ * up with pgw_listener_config_init. */
 typedef struct pgw_listener_config {
     /* sizeof(pgw_listener_config_t) as the caller's header defines it, set
      * by pgw_listener_config_init. 0 (a zeroed struct) means this header's

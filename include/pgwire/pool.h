@@ -146,8 +146,13 @@
 extern "C" {
 #endif
 
+/* A pool of connections on a libuv loop: pgw_pool_new makes one,
+ * pgw_pool_close closes and frees it. */
 typedef struct pgw_pool pgw_pool_t;
 
+/* A pool's options, for pgw_pool_new and pgw_client_pool_new (which copy
+ * them). Set it up with pgw_pool_config_init; every option's zero is its
+ * default. */
 typedef struct pgw_pool_config {
     /* sizeof(pgw_pool_config_t), set by pgw_pool_config_init (0: this
      * header's size). */

@@ -88,7 +88,7 @@ enum pgw_auth_code {
 /* One backend message located in a buffer: 1 type byte, a 4-byte length
  * (which counts itself), then len body bytes. */
 typedef struct pgw_frame {
-    uint8_t type;
+    uint8_t type;        /* the message type byte, e.g. 'D' for DataRow */
     const uint8_t *body; /* the len bytes after the header */
     uint32_t len;        /* body length: the declared length minus 4 */
     size_t size;         /* bytes the whole frame occupies: 5 + len */
@@ -166,10 +166,10 @@ typedef struct pgw_field_desc {
     pgw_str_t name;     /* column name, without its NUL */
     uint32_t table_oid; /* 0 if not a table column */
     int16_t attnum;     /* 0 if not a table column */
-    uint32_t type_oid;
-    int16_t typlen;
-    int32_t typmod;
-    int16_t format; /* 0 text, 1 binary */
+    uint32_t type_oid;  /* the column's type */
+    int16_t typlen;     /* pg_type.typlen: the size, -1 varlena, -2 C string */
+    int32_t typmod;     /* the type modifier, -1 if none */
+    int16_t format;     /* 0 text, 1 binary */
 } pgw_field_desc_t;
 
 /*
@@ -178,9 +178,10 @@ typedef struct pgw_field_desc {
  * NoData, EmptyQueryResponse, PortalSuspended, CopyDone) set none.
  */
 typedef struct pgw_msg {
-    uint8_t type;
-    const uint8_t *body;
-    uint32_t len;
+    uint8_t type;        /* the message type byte (PGW_B_*) */
+    const uint8_t *body; /* the body, in the buffer that was decoded */
+    uint32_t len;        /* body length */
+    /* The parsed body, by type (below); views into body. */
     union {
         /* 'R': code is an enum pgw_auth_code. data is the MD5 salt (4
          * bytes), the SASL mechanism list (walk it with
@@ -285,10 +286,12 @@ PGW_EXTERN int pgw_datarow_fields(const pgw_msg_t *m, pgw_view_t *out, size_t n)
 
 /* Zero-copy iteration over a DataRow's fields, for rows of any width. */
 typedef struct pgw_row_iter {
-    const uint8_t *p, *end;
-    uint16_t left;
+    const uint8_t *p, *end; /* private: the unread fields */
+    uint16_t left;          /* private: fields not yet returned */
 } pgw_row_iter_t;
 
+/* Start at the first field of m, a DataRow (m must outlive the iteration;
+ * anything else, or NULL, makes the first next return PGW_EPROTO). */
 PGW_EXTERN void pgw_row_iter_init(pgw_row_iter_t *it, const pgw_msg_t *m);
 /* Returns 1 and sets *out, 0 at the end (only when the row was consumed
  * exactly), or PGW_EPROTO. */
@@ -296,10 +299,13 @@ PGW_EXTERN int pgw_row_iter_next(pgw_row_iter_t *it, pgw_view_t *out);
 
 /* Iteration over a RowDescription's field descriptors. */
 typedef struct pgw_rowdesc_iter {
-    const uint8_t *p, *end;
-    uint16_t left;
+    const uint8_t *p, *end; /* private: the unread descriptors */
+    uint16_t left;          /* private: descriptors not yet returned */
 } pgw_rowdesc_iter_t;
 
+/* Start at the first descriptor of m, a RowDescription (m must outlive the
+ * iteration; anything else, or NULL, makes the first next return
+ * PGW_EPROTO). */
 PGW_EXTERN void pgw_rowdesc_iter_init(pgw_rowdesc_iter_t *it, const pgw_msg_t *m);
 /* Returns 1 and fills *out, 0 at the end, or PGW_EPROTO. */
 PGW_EXTERN int pgw_rowdesc_iter_next(pgw_rowdesc_iter_t *it, pgw_field_desc_t *out);
@@ -368,6 +374,7 @@ typedef struct pgw_decoder {
     uint64_t err_offset; /* stream offset of the message that failed */
 } pgw_decoder_t;
 
+/* Zero *d and set its max_size (NULL d: nothing). */
 PGW_EXTERN void pgw_decoder_init(pgw_decoder_t *d, uint32_t max_size);
 /*
  * Frame and parse the next message of buf[0..n) (the bytes at d->offset of
@@ -400,6 +407,8 @@ PGW_EXTERN int64_t pgw_decoder_next(pgw_decoder_t *d, const uint8_t *buf, size_t
  * options). */
 PGW_EXTERN int pgw_enc_startup(pgw_buf_t *b, uint32_t version, const char *const *params,
                                size_t nparams);
+/* SSLRequest, GSSENCRequest: the requests sent before a StartupMessage to
+ * negotiate TLS or GSS encryption. */
 PGW_EXTERN int pgw_enc_ssl_request(pgw_buf_t *b);
 PGW_EXTERN int pgw_enc_gssenc_request(pgw_buf_t *b);
 /* CancelRequest: key_len is 4 for protocol 3.0, up to 256 in 3.2. */
@@ -437,6 +446,8 @@ PGW_EXTERN int pgw_enc_describe(pgw_buf_t *b, char what, const char *name);
 PGW_EXTERN int pgw_enc_close(pgw_buf_t *b, char what, const char *name);
 /* Execute: max_rows 0 means all rows. */
 PGW_EXTERN int pgw_enc_execute(pgw_buf_t *b, const char *portal, int32_t max_rows);
+/* Sync, Flush, CopyData (len bytes of data), CopyDone, CopyFail (reason
+ * NUL-terminated), Terminate. */
 PGW_EXTERN int pgw_enc_sync(pgw_buf_t *b);
 PGW_EXTERN int pgw_enc_flush(pgw_buf_t *b);
 PGW_EXTERN int pgw_enc_copy_data(pgw_buf_t *b, const void *data, size_t len, uint32_t max_msg);
@@ -459,13 +470,17 @@ PGW_EXTERN int pgw_enc_terminate(pgw_buf_t *b);
  * type 0 writes a message without a type byte (StartupMessage family).
  */
 typedef struct pgw_msgw {
-    pgw_buf_t *b;
+    pgw_buf_t *b;  /* the buffer the message is written into */
     size_t start;  /* offset of the message in b */
     size_t len_at; /* offset of the length slot */
-    int err;
+    int err;       /* the first failure (0: none) */
 } pgw_msgw_t;
 
+/* Start a message of type in b (type 0: no type byte): writes the type and
+ * a length slot, and sets up *w. */
 PGW_EXTERN void pgw_msgw_begin(pgw_buf_t *b, uint8_t type, pgw_msgw_t *w);
+/* Append a byte, a big-endian int16 or int32, or n bytes (nothing after a
+ * failure: the first one is kept for pgw_msgw_end). */
 PGW_EXTERN void pgw_msgw_u8(pgw_msgw_t *w, uint8_t v);
 PGW_EXTERN void pgw_msgw_i16(pgw_msgw_t *w, int16_t v);
 PGW_EXTERN void pgw_msgw_i32(pgw_msgw_t *w, int32_t v);

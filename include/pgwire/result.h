@@ -22,6 +22,9 @@
 extern "C" {
 #endif
 
+/* A request's result (rows, columns, command tag or server error): handed
+ * to the result callback or returned by the blocking calls, the receiver
+ * frees it with pgw_result_free. */
 typedef struct pgw_result pgw_result_t;
 
 /* One row: values[i] views the wire bytes of column i with its format and
@@ -30,10 +33,10 @@ typedef struct pgw_result pgw_result_t;
  * pgw_result_row gives one for a row of a buffered result (valid until
  * pgw_result_free). */
 typedef struct pgw_row {
-    uint16_t ncols;
-    const pgw_value_t *values;
-    const pgw_field_desc_t *fields;
-    uint64_t index; /* 0-based row number within the result */
+    uint16_t ncols;                 /* columns: entries of values and fields */
+    const pgw_value_t *values;      /* the values, by column */
+    const pgw_field_desc_t *fields; /* the columns' descriptions */
+    uint64_t index;                 /* 0-based row number within the result */
 } pgw_row_t;
 
 /* A server error or notice. Every string is NUL-terminated, or NULL when
@@ -65,6 +68,7 @@ typedef struct pgw_error {
  * LIFETIME: every pointer and view obtained from a result is valid until
  * pgw_result_free of that result. */
 
+/* Rows and columns of the result (0 for NULL). */
 PGW_EXTERN size_t pgw_result_nrows(const pgw_result_t *r);
 PGW_EXTERN size_t pgw_result_ncols(const pgw_result_t *r);
 /* Column name (NUL-terminated), or NULL if col is out of range. */

@@ -36,6 +36,8 @@
 extern "C" {
 #endif
 
+/* A sans-IO protocol session: pgw_session_new makes one, pgw_session_free
+ * frees it. */
 typedef struct pgw_session pgw_session_t;
 
 /* Session states. */
@@ -176,6 +178,8 @@ typedef struct pgw_session_callbacks {
     int (*on_auth_ok)(pgw_session_t *s, char *msg, size_t msglen, void *ud);
 } pgw_session_callbacks_t;
 
+/* A session's options, for pgw_session_new (which copies what it keeps).
+ * Set it up with pgw_session_config_init. */
 typedef struct pgw_session_config {
     /* sizeof(pgw_session_config_t) as the caller's header defines it, set by
      * pgw_session_config_init, so that options can be added without breaking
@@ -690,6 +694,7 @@ typedef int (*pgw_copy_data_cb)(const uint8_t *data, size_t len, void *ud);
 /* What the server's CopyInResponse / CopyOutResponse said (PGW_COPY_BOTH:
  * a CopyBothResponse, which only a replication connection sends). */
 enum { PGW_COPY_IN = 1, PGW_COPY_OUT = 2, PGW_COPY_BOTH = 3 };
+/* A COPY as the server began it, for pgw_copy_start_cb. */
 typedef struct pgw_copy_info {
     int direction;              /* PGW_COPY_IN or PGW_COPY_OUT */
     int format;                 /* 0: text (text or CSV), 1: binary */
@@ -719,6 +724,11 @@ typedef void (*pgw_copy_end_cb)(const pgw_result_t *res, void *ud);
 /* pgw_request_t.timeout_ms: no deadline, whatever the default. */
 #define PGW_TIMEOUT_NONE UINT32_MAX
 
+/* A request descriptor for pgw_session_submit and the layers above it:
+ * build it with PGW_REQUEST_INIT, pgw_request_init or the PGW_QUERY family,
+ * then set the members a request needs. Read during the submit call only;
+ * the pointers in it must live until that call returns unless a member
+ * says otherwise. */
 typedef struct pgw_request {
     /* sizeof(pgw_request_t) as the caller's header defines it, so that
      * fields can be added without breaking callers built against an older
@@ -1320,6 +1330,7 @@ PGW_EXTERN int pgw_session_terminate(pgw_session_t *s);
  * pgw_session_pending_output sets *len to 0; consumed_output, take_output,
  * fail and free do nothing. */
 
+/* The session's state (PGW_SESSION_BROKEN for NULL). */
 PGW_EXTERN pgw_session_state_t pgw_session_state(const pgw_session_t *s);
 /* Transaction status from the last ReadyForQuery: 'I', 'T', 'E', or 0 before
  * the first. */
@@ -1370,6 +1381,7 @@ PGW_EXTERN int pgw_session_set_oauth_token(pgw_session_t *s, const char *token);
  * the server's answer to an authenticated client, not a refusal of the
  * connection); 0 before, and for NULL. */
 PGW_EXTERN int pgw_session_auth_ok(const pgw_session_t *s);
+/* The config's ud (cfg->ud), NULL for NULL. */
 PGW_EXTERN void *pgw_session_userdata(const pgw_session_t *s);
 
 #ifdef __cplusplus

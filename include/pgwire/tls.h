@@ -19,6 +19,7 @@
 extern "C" {
 #endif
 
+/* What the TLS layer negotiated, as pgw_conn_tls_info fills it. */
 typedef struct pgw_tls_info {
     /* 1 if the connection is encrypted with TLS; when 0, every other field is
      * zero/NULL. (libpq: PQsslInUse.) */

@@ -154,10 +154,10 @@ enum pgw_format { PGW_FORMAT_TEXT = 0, PGW_FORMAT_BINARY = 1 };
  * buffer, a pgw_result_t): see there for how long they live.
  */
 typedef struct pgw_value {
-    const uint8_t *p;
-    int32_t len;
-    int16_t format;
-    uint32_t oid;
+    const uint8_t *p; /* the bytes (NULL for SQL NULL) */
+    int32_t len;      /* byte count, -1 for SQL NULL */
+    int16_t format;   /* PGW_FORMAT_TEXT or PGW_FORMAT_BINARY */
+    uint32_t oid;     /* the column's type */
 } pgw_value_t;
 
 /* 1 if v is SQL NULL. A NULL v counts as NULL too (there is no value),
@@ -198,6 +198,7 @@ typedef struct pgw_param {
     uint8_t kind;   /* enum pgw_param_kind */
     int16_t format; /* format the value is sent in */
     uint32_t oid;   /* declared type in Parse (0: the server infers it) */
+    /* The value, by kind: b, i (INT2..INT8), f4, f8, bytes, enc. */
     union {
         bool b;
         int64_t i;
@@ -214,11 +215,13 @@ typedef struct pgw_param {
     } u;
 } pgw_param_t;
 
+/* SQL NULL of type oid (0: the server infers it). */
 PGW_INLINE pgw_param_t pgw_null(uint32_t oid)
 {
     pgw_param_t p = {PGW_PARAM_NULL, PGW_FORMAT_BINARY, oid, {0}};
     return p;
 }
+/* bool, int2, int4, int8, float4, float8: v sent in binary. */
 PGW_INLINE pgw_param_t pgw_bool(bool v)
 {
     pgw_param_t p = {PGW_PARAM_BOOL, PGW_FORMAT_BINARY, PGW_OID_BOOL, {0}};
@@ -354,7 +357,6 @@ PGW_EXTERN const char *pgw_type_name(uint32_t oid);
  * PGW_ERANGE or PGW_ELOSS. Integer getters accept any integer type whose
  * value fits; float getters accept float4/float8 (and integers exactly
  * representable). */
-
 PGW_EXTERN int pgw_get_bool(const pgw_value_t *v, bool *out);
 PGW_EXTERN int pgw_get_int2(const pgw_value_t *v, int16_t *out);
 PGW_EXTERN int pgw_get_int4(const pgw_value_t *v, int32_t *out);
@@ -443,11 +445,11 @@ enum pgw_numeric_sign {
  * base-10000 digits (ndigits is unsigned, as on the wire).
  */
 typedef struct pgw_numeric {
-    uint16_t sign; /* enum pgw_numeric_sign */
-    int16_t weight;
-    uint16_t dscale;
-    uint16_t ndigits;
-    const uint8_t *digits;
+    uint16_t sign;         /* enum pgw_numeric_sign */
+    int16_t weight;        /* power of 10000 of the first digit */
+    uint16_t dscale;       /* decimal digits shown after the point */
+    uint16_t ndigits;      /* count of base-10000 digits */
+    const uint8_t *digits; /* ndigits 2-byte big-endian digits, a view */
 } pgw_numeric_t;
 
 /* The i-th base-10000 digit (i < n->ndigits). A NULL n gives 0. */
@@ -520,33 +522,36 @@ PGW_EXTERN int pgw_get_numeric_int64(const pgw_value_t *v, int64_t *out);
 #define PGW_TS_INFINITY       INT64_MAX
 /* Microseconds between 1970-01-01 and 2000-01-01. */
 #define PGW_EPOCH_DIFF_USEC INT64_C(946684800000000)
+/* Days between 1970-01-01 and 2000-01-01. */
 #define PGW_EPOCH_DIFF_DAYS 10957
 
 /* Broken-down time. gmtoff: seconds east of UTC of the value (for
  * timestamptz from text, the offset the server wrote; otherwise 0). */
 typedef struct pgw_tm {
-    int32_t year;
-    int32_t month; /* 1..12 */
-    int32_t day;   /* 1..31 */
-    int32_t hour, min, sec;
-    int32_t usec;
-    int32_t gmtoff;
+    int32_t year;           /* astronomical: 1 BC is 0 */
+    int32_t month;          /* 1..12 */
+    int32_t day;            /* 1..31 */
+    int32_t hour, min, sec; /* 0..23, 0..59, 0..59 */
+    int32_t usec;           /* 0..999999 */
+    int32_t gmtoff;         /* seconds east of UTC (above) */
 } pgw_tm_t;
 
 /* time with time zone: gmtoff is seconds east of UTC (ISO sign: -06 is
  * -21600; the binary format stores the opposite sign, converted here). */
 typedef struct pgw_timetz {
-    int64_t usec;
-    int32_t gmtoff;
+    int64_t usec;   /* usec since midnight, local time */
+    int32_t gmtoff; /* seconds east of UTC */
 } pgw_timetz_t;
 
 /* interval: the three independent fields the server keeps. */
 typedef struct pgw_interval {
-    int64_t usec;
-    int32_t days;
-    int32_t months;
+    int64_t usec;   /* microseconds */
+    int32_t days;   /* days */
+    int32_t months; /* months */
 } pgw_interval_t;
 
+/* date as days since 2000-01-01, time as usec since midnight, timetz;
+ * either format. Return the scalar decoders' codes (above). */
 PGW_EXTERN int pgw_get_date(const pgw_value_t *v, int32_t *days);
 PGW_EXTERN int pgw_get_time(const pgw_value_t *v, int64_t *usec);
 PGW_EXTERN int pgw_get_timetz(const pgw_value_t *v, pgw_timetz_t *out);
@@ -575,6 +580,9 @@ PGW_EXTERN int pgw_timestamp_to_tm(int64_t pg_usec, pgw_tm_t *out);
 /* Builds a timestamp from fields; gmtoff is subtracted (UTC result). Fields
  * must be in their normal ranges (PGW_ERANGE otherwise). */
 PGW_EXTERN int pgw_tm_to_timestamp(const pgw_tm_t *tm, int64_t *pg_usec);
+/* A date (days since 2000-01-01) broken down, time fields 0; and the date
+ * of year, month, day. Return 0, PGW_ERANGE (an infinite date, a date out
+ * of range) or PGW_EINVAL (out or days NULL). */
 PGW_EXTERN int pgw_date_to_tm(int32_t days, pgw_tm_t *out);
 PGW_EXTERN int pgw_date_from_ymd(int32_t year, int32_t month, int32_t day, int32_t *days);
 
@@ -627,11 +635,11 @@ PGW_EXTERN void pgw_tz_free(pgw_tz_t *tz);
 
 /* inet / cidr: nb address bytes (4 or 16) in addr, bits of netmask. */
 typedef struct pgw_inet {
-    uint8_t family; /* PGW_INET_AF_INET or PGW_INET_AF_INET6 */
-    uint8_t bits;
-    uint8_t is_cidr;
-    uint8_t nb;
-    uint8_t addr[16];
+    uint8_t family;   /* PGW_INET_AF_INET or PGW_INET_AF_INET6 */
+    uint8_t bits;     /* netmask bits */
+    uint8_t is_cidr;  /* 1 for cidr, 0 for inet */
+    uint8_t nb;       /* address bytes in addr: 4 or 16 */
+    uint8_t addr[16]; /* the address, network byte order */
 } pgw_inet_t;
 
 /* inet or cidr, either format. Text: "a.b.c.d[/n]", IPv6 with "::" and an
@@ -645,6 +653,7 @@ PGW_EXTERN int pgw_inet_parse(const char *s, size_t len, int is_cidr, pgw_inet_t
 /* Any scalar as a tagged value                                             */
 /* ------------------------------------------------------------------------ */
 
+/* What a pgw_datum_t holds, and in which member of u. */
 enum pgw_datum_kind {
     PGW_DATUM_NULL = 0,
     PGW_DATUM_BOOL,         /* u.b */
@@ -673,8 +682,9 @@ enum pgw_datum_kind {
 /* A decoded scalar. Views in it (str, bytes, num.digits) point into the
  * value's bytes and live as long as they do. */
 typedef struct pgw_datum {
-    uint32_t oid;
+    uint32_t oid; /* the value's type */
     uint8_t kind; /* enum pgw_datum_kind */
+    /* The value: the member its kind names. */
     union {
         bool b;
         int64_t i;
@@ -782,6 +792,7 @@ PGW_EXTERN int pgw_encode_interval(const void *ctx, pgw_buf_t *out);
 PGW_EXTERN int pgw_encode_timetz(const void *ctx, pgw_buf_t *out);
 PGW_EXTERN int pgw_encode_inet(const void *ctx, pgw_buf_t *out);
 
+/* An oid. */
 PGW_INLINE pgw_param_t pgw_oid_param(uint32_t v)
 {
     pgw_param_t p = {PGW_PARAM_INT4, PGW_FORMAT_BINARY, PGW_OID_OID, {0}};
@@ -793,6 +804,7 @@ PGW_INLINE pgw_param_t pgw_numeric_str(const char *s)
 {
     return pgw_encoded(PGW_OID_NUMERIC, pgw_encode_numeric_str, s);
 }
+/* A numeric from its base-10000 form (n and its digits kept alive). */
 PGW_INLINE pgw_param_t pgw_numeric(const pgw_numeric_t *n)
 {
     return pgw_encoded(PGW_OID_NUMERIC, pgw_encode_numeric, n);
@@ -811,6 +823,7 @@ PGW_INLINE pgw_param_t pgw_time(int64_t usec)
     p.u.i = usec;
     return p;
 }
+/* time with time zone (t kept alive) */
 PGW_INLINE pgw_param_t pgw_timetz(const pgw_timetz_t *t)
 {
     return pgw_encoded(PGW_OID_TIMETZ, pgw_encode_timetz, t);
@@ -822,16 +835,19 @@ PGW_INLINE pgw_param_t pgw_timestamp(int64_t usec)
     p.u.i = usec;
     return p;
 }
+/* UTC usec since 2000-01-01 */
 PGW_INLINE pgw_param_t pgw_timestamptz(int64_t usec)
 {
     pgw_param_t p = {PGW_PARAM_INT8, PGW_FORMAT_BINARY, PGW_OID_TIMESTAMPTZ, {0}};
     p.u.i = usec;
     return p;
 }
+/* interval (iv kept alive) */
 PGW_INLINE pgw_param_t pgw_interval(const pgw_interval_t *iv)
 {
     return pgw_encoded(PGW_OID_INTERVAL, pgw_encode_interval, iv);
 }
+/* the 16 bytes of a uuid (kept alive) */
 PGW_INLINE pgw_param_t pgw_uuid(const uint8_t uuid[16])
 {
     return pgw_raw(PGW_OID_UUID, PGW_FORMAT_BINARY, uuid, 16);
@@ -841,14 +857,17 @@ PGW_INLINE pgw_param_t pgw_inet(const pgw_inet_t *a)
 {
     return pgw_encoded(a && a->is_cidr ? PGW_OID_CIDR : PGW_OID_INET, pgw_encode_inet, a);
 }
+/* macaddr: 6 bytes (kept alive) */
 PGW_INLINE pgw_param_t pgw_macaddr(const uint8_t mac[6])
 {
     return pgw_raw(PGW_OID_MACADDR, PGW_FORMAT_BINARY, mac, 6);
 }
+/* macaddr8: 8 bytes (kept alive) */
 PGW_INLINE pgw_param_t pgw_macaddr8(const uint8_t mac[8])
 {
     return pgw_raw(PGW_OID_MACADDR8, PGW_FORMAT_BINARY, mac, 8);
 }
+/* money as a count of the currency's smallest unit (cents) */
 PGW_INLINE pgw_param_t pgw_money(int64_t cents)
 {
     pgw_param_t p = {PGW_PARAM_INT8, PGW_FORMAT_BINARY, PGW_OID_MONEY, {0}};
@@ -860,6 +879,8 @@ PGW_INLINE pgw_param_t pgw_json(const char *json)
 {
     return pgw_raw(PGW_OID_JSON, PGW_FORMAT_BINARY, json, -1);
 }
+/* jsonb from NUL-terminated JSON text (kept alive), sent in binary with
+ * its version byte; the server checks the text. */
 PGW_INLINE pgw_param_t pgw_jsonb(const char *json)
 {
     return pgw_encoded(PGW_OID_JSONB, pgw_encode_jsonb, json);

@@ -120,14 +120,14 @@ PGW_EXTERN int pgw_array_parse_reg(const pgw_type_registry_t *reg, const pgw_val
  * length (v->len bytes) is always enough for all elements.
  */
 typedef struct pgw_array_iter {
-    const pgw_array_t *arr;
-    size_t index;        /* elements returned so far */
-    const uint8_t *pos;  /* private */
-    char *scratch;       /* private */
-    size_t scratch_cap;  /* private */
-    size_t scratch_used; /* private */
-    size_t need;         /* after PGW_ERANGE: scratch bytes needed for the element */
-    int err;             /* private: sticky error */
+    const pgw_array_t *arr; /* the array iterated */
+    size_t index;           /* elements returned so far */
+    const uint8_t *pos;     /* private */
+    char *scratch;          /* private */
+    size_t scratch_cap;     /* private */
+    size_t scratch_used;    /* private */
+    size_t need;            /* after PGW_ERANGE: scratch bytes needed for the element */
+    int err;                /* private: sticky error */
 } pgw_array_iter_t;
 
 /* Start iterating arr (which must stay alive). scratch may be NULL (cap 0):
@@ -201,15 +201,15 @@ PGW_EXTERN int pgw_array_get_float8(const pgw_value_t *v, double *out, size_t ca
  * is the empty array). array_oid 0 means pgw_array_oid_for(elem_oid).
  */
 typedef struct pgw_array_enc {
-    uint32_t elem_oid;
-    uint32_t array_oid;
-    const void *elems;
-    const int32_t *lens;
-    const bool *nulls;
-    size_t nelems;
-    int ndim;
-    int32_t dims[PGW_ARRAY_MAXDIM];
-    int32_t lbounds[PGW_ARRAY_MAXDIM];
+    uint32_t elem_oid;                 /* the elements' type */
+    uint32_t array_oid;                /* the array type (0: from elem_oid) */
+    const void *elems;                 /* nelems values, as above */
+    const int32_t *lens;               /* text lengths (optional) */
+    const bool *nulls;                 /* NULL elements (optional) */
+    size_t nelems;                     /* element count */
+    int ndim;                          /* dimensions (0: one of nelems) */
+    int32_t dims[PGW_ARRAY_MAXDIM];    /* length of each dimension */
+    int32_t lbounds[PGW_ARRAY_MAXDIM]; /* lower bound of each dimension */
 } pgw_array_enc_t;
 
 /* Set ctx to a one-dimensional array of n elements of elem_oid (lower bound
@@ -247,9 +247,9 @@ PGW_EXTERN uint32_t pgw_multirange_range_oid(uint32_t multirange_oid);
  * with escapes, into the caller's scratch.
  */
 typedef struct pgw_range {
-    uint8_t flags; /* PGW_RANGE_* */
-    pgw_value_t lower;
-    pgw_value_t upper;
+    uint8_t flags;     /* PGW_RANGE_* */
+    pgw_value_t lower; /* the lower bound (len -1: none) */
+    pgw_value_t upper; /* the upper bound (len -1: none) */
 } pgw_range_t;
 
 /*
@@ -268,8 +268,8 @@ PGW_EXTERN int pgw_range_parse_reg(const pgw_type_registry_t *reg, const pgw_val
 
 /* A multirange parsed by pgw_multirange_parse: the number of ranges. */
 typedef struct pgw_multirange {
-    size_t count;
-    int16_t format;
+    size_t count;        /* ranges in the multirange */
+    int16_t format;      /* the value's format */
     uint32_t range_oid;  /* range type (0 if unknown) */
     uint32_t _bound_oid; /* private: the bounds' oid, resolved */
     const uint8_t *_p;   /* private */
@@ -278,12 +278,12 @@ typedef struct pgw_multirange {
 
 /* Iterator over a multirange's ranges; scratch as for pgw_array_iter_t. */
 typedef struct pgw_multirange_iter {
-    const pgw_multirange_t *mr;
-    size_t index;
-    const uint8_t *pos; /* private */
-    char *scratch;      /* private */
-    size_t scratch_cap; /* private */
-    size_t scratch_used;
+    const pgw_multirange_t *mr; /* the multirange iterated */
+    size_t index;               /* ranges returned so far */
+    const uint8_t *pos;         /* private */
+    char *scratch;              /* private */
+    size_t scratch_cap;         /* private */
+    size_t scratch_used;        /* bytes of scratch used so far */
 } pgw_multirange_iter_t;
 
 /* Validate the multirange v (every range in it) and count its ranges; user
@@ -294,6 +294,8 @@ PGW_EXTERN int pgw_multirange_parse(const pgw_value_t *v, pgw_multirange_t *out)
 /* pgw_multirange_parse with the type looked up in reg (NULL: default). */
 PGW_EXTERN int pgw_multirange_parse_reg(const pgw_type_registry_t *reg, const pgw_value_t *v,
                                         pgw_multirange_t *out);
+/* Start at the first range of mr (parsed, and alive while iterating);
+ * scratch (scratch_cap bytes, may be NULL) receives unescaped text bounds. */
 PGW_EXTERN void pgw_multirange_iter_init(pgw_multirange_iter_t *it, const pgw_multirange_t *mr,
                                          char *scratch, size_t scratch_cap);
 /* Next range into out. Returns 1, 0 at the end, PGW_EFORMAT, PGW_EINVAL
@@ -309,10 +311,10 @@ PGW_EXTERN int pgw_multirange_next(pgw_multirange_iter_t *it, pgw_range_t *out);
  * Lifetime as for pgw_array_enc_t.
  */
 typedef struct pgw_range_enc {
-    uint32_t range_oid;
-    uint8_t flags;
-    pgw_param_t lower;
-    pgw_param_t upper;
+    uint32_t range_oid; /* the declared type (0: the server infers it) */
+    uint8_t flags;      /* PGW_RANGE_* */
+    pgw_param_t lower;  /* the lower bound, a binary parameter */
+    pgw_param_t upper;  /* the upper bound, a binary parameter */
 } pgw_range_enc_t;
 
 /* pgw_encode_fn for a pgw_range_enc_t. Returns 0, PGW_EINVAL (a bound that
@@ -322,11 +324,13 @@ PGW_EXTERN pgw_param_t pgw_range_param(const pgw_range_enc_t *ctx);
 
 /* Multirange encoder context: n ranges (same lifetime rule). */
 typedef struct pgw_multirange_enc {
-    uint32_t multirange_oid;
-    const pgw_range_enc_t *ranges;
-    size_t n;
+    uint32_t multirange_oid;       /* the declared type (0: the server infers it) */
+    const pgw_range_enc_t *ranges; /* n ranges */
+    size_t n;                      /* range count */
 } pgw_multirange_enc_t;
 
+/* pgw_encode_fn for a pgw_multirange_enc_t, and the parameter that sends
+ * one (ctx kept alive); the codes of pgw_encode_range. */
 PGW_EXTERN int pgw_encode_multirange(const void *ctx, pgw_buf_t *out);
 PGW_EXTERN pgw_param_t pgw_multirange_param(const pgw_multirange_enc_t *ctx);
 
@@ -336,23 +340,24 @@ PGW_EXTERN pgw_param_t pgw_multirange_param(const pgw_multirange_enc_t *ctx);
 
 /* A parsed record: its field count. Views v's bytes. */
 typedef struct pgw_record {
-    size_t nfields;
-    int16_t format;
+    size_t nfields;    /* fields in the record */
+    int16_t format;    /* the value's format */
     const uint8_t *_p; /* private */
     const uint8_t *_end;
     const pgw_type_registry_t *_reg; /* private: resolves field types */
     const uint32_t *_attr_oids;      /* private: text field types, or NULL */
 } pgw_record_t;
 
+/* Iterator over a record's fields; scratch as for pgw_array_iter_t. */
 typedef struct pgw_record_iter {
-    const pgw_record_t *rec;
-    size_t index;
-    const uint8_t *pos; /* private */
-    char *scratch;      /* private */
-    size_t scratch_cap; /* private */
-    size_t scratch_used;
-    size_t need; /* after PGW_ERANGE: scratch bytes needed */
-    int err;     /* private: sticky error */
+    const pgw_record_t *rec; /* the record iterated */
+    size_t index;            /* fields returned so far */
+    const uint8_t *pos;      /* private */
+    char *scratch;           /* private */
+    size_t scratch_cap;      /* private */
+    size_t scratch_used;     /* bytes of scratch used so far */
+    size_t need;             /* after PGW_ERANGE: scratch bytes needed */
+    int err;                 /* private: sticky error */
 } pgw_record_iter_t;
 
 /*
@@ -371,6 +376,8 @@ PGW_EXTERN int pgw_record_parse(const pgw_value_t *v, pgw_record_t *out);
 /* pgw_record_parse with field types from reg (NULL: the default registry). */
 PGW_EXTERN int pgw_record_parse_reg(const pgw_type_registry_t *reg, const pgw_value_t *v,
                                     pgw_record_t *out);
+/* Start at the first field of rec (parsed, and alive while iterating);
+ * scratch (scratch_cap bytes, may be NULL) receives unescaped text fields. */
 PGW_EXTERN void pgw_record_iter_init(pgw_record_iter_t *it, const pgw_record_t *rec, char *scratch,
                                      size_t scratch_cap);
 /* Next field into out: oid is the field's type resolved for decoding
@@ -383,6 +390,8 @@ PGW_EXTERN void pgw_record_iter_init(pgw_record_iter_t *it, const pgw_record_t *
  * free (the iterator did not move: give it more with
  * pgw_record_iter_set_scratch and retry). */
 PGW_EXTERN int pgw_record_next(pgw_record_iter_t *it, pgw_value_t *out);
+/* Give the iterator a new scratch of cap bytes (after PGW_ERANGE); views
+ * already handed out stay in the old one. */
 PGW_EXTERN void pgw_record_iter_set_scratch(pgw_record_iter_t *it, char *scratch, size_t cap);
 
 /* Composite parameter encoder: nfields binary parameters, each sent with its
@@ -390,11 +399,14 @@ PGW_EXTERN void pgw_record_iter_set_scratch(pgw_record_iter_t *it, char *scratch
  * field such as pgw_text's is sent as text). type_oid is the composite
  * type's oid (anonymous records cannot be sent). */
 typedef struct pgw_record_enc {
-    uint32_t type_oid;
-    const pgw_param_t *fields;
-    size_t nfields;
+    uint32_t type_oid;         /* the composite type */
+    const pgw_param_t *fields; /* nfields binary parameters */
+    size_t nfields;            /* field count */
 } pgw_record_enc_t;
 
+/* pgw_encode_fn for a pgw_record_enc_t, and the parameter that sends one
+ * (ctx kept alive). The encoder returns 0, PGW_EINVAL (ctx NULL, or fields
+ * NULL with nfields > 0) or a field's encoding error (PGW_ENOMEM, ...). */
 PGW_EXTERN int pgw_encode_record(const void *ctx, pgw_buf_t *out);
 PGW_EXTERN pgw_param_t pgw_record_param(const pgw_record_enc_t *ctx);
 
@@ -420,8 +432,9 @@ typedef int (*pgw_type_decode_fn)(const pgw_value_t *v, void *out, void *ud);
 #define PGW_TYPE_KIND_PSEUDO     'p'
 #define PGW_TYPE_KIND_RANGE      'r'
 
+/* A user type's decoder, as pgw_type_register adds it to a registry. */
 typedef struct pgw_type_info {
-    uint32_t oid;
+    uint32_t oid;              /* the type */
     const char *name;          /* copied; may be NULL */
     unsigned formats;          /* PGW_TYPE_TEXT | PGW_TYPE_BINARY */
     pgw_type_decode_fn decode; /* may be NULL: values stay raw bytes */
@@ -435,7 +448,7 @@ typedef struct pgw_type_info {
  * subtype, a composite's text fields get their attribute types.
  */
 typedef struct pgw_type_catalog {
-    uint32_t oid;
+    uint32_t oid;                  /* the type */
     char kind;                     /* PGW_TYPE_KIND_* */
     char delim;                    /* array element delimiter (typdelim) */
     uint32_t base_oid;             /* domain: its final, non-domain base type */
@@ -598,7 +611,7 @@ PGW_EXTERN int pgw_copy_bin_end(pgw_buf_t *b);
  */
 typedef struct pgw_copy_bin_decoder {
     const uint32_t *oids; /* column types for the values (NULL: 0) */
-    size_t noids;
+    size_t noids;         /* entries in oids */
     /* private: zero before the first call */
     int state_;
     int err_;
@@ -656,12 +669,14 @@ PGW_EXTERN int pgw_copy_text_int8(pgw_buf_t *b, int64_t v);
  * float8out writes it (PostgreSQL 12 and later): "0.1", "1e+15", "-0";
  * Infinity, -Infinity, NaN. No locale is involved. */
 PGW_EXTERN int pgw_copy_text_float8(pgw_buf_t *b, double v);
+/* The end of a text row; a CSV field (both as described above). */
 PGW_EXTERN int pgw_copy_text_row_end(pgw_buf_t *b);
 PGW_EXTERN int pgw_copy_csv_field(pgw_buf_t *b, const char *s, size_t len);
 /* Numbers in CSV need no quoting: as their text forms, then ','. */
 PGW_EXTERN int pgw_copy_csv_int4(pgw_buf_t *b, int32_t v);
 PGW_EXTERN int pgw_copy_csv_int8(pgw_buf_t *b, int64_t v);
 PGW_EXTERN int pgw_copy_csv_float8(pgw_buf_t *b, double v);
+/* A CSV NULL (an unquoted empty field); the end of a CSV row. */
 PGW_EXTERN int pgw_copy_csv_null(pgw_buf_t *b);
 PGW_EXTERN int pgw_copy_csv_row_end(pgw_buf_t *b);
 
