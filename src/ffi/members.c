@@ -71,8 +71,10 @@ static const member_t request_members[] = {
     P(R, portal),
     U(R, max_rows),
     U(R, route),
+    F(R, on_copy_end),
+    U(R, fn_oid),
 };
-LAST_MEMBER(R, route);
+LAST_MEMBER(R, fn_oid);
 #undef R
 static const member_table_t request_table = TABLE(request_members);
 
