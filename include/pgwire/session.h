@@ -436,9 +436,12 @@ PGW_EXTERN int pgw_session_congested(const pgw_session_t *s);
  * COPY FROM STDIN flow (see "COPY" below). pgw_session_copy_pump pulls the
  * source of the COPY in progress into the output until the output holds
  * the pump target, the source pauses or ends. Call it whenever output was
- * written (after pgw_session_consumed_output / take_output). Returns 1 when
- * it would take more once the output drains, 0 when there is nothing to
- * pull (no COPY FROM in progress, the source paused or ended),
+ * written (after pgw_session_consumed_output / take_output). A pump, this
+ * one or the one CopyInResponse starts, calls the source at least once
+ * however slow the clock (its time slice ends it only after a call), so a
+ * pump that leaves the COPY wanting room leaves output to write. Returns 1
+ * when it would take more once the output drains, 0 when there is nothing
+ * to pull (no COPY FROM in progress, the source paused or ended),
  * PGW_ERECURSIVE from inside a callback of this session, PGW_ECANCELED
  * when a callback freed the session (s is then gone), or the fatal error
  * that broke the session (PGW_ETOOBIG: the source appended more than

@@ -279,11 +279,15 @@ static int pump_run(pgw_session_t *s)
     size_t target = pump_target(s);
     uint64_t until = s->cb.now_ns ? pgw__now(s) + PUMP_SLICE_NS : 0;
     int rc = 0;
-    for (;;) {
+    /* The slice ends a pump only after a call: a pump that stopped having
+     * pulled nothing would leave the COPY wanting room with no output
+     * appended, so no write would bring the driver back to pump again (the
+     * server would wait for the data forever). */
+    for (bool pulled = false;; pulled = true) {
         pgw__req_t *r = s->copy.in;
         if (!r || r->copy_state != PGW__COPY_PUMP || pgw__halted(s)) break;
         size_t pending = s->output.buf.len - s->output.off;
-        if (pending >= target || (until && pgw__now(s) >= until)) {
+        if (pending >= target || (pulled && until && pgw__now(s) >= until)) {
             rc = 1;
             break;
         }

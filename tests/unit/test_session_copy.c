@@ -223,6 +223,64 @@ static void test_pump_target_pause_resume(void **state)
     free(rec);
 }
 
+/* A clock that moves 2 ms at each reading: every pump's time slice (1 ms)
+ * has run out by its first check, as on a loaded machine or under
+ * valgrind, where the first run of a code path is slow. */
+static uint64_t g_clock;
+static uint64_t slow_clock(void *ud)
+{
+    (void)ud;
+    return g_clock += 2u * 1000u * 1000u;
+}
+
+/* Under that clock, the pump started by CopyInResponse and each later one
+ * still call the source: a pump that ended before its first call appended
+ * nothing, so the driver (which pumps again after writing) never came back,
+ * and the server waited for the data forever. */
+static void test_copy_in_slice_over_before_first_pull(void **state)
+{
+    (void)state;
+    rec_t *rec = calloc(1, sizeof *rec);
+    pgw_session_t *s = ready_session(rec, &(sess_opts_t){.now_ns = slow_clock});
+    pgw_buf_t w = {0};
+    size_t n;
+    /* A source with more than a pump takes: each pump calls it once. */
+    g_src = (src_t){100000, 0, 0, 0, 100};
+    assert_int_equal(submit_copy(s, "COPY t FROM STDIN"), 0);
+    out_types(s, (char[64]){0}, 64);
+    w_copy_prelude(&w);
+    w_copy_response(&w, 'G', 0, 1);
+    feed(s, &w);
+    assert_int_equal(g_src.calls, 1);
+    assert_int_equal(pgw_session_copy_wants_room(s), 1);
+    pgw_session_pending_output(s, &n);
+    assert_true(n > 0); /* the write that brings the driver back */
+    pgw_session_consumed_output(s, n);
+    assert_int_equal(pgw_session_copy_pump(s), 1);
+    assert_int_equal(g_src.calls, 2);
+    assert_int_equal(pgw_session_terminate(s), 0);
+    pgw_session_free(s);
+
+    /* A source that pauses at once (libpgwire-pq's before PQputCopyData),
+     * then is resumed: the resumed pump calls it and the COPY ends. */
+    s = ready_session(rec, &(sess_opts_t){.now_ns = slow_clock});
+    g_src = (src_t){2, 0, 1, 0, 8};
+    assert_int_equal(submit_copy(s, "COPY t FROM STDIN"), 0);
+    out_types(s, (char[64]){0}, 64);
+    feed(s, &w);
+    assert_int_equal(g_src.calls, 1);
+    assert_int_equal(pgw_session_copy_wants_room(s), 0);
+    assert_int_equal(pgw_session_copy_resume(s), 0);
+    assert_int_equal(pgw_session_copy_pump(s), 0);
+    assert_int_equal(g_src.calls, 2);
+    char t[64];
+    out_types(s, t, sizeof t);
+    assert_string_equal(t, "dcS");
+    pgw_buf_free(&w);
+    pgw_session_free(s);
+    free(rec);
+}
+
 static void test_abandon_and_terminate(void **state)
 {
     (void)state;
@@ -521,6 +579,7 @@ int main(void)
         cmocka_unit_test(test_two_copies_in_a_batch),
         cmocka_unit_test(test_error_before_copy_releases),
         cmocka_unit_test(test_pump_target_pause_resume),
+        cmocka_unit_test(test_copy_in_slice_over_before_first_pull),
         cmocka_unit_test(test_abandon_and_terminate),
         cmocka_unit_test(test_copy_out_chunks),
         cmocka_unit_test(test_high_water),

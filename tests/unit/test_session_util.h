@@ -174,6 +174,8 @@ typedef struct sess_opts {
     bool stmt_cache;
     uint32_t stmt_cache_size;
     size_t stmt_cache_bytes;
+    /* The session's clock (NULL: none), called with the rec_t. */
+    uint64_t (*now_ns)(void *ud);
 } sess_opts_t;
 
 static inline int new_session_opts(pgw_session_t **out, rec_t *rec, const sess_opts_t *o)
@@ -196,6 +198,7 @@ static inline int new_session_opts(pgw_session_t **out, rec_t *rec, const sess_o
         cfg.max_message_size = o->max_message_size;
         cfg.alloc = o->alloc;
         cfg.cb.channel_binding = o->channel_binding_cb;
+        cfg.cb.now_ns = o->now_ns;
     }
     cfg.cb.on_startup = on_startup;
     cfg.cb.on_broken = on_broken;

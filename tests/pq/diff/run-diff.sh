@@ -12,12 +12,15 @@
 #             from run to run (the harness's own check).
 #   valgrind  as pgwire, the libpgwire-pq run under valgrind (leaks and memory
 #             errors fail the test; valgrind's report is printed).
+#   slowclock as pgwire, the libpgwire-pq run with PQ_CLOCK_SHIM (the
+#             pq_slowclock library, ../slowclock.c) preloaded: every time
+#             slice is over at its first check, as on a loaded machine.
 #
 # The same binary runs both times: the only thing that changes is the library
 # the loader gives it, which is how psql and pgbench meet the layer too.
 set -uo pipefail
 
-[ $# -ge 4 ] || { echo "usage: $0 pgwire|self|valgrind ENV_FILE COMPAT_DIR PROGRAM [ARGS...]" >&2; exit 2; }
+[ $# -ge 4 ] || { echo "usage: $0 pgwire|self|valgrind|slowclock ENV_FILE COMPAT_DIR PROGRAM [ARGS...]" >&2; exit 2; }
 mode=$1 env_file=$2 compat=$(realpath -m -- "$3")
 shift 3
 
@@ -50,12 +53,18 @@ self)
     run a env
     run b env
     ;;
-pgwire | valgrind)
+pgwire | valgrind | slowclock)
     pq_check_loader "${PROGRAM[0]}" "$compat"
     run a env
     if [ "$mode" = valgrind ]; then
         run b env LD_LIBRARY_PATH="$compat" valgrind --quiet --error-exitcode=99 \
             --leak-check=full --track-origins=yes --log-file="$tmp/valgrind.log"
+    elif [ "$mode" = slowclock ]; then
+        [ -f "${PQ_CLOCK_SHIM:-}" ] || { echo "slowclock: no PQ_CLOCK_SHIM library" >&2; exit 2; }
+        # An instrumented program's ASan runtime then comes second: the shim
+        # allocates nothing.
+        run b env LD_LIBRARY_PATH="$compat" LD_PRELOAD="$PQ_CLOCK_SHIM" \
+            ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
     else
         run b env LD_LIBRARY_PATH="$compat"
     fi
