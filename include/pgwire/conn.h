@@ -866,6 +866,35 @@ typedef struct pgw_cancel_token_info {
  * out is not NULL). */
 PGW_EXTERN int pgw_cancel_token_info(const pgw_cancel_token_t *tok, pgw_cancel_token_info_t *out);
 
+/*
+ * For a caller that sends the cancel itself (an event loop of its own, a
+ * signal handler: libpq's PQcancel): the CancelRequest message and the
+ * address pgw_cancel_token_send connects to. Neither allocates, locks or
+ * touches anything but tok and the caller's buffers, so both may be called
+ * from a signal handler. The message goes first on a new stream connection
+ * to that address; pgw_cancel_token_send then waits until the server
+ * closes it. A token whose info says tls or gss must be sent inside that
+ * negotiation (as pgw_cancel_token_send does), never in plaintext.
+ */
+
+/* The largest CancelRequest: 12 bytes and a 256-byte key (protocol 3.2). */
+#define PGW_CANCEL_REQUEST_MAX 268
+
+/* Write tok's CancelRequest into buf (cap bytes) and its length into *len.
+ * Returns 0, PGW_EINVAL (tok, buf or len NULL) or PGW_ETOOBIG (cap is less
+ * than *len, which is then the size needed; PGW_CANCEL_REQUEST_MAX always
+ * suffices). */
+PGW_EXTERN int pgw_cancel_token_request(const pgw_cancel_token_t *tok, uint8_t *buf, size_t cap,
+                                        size_t *len);
+
+/* Copy the address tok's cancel connects to (a struct sockaddr_in,
+ * sockaddr_in6 or sockaddr_un, as connect(2) takes it) into addr, at most
+ * *addr_len bytes (sizeof(struct sockaddr_storage) always suffices), and
+ * set *addr_len to its length. Returns 0, PGW_EINVAL (an argument NULL) or
+ * PGW_ETOOBIG (*addr_len too small: set to the length needed). */
+PGW_EXTERN int pgw_cancel_token_address(const pgw_cancel_token_t *tok, void *addr,
+                                        size_t *addr_len);
+
 #ifdef __cplusplus
 }
 #endif

@@ -341,6 +341,28 @@ int pgw_cancel_token_info(const pgw_cancel_token_t *tok, pgw_cancel_token_info_t
     return 0;
 }
 
+int pgw_cancel_token_request(const pgw_cancel_token_t *tok, uint8_t *buf, size_t cap, size_t *len)
+{
+    if (len) *len = 0;
+    if (!tok || !buf || !len) return PGW_EINVAL;
+    *len = 12 + tok->key_len;
+    if (cap < *len) return PGW_ETOOBIG;
+    /* the caller's buffer, never grown: the encoder allocates nothing */
+    pgw_buf_t b = {buf, 0, cap, cap, NULL};
+    return pgw_enc_cancel_request(&b, tok->pid, tok->key, tok->key_len);
+}
+
+int pgw_cancel_token_address(const pgw_cancel_token_t *tok, void *addr, size_t *addr_len)
+{
+    if (!tok || !addr || !addr_len) return PGW_EINVAL;
+    size_t need = tok->peer.len;
+    size_t room = *addr_len;
+    *addr_len = need;
+    if (room < need) return PGW_ETOOBIG;
+    memcpy(addr, &tok->peer.addr, need);
+    return 0;
+}
+
 /* The blocking send: the sender on a private loop. */
 static void on_blocking_done(pgw__cancel_req_t *x, int status)
 {

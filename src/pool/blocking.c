@@ -126,6 +126,7 @@ int pgw_client_pool_new(pgw_client_pool_t **out, const char *conninfo, const pgw
 
 typedef struct grant {
     int done, status;
+    int waiting; /* not granted at once: the loop runs for it */
     pgw_conn_t *conn;
     uv_loop_t *loop;
 } grant_t;
@@ -137,15 +138,19 @@ static void on_granted(pgw_pool_t *pool, int status, pgw_conn_t *conn, void *ud)
     g->done = 1;
     g->status = status;
     g->conn = conn;
-    uv_stop(g->loop); /* delivered from a timer: the turn ends before the poll */
+    /* Delivered from a timer: the turn ends before the poll. Granted at
+     * once, inside pgw_pool_acquire, no turn is waited on: a stop then
+     * would cut short the next turn, whoever runs it. */
+    if (g->waiting) uv_stop(g->loop);
 }
 
 /* Holding the loop: wait for a connection and attach a client to it. */
 static int checkout(pgw_client_pool_t *p, unsigned flags, uint32_t timeout_ms, pgw_client_t **out)
 {
-    grant_t g = {0, 0, NULL, pgw__shared_loop_uv(p->loop)};
+    grant_t g = {0, 0, 0, NULL, pgw__shared_loop_uv(p->loop)};
     int rc =
         p->closing ? PGW_ECLOSED : pgw_pool_acquire(p->pool, flags, timeout_ms, on_granted, &g);
+    g.waiting = 1;
     p->busy++;
     while (rc == 0 && !g.done)
         pgw__shared_loop_turn(p->loop, UV_RUN_ONCE);

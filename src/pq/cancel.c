@@ -1,26 +1,56 @@
 /*
  * Cancel: PGcancel holds the connection's cancel token
- * (pgw_cancel_token_t), sent on a private loop by pgw_cancel_token_send,
- * from any thread.
+ * (pgw_cancel_token_t) and, taken from it when the PGcancel is made, the
+ * CancelRequest and the address to send it to. PQcancel is what psql calls
+ * from its SIGINT handler, so, as libpq's, it is async-signal-safe: a
+ * plain socket, connect, send, wait for the server's close, nothing
+ * allocated, errno kept. A connection over TLS or GSS encryption cancels
+ * inside that negotiation (the key is never sent in plaintext: libpq 15
+ * sends it in plaintext), through pgw_cancel_token_send on a private loop,
+ * which allocates: not safe in a signal handler.
  */
 #define _GNU_SOURCE
 #include "pq/conn_internal.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 struct pg_cancel {
     pgw_cancel_token_t *tok;
+    int encrypted; /* the token says TLS or GSS: sent by the library */
+    struct sockaddr_storage addr;
+    socklen_t addr_len;
+    uint8_t request[PGW_CANCEL_REQUEST_MAX];
+    size_t request_len;
 };
+
+/* The plain send's parts, taken now: PQcancel may run in a signal
+ * handler. Returns 0 or a libpgwire error. */
+static int prepare(PGcancel *c)
+{
+    pgw_cancel_token_info_t info;
+    int rc = pgw_cancel_token_info(c->tok, &info);
+    if (rc < 0) return rc;
+    c->encrypted = info.tls || info.gss;
+    size_t alen = sizeof c->addr;
+    rc = pgw_cancel_token_address(c->tok, &c->addr, &alen);
+    c->addr_len = (socklen_t)alen;
+    if (rc == 0)
+        rc = pgw_cancel_token_request(c->tok, c->request, sizeof c->request, &c->request_len);
+    return rc;
+}
 
 PGcancel *PQgetCancel(PGconn *conn)
 {
     if (!conn || conn->status != CONNECTION_OK || !conn->conn) return NULL;
     PGcancel *c = calloc(1, sizeof *c);
     if (!c) return NULL;
-    if (pgw_conn_cancel_token(conn->conn, &c->tok) < 0) {
-        free(c);
+    if (pgw_conn_cancel_token(conn->conn, &c->tok) < 0 || prepare(c) < 0) {
+        PQfreeCancel(c);
         return NULL;
     }
     return c;
@@ -31,6 +61,56 @@ void PQfreeCancel(PGcancel *cancel)
     if (!cancel) return;
     pgw_cancel_token_free(cancel->tok);
     free(cancel);
+}
+
+/* errbuf <- "PQcancel() -- <what> failed: <strerror(err)>\n", with
+ * async-signal-safe calls only (libpq's words and behaviour). */
+static void plain_error(char *errbuf, int errbufsize, const char *what, int err)
+{
+    if (!errbuf || errbufsize <= 0) return;
+    char why[128];
+    const char *parts[] = {"PQcancel() -- ", what, " failed: ", strerror_r(err, why, sizeof why),
+                           "\n"};
+    size_t at = 0, room = (size_t)errbufsize - 1;
+    for (size_t k = 0; k < sizeof parts / sizeof parts[0]; k++)
+        for (const char *p = parts[k]; *p && at < room; p++)
+            errbuf[at++] = *p;
+    errbuf[at] = '\0';
+}
+
+/* The CancelRequest over a plain socket, as libpq's PQcancel sends it. */
+static int send_plain(const PGcancel *c, char *errbuf, int errbufsize)
+{
+    int saved_errno = errno, ok = 0;
+    const char *what = "socket()";
+    int fd = socket(c->addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd >= 0) {
+        what = "connect()";
+        int rc;
+        do
+            rc = connect(fd, (const struct sockaddr *)&c->addr, c->addr_len);
+        while (rc < 0 && errno == EINTR);
+        size_t sent = 0;
+        if (rc == 0) what = "send()";
+        while (rc == 0 && sent < c->request_len) {
+            ssize_t n = send(fd, c->request + sent, c->request_len - sent, MSG_NOSIGNAL);
+            if (n > 0)
+                sent += (size_t)n;
+            else if (errno != EINTR)
+                rc = -1;
+        }
+        if (rc == 0) {
+            /* the server closes the connection once it has acted on it */
+            char ch;
+            while (recv(fd, &ch, 1, 0) < 0 && errno == EINTR)
+                ;
+            ok = 1;
+        }
+    }
+    if (!ok) plain_error(errbuf, errbufsize, what, errno);
+    if (fd >= 0) close(fd);
+    errno = saved_errno;
+    return ok;
 }
 
 /* libpq's words: "PQcancel() -- connect() failed: <why>\n". */
@@ -55,6 +135,7 @@ int PQcancel(PGcancel *cancel, char *errbuf, int errbufsize)
             snprintf(errbuf, (size_t)errbufsize, "PQcancel() -- no cancel object supplied");
         return 0;
     }
+    if (!cancel->encrypted) return send_plain(cancel, errbuf, errbufsize);
     return send_token(cancel->tok, errbuf, errbufsize);
 }
 
@@ -71,7 +152,7 @@ int PQrequestCancel(PGconn *conn)
         return 0;
     }
     char buf[256];
-    int ok = send_token(c->tok, buf, sizeof buf);
+    int ok = PQcancel(c, buf, sizeof buf);
     if (!ok) pq__conn_set_error(conn, "%s", buf);
     PQfreeCancel(c);
     return ok;

@@ -208,6 +208,7 @@ int pgw__param_set(pgw_session_t *s, pgw_str_t name, pgw_str_t value)
     }
     memcpy(e->value, value.p, value.len);
     e->value[value.len] = '\0';
+    s->server.params_changes++;
     return 0;
 }
 

@@ -5,9 +5,10 @@
  * as they were when the result was created.
  *
  * Settings: each new result takes a reference to the recycler's capture of
- * the session's TimeZone, DateStyle and IntervalStyle; the capture is
- * replaced when the session's values differ from it (three lookups and
- * three short string compares per result). The zone is loaded at the first
+ * the session's TimeZone, DateStyle and IntervalStyle; after a
+ * ParameterStatus the session's values are looked up again and the capture
+ * is replaced if they differ from it (otherwise a new result costs one
+ * compare of a counter). The zone is loaded at the first
  * text call of any result sharing the capture. User types are resolved
  * through the session's registry.
  *
@@ -70,14 +71,18 @@ static pgw__text_settings_t *settings_new(pgw__recycler_t *rec,
 pgw__text_settings_t *pgw__text_settings_capture(pgw__recycler_t *rec)
 {
     if (!rec->session) return NULL;
-    const char *v[PGW__TEXT_NPARAMS];
-    session_values(rec, v);
+    uint64_t changes = rec->session->server.params_changes;
     pgw__text_settings_t *cur = rec->text_settings;
-    if (!cur || !settings_match(cur, v)) {
-        pgw__text_settings_t *t = settings_new(rec, v);
-        if (!t) return NULL; /* the result then reports its zone unknown */
-        pgw__text_settings_unref(rec, cur);
-        rec->text_settings = cur = t;
+    if (!cur || rec->text_settings_at != changes) {
+        const char *v[PGW__TEXT_NPARAMS];
+        session_values(rec, v);
+        if (!cur || !settings_match(cur, v)) {
+            pgw__text_settings_t *t = settings_new(rec, v);
+            if (!t) return NULL; /* the result then reports its zone unknown */
+            pgw__text_settings_unref(rec, cur);
+            rec->text_settings = cur = t;
+        }
+        rec->text_settings_at = changes;
     }
     cur->refs++;
     return cur;

@@ -86,6 +86,7 @@ typedef struct pgw__recycler {
      * (result_text.c). */
     struct pgw_session *session;
     pgw__text_settings_t *text_settings;
+    uint64_t text_settings_at; /* the session's params_changes when checked */
     /* The registry the results decode user types through (the session's). */
     pgw_type_registry_t *registry;
 } pgw__recycler_t;
@@ -502,6 +503,9 @@ struct pgw_session {
         pgw__param_entry_t *params; /* ParameterStatus */
         size_t nparams, params_cap;
         pgw__idx_t params_idx; /* params by name */
+        /* Counts the ParameterStatus messages applied: what depends on a
+         * parameter's value looks again only when it moved. */
+        uint64_t params_changes;
         char txn_status;
     } server;
 
