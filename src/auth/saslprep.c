@@ -27,22 +27,7 @@
 /* The longest full decomposition of one code point (U+FDFA has 18). */
 #define MAX_DECOMP_LEN 32
 
-static bool in_ranges(const pgw__cp_range_t *r, size_t n, uint32_t cp)
-{
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (cp < r[mid].lo)
-            hi = mid;
-        else if (cp > r[mid].hi)
-            lo = mid + 1;
-        else
-            return true;
-    }
-    return false;
-}
-
-#define IN_TABLE(t, cp) in_ranges((t), PGW__ARRAY_LEN(t), (cp))
+#define IN_TABLE(t, cp) pgw__in_ranges((t), PGW__ARRAY_LEN(t), (cp))
 
 static uint8_t combining_class(uint32_t cp)
 {

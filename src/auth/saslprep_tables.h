@@ -10,12 +10,9 @@
 
 #include <stdint.h>
 
-#define PGW__SASLPREP_UNICODE_VERSION "14.0.0"
+#include "util/internal.h" /* pgw__cp_range_t */
 
-/* An inclusive range of code points; every table is sorted. */
-typedef struct pgw__cp_range {
-    uint32_t lo, hi;
-} pgw__cp_range_t;
+#define PGW__SASLPREP_UNICODE_VERSION "14.0.0"
 
 /* RFC 3454 B.1: commonly mapped to nothing. */
 static const pgw__cp_range_t saslprep_map_to_nothing[8] = {

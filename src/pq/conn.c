@@ -130,41 +130,38 @@ PGContextVisibility pq__conn_show_context(const PGconn *conn)
     return conn ? conn->show_context : PQSHOW_CONTEXT_ERRORS;
 }
 
-PQnoticeReceiver PQsetNoticeReceiver(PGconn *conn, PQnoticeReceiver proc, void *arg)
-{
-    if (!conn) return NULL;
-    PQnoticeReceiver old = conn->hooks.receiver;
-    if (proc) {
-        conn->hooks.receiver = proc;
-        conn->hooks.receiver_arg = arg;
+/* libpq's notice hook setters: with a NULL conn they return NULL; a NULL
+ * proc changes nothing (libpq's way to read the hook); otherwise proc and
+ * its arg replace the hook. They return the hook that was set. The two
+ * hooks differ in type only, hence one body written as a macro. */
+#define NOTICE_HOOK_SETTER(name, hook_t, fn, fn_arg)  \
+    hook_t name(PGconn *conn, hook_t proc, void *arg) \
+    {                                                 \
+        if (!conn) return NULL;                       \
+        hook_t old = conn->hooks.fn;                  \
+        if (proc) {                                   \
+            conn->hooks.fn = proc;                    \
+            conn->hooks.fn_arg = arg;                 \
+        }                                             \
+        return old;                                   \
     }
-    return old;
-}
 
-PQnoticeProcessor PQsetNoticeProcessor(PGconn *conn, PQnoticeProcessor proc, void *arg)
-{
-    if (!conn) return NULL;
-    PQnoticeProcessor old = conn->hooks.processor;
-    if (proc) {
-        conn->hooks.processor = proc;
-        conn->hooks.processor_arg = arg;
-    }
-    return old;
-}
+NOTICE_HOOK_SETTER(PQsetNoticeReceiver, PQnoticeReceiver, receiver, receiver_arg)
+NOTICE_HOOK_SETTER(PQsetNoticeProcessor, PQnoticeProcessor, processor, processor_arg)
 
+/* The error-message settings: a NULL conn changes nothing and gives the
+ * default (the getters above keep it). */
 PGVerbosity PQsetErrorVerbosity(PGconn *conn, PGVerbosity verbosity)
 {
-    if (!conn) return PQERRORS_DEFAULT;
-    PGVerbosity old = conn->verbosity;
-    conn->verbosity = verbosity;
+    PGVerbosity old = pq__conn_verbosity(conn);
+    if (conn) conn->verbosity = verbosity;
     return old;
 }
 
 PGContextVisibility PQsetErrorContextVisibility(PGconn *conn, PGContextVisibility show_context)
 {
-    if (!conn) return PQSHOW_CONTEXT_ERRORS;
-    PGContextVisibility old = conn->show_context;
-    conn->show_context = show_context;
+    PGContextVisibility old = pq__conn_show_context(conn);
+    if (conn) conn->show_context = show_context;
     return old;
 }
 

@@ -8,7 +8,6 @@
 #define _POSIX_C_SOURCE 200809L
 #include "pq/encoding.h"
 #include "pq/pq_internal.h"
-#include "pq/encoding_combining.h"
 #include "session/wcwidth.h"
 
 #include <ctype.h>
@@ -104,21 +103,6 @@ static uint32_t utf8_code_point(ustr c)
     return 0xffffffff;
 }
 
-static int is_combining(uint32_t cp)
-{
-    size_t lo = 0, hi = sizeof pq__combining_ranges / sizeof pq__combining_ranges[0];
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (cp > pq__combining_ranges[mid].hi)
-            lo = mid + 1;
-        else if (cp < pq__combining_ranges[mid].lo)
-            hi = mid;
-        else
-            return 1;
-    }
-    return 0;
-}
-
 /* libpq 15's ucs_wcwidth: combining characters are 0 columns, East Asian
  * wide and full-width ones 2 (libpgwire's Unicode 14 table, libpq 15's). */
 static int utf8_dsplen(ustr s)
@@ -126,7 +110,7 @@ static int utf8_dsplen(ustr s)
     uint32_t ucs = utf8_code_point(s);
     if (ucs == 0) return 0;
     if (ucs < 0x20 || (ucs >= 0x7f && ucs < 0xa0) || ucs > 0x10ffff) return -1;
-    if (is_combining(ucs)) return 0;
+    if (pgw__unicode_combining(ucs)) return 0;
     return pgw__unicode_wide(ucs) ? 2 : 1;
 }
 

@@ -17,7 +17,6 @@
 #include <string.h>
 
 #include "session/wcwidth.h"
-#include "session/wcwidth_table.h"
 
 #define DISPLAY_SIZE  60 /* screen width limit, in columns (libpq) */
 #define MIN_RIGHT_CUT 10 /* keep the caret this far from a cut end */
@@ -71,21 +70,6 @@ static size_t char_len(const unsigned char *p)
     for (size_t i = 1; i < n; i++)
         if (!p[i]) return i;
     return n;
-}
-
-bool pgw__unicode_wide(uint32_t cp)
-{
-    size_t lo = 0, hi = PGW__ARRAY_LEN(pgw__wide_ranges);
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (cp > pgw__wide_ranges[mid].hi)
-            lo = mid + 1;
-        else if (cp < pgw__wide_ranges[mid].lo)
-            hi = mid;
-        else
-            return true;
-    }
-    return false;
 }
 
 /* Screen columns of the character at p: 2 for wide ones, else 1 (libpq

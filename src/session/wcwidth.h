@@ -13,4 +13,8 @@
  * full-width). */
 bool pgw__unicode_wide(uint32_t cp);
 
+/* True when code point cp takes no screen column: a combining character
+ * (libpq 15's ucs_wcwidth gives it 0). */
+bool pgw__unicode_combining(uint32_t cp);
+
 #endif

@@ -8,6 +8,8 @@
 
 #include "pgwire/common.h"
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -143,6 +145,28 @@ static inline void pgw__put64(uint8_t *p, uint64_t v)
 {
     pgw__put32(p, (uint32_t)(v >> 32));
     pgw__put32(p + 4, (uint32_t)v);
+}
+
+/* An inclusive range of Unicode code points. The generated tables
+ * (saslprep's, the screen-width ones) are sorted arrays of them. */
+typedef struct pgw__cp_range {
+    uint32_t lo, hi;
+} pgw__cp_range_t;
+
+/* Whether cp lies in one of the n sorted, disjoint ranges r. */
+static inline bool pgw__in_ranges(const pgw__cp_range_t *r, size_t n, uint32_t cp)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (cp < r[mid].lo)
+            hi = mid;
+        else if (cp > r[mid].hi)
+            lo = mid + 1;
+        else
+            return true;
+    }
+    return false;
 }
 
 /* snprintf into err[0..errlen) when err is not NULL and errlen > 0 (the

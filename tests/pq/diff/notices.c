@@ -3,7 +3,8 @@
  * receiver that prints the PGresult it gets (status and every field), the
  * processor's argument, notices of every level from RAISE, notices in the
  * middle of a multi-statement string and of a pipeline, and
- * PQsetErrorVerbosity/PQsetErrorContextVisibility applied to them.
+ * PQsetErrorVerbosity/PQsetErrorContextVisibility applied to them; the
+ * setters with a NULL hook and with a NULL connection.
  */
 #include "pqdiff.h"
 
@@ -61,6 +62,17 @@ int main(void)
     PQnoticeReceiver oldr = PQsetNoticeReceiver(conn, receiver, "r1");
     printf("default receiver was %s\n", oldr ? "set" : "NULL");
     pqd_exec(conn, raise_sql);
+
+    /* A NULL hook only reads (its argument stays r1); a NULL conn gives
+     * NULL hooks and the default settings. */
+    printf("query receiver: %s\n",
+           PQsetNoticeReceiver(conn, NULL, "r2") == receiver ? "ours" : "other");
+    pqd_exec(conn, "DO $$ BEGIN RAISE NOTICE 'still r1'; END $$");
+    printf("no conn: receiver %s, processor %s, verbosity %d, context visibility %d\n",
+           PQsetNoticeReceiver(NULL, receiver, "r3") ? "set" : "NULL",
+           PQsetNoticeProcessor(NULL, pqd_notice_printer, "p3") ? "set" : "NULL",
+           (int)PQsetErrorVerbosity(NULL, PQERRORS_VERBOSE),
+           (int)PQsetErrorContextVisibility(NULL, PQSHOW_CONTEXT_ALWAYS));
 
     /* In a pipeline: notices arrive between results. */
     PQenterPipelineMode(conn);
