@@ -602,6 +602,38 @@ PGW_EXTERN int pgw_conn_resume_reading(pgw_conn_t *conn);
 PGW_EXTERN int pgw_conn_reading_paused(const pgw_conn_t *conn);
 
 /*
+ * I/O WITHOUT A LOOP TURN. The loop writes a connection's queued output in
+ * its next prepare phase and reads when its poll reports the socket
+ * readable: each turn costs a poll system call. A driver that already knows
+ * what it wants (a libpq-style PQflush after a send, PQconsumeInput when the
+ * program's own poll found the socket readable) does it at once instead:
+ *
+ * pgw_conn_flush writes the queued output now, as far as the socket takes
+ * it; the rest is written by the loop when the socket is writable. No
+ * callback runs inside it: a failed write is reported from the loop's next
+ * turn, as from a submit. Returns 1 when output is left (the socket is
+ * full, or a cancel in progress holds the writes), 0 when the socket took
+ * all of it, PGW_EINVAL (conn NULL) or PGW_ECLOSED (not connected: before
+ * the connect callback, lost or closed; nothing done). Output the session
+ * itself holds back (behind a COPY, or a submit with a deadline) is not
+ * "left": the loop writes it once the session releases it.
+ *
+ * pgw_conn_read_now does what the loop does when the socket is readable,
+ * without waiting for it: reads what the socket holds (nothing when it is
+ * empty or reading is paused), processes it, and then writes what that
+ * queued, as pgw_conn_flush. Callbacks (results, rows, notices,
+ * notifications, on_lost and the failure of every pending request) run
+ * inside the call: do not call it from one of this connection's callbacks.
+ * Returns 0, PGW_EINVAL or PGW_ECLOSED as pgw_conn_flush (also when the
+ * connection is lost during the call).
+ *
+ * Neither runs the loop: timers, other handles and a connect in progress
+ * still need uv_run.
+ */
+PGW_EXTERN int pgw_conn_flush(pgw_conn_t *conn);
+PGW_EXTERN int pgw_conn_read_now(pgw_conn_t *conn);
+
+/*
  * The session being driven, for direct access (parameters, transaction
  * status, backend key, requests not wrapped here). NULL before
  * pgw_conn_connect and after pgw_conn_close. The session may be replaced

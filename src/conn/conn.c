@@ -457,11 +457,11 @@ static void on_sock_event(pgw__sock_t *k, int status, int events)
     if (still_current(c, k)) pgw__conn_drain_notify(c);
 }
 
-static void on_prepare(uv_prepare_t *h)
+/* What the loop does for the connection before it polls: report a failed
+ * write, resume input, write the output, pump a COPY FROM, update the
+ * socket's interest, say whether the pending count fell under its bound. */
+static void conn_service(pgw_conn_t *c)
 {
-    pgw_conn_t *c = h->data;
-    uv_prepare_stop(h);
-    c->prepare_active = 0;
     if (c->write_failed) {
         c->write_failed = 0;
         transport_failed(c, PGW_ECONNLOST);
@@ -476,6 +476,59 @@ static void on_prepare(uv_prepare_t *h)
         !c->sock->connecting)
         pgw__conn_watch(c);
     pgw__conn_drain_notify(c);
+}
+
+static void on_prepare(uv_prepare_t *h)
+{
+    pgw_conn_t *c = h->data;
+    uv_prepare_stop(h);
+    c->prepare_active = 0;
+    conn_service(c);
+}
+
+/* The connection has a socket carrying a started session: no connect,
+ * negotiation or close in progress. */
+static int conn_io_ready(const pgw_conn_t *c)
+{
+    return c->state == PGW__CONN_READY && c->s && c->sock && !c->sock->connecting &&
+           c->neg.phase == PGW__NEG_IDLE && c->gneg.phase == PGW__GNEG_IDLE;
+}
+
+/* 1 while released output waits for the socket (or for a cancel). */
+static int conn_output_left(pgw_conn_t *c)
+{
+    return c->writing || c->tp->pending_output(c) > 0;
+}
+
+/* Write as the loop would once the socket is writable: go on with the
+ * pinned buffer, then with what is queued. */
+static void conn_write_now(pgw_conn_t *c)
+{
+    if (c->writing) conn_on_writable(c);
+    if (!c->writing) pgw__conn_flush(c);
+}
+
+int pgw_conn_flush(pgw_conn_t *c)
+{
+    if (!c) return PGW_EINVAL;
+    if (!conn_io_ready(c)) return PGW_ECLOSED;
+    int was = c->in_request;
+    c->in_request = 1; /* a failed write is reported by the loop */
+    conn_write_now(c);
+    c->in_request = was;
+    return conn_output_left(c);
+}
+
+int pgw_conn_read_now(pgw_conn_t *c)
+{
+    if (!c) return PGW_EINVAL;
+    if (!conn_io_ready(c)) return PGW_ECLOSED;
+    pgw__sock_t *k = c->sock;
+    conn_write_now(c);
+    if (still_current(c, k)) conn_service(c);
+    if (still_current(c, k) && !c->resume_pending) conn_read(c, k);
+    if (still_current(c, k)) conn_service(c);
+    return still_current(c, k) ? 0 : PGW_ECLOSED;
 }
 
 /* Arrange one flush before the loop next polls. */

@@ -212,12 +212,36 @@ static void on_trace(pgw_conn_t *c, char direction, const uint8_t *msg, size_t l
 
 /* ---------------------------------------------------------------- loop */
 
+/* Reads (read: what has arrived, and writes what that queued) or writes
+ * on the socket at once, where a turn of the loop would first poll: one
+ * system call less per statement, as libpq's PQconsumeInput and PQflush go
+ * straight to recv and send. A turn still runs when the loop has work due
+ * (a timer, a handle closing) or the connection is not open. */
+static int conn_io_now(PGconn *conn, int read)
+{
+    if (!conn->conn || !pgw_conn_is_ready(conn->conn)) return pq__conn_run_ready(conn);
+    conn->io_now = 1;
+    int rc = read ? pgw_conn_read_now(conn->conn) : pgw_conn_flush(conn->conn);
+    conn->io_now = 0;
+    if (rc < 0) return pq__conn_run_ready(conn);
+    uv_update_time(&conn->loop);
+    if (uv_backend_timeout(&conn->loop) == 0) return pq__conn_run_ready(conn);
+    return uv_loop_alive(&conn->loop);
+}
+
+/* A uv_stop outside a turn would make the next turn return at once, doing
+ * nothing, and makes uv_backend_timeout 0. */
+void pq__conn_wake(PGconn *conn)
+{
+    if (!conn->io_now) uv_stop(&conn->loop);
+}
+
 int pq__conn_turn(PGconn *conn, uv_run_mode mode)
 {
     if (conn->conn && pgw_conn_reading_paused(conn->conn) && conn->copy != PQ_COPY_OUT)
         pgw_conn_resume_reading(conn->conn);
     if (mode != UV_RUN_NOWAIT) return uv_run(&conn->loop, mode);
-    return pq__conn_run_ready(conn);
+    return conn_io_now(conn, 1);
 }
 
 static void find_write_interest(uv_handle_t *h, void *arg)
@@ -244,7 +268,7 @@ int pq__output_pending(PGconn *conn)
  * left (non-blocking), else 0. */
 int pq__conn_flush(PGconn *conn)
 {
-    pq__conn_run_ready(conn);
+    conn_io_now(conn, 0);
     if (conn->nonblocking) return pq__output_pending(conn);
     while (pq__output_pending(conn))
         if (uv_run(&conn->loop, UV_RUN_ONCE) == 0) break;

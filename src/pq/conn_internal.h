@@ -117,6 +117,7 @@ struct pg_conn {
     unsigned stmts_done;  /* statements of the running command completed */
     int msgs_since_done;  /* other messages came after the last one's end */
     int broken;           /* the transport broke (PQstatus follows once reported) */
+    int io_now;           /* callbacks run from direct I/O, outside a loop turn */
     int shown_aborted;    /* an error of the pipeline was handed out, its sync not yet */
     int password_needed;
 
@@ -145,8 +146,10 @@ struct pg_conn {
 };
 
 /* conn.c */
-/* Run the loop once (mode), resuming reading when paused. Returns what
- * uv_run returned. */
+/* Run the loop once (mode), resuming reading when paused; UV_RUN_NOWAIT
+ * reads and writes on the socket at once instead, with a turn only when
+ * the loop has work due. Returns what uv_run returned (1 while the loop is
+ * alive). */
 int pq__conn_turn(PGconn *conn, uv_run_mode mode);
 /* 1 while output waits to be written (the session's or the socket's). */
 int pq__output_pending(PGconn *conn);
@@ -155,6 +158,9 @@ int pq__output_pending(PGconn *conn);
 int pq__conn_flush(PGconn *conn);
 /* Run the loop without waiting until nothing is pending but socket events. */
 int pq__conn_run_ready(PGconn *conn);
+/* Ends the loop turn a blocking call waits in, so that it looks at what a
+ * callback changed (none outside a turn). */
+void pq__conn_wake(PGconn *conn);
 /* The socket of a connect in progress, or -1. */
 int pq__connecting_fd(const PGconn *conn);
 /* Mark the connection bad after it broke. */

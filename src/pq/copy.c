@@ -131,7 +131,7 @@ int pq__copy_start(const pgw_copy_info_t *info, void *ud)
     pq__cmd_push(cmd, res);
     conn->copy = in ? PQ_COPY_IN : PQ_COPY_OUT;
     conn->copy_cmd = cmd;
-    uv_stop(&conn->loop);
+    pq__conn_wake(conn);
     return 0;
 }
 
@@ -144,7 +144,7 @@ void pq__copy_end(const pgw_result_t *res, void *ud)
     /* The statements after it wait until the caller has taken the rows
      * (PQgetCopyData's -1): a next COPY would reuse the queue. */
     if (conn->copy == PQ_COPY_OUT) pgw_conn_pause_reading(conn->conn);
-    uv_stop(&conn->loop);
+    pq__conn_wake(conn);
 }
 
 int pq__copy_source(pgw_buf_t *out, size_t room, void *ud)
@@ -153,7 +153,7 @@ int pq__copy_source(pgw_buf_t *out, size_t room, void *ud)
     pq_cmd_t *cmd = ud;
     PGconn *conn = cmd->conn;
     /* A caller waiting for the buffer to drain looks again. */
-    uv_stop(&conn->loop);
+    pq__conn_wake(conn);
     if (conn->copy_in_end && conn->copy_in_errmsg && !conn->copy_in.len) {
         const char *m = conn->copy_in_errmsg;
         if (pgw_buf_append(out, m, strlen(m)) < 0) return PGW_ENOMEM;
@@ -191,7 +191,7 @@ int pq__copy_data(const uint8_t *data, size_t len, void *ud)
     conn->copy_out_tail = c;
     conn->copy_out_bytes += len;
     if (conn->copy_out_bytes > COPY_OUT_MAX) pgw_conn_pause_reading(conn->conn);
-    uv_stop(&conn->loop);
+    pq__conn_wake(conn);
     return 0;
 }
 

@@ -304,7 +304,7 @@ int pq__cmd_hook(void *ctx, size_t index, int status, pgw_result_t **res)
     collect(cmd, status, *res);
     cmd->conn->stmts_done = 0;
     pgw_result_free(*res);
-    uv_stop(&cmd->conn->loop);
+    pq__conn_wake(cmd->conn);
     return PGW_DRIVER_TAKEN;
 }
 
