@@ -142,71 +142,90 @@ typedef struct pgw_pgoutput_msg {
     uint32_t xid;
     /* The member named after kind. */
     union {
+        /* Begin: final_lsn, the commit's LSN; commit_time, its time. */
         struct {
-            uint64_t final_lsn;  /* the commit's LSN */
-            int64_t commit_time; /* the commit's time */
+            uint64_t final_lsn;
+            int64_t commit_time;
         } begin;
-        /* Commit and Stream Commit. */
+        /* Commit and Stream Commit: flags (0, unused), commit_lsn (the
+         * commit record's LSN), end_lsn (the end of the transaction's WAL),
+         * commit_time. */
         struct {
-            uint8_t flags;       /* 0 (unused) */
-            uint64_t commit_lsn; /* the commit record's LSN */
-            uint64_t end_lsn;    /* the end of the transaction's WAL */
+            uint8_t flags;
+            uint64_t commit_lsn;
+            uint64_t end_lsn;
             int64_t commit_time;
         } commit;
+        /* Origin: the commit's LSN on the origin server, the origin's name. */
         struct {
-            uint64_t commit_lsn; /* the commit's LSN on the origin server */
-            pgw_str_t name;      /* the origin's name */
+            uint64_t commit_lsn;
+            pgw_str_t name;
         } origin;
         /* Relation: the cached description, valid until the next Relation
          * for the same OID, pgw_pgoutput_reset or pgw_pgoutput_free. */
         const pgw_pgoutput_relation_t *relation;
+        /* Type: the type's OID, its schema ("" for pg_catalog), its name. */
         struct {
-            uint32_t oid;      /* the type's OID */
-            pgw_str_t nspname; /* its schema ("" for pg_catalog) */
-            pgw_str_t name;    /* its name */
+            uint32_t oid;
+            pgw_str_t nspname;
+            pgw_str_t name;
         } type;
-        /* Insert (new only), Update (old_kind 0, 'K' or 'O', then new),
-         * Delete (old only, old_kind 'K' or 'O'). */
+        /* Insert (new_tuple only), Update (old_kind 0, 'K' key or 'O' whole
+         * row with old_tuple, then new_tuple), Delete (old_tuple only,
+         * old_kind 'K' or 'O'). relation lives as the relation member
+         * above. */
         struct {
-            const pgw_pgoutput_relation_t *relation; /* as in relation above */
-            uint8_t old_kind;                        /* 'K' key, 'O' whole row, 0 none */
-            pgw_pgoutput_tuple_t old_tuple;          /* when old_kind is not 0 */
-            pgw_pgoutput_tuple_t new_tuple;          /* Insert, Update */
+            const pgw_pgoutput_relation_t *relation;
+            uint8_t old_kind;
+            pgw_pgoutput_tuple_t old_tuple;
+            pgw_pgoutput_tuple_t new_tuple;
         } change;
-        /* The OIDs are read with pgw_pgoutput_truncate_relid. */
+        /* Truncate: nrelids tables, options (1 CASCADE, 2 RESTART
+         * IDENTITY); read the OIDs with pgw_pgoutput_truncate_relid
+         * (_relids is private). */
         struct {
-            uint32_t nrelids;       /* tables truncated */
-            uint8_t options;        /* 1 CASCADE, 2 RESTART IDENTITY */
-            const uint8_t *_relids; /* private: nrelids big-endian OIDs */
+            uint32_t nrelids;
+            uint8_t options;
+            const uint8_t *_relids;
         } truncate;
+        /* Message: flags (1: transactional), the message's LSN, the prefix
+         * and content given to pg_logical_emit_message. */
         struct {
-            uint8_t flags;      /* 1: transactional */
-            uint64_t lsn;       /* the message's LSN */
-            pgw_str_t prefix;   /* the prefix given to pg_logical_emit_message */
-            pgw_view_t content; /* the content */
+            uint8_t flags;
+            uint64_t lsn;
+            pgw_str_t prefix;
+            pgw_view_t content;
         } message;
+        /* Stream Start: first_segment 1 for the transaction's first block. */
         struct {
-            uint8_t first_segment; /* 1 for the transaction's first block */
+            uint8_t first_segment;
         } stream_start;
+        /* Stream Abort: the aborted subtransaction (xid for the top level);
+         * has_abort_info when v4 sent the abort's LSN and time (streaming
+         * parallel), then abort_lsn and abort_time. */
         struct {
-            uint32_t subxid;     /* the aborted subtransaction (xid for the top level) */
-            bool has_abort_info; /* v4 with streaming parallel: the two below were sent */
-            uint64_t abort_lsn;  /* the abort's LSN */
-            int64_t abort_time;  /* the abort's time */
+            uint32_t subxid;
+            bool has_abort_info;
+            uint64_t abort_lsn;
+            int64_t abort_time;
         } stream_abort;
-        /* Begin Prepare, Prepare, Stream Prepare (lsn: the prepare's) and
-         * Commit Prepared (lsn and time: the commit's). */
+        /* Begin Prepare, Prepare, Stream Prepare and Commit Prepared: flags
+         * (0, unused; Begin Prepare has none), lsn and time (the
+         * prepare's; Commit Prepared: the commit's), end_lsn (the end of
+         * the transaction's WAL), gid (the global transaction identifier). */
         struct {
-            uint8_t flags;    /* 0 (unused; Begin Prepare has none) */
-            uint64_t lsn;     /* the prepare's (Commit Prepared: the commit's) LSN */
-            uint64_t end_lsn; /* the end of the transaction's WAL */
-            int64_t time;     /* the prepare's (Commit Prepared: the commit's) time */
-            pgw_str_t gid;    /* the global transaction identifier */
+            uint8_t flags;
+            uint64_t lsn;
+            uint64_t end_lsn;
+            int64_t time;
+            pgw_str_t gid;
         } prepare;
+        /* Rollback Prepared: flags (0, unused), the ends of the prepared
+         * transaction and of the rollback, their times, gid. */
         struct {
-            uint8_t flags;             /* 0 (unused) */
-            uint64_t prepare_end_lsn;  /* the end of the prepared transaction */
-            uint64_t rollback_end_lsn; /* the end of the rollback */
+            uint8_t flags;
+            uint64_t prepare_end_lsn;
+            uint64_t rollback_end_lsn;
             int64_t prepare_time;
             int64_t rollback_time;
             pgw_str_t gid;

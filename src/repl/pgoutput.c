@@ -58,33 +58,35 @@ static bool need(reader_t *r, size_t n)
     return true;
 }
 
+/* n big-endian bytes (1 to 8) as an integer. */
+static uint64_t rd_be(reader_t *r, size_t n)
+{
+    if (!need(r, n)) return 0;
+    uint64_t v = 0;
+    for (size_t i = 0; i < n; i++)
+        v = v << 8 | r->p[i];
+    r->p += n;
+    return v;
+}
+
 static uint8_t rd_u8(reader_t *r)
 {
-    return need(r, 1) ? *r->p++ : 0;
+    return (uint8_t)rd_be(r, 1);
 }
 
 static uint16_t rd_u16(reader_t *r)
 {
-    if (!need(r, 2)) return 0;
-    uint16_t v = pgw__get16(r->p);
-    r->p += 2;
-    return v;
+    return (uint16_t)rd_be(r, 2);
 }
 
 static uint32_t rd_u32(reader_t *r)
 {
-    if (!need(r, 4)) return 0;
-    uint32_t v = pgw__get32(r->p);
-    r->p += 4;
-    return v;
+    return (uint32_t)rd_be(r, 4);
 }
 
 static uint64_t rd_u64(reader_t *r)
 {
-    if (!need(r, 8)) return 0;
-    uint64_t v = pgw__get64(r->p);
-    r->p += 8;
-    return v;
+    return rd_be(r, 8);
 }
 
 static pgw_str_t rd_str(reader_t *r)
