@@ -2,11 +2,14 @@
  * libpgwire logical replication: a decoder of the pgoutput protocol.
  *
  * pgoutput is the output plugin of PostgreSQL's built-in logical
- * replication. Each message it writes (the payload of one XLogData message
- * of a START_REPLICATION ... LOGICAL stream, or the data column of one row
- * of pg_logical_slot_get_binary_changes / _peek_binary_changes) is handed
- * to pgw_pgoutput_decode, which parses it in place: no I/O, no copy of the
- * tuple data, no allocation per change. Protocol versions 1 to 4 (the
+ * replication. Each message it writes is handed to pgw_pgoutput_decode,
+ * which parses it in place: no I/O, no copy of the tuple data, no
+ * allocation per change. Where the bytes come from is the caller's
+ * business: on a START_REPLICATION ... LOGICAL stream, one message is the
+ * data of one XLogData ('w') CopyData message, after its 24 bytes of WAL
+ * start, WAL end and send time (the views then live as long as that
+ * CopyData's bytes); through SQL, one message is the data column of one
+ * row of pg_logical_slot_get_binary_changes / _peek_binary_changes. Protocol versions 1 to 4 (the
  * proto_version option of START_REPLICATION: 1 plain, 2 streamed
  * transactions, 3 two-phase commit, 4 the parallel-apply fields of Stream
  * Abort) are understood, following "Logical Replication Message Formats" of
