@@ -127,6 +127,7 @@ typedef struct seen {
     int unchanged;         /* 'u' columns */
     int binary_values;     /* values that came in binary */
     int stream_starts, stream_commits;
+    int messages; /* pg_logical_emit_message's, prefix pgo */
 } seen_t;
 
 /* Beyond the bytes: the types layer reads the decoded value as the result
@@ -224,7 +225,8 @@ static void read_slot(const char *fn, int version, bool binary, bool streaming,
     char sql[512];
     snprintf(sql, sizeof sql,
              "SELECT data FROM pg_logical_slot_%s_binary_changes('%s', NULL, NULL,"
-             " 'proto_version', '%d', 'publication_names', 'pgo_pub', 'binary', '%s'%s)",
+             " 'proto_version', '%d', 'publication_names', 'pgo_pub', 'binary', '%s',"
+             " 'messages', 'true'%s)",
              fn, slot, version, binary ? "true" : "false", streaming ? ", 'streaming', 'on'" : "");
     pgw_result_t *res = query(sql, 0, NULL);
     pgw_pgoutput_config_t cfg;
@@ -254,6 +256,13 @@ static void read_slot(const char *fn, int version, bool binary, bool streaming,
             seen->truncates++;
             assert_int_equal(m.u.truncate.nrelids, 1);
             assert_int_equal(pgw_pgoutput_truncate_relid(&m, 0), table);
+            break;
+        case PGW_PGOUTPUT_MESSAGE:
+            if (m.u.message.prefix.len != 3 || memcmp(m.u.message.prefix.p, "pgo", 3) != 0) break;
+            seen->messages++;
+            assert_int_equal(m.u.message.flags, 1); /* transactional */
+            assert_int_equal(m.u.message.content.len, 9);
+            assert_memory_equal(m.u.message.content.p, "pay\0load!", 9);
             break;
         case PGW_PGOUTPUT_STREAM_START:
             seen->stream_starts++;
@@ -372,6 +381,11 @@ static void test_changes(void **state)
     assert_int_equal(t.deletes, 1);
     assert_int_equal(b.old_full, 1);
     exec_ok("ALTER TABLE pgo_t REPLICA IDENTITY DEFAULT");
+
+    /* option messages: a transactional message, bytes as emitted */
+    run_step("SELECT pg_logical_emit_message(true, 'pgo', '\\x706179006c6f616421'::bytea)", &t, &b);
+    assert_int_equal(t.messages, 1);
+    assert_int_equal(b.messages, 1);
 
     run_step("TRUNCATE pgo_t", &t, &b);
     assert_int_equal(t.truncates, 1);
