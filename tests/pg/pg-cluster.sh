@@ -233,6 +233,9 @@ ssl_key_file = '$run/tls/server.key'
 ssl_ca_file = '$run/tls/ca.crt'
 logging_collector = off
 log_line_prefix = '%m [%p] %u@%d '
+# Logical decoding (pgoutput) for the replication tests; a superset of
+# replica, so the standby tests stream from it as before.
+wal_level = logical
 EOF
     if [ -n "${PGW_CLUSTER_CONF:-}" ]; then cat "$PGW_CLUSTER_CONF" >>"$run/data/pgwire.conf"; fi
 }

@@ -1,0 +1,322 @@
+/*
+ * libpgwire logical replication: a decoder of the pgoutput protocol.
+ *
+ * pgoutput is the output plugin of PostgreSQL's built-in logical
+ * replication. Each message it writes is handed to pgw_pgoutput_decode,
+ * which parses it in place: no I/O, no copy of the tuple data, no
+ * allocation per change. Where the bytes come from is the caller's
+ * business: on a START_REPLICATION ... LOGICAL stream, one message is the
+ * data of one XLogData ('w') CopyData message, after its 24 bytes of WAL
+ * start, WAL end and send time (the views then live as long as that
+ * CopyData's bytes); through SQL, one message is the data column of one
+ * row of pg_logical_slot_get_binary_changes / _peek_binary_changes. Protocol versions 1 to 4 (the
+ * proto_version option of START_REPLICATION: 1 plain, 2 streamed
+ * transactions, 3 two-phase commit, 4 the parallel-apply fields of Stream
+ * Abort) are understood, following "Logical Replication Message Formats" of
+ * the PostgreSQL documentation and the server's
+ * src/backend/replication/logical/proto.c.
+ *
+ * State: the decoder keeps what the stream says before the changes that
+ * depend on it. A Relation message describes a table (its columns, their
+ * types) once, before the first change of it that the stream carries, and
+ * again whenever it changes: the decoder caches it by OID, a new one for
+ * the same OID replacing the old. An Insert, Update or Delete of a
+ * relation the decoder has no Relation message for is PGW_ENOTFOUND. The
+ * decoder also tracks whether it is inside a streamed transaction (between
+ * Stream Start and Stream Stop), where the changes carry their
+ * transaction's xid. A decoder serves one stream: a new connection's
+ * stream starts with pgw_pgoutput_reset (the server sends every Relation
+ * again to a new walsender).
+ *
+ * MEMORY: only the relation cache allocates (when a Relation message
+ * arrives, to keep it, and to grow the per-column arrays that changes are
+ * decoded into to the widest relation seen). Decoding any other message
+ * allocates nothing.
+ *
+ * Tuple values: a tuple is a pgw_row_t (result.h), so that the pgw_get_*
+ * decoders of types.h and types_container.h (the ones the typed result
+ * accessors use) read its columns as they read a query result's: each
+ * value views the caller's message bytes, with the column's format (text,
+ * or binary for a slot started with binary 'true') and its type OID as the
+ * decoder's registry resolves it (a domain as its base type, an enum as
+ * text: what the result accessors do). SQL NULL and an unchanged TOASTed
+ * value (the server did not send it: the column was not updated, its old
+ * value stands) are both a value of len -1; kinds[] tells them apart.
+ *
+ * THREADS: a decoder is used by one thread at a time. Several decoders are
+ * independent.
+ *
+ * NULL handles: as common.h says (PGW_EINVAL, NULL, 0, no-op).
+ */
+#ifndef PGWIRE_REPLICATION_H
+#define PGWIRE_REPLICATION_H
+
+#include <stdbool.h>
+
+#include "pgwire/common.h"
+#include "pgwire/result.h"
+#include "pgwire/types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The pgoutput protocol versions this decoder understands. */
+#define PGW_PGOUTPUT_VERSION_MIN 1
+#define PGW_PGOUTPUT_VERSION_MAX 4
+
+/* A pgoutput decoder: its relation cache and stream state. Created by
+ * pgw_pgoutput_new, freed by pgw_pgoutput_free. */
+typedef struct pgw_pgoutput pgw_pgoutput_t;
+
+/* The message kinds: the message's first byte, as the server writes it. */
+typedef enum pgw_pgoutput_kind {
+    PGW_PGOUTPUT_BEGIN = 'B',             /* a transaction starts */
+    PGW_PGOUTPUT_COMMIT = 'C',            /* it committed */
+    PGW_PGOUTPUT_ORIGIN = 'O',            /* the transaction came from another origin */
+    PGW_PGOUTPUT_RELATION = 'R',          /* a table's description (cached) */
+    PGW_PGOUTPUT_TYPE = 'Y',              /* a user type's name */
+    PGW_PGOUTPUT_INSERT = 'I',            /* a row inserted */
+    PGW_PGOUTPUT_UPDATE = 'U',            /* a row updated */
+    PGW_PGOUTPUT_DELETE = 'D',            /* a row deleted */
+    PGW_PGOUTPUT_TRUNCATE = 'T',          /* tables truncated */
+    PGW_PGOUTPUT_MESSAGE = 'M',           /* pg_logical_emit_message (option messages) */
+    PGW_PGOUTPUT_STREAM_START = 'S',      /* v2: a block of a streamed transaction */
+    PGW_PGOUTPUT_STREAM_STOP = 'E',       /* v2: the end of that block */
+    PGW_PGOUTPUT_STREAM_COMMIT = 'c',     /* v2: a streamed transaction committed */
+    PGW_PGOUTPUT_STREAM_ABORT = 'A',      /* v2: a streamed (sub)transaction aborted */
+    PGW_PGOUTPUT_BEGIN_PREPARE = 'b',     /* v3: a two-phase transaction starts */
+    PGW_PGOUTPUT_PREPARE = 'P',           /* v3: it was prepared */
+    PGW_PGOUTPUT_COMMIT_PREPARED = 'K',   /* v3: COMMIT PREPARED */
+    PGW_PGOUTPUT_ROLLBACK_PREPARED = 'r', /* v3: ROLLBACK PREPARED */
+    PGW_PGOUTPUT_STREAM_PREPARE = 'p'     /* v3: a streamed transaction was prepared */
+} pgw_pgoutput_kind_t;
+
+/* How a tuple column arrived (TupleData's per-column byte). */
+typedef enum pgw_pgoutput_col {
+    PGW_PGOUTPUT_COL_NULL = 'n',      /* SQL NULL (value len -1) */
+    PGW_PGOUTPUT_COL_UNCHANGED = 'u', /* unchanged TOASTed value, not sent (value len -1) */
+    PGW_PGOUTPUT_COL_TEXT = 't',      /* text format */
+    PGW_PGOUTPUT_COL_BINARY = 'b'     /* binary format (slot option binary 'true') */
+} pgw_pgoutput_col_t;
+
+/* Relation flag of a column: part of the replica identity (the key an
+ * Update's 'K' tuple and a Delete carry). */
+#define PGW_PGOUTPUT_COL_KEY 1
+
+/* A table as its latest Relation message described it. columns[i]
+ * describes tuple column i: name (NUL-terminated, name.len without the
+ * NUL), table_oid (the relation's OID), type_oid and typmod as the server
+ * sent them (pg_attribute.atttypid, atttypmod), attnum i + 1 (the position
+ * in the stream: dropped and generated columns are not sent), typlen 0
+ * (not sent) and format 0 (each value carries its own). */
+typedef struct pgw_pgoutput_relation {
+    uint32_t oid;        /* the relation's OID */
+    const char *nspname; /* its schema ("" for pg_catalog, as sent) */
+    const char *relname; /* its name */
+    char replident;      /* relreplident: 'd' default, 'n' nothing, 'f' full, 'i' index */
+    uint16_t ncols;      /* columns the stream sends */
+    const pgw_field_desc_t *columns; /* the columns, in stream order */
+    const uint8_t *col_flags;        /* per column: PGW_PGOUTPUT_COL_KEY or 0 */
+    const uint32_t *value_oids;      /* per column: type_oid resolved through the registry */
+} pgw_pgoutput_relation_t;
+
+/* A tuple of an Insert, Update or Delete: row.ncols is the relation's
+ * column count, row.values[i] column i (views into the message: p/len,
+ * format PGW_FORMAT_TEXT or PGW_FORMAT_BINARY, oid the column's type
+ * resolved through the decoder's registry), row.fields the relation's
+ * columns, row.index 0. kinds[i] is a pgw_pgoutput_col_t: check it before
+ * reading a value of len -1 (NULL or unchanged). For a 'K' old tuple only
+ * the key columns carry values: the others arrive as NULL. */
+typedef struct pgw_pgoutput_tuple {
+    pgw_row_t row;        /* the columns, readable with pgw_get_* */
+    const uint8_t *kinds; /* per column: how it arrived (pgw_pgoutput_col_t) */
+} pgw_pgoutput_tuple_t;
+
+/* 0 if a transaction's commit flags etc. carry nothing. LSNs are the
+ * server's 64-bit WAL positions; times are microseconds since
+ * 2000-01-01 00:00 UTC (pgw_timestamp_to_unix converts). */
+typedef struct pgw_pgoutput_msg {
+    uint8_t kind; /* a pgw_pgoutput_kind_t */
+    /* The transaction: Begin's, Begin Prepare's, Prepare's, Commit/Rollback
+     * Prepared's, every Stream message's (Stream Stop: the block's), and
+     * inside a streamed transaction a change's, Relation's, Type's,
+     * Truncate's and Message's. 0 where the message carries none. */
+    uint32_t xid;
+    /* The member named after kind. */
+    union {
+        /* Begin: final_lsn, the commit's LSN; commit_time, its time. */
+        struct {
+            uint64_t final_lsn;
+            int64_t commit_time;
+        } begin;
+        /* Commit and Stream Commit: flags (0, unused), commit_lsn (the
+         * commit record's LSN), end_lsn (the end of the transaction's WAL),
+         * commit_time. */
+        struct {
+            uint8_t flags;
+            uint64_t commit_lsn;
+            uint64_t end_lsn;
+            int64_t commit_time;
+        } commit;
+        /* Origin: the commit's LSN on the origin server, the origin's name. */
+        struct {
+            uint64_t commit_lsn;
+            pgw_str_t name;
+        } origin;
+        /* Relation: the cached description, valid until the next Relation
+         * for the same OID, pgw_pgoutput_reset or pgw_pgoutput_free. */
+        const pgw_pgoutput_relation_t *relation;
+        /* Type: the type's OID, its schema ("" for pg_catalog), its name. */
+        struct {
+            uint32_t oid;
+            pgw_str_t nspname;
+            pgw_str_t name;
+        } type;
+        /* Insert (new_tuple only), Update (old_kind 0, 'K' key or 'O' whole
+         * row with old_tuple, then new_tuple), Delete (old_tuple only,
+         * old_kind 'K' or 'O'). relation lives as the relation member
+         * above. */
+        struct {
+            const pgw_pgoutput_relation_t *relation;
+            uint8_t old_kind;
+            pgw_pgoutput_tuple_t old_tuple;
+            pgw_pgoutput_tuple_t new_tuple;
+        } change;
+        /* Truncate: nrelids tables, options (1 CASCADE, 2 RESTART
+         * IDENTITY); read the OIDs with pgw_pgoutput_truncate_relid
+         * (_relids is private). */
+        struct {
+            uint32_t nrelids;
+            uint8_t options;
+            const uint8_t *_relids;
+        } truncate;
+        /* Message: flags (1: transactional), the message's LSN, the prefix
+         * and content given to pg_logical_emit_message. */
+        struct {
+            uint8_t flags;
+            uint64_t lsn;
+            pgw_str_t prefix;
+            pgw_view_t content;
+        } message;
+        /* Stream Start: first_segment 1 for the transaction's first block. */
+        struct {
+            uint8_t first_segment;
+        } stream_start;
+        /* Stream Abort: the aborted subtransaction (xid for the top level);
+         * has_abort_info when v4 sent the abort's LSN and time (streaming
+         * parallel), then abort_lsn and abort_time. */
+        struct {
+            uint32_t subxid;
+            bool has_abort_info;
+            uint64_t abort_lsn;
+            int64_t abort_time;
+        } stream_abort;
+        /* Begin Prepare, Prepare, Stream Prepare and Commit Prepared: flags
+         * (0, unused; Begin Prepare has none), lsn and time (the
+         * prepare's; Commit Prepared: the commit's), end_lsn (the end of
+         * the transaction's WAL), gid (the global transaction identifier). */
+        struct {
+            uint8_t flags;
+            uint64_t lsn;
+            uint64_t end_lsn;
+            int64_t time;
+            pgw_str_t gid;
+        } prepare;
+        /* Rollback Prepared: flags (0, unused), the ends of the prepared
+         * transaction and of the rollback, their times, gid. */
+        struct {
+            uint8_t flags;
+            uint64_t prepare_end_lsn;
+            uint64_t rollback_end_lsn;
+            int64_t prepare_time;
+            int64_t rollback_time;
+            pgw_str_t gid;
+        } rollback_prepared;
+    } u;
+} pgw_pgoutput_msg_t;
+
+/* A decoder's configuration: set it up with pgw_pgoutput_config_init. */
+typedef struct pgw_pgoutput_config {
+    size_t size; /* sizeof(pgw_pgoutput_config_t), as common.h says */
+    /* The proto_version the stream was started with (1..4): messages of a
+     * later version are PGW_EPROTO. Default PGW_PGOUTPUT_VERSION_MAX. */
+    uint32_t proto_version;
+    /* Resolves the columns' user types (domains, enums) when a Relation
+     * arrives; NULL: the default registry. Not owned: it must outlive the
+     * decoder, and a type loaded into it later applies to the Relation
+     * messages decoded after. */
+    const pgw_type_registry_t *registry;
+    /* The allocator of the relation cache (NULL: the default). */
+    const pgw_allocator_t *alloc;
+} pgw_pgoutput_config_t;
+
+/* Fill *cfg with the defaults (size set, proto_version 4, no registry, the
+ * default allocator). NULL is a no-op. */
+PGW_EXTERN void pgw_pgoutput_config_init(pgw_pgoutput_config_t *cfg);
+
+/* Create a decoder from cfg (NULL: the defaults; copied, cfg may go).
+ * Returns 0 and *out (free it with pgw_pgoutput_free), PGW_EINVAL (out
+ * NULL, or proto_version outside 1..4) or PGW_ENOMEM. */
+PGW_EXTERN int pgw_pgoutput_new(const pgw_pgoutput_config_t *cfg, pgw_pgoutput_t **out);
+
+/* Free the decoder and its relation cache. NULL is a no-op. Every
+ * relation pointer it handed out dies with it. */
+PGW_EXTERN void pgw_pgoutput_free(pgw_pgoutput_t *d);
+
+/* Forget the relation cache and the streamed-transaction state, for a new
+ * stream (a reconnect). Keeps the memory it has. NULL is a no-op. */
+PGW_EXTERN void pgw_pgoutput_reset(pgw_pgoutput_t *d);
+
+/*
+ * Decode one pgoutput message, data[0..len) (exactly one: trailing bytes
+ * are an error), into *out. A Relation message is copied into the cache;
+ * everything else in *out views data.
+ * LIFETIME: the views of *out (strings, message content, tuple values)
+ * point into data and live as long as it does, unchanged; the tuples'
+ * values and kinds arrays belong to the decoder and are overwritten by the
+ * next pgw_pgoutput_decode; relation pointers live until a Relation for
+ * the same OID is decoded, pgw_pgoutput_reset or pgw_pgoutput_free.
+ * A message that is rejected leaves the decoder as it was (cache, stream
+ * state) and *out unspecified.
+ * Returns 0 or:
+ *   PGW_EPROTO    the message is malformed: empty, truncated, an unknown
+ *                 kind byte, a kind of a later protocol version than
+ *                 configured (or a stream message out of place: a Stream
+ *                 Start inside a stream, a Stream Stop outside one), a
+ *                 length or count past the end, an unknown tuple column
+ *                 byte or tuple marker, a tuple whose column count is not
+ *                 the relation's, a string without its NUL, trailing
+ *                 bytes, a relation with more than 1664 columns;
+ *                 pgw_pgoutput_error says which. The stream it came from
+ *                 cannot be trusted any more (pgw_is_fatal);
+ *   PGW_ENOTFOUND an Insert, Update or Delete of a relation no Relation
+ *                 message described (pgw_pgoutput_error names the OID);
+ *   PGW_ENOMEM    caching a Relation (the cache is as before);
+ *   PGW_EINVAL    d, out NULL, or data NULL with len > 0.
+ */
+PGW_EXTERN int pgw_pgoutput_decode(pgw_pgoutput_t *d, const uint8_t *data, size_t len,
+                                   pgw_pgoutput_msg_t *out);
+
+/* What the last failed pgw_pgoutput_decode rejected, as one line of text
+ * ("" after a success; "" for NULL). Lives until the next call on d. */
+PGW_EXTERN const char *pgw_pgoutput_error(const pgw_pgoutput_t *d);
+
+/* The cached relation with OID oid, or NULL. Lives as a relation pointer
+ * of pgw_pgoutput_decode does. */
+PGW_EXTERN const pgw_pgoutput_relation_t *pgw_pgoutput_relation(const pgw_pgoutput_t *d,
+                                                                uint32_t oid);
+
+/* 1 while inside a streamed transaction (after Stream Start, before
+ * Stream Stop), 0 otherwise and for NULL. */
+PGW_EXTERN int pgw_pgoutput_in_stream(const pgw_pgoutput_t *d);
+
+/* The i-th relation OID of a Truncate message m (0 if m is NULL, not a
+ * Truncate, or i >= m->u.truncate.nrelids). Reads the message's bytes:
+ * valid as long as they are. */
+PGW_EXTERN uint32_t pgw_pgoutput_truncate_relid(const pgw_pgoutput_msg_t *m, uint32_t i);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* PGWIRE_REPLICATION_H */
