@@ -227,8 +227,16 @@ def _array(b):
         return []
     dims = [struct.unpack_from("!ii", b, 12 + 8 * d)[0] for d in range(ndim)]
     pos = 12 + 8 * ndim
+    count = _product(dims)
+    width = _FIXED.get(elem)
+    if width and len(b) - pos == count * (4 + width[0]):
+        # No NULL element: (length, value) pairs unpacked in one call.
+        flat = list(struct.unpack_from("!" + ("i" + width[1]) * count, b, pos)[1::2])
+        for d in reversed(dims[1:]):
+            flat = [flat[i:i + d] for i in range(0, len(flat), d)]
+        return flat
     flat = []
-    for _ in range(_product(dims)):
+    for _ in range(count):
         n = _unpack_i(b[pos:pos + 4])[0]
         pos += 4
         if n < 0:
@@ -239,6 +247,11 @@ def _array(b):
     for d in reversed(dims[1:]):
         flat = [flat[i:i + d] for i in range(0, len(flat), d)]
     return flat
+
+
+# Element types of fixed width read by struct directly: (bytes, struct code).
+_FIXED = {OID_INT2: (2, "h"), OID_INT4: (4, "i"), OID_INT8: (8, "q"), OID_FLOAT4: (4, "f"),
+          OID_FLOAT8: (8, "d")}
 
 
 def _product(dims):
@@ -282,11 +295,12 @@ def _as_text(res, r, c):
 
 
 def rows(res):
-    """Every row of a result, as tuples of Python objects."""
+    """The column names and every row of a result, as tuples of Python
+    objects."""
+    cols = Columns(res)
     nrows = _lib.result_nrows(res)
     if not nrows:
-        return []
-    cols = Columns(res)
+        return cols.names, []
     decoders = cols.decoders
     cell, string_at, length = _lib.result_cell, ctypes.string_at, ctypes.c_int32()
     lenref = ctypes.byref(length)
@@ -302,4 +316,4 @@ def rows(res):
             v = dec(string_at(p, n) if n else b"") if dec else None
             row.append(v if v is not None else _as_text(res, r, c))
         out.append(tuple(row))
-    return out
+    return cols.names, out

@@ -27,12 +27,24 @@ class _Wire(asyncio.Protocol):
 
     def __init__(self):
         self.transport = None
+        self.paused = False
         self.conn = None
         self.first_byte = None  # a future while the SSLRequest is answered
         self.lost = asyncio.get_running_loop().create_future()
 
     def connection_made(self, transport):
         self.transport = transport
+        self.paused = False
+
+    # The transport's buffer passed its high-water mark: the session keeps
+    # its output (and a COPY source is not pulled) until it drains.
+    def pause_writing(self):
+        self.paused = True
+
+    def resume_writing(self):
+        self.paused = False
+        if self.conn is not None:
+            self.conn._flush()
 
     def data_received(self, data):
         if self.conn is not None:
@@ -324,9 +336,10 @@ class AsyncConnection:
         """Write what the session has for the server; let a COPY FROM's
         source fill the room, and write again."""
         self._flush_scheduled = False
-        s, transport = self._s, self._wire.transport if self._wire else None
+        wire = self._wire
+        s, transport = self._s, wire.transport if wire else None
         n = ctypes.c_size_t()
-        while s and transport and not transport.is_closing():
+        while s and transport and not transport.is_closing() and not wire.paused:
             p = _lib.session_pending_output(s, ctypes.byref(n))
             if not n.value:
                 if _lib.session_copy_pump(s) <= 0:
@@ -335,13 +348,8 @@ class AsyncConnection:
                         return
                 else:
                     continue
-            transport.write(ctypes.string_at(p, n.value))
+            transport.write(ctypes.string_at(p, n.value))  # may pause_writing
             _lib.session_consumed_output(s, n.value)
-            if transport.get_write_buffer_size() > (1 << 20):
-                # Let the loop write; come back on the next turn.
-                self._flush_scheduled = True
-                self._loop.call_later(0.001, self._flush)
-                return
 
     # ------------------------------------------------------------- requests
 

@@ -19,9 +19,7 @@ class Result:
     __slots__ = ("rows", "columns", "command_tag", "rows_affected")
 
     def __init__(self, res):
-        from ._values import Columns  # noqa: cheap, only names are needed
-        self.rows = rows(res)
-        self.columns = Columns(res).names if _lib.result_ncols(res) else []
+        self.columns, self.rows = rows(res)
         self.command_tag = (_lib.result_command_tag(res) or b"").decode()
         self.rows_affected = _lib.result_rows_affected(res)
 
