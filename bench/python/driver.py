@@ -157,8 +157,9 @@ def copy_rows(n):
     return rows
 
 
-async def csv_chunks(rows):
-    """CSV formatted inside the timed call, in chunks of about 256 KiB."""
+def csv_chunks_sync(rows):
+    """CSV formatted inside the timed call, in chunks of about 256 KiB, as
+    they are pulled (a COPY source that is a plain iterable: pgwire-py)."""
     parts, size = [], 0
     for i4, i8, f8, vc in rows:
         line = "%d,%d,%r,%s\n" % (i4, i8, f8, vc)
@@ -169,6 +170,12 @@ async def csv_chunks(rows):
             parts, size = [], 0
     if parts:
         yield "".join(parts).encode()
+
+
+async def csv_chunks(rows):
+    """The same chunks from an async iterator (asyncpg's copy_to_table)."""
+    for chunk in csv_chunks_sync(rows):
+        yield chunk
 
 
 def copied(status, n):
@@ -354,20 +361,6 @@ REASONS = {
 
 
 # ---- libpgwire's Python package (examples/python), asyncio path ---------------------
-def sync_csv_chunks(rows):
-    """csv_chunks' chunks for a COPY source that is a plain iterable."""
-    parts, size = [], 0
-    for i4, i8, f8, vc in rows:
-        line = "%d,%d,%r,%s\n" % (i4, i8, f8, vc)
-        parts.append(line)
-        size += len(line)
-        if size > 256 * 1024 - 256:
-            yield "".join(parts).encode()
-            parts, size = [], 0
-    if parts:
-        yield "".join(parts).encode()
-
-
 class PgwireScenarios(Scenarios):
     async def connect(self, host=None):
         import pgwire
@@ -401,7 +394,7 @@ class PgwireScenarios(Scenarios):
     async def copy_text_op(self):
         await self.conn.execute("TRUNCATE bench_copy")
         n = await self.conn.copy_in("COPY bench_copy FROM STDIN WITH (FORMAT csv)",
-                                    sync_csv_chunks(self.rows))
+                                    csv_chunks_sync(self.rows))
         expect_eq(n, self.sz["copy_rows"], "copy rows")
 
     copy_binary_op = cursor_op = pool_ext_op = None
