@@ -206,6 +206,9 @@ class AsyncConnection:
             raise Error(rc, err.value.decode(errors="replace"))
         try:
             sslmode = (_lib.conninfo_get(ci, b"sslmode") or b"prefer").decode()
+            # connect_timeout bounds each attempt, as libpq's does (0, unset: none).
+            timeout = int((_lib.conninfo_get(ci, b"connect_timeout") or b"0").decode() or 0)
+            timeout = max(timeout, 2) if timeout > 0 else None
             failures = []
             for i in range(_lib.conninfo_nhosts(ci)):
                 host = _Host(ci, i)
@@ -213,15 +216,18 @@ class AsyncConnection:
                     failures.append(host.error)
                     continue
                 try:
-                    await self._attempt(ci, host, sslmode)
+                    await asyncio.wait_for(self._attempt(ci, host, sslmode), timeout)
                     self._host, self._sslmode = host, sslmode
                     self._ssl_ctx = _ssl_context(ci, sslmode) if self._tls else None
                     return self
-                except (OSError, Error) as e:
-                    if isinstance(e, ServerError) or i + 1 == _lib.conninfo_nhosts(ci):
-                        raise
-                    failures.append(f"{host.name}: {e}")
-            raise Error(-1021, "; ".join(failures))
+                except ServerError:
+                    raise  # the server said no: as libpq, no other host is tried
+                except (OSError, Error, asyncio.TimeoutError) as e:
+                    if isinstance(e, asyncio.TimeoutError):
+                        e = "timeout expired"
+                    where = host.path or f"{host.addr or host.name}, port {host.port}"
+                    failures.append(f'connection to server at "{where}" failed: {e}')
+            raise Error(-1021, "\n".join(failures))
         finally:
             _lib.conninfo_free(ci)
 

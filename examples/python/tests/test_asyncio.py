@@ -78,6 +78,20 @@ class AsyncioTest(unittest.IsolatedAsyncioTestCase):
         self.assertEqual(cm.exception.sqlstate, "57014")
         self.assertEqual(await self.conn.fetchval("SELECT 3"), 3)
 
+    async def test_hosts_tried_in_order(self):
+        env = os.environ
+        # Nothing listens on port 1: the second host (the cluster) serves.
+        conn = await pgwire.connect_async(
+            f"host=127.0.0.1,{env['PGHOST']} port=1,{env['PGPORT']} connect_timeout=5")
+        try:
+            self.assertEqual(await conn.fetchval("SELECT 5"), 5)
+        finally:
+            await conn.close()
+        with self.assertRaises(pgwire.Error) as cm:
+            await pgwire.connect_async("host=127.0.0.1 port=1")
+        self.assertEqual(cm.exception.code, -1021)  # PGW_ECONNECT, every attempt's reason
+        self.assertIn('"127.0.0.1, port 1" failed', str(cm.exception))
+
     async def test_connect_error(self):
         env = os.environ
         with self.assertRaises(pgwire.ServerError) as cm:
