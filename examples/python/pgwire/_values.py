@@ -261,9 +261,10 @@ def _product(dims):
     return n
 
 
-# Array types: their OIDs map to the element decoders through _array.
+# Array types whose elements the decoders above read (not interval[]: an
+# interval with months is no timedelta), through _array.
 ARRAYS = {1000, 1005, 1007, 1016, 1021, 1022, 1231, 1001, 1009, 1015, 1014, 1182,
-          1183, 1115, 1185, 1270, 2951, 199, 3807, 1187, 1028}
+          1183, 1115, 1185, 1270, 2951, 199, 3807, 1028}
 
 
 class Columns:

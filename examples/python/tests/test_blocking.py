@@ -43,7 +43,8 @@ class BlockingTest(unittest.TestCase):
             "SELECT '-0.0100'::numeric, 'NaN'::numeric, 1e30::numeric, "
             "ARRAY[['a','b'],['c',NULL]]::text[], '12:30:00+05:30'::timetz, "
             "'2001-02-03 04:05:06'::timestamp, '{}'::int4[], 'infinity'::timestamptz, "
-            "'(1,2)'::point, '1 day 2 hours'::interval, 3::int2")[0]
+            "'(1,2)'::point, '1 day 2 hours'::interval, 3::int2, "
+            "ARRAY['1 mon'::interval, '1 day'], '1 mon'::interval")[0]
         self.assertEqual(str(row[0]), "-0.0100")
         self.assertTrue(row[1].is_nan())
         self.assertEqual(row[2], decimal.Decimal(10) ** 30)
@@ -55,6 +56,9 @@ class BlockingTest(unittest.TestCase):
         self.assertEqual(row[8], "(1,2)")  # no decoder here: the server's text
         self.assertEqual(row[9], datetime.timedelta(days=1, hours=2))
         self.assertEqual(row[10], 3)
+        # No timedelta holds a month: the server's text, never a wrong value.
+        self.assertEqual(row[11], '{"1 mon","1 day"}')
+        self.assertEqual(row[12], "1 mon")
 
     def test_server_error_fields(self):
         with self.assertRaises(pgwire.ServerError) as cm:
