@@ -33,7 +33,13 @@ C_LIBS = ["libpgwire", "libpgwire-blocking", "libpq", "floor"]
 NODE_PEERS = ["pg", "pg-native", "postgres", "postgrejs"]
 PY_PEERS = ["asyncpg", "asyncpg-uvloop"]
 PEERS = NODE_PEERS + PY_PEERS
-ALL_LIBS = (["libpgwire", "libpgwire-blocking", "libpq"] + PEERS +
+# libpgwire's own Python package (examples/python, its asyncio path) run by
+# bench/python/driver.py beside asyncpg: not a peer (it is libpgwire, so a
+# wrong answer fails the run, and it is no "fastest peer"), but measured as
+# one (a GC runtime) and run with them (BENCH_PEERS=0 leaves it out too).
+OWN_PY = ["pgwire-py"]
+PY_LIBS = PY_PEERS + OWN_PY
+ALL_LIBS = (["libpgwire", "libpgwire-blocking", "libpq"] + PEERS + OWN_PY +
             ["libpgwire-nocache", "libpgwire-autoprep", "libpgwire-single", "floor"])
 LIBS = list(C_LIBS)  # the libraries of this run (main() adds the peers)
 LIB_NAMES = {
@@ -46,6 +52,7 @@ LIB_NAMES = {
     "postgrejs": "PostgreJS",
     "asyncpg": "asyncpg (asyncio)",
     "asyncpg-uvloop": "asyncpg (uvloop)",
+    "pgwire-py": "libpgwire from Python (ctypes, asyncio)",
     "libpgwire-single": "libpgwire, 1 connection (reference)",
     "libpgwire-nocache": "libpgwire (async), statement cache off (reference)",
     "libpgwire-autoprep": "libpgwire (async), plain queries through the statement cache (reference)",
@@ -181,7 +188,7 @@ def log(msg):
 def driver_cmd(args, lib):
     if lib in NODE_PEERS:
         return [args.node, os.path.join(HERE, "node", "driver.js")]
-    if lib in PY_PEERS:
+    if lib in PY_LIBS:
         return [args.python, os.path.join(HERE, "python", "driver.py")]
     return [args.driver]
 
@@ -393,9 +400,9 @@ def summarize(runs):
 
 def unmeasured(lib, key):
     """The cell of a column a library's driver cannot measure."""
-    if key in ("allocs", "akb") and lib in PEERS:
+    if key in ("allocs", "akb") and (lib in PEERS or lib in OWN_PY):
         return "n/a (GC runtime)"
-    if key in ("netin", "netout") and lib in PEERS:
+    if key in ("netin", "netout") and (lib in PEERS or lib in OWN_PY):
         return "n/a"
     return "—"
 
@@ -861,6 +868,13 @@ PEER_NOTES = (
     "and has no `pipeline()` and no COPY API; it always sends SSLRequest, so its Connect (over "
     "TCP, where this server offers TLS) is not run. pg-native has no COPY or cursor support "
     "(pg-copy-streams and pg-cursor need the JavaScript client).\n"
+    "- **libpgwire from Python** (`pgwire-py`) is examples/python's ctypes package on its "
+    "asyncio path (the sans-IO session driven by asyncio's loop), run by bench/python/driver.py "
+    "with the same Python and the same checks as asyncpg, so the two rows compare a Python "
+    "program's cost with either library. It is libpgwire, not a peer: a wrong answer fails the "
+    "run and it is never the fastest peer. It pipelines calls in flight together on one "
+    "connection; it has no prepare() (the statement cache prepares at the second use), no "
+    "binary COPY encoder, cursor or pool, and those cells say so.\n"
     "- **Suite B with the peers** runs every group in the rotations of the fixed library order "
     "(a Latin square: every library once in every position) instead of all 9! orders; "
     "\"Outright wins\" is over those orders. **Suite C** is run for the C libraries only.\n")
@@ -1246,11 +1260,13 @@ def main():
     if args.render_only:
         adata, bdata, cdata = load_results(args)
         env = json.load(open(os.path.join(args.results, "environment.json")))
-        args.peers = int(any(lib in PEERS for d in (adata, bdata) for per in d.values()
-                             for lib in per))
+        args.peers = int(any(lib in PEERS or lib in OWN_PY for d in (adata, bdata)
+                             for per in d.values() for lib in per))
         use_libraries(args)
     else:
         use_libraries(args)
+        if args.peers:
+            use_pgwire_lib(os.path.dirname(os.path.dirname(os.path.abspath(args.driver))))
         os.makedirs(args.results, exist_ok=True)
         for name in os.listdir(args.results):
             if name.endswith(".json") or name.endswith(".svg"):
@@ -1278,7 +1294,23 @@ def main():
 
 
 def use_libraries(args):
-    LIBS[:] = [l for l in ALL_LIBS if args.peers or l not in PEERS]
+    LIBS[:] = [l for l in ALL_LIBS if args.peers or (l not in PEERS and l not in OWN_PY)]
+
+
+def use_pgwire_lib(build):
+    """PGWIRE_LIB for the pgwire-py row: libpgwire.so of the build that made
+    the driver (cmake's target pgwire, built here when bench/run.sh built
+    only the drivers). Leaves a PGWIRE_LIB already set alone; without a
+    library the row reports itself unsupported ("not installed here")."""
+    if os.environ.get("PGWIRE_LIB"):
+        return
+    lib = os.path.join(build, "libpgwire.so")
+    if not os.path.exists(lib) and os.path.exists(os.path.join(build, "CMakeCache.txt")):
+        log("pgwire-py: building libpgwire.so in %s" % build)
+        subprocess.run(["cmake", "--build", build, "--target", "pgwire"],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    if os.path.exists(lib):
+        os.environ["PGWIRE_LIB"] = lib
 
 
 if __name__ == "__main__":

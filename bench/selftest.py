@@ -4,9 +4,10 @@ provides the server: PG* variables) in well under a minute:
 
 1. bench/node/scenarios.json, the scenario table the Node.js and Python
    drivers read, agrees with bench/driver.c's scenarios[] and init_sizes().
-2. Every peer driver that is installed answers a few scenarios correctly
-   (status "ok") and FAILS them when told to expect wrong values
-   (BENCH_CORRUPT_EXPECT=1): a wrong answer fails its cell.
+2. Every peer driver that is installed, and the pgwire-py row (libpgwire's
+   Python package, through the build's libpgwire.so), answers a few
+   scenarios correctly (status "ok") and FAILS them when told to expect
+   wrong values (BENCH_CORRUPT_EXPECT=1): a wrong answer fails its cell.
 3. The runner fails the cell of a library whose decoded values disagree with
    the other libraries' (a peer's is a wrong answer, a C library's a failure
    of the run), on synthetic results.
@@ -86,7 +87,8 @@ PEER_SCENARIOS = ["ext_seq", "prep_seq", "b_seq_100", "array_fetch"]
 
 
 def peer_drivers():
-    for lib in runner.PEERS:
+    runner.use_pgwire_lib(os.environ.get("BENCH_BUILD", os.path.join(runner.ROOT, "build-bench")))
+    for lib in runner.PEERS + runner.OWN_PY:
         first, _ = run_peer(lib, PEER_SCENARIOS[0], False)
         if first.get("status") == "unsupported" and "not installed" in first.get("reason", ""):
             print("skip:   %s (%s)" % (lib, first["reason"]))

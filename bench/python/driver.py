@@ -1,7 +1,17 @@
 #!/usr/bin/python3
-"""asyncpg in the scenario harness: one (library, scenario) pair per process.
+"""asyncpg, and libpgwire's own Python package, in the scenario harness: one
+(library, scenario) pair per process.
 
-    /usr/bin/python3 bench/python/driver.py --lib asyncpg|asyncpg-uvloop --scenario ID [--scale S]
+    /usr/bin/python3 bench/python/driver.py --lib asyncpg|asyncpg-uvloop|pgwire-py \
+        --scenario ID [--scale S]
+
+pgwire-py is examples/python's package on its asyncio path (the sans-IO
+session driven by asyncio's loop, ctypes over libpgwire.so, found through
+PGWIRE_LIB as the package documents): standard library only, so it runs
+wherever Debian's python3 does. Same scenarios, same verification; where
+its API differs (no prepare(): the session's statement cache prepares a
+statement at its second use; calls in flight together are pipelined on the
+one connection) the note of the row says so.
 
 Debian's python3-asyncpg (and python3-uvloop for the second row), so run it
 with Debian's /usr/bin/python3. Prints one JSON object in bench/driver.c's
@@ -147,8 +157,9 @@ def copy_rows(n):
     return rows
 
 
-async def csv_chunks(rows):
-    """CSV formatted inside the timed call, in chunks of about 256 KiB."""
+def csv_chunks_sync(rows):
+    """CSV formatted inside the timed call, in chunks of about 256 KiB, as
+    they are pulled (a COPY source that is a plain iterable: pgwire-py)."""
     parts, size = [], 0
     for i4, i8, f8, vc in rows:
         line = "%d,%d,%r,%s\n" % (i4, i8, f8, vc)
@@ -159,6 +170,12 @@ async def csv_chunks(rows):
             parts, size = [], 0
     if parts:
         yield "".join(parts).encode()
+
+
+async def csv_chunks(rows):
+    """The same chunks from an async iterator (asyncpg's copy_to_table)."""
+    for chunk in csv_chunks_sync(rows):
+        yield chunk
 
 
 def copied(status, n):
@@ -343,10 +360,101 @@ REASONS = {
 }
 
 
+# ---- libpgwire's Python package (examples/python), asyncio path ---------------------
+class PgwireScenarios(Scenarios):
+    async def connect(self, host=None):
+        import pgwire
+        return await pgwire.connect_async(
+            "host=%s port=%d user=%s dbname=%s sslmode=disable" % (
+                host or self.env["host"], self.env["port"], self.env["user"], self.env["db"]))
+
+    async def connect_op(self):
+        c = await self.connect(host=self.env["tcp_host"])
+        await c.close()
+
+    async def ext_conc_op(self):
+        first = self.counter + 1
+        self.counter += self.sz["ext_conc"]
+        got = await asyncio.gather(*[self.conn.fetchval("select $1::int4", first + i)
+                                     for i in range(self.sz["ext_conc"])])
+        for i, v in enumerate(got):
+            expect_eq(v, first + i, "ext concurrent")
+
+    async def prep_seq_setup(self):
+        await self.open()
+
+    async def prep_seq_op(self):
+        h = 0
+        for i in range(1, self.sz["prep_reuse"] + 1):
+            r = (await self.conn.fetch(SQL_PREP, i))[0]
+            expect_eq(r[0], i, "prepared id")
+            h = mix(h, (r[1] + fold_f(r[2]) + len(r[3])) & M64)
+        return "%016x" % h
+
+    async def copy_text_op(self):
+        await self.conn.execute("TRUNCATE bench_copy")
+        n = await self.conn.copy_in("COPY bench_copy FROM STDIN WITH (FORMAT csv)",
+                                    csv_chunks_sync(self.rows))
+        expect_eq(n, self.sz["copy_rows"], "copy rows")
+
+    copy_binary_op = cursor_op = pool_ext_op = None
+
+    def b_setup(self, limit, calls=1):
+        async def setup():
+            await self.open()
+            await self.conn.fetch(SQL_B % limit)  # as asyncpg's prepare(): parsed before timing
+            self.expect = [(i, want(1337), "wat", None, False) for i in range(1, limit + 1)]
+            self.bsum = "%016x" % (calls * sum(i + 1337 + 3 for i in range(1, limit + 1)))
+
+        async def op():
+            results = await asyncio.gather(*[self.conn.fetch(SQL_B % limit)
+                                             for _ in range(calls)])
+            for rows in results:
+                if rows != self.expect:  # every value of every row, compared in C
+                    raise Failure("suite B: wrong rows (%d rows)" % len(rows))
+            return self.bsum
+        return setup, op
+
+
+PGWIRE_NOTES = dict(NOTES)
+PGWIRE_NOTES.update({
+    "connect": "pgwire.connect_async(sslmode=disable) over TCP, close()",
+    "ext_seq": "fetchval(sql, value): the session's statement cache prepares the text at its "
+               "second use",
+    "ext_conc": "50 fetchval(sql, value) in asyncio.gather: pipelined on the one connection",
+    "mixed_binary": "fetch(sql, 1000): binary results decoded in Python (struct); json/jsonb "
+                    "as str",
+    "prep_seq": "fetch(sql, id) 50 times: the statement cache's prepared statement (no "
+                "prepare() in the package)",
+    "copy_text": "TRUNCATE, copy_in(COPY ... FORMAT csv) from a generator of ~256 KiB CSV "
+                 "chunks formatted in the timed call",
+})
+for _n in (1, 100, 500):
+    PGWIRE_NOTES["b_seq_%d" % _n] = ("fetch(sql) one at a time (the statement cache's "
+                                    "prepared statement)")
+    PGWIRE_NOTES["b_pipe_%d" % _n] = "10 fetch(sql) in asyncio.gather: pipelined"
+PGWIRE_REASONS = dict(REASONS)
+for _k in ("ext_conc", "b_pipe_1", "b_pipe_100", "b_pipe_500"):
+    del PGWIRE_REASONS[_k]
+PGWIRE_REASONS.update({
+    "copy_binary": "Not Supported: the package has no binary COPY encoder",
+    "cursor": "Not Supported: the package has no cursor API",
+    "pool_ext": "Not Supported: the package has no pool",
+    "prep_conc": "Not Supported: the package has no prepare()",
+    "unit_of_work": "Not in this harness for the package",
+    "simple_seq": "Not in this harness for the package (simple() returns text rows)",
+    "simple_conc": "Not in this harness for the package (simple() returns text rows)",
+    "simple_fetch": "Not in this harness for the package (simple() returns text rows)",
+})
+
+
 def lookup(sc, scenario):
     """(setup, op, teardown) of a scenario, or None."""
     if scenario.startswith("b_seq_"):
         setup, op = sc.b_setup(int(scenario[6:]))
+        return setup, op, sc.close
+    if scenario.startswith("b_pipe_") and isinstance(sc, PgwireScenarios):
+        setup, op = sc.b_setup(int(scenario[7:]), calls=10)
         return setup, op, sc.close
     op = getattr(sc, scenario + "_op", None)
     if op is None:
@@ -445,7 +553,7 @@ def cpu_ns():
 
 
 async def run(lib, scenario, scale, uvloop_used):
-    import asyncpg
+    pgwire_py = lib == "pgwire-py"
     head = {"lib": lib, "scenario": scenario}
     row = TABLE["scenarios"].get(scenario)
     if row is None:
@@ -454,10 +562,10 @@ async def run(lib, scenario, scale, uvloop_used):
     env = {"host": os.environ["PGHOST"], "port": int(os.environ["PGPORT"]),
            "user": os.environ["PGUSER"], "db": os.environ["PGDATABASE"],
            "tcp_host": os.environ.get("PGW_TEST_TCP_HOST", "127.0.0.1")}
-    sc = Scenarios(env, sz)
+    sc = (PgwireScenarios if pgwire_py else Scenarios)(env, sz)
     found = lookup(sc, scenario)
     if found is None:
-        reason = REASONS.get(scenario) or TABLE["peer_reasons"].get(scenario, "not in this harness")
+        reason = (PGWIRE_REASONS if pgwire_py else REASONS).get(scenario) or TABLE["peer_reasons"].get(scenario, "not in this harness")
         return dict(head, status="unsupported", reason=reason)
     setup, op, teardown = found
     base, payload, stable = row
@@ -478,7 +586,7 @@ async def run(lib, scenario, scale, uvloop_used):
         if uvloop_used:
             io = ProcIo()
         elif sc.conn is not None:
-            io = Counted(sc.conn._transport)
+            io = Counted(sc.conn._wire.transport if pgwire_py else sc.conn._transport)
         else:
             io = None
         in0, out0 = io.read() if io else (0, 0)
@@ -514,11 +622,16 @@ async def run(lib, scenario, scale, uvloop_used):
                payload=bool(payload), peak_rss_kb=peak_rss_kb())
     if stable:
         out["checksum"] = ref
-    out["note"] = NOTES.get(scenario, "")
+    out["note"] = (PGWIRE_NOTES if pgwire_py else NOTES).get(scenario, "")
     out["sizes"] = {"copy_rows": sz["copy_rows"], "cursor_rows": sz["cursor_rows"]}
-    out["runtime"] = "Python %s, asyncpg %s%s" % (
-        sys.version.split()[0], asyncpg.__version__,
-        ", uvloop %s" % __import__("uvloop").__version__ if uvloop_used else "")
+    if pgwire_py:
+        out["runtime"] = "Python %s, libpgwire through ctypes (%s)" % (
+            sys.version.split()[0], os.environ.get("PGWIRE_LIB", "default search"))
+    else:
+        import asyncpg
+        out["runtime"] = "Python %s, asyncpg %s%s" % (
+            sys.version.split()[0], asyncpg.__version__,
+            ", uvloop %s" % __import__("uvloop").__version__ if uvloop_used else "")
     out["samples_ns"] = samples
     out["p50_ns"] = sorted(samples)[done // 2]
     return out
@@ -526,7 +639,7 @@ async def run(lib, scenario, scale, uvloop_used):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--lib", required=True, choices=["asyncpg", "asyncpg-uvloop"])
+    ap.add_argument("--lib", required=True, choices=["asyncpg", "asyncpg-uvloop", "pgwire-py"])
     ap.add_argument("--scenario", required=True)
     ap.add_argument("--scale", type=float, default=1.0)
     a = ap.parse_args()
@@ -538,7 +651,11 @@ def main():
             return 2
     head = {"lib": a.lib, "scenario": a.scenario}
     try:
-        import asyncpg  # noqa: F401
+        if a.lib == "pgwire-py":
+            sys.path.insert(0, os.path.join(HERE, "..", "..", "examples", "python"))
+            import pgwire  # noqa: F401
+        else:
+            import asyncpg  # noqa: F401
         if a.lib == "asyncpg-uvloop":
             import uvloop
             uvloop.install()

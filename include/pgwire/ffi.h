@@ -69,6 +69,7 @@
 #define PGWIRE_FFI_H
 
 #include "pgwire/client.h"
+#include "pgwire/conninfo.h"
 #include "pgwire/listen.h"
 #include "pgwire/pool.h"
 
@@ -276,6 +277,48 @@ PGW_EXTERN int pgw_field_format(const pgw_field_desc_t *fd);
 PGW_EXTERN const uint8_t *pgw_value_data(const pgw_value_t *v, int32_t *len);
 PGW_EXTERN uint32_t pgw_value_oid(const pgw_value_t *v);
 PGW_EXTERN int pgw_value_format(const pgw_value_t *v);
+
+/* The bytes of cell (row, col) of a result, as pgw_result_value gives them
+ * without the caller's pgw_value_t: NULL for SQL NULL (*len -1), else the
+ * value in the column's format (pgw_result_fformat) and type
+ * (pgw_result_ftype), *len bytes (len may be NULL). NULL with *len -1 too
+ * when r is NULL or row or col out of range (pgw_result_isnull tells them
+ * apart). The bytes live until pgw_result_free of r. */
+PGW_EXTERN const uint8_t *pgw_result_cell(const pgw_result_t *r, size_t row, size_t col,
+                                          int32_t *len);
+
+/* ------------------------------------------------------------------------ */
+/* Hosts and buffers                                                        */
+/* ------------------------------------------------------------------------ */
+
+/* Room for pgw_conninfo_host's out (zeroed), so that a driver of its own
+ * (session.h) can read the hosts to try without pgw_host_t's layout. NULL
+ * when out of memory. */
+PGW_EXTERN pgw_host_t *pgw_host_new(void);
+/* Free it (NULL: no-op); its strings belong to the pgw_conninfo_t. */
+PGW_EXTERN void pgw_host_free(pgw_host_t *h);
+/* Its members (conninfo.h): host (a name, an address or a socket
+ * directory), hostaddr (NULL: none), port, port_text, is_unix, and error
+ * (NULL: the host can be tried) with error_ends_connect. For a NULL h:
+ * NULL, NULL, 0, NULL, 0, NULL, 0. The strings live as long as the
+ * pgw_conninfo_t that filled h. */
+PGW_EXTERN const char *pgw_host_name(const pgw_host_t *h);
+PGW_EXTERN const char *pgw_host_addr(const pgw_host_t *h);
+PGW_EXTERN uint16_t pgw_host_port(const pgw_host_t *h);
+PGW_EXTERN const char *pgw_host_port_text(const pgw_host_t *h);
+PGW_EXTERN int pgw_host_is_unix(const pgw_host_t *h);
+PGW_EXTERN const char *pgw_host_error(const pgw_host_t *h);
+PGW_EXTERN int pgw_host_error_ends_connect(const pgw_host_t *h);
+
+/* An empty pgw_buf_t (pgw_buf_init with the default allocator), for the
+ * encoders of proto.h (pgw_enc_ssl_request, pgw_enc_cancel_request) and a
+ * COPY source's out. NULL when out of memory. */
+PGW_EXTERN pgw_buf_t *pgw_buf_new(void);
+/* Free its storage and itself (NULL: no-op). */
+PGW_EXTERN void pgw_buf_delete(pgw_buf_t *b);
+/* Its content (NULL when empty; *len the byte count, len may be NULL),
+ * valid until the buffer next grows, is consumed or is freed. */
+PGW_EXTERN const uint8_t *pgw_buf_data(const pgw_buf_t *b, size_t *len);
 
 /* ------------------------------------------------------------------------ */
 /* Notifications                                                            */

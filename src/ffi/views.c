@@ -1,5 +1,5 @@
 /*
- * Rows, values, column descriptions and notifications for bindings
+ * Rows, values, column descriptions, notifications, hosts and buffers for bindings
  * (ffi.h): each member the library hands out in a struct, read through a
  * function (the layouts stay the library's).
  */
@@ -109,4 +109,76 @@ const char *pgw_notification_payload(const pgw_notification_t *n, size_t *len)
 uint64_t pgw_notification_missed(const pgw_notification_t *n)
 {
     return n ? n->missed : 0;
+}
+
+const uint8_t *pgw_result_cell(const pgw_result_t *r, size_t row, size_t col, int32_t *len)
+{
+    pgw_value_t v;
+    if (pgw_result_value(r, row, col, &v) != 0) v.len = -1;
+    return pgw_value_data(&v, len);
+}
+
+pgw_host_t *pgw_host_new(void)
+{
+    return calloc(1, sizeof(pgw_host_t));
+}
+
+void pgw_host_free(pgw_host_t *h)
+{
+    free(h);
+}
+
+const char *pgw_host_name(const pgw_host_t *h)
+{
+    return h ? h->host : NULL;
+}
+
+const char *pgw_host_addr(const pgw_host_t *h)
+{
+    return h ? h->hostaddr : NULL;
+}
+
+uint16_t pgw_host_port(const pgw_host_t *h)
+{
+    return h ? h->port : 0;
+}
+
+const char *pgw_host_port_text(const pgw_host_t *h)
+{
+    return h ? h->port_text : NULL;
+}
+
+int pgw_host_is_unix(const pgw_host_t *h)
+{
+    return h ? h->is_unix : 0;
+}
+
+const char *pgw_host_error(const pgw_host_t *h)
+{
+    return h ? h->error : NULL;
+}
+
+int pgw_host_error_ends_connect(const pgw_host_t *h)
+{
+    return h ? h->error_ends_connect : 0;
+}
+
+pgw_buf_t *pgw_buf_new(void)
+{
+    pgw_buf_t *b = malloc(sizeof *b);
+    if (b) pgw_buf_init(b, NULL);
+    return b;
+}
+
+void pgw_buf_delete(pgw_buf_t *b)
+{
+    if (!b) return;
+    pgw_buf_free(b);
+    free(b);
+}
+
+const uint8_t *pgw_buf_data(const pgw_buf_t *b, size_t *len)
+{
+    if (len) *len = b ? b->len : 0;
+    return b && b->len ? b->data : NULL;
 }

@@ -317,6 +317,71 @@ static void test_rows_values_and_members(void **state)
     pgw_session_config_free(sc);
 }
 
+/* A buffered result's cells, a connection string's hosts and an encoder's
+ * buffer, each read without the struct's layout. */
+static void test_cells_hosts_and_buffers(void **state)
+{
+    (void)state;
+    char ci[512];
+    pgw_client_t *c = NULL;
+    pgt_require_server();
+    assert_int_equal(pgw_client_connect(&c, pgt_conninfo(ci, sizeof ci, NULL), NULL), 0);
+    pgw_request_t *q = pgw_request_new(PGW_REQ_QUERY);
+    assert_int_equal(pgw_request_set_ptr(q, "sql", "SELECT '\\x0102'::bytea, NULL::int4, ''::text"),
+                     0);
+    pgw_result_t *res = NULL;
+    assert_int_equal(pgw_client_run(c, q, &res), 0);
+    int32_t len = 0;
+    const uint8_t *p = pgw_result_cell(res, 0, 0, &len);
+    assert_int_equal(len, 2);
+    assert_memory_equal(p, "\x01\x02", 2);
+    assert_null(pgw_result_cell(res, 0, 1, &len)); /* SQL NULL */
+    assert_int_equal(len, -1);
+    len = -5;
+    pgw_result_cell(res, 0, 2, &len); /* empty, not NULL */
+    assert_int_equal(len, 0);
+    assert_null(pgw_result_cell(res, 1, 0, &len)); /* out of range */
+    assert_int_equal(len, -1);
+    assert_null(pgw_result_cell(NULL, 0, 0, NULL));
+    pgw_result_free(res);
+    pgw_request_free(q);
+    pgw_client_close(c);
+
+    pgw_conninfo_t *info = NULL;
+    char err[256];
+    assert_int_equal(pgw_conninfo_parse(&info, "host=db.example,/tmp hostaddr=192.0.2.1, port=6543",
+                                        NULL, err, sizeof err),
+                     0);
+    pgw_host_t *h = pgw_host_new();
+    assert_int_equal(pgw_conninfo_host(info, 0, h), 0);
+    assert_string_equal(pgw_host_name(h), "db.example");
+    assert_string_equal(pgw_host_addr(h), "192.0.2.1");
+    assert_int_equal(pgw_host_port(h), 6543);
+    assert_string_equal(pgw_host_port_text(h), "6543");
+    assert_int_equal(pgw_host_is_unix(h), 0);
+    assert_null(pgw_host_error(h));
+    assert_int_equal(pgw_host_error_ends_connect(h), 0);
+    assert_int_equal(pgw_conninfo_host(info, 1, h), 0);
+    assert_int_equal(pgw_host_is_unix(h), 1);
+    assert_string_equal(pgw_host_name(h), "/tmp");
+    pgw_host_free(h);
+    pgw_conninfo_free(info);
+    assert_null(pgw_host_name(NULL));
+    assert_int_equal(pgw_host_port(NULL), 0);
+    pgw_host_free(NULL);
+
+    pgw_buf_t *b = pgw_buf_new();
+    size_t n = 9;
+    assert_null(pgw_buf_data(b, &n));
+    assert_int_equal(n, 0);
+    assert_int_equal(pgw_enc_ssl_request(b), 0);
+    const uint8_t ssl_request[8] = {0, 0, 0, 8, 0x04, 0xd2, 0x16, 0x2f};
+    assert_memory_equal(pgw_buf_data(b, &n), ssl_request, 8);
+    assert_int_equal(n, 8);
+    pgw_buf_delete(b);
+    pgw_buf_delete(NULL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -324,6 +389,7 @@ int main(void)
         cmocka_unit_test(test_batch_and_field_descriptions),
         cmocka_unit_test(test_reset_and_errors),
         cmocka_unit_test(test_rows_values_and_members),
+        cmocka_unit_test(test_cells_hosts_and_buffers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
