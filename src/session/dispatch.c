@@ -97,6 +97,7 @@ static void complete_one(pgw_session_t *s, int status)
                      (r->flags & (PGW__RF_STREAM | PGW__RF_COPY_REFUSED | PGW__RF_COPY_CARRY)));
     settle(s, r, status);
     status = pgw__dl_status(r, status);
+    if (status == 0 && (r->flags & PGW__RF_NO_RESULT)) keep_res = false;
     if (res && !keep_res) {
         pgw_result_free(res);
         res = NULL;
@@ -305,6 +306,7 @@ static int stream_row(pgw_session_t *s, pgw__req_t *r, pgw_result_t *res, const 
 static int add_row(pgw_session_t *s, pgw__req_t *r, pgw_result_t *res, const pgw_msg_t *m)
 {
     if (r->flags & PGW__RF_STREAM) return stream_row(s, r, res, m);
+    if (r->flags & PGW__RF_NO_RESULT) return 0; /* no result to keep them in */
     return pgw__result_add_row(res, m, s->input.chunk);
 }
 
@@ -328,7 +330,8 @@ static void become_sync(pgw_session_t *s, pgw__req_t *r, int status)
     if (r->cached) pgw__cache_unref(s, r->cached);
     r->cached = NULL;
     r->kind = PGW__REQ_SYNC;
-    r->flags &= PGW__RF_USER | PGW__RF_IN_BATCH | PGW__RF_STREAM | PGW__RF_COPY_REFUSED;
+    r->flags &=
+        PGW__RF_USER | PGW__RF_IN_BATCH | PGW__RF_STREAM | PGW__RF_COPY_REFUSED | PGW__RF_NO_RESULT;
     r->retry = PGW__RETRY_NONE;
     pgw__retry_drop(s, r);
     r->status = status;
@@ -351,8 +354,8 @@ static bool hand_to_sync(pgw_session_t *s, pgw__req_t *r, int status)
     sync->row_status = r->row_status;
     sync->t_queued = r->t_queued;
     sync->t_first = r->t_first;
-    sync->flags |=
-        r->flags & (PGW__RF_USER | PGW__RF_IN_BATCH | PGW__RF_STREAM | PGW__RF_COPY_REFUSED);
+    sync->flags |= r->flags & (PGW__RF_USER | PGW__RF_IN_BATCH | PGW__RF_STREAM |
+                               PGW__RF_COPY_REFUSED | PGW__RF_NO_RESULT);
     sync->dl |= r->dl;
     sync->status = status;
     settle(s, r, status);

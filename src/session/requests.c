@@ -853,7 +853,8 @@ static int queue_request(submit_t *sb, const pgw_request_t *rq, bool own_sync)
     if (timeout) sb->timed = true;
     uint8_t batch_flag = sb->batch ? PGW__RF_IN_BATCH : 0;
     if (rq->kind == PGW_REQ_SYNC) {
-        rc = add_sync(sb, PGW__RF_USER | batch_flag, rq->on_result, rq->ud);
+        unsigned no_result = (rq->flags & PGW_Q_NO_RESULT) ? PGW__RF_NO_RESULT : 0;
+        rc = add_sync(sb, (uint16_t)(PGW__RF_USER | batch_flag | no_result), rq->on_result, rq->ud);
         if (sb->last) sb->last->timeout_ms = timeout;
         return rc;
     }
@@ -875,6 +876,7 @@ static int queue_request(submit_t *sb, const pgw_request_t *rq, bool own_sync)
     r->row_cb = rq->on_row;
     r->timeout_ms = timeout;
     if (rq->on_row) r->flags |= PGW__RF_STREAM;
+    if (rq->flags & PGW_Q_NO_RESULT) r->flags |= PGW__RF_NO_RESULT;
     exec_info_t xi = {false, 0};
     if (sync_point(rq)) own_sync = false; /* 'Q' and 'F' are their own sync point */
     switch (rq->kind) {

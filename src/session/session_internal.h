@@ -259,11 +259,12 @@ enum pgw__req_flag {
      * description of r->cached (which the entry holds a reference to), so
      * that a pending request holds no result. */
     PGW__RF_DESC_LATER = 1u << 12,
+    PGW__RF_NO_RESULT = 1u << 13, /* PGW_Q_NO_RESULT: no result handed out on success */
     /* Its own Sync follows its messages, and this entry stands for it: once
      * its own replies are in, it becomes the Sync's entry (dispatch.c,
      * hand_to_sync), so a pending request costs one entry. (OWN_SYNC: a
      * Sync entry apart follows it instead.) */
-    PGW__RF_SYNC_HERE = 1u << 13
+    PGW__RF_SYNC_HERE = 1u << 14
 };
 
 /* A one-shot query whose result has a column type without binary output
