@@ -566,7 +566,18 @@ enum {
      * parameters unconverted) for the server to refuse at Bind (08P01,
      * PGW_ESERVER), as libpq's PQexecPrepared does, instead of being
      * refused with PGW_EINVAL before anything is sent. */
-    PGW_Q_ANY_NPARAMS = 1u << 2
+    PGW_Q_ANY_NPARAMS = 1u << 2,
+    /* No result object: when the request succeeds on_result receives NULL
+     * for res (the status alone says it succeeded), and the rows go to
+     * on_row when it is set, else they are read and dropped. A request
+     * waiting for its answer holds no result either way, and the one the
+     * session fills while the answer arrives is recycled at once, so a
+     * pipeline of such requests allocates nothing per request once warm.
+     * When the request fails (any status but 0) on_result receives what it
+     * would without the flag: the result holding the server's error
+     * (PGW_ESERVER), or NULL. Any kind; a batch's done still receives its
+     * result. */
+    PGW_Q_NO_RESULT = 1u << 3
 };
 
 /* Statement-cache policy of one request (pgw_request_t.cache; QUERY only). */

@@ -4,7 +4,9 @@
  * Each message goes to the head request, whose entry lists the responses it
  * still expects (ParseComplete, BindComplete, ParameterDescription,
  * RowDescription/NoData, rows and CommandComplete, CloseComplete). Every
- * Sync is an entry of its own, completed by its ReadyForQuery. A simple
+ * Sync has an entry, completed by its ReadyForQuery: an entry of its own,
+ * or, for a request's own Sync, the request's entry, which becomes the
+ * Sync's once the request's replies are in (PGW__RF_SYNC_HERE). A simple
  * query collects one result per statement and completes at ReadyForQuery.
  *
  * After an ErrorResponse the head request fails with PGW_ESERVER and every
@@ -30,9 +32,26 @@ void pgw__req_release(pgw_session_t *s, pgw__req_t *r)
     s->fifo.nfree++;
 }
 
+void pgw__retry_drop(pgw_session_t *s, pgw__req_t *r)
+{
+    if (!r->retry_len) return;
+    pgw_buf_t *log = &s->fifo.retry;
+    s->fifo.retry_off += r->retry_len;
+    r->retry_len = 0;
+    if (s->fifo.retry_off == log->len) {
+        log->len = s->fifo.retry_off = 0;
+        pgw__out_trim(s, log);
+    } else if (s->fifo.retry_off >= 4096 && s->fifo.retry_off * 2 >= log->len) {
+        /* Half of it is dropped: moving the rest costs as much again. */
+        pgw_buf_consume(log, s->fifo.retry_off);
+        s->fifo.retry_off = 0;
+    }
+}
+
 static pgw__req_t *pop_head(pgw_session_t *s)
 {
     pgw__req_t *r = s->fifo.head;
+    pgw__retry_drop(s, r);
     s->fifo.head = r->next;
     if (!s->fifo.head) s->fifo.tail = NULL;
     /* before unlinking: it reads r->next */
@@ -78,6 +97,7 @@ static void complete_one(pgw_session_t *s, int status)
                      (r->flags & (PGW__RF_STREAM | PGW__RF_COPY_REFUSED | PGW__RF_COPY_CARRY)));
     settle(s, r, status);
     status = pgw__dl_status(r, status);
+    if (status == 0 && (r->flags & PGW__RF_NO_RESULT)) keep_res = false;
     if (res && !keep_res) {
         pgw_result_free(res);
         res = NULL;
@@ -135,20 +155,33 @@ void pgw__fail_all(pgw_session_t *s, int err)
     s->fifo.rx_aborting = false;
 }
 
-/* Complete with PGW_EABORTED every request the server skipped. */
+static bool hand_to_sync(pgw_session_t *s, pgw__req_t *r, int status);
+
+/* Complete with PGW_EABORTED every request the server skipped (one that
+ * stands for its own Sync becomes that Sync's entry: the abort is reported
+ * at its ReadyForQuery). */
 static void abort_skipped(pgw_session_t *s)
 {
     while (!pgw__halted(s) && s->fifo.rx_aborting && s->fifo.head &&
            s->fifo.head->group == s->fifo.rx_abort_group && s->fifo.head->kind != PGW__REQ_SYNC &&
            s->fifo.head->kind != PGW__REQ_SIMPLE)
-        complete_head(s, PGW_EABORTED);
+        if (!hand_to_sync(s, s->fifo.head, PGW_EABORTED)) complete_head(s, PGW_EABORTED);
 }
 
+/* The head request's result, made when its answer begins: a cache hit
+ * bound with its statement's formats takes the statement's description
+ * (PGW__RF_DESC_LATER), as its Bind asked. */
 static int ensure_res(pgw_session_t *s, pgw__req_t *r)
 {
+    static const int16_t text = PGW_FORMAT_TEXT;
     if (r->res) return 0;
     r->res = r->last = pgw__result_new(s->recycler);
-    return r->res ? 0 : PGW_ENOMEM;
+    if (!r->res) return PGW_ENOMEM;
+    if (!(r->flags & PGW__RF_DESC_LATER)) return 0;
+    const pgw__stmt_t *st = &r->cached->st;
+    bool all_text = r->flags & PGW__RF_TEXT;
+    return pgw__result_set_desc(r->res, st->fields, st->ncols, all_text ? &text : st->formats,
+                                all_text ? 1 : st->ncols);
 }
 
 /* ------------------------------------------------------- async messages */
@@ -273,6 +306,7 @@ static int stream_row(pgw_session_t *s, pgw__req_t *r, pgw_result_t *res, const 
 static int add_row(pgw_session_t *s, pgw__req_t *r, pgw_result_t *res, const pgw_msg_t *m)
 {
     if (r->flags & PGW__RF_STREAM) return stream_row(s, r, res, m);
+    if (r->flags & PGW__RF_NO_RESULT) return 0; /* no result to keep them in */
     return pgw__result_add_row(res, m, s->input.chunk);
 }
 
@@ -287,8 +321,28 @@ static int add_row(pgw_session_t *s, pgw__req_t *r, pgw_result_t *res, const pgw
  * reports is lost, and the cost is nothing: the ReadyForQuery follows the
  * CommandComplete in the same read.
  */
+/* The same, for a request whose entry stands for its own Sync
+ * (PGW__RF_SYNC_HERE): its outcome is settled now and the entry turns into
+ * the Sync's, keeping its callback and result for the ReadyForQuery. */
+static void become_sync(pgw_session_t *s, pgw__req_t *r, int status)
+{
+    settle(s, r, status);
+    if (r->cached) pgw__cache_unref(s, r->cached);
+    r->cached = NULL;
+    r->kind = PGW__REQ_SYNC;
+    r->flags &=
+        PGW__RF_USER | PGW__RF_IN_BATCH | PGW__RF_STREAM | PGW__RF_COPY_REFUSED | PGW__RF_NO_RESULT;
+    r->retry = PGW__RETRY_NONE;
+    pgw__retry_drop(s, r);
+    r->status = status;
+}
+
 static bool hand_to_sync(pgw_session_t *s, pgw__req_t *r, int status)
 {
+    if (r->flags & PGW__RF_SYNC_HERE) {
+        become_sync(s, r, status); /* the entry stands for its Sync */
+        return true;
+    }
     pgw__req_t *sync = r->next;
     if (!(r->flags & PGW__RF_OWN_SYNC) || !sync || sync->kind != PGW__REQ_SYNC ||
         (sync->flags & PGW__RF_USER))
@@ -300,8 +354,8 @@ static bool hand_to_sync(pgw_session_t *s, pgw__req_t *r, int status)
     sync->row_status = r->row_status;
     sync->t_queued = r->t_queued;
     sync->t_first = r->t_first;
-    sync->flags |=
-        r->flags & (PGW__RF_USER | PGW__RF_IN_BATCH | PGW__RF_STREAM | PGW__RF_COPY_REFUSED);
+    sync->flags |= r->flags & (PGW__RF_USER | PGW__RF_IN_BATCH | PGW__RF_STREAM |
+                               PGW__RF_COPY_REFUSED | PGW__RF_NO_RESULT);
     sync->dl |= r->dl;
     sync->status = status;
     settle(s, r, status);
@@ -514,17 +568,22 @@ static bool stmt_refused(const pgw__req_t *r, const pgw_error_fields_t *f)
             sqlstate_is(f, PGW_SQLSTATE_FEATURE_NOT_SUPPORTED));
 }
 
+/* r ends with its own Sync and nothing was queued after that Sync. */
+static bool own_sync_last(const pgw_session_t *s, const pgw__req_t *r)
+{
+    if (r->flags & PGW__RF_SYNC_HERE) return r == s->fifo.tail;
+    const pgw__req_t *sync = r->next;
+    return (r->flags & PGW__RF_OWN_SYNC) && sync && sync->kind == PGW__REQ_SYNC &&
+           !(sync->flags & PGW__RF_USER) && sync == s->fifo.tail;
+}
+
 /* A query refused binary output for a column libpgwire has no binary
  * decoder for (42883 at Execute), and may run again if the ReadyForQuery
  * allows it (requests.c, keep_bind_params). */
 static bool may_rebind(const pgw_session_t *s, const pgw__req_t *r, const pgw_error_fields_t *f)
 {
     if (r->retry != PGW__RETRY_ARMED || expected(r) != PGW__EXP_ROWS ||
-        !sqlstate_is(f, PGW_SQLSTATE_UNDEFINED_FUNCTION))
-        return false;
-    const pgw__req_t *sync = r->next;
-    if (!(r->flags & PGW__RF_OWN_SYNC) || !sync || sync->kind != PGW__REQ_SYNC ||
-        (sync->flags & PGW__RF_USER) || sync != s->fifo.tail)
+        !sqlstate_is(f, PGW_SQLSTATE_UNDEFINED_FUNCTION) || !own_sync_last(s, r))
         return false;
     /* Rows kept in the result are dropped with it; streamed ones were seen. */
     if (!r->res || !r->res->have_desc || r->nrows_streamed) return false;
@@ -560,10 +619,7 @@ static int cache_refusal(pgw_session_t *s, pgw__req_t *r, const pgw_error_fields
     /* One vanishing may be a DISCARD ALL the session could not see; the
      * next ones mean its statements do not stay on its server connection. */
     if (gone && s->cache.vanished++) return PGW_ESTMTINVALID;
-    const pgw__req_t *sync = r->next;
-    if (r->retry == PGW__RETRY_ARMED && !r->reprepared && (r->flags & PGW__RF_OWN_SYNC) && sync &&
-        sync->kind == PGW__REQ_SYNC && !(sync->flags & PGW__RF_USER) && sync == s->fifo.tail)
-        return 1;
+    if (r->retry == PGW__RETRY_ARMED && !r->reprepared && own_sync_last(s, r)) return 1;
     return PGW_ESTMTINVALID;
 }
 
@@ -574,13 +630,16 @@ static int on_ready(pgw_session_t *s, pgw__req_t *r, const pgw_msg_t *m);
 static int on_rebind_ready(pgw_session_t *s, pgw__req_t *r, const pgw_msg_t *m)
 {
     s->server.txn_status = m->u.ready.status;
+    uint16_t r_flags = r->flags; /* r is released by its completion */
     bool prepare = r->retry_prepare;
     r->retry_prepare = false;
-    if (m->u.ready.status == 'I' && r->next == s->fifo.tail &&
+    if (m->u.ready.status == 'I' && own_sync_last(s, r) &&
         (prepare ? pgw__req_reprepare(s, r) : pgw__req_rebind(s, r)) == 0)
         return 0;
     complete_head(s, prepare ? PGW_ESTMTINVALID : PGW_ESERVER);
-    if (pgw__halted(s)) return 0;
+    /* This ReadyForQuery was the request's own Sync's, when its entry
+     * stood for it. */
+    if (pgw__halted(s) || (r_flags & PGW__RF_SYNC_HERE)) return 0;
     return s->fifo.head && s->fifo.head->kind == PGW__REQ_SYNC ? on_ready(s, s->fifo.head, m)
                                                                : PGW_EPROTO;
 }

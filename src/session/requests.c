@@ -26,18 +26,32 @@
 #include <stdarg.h>
 #include <stdio.h>
 
+/* A new block of entries onto the free list. Returns 0 or PGW_ENOMEM. */
+static int req_grow(pgw_session_t *s)
+{
+    size_t n = s->fifo.nentries;
+    if (n < PGW__REQ_BLOCK_MIN) n = PGW__REQ_BLOCK_MIN;
+    if (n > PGW__REQ_BLOCK_MAX) n = PGW__REQ_BLOCK_MAX;
+    pgw__req_block_t *b = pgw__malloc(s->alloc, sizeof *b + n * sizeof b->req[0]);
+    if (!b) return PGW_ENOMEM;
+    b->next = s->fifo.blocks;
+    s->fifo.blocks = b;
+    s->fifo.nentries += n;
+    for (size_t i = 0; i < n; i++) {
+        b->req[i].next = s->fifo.free;
+        s->fifo.free = &b->req[i];
+    }
+    s->fifo.nfree += (unsigned)n;
+    return 0;
+}
+
 static pgw__req_t *req_alloc(pgw_session_t *s)
 {
+    if (!s->fifo.free && req_grow(s) < 0) return NULL;
     pgw__req_t *r = s->fifo.free;
-    if (r) {
-        s->fifo.free = r->next;
-        s->fifo.nfree--;
-    } else {
-        r = pgw__malloc(s->alloc, sizeof *r);
-        if (!r) return NULL;
-        pgw_buf_init(&r->retry_params, s->alloc);
-    }
-    memset(r, 0, offsetof(pgw__req_t, retry_params));
+    s->fifo.free = r->next;
+    s->fifo.nfree--;
+    memset(r, 0, sizeof *r);
     return r;
 }
 
@@ -61,6 +75,7 @@ typedef struct submit {
     pgw_session_t *s;
     pgw_buf_t *b;
     size_t from;              /* output length before the submit */
+    size_t retry_from;        /* retry log length before the submit */
     pgw__req_t *first, *last; /* entries in FIFO order */
     uint64_t group;           /* sync group of the next entry */
     size_t index;             /* request being queued (for refusals) */
@@ -131,17 +146,37 @@ static void listen_to(submit_t *sb, pgw__req_t *r, pgw_result_cb cb, void *ud, s
     r->driver = (pgw__driver_t){sb->hook, sb->hook_ctx, index};
 }
 
+/* A Sync: the submit's sync group ends. */
+static int enc_group_end(submit_t *sb)
+{
+    sb->group++;
+    sb->open = false;
+    sb->nportals = 0;
+    sb->flushed = false;
+    return pgw_enc_sync(sb->b);
+}
+
 static int add_sync(submit_t *sb, uint16_t flags, pgw_result_cb cb, void *ud)
 {
     pgw__req_t *r = add_entry(sb, PGW__REQ_SYNC, flags);
     if (!r) return PGW_ENOMEM;
     if (flags & PGW__RF_USER)
         listen_to(sb, r, cb, ud, (flags & PGW__RF_BATCH_END) ? PGW_DRIVER_BATCH : sb->index);
-    sb->group++;
-    sb->open = false;
-    sb->nportals = 0;
-    sb->flushed = false;
-    return pgw_enc_sync(sb->b);
+    return enc_group_end(sb);
+}
+
+/* The request r's own Sync. Its entry stands for the Sync too
+ * (PGW__RF_SYNC_HERE): a pending request costs one entry. A request whose
+ * entry marks where held output begins (a COPY: copy_end; a deadline:
+ * the submit's last entry holds, deadline.c) keeps a Sync entry apart. */
+static int add_own_sync(submit_t *sb, pgw__req_t *r, uint16_t batch_flag, uint32_t timeout)
+{
+    if (r->copy_state || timeout) {
+        r->flags |= PGW__RF_OWN_SYNC;
+        return add_sync(sb, batch_flag, NULL, NULL);
+    }
+    r->flags |= PGW__RF_SYNC_HERE;
+    return enc_group_end(sb);
 }
 
 /* Undo a failed submit: nothing of it stays queued. */
@@ -150,6 +185,7 @@ static void rollback(submit_t *sb)
     pgw_session_t *s = sb->s;
     sb->b->len = sb->from;
     pgw__out_trim(s, sb->b);
+    s->fifo.retry.len = sb->retry_from;
     s->fifo.ticket_seq = sb->ticket_from;
     for (pgw__req_t *r = sb->first, *next; r; r = next) {
         next = r->next;
@@ -387,20 +423,29 @@ static int hold_if_copy(submit_t *sb, pgw__req_t *r, bool may_copy)
  * has its own Sync, nothing was queued after it, and the ReadyForQuery says
  * no transaction block is open (its implicit transaction was rolled back).
  * The caller's parameters are gone by then, so the Bind's statement name
- * and parameter section are kept here, in a buffer recycled with the
- * request (no allocation per query once warm; a larger section is not kept
- * and the query is not retried).
+ * (unless it is the cached statement's, r->cached) and parameter section
+ * are kept, in the session's retry log: one buffer for every pending
+ * request, in FIFO order (no allocation per query once warm; a larger
+ * section is not kept and the query is not retried).
  */
-static void keep_bind_params(pgw__req_t *r, const pgw_buf_t *b, size_t bind_at, const char *portal,
+static void keep_bind_params(submit_t *sb, pgw__req_t *r, size_t bind_at, const char *portal,
                              size_t nformats)
 {
+    const pgw_buf_t *b = sb->b;
     /* 'B' len portal stmt [formats, parameters] nformats format... */
     size_t from = bind_at + 5 + strlen(portal) + 1;
+    if (r->cached) from += strlen(r->cached->name) + 1;
     size_t to = b->len - 2 - 2 * nformats;
-    pgw_buf_reset(&r->retry_params);
     if (to - from > PGW__RETRY_MAX_PARAMS) return;
-    if (pgw_buf_append(&r->retry_params, b->data + from, to - from) == 0)
-        r->retry = PGW__RETRY_ARMED;
+    if (pgw_buf_append(&sb->s->fifo.retry, b->data + from, to - from) < 0) return;
+    r->retry_len = (uint16_t)(to - from);
+    r->retry = PGW__RETRY_ARMED;
+}
+
+/* What the head request r kept in the retry log. */
+static const uint8_t *kept_params(const pgw_session_t *s)
+{
+    return s->fifo.retry.data + s->fifo.retry_off;
 }
 
 int pgw__req_rebind(pgw_session_t *s, pgw__req_t *r)
@@ -412,7 +457,8 @@ int pgw__req_rebind(pgw_session_t *s, pgw__req_t *r)
     pgw_msgw_t w;
     pgw_msgw_begin(b, 'B', &w);
     pgw_msgw_cstr(&w, "");
-    pgw_msgw_bytes(&w, r->retry_params.data, r->retry_params.len); /* statement, parameters */
+    if (r->cached) pgw_msgw_cstr(&w, r->cached->name);
+    pgw_msgw_bytes(&w, kept_params(s), r->retry_len); /* [statement,] parameters */
     pgw_msgw_i16(&w, (int16_t)d->ncols);
     for (uint16_t i = 0; i < d->ncols; i++)
         pgw_msgw_i16(&w, pgw__column_format(d->fields[i].type_oid));
@@ -426,6 +472,7 @@ int pgw__req_rebind(pgw_session_t *s, pgw__req_t *r)
     }
     pgw_result_free(r->res);
     r->res = r->last = NULL;
+    r->flags &= (uint16_t)~PGW__RF_DESC_LATER; /* the Describe brings it */
     set_expect(r, exp, sizeof exp);
     r->step = 0;
     r->retry = PGW__RETRY_DONE;
@@ -451,13 +498,11 @@ int pgw__req_reprepare(pgw_session_t *s, pgw__req_t *r)
         pgw_msgw_i32(&w, (int32_t)ce->oids[i]);
     int rc = pgw_msgw_end(&w, s->max_message);
     if (rc == 0) {
-        /* The kept parameters, after the old statement's name. */
-        const uint8_t *nul = memchr(r->retry_params.data, 0, r->retry_params.len);
-        size_t skip = nul ? (size_t)(nul - r->retry_params.data) + 1 : r->retry_params.len;
+        /* The kept parameters (a cached statement's name is not kept). */
         pgw_msgw_begin(b, 'B', &w);
         pgw_msgw_cstr(&w, "");
         pgw_msgw_cstr(&w, ce->name);
-        pgw_msgw_bytes(&w, r->retry_params.data + skip, r->retry_params.len - skip);
+        pgw_msgw_bytes(&w, kept_params(s), r->retry_len);
         pgw_msgw_i16(&w, 1);
         pgw_msgw_i16(&w, (r->flags & PGW__RF_TEXT) ? PGW_FORMAT_TEXT : PGW_FORMAT_BINARY);
         rc = pgw_msgw_end(&w, s->max_message);
@@ -473,7 +518,7 @@ int pgw__req_reprepare(pgw_session_t *s, pgw__req_t *r)
     pgw__cache_unref(s, old);
     r->cached = ce;
     ce->refs++;
-    r->flags = (uint16_t)((r->flags & ~PGW__RF_CACHE_HIT) | PGW__RF_STORE);
+    r->flags = (uint16_t)((r->flags & ~(PGW__RF_CACHE_HIT | PGW__RF_DESC_LATER)) | PGW__RF_STORE);
     pgw_result_free(r->res);
     r->res = r->last = NULL;
     set_expect(r, exp, sizeof exp);
@@ -504,7 +549,7 @@ static int enc_query(submit_t *sb, pgw__req_t *r, const pgw_request_t *rq, bool 
     /* Only the default all-binary policy can meet a type without binary
      * output and be rebound with text for it; never a portal's batch. */
     if (rc == 0 && own_sync && f.f == &fmt_binary && !pgw__opens_portal(rq))
-        keep_bind_params(r, sb->b, bind_at, portal, 1);
+        keep_bind_params(sb, r, bind_at, portal, 1);
     if (rc == 0) rc = pgw_enc_describe(sb->b, 'P', portal);
     if (rc == 0) rc = pgw_enc_execute(sb->b, portal, pgw__portal_max_rows(rq));
     if (rc == 0) rc = hold_if_copy(sb, r, sql_words(sb, rq) & PGW__SQL_COPY);
@@ -567,13 +612,20 @@ static int bind_known(submit_t *sb, pgw__req_t *r, const pgw__stmt_t *st, const 
     formats_t f = {st->formats, st->ncols};
     if (rq->nresult_formats || (rq->flags & PGW_Q_TEXT)) f = policy_formats(rq);
     *nformats = f.n;
-    /* The result takes its own copy: the statement may be closed before the
-     * answer arrives. */
-    pgw_result_t *res = pgw__result_new(sb->s->recycler);
-    if (!res) return PGW_ENOMEM;
-    r->res = r->last = res;
-    uint16_t nf = f.n > UINT16_MAX ? UINT16_MAX : (uint16_t)f.n;
-    int rc = pgw__result_set_desc(res, st->fields, st->ncols, f.f, nf);
+    int rc = 0;
+    if (r->cached && !rq->nresult_formats) {
+        /* The cached statement lives as long as the request's reference:
+         * the result is made from it when the answer begins (dispatch.c). */
+        r->flags |= PGW__RF_DESC_LATER;
+    } else {
+        /* The result takes its own copy: the statement may be closed
+         * before the answer arrives. */
+        pgw_result_t *res = pgw__result_new(sb->s->recycler);
+        if (!res) return PGW_ENOMEM;
+        r->res = r->last = res;
+        uint16_t nf = f.n > UINT16_MAX ? UINT16_MAX : (uint16_t)f.n;
+        rc = pgw__result_set_desc(res, st->fields, st->ncols, f.f, nf);
+    }
     if (rc == 0) rc = enc_bind(sb, pgw__portal_name(rq), stmt, params, rq->nparams, f);
     return rc;
 }
@@ -603,7 +655,7 @@ static int execute_unknown(submit_t *sb, pgw__req_t *r, const pgw_request_t *rq,
     size_t bind_at = sb->b->len;
     if (rc == 0) rc = enc_bind(sb, portal, rq->stmt, rq->params, rq->nparams, f);
     if (rc == 0 && own_sync && f.f == &fmt_binary && !pgw__opens_portal(rq))
-        keep_bind_params(r, sb->b, bind_at, portal, 1);
+        keep_bind_params(sb, r, bind_at, portal, 1);
     if (rc == 0) rc = pgw_enc_describe(sb->b, 'P', portal);
     return rc;
 }
@@ -631,7 +683,7 @@ static int enc_query_cached(submit_t *sb, pgw__req_t *r, const pgw_request_t *rq
         size_t bind_at = sb->b->len, nformats;
         int rc = bind_known(sb, r, &ce->st, rq, rq->params, ce->name, &nformats);
         if (rc == 0 && own_sync && !rq->nresult_formats && !pgw__opens_portal(rq))
-            keep_bind_params(r, sb->b, bind_at, "", nformats);
+            keep_bind_params(sb, r, bind_at, "", nformats);
         if (rc == 0) rc = pgw_enc_execute(sb->b, pgw__portal_name(rq), pgw__portal_max_rows(rq));
         return rc;
     }
@@ -801,7 +853,8 @@ static int queue_request(submit_t *sb, const pgw_request_t *rq, bool own_sync)
     if (timeout) sb->timed = true;
     uint8_t batch_flag = sb->batch ? PGW__RF_IN_BATCH : 0;
     if (rq->kind == PGW_REQ_SYNC) {
-        rc = add_sync(sb, PGW__RF_USER | batch_flag, rq->on_result, rq->ud);
+        unsigned no_result = (rq->flags & PGW_Q_NO_RESULT) ? PGW__RF_NO_RESULT : 0;
+        rc = add_sync(sb, (uint16_t)(PGW__RF_USER | batch_flag | no_result), rq->on_result, rq->ud);
         if (sb->last) sb->last->timeout_ms = timeout;
         return rc;
     }
@@ -823,6 +876,7 @@ static int queue_request(submit_t *sb, const pgw_request_t *rq, bool own_sync)
     r->row_cb = rq->on_row;
     r->timeout_ms = timeout;
     if (rq->on_row) r->flags |= PGW__RF_STREAM;
+    if (rq->flags & PGW_Q_NO_RESULT) r->flags |= PGW__RF_NO_RESULT;
     exec_info_t xi = {false, 0};
     if (sync_point(rq)) own_sync = false; /* 'Q' and 'F' are their own sync point */
     switch (rq->kind) {
@@ -871,10 +925,7 @@ static int queue_request(submit_t *sb, const pgw_request_t *rq, bool own_sync)
     }
     sb->flushed = rq->kind == PGW_REQ_FLUSH;
     if (rc == 0 && sync_point(rq)) sb->group++;
-    if (rc == 0 && own_sync) {
-        r->flags |= PGW__RF_OWN_SYNC;
-        rc = add_sync(sb, batch_flag, NULL, NULL);
-    }
+    if (rc == 0 && own_sync) rc = add_own_sync(sb, r, batch_flag, timeout);
     if (rc == 0) apply_effects(sb, r, rq, &xi);
     return rc;
 }
@@ -918,6 +969,7 @@ static int submit_begin(pgw_session_t *s, submit_t *sb, bool batch, pgw_driver_h
     }
     sb->b = pgw__req_buf(s);
     sb->from = sb->b->len;
+    sb->retry_from = s->fifo.retry.len;
     sb->group = s->fifo.tx_group;
     sb->ticket_from = s->fifo.ticket_seq;
     return 0;

@@ -180,6 +180,7 @@ PGW_EXTERN int pgw_session_new(pgw_session_t **out, const pgw_session_config_t *
     pgw_buf_init(&s->output.held, cfg->alloc);
     pgw_buf_init(&s->output.scratch, s->alloc);
     pgw_buf_init(&s->copy.held, s->alloc);
+    pgw_buf_init(&s->fifo.retry, s->alloc);
     s->copy.pump_at = SIZE_MAX;
     rc = configure(s, cfg);
     if (rc < 0) {
@@ -206,12 +207,12 @@ static void session_destroy(pgw_session_t *s)
     s->depth--;
     s->recycler->session = NULL; /* no result is made after this */
     const pgw_allocator_t *a = s->alloc;
-    while (s->fifo.free) {
-        pgw__req_t *r = s->fifo.free;
-        s->fifo.free = r->next;
-        pgw_buf_free(&r->retry_params);
-        pgw__free(a, r);
+    while (s->fifo.blocks) {
+        pgw__req_block_t *b = s->fifo.blocks;
+        s->fifo.blocks = b->next;
+        pgw__free(a, b);
     }
+    s->fifo.free = NULL;
     if (s->startup.params)
         for (size_t i = 0; i < s->startup.nparams * 2; i++)
             pgw__free(a, s->startup.params[i]);
@@ -236,6 +237,7 @@ static void session_destroy(pgw_session_t *s)
     pgw_buf_free(&s->output.buf);
     pgw_buf_free(&s->output.held);
     pgw_buf_free(&s->copy.held);
+    pgw_buf_free(&s->fifo.retry);
     wipe(s->output.scratch.data, s->output.scratch.cap);
     pgw_buf_free(&s->output.scratch);
     pgw__recycler_t *rec = s->recycler;

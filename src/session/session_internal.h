@@ -246,24 +246,36 @@ enum pgw__req_flag {
     PGW__RF_BATCH_END = 1u << 2,     /* the Sync that closes a submitted batch */
     PGW__RF_STREAM = 1u << 3,        /* rows go to row_cb */
     PGW__RF_STORE = 1u << 4,         /* store the description in the statement table */
-    PGW__RF_OWN_SYNC = 1u << 5,      /* followed by its own internal Sync entry */
+    PGW__RF_OWN_SYNC = 1u << 5,      /* followed by its own internal Sync entry (see SYNC_HERE) */
     PGW__RF_VOUCHED = 1u << 6,       /* executes a statement the table vouches for (ESTMTINVALID) */
     PGW__RF_CACHE_HIT = 1u << 7,     /* executes its cached statement by name (stmt_cache.c) */
     PGW__RF_CACHE_CLOSE = 1u << 8,   /* closes an evicted cached statement (stmt_token: its id) */
     PGW__RF_TEXT = 1u << 9,          /* asked text for every column (PGW_Q_TEXT) */
     PGW__RF_COPY_REFUSED = 1u << 10, /* the server began a COPY it cannot carry: PGW_ECOPY */
-    PGW__RF_COPY_CARRY = 1u << 11 /* has the caller's COPY callbacks (COPY, or SIMPLE given them) */
+    PGW__RF_COPY_CARRY =
+        1u << 11, /* has the caller's COPY callbacks (COPY, or SIMPLE given them) */
+    /* A cache hit bound with its statement's formats (or text for all,
+     * PGW__RF_TEXT): its result is made when the answer begins, with the
+     * description of r->cached (which the entry holds a reference to), so
+     * that a pending request holds no result. */
+    PGW__RF_DESC_LATER = 1u << 12,
+    PGW__RF_NO_RESULT = 1u << 13, /* PGW_Q_NO_RESULT: no result handed out on success */
+    /* Its own Sync follows its messages, and this entry stands for it: once
+     * its own replies are in, it becomes the Sync's entry (dispatch.c,
+     * hand_to_sync), so a pending request costs one entry. (OWN_SYNC: a
+     * Sync entry apart follows it instead.) */
+    PGW__RF_SYNC_HERE = 1u << 14
 };
 
 /* A one-shot query whose result has a column type without binary output
  * (the server's 42883 at Execute) can be bound again with text for that
  * column. It keeps a copy of its Bind parameter section for that, up to
- * this many bytes (a larger one is not retried). */
+ * this many bytes (a larger one is not retried), in the retry log. */
 #define PGW__RETRY_MAX_PARAMS 4096
 
 enum pgw__retry {
     PGW__RETRY_NONE = 0, /* no copy kept: not retried */
-    PGW__RETRY_ARMED,    /* retry_params holds the Bind parameter section */
+    PGW__RETRY_ARMED,    /* the retry log holds its Bind parameter section */
     PGW__RETRY_WAIT,     /* got 42883; the ReadyForQuery decides */
     PGW__RETRY_DONE      /* bound again once; never again */
 };
@@ -276,15 +288,34 @@ typedef struct pgw__driver {
     size_t index; /* in its batch; PGW_DRIVER_BATCH for a batch's end */
 } pgw__driver_t;
 
+/* A FIFO entry. The small fields come first, packed: a pipeline of
+ * 100,000 requests holds 100,000 of these. */
 typedef struct pgw__req {
     struct pgw__req *next;
     uint8_t kind;
-    uint16_t flags;
     uint8_t nexp, step;
+    uint8_t retry;      /* enum pgw__retry */
+    uint8_t dl;         /* PGW__DL_* bits (deadline.c) */
+    uint8_t copy_state; /* enum pgw__copy_state (copy.c) */
+    uint16_t flags;
     uint8_t exp[5];
+    bool retry_prepare; /* the retry prepares the cached statement again (else rebinds) */
+    bool reprepared;    /* ... which was done once: never again */
+    /* A FUNCTION_CALL (a SIMPLE entry answered by 'V'), and the format it
+     * asked for the value. */
+    bool is_call;
+    int16_t fn_format;
+    /* The bytes of its Bind parameter section kept in the session's retry
+     * log (fifo.retry; 0: none). */
+    uint16_t retry_len;
+    /* Deadlines (deadline.c): the request's effective timeout; ticket below
+     * is the ticket of the submit the entry belongs to (0: the session's
+     * own entries and a batch's closing Sync). */
+    uint32_t timeout_ms;
     int status; /* first failure (SYNC entries: ESERVER at the Sync) */
     int row_status;
     uint64_t group;
+    uint64_t ticket;
     uint64_t nrows_streamed;
     pgw_result_cb cb;
     pgw_row_cb row_cb;
@@ -296,36 +327,26 @@ typedef struct pgw__req {
     /* The statement-table token this request's reply is checked against
      * (prepare, describe, named execute); 0: none. */
     uint64_t stmt_token;
-    uint8_t retry;      /* enum pgw__retry */
-    bool retry_prepare; /* the retry prepares the cached statement again (else rebinds) */
-    bool reprepared;    /* ... which was done once: never again */
     /* The cached statement the request executes or prepares (a reference,
      * dropped when the entry is released), or NULL. */
     struct pgw__cached *cached;
-    /* COPY (copy.c): the caller's callbacks, the state (enum pgw__copy_state),
-     * and, while the COPY (or the end of a submit with a deadline,
-     * PGW__DL_HOLDS) holds the output, where the bytes queued after it begin
-     * in the held buffer. */
+    /* COPY (copy.c): the caller's callbacks and, while the COPY (or the end
+     * of a submit with a deadline, PGW__DL_HOLDS) holds the output, where
+     * the bytes queued after it begin in the held buffer. */
     pgw_copy_source_cb copy_source;
     pgw_copy_data_cb copy_data_cb;
     pgw_copy_start_cb copy_start_cb;
     pgw_copy_end_cb copy_end_cb;
-    /* A FUNCTION_CALL (a SIMPLE entry answered by 'V'), and the format it
-     * asked for the value. */
-    bool is_call;
-    int16_t fn_format;
-    uint8_t copy_state;
     size_t copy_end;
-    /* Deadlines (deadline.c): the ticket of the submit the entry belongs to
-     * (0: the session's own entries and a batch's closing Sync), the
-     * request's effective timeout, and PGW__DL_* bits. */
-    uint64_t ticket;
-    uint32_t timeout_ms;
-    uint8_t dl;
-    /* Kept across recycling (not reset by req_alloc): the Bind parameter
-     * section of a retryable query, at most PGW__RETRY_MAX_PARAMS bytes. */
-    pgw_buf_t retry_params;
 } pgw__req_t;
+
+/* A block of FIFO entries (session.fifo.blocks). */
+typedef struct pgw__req_block {
+    struct pgw__req_block *next;
+    pgw__req_t req[];
+} pgw__req_block_t;
+#define PGW__REQ_BLOCK_MIN 8
+#define PGW__REQ_BLOCK_MAX 4096
 
 /* ------------------------------------------------------- statement table */
 
@@ -535,12 +556,22 @@ struct pgw_session {
         pgw__req_t *head, *tail;
         pgw__req_t *free; /* recycled entries */
         unsigned nfree;
+        /* Entries are allocated in blocks (each twice the entries before
+         * it, at most PGW__REQ_BLOCK_MAX), kept until the session is freed:
+         * no allocation or allocator header per request. */
+        struct pgw__req_block *blocks;
+        size_t nentries;
         size_t npending;
         size_t max_pending; /* at it, submits are refused (PGW_ECONGESTED) */
         uint64_t tx_group;
         int rx_batch_status;
         bool rx_aborting;
         uint64_t rx_abort_group;
+        /* The retry log: the Bind parameter sections the retryable
+         * requests keep (requests.c, keep_bind_params), in FIFO order, so
+         * the head's begins at retry_off; each entry knows its length. */
+        pgw_buf_t retry;
+        size_t retry_off;
         uint64_t ticket_seq;         /* last ticket given */
         uint32_t request_timeout_ms; /* for timeout_ms 0 (only with cb.on_deadline) */
     } fifo;
@@ -668,6 +699,8 @@ void pgw__notify(const pgw_result_cb cb, void *ud, const pgw__driver_t *d, int s
 int pgw__req_step(pgw_session_t *s, pgw__req_t *r);
 void pgw__fail_all(pgw_session_t *s, int err);
 void pgw__req_release(pgw_session_t *s, pgw__req_t *r);
+/* The head entry r no longer needs what it kept in the retry log. */
+void pgw__retry_drop(pgw_session_t *s, pgw__req_t *r);
 /* Set a session parameter (ParameterStatus). Returns 0, PGW_ENOMEM or
  * PGW_EPROTO (past PGW__MAX_SERVER_PARAMS names). */
 int pgw__param_set(pgw_session_t *s, pgw_str_t name, pgw_str_t value);
