@@ -652,6 +652,7 @@ void PQfinish(PGconn *conn)
             ;
         uv_loop_close(&conn->loop);
     }
+    pq__conn_events_free(conn);
     pq__notifies_free(conn);
     pq__str_free(&conn->errmsg);
     free(conn->conninfo);
@@ -673,12 +674,16 @@ int PQresetStart(PGconn *conn)
 
 PostgresPollingStatusType PQresetPoll(PGconn *conn)
 {
-    return PQconnectPoll(conn);
+    PostgresPollingStatusType st = PQconnectPoll(conn);
+    if (st == PGRES_POLLING_OK) pq__conn_fire_reset(conn);
+    return st;
 }
 
 void PQreset(PGconn *conn)
 {
-    if (PQresetStart(conn)) conn_wait(conn);
+    if (!PQresetStart(conn)) return;
+    conn_wait(conn);
+    if (conn->status == CONNECTION_OK) pq__conn_fire_reset(conn);
 }
 
 /* -------------------------------------------------------------- ping */

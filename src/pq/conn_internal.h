@@ -103,6 +103,8 @@ struct pg_conn {
     char key_bits[16]; /* PQsslAttribute("key_bits") */
 
     pq_notice_hooks_t hooks;
+    pq_event_t *events; /* PQregisterEventProc's, in registration order */
+    int nevents, events_cap;
     PGVerbosity verbosity;
     PGContextVisibility show_context;
     int nonblocking;

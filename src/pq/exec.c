@@ -629,9 +629,8 @@ static PGresult *copy_result_again(PGconn *conn)
 
 static void split_rows(PGconn *conn, pq_cmd_t *cmd, int with_end);
 
-PGresult *PQgetResult(PGconn *conn)
+static PGresult *next_result(PGconn *conn)
 {
-    if (!conn) return NULL;
     if (conn->npend) pq__pipeline_push(conn, NULL);
     for (;;) {
         pq_cmd_t *cmd = conn->head;
@@ -694,6 +693,15 @@ PGresult *PQgetResult(PGconn *conn)
     }
 }
 
+PGresult *PQgetResult(PGconn *conn)
+{
+    if (!conn) return NULL;
+    PGresult *r = next_result(conn);
+    /* the event procedures hear of each result before the caller sees it */
+    if (r) (void)PQfireResultCreateEvents(conn, r);
+    return r;
+}
+
 /* ------------------------------------------------------ blocking calls */
 
 static int exec_start(PGconn *conn)
@@ -722,10 +730,12 @@ static int exec_start(PGconn *conn)
     return 1;
 }
 
-static PGresult *exec_finish(PGconn *conn)
+/* The command's last result (or its COPY's), from get: PQgetResult, or
+ * next_result for a result no event procedure hears of. */
+static PGresult *last_result(PGconn *conn, PGresult *(*get)(PGconn *))
 {
     PGresult *last = NULL, *r;
-    while ((r = PQgetResult(conn)) != NULL) {
+    while ((r = get(conn)) != NULL) {
         PQclear(last);
         last = r;
         ExecStatusType st = PQresultStatus(r);
@@ -734,6 +744,11 @@ static PGresult *exec_finish(PGconn *conn)
             break;
     }
     return last;
+}
+
+static PGresult *exec_finish(PGconn *conn)
+{
+    return last_result(conn, PQgetResult);
 }
 
 PGresult *PQexec(PGconn *conn, const char *query)
@@ -1006,8 +1021,9 @@ PGresult *PQfn(PGconn *conn, int fnid, int *result_buf, int *result_len, int res
     free(params);
     free(ints);
     if (!ok) return NULL;
-    /* The value comes as a one-cell result; libpq hands out an empty one. */
-    PGresult *r = exec_finish(conn);
+    /* The value comes as a one-cell result; libpq hands out an empty one,
+     * and its event procedures hear of neither. */
+    PGresult *r = last_result(conn, next_result);
     if (!r || PQresultStatus(r) != PGRES_TUPLES_OK) return r;
     ok = fn_value(conn, r, result_buf, result_len, result_is_int);
     PQclear(r);

@@ -8,6 +8,7 @@
 #ifndef PGW_PQ_INTERNAL_H
 #define PGW_PQ_INTERNAL_H
 
+#include "libpq-events.h"
 #include "libpq-fe.h"
 #include "pgwire/result.h"
 
@@ -20,6 +21,17 @@ typedef struct pq_notice_hooks {
     PQnoticeProcessor processor;
     void *processor_arg;
 } pq_notice_hooks_t;
+
+/* An event procedure (libpq-events.h) registered on a connection, and its
+ * copy in each result the connection makes (the instance data starts NULL
+ * in each). */
+typedef struct pq_event {
+    PGEventProc proc;
+    void *pass;      /* the pass-through pointer, for the life of the connection */
+    void *data;      /* PQinstanceData / PQresultInstanceData */
+    int initialized; /* a result's RESULTCREATE (or RESULTCOPY) succeeded:
+                      * RESULTDESTROY is owed */
+} pq_event_t;
 
 /* ---- provided by the connection half ---- */
 
@@ -81,5 +93,24 @@ void pq__note_parameter(const char *name, const char *value);
 /* The encoding id (libpq's pg_enc numbering, PQclientEncoding's value) of
  * an encoding name, -1 when unknown. */
 int pq__encoding_id(const char *name);
+
+/* ---- events (events.c), between the two halves ---- */
+
+/* Gives res a copy of conn's event procedures (none for a NULL conn), as
+ * libpq's PQmakeEmptyPGresult does. 0, or -1 when out of memory. */
+int pq__result_inherit_events(PGresult *res, const PGconn *conn);
+/* PQcopyResult's PG_COPYRES_EVENTS: dest gets src's procedures and a
+ * PGEVT_RESULTCOPY for each src initialized. 0, or -1 when out of memory. */
+int pq__result_copy_events(PGresult *dest, const PGresult *src);
+/* PQclear's part: PGEVT_RESULTDESTROY for each initialized procedure, then
+ * the copies are freed. */
+void pq__result_events_free(PGresult *res);
+/* PGEVT_CONNRESET to every procedure, after a successful PQreset or the
+ * PQresetPoll that returns PGRES_POLLING_OK (what they return is
+ * ignored, as libpq 15 does). */
+void pq__conn_fire_reset(PGconn *conn);
+/* PQfinish's part: PGEVT_CONNDESTROY to every procedure, then the
+ * registrations are freed. */
+void pq__conn_events_free(PGconn *conn);
 
 #endif

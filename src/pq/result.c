@@ -41,6 +41,11 @@ PGresult *pq__result_new(const PGconn *conn, ExecStatusType status, size_t extra
         res->hooks = *pq__conn_notice_hooks(conn);
         res->client_encoding = PQclientEncoding(conn);
         if (res->client_encoding < 0) res->client_encoding = 0;
+        /* libpq makes a notice's result without its connection */
+        if (status != PGRES_NONFATAL_ERROR && pq__result_inherit_events(res, conn) < 0) {
+            free(res);
+            return NULL;
+        }
     }
     return res;
 }
@@ -141,6 +146,7 @@ PGresult *PQmakeEmptyPGresult(PGconn *conn, ExecStatusType status)
 void PQclear(PGresult *res)
 {
     if (!res) return;
+    pq__result_events_free(res);
     pq_block_t *b = res->blocks;
     while (b) {
         pq_block_t *next = b->next;
@@ -316,6 +322,7 @@ PGresult *PQcopyResult(const PGresult *src, int flags)
                 if (!PQsetvalue(dest, t, f, c->value, c->len)) goto fail;
             }
     if (flags & PG_COPYRES_NOTICEHOOKS) dest->hooks = src->hooks;
+    if ((flags & PG_COPYRES_EVENTS) && pq__result_copy_events(dest, src) < 0) goto fail;
     return dest;
 fail:
     PQclear(dest);

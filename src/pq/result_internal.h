@@ -48,6 +48,8 @@ struct pg_result {
     pgw_error_t err; /* its fields, strings in the result's storage */
     char *errQuery;  /* the SQL the error's position points into, or NULL */
     pq_notice_hooks_t hooks;
+    pq_event_t *events; /* copies of the connection's event procedures */
+    int nevents;
     char null_field[1]; /* "" */
 
     /* storage */

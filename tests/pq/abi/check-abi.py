@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """libpgwire-pq's headers are ABI-identical to libpq's.
 
-Reads libpq's libpq-fe.h, postgres_ext.h and pqexpbuffer.h (the reference,
+Reads libpq's libpq-fe.h, libpq-events.h, postgres_ext.h and pqexpbuffer.h (the reference,
 e.g. Debian's libpq-dev 15) and generates from them:
 
   - a dump program printing every enum constant's value, every enum type's
@@ -20,7 +20,7 @@ import re
 import subprocess
 import sys
 
-HEADERS = ["postgres_ext.h", "libpq-fe.h", "pqexpbuffer.h"]
+HEADERS = ["postgres_ext.h", "libpq-fe.h", "libpq-events.h", "pqexpbuffer.h"]
 # libpq's pqexpbuffer.h lives among its internal headers.
 SEARCH = ["", "internal"]
 # What libpq's headers need from its c.h.
