@@ -23,6 +23,8 @@
 #include "pgwire/client.h"
 #include "pgwire/pool.h"
 
+#include <libpq-fe.h>
+
 #include <inttypes.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -311,6 +313,39 @@ static void test_reads_load_balanced(void **state)
     assert_true(on_standby > 0);
 }
 
+/* pgpool answers every session's startup with the primary's parameters
+ * (in_hot_standby off, default_transaction_read_only off), whichever node
+ * the session's reads are balanced to: to target_session_attrs it is a
+ * primary. libpgwire and libpq 15 accept and refuse the same values. */
+static void test_target_session_attrs(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *attrs;
+        int accepted;
+    } cases[] = {
+        {"any", 1},       {"read-write", 1}, {"primary", 1},
+        {"read-only", 0}, {"standby", 0},    {"prefer-standby", 1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char ci[1024];
+        pgpool_conninfo(ci, sizeof ci);
+        assert_int_equal(pgt_conninfo_append(ci, sizeof ci, "target_session_attrs", cases[i].attrs),
+                         0);
+        pgw_client_t *c = NULL;
+        int rc = pgw_client_connect(&c, ci, NULL);
+        PGconn *pq = PQconnectdb(ci);
+        int pq_ok = PQstatus(pq) == CONNECTION_OK;
+        PQfinish(pq);
+        print_message("target_session_attrs=%s: libpgwire %s, libpq %s\n", cases[i].attrs,
+                      rc == 0 ? "accepted" : pgw_err_name(rc), pq_ok ? "accepted" : "refused");
+        assert_int_equal(rc == 0, pq_ok);
+        assert_int_equal(rc == 0, cases[i].accepted);
+        if (!cases[i].accepted) assert_int_equal(rc, PGW_ETARGET);
+        pgw_client_close(c);
+    }
+}
+
 /* A session whose load-balance node is the standby (its first read
  * answered from there), or NULL after 40 tries. */
 static pgw_client_t *standby_balanced_session(void)
@@ -367,6 +402,7 @@ enum { NTHREADS = 4 };
 typedef struct load {
     pgw_client_pool_t *pool;
     int total;
+    int64_t key_base; /* the rows this run inserts: key_base + request number */
     pthread_mutex_t mu;
     int next;      /* the next request's number */
     int done;      /* requests finished */
@@ -401,8 +437,8 @@ static void tally(load_t *l, int rc, const pgw_result_t *res, int correct, int64
     } else if (is_loss(rc, res)) {
         l->lost++;
     } else {
-        l->other++;
-        print_message("unexpected failure: %s (%s)\n", pgw_err_name(rc), err_text(rc, res));
+        if (l->other++ < 5)
+            print_message("unexpected failure: %s (%s)\n", pgw_err_name(rc), err_text(rc, res));
     }
     l->done++;
     pthread_mutex_unlock(&l->mu);
@@ -433,7 +469,7 @@ static void one_write(load_t *l, int64_t i)
         tally(l, rc, NULL, 0, 0);
         return;
     }
-    pgw_param_t p[2] = {pgw_int8(100000 + i), pgw_int8(i * 3)};
+    pgw_param_t p[2] = {pgw_int8(l->key_base + i), pgw_int8(i * 3)};
     pgw_request_t reqs[4] = {
         PGW_SIMPLE("BEGIN", NULL, NULL),
         PGW_QUERY("INSERT INTO pgw_pgpool_t VALUES ($1, $2)", p, 2, NULL, NULL),
@@ -481,20 +517,23 @@ static void restart_pgpool(void)
     assert_int_equal(system(cmd), 0);
 }
 
-static void test_mixed_load_with_restart(void **state)
+/* total requests through a pool of 8 (route: cfg.route; the reads marked
+ * read-only either way), pgpool restarted after a third of them. */
+static void mixed_load(int route, uint32_t cache_mode, const char *name)
 {
-    (void)state;
     static load_t l;
     memset(&l, 0, sizeof l);
     pthread_mutex_init(&l.mu, NULL);
-    l.total = pgt_env_int("PGW_TEST_PGPOOL_OPS", RUNNING_ON_VALGRIND ? 600 : 4000);
+    l.key_base = 1000000 * (int64_t)(route + 1); /* each run its own rows */
+    l.total = pgt_env_int("PGW_TEST_PGPOOL_OPS", RUNNING_ON_VALGRIND ? 400 : 3000);
     /* a request that hangs fails the test (SIGALRM ends the process) */
     alarm(RUNNING_ON_VALGRIND ? 540 : 300);
     char ci[1024];
     pgw_pool_config_t cfg;
     pgw_pool_config_init(&cfg);
     cfg.max_size = 8;
-    cfg.conn.stmt_cache_mode = PGW_STMT_CACHE_AUTO;
+    cfg.route = route;
+    cfg.conn.stmt_cache_mode = cache_mode;
     assert_int_equal(pgw_client_pool_new(&l.pool, pgpool_conninfo(ci, sizeof ci), &cfg), 0);
     pthread_t th[NTHREADS];
     for (int t = 0; t < NTHREADS; t++)
@@ -519,13 +558,13 @@ static void test_mixed_load_with_restart(void **state)
     pgw_client_pool_stats(l.pool, &st);
     pgw_client_pool_close(l.pool);
     alarm(0);
-    print_message("mixed load of %d requests, pgpool restarted after %d: %" PRIu64 " ok (%" PRIu64
-                  " after the restart), %" PRIu64 " lost with the connection, %" PRIu64
-                  " wrong, %" PRIu64 " other failures; reads on the primary %" PRIu64
-                  ", on the standby %" PRIu64 "; pool: %" PRIu64 " connections opened, %" PRIu64
-                  " lost, %" PRIu64 " retried\n",
-                  l.total, l.total / 3, l.ok, l.ok_after, l.lost, l.wrong, l.other, l.reads_primary,
-                  l.reads_standby, st.opened, st.lost, st.retried);
+    print_message("%s: mixed load of %d requests, pgpool restarted after %d: %" PRIu64
+                  " ok (%" PRIu64 " after the restart), %" PRIu64
+                  " lost with the connection, %" PRIu64 " wrong, %" PRIu64
+                  " other failures; reads on the primary %" PRIu64 ", on the standby %" PRIu64
+                  "; pool: %" PRIu64 " connections opened, %" PRIu64 " lost, %" PRIu64 " retried\n",
+                  name, l.total, l.total / 3, l.ok, l.ok_after, l.lost, l.wrong, l.other,
+                  l.reads_primary, l.reads_standby, st.opened, st.lost, st.retried);
     assert_int_equal(l.wrong, 0);
     assert_int_equal(l.other, 0);
     assert_int_equal(l.ok + l.lost, (uint64_t)l.total + 1);
@@ -535,13 +574,30 @@ static void test_mixed_load_with_restart(void **state)
     pthread_mutex_destroy(&l.mu);
 }
 
+static void test_mixed_load_with_restart(void **state)
+{
+    (void)state;
+    mixed_load(0, PGW_STMT_CACHE_AUTO, "route off, PGW_STMT_CACHE_AUTO");
+}
+
+/* With the pool's routing on, read-only work takes connections made with
+ * target_session_attrs=prefer-standby: pgpool looks like a primary, so
+ * they are accepted on the second pass, and pgpool balances them. */
+static void test_routed_mixed_load_with_restart(void **state)
+{
+    (void)state;
+    mixed_load(1, PGW_STMT_UNNAMED, "route on, PGW_STMT_UNNAMED");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cache_modes),
         cmocka_unit_test(test_reads_load_balanced),
         cmocka_unit_test(test_unwrapped_pipeline_read_balanced),
+        cmocka_unit_test(test_target_session_attrs),
         cmocka_unit_test(test_mixed_load_with_restart),
+        cmocka_unit_test(test_routed_mixed_load_with_restart),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
