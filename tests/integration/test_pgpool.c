@@ -408,6 +408,7 @@ typedef struct load {
     int done;      /* requests finished */
     int restarted; /* 1 once pgpool was restarted */
     uint64_t ok, ok_after, lost, wrong, other;
+    uint64_t lost_retry, lost_connlost; /* of lost: PGW_ERETRY, PGW_ECONNLOST */
     uint64_t reads_primary, reads_standby;
 } load_t;
 
@@ -436,6 +437,8 @@ static void tally(load_t *l, int rc, const pgw_result_t *res, int correct, int64
         l->wrong++;
     } else if (is_loss(rc, res)) {
         l->lost++;
+        l->lost_retry += rc == PGW_ERETRY;
+        l->lost_connlost += rc == PGW_ECONNLOST;
     } else {
         if (l->other++ < 5)
             print_message("unexpected failure: %s (%s)\n", pgw_err_name(rc), err_text(rc, res));
@@ -558,13 +561,14 @@ static void mixed_load(int route, uint32_t cache_mode, const char *name)
     pgw_client_pool_stats(l.pool, &st);
     pgw_client_pool_close(l.pool);
     alarm(0);
-    print_message("%s: mixed load of %d requests, pgpool restarted after %d: %" PRIu64
-                  " ok (%" PRIu64 " after the restart), %" PRIu64
-                  " lost with the connection, %" PRIu64 " wrong, %" PRIu64
-                  " other failures; reads on the primary %" PRIu64 ", on the standby %" PRIu64
-                  "; pool: %" PRIu64 " connections opened, %" PRIu64 " lost, %" PRIu64 " retried\n",
-                  name, l.total, l.total / 3, l.ok, l.ok_after, l.lost, l.wrong, l.other,
-                  l.reads_primary, l.reads_standby, st.opened, st.lost, st.retried);
+    print_message(
+        "%s: mixed load of %d requests, pgpool restarted after %d: %" PRIu64 " ok (%" PRIu64
+        " after the restart), %" PRIu64 " lost with the connection (%" PRIu64
+        " PGW_ERETRY, %" PRIu64 " PGW_ECONNLOST), %" PRIu64 " wrong, %" PRIu64
+        " other failures; reads on the primary %" PRIu64 ", on the standby %" PRIu64
+        "; pool: %" PRIu64 " connections opened, %" PRIu64 " lost, %" PRIu64 " retried\n",
+        name, l.total, l.total / 3, l.ok, l.ok_after, l.lost, l.lost_retry, l.lost_connlost,
+        l.wrong, l.other, l.reads_primary, l.reads_standby, st.opened, st.lost, st.retried);
     assert_int_equal(l.wrong, 0);
     assert_int_equal(l.other, 0);
     assert_int_equal(l.ok + l.lost, (uint64_t)l.total + 1);
