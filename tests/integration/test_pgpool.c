@@ -19,6 +19,7 @@
  * PGW_TEST_PGPOOL_OPS sets the number of requests of the mixed load.
  */
 #define _DEFAULT_SOURCE
+#include "pgclient.h"
 #include "pgtest.h"
 #include "pgwire/client.h"
 #include "pgwire/pool.h"
@@ -68,14 +69,8 @@ static char *pgpool_conninfo(char *buf, size_t n)
 /* One statement straight to the primary (not through pgpool). */
 static void direct_exec(const char *sql)
 {
-    char ci[1024];
-    pgw_client_t *c = NULL;
-    assert_int_equal(pgw_client_connect(&c, pgt_conninfo(ci, sizeof ci, NULL), NULL), 0);
-    pgw_result_t *res = NULL;
-    int rc = pgw_client_exec(c, sql, &res);
-    if (rc != 0)
-        fail_msg("%s: %s", sql, pgw_result_error(res) ? pgw_result_error(res)->message : "");
-    pgw_result_free(res);
+    pgw_client_t *c = pgt_client_open();
+    pgt_client_exec_ok(c, sql);
     pgw_client_close(c);
 }
 

@@ -152,34 +152,17 @@ launch() {
 
 # Wait for the pid file and the port; 2 when the port was taken meanwhile.
 wait_started() {
-    local port=$1
-    for _ in $(seq 1 150); do
-        if [ -s "$DIR/pgpool.pid" ] && port_in_use "$port"; then return 0; fi
-        if grep -q -E 'Address already in use|could not bind|failed to bind' \
-            "$DIR/pgpool.log" 2>/dev/null; then
-            return 2
-        fi
-        sleep 0.1
-    done
-    return 1
+    wait_listening "$DIR/pgpool.pid" "$1" "$DIR/pgpool.log" \
+        'Address already in use|could not bind|failed to bind' 150
 }
 
-fail_with_log() {
-    echo "$NAME: $1" >&2
-    if [ -f "$DIR/pgpool.log" ]; then
-        echo "---- tail of $DIR/pgpool.log ----" >&2
-        tail -n 30 "$DIR/pgpool.log" >&2
-    fi
-    exit 1
-}
+fail_with_log() { die_with_log "$DIR/pgpool.log" "$1"; }
 
 # A query through pgpool, as a client would make it; retried while pgpool's
 # children come up.
 check_query() {
     local port=$1 user=$2 db=$3 psql out=""
-    psql=$(command -v psql || true)
-    [ -n "$PGBIN" ] && [ -x "$PGBIN/psql" ] && psql=$PGBIN/psql
-    [ -n "$psql" ] || die "psql not found (apt-get install postgresql-client)"
+    psql=$(find_psql)
     for _ in $(seq 1 50); do
         if out=$(PGSSLMODE=disable "$psql" -X -A -t -h 127.0.0.1 -p "$port" -U "$user" \
             -d "$db" -c 'SELECT 1' 2>&1) && [ "$out" = 1 ]; then
