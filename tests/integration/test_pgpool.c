@@ -516,7 +516,9 @@ static void restart_pgpool(void)
 }
 
 /* total requests through a pool of 8 (route: cfg.route; the reads marked
- * read-only either way), pgpool restarted after a third of them. */
+ * read-only either way), pgpool restarted after a third of them, then half
+ * as many again once it is back (the load may have ended while it
+ * restarted): the pool must serve them. */
 static void mixed_load(int route, uint32_t cache_mode, const char *name)
 {
     static load_t l;
@@ -549,6 +551,12 @@ static void mixed_load(int route, uint32_t cache_mode, const char *name)
     pthread_mutex_unlock(&l.mu);
     for (int t = 0; t < NTHREADS; t++)
         pthread_join(th[t], NULL);
+    int first = l.total;
+    l.total += first / 2;
+    for (int t = 0; t < NTHREADS; t++)
+        assert_int_equal(pthread_create(&th[t], NULL, load_thread, &l), 0);
+    for (int t = 0; t < NTHREADS; t++)
+        pthread_join(th[t], NULL);
     /* and the pool serves again: a read after the load */
     int64_t before = (int64_t)l.ok;
     one_read(&l, 12345);
@@ -556,14 +564,15 @@ static void mixed_load(int route, uint32_t cache_mode, const char *name)
     pgw_client_pool_stats(l.pool, &st);
     pgw_client_pool_close(l.pool);
     alarm(0);
-    print_message(
-        "%s: mixed load of %d requests, pgpool restarted after %d: %" PRIu64 " ok (%" PRIu64
-        " after the restart), %" PRIu64 " lost with the connection (%" PRIu64
-        " PGW_ERETRY, %" PRIu64 " PGW_ECONNLOST), %" PRIu64 " wrong, %" PRIu64
-        " other failures; reads on the primary %" PRIu64 ", on the standby %" PRIu64
-        "; pool: %" PRIu64 " connections opened, %" PRIu64 " lost, %" PRIu64 " retried\n",
-        name, l.total, l.total / 3, l.ok, l.ok_after, l.lost, l.lost_retry, l.lost_connlost,
-        l.wrong, l.other, l.reads_primary, l.reads_standby, st.opened, st.lost, st.retried);
+    print_message("%s: mixed load of %d + %d requests, pgpool restarted after %d: %" PRIu64
+                  " ok (%" PRIu64 " after the restart), %" PRIu64
+                  " lost with the connection (%" PRIu64 " PGW_ERETRY, %" PRIu64
+                  " PGW_ECONNLOST), %" PRIu64 " wrong, %" PRIu64
+                  " other failures; reads on the primary %" PRIu64 ", on the standby %" PRIu64
+                  "; pool: %" PRIu64 " connections opened, %" PRIu64 " lost, %" PRIu64 " retried\n",
+                  name, first, l.total - first, first / 3, l.ok, l.ok_after, l.lost, l.lost_retry,
+                  l.lost_connlost, l.wrong, l.other, l.reads_primary, l.reads_standby, st.opened,
+                  st.lost, st.retried);
     assert_int_equal(l.wrong, 0);
     assert_int_equal(l.other, 0);
     assert_int_equal(l.ok + l.lost, (uint64_t)l.total + 1);
