@@ -5,13 +5,14 @@ set -euo pipefail
 
 # iproute2: tests/integration/test_deadline_partition.c builds a network namespace pair.
 # pgbouncer: tests/pg/pgbouncer.sh, the pgbouncer fixture (tests/integration/test_pgbouncer.c).
+# pgpool2: tests/pg/pgpool.sh, the pgpool fixture (tests/integration/test_pgpool.c).
 # libkrb5-dev: GSSAPI (krb5-gssapi) for the library; krb5-kdc, krb5-admin-server (kadmin.local)
 # and krb5-user (kinit): tests/pg/kdc.sh, the krb5 fixture's throwaway realm
 # (tests/integration/test_gss_libpq.c, bench/'s Connect over GSS encryption row).
 # doxygen: the API reference (the docs target, checked by .ci/run).
 PACKAGES=(cmake gcc clang pkg-config make libuv1-dev libssl-dev libcmocka-dev postgresql
     postgresql-contrib libpq-dev openssl valgrind ca-certificates python3 clang-format iproute2
-    pgbouncer libkrb5-dev krb5-kdc krb5-admin-server krb5-user doxygen)
+    pgbouncer pgpool2 libkrb5-dev krb5-kdc krb5-admin-server krb5-user doxygen)
 
 missing=()
 for p in "${PACKAGES[@]}"; do

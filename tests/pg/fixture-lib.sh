@@ -1,4 +1,4 @@
-# Shared by tests/pg/pg-cluster.sh, pgbouncer.sh and pg-replica.sh (sourced,
+# Shared by tests/pg/pg-cluster.sh, pgbouncer.sh, pg-replica.sh and pgpool.sh (sourced,
 # not run): who runs the server programs, free ports, starting a server, env
 # files, safe deletes.
 # The caller sets NAME (for messages) and DIR (absolute) before sourcing.
@@ -75,6 +75,39 @@ next_free_port() {
         p=$((p + 1))
     done
     die "no free TCP port in $1..$last"
+}
+
+# die_with_log LOG MESSAGE: die with MESSAGE and the tail of the program's
+# LOG file.
+die_with_log() {
+    echo "$NAME: $2" >&2
+    if [ -f "$1" ]; then
+        echo "---- tail of $1 ----" >&2
+        tail -n 30 "$1" >&2
+    fi
+    exit 1
+}
+
+# wait_listening PID_FILE PORT LOG BIND_ERROR_RE TENTHS: wait until a daemon
+# wrote PID_FILE and listens on PORT (0); 2 when LOG matches BIND_ERROR_RE
+# (the port was taken meanwhile); 1 after TENTHS tenths of a second.
+wait_listening() {
+    local pid_file=$1 port=$2 log_file=$3 bind_re=$4 tenths=$5
+    for _ in $(seq 1 "$tenths"); do
+        if [ -s "$pid_file" ] && port_in_use "$port"; then return 0; fi
+        if grep -q -E "$bind_re" "$log_file" 2>/dev/null; then return 2; fi
+        sleep 0.1
+    done
+    return 1
+}
+
+# psql of the cluster's binaries ($PGBIN, may be empty), else of PATH.
+find_psql() {
+    if [ -n "${PGBIN:-}" ] && [ -x "$PGBIN/psql" ]; then
+        echo "$PGBIN/psql"
+        return
+    fi
+    find_program "psql not found (apt-get install postgresql-client)" psql
 }
 
 # env_get FILE KEY: the value of KEY=VALUE in FILE ("" when absent).

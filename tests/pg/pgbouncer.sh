@@ -98,33 +98,16 @@ write_auth_file() {
 
 # Wait for the pid file and the port; 2 when the port was taken meanwhile.
 wait_started() {
-    local port=$1
-    for _ in $(seq 1 100); do
-        if [ -s "$DIR/pgbouncer.pid" ] && port_in_use "$port"; then return 0; fi
-        if grep -q -E 'Address already in use|bind\(\) failed|could not bind' \
-            "$DIR/pgbouncer.log" 2>/dev/null; then
-            return 2
-        fi
-        sleep 0.1
-    done
-    return 1
+    wait_listening "$DIR/pgbouncer.pid" "$1" "$DIR/pgbouncer.log" \
+        'Address already in use|bind\(\) failed|could not bind' 100
 }
 
-fail_with_log() {
-    echo "$NAME: $1" >&2
-    if [ -f "$DIR/pgbouncer.log" ]; then
-        echo "---- tail of $DIR/pgbouncer.log ----" >&2
-        tail -n 30 "$DIR/pgbouncer.log" >&2
-    fi
-    exit 1
-}
+fail_with_log() { die_with_log "$DIR/pgbouncer.log" "$1"; }
 
 # One query through the pooler, as a client would make it.
 check_query() {
     local port=$1 user=$2 db=$3 psql
-    psql=$(command -v psql || true)
-    [ -n "$PGBIN" ] && [ -x "$PGBIN/psql" ] && psql=$PGBIN/psql
-    [ -n "$psql" ] || die "psql not found (apt-get install postgresql-client)"
+    psql=$(find_psql)
     PGPASSWORD=$PASSWORD PGSSLMODE=disable "$psql" -X -A -t -h 127.0.0.1 -p "$port" -U "$user" \
         -d "$db" -c 'SELECT 1' 2>&1
 }
