@@ -2,10 +2,11 @@
 
 Parameters go through the pgw_params_set_* functions (ffi.h). Result cells
 arrive in the binary format for the types the library reads in binary
-(pgw_result_cell gives their bytes) and are turned into Python objects
+(pgw_result_cells gives every cell's bytes in one call) and are turned into Python objects
 here; a type without a decoder below is read as the server's text with
 pgw_result_value_cstr.
 """
+import array
 import ctypes
 import datetime
 import decimal
@@ -267,24 +268,56 @@ ARRAYS = {1000, 1005, 1007, 1016, 1021, 1022, 1231, 1001, 1009, 1015, 1014, 1182
           1183, 1115, 1185, 1270, 2951, 199, 3807, 1028}
 
 
+def _tstz_of(v):
+    return _INFINITY.get(v) or PG_EPOCH + datetime.timedelta(microseconds=v)
+
+
+def _ts_of(v):
+    return _INFINITY.get(v) or PG_EPOCH_NAIVE + datetime.timedelta(microseconds=v)
+
+
+def _date_of(v):
+    if v in (0x7FFFFFFF, -0x80000000):
+        return "infinity" if v > 0 else "-infinity"
+    return datetime.date.fromordinal(v + PG_EPOCH_DATE)
+
+
+def _time_from(usec):
+    h, m, s, us = _time_of(usec)
+    return datetime.time(h % 24, m, s, us)
+
+
+# Binary types of fixed width: (struct code, the value from what it unpacks
+# or None when that is the value). A column of one of them without NULLs is
+# one struct.unpack_from over its cells.
+_FIXED_COLUMN = {
+    OID_BOOL: ("?", None), OID_INT2: ("h", None), OID_INT4: ("i", None), OID_INT8: ("q", None),
+    OID_OID: ("I", None), OID_FLOAT4: ("f", None), OID_FLOAT8: ("d", None),
+    OID_DATE: ("i", _date_of), OID_TIME: ("q", _time_from), OID_TIMESTAMP: ("q", _ts_of),
+    OID_TIMESTAMPTZ: ("q", _tstz_of),
+}
+
+
 class Columns:
-    """How each column of a result is read: its name and decoder."""
-    __slots__ = ("names", "decoders")
+    """How each column of a result is read: its name, its decoder (None:
+    the server's text) and, for a fixed-width binary type, its
+    _FIXED_COLUMN entry and width. Chosen once per result."""
+    __slots__ = ("names", "decoders", "fixed")
 
     def __init__(self, res):
         n = _lib.result_ncols(res)
         self.names = [_lib.result_fname(res, c).decode() for c in range(n)]
-        self.decoders = []
+        self.decoders, self.fixed = [], []
         for c in range(n):
             oid, fmt = _lib.result_ftype(res, c), _lib.result_fformat(res, c)
-            if fmt != 1:
-                self.decoders.append(None)
-            elif oid in BINARY:
-                self.decoders.append(BINARY[oid])
-            elif oid in ARRAYS:
-                self.decoders.append(_array)
-            else:
-                self.decoders.append(None)
+            dec = fixed = None
+            if fmt == 1:
+                dec = BINARY.get(oid) or (_array if oid in ARRAYS else None)
+                if oid in _FIXED_COLUMN:
+                    code, post = _FIXED_COLUMN[oid]
+                    fixed = (code, post, struct.calcsize("!" + code))
+            self.decoders.append(dec)
+            self.fixed.append(fixed)
 
 
 def _as_text(res, r, c):
@@ -295,26 +328,59 @@ def _as_text(res, r, c):
     return ctypes.string_at(s, n.value).decode()
 
 
+def _cells(res, nrows, ncols):
+    """Every cell of a result in one pgw_result_cells call: their lengths
+    (column by column, -1 for NULL) and their bytes, side by side in that
+    order."""
+    lens = array.array("i", bytes(4 * nrows * ncols))
+    needed = ctypes.c_size_t()
+    rc = _lib.result_cells(res, 0, nrows, lens.buffer_info()[0], None, 0, ctypes.byref(needed))
+    if rc == 0:
+        return lens, b""
+    buf = bytearray(needed.value)
+    if rc == _lib.PGW_ERANGE:
+        rc = _lib.result_cells(res, 0, nrows, lens.buffer_info()[0],
+                               ctypes.addressof(ctypes.c_char.from_buffer(buf)), len(buf),
+                               ctypes.byref(needed))
+    if rc < 0:
+        raise Error(rc, "reading the result's cells")
+    return lens, bytes(buf)
+
+
+def _column(res, c, lens, raw, pos, dec, fixed):
+    """Column c's values from its cells' lengths and raw[pos:]."""
+    n = len(lens)
+    if fixed and lens.count(fixed[2]) == n:
+        values = struct.unpack_from(f"!{n}{fixed[0]}", raw, pos)
+        return list(map(fixed[1], values)) if fixed[1] else values
+    if lens.count(-1) == n:
+        return [None] * n
+    out = []
+    append = out.append
+    for r, k in enumerate(lens):
+        if k < 0:
+            append(None)
+            continue
+        v = dec(raw[pos:pos + k]) if dec else None
+        pos += k
+        append(v if v is not None else _as_text(res, r, c))
+    return out
+
+
 def rows(res):
     """The column names and every row of a result, as tuples of Python
-    objects."""
+    objects: the cells come in one call, and each column is decoded by
+    its own decoder, a fixed-width one in one unpack."""
     cols = Columns(res)
-    nrows = _lib.result_nrows(res)
+    nrows, ncols = _lib.result_nrows(res), len(cols.names)
     if not nrows:
         return cols.names, []
-    decoders = cols.decoders
-    cell, string_at, length = _lib.result_cell, ctypes.string_at, ctypes.c_int32()
-    lenref = ctypes.byref(length)
-    out = []
-    for r in range(nrows):
-        row = []
-        for c, dec in enumerate(decoders):
-            p = cell(res, r, c, lenref)
-            n = length.value
-            if n < 0:
-                row.append(None)
-                continue
-            v = dec(string_at(p, n) if n else b"") if dec else None
-            row.append(v if v is not None else _as_text(res, r, c))
-        out.append(tuple(row))
-    return cols.names, out
+    if not ncols:
+        return cols.names, [()] * nrows
+    lens, raw = _cells(res, nrows, ncols)
+    columns, pos = [], 0
+    for c in range(ncols):
+        col_lens = lens[c * nrows:(c + 1) * nrows]
+        columns.append(_column(res, c, col_lens, raw, pos, cols.decoders[c], cols.fixed[c]))
+        pos += sum(col_lens) + col_lens.count(-1)
+    return cols.names, list(zip(*columns))
