@@ -7,6 +7,7 @@ here; a type without a decoder below is read as the server's text with
 pgw_result_value_cstr.
 """
 import array
+import collections
 import ctypes
 import datetime
 import decimal
@@ -27,7 +28,28 @@ OID_BOOL, OID_BYTEA, OID_INT8, OID_INT2, OID_INT4, OID_TEXT = 16, 17, 20, 21, 23
 OID_FLOAT4, OID_FLOAT8, OID_NUMERIC = 700, 701, 1700
 OID_DATE, OID_TIME, OID_TIMESTAMP, OID_TIMESTAMPTZ, OID_TIMETZ = 1082, 1083, 1114, 1184, 1266
 OID_UUID, OID_JSON, OID_JSONB, OID_VARCHAR, OID_BPCHAR, OID_NAME = 2950, 114, 3802, 1043, 1042, 19
-OID_OID, OID_INTERVAL = 26, 1186
+OID_OID, OID_INTERVAL, OID_VOID = 26, 1186, 2278
+
+class Notification(collections.namedtuple("Notification", "pid channel payload missed")):
+    """A NOTIFY: the sending backend's pid, the channel and payload (str),
+    and how many notifications were dropped just before this one (the
+    blocking client's queue was full; always 0 on the asyncio path)."""
+    __slots__ = ()
+
+
+def listen_sql(channel, unlisten=False):
+    """LISTEN "channel" / UNLISTEN "channel" (None: UNLISTEN *), quoted by
+    the library (pgw_listen_sql)."""
+    out = ctypes.c_void_p()
+    rc = _lib.listen_sql(None, None if channel is None else channel.encode(), int(unlisten),
+                         ctypes.byref(out))
+    if rc < 0:
+        raise Error(rc, f"channel {channel!r}")
+    try:
+        return ctypes.string_at(out).decode()
+    finally:
+        _lib.escape_free(None, out)
+
 
 # ------------------------------------------------------------ parameters
 
@@ -298,6 +320,11 @@ _FIXED_COLUMN = {
 }
 
 
+def _void(b):
+    """A void column (SELECT pg_notify(...)): None, as asyncpg reads it;
+    it has no text to fall back to."""
+
+
 class Columns:
     """How each column of a result is read: its name, its decoder (None:
     the server's text) and, for a fixed-width binary type, its
@@ -311,7 +338,9 @@ class Columns:
         for c in range(n):
             oid, fmt = _lib.result_ftype(res, c), _lib.result_fformat(res, c)
             dec = fixed = None
-            if fmt == 1:
+            if fmt == 1 and oid == OID_VOID:
+                dec = _void
+            elif fmt == 1:
                 dec = BINARY.get(oid) or (_array if oid in ARRAYS else None)
                 if oid in _FIXED_COLUMN:
                     code, post = _FIXED_COLUMN[oid]
@@ -350,6 +379,8 @@ def _cells(res, nrows, ncols):
 def _column(res, c, lens, raw, pos, dec, fixed):
     """Column c's values from its cells' lengths and raw[pos:]."""
     n = len(lens)
+    if dec is _void:
+        return [None] * n
     if fixed and lens.count(fixed[2]) == n:
         values = struct.unpack_from(f"!{n}{fixed[0]}", raw, pos)
         return list(map(fixed[1], values)) if fixed[1] else values
