@@ -12,6 +12,7 @@ import ctypes
 import datetime
 import decimal
 import struct
+import sys
 import uuid
 
 from . import _lib
@@ -214,7 +215,7 @@ def _interval(b):
 
 
 def _text(b):
-    return b.decode()
+    return str(b, "utf-8")
 
 
 BINARY = {
@@ -228,14 +229,14 @@ BINARY = {
     OID_NUMERIC: _numeric,
     OID_BYTEA: bytes,
     OID_TEXT: _text, OID_VARCHAR: _text, OID_BPCHAR: _text, OID_NAME: _text, OID_JSON: _text,
-    OID_JSONB: lambda b: b[1:].decode(),
+    OID_JSONB: lambda b: str(b[1:], "utf-8"),
     OID_DATE: _date,
     OID_TIME: _time,
     OID_TIMETZ: _timetz,
     OID_TIMESTAMP: _timestamp,
     OID_TIMESTAMPTZ: _timestamptz,
     OID_INTERVAL: _interval,
-    OID_UUID: lambda b: uuid.UUID(bytes=b),
+    OID_UUID: lambda b: uuid.UUID(bytes=bytes(b)),
 }
 
 
@@ -253,8 +254,16 @@ def _array(b):
     count = _product(dims)
     width = _FIXED.get(elem)
     if width and len(b) - pos == count * (4 + width[0]):
-        # No NULL element: (length, value) pairs unpacked in one call.
-        flat = list(struct.unpack_from("!" + ("i" + width[1]) * count, b, pos)[1::2])
+        # No NULL element: (length, value) pairs read in one call; pairs of
+        # 4-byte halves as one array (no format string of 2 * count codes).
+        if width[0] == 4:
+            pairs = array.array(width[1])
+            pairs.frombytes(b[pos:])
+            if _LITTLE:
+                pairs.byteswap()
+            flat = pairs[1::2].tolist()
+        else:
+            flat = list(struct.unpack_from("!" + ("i" + width[1]) * count, b, pos)[1::2])
         for d in reversed(dims[1:]):
             flat = [flat[i:i + d] for i in range(0, len(flat), d)]
         return flat
@@ -272,6 +281,7 @@ def _array(b):
     return flat
 
 
+_LITTLE = sys.byteorder == "little"
 # Element types of fixed width read by struct directly: (bytes, struct code).
 _FIXED = {OID_INT2: (2, "h"), OID_INT4: (4, "i"), OID_INT8: (8, "q"), OID_FLOAT4: (4, "f"),
           OID_FLOAT8: (8, "d")}
@@ -362,10 +372,12 @@ def _cells(res, nrows, ncols):
     (column by column, -1 for NULL) and their bytes, side by side in that
     order."""
     lens = array.array("i", bytes(4 * nrows * ncols))
+    # The bytes stay in the one buffer: each cell is a memoryview of it, so
+    # only a decoder that keeps bytes (bytea) copies them.
     needed = ctypes.c_size_t()
     rc = _lib.result_cells(res, 0, nrows, lens.buffer_info()[0], None, 0, ctypes.byref(needed))
     if rc == 0:
-        return lens, b""
+        return lens, memoryview(b"")
     buf = bytearray(needed.value)
     if rc == _lib.PGW_ERANGE:
         rc = _lib.result_cells(res, 0, nrows, lens.buffer_info()[0],
@@ -373,7 +385,7 @@ def _cells(res, nrows, ncols):
                                ctypes.byref(needed))
     if rc < 0:
         raise Error(rc, "reading the result's cells")
-    return lens, bytes(buf)
+    return lens, memoryview(buf)
 
 
 def _column(res, c, lens, raw, pos, dec, fixed):
