@@ -317,20 +317,28 @@ static void test_rows_values_and_members(void **state)
     pgw_session_config_free(sc);
 }
 
+/* A blocking client connected to the test server in *c, and the buffered
+ * result of sql run there (the request is freed once the run returns). */
+static pgw_result_t *connect_and_query(pgw_client_t **c, const char *sql)
+{
+    char ci[512];
+    pgt_require_server();
+    assert_int_equal(pgw_client_connect(c, pgt_conninfo(ci, sizeof ci, NULL), NULL), 0);
+    pgw_request_t *q = pgw_request_new(PGW_REQ_QUERY);
+    assert_int_equal(pgw_request_set_ptr(q, "sql", sql), 0);
+    pgw_result_t *res = NULL;
+    assert_int_equal(pgw_client_run(*c, q, &res), 0);
+    pgw_request_free(q);
+    return res;
+}
+
 /* A buffered result's cells, a connection string's hosts and an encoder's
  * buffer, each read without the struct's layout. */
 static void test_cells_hosts_and_buffers(void **state)
 {
     (void)state;
-    char ci[512];
     pgw_client_t *c = NULL;
-    pgt_require_server();
-    assert_int_equal(pgw_client_connect(&c, pgt_conninfo(ci, sizeof ci, NULL), NULL), 0);
-    pgw_request_t *q = pgw_request_new(PGW_REQ_QUERY);
-    assert_int_equal(pgw_request_set_ptr(q, "sql", "SELECT '\\x0102'::bytea, NULL::int4, ''::text"),
-                     0);
-    pgw_result_t *res = NULL;
-    assert_int_equal(pgw_client_run(c, q, &res), 0);
+    pgw_result_t *res = connect_and_query(&c, "SELECT '\\x0102'::bytea, NULL::int4, ''::text");
     int32_t len = 0;
     const uint8_t *p = pgw_result_cell(res, 0, 0, &len);
     assert_int_equal(len, 2);
@@ -344,7 +352,6 @@ static void test_cells_hosts_and_buffers(void **state)
     assert_int_equal(len, -1);
     assert_null(pgw_result_cell(NULL, 0, 0, NULL));
     pgw_result_free(res);
-    pgw_request_free(q);
     pgw_client_close(c);
 
     pgw_conninfo_t *info = NULL;
@@ -388,18 +395,10 @@ static void test_cells_hosts_and_buffers(void **state)
 static void test_cells_of_a_row_range(void **state)
 {
     (void)state;
-    char ci[512];
     pgw_client_t *c = NULL;
-    pgt_require_server();
-    assert_int_equal(pgw_client_connect(&c, pgt_conninfo(ci, sizeof ci, NULL), NULL), 0);
-    pgw_request_t *q = pgw_request_new(PGW_REQ_QUERY);
-    assert_int_equal(
-        pgw_request_set_ptr(q, "sql",
-                            "SELECT i::text, CASE WHEN i = 2 THEN NULL ELSE repeat('x', i) END,"
-                            " ''::text FROM generate_series(1, 3) i"),
-        0);
-    pgw_result_t *res = NULL;
-    assert_int_equal(pgw_client_run(c, q, &res), 0);
+    pgw_result_t *res = connect_and_query(&c, "SELECT i::text, CASE WHEN i = 2 THEN NULL ELSE "
+                                              "repeat('x', i) END, ''::text "
+                                              "FROM generate_series(1, 3) i");
     assert_int_equal(pgw_result_ncols(res), 3);
 
     int32_t lens[9];
@@ -440,7 +439,6 @@ static void test_cells_of_a_row_range(void **state)
     assert_int_equal(pgw_result_cells(res, 0, 1, lens, NULL, 0, &needed), PGW_ERANGE);
     assert_int_equal(needed, 1 + 1 + 0);
     pgw_result_free(res);
-    pgw_request_free(q);
     pgw_client_close(c);
 }
 
