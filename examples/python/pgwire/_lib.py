@@ -96,6 +96,7 @@ result_ncols = _fn("pgw_result_ncols", c_size_t, c_void_p)
 result_fname = _fn("pgw_result_fname", c_char_p, c_void_p, c_size_t)
 result_ftype = _fn("pgw_result_ftype", c_uint32, c_void_p, c_size_t)
 result_fformat = _fn("pgw_result_fformat", c_int, c_void_p, c_size_t)
+result_cell = _fn("pgw_result_cell", c_void_p, c_void_p, c_size_t, c_size_t, P(c_int32))
 result_cells = _fn("pgw_result_cells", c_int, c_void_p, c_size_t, c_size_t, c_void_p, c_void_p,
                    c_size_t, P(c_size_t))
 PGW_ERANGE = -1004

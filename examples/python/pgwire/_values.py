@@ -367,25 +367,47 @@ def _as_text(res, r, c):
     return ctypes.string_at(s, n.value).decode()
 
 
-def _cells(res, nrows, ncols):
-    """Every cell of a result in one pgw_result_cells call: their lengths
-    (column by column, -1 for NULL) and their bytes, side by side in that
-    order."""
+# From this many bytes per cell on average the cells are copied one by one
+# (pgw_result_cell), each straight into the bytes its decoder reads: for
+# large values one more copy costs more than the ctypes calls it saves.
+_LARGE_CELLS = 4096
+
+
+def _lengths(res, nrows, ncols):
+    """The lengths of every cell of a result (pgw_result_cells: column by
+    column, -1 for NULL) and the bytes they take."""
     lens = array.array("i", bytes(4 * nrows * ncols))
-    # The bytes stay in the one buffer: each cell is a memoryview of it, so
-    # only a decoder that keeps bytes (bytea) copies them.
     needed = ctypes.c_size_t()
     rc = _lib.result_cells(res, 0, nrows, lens.buffer_info()[0], None, 0, ctypes.byref(needed))
-    if rc == 0:
-        return lens, memoryview(b"")
-    buf = bytearray(needed.value)
-    if rc == _lib.PGW_ERANGE:
-        rc = _lib.result_cells(res, 0, nrows, lens.buffer_info()[0],
-                               ctypes.addressof(ctypes.c_char.from_buffer(buf)), len(buf),
-                               ctypes.byref(needed))
+    if rc not in (0, _lib.PGW_ERANGE):
+        raise Error(rc, "reading the result's cells")
+    return lens, needed.value
+
+
+def _cell_bytes(res, nrows, lens, needed):
+    """Every cell's bytes in one pgw_result_cells call, side by side in the
+    order of lens. The bytes stay in the one buffer: each cell is a
+    memoryview of it, so only a decoder that keeps bytes (bytea) copies."""
+    if not needed:
+        return memoryview(b"")
+    buf = bytearray(needed)
+    rc = _lib.result_cells(res, 0, nrows, lens.buffer_info()[0],
+                           ctypes.addressof(ctypes.c_char.from_buffer(buf)), needed, None)
     if rc < 0:
         raise Error(rc, "reading the result's cells")
-    return lens, memoryview(buf)
+    return memoryview(buf)
+
+
+def _large_column(res, c, lens, dec):
+    """Column c cell by cell, each copied on its own (see _LARGE_CELLS)."""
+    out = []
+    for r, k in enumerate(lens):
+        if k < 0 or dec is _void:
+            out.append(None)
+            continue
+        v = dec(ctypes.string_at(_lib.result_cell(res, r, c, None), k)) if dec else None
+        out.append(v if v is not None else _as_text(res, r, c))
+    return out
 
 
 def _column(res, c, lens, raw, pos, dec, fixed):
@@ -420,7 +442,12 @@ def rows(res):
         return cols.names, []
     if not ncols:
         return cols.names, [()] * nrows
-    lens, raw = _cells(res, nrows, ncols)
+    lens, needed = _lengths(res, nrows, ncols)
+    if needed > _LARGE_CELLS * nrows * ncols:
+        return cols.names, list(zip(*(
+            _large_column(res, c, lens[c * nrows:(c + 1) * nrows], cols.decoders[c])
+            for c in range(ncols))))
+    raw = _cell_bytes(res, nrows, lens, needed)
     columns, pos = [], 0
     for c in range(ncols):
         col_lens = lens[c * nrows:(c + 1) * nrows]

@@ -77,6 +77,11 @@ class BlockingTest(unittest.TestCase):
                      i % 2 == 0, "1 mon" if i == 3 else datetime.timedelta(days=i), "", b"",
                      "(1,2)", None) for i in range(1, 6)]
         self.assertEqual(rows, expected)
+        # Cells of 4 KiB and more on average are read one by one: the same values.
+        self.assertEqual(self.conn.fetch(
+            "SELECT i, repeat('ab', 20000), NULL::text, pg_sleep(0), '1 mon'::interval, "
+            "decode(repeat('ff', 9000), 'hex') FROM generate_series(1, 2) i"),
+            [(i, "ab" * 20000, None, None, "1 mon", b"\xff" * 9000) for i in (1, 2)])
         self.assertEqual(self.conn.fetch("SELECT FROM generate_series(1, 3)"), [(), (), ()])
         self.assertEqual(self.conn.fetch("SELECT 1 WHERE false"), [])
 
