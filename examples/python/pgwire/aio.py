@@ -443,7 +443,13 @@ class AsyncConnection:
 
     async def notification(self, timeout=None):
         """The oldest queued Notification, waiting up to timeout seconds
-        (None: no limit) for one; None when none arrived in time."""
+        (None: no limit; 0: only what has arrived) for one; None when none
+        arrived in time."""
+        if not self._notifications.empty() or (timeout is not None and timeout <= 0):
+            try:
+                return self._notifications.get_nowait()
+            except asyncio.QueueEmpty:
+                return None
         try:
             return await asyncio.wait_for(self._notifications.get(), timeout)
         except asyncio.TimeoutError:
