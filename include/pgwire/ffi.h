@@ -287,6 +287,29 @@ PGW_EXTERN int pgw_value_format(const pgw_value_t *v);
 PGW_EXTERN const uint8_t *pgw_result_cell(const pgw_result_t *r, size_t row, size_t col,
                                           int32_t *len);
 
+/*
+ * The cells of rows [first, first + n) of a result in one call, for a
+ * binding whose per-call cost dwarfs reading a cell (one pgw_result_cell
+ * per cell is one FFI call per cell). Column by column: lens[c * n + i] is
+ * the byte count of cell (first + i, c), -1 for SQL NULL, and buf holds the
+ * bytes of every cell in that same order, one after the other with nothing
+ * between (a NULL or empty cell takes no byte), so the cells of column c
+ * start where those of column c - 1 end, and a column of a fixed-width
+ * type without NULLs is one array of n values. lens has room for
+ * n * pgw_result_ncols(r) entries (the caller's; the call only writes it).
+ * The bytes are copies, in each column's format (pgw_result_fformat) and
+ * type (pgw_result_ftype): buf may outlive the result.
+ *
+ * *needed (needed may be NULL) is set to the bytes all the cells take. With
+ * cap smaller than that (or buf NULL and a cell not empty) lens is filled,
+ * buf untouched and the call returns PGW_ERANGE: call again with a buffer
+ * of *needed bytes. Returns 0, PGW_EINVAL (r NULL, or lens NULL with n > 0),
+ * PGW_EINDEX (first + n beyond pgw_result_nrows; nothing written) or
+ * PGW_ERANGE. n = 0 is 0 with *needed 0.
+ */
+PGW_EXTERN int pgw_result_cells(const pgw_result_t *r, size_t first, size_t n, int32_t *lens,
+                                uint8_t *buf, size_t cap, size_t *needed);
+
 /* ------------------------------------------------------------------------ */
 /* Hosts and buffers                                                        */
 /* ------------------------------------------------------------------------ */

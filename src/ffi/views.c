@@ -6,6 +6,7 @@
 #include "pgwire/ffi.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 size_t pgw_row_ncols(const pgw_row_t *row)
 {
@@ -116,6 +117,44 @@ const uint8_t *pgw_result_cell(const pgw_result_t *r, size_t row, size_t col, in
     pgw_value_t v;
     if (pgw_result_value(r, row, col, &v) != 0) v.len = -1;
     return pgw_value_data(&v, len);
+}
+
+/* The byte count of cell v in pgw_result_cells' buffer (0 for SQL NULL). */
+static size_t cell_bytes(const pgw_value_t *v)
+{
+    return v->len > 0 ? (size_t)v->len : 0;
+}
+
+int pgw_result_cells(const pgw_result_t *r, size_t first, size_t n, int32_t *lens, uint8_t *buf,
+                     size_t cap, size_t *needed)
+{
+    if (needed) *needed = 0;
+    if (!r || (n && !lens)) return PGW_EINVAL;
+    size_t nrows = pgw_result_nrows(r), ncols = pgw_result_ncols(r);
+    if (first > nrows || n > nrows - first) return PGW_EINDEX;
+    /* Column by column: a column's cells sit side by side, so a binding
+     * reads a fixed-width column without NULLs in one unpack. */
+    size_t total = 0;
+    for (size_t c = 0; c < ncols; c++) {
+        for (size_t i = 0; i < n; i++) {
+            pgw_value_t v;
+            pgw_result_value(r, first + i, c, &v);
+            lens[c * n + i] = v.len < 0 ? -1 : v.len;
+            total += cell_bytes(&v);
+        }
+    }
+    if (needed) *needed = total;
+    if (total > cap || (total && !buf)) return PGW_ERANGE;
+    size_t at = 0;
+    for (size_t c = 0; c < ncols; c++) {
+        for (size_t i = 0; i < n; i++) {
+            pgw_value_t v;
+            pgw_result_value(r, first + i, c, &v);
+            if (v.len > 0) memcpy(buf + at, v.p, (size_t)v.len);
+            at += cell_bytes(&v);
+        }
+    }
+    return 0;
 }
 
 pgw_host_t *pgw_host_new(void)

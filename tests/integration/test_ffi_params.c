@@ -317,20 +317,28 @@ static void test_rows_values_and_members(void **state)
     pgw_session_config_free(sc);
 }
 
+/* A blocking client connected to the test server in *c, and the buffered
+ * result of sql run there (the request is freed once the run returns). */
+static pgw_result_t *connect_and_query(pgw_client_t **c, const char *sql)
+{
+    char ci[512];
+    pgt_require_server();
+    assert_int_equal(pgw_client_connect(c, pgt_conninfo(ci, sizeof ci, NULL), NULL), 0);
+    pgw_request_t *q = pgw_request_new(PGW_REQ_QUERY);
+    assert_int_equal(pgw_request_set_ptr(q, "sql", sql), 0);
+    pgw_result_t *res = NULL;
+    assert_int_equal(pgw_client_run(*c, q, &res), 0);
+    pgw_request_free(q);
+    return res;
+}
+
 /* A buffered result's cells, a connection string's hosts and an encoder's
  * buffer, each read without the struct's layout. */
 static void test_cells_hosts_and_buffers(void **state)
 {
     (void)state;
-    char ci[512];
     pgw_client_t *c = NULL;
-    pgt_require_server();
-    assert_int_equal(pgw_client_connect(&c, pgt_conninfo(ci, sizeof ci, NULL), NULL), 0);
-    pgw_request_t *q = pgw_request_new(PGW_REQ_QUERY);
-    assert_int_equal(pgw_request_set_ptr(q, "sql", "SELECT '\\x0102'::bytea, NULL::int4, ''::text"),
-                     0);
-    pgw_result_t *res = NULL;
-    assert_int_equal(pgw_client_run(c, q, &res), 0);
+    pgw_result_t *res = connect_and_query(&c, "SELECT '\\x0102'::bytea, NULL::int4, ''::text");
     int32_t len = 0;
     const uint8_t *p = pgw_result_cell(res, 0, 0, &len);
     assert_int_equal(len, 2);
@@ -344,7 +352,6 @@ static void test_cells_hosts_and_buffers(void **state)
     assert_int_equal(len, -1);
     assert_null(pgw_result_cell(NULL, 0, 0, NULL));
     pgw_result_free(res);
-    pgw_request_free(q);
     pgw_client_close(c);
 
     pgw_conninfo_t *info = NULL;
@@ -382,6 +389,59 @@ static void test_cells_hosts_and_buffers(void **state)
     pgw_buf_delete(NULL);
 }
 
+/* A row range's cells in one call: column by column, each as
+ * pgw_result_cell reads it, SQL NULL -1 and taking no byte; a buffer too
+ * small is told with the size it needs and left untouched. */
+static void test_cells_of_a_row_range(void **state)
+{
+    (void)state;
+    pgw_client_t *c = NULL;
+    pgw_result_t *res = connect_and_query(&c, "SELECT i::text, CASE WHEN i = 2 THEN NULL ELSE "
+                                              "repeat('x', i) END, ''::text "
+                                              "FROM generate_series(1, 3) i");
+    assert_int_equal(pgw_result_ncols(res), 3);
+
+    int32_t lens[9];
+    uint8_t buf[16];
+    size_t needed = 99;
+    memset(buf, '#', sizeof buf);
+    assert_int_equal(pgw_result_cells(res, 1, 2, lens, buf, 4, &needed), PGW_ERANGE);
+    assert_int_equal(needed, 5);
+    const int32_t range_lens[6] = {1, 1, -1, 3, 0, 0};
+    assert_memory_equal(lens, range_lens, sizeof range_lens);
+    assert_int_equal(buf[0], '#'); /* untouched */
+    assert_int_equal(pgw_result_cells(res, 1, 2, lens, buf, sizeof buf, &needed), 0);
+    assert_int_equal(needed, 5);
+    assert_memory_equal(lens, range_lens, sizeof range_lens);
+    assert_memory_equal(buf, "23xxx", 5);
+    assert_int_equal(buf[5], '#');
+
+    /* The whole result agrees with pgw_result_cell cell by cell. */
+    assert_int_equal(pgw_result_cells(res, 0, 3, lens, buf, sizeof buf, &needed), 0);
+    size_t at = 0;
+    for (size_t col = 0; col < 3; col++) {
+        for (size_t row = 0; row < 3; row++) {
+            int32_t len;
+            const uint8_t *p = pgw_result_cell(res, row, col, &len);
+            assert_int_equal(lens[col * 3 + row], len);
+            if (len > 0) assert_memory_equal(buf + at, p, (size_t)len);
+            at += len > 0 ? (size_t)len : 0;
+        }
+    }
+    assert_int_equal(needed, at);
+
+    assert_int_equal(pgw_result_cells(res, 3, 0, NULL, NULL, 0, &needed), 0); /* no rows */
+    assert_int_equal(needed, 0);
+    assert_int_equal(pgw_result_cells(res, 2, 2, lens, buf, sizeof buf, &needed), PGW_EINDEX);
+    assert_int_equal(pgw_result_cells(res, 4, 0, lens, buf, sizeof buf, NULL), PGW_EINDEX);
+    assert_int_equal(pgw_result_cells(res, 0, 1, NULL, buf, sizeof buf, NULL), PGW_EINVAL);
+    assert_int_equal(pgw_result_cells(NULL, 0, 0, lens, buf, sizeof buf, NULL), PGW_EINVAL);
+    assert_int_equal(pgw_result_cells(res, 0, 1, lens, NULL, 0, &needed), PGW_ERANGE);
+    assert_int_equal(needed, 1 + 1 + 0);
+    pgw_result_free(res);
+    pgw_client_close(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -390,6 +450,7 @@ int main(void)
         cmocka_unit_test(test_reset_and_errors),
         cmocka_unit_test(test_rows_values_and_members),
         cmocka_unit_test(test_cells_hosts_and_buffers),
+        cmocka_unit_test(test_cells_of_a_row_range),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,6 +4,7 @@ session driven by asyncio's own loop)."""
 from .blocking import Connection, Result, connect
 from .errors import Error, ServerError, TimeoutError
 from .aio import AsyncConnection, connect_async
+from ._values import Notification
 
-__all__ = ["connect", "connect_async", "Connection", "AsyncConnection", "Result", "Error",
+__all__ = ["connect", "connect_async", "Connection", "AsyncConnection", "Result", "Notification", "Error",
            "ServerError", "TimeoutError"]

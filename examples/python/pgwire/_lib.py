@@ -97,6 +97,9 @@ result_fname = _fn("pgw_result_fname", c_char_p, c_void_p, c_size_t)
 result_ftype = _fn("pgw_result_ftype", c_uint32, c_void_p, c_size_t)
 result_fformat = _fn("pgw_result_fformat", c_int, c_void_p, c_size_t)
 result_cell = _fn("pgw_result_cell", c_void_p, c_void_p, c_size_t, c_size_t, P(c_int32))
+result_cells = _fn("pgw_result_cells", c_int, c_void_p, c_size_t, c_size_t, c_void_p, c_void_p,
+                   c_size_t, P(c_size_t))
+PGW_ERANGE = -1004
 result_value_cstr = _fn("pgw_result_value_cstr", c_int, c_void_p, c_size_t, c_size_t,
                         P(c_char_p), P(c_size_t))
 result_command_tag = _fn("pgw_result_command_tag", c_char_p, c_void_p)
@@ -120,6 +123,20 @@ client_refusal = _fn("pgw_client_refusal", c_char_p, c_void_p)
 client_cancel = _fn("pgw_client_cancel", c_int, c_void_p)
 client_backend_pid = _fn("pgw_client_backend_pid", c_int32, c_void_p)
 client_close = _fn("pgw_client_close", None, c_void_p)
+client_listen = _fn("pgw_client_listen", c_int, c_void_p, c_char_p)
+client_unlisten = _fn("pgw_client_unlisten", c_int, c_void_p, c_char_p)
+client_wait_notification = _fn("pgw_client_wait_notification", c_int, c_void_p, ctypes.c_int,
+                               c_void_p)
+
+# Notifications (client.h, listen.h) and their members (ffi.h).
+notification_new = _fn("pgw_notification_new", c_void_p)
+notification_free = _fn("pgw_notification_free", None, c_void_p)
+notification_pid = _fn("pgw_notification_pid", c_int32, c_void_p)
+notification_channel = _fn("pgw_notification_channel", c_void_p, c_void_p, P(c_size_t))
+notification_payload = _fn("pgw_notification_payload", c_void_p, c_void_p, P(c_size_t))
+notification_missed = _fn("pgw_notification_missed", c_uint64, c_void_p)
+listen_sql = _fn("pgw_listen_sql", c_int, c_void_p, c_char_p, c_int, P(c_void_p))
+escape_free = _fn("pgw_escape_free", None, c_void_p, c_void_p)
 
 # Connection strings (conninfo.h) and hosts (ffi.h).
 conninfo_parse = _fn("pgw_conninfo_parse", c_int, P(c_void_p), c_char_p, c_void_p, c_char_p,
@@ -171,6 +188,19 @@ WANT_WRITE_CB = ctypes.CFUNCTYPE(None, c_void_p, c_void_p)
 BROKEN_CB = ctypes.CFUNCTYPE(None, c_void_p, c_int, c_void_p)
 DEADLINE_CB = ctypes.CFUNCTYPE(None, c_void_p, c_uint64, c_uint32, c_void_p)
 CHANNEL_BINDING_CB = ctypes.CFUNCTYPE(c_int, c_void_p, P(c_void_p), P(c_size_t), c_void_p)
+
+
+class Str(ctypes.Structure):
+    """pgw_str_t (common.h: a pointer and a byte count), the one struct
+    this package spells out: session.h's on_notification takes two by
+    value, which no function of ffi.h can stand in for."""
+    _fields_ = [("p", c_void_p), ("len", c_size_t)]
+
+    def bytes(self):
+        return ctypes.string_at(self.p, self.len) if self.len else b""
+
+
+NOTIFICATION_CB = ctypes.CFUNCTYPE(None, c_void_p, c_int32, Str, Str, c_void_p)
 PGW_COPY_MORE, PGW_COPY_END = 0, 1
 
 

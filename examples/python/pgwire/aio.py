@@ -16,6 +16,7 @@ import ssl
 
 from . import _lib
 from .blocking import Request, copy_sink, copy_source, take_result
+from ._values import Notification, listen_sql
 from .errors import Error, ServerError, read_error_fields
 
 _SSL_YES = b"S"
@@ -195,6 +196,8 @@ class AsyncConnection:
         self._on_broken = _lib.BROKEN_CB(self._broken_cb)
         self._on_deadline = _lib.DEADLINE_CB(self._deadline_cb)
         self._channel_binding = _lib.CHANNEL_BINDING_CB(self._channel_binding_cb)
+        self._on_notification = _lib.NOTIFICATION_CB(self._notification_cb)
+        self._notifications = asyncio.Queue()
 
     # ------------------------------------------------------------ connect
 
@@ -253,7 +256,8 @@ class AsyncConnection:
                                (b"cb.on_want_write", self._on_want_write),
                                (b"cb.on_broken", self._on_broken),
                                (b"cb.on_deadline", self._on_deadline),
-                               (b"cb.channel_binding", self._channel_binding)):
+                               (b"cb.channel_binding", self._channel_binding),
+                               (b"cb.on_notification", self._on_notification)):
                 _lib.session_config_set_fn(cfg, member, _lib.fnptr(cb))
             s = ctypes.c_void_p()
             rc = _lib.session_new(ctypes.byref(s), cfg)
@@ -307,6 +311,11 @@ class AsyncConnection:
         data[0] = ctypes.cast(ctypes.c_char_p(self._cb_data), ctypes.c_void_p)
         length[0] = len(self._cb_data)
         return 0
+
+    def _notification_cb(self, s, pid, channel, payload, ud):
+        self._notifications.put_nowait(Notification(
+            pid, channel.bytes().decode(errors="replace"),
+            payload.bytes().decode(errors="replace"), 0))
 
     def _result_cb(self, status, res, ud):
         entry = self._pending.pop(ud, None)
@@ -418,6 +427,33 @@ class AsyncConnection:
         req.set_fn(b"on_copy_data", copy_sink(parts.append))
         await self._submit(req)
         return b"".join(parts)
+
+    # --------------------------------------------------------- LISTEN/NOTIFY
+
+    async def listen(self, channel):
+        """LISTEN channel (used exactly as given: quoted as an identifier).
+        From then on its notifications queue in the connection until
+        notification() takes them (the queue has no bound: unlisten() a
+        channel nobody reads)."""
+        await self.simple(listen_sql(channel))
+
+    async def unlisten(self, channel=None):
+        """UNLISTEN channel (None: every channel)."""
+        await self.simple(listen_sql(channel, unlisten=True))
+
+    async def notification(self, timeout=None):
+        """The oldest queued Notification, waiting up to timeout seconds
+        (None: no limit; 0: only what has arrived) for one; None when none
+        arrived in time."""
+        if not self._notifications.empty() or (timeout is not None and timeout <= 0):
+            try:
+                return self._notifications.get_nowait()
+            except asyncio.QueueEmpty:
+                return None
+        try:
+            return await asyncio.wait_for(self._notifications.get(), timeout)
+        except asyncio.TimeoutError:
+            return None
 
     # --------------------------------------------------------------- cancel
 

@@ -9,7 +9,7 @@ called from another thread while a call is blocked.
 import ctypes
 
 from . import _lib
-from ._values import Params, rows
+from ._values import Notification, Params, rows
 from .errors import Error, from_status
 
 
@@ -127,6 +127,45 @@ class Connection:
         """Run a string of statements with the simple protocol (results in
         text); the last statement's Result."""
         return self._run(Request(_lib.PGW_REQ_SIMPLE, sql, (), timeout))
+
+    def listen(self, channel):
+        """LISTEN channel (used exactly as given: quoted as an identifier).
+        Its notifications queue in the client (client.h: at most 4096, the
+        oldest dropped and counted in the next one's missed) while any call
+        runs; wait_notification() takes them."""
+        rc = _lib.client_listen(self._c, channel.encode())
+        if rc < 0:
+            raise Error(rc, f"LISTEN {channel!r}")
+
+    def unlisten(self, channel=None):
+        """UNLISTEN channel (None: every channel)."""
+        rc = _lib.client_unlisten(self._c, None if channel is None else channel.encode())
+        if rc < 0:
+            raise Error(rc, f"UNLISTEN {channel!r}")
+
+    def wait_notification(self, timeout=None):
+        """The oldest queued Notification, or the first to arrive within
+        timeout seconds (None: no limit; 0: only what has arrived already);
+        None when none did."""
+        n = _lib.notification_new()
+        if not n:
+            raise MemoryError
+        try:
+            ms = -1 if timeout is None else int(timeout * 1000)
+            rc = _lib.client_wait_notification(self._c, ms, n)
+            if rc == _lib.PGW_ETIMEDOUT:
+                return None
+            if rc < 0:
+                raise Error(rc, "waiting for a notification")
+            length = ctypes.c_size_t()
+            channel = ctypes.string_at(_lib.notification_channel(n, ctypes.byref(length)),
+                                       length.value)
+            payload = ctypes.string_at(_lib.notification_payload(n, ctypes.byref(length)),
+                                       length.value)
+            return Notification(_lib.notification_pid(n), channel.decode(errors="replace"),
+                                payload.decode(errors="replace"), _lib.notification_missed(n))
+        finally:
+            _lib.notification_free(n)
 
     def copy_in(self, sql, chunks):
         """COPY ... FROM STDIN fed from an iterable of bytes or str; the

@@ -39,6 +39,30 @@ class AsyncioTest(unittest.IsolatedAsyncioTestCase):
         self.assertEqual(results[1].message, "division by zero")
         self.assertEqual(results[2], 3)
 
+    async def test_listen_notify(self):
+        # A channel whose name needs quoting, a notification from another
+        # connection (its pid) and from this one, in order; none after
+        # UNLISTEN.
+        other = await pgwire.connect_async()
+        try:
+            await self.conn.listen("Chan nel")
+            self.assertIsNone(await self.conn.notification(timeout=0.05))
+            await other.execute("SELECT pg_notify('Chan nel', 'héllo')")
+            await other.execute("SELECT pg_notify('elsewhere', 'x')")
+            await self.conn.execute("NOTIFY \"Chan nel\"")
+            await self.conn.execute("SELECT 1")  # its answer comes after both NOTIFYs
+            first = await self.conn.notification(timeout=0)  # already queued
+            self.assertEqual(first, pgwire.Notification(other.backend_pid, "Chan nel", "héllo",
+                                                        0))
+            second = await self.conn.notification(timeout=60)
+            self.assertEqual(second, (self.conn.backend_pid, "Chan nel", "", 0))
+            await self.conn.unlisten()
+            await other.execute("SELECT pg_notify('Chan nel', 'late')")
+            await self.conn.execute("SELECT 1")  # its answer comes after any NOTIFY
+            self.assertIsNone(await self.conn.notification(timeout=0))
+        finally:
+            await other.close()
+
     async def test_server_error_fields(self):
         with self.assertRaises(pgwire.ServerError) as cm:
             await self.conn.simple(

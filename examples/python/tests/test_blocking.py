@@ -60,6 +60,50 @@ class BlockingTest(unittest.TestCase):
         self.assertEqual(row[11], '{"1 mon","1 day"}')
         self.assertEqual(row[12], "1 mon")
 
+    def test_columns_of_many_rows(self):
+        # Each column is decoded as a whole: fixed-width ones with and
+        # without NULLs, all-NULL ones, text, a value read as the server's
+        # text in the middle of a column, empty values, void (no text).
+        rows = self.conn.fetch(
+            "SELECT i::int4, CASE WHEN i % 3 = 0 THEN NULL ELSE i::int8 END, i * 0.5::float8, "
+            "CASE WHEN i = 2 THEN NULL ELSE repeat('é', i) END, NULL::int4, "
+            "CASE WHEN i = 4 THEN 'infinity' ELSE '2000-01-01 UTC'::timestamptz + i * "
+            "interval '1 second' END, i % 2 = 0, "
+            "CASE WHEN i = 3 THEN '1 mon' ELSE i * interval '1 day' END, ''::text, ''::bytea, "
+            "'(1,2)'::point, pg_sleep(0) FROM generate_series(1, 5) i")
+        epoch = datetime.datetime(2000, 1, 1, tzinfo=datetime.timezone.utc)
+        expected = [(i, None if i % 3 == 0 else i, i * 0.5, None if i == 2 else "é" * i, None,
+                     "infinity" if i == 4 else epoch + datetime.timedelta(seconds=i),
+                     i % 2 == 0, "1 mon" if i == 3 else datetime.timedelta(days=i), "", b"",
+                     "(1,2)", None) for i in range(1, 6)]
+        self.assertEqual(rows, expected)
+        # Cells of 4 KiB and more on average are read one by one: the same values.
+        self.assertEqual(self.conn.fetch(
+            "SELECT i, repeat('ab', 20000), NULL::text, pg_sleep(0), '1 mon'::interval, "
+            "decode(repeat('ff', 9000), 'hex') FROM generate_series(1, 2) i"),
+            [(i, "ab" * 20000, None, None, "1 mon", b"\xff" * 9000) for i in (1, 2)])
+        self.assertEqual(self.conn.fetch("SELECT FROM generate_series(1, 3)"), [(), (), ()])
+        self.assertEqual(self.conn.fetch("SELECT 1 WHERE false"), [])
+
+    def test_listen_notify(self):
+        # As on the asyncio path, through the client's queue.
+        with pgwire.connect() as other:
+            self.conn.listen("Chan nel")
+            self.assertIsNone(self.conn.wait_notification(timeout=0))
+            other.execute("SELECT pg_notify('Chan nel', 'héllo')")
+            other.execute("SELECT pg_notify('elsewhere', 'x')")
+            self.conn.execute("NOTIFY \"Chan nel\"")
+            other_pid = other.fetchval("SELECT pg_backend_pid()")
+            self.assertEqual(self.conn.wait_notification(timeout=60),
+                             pgwire.Notification(other_pid, "Chan nel", "héllo", 0))
+            own_pid = self.conn.fetchval("SELECT pg_backend_pid()")
+            self.assertEqual(self.conn.wait_notification(timeout=60),
+                             (own_pid, "Chan nel", "", 0))
+            self.conn.unlisten()
+            other.execute("SELECT pg_notify('Chan nel', 'late')")
+            self.conn.execute("SELECT 1")
+            self.assertIsNone(self.conn.wait_notification(timeout=0))
+
     def test_server_error_fields(self):
         with self.assertRaises(pgwire.ServerError) as cm:
             self.conn.execute("SELECT 1 FROM FROM")
