@@ -3,8 +3,8 @@
  * with its own poll loop (the libpq-compatible layer's PQflush and
  * PQconsumeInput) writes and reads on the socket without a turn of the
  * loop. Every request here completes with no uv_run between its submit and
- * its callback; a parameter larger than the socket buffers needs several
- * flushes; a connection the server ends is reported from inside
+ * its callback; a parameter larger than the socket buffers, sent while the
+ * server sleeps, needs several flushes; a connection the server ends is reported from inside
  * pgw_conn_read_now.
  */
 #define _DEFAULT_SOURCE
@@ -131,11 +131,22 @@ static void test_query_without_loop(void **state)
     close_conn(&x);
 }
 
+static void on_sleep(int status, pgw_result_t *res, void *ud)
+{
+    *(int *)ud = status == 0 ? 1 : -1;
+    pgw_result_free(res);
+}
+
 static void test_large_parameter_flushes(void **state)
 {
     (void)state;
     ctx_t x;
     open_conn(&x);
+    /* The server sleeps before it reads the large request, so the socket
+     * fills whatever the machine's speed: flushes must be resumed. */
+    int slept = 0;
+    pgw_request_t sleep = PGW_QUERY("SELECT pg_sleep(2)", NULL, 0, on_sleep, &slept);
+    assert_int_equal(pgw_conn_submit(x.conn, &sleep), 0);
     size_t big = 16u << 20; /* more than the socket buffers hold */
     char *s = malloc(big + 1);
     assert_non_null(s);
@@ -156,6 +167,7 @@ static void test_large_parameter_flushes(void **state)
     assert_int_equal(x.calls, 1);
     assert_int_equal(x.status, 0);
     assert_int_equal(x.value, (int64_t)big);
+    assert_int_equal(slept, 1);
     free(s);
     close_conn(&x);
 }
