@@ -613,9 +613,10 @@ static int bind_known(submit_t *sb, pgw__req_t *r, const pgw__stmt_t *st, const 
     if (rq->nresult_formats || (rq->flags & PGW_Q_TEXT)) f = policy_formats(rq);
     *nformats = f.n;
     int rc = 0;
-    if (r->cached && !rq->nresult_formats) {
-        /* The cached statement lives as long as the request's reference:
-         * the result is made from it when the answer begins (dispatch.c). */
+    if (!rq->nresult_formats && (r->cached || (r->desc = pgw__desc_ref(st)))) {
+        /* The description lives as long as the request's reference (to its
+         * cache entry, or to the statement's): the result is made from it
+         * when the answer begins (dispatch.c). */
         r->flags |= PGW__RF_DESC_LATER;
     } else {
         /* The result takes its own copy: the statement may be closed
