@@ -609,6 +609,12 @@ struct pgw_session {
         pgw_param_t *conv;
         size_t conv_cap;
         char refusal[160];
+        size_t accepted; /* of the last batch (pgw_session_batch_accepted) */
+        /* PGW_BATCH_STREAM's parts (pgw_session_set_stream): none when
+         * ready is NULL */
+        size_t part_bytes;
+        pgw_stream_ready_fn ready;
+        void *ready_ctx;
     } submit;
 
     /* the values of a streamed row */
