@@ -286,3 +286,36 @@ int bench_pgw_check_copy(const char *who, pgw_result_t *r)
                           bench_sz.copy_rows);
     return 0;
 }
+
+/* ---- Per-Connection Ceiling ---------------------------------------------------- */
+static int ceiling_row(const pgw_row_t *row, void *ud)
+{
+    bench_pgw_ceiling_t *f = ud;
+    int32_t v;
+    if (row->ncols != 1 || pgw_get_int4(&row->values[0], &v) != 0 || v != f->next)
+        return bench_fail("%s ceiling: wrong row, expected %d", f->who, (int)f->next);
+    f->next++;
+    f->sum += (uint64_t)v;
+    return 0;
+}
+
+void bench_pgw_ceiling_init(pgw_request_t *reqs, pgw_param_t *params, int n,
+                            bench_pgw_ceiling_t *fold)
+{
+    for (int i = 0; i < n; i++) {
+        params[i] = pgw_int4(i + 1);
+        reqs[i] = PGW_EXECUTE(CEILING_STMT, &params[i], 1, NULL, fold);
+        reqs[i].on_row = ceiling_row;
+        reqs[i].flags |= PGW_Q_NO_RESULT;
+    }
+}
+
+int bench_pgw_ceiling_check(const bench_pgw_ceiling_t *fold, int status, uint64_t *sum)
+{
+    if (status != 0) return bench_fail("%s ceiling: %s", fold->who, pgw_strerror(status));
+    if (fold->next != bench_sz.ceiling + 1)
+        return bench_fail("%s ceiling: %d rows of %d", fold->who, (int)fold->next - 1,
+                          bench_sz.ceiling);
+    *sum = fold->sum;
+    return 0;
+}
