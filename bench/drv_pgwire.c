@@ -43,10 +43,7 @@ typedef struct pgs {
     int32_t *arr;
     struct call *calls; /* the pool scenarios' 1000 completions */
     bench_pgw_copy_t copy;
-    /* Per-Connection Ceiling: one batch's requests and parameters */
-    pgw_request_t *ceil_reqs;
-    pgw_param_t *ceil_params;
-    bench_pgw_ceiling_t ceil;
+    bench_pgw_ceiling_t ceil; /* Per-Connection Ceiling: one batch */
 } pgs_t;
 
 static int conn_fail(pgs_t *s, const char *what, int rc)
@@ -187,8 +184,7 @@ static void teardown(void *st)
     free(s->arr);
     free(s->calls);
     free(s->copy.rows);
-    free(s->ceil_reqs);
-    free(s->ceil_params);
+    bench_pgw_ceiling_free(&s->ceil);
     free(s);
 }
 
@@ -767,11 +763,7 @@ static void *ceiling_setup(const bench_env_t *env)
     static const uint32_t int4 = 23;
     pgs_t *s = new_state(env, 1);
     if (!s) return NULL;
-    size_t n = (size_t)bench_sz.ceiling;
-    s->ceil_reqs = bench_xmalloc(n * sizeof *s->ceil_reqs);
-    s->ceil_params = bench_xmalloc(n * sizeof *s->ceil_params);
-    s->ceil.who = WHO;
-    bench_pgw_ceiling_init(s->ceil_reqs, s->ceil_params, bench_sz.ceiling, &s->ceil);
+    bench_pgw_ceiling_init(&s->ceil, WHO);
     if (prepare(s, CEILING_STMT, SQL_EXT_SEQ, &int4, 1) != 0) {
         teardown(s);
         return NULL;
@@ -791,10 +783,9 @@ static void on_ceiling_done(int status, pgw_result_t *res, void *ud)
 static int ceiling_op(void *st, uint64_t *sum)
 {
     pgs_t *s = st;
-    s->ceil.next = 1;
-    s->ceil.sum = 0;
+    bench_pgw_ceiling_start(&s->ceil);
     s->pending++;
-    if (issue_done(s, pgw_conn_submit_batch(s->c, s->ceil_reqs, (size_t)bench_sz.ceiling,
+    if (issue_done(s, pgw_conn_submit_batch(s->c, s->ceil.reqs, (size_t)bench_sz.ceiling,
                                             PGW_BATCH_STREAM, on_ceiling_done, s)))
         return -1;
     run_until_done(s);

@@ -48,11 +48,8 @@ typedef struct bls {
     pgw_param_t params[MAX_CONC];
     pgw_result_t *results[MAX_CONC];
     int statuses[MAX_CONC];
-    /* Per-Connection Ceiling: one batch's requests, parameters, results */
-    pgw_request_t *ceil_reqs;
-    pgw_param_t *ceil_params;
+    bench_pgw_ceiling_t ceil; /* Per-Connection Ceiling: one batch, its results */
     pgw_result_t **ceil_results;
-    bench_pgw_ceiling_t ceil;
 } bls_t;
 
 /* Report a failed call with the server's message when there is one; frees r. */
@@ -112,8 +109,7 @@ static void teardown(void *st)
     close_client(s);
     free(s->arr);
     free(s->copy.rows);
-    free(s->ceil_reqs);
-    free(s->ceil_params);
+    bench_pgw_ceiling_free(&s->ceil);
     free(s->ceil_results);
     free(s);
 }
@@ -522,12 +518,8 @@ static void *ceiling_setup(const bench_env_t *env)
     static const uint32_t int4 = 23;
     bls_t *s = new_state(env, 1);
     if (!s) return NULL;
-    size_t n = (size_t)bench_sz.ceiling;
-    s->ceil_reqs = bench_xmalloc(n * sizeof *s->ceil_reqs);
-    s->ceil_params = bench_xmalloc(n * sizeof *s->ceil_params);
-    s->ceil_results = bench_xmalloc(n * sizeof *s->ceil_results);
-    s->ceil.who = WHO;
-    bench_pgw_ceiling_init(s->ceil_reqs, s->ceil_params, bench_sz.ceiling, &s->ceil);
+    bench_pgw_ceiling_init(&s->ceil, WHO);
+    s->ceil_results = bench_xmalloc((size_t)bench_sz.ceiling * sizeof *s->ceil_results);
     if (prepare(s, CEILING_STMT, SQL_EXT_SEQ, &int4, 1) != 0) {
         teardown(s);
         return NULL;
@@ -538,9 +530,8 @@ static void *ceiling_setup(const bench_env_t *env)
 static int ceiling_op(void *st, uint64_t *sum)
 {
     bls_t *s = st;
-    s->ceil.next = 1;
-    s->ceil.sum = 0;
-    int rc = pgw_client_run_batch(s->c, s->ceil_reqs, (size_t)bench_sz.ceiling, PGW_BATCH_STREAM,
+    bench_pgw_ceiling_start(&s->ceil);
+    int rc = pgw_client_run_batch(s->c, s->ceil.reqs, (size_t)bench_sz.ceiling, PGW_BATCH_STREAM,
                                   s->ceil_results, NULL);
     for (int i = 0; i < bench_sz.ceiling; i++)
         pgw_result_free(s->ceil_results[i]);

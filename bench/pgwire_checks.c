@@ -5,6 +5,7 @@
 
 #include <pgwire/types.h>
 #include <pgwire/types_container.h>
+#include <stdlib.h>
 #include <string.h>
 
 int bench_pgw_check_int4(const char *who, pgw_result_t *r, int64_t want)
@@ -299,15 +300,30 @@ static int ceiling_row(const pgw_row_t *row, void *ud)
     return 0;
 }
 
-void bench_pgw_ceiling_init(pgw_request_t *reqs, pgw_param_t *params, int n,
-                            bench_pgw_ceiling_t *fold)
+void bench_pgw_ceiling_init(bench_pgw_ceiling_t *f, const char *who)
 {
-    for (int i = 0; i < n; i++) {
-        params[i] = pgw_int4(i + 1);
-        reqs[i] = PGW_EXECUTE(CEILING_STMT, &params[i], 1, NULL, fold);
-        reqs[i].on_row = ceiling_row;
-        reqs[i].flags |= PGW_Q_NO_RESULT;
+    size_t n = (size_t)bench_sz.ceiling;
+    f->who = who;
+    f->reqs = bench_xmalloc(n * sizeof *f->reqs);
+    f->params = bench_xmalloc(n * sizeof *f->params);
+    for (size_t i = 0; i < n; i++) {
+        f->params[i] = pgw_int4((int32_t)i + 1);
+        f->reqs[i] = PGW_EXECUTE(CEILING_STMT, &f->params[i], 1, NULL, f);
+        f->reqs[i].on_row = ceiling_row;
+        f->reqs[i].flags |= PGW_Q_NO_RESULT;
     }
+}
+
+void bench_pgw_ceiling_free(bench_pgw_ceiling_t *f)
+{
+    free(f->reqs);
+    free(f->params);
+}
+
+void bench_pgw_ceiling_start(bench_pgw_ceiling_t *f)
+{
+    f->next = 1;
+    f->sum = 0;
 }
 
 int bench_pgw_ceiling_check(const bench_pgw_ceiling_t *fold, int status, uint64_t *sum)
