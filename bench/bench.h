@@ -48,6 +48,7 @@ typedef struct bench_sizes {
     int pool_conc;    /* 1000 */
     int pool_size;    /* 10 */
     int c_rtt;        /* 100 */
+    int ceiling;      /* 10000: executions per batch of the Per-Connection Ceiling */
     double c_scale;   /* suite C row counts multiplier */
 } bench_sizes_t;
 
@@ -139,6 +140,10 @@ void *bench_xmalloc(size_t n); /* aborts on exhaustion: setup only */
 #define SQL_B_FMT       "SELECT * FROM benchmark_rows ORDER BY id LIMIT %d"
 #define SQL_POOL_SIMPLE "select 1 as one"
 #define SQL_POOL_EXT    "select $1::int4 as one"
+/* Per-Connection Ceiling: the prepared statement and the checksum of one
+ * batch, whose executions return 1..n. */
+#define CEILING_STMT   "bench_ceil"
+#define CEILING_SUM(n) ((uint64_t)(n) * ((uint64_t)(n) + 1) / 2)
 
 /* The UoW statements: k = 0..19; *nparams 0 or 1 (an int4 as text). */
 const char *bench_uow_sql(int k);

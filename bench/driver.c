@@ -81,6 +81,7 @@ static const scenario_t scenarios[] = {
     {"pool_simple", 300, 0, 0},
     {"pool_ext", 300, 0, 0},
     {"pool_simple_pgbouncer", 300, 0, 0},
+    {"ceiling", 100, 0, 1},
     {"b_seq_1", 5000, 0, 1},
     {"b_seq_100", 3000, 0, 1},
     {"b_seq_500", 1500, 0, 1},
@@ -121,6 +122,7 @@ static void init_sizes(double scale)
     bench_sz.pool_conc = 1000;
     bench_sz.pool_size = 10;
     bench_sz.c_rtt = 100;
+    bench_sz.ceiling = 10000;
     bench_sz.c_scale = scale;
 }
 
@@ -410,8 +412,8 @@ static int run_scenario(const char *lib, const scenario_t *sc, const bench_env_t
     if (sc->stable) printf(",\"checksum\":\"%016llx\"", (unsigned long long)ref);
     printf(",\"note\":");
     json_str(impl->note ? impl->note : "");
-    printf(",\"sizes\":{\"copy_rows\":%d,\"cursor_rows\":%d}", bench_sz.copy_rows,
-           bench_sz.cursor_rows);
+    printf(",\"sizes\":{\"copy_rows\":%d,\"cursor_rows\":%d,\"ceiling\":%d}", bench_sz.copy_rows,
+           bench_sz.cursor_rows, bench_sz.ceiling);
     printf(",\"samples_ns\":[");
     for (int i = 0; i < done; i++)
         printf("%s%llu", i ? "," : "", (unsigned long long)samples[i]);

@@ -677,6 +677,21 @@ static void *prep_conc_setup(const bench_env_t *env)
     return s;
 }
 
+/* Per-Connection Ceiling: the batch's Bind/Execute pairs and its Sync,
+ * encoded once, written at once. */
+static void *ceiling_setup(const bench_env_t *env)
+{
+    floor_state_t *s = fs_new(env, 1);
+    if (!s || prepare_named(s, &s->conn[0], CEILING_STMT, SQL_EXT_SEQ, 1) != 0) return NULL;
+    for (int i = 0; i < bench_sz.ceiling; i++) {
+        msg_bind_int4(&s->req, CEILING_STMT, (uint32_t)i + 1, 1);
+        msg_execute(&s->req, 0);
+    }
+    msg_simple(&s->req, 'S');
+    s->want_z = 1, s->want_d = s->want_c = bench_sz.ceiling, s->want_s = -1, s->want_g = -1;
+    return s;
+}
+
 static void unit_of_work_build(floor_state_t *s)
 {
     for (int k = 0; k < bench_sz.uow_stmts; k++) {
@@ -855,6 +870,7 @@ static const struct {
      {pool_ext, pool_op, fs_free,
       "10 raw connections, 100 pipelined calls each (written at once, answers scanned)"}},
     {"c_rtt", {simple_seq, generic_op, fs_free, NOTE}},
+    {"ceiling", {ceiling_setup, generic_op, fs_free, NOTE}},
     {"b_seq_1", {b_seq_setup_1, generic_op, fs_free, NOTE}},
     {"b_seq_100", {b_seq_setup_100, generic_op, fs_free, NOTE}},
     {"b_seq_500", {b_seq_setup_500, generic_op, fs_free, NOTE}},

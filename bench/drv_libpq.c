@@ -570,6 +570,53 @@ static int prep_conc_op(void *st, uint64_t *sum)
     return 0;
 }
 
+/* ---- Per-Connection Ceiling ------------------------------------------------------ */
+static void *ceiling_setup(const bench_env_t *env)
+{
+    lpq_t *s = new_state(env);
+    if (!s) return NULL;
+    PGresult *r = PQprepare(s->c, CEILING_STMT, SQL_EXT_SEQ, 1, &INT4OID);
+    if (check_res(r, PGRES_COMMAND_OK, "prepare") != 0 || enter_pipeline(s->c)) {
+        teardown(s);
+        return NULL;
+    }
+    PQclear(r);
+    return s;
+}
+
+/* bench_sz.ceiling PQsendQueryPrepared, one PQpipelineSync; libpq flushes
+ * as its output buffer fills. Every answer is checked against its value. */
+static int ceiling_op(void *st, uint64_t *sum)
+{
+    lpq_t *s = st;
+    int n = bench_sz.ceiling;
+    for (int i = 0; i < n; i++) {
+        uint32_t be;
+        put32((uint8_t *)&be, (uint32_t)i + 1);
+        const char *vals[] = {(const char *)&be};
+        int lens[] = {4}, fmts[] = {1};
+        if (!PQsendQueryPrepared(s->c, CEILING_STMT, 1, vals, lens, fmts, BINARY))
+            return bench_fail("send: %s", PQerrorMessage(s->c));
+    }
+    if (!PQpipelineSync(s->c) || flush_all(s->c) != 0)
+        return bench_fail("sync: %s", PQerrorMessage(s->c));
+    uint64_t h = 0;
+    for (int i = 0; i < n; i++) {
+        PGresult *r = PQgetResult(s->c);
+        if (check_res(r, PGRES_TUPLES_OK, "ceiling") != 0) return -1;
+        uint32_t v = PQntuples(r) == 1 && PQgetlength(r, 0, 0) == 4
+                         ? be32((const uint8_t *)PQgetvalue(r, 0, 0))
+                         : 0;
+        PQclear(r);
+        if (v != (uint32_t)i + 1) return bench_fail("ceiling %d: got %u", i, v);
+        h += v;
+        if (expect_null(s->c)) return -1;
+    }
+    if (expect_sync(s->c)) return -1;
+    *sum = h;
+    return 0;
+}
+
 /* ---- Unit of Work ---------------------------------------------------------------- */
 static void *uow_setup(const bench_env_t *env)
 {
@@ -1045,6 +1092,9 @@ static bench_impl_t impls[] = {
      "once, PQpipelineSync after every call"},
     {connect_gss_setup, connect_op, connect_teardown,
      "PQconnectdbParams over TCP, gssencmode=require + PQfinish"},
+    {ceiling_setup, ceiling_op, teardown,
+     "pipeline mode, non-blocking: PQsendQueryPrepared for each execution (libpq flushes as "
+     "its buffer fills), one PQpipelineSync"},
 };
 
 static const char *ids[] = {
@@ -1052,7 +1102,7 @@ static const char *ids[] = {
     "mixed_text",   "mixed_binary", "blob_fetch",  "array_fetch",  "prep_seq",    "prep_conc",
     "unit_of_work", "copy_text",    "cursor",      "c_rtt",        "connect_tls", "blob_fetch_tls",
     "b_seq_1",      "b_seq_100",    "b_seq_500",   "b_pipe_1",     "b_pipe_100",  "b_pipe_500",
-    "pool_simple",  "pool_ext",     "connect_gss",
+    "pool_simple",  "pool_ext",     "connect_gss", "ceiling",
 };
 
 const bench_impl_t *bench_libpq_lookup(const char *scenario, const char **reason)

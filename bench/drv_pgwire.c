@@ -43,6 +43,7 @@ typedef struct pgs {
     int32_t *arr;
     struct call *calls; /* the pool scenarios' 1000 completions */
     bench_pgw_copy_t copy;
+    bench_pgw_ceiling_t ceil; /* Per-Connection Ceiling: one batch */
 } pgs_t;
 
 static int conn_fail(pgs_t *s, const char *what, int rc)
@@ -183,6 +184,7 @@ static void teardown(void *st)
     free(s->arr);
     free(s->calls);
     free(s->copy.rows);
+    bench_pgw_ceiling_free(&s->ceil);
     free(s);
 }
 
@@ -752,6 +754,44 @@ B_SETUP(1)
 B_SETUP(100)
 B_SETUP(500)
 
+/* ---- Per-Connection Ceiling ------------------------------------------------------ */
+/* One pgw_conn_submit_batch of bench_sz.ceiling executions, one Sync,
+ * written in parts while it is encoded (PGW_BATCH_STREAM); each row is
+ * checked as it arrives and no result is kept (PGW_Q_NO_RESULT). */
+static void *ceiling_setup(const bench_env_t *env)
+{
+    static const uint32_t int4 = 23;
+    pgs_t *s = new_state(env, 1);
+    if (!s) return NULL;
+    bench_pgw_ceiling_init(&s->ceil, WHO);
+    if (prepare(s, CEILING_STMT, SQL_EXT_SEQ, &int4, 1) != 0) {
+        teardown(s);
+        return NULL;
+    }
+    return s;
+}
+
+static void on_ceiling_done(int status, pgw_result_t *res, void *ud)
+{
+    pgs_t *s = ud;
+    s->pending--;
+    s->failed = status != 0;
+    s->counter = status;
+    pgw_result_free(res);
+}
+
+static int ceiling_op(void *st, uint64_t *sum)
+{
+    pgs_t *s = st;
+    bench_pgw_ceiling_start(&s->ceil);
+    s->pending++;
+    if (issue_done(s, pgw_conn_submit_batch(s->c, s->ceil.reqs, (size_t)bench_sz.ceiling,
+                                            PGW_BATCH_STREAM, on_ceiling_done, s)))
+        return -1;
+    run_until_done(s);
+    return bench_pgw_ceiling_check(&s->ceil, s->counter, sum);
+}
+
 /* ---- Cursor Streaming ------------------------------------------------------------------- */
 /* A named portal opened with max_rows, its rows decoded as they arrive
  * (on_row), and one FETCH ahead: the open and a first FETCH go out
@@ -898,6 +938,10 @@ static const struct {
       "pgw_conn_simple_query TRUNCATE + pgw_conn_submit of a COPY whose source encodes binary "
       "rows with pgw_copy_bin_* as the connection pulls them"}},
     {"c_rtt", {plain_setup, simple_seq_op, teardown, "pgw_conn_simple_query"}},
+    {"ceiling",
+     {ceiling_setup, ceiling_op, teardown,
+      "one pgw_conn_submit_batch (PGW_BATCH_STREAM: written in parts while encoded), rows "
+      "checked as they arrive, PGW_Q_NO_RESULT"}},
     {"b_seq_1", {b_setup_1, b_seq_op, teardown, "pgw_conn_execute, binary"}},
     {"b_seq_100", {b_setup_100, b_seq_op, teardown, "pgw_conn_execute, binary"}},
     {"b_seq_500", {b_setup_500, b_seq_op, teardown, "pgw_conn_execute, binary"}},

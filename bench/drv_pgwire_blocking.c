@@ -48,6 +48,8 @@ typedef struct bls {
     pgw_param_t params[MAX_CONC];
     pgw_result_t *results[MAX_CONC];
     int statuses[MAX_CONC];
+    bench_pgw_ceiling_t ceil; /* Per-Connection Ceiling: one batch, its results */
+    pgw_result_t **ceil_results;
 } bls_t;
 
 /* Report a failed call with the server's message when there is one; frees r. */
@@ -107,6 +109,8 @@ static void teardown(void *st)
     close_client(s);
     free(s->arr);
     free(s->copy.rows);
+    bench_pgw_ceiling_free(&s->ceil);
+    free(s->ceil_results);
     free(s);
 }
 
@@ -505,6 +509,35 @@ B_SETUP(1)
 B_SETUP(100)
 B_SETUP(500)
 
+/* ---- Per-Connection Ceiling ------------------------------------------------------ */
+/* One pgw_client_run_batch of bench_sz.ceiling executions, one Sync,
+ * written in parts while it is encoded (PGW_BATCH_STREAM); rows checked as
+ * they arrive, no result kept (PGW_Q_NO_RESULT: every results[i] NULL). */
+static void *ceiling_setup(const bench_env_t *env)
+{
+    static const uint32_t int4 = 23;
+    bls_t *s = new_state(env, 1);
+    if (!s) return NULL;
+    bench_pgw_ceiling_init(&s->ceil, WHO);
+    s->ceil_results = bench_xmalloc((size_t)bench_sz.ceiling * sizeof *s->ceil_results);
+    if (prepare(s, CEILING_STMT, SQL_EXT_SEQ, &int4, 1) != 0) {
+        teardown(s);
+        return NULL;
+    }
+    return s;
+}
+
+static int ceiling_op(void *st, uint64_t *sum)
+{
+    bls_t *s = st;
+    bench_pgw_ceiling_start(&s->ceil);
+    int rc = pgw_client_run_batch(s->c, s->ceil.reqs, (size_t)bench_sz.ceiling, PGW_BATCH_STREAM,
+                                  s->ceil_results, NULL);
+    for (int i = 0; i < bench_sz.ceiling; i++)
+        pgw_result_free(s->ceil_results[i]);
+    return bench_pgw_ceiling_check(&s->ceil, rc, sum);
+}
+
 /* ---- Bulk Load ----------------------------------------------------------------------- */
 static void *copy_setup_fmt(const bench_env_t *env, int binary)
 {
@@ -629,6 +662,10 @@ static const struct {
       "pgw_client_exec TRUNCATE + pgw_client_copy_in, binary rows encoded with pgw_copy_bin_* as "
       "the call pulls them"}},
     {"c_rtt", {plain_setup, simple_seq_op, teardown, "pgw_client_exec"}},
+    {"ceiling",
+     {ceiling_setup, ceiling_op, teardown,
+      "one pgw_client_run_batch (PGW_BATCH_STREAM: written in parts while encoded), rows "
+      "checked as they arrive, PGW_Q_NO_RESULT"}},
     {"b_seq_1", {b_setup_1, b_seq_op, teardown, NOTE_B}},
     {"b_seq_100", {b_setup_100, b_seq_op, teardown, NOTE_B}},
     {"b_seq_500", {b_setup_500, b_seq_op, teardown, NOTE_B}},

@@ -5,6 +5,7 @@
 
 #include <pgwire/types.h>
 #include <pgwire/types_container.h>
+#include <stdlib.h>
 #include <string.h>
 
 int bench_pgw_check_int4(const char *who, pgw_result_t *r, int64_t want)
@@ -284,5 +285,53 @@ int bench_pgw_check_copy(const char *who, pgw_result_t *r)
     if (n != bench_sz.copy_rows)
         return bench_fail("%s copy: %lld rows loaded, expected %d", who, (long long)n,
                           bench_sz.copy_rows);
+    return 0;
+}
+
+/* ---- Per-Connection Ceiling ---------------------------------------------------- */
+static int ceiling_row(const pgw_row_t *row, void *ud)
+{
+    bench_pgw_ceiling_t *f = ud;
+    int32_t v;
+    if (row->ncols != 1 || pgw_get_int4(&row->values[0], &v) != 0 || v != f->next)
+        return bench_fail("%s ceiling: wrong row, expected %d", f->who, (int)f->next);
+    f->next++;
+    f->sum += (uint64_t)v;
+    return 0;
+}
+
+void bench_pgw_ceiling_init(bench_pgw_ceiling_t *f, const char *who)
+{
+    size_t n = (size_t)bench_sz.ceiling;
+    f->who = who;
+    f->reqs = bench_xmalloc(n * sizeof *f->reqs);
+    f->params = bench_xmalloc(n * sizeof *f->params);
+    for (size_t i = 0; i < n; i++) {
+        f->params[i] = pgw_int4((int32_t)i + 1);
+        f->reqs[i] = PGW_EXECUTE(CEILING_STMT, &f->params[i], 1, NULL, f);
+        f->reqs[i].on_row = ceiling_row;
+        f->reqs[i].flags |= PGW_Q_NO_RESULT;
+    }
+}
+
+void bench_pgw_ceiling_free(bench_pgw_ceiling_t *f)
+{
+    free(f->reqs);
+    free(f->params);
+}
+
+void bench_pgw_ceiling_start(bench_pgw_ceiling_t *f)
+{
+    f->next = 1;
+    f->sum = 0;
+}
+
+int bench_pgw_ceiling_check(const bench_pgw_ceiling_t *fold, int status, uint64_t *sum)
+{
+    if (status != 0) return bench_fail("%s ceiling: %s", fold->who, pgw_strerror(status));
+    if (fold->next != bench_sz.ceiling + 1)
+        return bench_fail("%s ceiling: %d rows of %d", fold->who, (int)fold->next - 1,
+                          bench_sz.ceiling);
+    *sum = fold->sum;
     return 0;
 }

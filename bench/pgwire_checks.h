@@ -121,4 +121,22 @@ int bench_pgw_copy_source(pgw_buf_t *out, size_t room, void *ud);
 /* The COPY's result: "COPY n" with n == bench_sz.copy_rows. */
 int bench_pgw_check_copy(const char *who, pgw_result_t *r);
 
+/* Per-Connection Ceiling: bench_sz.ceiling executions of CEILING_STMT with
+ * the values 1..n, each with PGW_Q_NO_RESULT and its row checked as it
+ * arrives (on_row, in order) against its parameter; the values are summed.
+ * bench_pgw_ceiling_init allocates and fills reqs and params,
+ * bench_pgw_ceiling_free frees them; bench_pgw_ceiling_start rewinds the
+ * fold before a batch, bench_pgw_ceiling_check checks its outcome. */
+typedef struct bench_pgw_ceiling {
+    const char *who;
+    pgw_request_t *reqs;
+    pgw_param_t *params;
+    int32_t next; /* the value the next row must hold */
+    uint64_t sum;
+} bench_pgw_ceiling_t;
+void bench_pgw_ceiling_init(bench_pgw_ceiling_t *f, const char *who);
+void bench_pgw_ceiling_free(bench_pgw_ceiling_t *f);
+void bench_pgw_ceiling_start(bench_pgw_ceiling_t *f);
+int bench_pgw_ceiling_check(const bench_pgw_ceiling_t *f, int status, uint64_t *sum);
+
 #endif

@@ -142,6 +142,13 @@ SUITE_A = [
      "Prepare once, execute 50 times one at a time (one operation = 50 executions)."),
     ("prep_conc", "Extended Query", "Prepared Statement Reuse (Concurrent)",
      "50 executions of one prepared statement in flight, each with its own Sync."),
+    ("ceiling", "Extended Query", "Per-Connection Ceiling",
+     "{ceiling} executions of one prepared `select $1::int4` (values 1..{ceiling}) pipelined on "
+     "one connection with one Sync, every answer checked; one operation is one batch, so "
+     "queries per second are {ceiling} / mean and CPU per query is CPU per op / {ceiling}. "
+     "libpq in pipeline mode (it flushes as its buffer fills); libpgwire writes the batch in "
+     "parts while it encodes it (PGW_BATCH_STREAM) and keeps no result object "
+     "(PGW_Q_NO_RESULT); the floor writes the pre-encoded batch at once."),
     ("unit_of_work", "Unit of Work", "Unit of Work",
      "20 different statements (10 writes, 5 reads, 5 writes) sent without waiting, one Sync; the "
      "reads must see the writes' counters."),
@@ -1130,7 +1137,8 @@ def write_report(args, adata, bdata, cdata, env):
                 group = grp
             L.append("#### %s\n" % title)
             L.append(desc.format(copy_rows=sizes.get("copy_rows", 200000),
-                                 cursor_rows=sizes.get("cursor_rows", 50000)) + "\n")
+                                 cursor_rows=sizes.get("cursor_rows", 50000),
+                                 ceiling=sizes.get("ceiling", 10000)) + "\n")
             table, notes, rows = scenario_table(sid, adata[sid])
             if sid.endswith("_pgbouncer") and sid[:-len("_pgbouncer")] in adata:
                 notes.extend(pgbouncer_ratios(rows, adata[sid[:-len("_pgbouncer")]]))

@@ -109,13 +109,17 @@ PGW_EXTERN int pgw_client_run(pgw_client_t *c, const pgw_request_t *req, pgw_res
  * Run reqs[0..n) as one batch (pgw_session_submit_batch: one Sync after the
  * last, so one implicit transaction where an error aborts the rest, which
  * complete with PGW_EABORTED; a request with PGW_Q_SYNC ends its group; with
- * PGW_BATCH_SYNC_EACH a Sync after each). Everything goes out in one write.
+ * PGW_BATCH_SYNC_EACH a Sync after each). Everything goes out in one write,
+ * or with PGW_BATCH_STREAM in parts while it is encoded (session.h,
+ * "Streamed batches").
  * results[i] receives request i's result (NULL when it has none) and
  * statuses[i] (if statuses is not NULL) its status; the caller frees every
  * non-NULL result. on_result is not called; on_row streams as for
  * pgw_client_run. Returns 0 if every request succeeded, else the first
  * failure's status, or a refusal with nothing sent (every results[i] NULL,
- * statuses[i] the refusal's code).
+ * statuses[i] the refusal's code). A streamed batch refused part way runs
+ * the requests already accepted (results and statuses as above) and gives
+ * the others, from the refused one on, no result and the refusal's code.
  */
 PGW_EXTERN int pgw_client_run_batch(pgw_client_t *c, const pgw_request_t *reqs, size_t n,
                                     unsigned flags, pgw_result_t **results, int *statuses);

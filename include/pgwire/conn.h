@@ -491,7 +491,10 @@ PGW_EXTERN int pgw_conn_cancel(pgw_conn_t *conn, pgw_cancel_cb cb, void *ud);
  * connection is lost, and PGW_EBUSY before pgw_conn_connect. The output is
  * written once per loop turn (see WRITES), or at once past the write
  * threshold. pgw_session_refusal(pgw_conn_session(conn)) says why the
- * session refused a request.
+ * session refused a request. A batch with PGW_BATCH_STREAM is written in
+ * parts of 64 KiB (write_threshold if smaller) while it is being encoded, from inside
+ * pgw_conn_submit_batch (session.h, "Streamed batches", for what a refusal
+ * part way leaves queued: pgw_session_batch_accepted says how many).
  */
 PGW_EXTERN int pgw_conn_submit(pgw_conn_t *conn, const pgw_request_t *req);
 PGW_EXTERN int pgw_conn_submit_batch(pgw_conn_t *conn, const pgw_request_t *reqs, size_t n,

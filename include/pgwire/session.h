@@ -963,9 +963,47 @@ PGW_EXTERN int pgw_session_submit(pgw_session_t *s, const pgw_request_t *req);
  * refused (pgw_session_refusal names its index), with nothing queued;
  * PGW_EINVAL also for n == 0 or reqs NULL.
  */
-enum { PGW_BATCH_SYNC_EACH = 1u << 0 };
+enum { PGW_BATCH_SYNC_EACH = 1u << 0, PGW_BATCH_STREAM = 1u << 1 };
 PGW_EXTERN int pgw_session_submit_batch(pgw_session_t *s, const pgw_request_t *reqs, size_t n,
                                         unsigned flags, pgw_result_cb done, void *ud);
+
+/*
+ * Streamed batches: a large batch written while it is still being encoded,
+ * so that the server starts on its first requests while the client encodes
+ * the rest (libpq's pipeline mode flushes as it goes the same way).
+ *
+ * With PGW_BATCH_STREAM in the flags of pgw_session_submit_batch (and of
+ * pgw_conn_submit_batch, pgw_client_run_batch), each time the batch's
+ * encoded output passes part_bytes, the requests encoded so far are
+ * accepted (queued, as a whole batch would be) and ready(s, ctx) is called
+ * inside the submit: the driver takes the session's output and writes it
+ * as it would in a write turn. ready must not submit, break or free the
+ * session, and must run no request callback (conn.h's pgw_conn_t sets
+ * this up itself, with parts of 64 KiB). The batch's
+ * group is the same as without the flag: one Sync after the last request
+ * (or each request's own Sync), one done.
+ *
+ * What changes is a refusal part way. An atomic batch queues nothing when
+ * a request is refused; a streamed batch keeps the requests of the parts
+ * already accepted: the refused request and those after it in its part
+ * are dropped, the group is closed with the batch's Sync, and the accepted
+ * requests complete (their callbacks, then done) as usual. The submit
+ * still returns the refusal's code; pgw_session_batch_accepted says how
+ * many requests it accepted, pgw_session_refusal which one was refused.
+ * A batch is not streamed from its first COPY or request with a deadline
+ * on (the output after them is held back, see "COPY" and "Deadlines"),
+ * nor while the output is held behind an earlier one; without
+ * pgw_session_set_stream, or with ready NULL, PGW_BATCH_STREAM is ignored.
+ */
+typedef void (*pgw_stream_ready_fn)(pgw_session_t *s, void *ctx);
+PGW_EXTERN void pgw_session_set_stream(pgw_session_t *s, size_t part_bytes,
+                                       pgw_stream_ready_fn ready, void *ctx);
+
+/* How many requests of the last batch submit on s were accepted: n after
+ * a batch that was accepted, 0 after a refused atomic batch, the requests
+ * of the parts already written after a refused PGW_BATCH_STREAM batch
+ * (0 before any batch, and for s NULL). */
+PGW_EXTERN size_t pgw_session_batch_accepted(const pgw_session_t *s);
 
 /*
  * Driver completions. A layer that submits requests on a caller's behalf

@@ -304,12 +304,21 @@ static int run_batch(pgw_client_t *c, const pgw_request_t *reqs, size_t n, unsig
     int rc = ws.each ? 0 : PGW_ENOMEM;
     for (size_t i = 0; i < n && rc == 0; i++)
         expect(&ws.each[i], pgw_request_nth(reqs, i));
-    if (rc == 0) rc = pgw_conn_submit_batch_driven(c->conn, reqs, n, flags, NULL, NULL, take, &ws);
-    if (rc == 0) run_until(c, &ws.end.done);
+    size_t accepted = 0; /* a streamed batch refused part way ran these */
+    if (rc == 0) {
+        rc = pgw_conn_submit_batch_driven(c->conn, reqs, n, flags, NULL, NULL, take, &ws);
+        /* PGW_EBUSY and PGW_ECLOSED come from the connection before the
+         * session saw the batch (or from a session that accepted none). */
+        if (rc == 0)
+            accepted = n;
+        else if (rc != PGW_EBUSY && rc != PGW_ECLOSED)
+            accepted = pgw_session_batch_accepted(pgw_conn_session(c->conn));
+    }
+    if (accepted) run_until(c, &ws.end.done);
     pgw_result_free(ws.end.res);
     int first = rc;
     for (size_t i = 0; i < n; i++) {
-        int st = rc < 0 ? rc : deliver(&ws.each[i], &results[i]);
+        int st = i >= accepted ? rc : deliver(&ws.each[i], &results[i]);
         if (statuses) statuses[i] = st;
         if (st < 0 && !first) first = st;
     }

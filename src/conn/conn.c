@@ -12,6 +12,10 @@
 #include <sys/socket.h>
 
 #define PGW__DEFAULT_WRITE_THRESHOLD (256u * 1024u)
+/* A streamed batch's parts (PGW_BATCH_STREAM): small enough that the
+ * server starts early, large enough that a part costs one system call per
+ * ~1,000 small requests (libpq flushes its pipeline at 64 KiB too). */
+#define PGW__STREAM_PART (64u * 1024u)
 /* The write buffer's capacity kept after a write: at least this, and at
  * least four write thresholds (see pgw_conn_config_t in conn.h). */
 #define PGW__WBUF_KEEP_MIN (1024u * 1024u)
@@ -127,6 +131,18 @@ static void cb_want_write(pgw_session_t *s, void *ud)
     if (s == c->s) pgw__conn_schedule_flush(c);
 }
 
+/* A streamed batch's part is encoded (PGW_BATCH_STREAM): write it now,
+ * inside the submit, as a flush past the threshold does. */
+static void cb_stream_ready(pgw_session_t *s, void *ud)
+{
+    pgw_conn_t *c = ud;
+    if (s != c->s) return;
+    int was = c->in_request;
+    c->in_request = 1;
+    pgw__conn_flush(c);
+    c->in_request = was;
+}
+
 static void cb_broken(pgw_session_t *s, int err, void *ud)
 {
     pgw_conn_t *c = ud;
@@ -226,6 +242,9 @@ int pgw__conn_session_create(pgw_conn_t *c, const char *password)
     int rc = pgw_session_new(&s, &sc);
     if (rc < 0) return rc;
     c->s = s;
+    pgw_session_set_stream(
+        s, c->cfg.write_threshold < PGW__STREAM_PART ? c->cfg.write_threshold : PGW__STREAM_PART,
+        cb_stream_ready, c);
     if (c->driver.on_attempt) c->driver.on_attempt(c, c->driver.ud);
     return 0;
 }

@@ -27,6 +27,8 @@ void pgw__req_release(pgw_session_t *s, pgw__req_t *r)
 {
     if (r->cached) pgw__cache_unref(s, r->cached);
     r->cached = NULL;
+    pgw__desc_unref(s, r->desc);
+    r->desc = NULL;
     r->next = s->fifo.free;
     s->fifo.free = r;
     s->fifo.nfree++;
@@ -168,8 +170,9 @@ static void abort_skipped(pgw_session_t *s)
         if (!hand_to_sync(s, s->fifo.head, PGW_EABORTED)) complete_head(s, PGW_EABORTED);
 }
 
-/* The head request's result, made when its answer begins: a cache hit
- * bound with its statement's formats takes the statement's description
+/* The head request's result, made when its answer begins: an execution
+ * of a described statement (a cache hit, or a named one) bound with its
+ * statement's formats takes the statement's description
  * (PGW__RF_DESC_LATER), as its Bind asked. */
 static int ensure_res(pgw_session_t *s, pgw__req_t *r)
 {
@@ -178,10 +181,15 @@ static int ensure_res(pgw_session_t *s, pgw__req_t *r)
     r->res = r->last = pgw__result_new(s->recycler);
     if (!r->res) return PGW_ENOMEM;
     if (!(r->flags & PGW__RF_DESC_LATER)) return 0;
-    const pgw__stmt_t *st = &r->cached->st;
+    const pgw_field_desc_t *fields = r->desc ? r->desc->fields : r->cached->st.fields;
+    const int16_t *formats = r->desc ? r->desc->formats : r->cached->st.formats;
+    uint16_t ncols = r->desc ? r->desc->ncols : r->cached->st.ncols;
     bool all_text = r->flags & PGW__RF_TEXT;
-    return pgw__result_set_desc(r->res, st->fields, st->ncols, all_text ? &text : st->formats,
-                                all_text ? 1 : st->ncols);
+    int rc = pgw__result_set_desc(r->res, fields, ncols, all_text ? &text : formats,
+                                  all_text ? 1 : ncols);
+    pgw__desc_unref(s, r->desc);
+    r->desc = NULL;
+    return rc;
 }
 
 /* ------------------------------------------------------- async messages */

@@ -613,9 +613,10 @@ static int bind_known(submit_t *sb, pgw__req_t *r, const pgw__stmt_t *st, const 
     if (rq->nresult_formats || (rq->flags & PGW_Q_TEXT)) f = policy_formats(rq);
     *nformats = f.n;
     int rc = 0;
-    if (r->cached && !rq->nresult_formats) {
-        /* The cached statement lives as long as the request's reference:
-         * the result is made from it when the answer begins (dispatch.c). */
+    if (!rq->nresult_formats && (r->cached || (r->desc = pgw__desc_ref(st)))) {
+        /* The description lives as long as the request's reference (to its
+         * cache entry, or to the statement's): the result is made from it
+         * when the answer begins (dispatch.c). */
         r->flags |= PGW__RF_DESC_LATER;
     } else {
         /* The result takes its own copy: the statement may be closed
@@ -1027,14 +1028,68 @@ PGW_EXTERN int pgw_session_submit_batch(pgw_session_t *s, const pgw_request_t *r
     return pgw_session_submit_batch_driven(s, reqs, n, flags, done, ud, NULL, NULL);
 }
 
+/* A streamed batch (PGW_BATCH_STREAM) writes a part once its output
+ * passes part_bytes, as long as nothing of it holds output back. */
+static bool part_due(const submit_t *sb, bool stream)
+{
+    const pgw_session_t *s = sb->s;
+    return stream && !sb->timed && sb->b == &s->output.buf && sb->last &&
+           sb->b->len - sb->from >= s->submit.part_bytes;
+}
+
+static bool part_holds(const submit_t *sb)
+{
+    for (const pgw__req_t *r = sb->first; r; r = r->next)
+        if (r->copy_state) return true;
+    return false;
+}
+
+/* Accept the requests encoded so far and hand their output to the driver;
+ * the submit goes on from an empty part. */
+static void part_write(submit_t *sb)
+{
+    pgw_session_t *s = sb->s;
+    commit(sb);
+    sb->first = sb->last = NULL;
+    s->submit.ready(s, s->submit.ready_ctx);
+    sb->from = sb->b->len;
+    sb->retry_from = s->fifo.retry.len;
+    sb->ticket_from = s->fifo.ticket_seq;
+}
+
+/* A streamed batch refused after parts of it were written: drop the
+ * refused part, close the group with the batch's Sync. Returns rc. */
+static int part_refused(submit_t *sb, int rc, pgw_result_cb done, void *ud)
+{
+    pgw_session_t *s = sb->s;
+    rollback(sb);
+    sb->first = sb->last = NULL;
+    sb->from = sb->b->len;
+    /* The group as the last part left it. */
+    sb->group = s->fifo.tx_group;
+    sb->open = s->group.open;
+    sb->nportals = s->group.nportals;
+    sb->flushed = false;
+    if (add_sync(sb, PGW__RF_USER | PGW__RF_BATCH_END, done, ud) < 0) {
+        rollback(sb);
+        pgw__session_break(s, PGW_ENOMEM); /* the server's group would stay open */
+    } else {
+        commit(sb);
+    }
+    return rc;
+}
+
 PGW_EXTERN int pgw_session_submit_batch_driven(pgw_session_t *s, const pgw_request_t *reqs,
                                                size_t n, unsigned flags, pgw_result_cb done,
                                                void *ud, pgw_driver_hook hook, void *ctx)
 {
     submit_t sb;
     int rc = submit_begin(s, &sb, true, hook, ctx);
+    if (s) s->submit.accepted = 0;
     if (rc < 0) return rc;
     if (!reqs || n == 0) return submit_end(&sb, refuse(&sb, PGW_EINVAL, "empty batch"));
+    bool stream = (flags & PGW_BATCH_STREAM) && s->submit.ready;
+    size_t part = 0; /* requests before this index are accepted */
     sb.naming = true;
     for (sb.index = 0; sb.index < n && rc == 0; sb.index++) {
         pgw_request_t rq;
@@ -1053,6 +1108,14 @@ PGW_EXTERN int pgw_session_submit_batch_driven(pgw_session_t *s, const pgw_reque
             if (!s->submit.refusal[0]) refuse(&sb, rc, "%s", pgw_strerror(rc));
             break;
         }
+        if (part_due(&sb, stream) && sb.index + 1 < n) {
+            stream = !part_holds(&sb);
+            if (stream) {
+                part_write(&sb);
+                part = sb.index + 1;
+                s->submit.accepted = part;
+            }
+        }
     }
     sb.naming = false;
     sb.ticket = 0; /* the closing Sync completes with its group, on no deadline of its own */
@@ -1070,8 +1133,25 @@ PGW_EXTERN int pgw_session_submit_batch_driven(pgw_session_t *s, const pgw_reque
     } else if (rc == 0) {
         rc = add_sync(&sb, PGW__RF_USER | PGW__RF_BATCH_END, done, ud);
     }
-    if (rc < 0) forget_prepares(s, reqs, sb.index);
-    return submit_end(&sb, rc);
+    if (rc < 0) forget_prepares(s, pgw_request_nth(reqs, part), sb.index - part);
+    if (rc < 0 && part > 0) return part_refused(&sb, rc, done, ud);
+    rc = submit_end(&sb, rc);
+    if (rc == 0) s->submit.accepted = n;
+    return rc;
+}
+
+PGW_EXTERN void pgw_session_set_stream(pgw_session_t *s, size_t part_bytes,
+                                       pgw_stream_ready_fn ready, void *ctx)
+{
+    if (!s) return;
+    s->submit.part_bytes = part_bytes;
+    s->submit.ready = ready;
+    s->submit.ready_ctx = ctx;
+}
+
+PGW_EXTERN size_t pgw_session_batch_accepted(const pgw_session_t *s)
+{
+    return s ? s->submit.accepted : 0;
 }
 
 PGW_EXTERN const char *pgw_session_refusal(const pgw_session_t *s)

@@ -254,10 +254,11 @@ enum pgw__req_flag {
     PGW__RF_COPY_REFUSED = 1u << 10, /* the server began a COPY it cannot carry: PGW_ECOPY */
     PGW__RF_COPY_CARRY =
         1u << 11, /* has the caller's COPY callbacks (COPY, or SIMPLE given them) */
-    /* A cache hit bound with its statement's formats (or text for all,
+    /* An execution of a described statement (a cache hit, or a named
+     * statement) bound with its statement's formats (or text for all,
      * PGW__RF_TEXT): its result is made when the answer begins, with the
-     * description of r->cached (which the entry holds a reference to), so
-     * that a pending request holds no result. */
+     * description of r->cached or r->desc (which the entry holds a
+     * reference to), so that a pending request holds no result. */
     PGW__RF_DESC_LATER = 1u << 12,
     PGW__RF_NO_RESULT = 1u << 13, /* PGW_Q_NO_RESULT: no result handed out on success */
     /* Its own Sync follows its messages, and this entry stands for it: once
@@ -287,6 +288,17 @@ typedef struct pgw__driver {
     void *ctx;
     size_t index; /* in its batch; PGW_DRIVER_BATCH for a batch's end */
 } pgw__driver_t;
+
+/* The head of a described statement's block: executions of the
+ * statement whose answer has not begun hold a reference, so that their
+ * result takes the description when the answer begins (PGW__RF_DESC_LATER)
+ * even if the statement was closed or replaced meanwhile. */
+typedef struct pgw__desc {
+    size_t refs; /* the table's (or the cache entry's) and the executions' */
+    const pgw_field_desc_t *fields;
+    const int16_t *formats;
+    uint16_t ncols;
+} pgw__desc_t;
 
 /* A FIFO entry. The small fields come first, packed: a pipeline of
  * 100,000 requests holds 100,000 of these. */
@@ -330,6 +342,10 @@ typedef struct pgw__req {
     /* The cached statement the request executes or prepares (a reference,
      * dropped when the entry is released), or NULL. */
     struct pgw__cached *cached;
+    /* The description of the named statement the request executes, when
+     * its result is made as the answer begins (PGW__RF_DESC_LATER without
+     * cached): a reference, dropped then or when the entry is released. */
+    pgw__desc_t *desc;
     /* COPY (copy.c): the caller's callbacks and, while the COPY (or the end
      * of a submit with a deadline, PGW__DL_HOLDS) holds the output, where
      * the bytes queued after it begin in the held buffer. */
@@ -374,6 +390,9 @@ typedef struct pgw__stmt {
      * names COPY): what is queued after an execution waits until the
      * server has answered it. */
     bool may_copy;
+    /* block begins with a pgw__desc_t (a described statement); else it
+     * holds the name only */
+    bool described;
     uint32_t hash;
     uint16_t nparams;
     uint16_t ncols;
@@ -590,6 +609,12 @@ struct pgw_session {
         pgw_param_t *conv;
         size_t conv_cap;
         char refusal[160];
+        size_t accepted; /* of the last batch (pgw_session_batch_accepted) */
+        /* PGW_BATCH_STREAM's parts (pgw_session_set_stream): none when
+         * ready is NULL */
+        size_t part_bytes;
+        pgw_stream_ready_fn ready;
+        void *ready_ctx;
     } submit;
 
     /* the values of a streamed row */
@@ -823,6 +848,11 @@ void pgw__dl_announce(pgw_session_t *s, const pgw__req_t *first);
 int16_t pgw__column_format(uint32_t oid);
 /* The entry for name (known or pending), or NULL. */
 const pgw__stmt_t *pgw__stmt_find(pgw_session_t *s, const char *name);
+/* A statement's block, freed once nothing refers to it (stmt.c); and a
+ * reference to a described statement's description (NULL when it has none). */
+void pgw__stmt_block_free(pgw_session_t *s, pgw__stmt_t *st);
+pgw__desc_t *pgw__desc_ref(const pgw__stmt_t *st);
+void pgw__desc_unref(pgw_session_t *s, pgw__desc_t *d);
 /* A prepare of name was queued: drop what is known and start a pending
  * entry (may_copy: its SQL names COPY). Returns its token, or 0 without
  * memory (the name is then absent: still safe). */

@@ -67,12 +67,35 @@ const pgw__stmt_t *pgw__stmt_find(pgw_session_t *s, const char *name)
 }
 
 /* The entry at i goes; the last one takes its place. */
+void pgw__desc_unref(pgw_session_t *s, pgw__desc_t *d)
+{
+    if (d && --d->refs == 0) pgw__free(s->alloc, d);
+}
+
+pgw__desc_t *pgw__desc_ref(const pgw__stmt_t *st)
+{
+    if (!st->described) return NULL;
+    pgw__desc_t *d = st->block;
+    d->refs++;
+    return d;
+}
+
+void pgw__stmt_block_free(pgw_session_t *s, pgw__stmt_t *st)
+{
+    if (st->described)
+        pgw__desc_unref(s, st->block);
+    else
+        pgw__free(s->alloc, st->block);
+    st->block = NULL;
+    st->described = false;
+}
+
 static void remove_at(pgw_session_t *s, size_t i)
 {
     pgw__stmt_t *st = &s->stmts.list[i];
     pgw__idx_del(&s->stmts.by_name, st->hash, i);
     pgw__idx_del(&s->stmts.by_token, token_hash(st->token), i);
-    pgw__free(s->alloc, st->block);
+    pgw__stmt_block_free(s, st);
     size_t last = --s->stmts.n;
     if (i == last) return;
     s->stmts.list[i] = s->stmts.list[last];
@@ -176,7 +199,8 @@ uint64_t pgw__stmt_token(pgw_session_t *s, const char *name)
     return i != SIZE_MAX ? s->stmts.list[i].token : add_pending(s, name, h, false, false);
 }
 
-/* One block: fields | param oids | formats | column names | statement name. */
+/* One block: its pgw__desc_t | fields | param oids | formats | column names |
+ * statement name. */
 int pgw__stmt_fill(pgw_session_t *s, pgw__stmt_t *st, const pgw_result_t *d, const uint32_t *oids,
                    uint16_t noids)
 {
@@ -185,13 +209,13 @@ int pgw__stmt_fill(pgw_session_t *s, pgw__stmt_t *st, const pgw_result_t *d, con
     for (uint16_t i = 0; i < d->ncols; i++)
         names += d->fields[i].name.len + 1;
     size_t nlen = strlen(name) + 1;
-    size_t size = sizeof(uint32_t) * noids + sizeof(pgw_field_desc_t) * d->ncols +
-                  sizeof(int16_t) * d->ncols + nlen + names;
+    size_t size = sizeof(pgw__desc_t) + sizeof(uint32_t) * noids +
+                  sizeof(pgw_field_desc_t) * d->ncols + sizeof(int16_t) * d->ncols + nlen + names;
     uint8_t *blk = pgw__malloc(s->alloc, size);
     if (!blk) return PGW_ENOMEM;
     pgw__stmt_t n = *st;
-    n.fields = (pgw_field_desc_t *)blk;
-    n.param_oids = (uint32_t *)(blk + sizeof(pgw_field_desc_t) * d->ncols);
+    n.fields = (pgw_field_desc_t *)(blk + sizeof(pgw__desc_t));
+    n.param_oids = (uint32_t *)((uint8_t *)n.fields + sizeof(pgw_field_desc_t) * d->ncols);
     n.formats = (int16_t *)((uint8_t *)n.param_oids + sizeof(uint32_t) * noids);
     char *str = (char *)(n.formats + d->ncols);
     n.nparams = noids;
@@ -207,7 +231,9 @@ int pgw__stmt_fill(pgw_session_t *s, pgw__stmt_t *st, const pgw_result_t *d, con
         n.fields[i].format = n.formats[i];
     }
     memcpy(str, name, nlen);
-    pgw__free(s->alloc, st->block);
+    pgw__stmt_block_free(s, st);
+    *(pgw__desc_t *)blk = (pgw__desc_t){1, n.fields, n.formats, n.ncols};
+    n.described = true;
     n.block = blk;
     n.block_size = size;
     n.name = str;

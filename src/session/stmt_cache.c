@@ -119,7 +119,7 @@ pgw__cached_t *pgw__cache_find(pgw_session_t *s, uint64_t key, const char *sql, 
 void pgw__cache_unref(pgw_session_t *s, pgw__cached_t *ce)
 {
     if (--ce->refs) return;
-    pgw__free(s->alloc, ce->st.block);
+    pgw__stmt_block_free(s, &ce->st);
     pgw__free(s->alloc, ce);
 }
 

@@ -5,12 +5,15 @@
  *   - one-shot requests (pgw_client_pool_run) from 16 threads with
  *     max_size 4: only 4 backends serve them, and requests are pipelined
  *     (the wire trace shows more than one Sync unanswered on a
- *     connection);
+ *     connection; an advisory lock holds the first requests until one of
+ *     each thread is on the wire, so that a slow machine cannot serve
+ *     them one at a time);
  *   - max_lifetime_ms: connections are replaced while threads use them;
  *   - idle_timeout_ms: connections above min_size are closed while no
  *     thread calls the pool (the server sees them go);
  *   - liveness_after_ms: after pg_terminate_backend of every pooled
- *     backend, the next checkouts work;
+ *     backend, the next checkouts work, and three held together are three
+ *     new backends;
  *   - backoff: with nothing listening, threads' checkouts and requests
  *     fail with the connect's error while the pool retries its connects
  *     spaced by the backoff, not once per call;
@@ -129,14 +132,17 @@ static void *work(void *arg)
 }
 
 /* Start nt workers (each a copy of proto, half of them one-shot when
- * mixed), wait for them, and return the distinct pids they saw. */
-static int run_workers(worker_t *ws, int nt, const worker_t *proto, int mixed, int32_t *pids)
+ * mixed), run during(arg) (when not NULL) while they work, wait for them,
+ * and return the distinct pids they saw. */
+static int run_workers_with(worker_t *ws, int nt, const worker_t *proto, int mixed, int32_t *pids,
+                            void (*during)(void *), void *arg)
 {
     for (int i = 0; i < nt; i++) {
         ws[i] = *proto;
         if (mixed) ws[i].oneshot = i % 2;
         assert_int_equal(pthread_create(&ws[i].th, NULL, work, &ws[i]), 0);
     }
+    if (during) during(arg);
     int n = 0;
     for (int i = 0; i < nt; i++) {
         pthread_join(ws[i].th, NULL);
@@ -153,6 +159,11 @@ static int run_workers(worker_t *ws, int nt, const worker_t *proto, int mixed, i
     return n;
 }
 
+static int run_workers(worker_t *ws, int nt, const worker_t *proto, int mixed, int32_t *pids)
+{
+    return run_workers_with(ws, nt, proto, mixed, pids, NULL, NULL);
+}
+
 /* ------------------------------------------------ one-shot, pipelined */
 
 /* Syncs written minus ReadyForQuery read, per connection (the trace runs
@@ -161,6 +172,7 @@ typedef struct wire {
     const void *conn[16];
     int inflight[16], max[16];
     int n;
+    int total; /* in flight on all connections (atomic: read by the test's thread) */
 } wire_t;
 
 static void on_trace(pgw_conn_t *conn, char dir, const uint8_t *msg, size_t len, void *ud)
@@ -176,9 +188,32 @@ static void on_trace(pgw_conn_t *conn, char dir, const uint8_t *msg, size_t len,
     }
     if (dir == 'F' && msg[0] == 'S') {
         if (++t->inflight[i] > t->max[i]) t->max[i] = t->inflight[i];
+        __atomic_add_fetch(&t->total, 1, __ATOMIC_SEQ_CST);
     } else if (dir == 'B' && msg[0] == 'Z' && t->inflight[i] > 0) {
         t->inflight[i]--;
+        __atomic_sub_fetch(&t->total, 1, __ATOMIC_SEQ_CST);
     }
+}
+
+/* Every worker's request takes the advisory lock 4242 shared; the test
+ * holds it exclusively until a request of each of the 16 threads is on
+ * the wire, 16 on at most 4 connections, and only then lets them run:
+ * pipelining is certain however slowly the threads are scheduled. */
+typedef struct gate {
+    pgw_client_t *locker;
+    wire_t *wire;
+    int want;
+} gate_t;
+
+static void open_gate_when_all_wait(void *arg)
+{
+    gate_t *g = arg;
+    uint64_t until = now_ms() + 60000;
+    while (__atomic_load_n(&g->wire->total, __ATOMIC_SEQ_CST) < g->want && now_ms() < until)
+        usleep(5000);
+    int on_wire = __atomic_load_n(&g->wire->total, __ATOMIC_SEQ_CST);
+    pgt_client_exec_ok(g->locker, "SELECT pg_advisory_unlock(4242)");
+    if (on_wire < g->want) fail_msg("only %d of %d requests reached the wire", on_wire, g->want);
 }
 
 static void test_oneshot_16_threads_4_connections(void **state)
@@ -189,6 +224,8 @@ static void test_oneshot_16_threads_4_connections(void **state)
     ci(c, sizeof c, "pgw_bpool_oneshot");
     static wire_t wire;
     memset(&wire, 0, sizeof wire);
+    pgw_client_t *locker = pgt_client_open();
+    pgt_client_exec_ok(locker, "SELECT pg_advisory_lock(4242)");
     pgw_pool_config_t cfg;
     pgw_pool_config_init(&cfg);
     cfg.max_size = 4;
@@ -201,9 +238,12 @@ static void test_oneshot_16_threads_4_connections(void **state)
     worker_t proto = {.p = p,
                       .n = scaled(40),
                       .oneshot = 1,
-                      .sql = "SELECT pg_backend_pid() FROM pg_sleep(0.002)"};
+                      .sql = "SELECT pg_backend_pid() FROM pg_sleep(0.002), "
+                             "pg_advisory_xact_lock_shared(4242)"};
     static int32_t pids[MAXPIDS * 4];
-    int npids = run_workers(ws, NT, &proto, 0, pids);
+    gate_t gate = {locker, &wire, NT};
+    int npids = run_workers_with(ws, NT, &proto, 0, pids, open_gate_when_all_wait, &gate);
+    pgw_client_close(locker);
     pgw_pool_stats_t st;
     pgw_client_pool_stats(p, &st);
     int maxin = 0;
@@ -396,6 +436,16 @@ static void test_liveness_after_terminate(void **state)
     worker_t proto = {.p = p, .n = scaled(20), .sql = "SELECT pg_backend_pid()"};
     static int32_t pids[MAXPIDS * 4];
     int npids = run_workers(ws, NT, &proto, 0, pids); /* every checkout works */
+    /* The workers may have needed fewer than three connections at a time
+     * (a busy machine schedules them slowly): three checked out together
+     * are three live ones, so each terminated backend is replaced by now. */
+    pgw_client_t *held[3];
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(pgw_client_pool_acquire(p, 10000, &held[i]), 0);
+        assert_int_equal(pgt_client_int8(held[i], "SELECT 1"), 1);
+    }
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(pgw_client_pool_release(p, held[i]), 0);
     pgw_pool_stats_t st;
     pgw_client_pool_stats(p, &st);
     print_message("after terminating 3 backends: %d backends served, lost %llu, opened %llu\n",

@@ -86,6 +86,96 @@ static void test_bad_parameter_named(void **state)
     pgw_session_free(s);
 }
 
+/* ------------------------------------------------------- streamed batches */
+
+/* The driver's side of a streamed batch: each part's output is taken at
+ * once, as a connection writes it. */
+typedef struct parts {
+    int n;
+    size_t bytes;
+} parts_t;
+
+static void take_part(pgw_session_t *s, void *ctx)
+{
+    parts_t *p = ctx;
+    size_t len = 0;
+    pgw_session_pending_output(s, &len);
+    pgw_session_consumed_output(s, len);
+    p->n++;
+    p->bytes += len;
+}
+
+#define STREAM_N 100
+
+static void stream_reqs(pgw_request_t *reqs, pgw_param_t *ps)
+{
+    for (int i = 0; i < STREAM_N; i++) {
+        ps[i] = pgw_int8(i);
+        reqs[i] = PGW_QUERY("SELECT $1::int8", &ps[i], 1, rec_cb, UD(i));
+    }
+}
+
+/* PGW_BATCH_STREAM hands out parts of at least part_bytes while the batch
+ * is encoded; refused part way it keeps the parts handed out and closes
+ * them with the batch's Sync; a COPY holds the rest back; without
+ * pgw_session_set_stream the flag changes nothing. */
+static void test_streamed_batch_parts(void **state)
+{
+    (void)state;
+    pgw_session_t *s = ready_session(&R, NULL);
+    pgw_param_t ps[STREAM_N];
+    pgw_request_t reqs[STREAM_N];
+    stream_reqs(reqs, ps);
+    parts_t parts = {0, 0};
+    assert_int_equal(pgw_session_submit_batch(s, reqs, STREAM_N, PGW_BATCH_STREAM, rec_cb, UD(900)),
+                     0);
+    assert_int_equal(pgw_session_batch_accepted(s), STREAM_N);
+    size_t len = 0;
+    pgw_session_pending_output(s, &len);
+    size_t whole = len; /* not streamed: all of it is pending */
+    pgw_session_consumed_output(s, len);
+
+    pgw_session_set_stream(s, 512, take_part, &parts);
+    assert_int_equal(pgw_session_submit_batch(s, reqs, STREAM_N, PGW_BATCH_STREAM, rec_cb, UD(901)),
+                     0);
+    const uint8_t *tail = pgw_session_pending_output(s, &len);
+    assert_true(parts.n >= (int)(whole / 512) - 1);
+    assert_true(parts.bytes >= 512u * (size_t)parts.n);
+    assert_int_equal(parts.bytes + len, whole); /* the same bytes, in parts */
+    assert_int_equal(tail[len - 5], 'S');
+    pgw_session_consumed_output(s, len);
+
+    /* Refused at request 80: the parts before it stand, closed by a Sync. */
+    parts = (parts_t){0, 0};
+    ps[80] = pgw_encoded(20, failing_encoder, NULL);
+    size_t pending = pgw_session_pending(s);
+    assert_int_equal(pgw_session_submit_batch(s, reqs, STREAM_N, PGW_BATCH_STREAM, rec_cb, UD(902)),
+                     PGW_ERANGE);
+    assert_non_null(strstr(pgw_session_refusal(s), "request 80"));
+    size_t k = pgw_session_batch_accepted(s);
+    assert_true(k > 0 && k <= 80);
+    assert_true(parts.n > 0);
+    assert_int_equal(pgw_session_pending(s), pending + k + 1); /* + the batch's Sync */
+    tail = pgw_session_pending_output(s, &len);
+    assert_int_equal(len, 5);
+    assert_int_equal(tail[0], 'S');
+    pgw_session_consumed_output(s, len);
+    /* An atomic batch refused the same way queues nothing. */
+    assert_int_equal(pgw_session_submit_batch(s, reqs, STREAM_N, 0, rec_cb, UD(903)), PGW_ERANGE);
+    assert_int_equal(pgw_session_batch_accepted(s), 0);
+    assert_int_equal(pgw_session_pending(s), pending + k + 1);
+
+    /* A COPY first: its output is held, nothing is handed out. */
+    ps[80] = pgw_int8(80);
+    pgw_request_t copy = PGW_COPY_OUT_REQ("COPY t TO STDOUT", NULL, rec_cb, UD(0));
+    reqs[0] = copy;
+    parts = (parts_t){0, 0};
+    assert_int_equal(pgw_session_submit_batch(s, reqs, STREAM_N, PGW_BATCH_STREAM, rec_cb, UD(904)),
+                     0);
+    assert_int_equal(parts.n, 0);
+    pgw_session_free(s);
+}
+
 /* ------------------------------------------------------ errors in a group */
 
 static void test_error_in_sync_group(void **state)
@@ -1191,6 +1281,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bad_parameter_named),
+        cmocka_unit_test(test_streamed_batch_parts),
         cmocka_unit_test(test_pipeline_split_every_offset),
         cmocka_unit_test(test_error_in_sync_group),
         cmocka_unit_test(test_commit_failure_at_sync),
