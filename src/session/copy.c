@@ -514,7 +514,10 @@ int pgw__copy_dispatch(pgw_session_t *s, pgw__req_t *r, pgw_result_t *res, const
     case PGW_B_COPY_BOTH:
         return queued ? on_copy_both(s, r, res, m) : PGW_EPROTO;
     case PGW_B_COPY_DATA:
-        return copying_out(r, res) ? on_copy_data(s, r, res, m) : PGW_EPROTO;
+        if (copying_out(r, res)) return on_copy_data(s, r, res, m);
+        /* A walsender may send a keepalive after its CopyDone; libpq drops
+         * CopyData outside COPY mode, and so do we. */
+        return r->copy_state == PGW__COPY_SENT && res->copy_dir == PGW_COPY_BOTH ? 0 : PGW_EPROTO;
     case PGW_B_COPY_DONE:
         if (!copying_out(r, res)) return PGW_EPROTO;
         return res->copy_dir == PGW_COPY_BOTH ? pgw__copy_both_server_done(s, r) : 0;

@@ -549,6 +549,18 @@ static void test_confirm_resume(void **state)
     assert_int_equal(one.n, 5);
     for (int i = 0; i < one.n; i++)
         assert_int_equal(one.ids[i], i + 1);
+    /* the status timer (50 ms) reports what arrived as written, nothing
+     * as flushed before a confirmation */
+    snprintf(sql, sizeof sql,
+             "SELECT coalesce((s.write_lsn - '0/0')::int8, 0) * 2"
+             " + (coalesce(s.flush_lsn, '0/0') <> '0/0')::int::int8 FROM pg_stat_replication s"
+             " JOIN pg_replication_slots r ON r.active_pid = s.pid WHERE r.slot_name = '%s'",
+             slot);
+    for (int i = 0; i < 1200 && pgt_client_int8(db, sql) == 0; i++)
+        assert_int_equal(run_read(&one, 0, 50), 0);
+    int64_t reported = pgt_client_int8(db, sql);
+    assert_true(reported > 0);
+    assert_int_equal(reported % 2, 0); /* no flush LSN */
     /* only the confirmed LSN is reported flushed, however much arrived */
     uint64_t confirmed = one.ends[2];
     assert_true(confirmed > start);
@@ -607,6 +619,40 @@ static void test_confirm_resume(void **state)
     pgw_client_close(rc);
 }
 
+/* With no status timer, the walsender's reply-requested keepalives (every
+ * wal_sender_timeout / 2) keep the stream alive: each is answered at once.
+ * Unanswered, the walsender would end the stream after 1 s. */
+static void test_keepalive_replies(void **state)
+{
+    (void)state;
+    char ci[1024];
+    pgw_client_t *rc = NULL;
+    assert_int_equal(pgw_client_connect(&rc,
+                                        pgt_conninfo(ci, sizeof ci,
+                                                     "replication=database"
+                                                     " options='-c wal_sender_timeout=1s'"),
+                                        NULL),
+                     0);
+    char slot[64], sql[512];
+    slot_name(slot, sizeof slot, "ka");
+    create_slot(rc, slot);
+    snprintf(sql, sizeof sql, resume_start, slot, 0u, 0u);
+    pgw_client_repl_t *r;
+    assert_int_equal(pgw_client_repl_start(rc, sql, 0, &r), 0);
+    pgw_repl_xlog_t x;
+    for (int i = 0; i < 40; i++) /* 4 s at least: several timeouts' worth */
+        assert_int_equal(pgw_client_repl_next(r, 100, &x), PGW_ETIMEDOUT);
+    snprintf(sql, sizeof sql,
+             "SELECT count(*) FROM pg_stat_replication s JOIN pg_replication_slots r"
+             " ON r.active_pid = s.pid WHERE r.slot_name = '%s' AND s.reply_time IS NOT NULL",
+             slot);
+    assert_int_equal(pgt_client_int8(db, sql), 1);
+    assert_int_equal(pgw_client_repl_stop(r), 0);
+    pgw_client_repl_free(r);
+    drop_slot(rc, slot);
+    pgw_client_close(rc);
+}
+
 /* Physical START_REPLICATION: raw WAL from the position IDENTIFY_SYSTEM
  * gave. */
 static void test_physical(void **state)
@@ -641,9 +687,9 @@ static void test_physical(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_commands), cmocka_unit_test(test_changes),
-        cmocka_unit_test(test_streamed), cmocka_unit_test(test_confirm_resume),
-        cmocka_unit_test(test_physical),
+        cmocka_unit_test(test_commands),          cmocka_unit_test(test_changes),
+        cmocka_unit_test(test_streamed),          cmocka_unit_test(test_confirm_resume),
+        cmocka_unit_test(test_keepalive_replies), cmocka_unit_test(test_physical),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -255,6 +255,15 @@ static void test_server_ends(void **state)
     assert_string_equal(t, "c");
     assert_int_equal(pgw_repl_stream_active(st), 0);
     assert_int_equal(g.ends, 0);
+    /* a keepalive after the server's CopyDone (a walsender sends one when
+     * it is due) is dropped, as libpq drops it */
+    pgw_buf_reset(&w);
+    w_keepalive(&w, 0x10, 1, 1);
+    feed(s, &w);
+    assert_int_equal(g.keepalives, 0);
+    assert_int_equal(rec->broken_calls, 0);
+    out_types(s, t, sizeof t);
+    assert_string_equal(t, "");
     pgw_buf_reset(&w);
     w_stream_end(&w);
     feed(s, &w);
