@@ -84,14 +84,22 @@ static pgw_result_t *simple(pgw_client_t *c, const char *sql)
     return res;
 }
 
-static pgw_client_t *repl_open(const char *mode)
+/* A replication connection (mode: database or true) with the server
+ * options given (NULL: none). */
+static pgw_client_t *repl_open_with(const char *mode, const char *options)
 {
     char ci[1024], extra[256];
-    snprintf(extra, sizeof extra, "replication=%s", mode);
+    snprintf(extra, sizeof extra, "replication=%s%s%s%s", mode, options ? " options='" : "",
+             options ? options : "", options ? "'" : "");
     pgw_client_t *c = NULL;
     int rc = pgw_client_connect(&c, pgt_conninfo(ci, sizeof ci, extra), NULL);
     if (rc != 0) fail_msg("replication connection: %s", pgw_strerror(rc));
     return c;
+}
+
+static pgw_client_t *repl_open(const char *mode)
+{
+    return repl_open_with(mode, NULL);
 }
 
 static uint64_t parse_lsn(const char *s)
@@ -414,15 +422,7 @@ static void test_changes(void **state)
 static void test_streamed(void **state)
 {
     (void)state;
-    char ci[1024];
-    pgw_client_t *rc = NULL;
-    assert_int_equal(
-        pgw_client_connect(&rc,
-                           pgt_conninfo(ci, sizeof ci,
-                                        "replication=database"
-                                        " options='-c logical_decoding_work_mem=64kB'"),
-                           NULL),
-        0);
+    pgw_client_t *rc = repl_open_with("database", "-c logical_decoding_work_mem=64kB");
     char slot[64], sql[512];
     slot_name(slot, sizeof slot, "big");
     create_slot(rc, slot);
@@ -625,14 +625,7 @@ static void test_confirm_resume(void **state)
 static void test_keepalive_replies(void **state)
 {
     (void)state;
-    char ci[1024];
-    pgw_client_t *rc = NULL;
-    assert_int_equal(pgw_client_connect(&rc,
-                                        pgt_conninfo(ci, sizeof ci,
-                                                     "replication=database"
-                                                     " options='-c wal_sender_timeout=1s'"),
-                                        NULL),
-                     0);
+    pgw_client_t *rc = repl_open_with("database", "-c wal_sender_timeout=1s");
     char slot[64], sql[512];
     slot_name(slot, sizeof slot, "ka");
     create_slot(rc, slot);

@@ -160,6 +160,23 @@ static pgw_session_t *streaming(rec_t *rec, got_t *g, pgw_repl_stream_t **st)
     return s;
 }
 
+/* The server's CopyDone and the end of the command: the stream completes
+ * with status, and the client writes nothing more (its CopyDone went
+ * before). */
+static void server_ends(pgw_session_t *s, const got_t *g, int status)
+{
+    pgw_buf_t w = {0};
+    pgt_msg(&w, 'c', NULL, 0);
+    w_stream_end(&w);
+    feed(s, &w);
+    pgw_buf_free(&w);
+    char t[16];
+    out_types(s, t, sizeof t);
+    assert_string_equal(t, "");
+    assert_int_equal(g->ends, 1);
+    assert_int_equal(g->end_status, status);
+}
+
 static void finish(pgw_session_t *s, pgw_repl_stream_t *st, rec_t *rec)
 {
     pgw_session_free(s);
@@ -289,16 +306,9 @@ static void malformed(const uint8_t *body, size_t len)
     char t[16];
     out_types(s, t, sizeof t);
     assert_string_equal(t, "c");
-    pgw_buf_reset(&w);
-    pgt_msg(&w, 'c', NULL, 0);
-    w_stream_end(&w);
-    feed(s, &w);
-    out_types(s, t, sizeof t);
-    assert_string_equal(t, ""); /* answered already */
-    assert_int_equal(g.ends, 1);
-    assert_int_equal(g.end_status, PGW_EPROTO);
-    assert_int_equal(rec->broken_calls, 0); /* the connection stays */
     pgw_buf_free(&w);
+    server_ends(s, &g, PGW_EPROTO);
+    assert_int_equal(rec->broken_calls, 0); /* the connection stays */
     finish(s, st, rec);
 }
 
@@ -334,12 +344,8 @@ static void test_callback_abandons(void **state)
     char t[16];
     out_types(s, t, sizeof t);
     assert_string_equal(t, "c");
-    pgw_buf_reset(&w);
-    pgt_msg(&w, 'c', NULL, 0);
-    w_stream_end(&w);
-    feed(s, &w);
-    assert_int_equal(g.end_status, PGW_ECANCELED);
     pgw_buf_free(&w);
+    server_ends(s, &g, PGW_ECANCELED);
     finish(s, st, rec);
 }
 
