@@ -55,6 +55,7 @@
 
 #include "pgwire/common.h"
 #include "pgwire/result.h"
+#include "pgwire/session.h"
 #include "pgwire/types.h"
 
 #ifdef __cplusplus
@@ -315,6 +316,215 @@ PGW_EXTERN int pgw_pgoutput_in_stream(const pgw_pgoutput_t *d);
  * Truncate, or i >= m->u.truncate.nrelids). Reads the message's bytes:
  * valid as long as they are. */
 PGW_EXTERN uint32_t pgw_pgoutput_truncate_relid(const pgw_pgoutput_msg_t *m, uint32_t i);
+
+/*
+ * ------------------------------------------------------------------------
+ * The replication stream: START_REPLICATION's CopyBoth.
+ *
+ * A connection opened with replication=database (logical) or
+ * replication=true (physical) runs the replication commands as simple
+ * queries (PGW_REQ_SIMPLE): IDENTIFY_SYSTEM, CREATE_REPLICATION_SLOT ...
+ * LOGICAL pgoutput [TEMPORARY] / PHYSICAL, DROP_REPLICATION_SLOT,
+ * TIMELINE_HISTORY answer with an ordinary result. START_REPLICATION
+ * answers with CopyBoth: run it through a pgw_repl_stream_t.
+ *
+ * In: each XLogData ('w') goes to on_xlog: wal_start (the WAL position of
+ * the data), wal_end (the server's end of WAL), send_time, and the payload
+ * as a view into the session's read chunk, valid during the call only
+ * (logical: one pgoutput message, for pgw_pgoutput_decode; physical: raw
+ * WAL bytes). Each primary keepalive ('k') goes to on_keepalive; when it
+ * asks for a reply the stream answers at once with a status update.
+ *
+ * Out: a standby status update ('r') says write = the highest wal_start
+ * received, flush = apply = the LSN the caller confirmed with
+ * pgw_repl_stream_confirm (0, "invalid", which the server ignores, before
+ * any confirmation), the client's clock, and whether a reply is wanted.
+ * Only a confirmed LSN is ever reported flushed: for a logical slot the
+ * server moves its confirmed_flush_lsn to exactly that LSN.
+ *
+ * RESUME CONTRACT (at-least-once): the server never sends again a
+ * transaction whose commit end_lsn (pgoutput Commit's end_lsn) is at or
+ * below the slot's confirmed_flush_lsn, and sends every other one again on
+ * the next START_REPLICATION of the slot (start LSN 0/0, or the last
+ * confirmed LSN: the server starts from the larger of it and
+ * confirmed_flush_lsn). So: confirm a transaction's Commit end_lsn once it
+ * is durably processed; after a lost connection (the server only learns of
+ * a confirmation from a status update that reached it: what was confirmed
+ * but not yet sent may come again too), reconnect, start again, and drop
+ * each transaction whose Commit end_lsn is at or below the last LSN you
+ * processed durably. Nothing is lost; the duplicates are exactly the
+ * transactions after the last confirmation the server received.
+ *
+ * One logical stream per connection: PostgreSQL's walsender (15 at least)
+ * ends a second logical START_REPLICATION on the same connection at once
+ * (its stream completes with no data); a physical one may be started again.
+ *
+ * The stream is sans-IO: it writes into the session's output and keeps no
+ * timer. pgw_conn_repl_start (below) sends status updates on a timer.
+ * THREADS: a stream is used on its session's thread.
+ * ------------------------------------------------------------------------
+ */
+
+/* An XLogData message, for pgw_repl_xlog_cb. */
+typedef struct pgw_repl_xlog {
+    uint64_t wal_start;  /* the WAL position of data */
+    uint64_t wal_end;    /* the server's current end of WAL */
+    int64_t send_time;   /* the server's clock at sending (pg microseconds) */
+    const uint8_t *data; /* the payload: a view valid during the call */
+    size_t len;          /* its length */
+} pgw_repl_xlog_t;
+
+/* A primary keepalive message, for pgw_repl_keepalive_cb. */
+typedef struct pgw_repl_keepalive {
+    uint64_t wal_end;     /* the server's end of WAL */
+    int64_t send_time;    /* the server's clock at sending */
+    bool reply_requested; /* the server asked for a reply (sent already) */
+} pgw_repl_keepalive_t;
+
+/* XLogData arrived. Return 0 to go on; a negative value ends the stream
+ * (CopyDone is sent, the rest is discarded) and becomes on_end's status. */
+typedef int (*pgw_repl_xlog_cb)(const pgw_repl_xlog_t *x, void *ud);
+/* A keepalive arrived (after the stream answered it if it asked). */
+typedef void (*pgw_repl_keepalive_cb)(const pgw_repl_keepalive_t *k, void *ud);
+
+/* A replication stream. Created by pgw_repl_stream_new, freed by
+ * pgw_repl_stream_free. */
+typedef struct pgw_repl_stream pgw_repl_stream_t;
+
+/* A stream's configuration: set it up with pgw_repl_stream_config_init. */
+typedef struct pgw_repl_stream_config {
+    size_t size;                        /* sizeof(pgw_repl_stream_config_t) */
+    pgw_repl_xlog_cb on_xlog;           /* required */
+    pgw_repl_keepalive_cb on_keepalive; /* optional */
+    /* The START_REPLICATION request completed, once: status 0 when the
+     * stream ended normally (CommandComplete after CopyDone), PGW_ESERVER
+     * with the server's error in res, on_xlog's negative code, or the
+     * connection's error. res as pgw_result_cb says. Optional. */
+    pgw_result_cb on_end;
+    void *ud; /* passed to every callback */
+    /* pgw_conn_repl_start: a status update every status_interval_ms while
+     * streaming (pg_recvlogical's --status-interval, default 10000);
+     * 0: none but the keepalive replies and pgw_repl_stream_send_status. */
+    uint32_t status_interval_ms;
+    /* The client clock for status updates, in pg microseconds (since
+     * 2000-01-01 UTC); NULL: the system's real-time clock. */
+    int64_t (*now)(void *ud);
+    const pgw_allocator_t *alloc; /* NULL: the default */
+} pgw_repl_stream_config_t;
+
+/* Fill *cfg with the defaults (status_interval_ms 10000). NULL: no-op. */
+PGW_EXTERN void pgw_repl_stream_config_init(pgw_repl_stream_config_t *cfg);
+
+/* Create a stream from cfg (copied). Returns 0 and *out, PGW_EINVAL (out
+ * or cfg NULL, no on_xlog) or PGW_ENOMEM. */
+PGW_EXTERN int pgw_repl_stream_new(const pgw_repl_stream_config_t *cfg, pgw_repl_stream_t **out);
+
+/* Free the stream. Do not free it while its request is pending (end it
+ * and wait for on_end, or free the session/connection first). NULL:
+ * no-op. */
+PGW_EXTERN void pgw_repl_stream_free(pgw_repl_stream_t *st);
+
+/*
+ * Fill *req (initialised by the call) with a PGW_REQ_SIMPLE running sql
+ * (a START_REPLICATION command, not copied: it must live until the
+ * submit) whose CopyBoth goes to st, on session s (status updates are
+ * written there). Submit it with pgw_session_submit (or use
+ * pgw_conn_repl_start). Resets the stream's LSNs for a new run: the
+ * confirmed LSN is kept. Returns 0, PGW_EINVAL or PGW_EBUSY (st is
+ * streaming).
+ */
+PGW_EXTERN int pgw_repl_stream_request(pgw_repl_stream_t *st, pgw_session_t *s, const char *sql,
+                                       pgw_request_t *req);
+
+/* The caller has durably processed everything up to lsn: later status
+ * updates report it as flushed (the highest confirmed LSN; a lower one is
+ * ignored). Sends nothing by itself. PGW_EINVAL for NULL. */
+PGW_EXTERN int pgw_repl_stream_confirm(pgw_repl_stream_t *st, uint64_t lsn);
+
+/* The highest LSN confirmed (0 if none, or for NULL). */
+PGW_EXTERN uint64_t pgw_repl_stream_confirmed(const pgw_repl_stream_t *st);
+/* The highest XLogData wal_start received in this run (0: none). */
+PGW_EXTERN uint64_t pgw_repl_stream_written(const pgw_repl_stream_t *st);
+
+/* 1 while the stream is in CopyBoth and may send, 0 otherwise. */
+PGW_EXTERN int pgw_repl_stream_active(const pgw_repl_stream_t *st);
+
+/* Write a standby status update now (reply_requested: ask the server to
+ * answer with a keepalive). Returns 0, PGW_EBUSY when not streaming,
+ * PGW_ENOMEM, or the session's fatal error. */
+PGW_EXTERN int pgw_repl_stream_send_status(pgw_repl_stream_t *st, bool reply_requested);
+
+/* End the stream: a final status update, then CopyDone. The server ends
+ * its side, and on_end fires with 0 when the command completes. Returns
+ * 0, PGW_EBUSY (not streaming, or already ending), PGW_ENOMEM. */
+PGW_EXTERN int pgw_repl_stream_stop(pgw_repl_stream_t *st);
+
+/* The session side of CopyBoth, used by the stream: 1 while a request
+ * carrying a CopyBoth (a PGW_REQ_SIMPLE with on_copy_data) may send in
+ * it; send one CopyData with data[0..len) (PGW_EBUSY when none,
+ * PGW_ETOOBIG past max_message_size); end our side with CopyDone
+ * (PGW_EBUSY when none). The server's CopyDone is answered with ours. */
+PGW_EXTERN int pgw_session_copy_both_active(const pgw_session_t *s);
+/* See pgw_session_copy_both_active. */
+PGW_EXTERN int pgw_session_copy_both_send(pgw_session_t *s, const void *data, size_t len);
+/* See pgw_session_copy_both_active. */
+PGW_EXTERN int pgw_session_copy_both_end(pgw_session_t *s);
+
+/* A connection (conn.h) of the stream. */
+struct pgw_conn;
+/* Submit st's START_REPLICATION sql on conn (opened with a replication
+ * option) and send status updates every cfg.status_interval_ms while it
+ * streams (a timer on the connection's loop, stopped when on_end fires).
+ * The stream ends with the server's CopyDone or error, the connection's
+ * loss, or pgw_repl_stream_stop. Returns 0 or pgw_conn_submit's errors. */
+PGW_EXTERN int pgw_conn_repl_start(struct pgw_conn *conn, pgw_repl_stream_t *st, const char *sql);
+
+/* ------------------------------------------------------------------------
+ * The blocking form, on a client (client.h) connected with a replication
+ * option: start, take the XLogData messages one by one, confirm, stop.
+ * Keepalives are answered inside. A client runs one stream at a time and
+ * no other request while it streams.
+ */
+struct pgw_client;
+/* A blocking replication stream. */
+typedef struct pgw_client_repl pgw_client_repl_t;
+
+/* Run sql (START_REPLICATION ...) on c and stream: status updates every
+ * status_interval_ms (0: only on confirm and keepalive replies). Returns
+ * 0 and *out (free with pgw_client_repl_free), PGW_EINVAL, PGW_ENOMEM or
+ * a submit error. The server's refusal arrives from pgw_client_repl_next. */
+PGW_EXTERN int pgw_client_repl_start(struct pgw_client *c, const char *sql,
+                                     uint32_t status_interval_ms, pgw_client_repl_t **out);
+
+/* The next XLogData into *out, waiting up to timeout_ms (< 0: no limit, 0:
+ * none). out->data views the stream's queue: valid until the next call on
+ * r. Returns 0, PGW_ETIMEDOUT (nothing yet), PGW_EDONE (the stream ended
+ * normally: the server's CopyDone), the stream's error (PGW_ESERVER: see
+ * pgw_client_repl_result; PGW_ECONNLOST ...; every message received before
+ * it was handed out first), PGW_ENOMEM or PGW_EINVAL. Messages are queued
+ * as they arrive; past 8 MiB queued the connection stops reading until the
+ * caller catches up. */
+PGW_EXTERN int pgw_client_repl_next(pgw_client_repl_t *r, int timeout_ms, pgw_repl_xlog_t *out);
+
+/* Confirm lsn as durably processed (pgw_repl_stream_confirm) and send a
+ * status update at once when streaming. Returns 0, PGW_EINVAL, or a send
+ * error. */
+PGW_EXTERN int pgw_client_repl_confirm(pgw_client_repl_t *r, uint64_t lsn);
+
+/* The highest LSN confirmed on r (0: none, or r NULL). */
+PGW_EXTERN uint64_t pgw_client_repl_confirmed(const pgw_client_repl_t *r);
+
+/* Stop: a final status update, CopyDone, then wait for the server to end
+ * the command (what it still sends is dropped). Returns the stream's
+ * status: 0 when it ended normally, PGW_ESERVER, PGW_ECONNLOST... */
+PGW_EXTERN int pgw_client_repl_stop(pgw_client_repl_t *r);
+
+/* The START_REPLICATION command's result once the stream ended (its error
+ * for PGW_ESERVER), else NULL. Lives as long as r. */
+PGW_EXTERN const pgw_result_t *pgw_client_repl_result(const pgw_client_repl_t *r);
+
+/* Free r, stopping the stream first if it still runs. NULL: no-op. */
+PGW_EXTERN void pgw_client_repl_free(pgw_client_repl_t *r);
 
 #ifdef __cplusplus
 }

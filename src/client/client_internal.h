@@ -8,6 +8,7 @@
 
 #include "pgwire/client.h"
 
+#include <stdbool.h>
 #include <uv.h>
 
 /* The allocator the client was made with. */
@@ -53,6 +54,10 @@ void pgw__client_enter(pgw_client_t *c);
 void pgw__client_leave(pgw_client_t *c);
 /* Run c's loop once (inside a call). */
 int pgw__client_turn(pgw_client_t *c, uv_run_mode mode);
+/* Run c's loop (inside a call) until done(arg), timeout_ms passed (< 0: no
+ * limit; 0: one non-blocking turn only) or nothing is left to run
+ * (notify.c). */
+void pgw__client_run_until(pgw_client_t *c, int timeout_ms, bool (*done)(void *arg), void *arg);
 
 /* Submit one request through submit (a connection's or a pool's driven
  * submit, called with sctx) and run the loop of s (held) until it

@@ -124,25 +124,40 @@ static void on_wait_timer_closed(uv_handle_t *h)
     ((wait_timer_t *)h->data)->closed = 1;
 }
 
-/* Run the loop until something is queued, the timer fired or the
- * connection broke. */
-static void run_for_notification(pgw_client_t *c, pgw__notify_queue_t *q, int timeout_ms)
+void pgw__client_run_until(pgw_client_t *c, int timeout_ms, bool (*done)(void *arg), void *arg)
 {
-    pgw_conn_t *conn = pgw_client_conn(c);
-    uv_loop_t *loop = pgw_conn_loop(conn);
     if (timeout_ms == 0) {
         pgw__client_turn(c, UV_RUN_NOWAIT);
         return;
     }
     wait_timer_t w = {.fired = 0, .closed = 0};
-    uv_timer_init(loop, &w.t);
+    uv_timer_init(pgw_conn_loop(pgw_client_conn(c)), &w.t);
     w.t.data = &w;
     if (timeout_ms > 0) uv_timer_start(&w.t, on_wait_timer, (uint64_t)timeout_ms, 0);
-    while (!q->head && !w.fired && pgw_conn_is_ready(conn))
-        if (pgw__client_turn(c, UV_RUN_ONCE) == 0) break; /* nothing left that could deliver one */
+    while (!done(arg) && !w.fired)
+        if (pgw__client_turn(c, UV_RUN_ONCE) == 0) break; /* nothing left that could deliver */
     uv_close((uv_handle_t *)&w.t, on_wait_timer_closed);
     while (!w.closed)
         pgw__client_turn(c, UV_RUN_NOWAIT);
+}
+
+typedef struct notify_wait {
+    pgw_client_t *c;
+    pgw__notify_queue_t *q;
+} notify_wait_t;
+
+static bool notification_or_loss(void *arg)
+{
+    notify_wait_t *w = arg;
+    return w->q->head || !pgw_conn_is_ready(pgw_client_conn(w->c));
+}
+
+/* Run the loop until something is queued, the timer fired or the
+ * connection broke. */
+static void run_for_notification(pgw_client_t *c, pgw__notify_queue_t *q, int timeout_ms)
+{
+    notify_wait_t w = {c, q};
+    pgw__client_run_until(c, timeout_ms, notification_or_loss, &w);
 }
 
 static int wait_notification(pgw_client_t *c, int timeout_ms, pgw_notification_t *out)

@@ -457,26 +457,34 @@ static int on_copy_out(pgw_session_t *s, pgw__req_t *r, pgw_result_t *res, const
  * own CopyDone. */
 static int on_copy_both(pgw_session_t *s, pgw__req_t *r, pgw_result_t *res, const pgw_msg_t *m)
 {
+    /* A replication stream (replication.h) carries it: copyboth.c. */
+    if (carries(r) && r->copy_data_cb) r->copy_state = PGW__COPY_BOTH;
     int rc = begin(r, res, m, PGW_COPY_BOTH);
     if (rc == PGW_ENOMEM) return rc;
     if (pgw__halted(s)) return 0;
-    refuse(r);
-    size_t from = s->output.buf.len;
-    if (pgw_enc_copy_done(&s->output.buf) < 0) return PGW_ENOMEM;
-    pgw__trace_out(s, &s->output.buf, from, true);
-    pgw__out_appended(s, &s->output.buf, from);
-    return 0;
+    if (r->copy_state == PGW__COPY_BOTH && rc == 0) return pgw__copy_both_begin(s, r);
+    if (r->copy_state == PGW__COPY_BOTH) {
+        r->row_status = rc;
+        r->copy_state = PGW__COPY_FAILED;
+    } else {
+        refuse(r);
+    }
+    return pgw__copy_both_write_done(s);
 }
 
 static int on_copy_data(pgw_session_t *s, pgw__req_t *r, pgw_result_t *res, const pgw_msg_t *m)
 {
     pgw_view_t d = m->u.data;
     res->copy_bytes += (uint64_t)d.len;
-    if (r->copy_state != PGW__COPY_OUT || !r->copy_data_cb) return 0;
+    uint8_t was = r->copy_state;
+    if (!r->copy_data_cb) return 0;
+    if (was != PGW__COPY_OUT && was != PGW__COPY_BOTH && was != PGW__COPY_BOTH_ENDING) return 0;
     int rc = r->copy_data_cb(d.p, (size_t)d.len, r->ud);
-    if (!pgw__halted(s) && rc < 0) {
+    if (!pgw__halted(s) && rc < 0 && r->copy_state == was) {
         r->row_status = rc;
         r->copy_state = PGW__COPY_FAILED;
+        /* A CopyBoth the caller abandons: our CopyDone makes the server end it. */
+        if (was == PGW__COPY_BOTH) return pgw__copy_both_write_done(s);
     }
     return 0;
 }
@@ -484,7 +492,8 @@ static int on_copy_data(pgw_session_t *s, pgw__req_t *r, pgw_result_t *res, cons
 /* The server is sending COPY data (COPY TO, or CopyBoth being ended). */
 static bool copying_out(const pgw__req_t *r, const pgw_result_t *res)
 {
-    return r->copy_state == PGW__COPY_OUT ||
+    return r->copy_state == PGW__COPY_OUT || r->copy_state == PGW__COPY_BOTH ||
+           r->copy_state == PGW__COPY_BOTH_ENDING ||
            (r->copy_state == PGW__COPY_FAILED && res && res->copy_dir != PGW_COPY_IN);
 }
 
@@ -505,9 +514,13 @@ int pgw__copy_dispatch(pgw_session_t *s, pgw__req_t *r, pgw_result_t *res, const
     case PGW_B_COPY_BOTH:
         return queued ? on_copy_both(s, r, res, m) : PGW_EPROTO;
     case PGW_B_COPY_DATA:
-        return copying_out(r, res) ? on_copy_data(s, r, res, m) : PGW_EPROTO;
+        if (copying_out(r, res)) return on_copy_data(s, r, res, m);
+        /* A walsender may send a keepalive after its CopyDone; libpq drops
+         * CopyData outside COPY mode, and so do we. */
+        return r->copy_state == PGW__COPY_SENT && res->copy_dir == PGW_COPY_BOTH ? 0 : PGW_EPROTO;
     case PGW_B_COPY_DONE:
-        return copying_out(r, res) ? 0 : PGW_EPROTO;
+        if (!copying_out(r, res)) return PGW_EPROTO;
+        return res->copy_dir == PGW_COPY_BOTH ? pgw__copy_both_server_done(s, r) : 0;
     case PGW_B_DATA_ROW:
         /* Not a COPY after all: rows of a described statement are kept. */
         if (!queued || !res->have_desc || !res->ncols) return PGW_EPROTO;
