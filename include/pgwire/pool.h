@@ -127,6 +127,30 @@
  * whichever server of the list is read-write (a promoted standby) within
  * about one backoff step of it accepting writes.
  *
+ * LIVE ROLE CHANGES. PostgreSQL 14 and later report in_hot_standby to each
+ * connection (ParameterStatus) and report its change from on to off when
+ * the standby is promoted (pg_promote(), pg_ctl promote), at the end of
+ * the next command each connection runs there. With route set, a
+ * connection made for read-only work that hears it is reclassified at
+ * that moment: it is a read-write connection from then on (checkouts and
+ * one-shot requests without PGW_POOL_READ_ONLY may go to it), on the same
+ * backend (no reconnect), and its pgw_pool_hosts entry becomes the
+ * read-write one of its server (counted in promoted there; its requests
+ * in flight move with it). Requests already sent on it are not moved or
+ * failed: read-only work may run on either kind of server. Read-only
+ * work then goes to the read-only connections up (other standbys, or a
+ * primary) and, with none, to the read-write connections up (a primary
+ * may serve it, as prefer-standby allows), never to a connection still
+ * opening, which might leave the first server it reaches and fail what it
+ * carried, until a read-only connection is up on a standby again; one
+ * read-only connection at a time is opened meanwhile
+ * (target_session_attrs=prefer-standby) to find the standbys left. So the
+ * promotion costs no request a PGW_ERETRY. A read-write connection never needs the reverse (a
+ * server becomes a standby only by restarting, which ends its connections). An idle connection
+ * hears the change only once it runs something; servers before 14 do not report in_hot_standby, and
+ * their connections keep the role they were made for until they are replaced (MULTI-HOST,
+ * failover).
+ *
  * LISTEN/NOTIFY. Pooled connections drop notifications: a LISTEN on a
  * one-shot request would be lost with its connection. pgw_pool_listener
  * makes a dedicated listener (listen.h) from the pool's connection string
@@ -357,6 +381,10 @@ typedef struct pgw_pool_host_stats {
     uint64_t submitted; /* one-shot requests and batches sent there */
     uint64_t completed; /* of those, whose callback fired (any status) */
     uint64_t retried;   /* of those, completed with PGW_ERETRY */
+    /* Connections that came to this entry from the server's read-only
+     * entry when the server was promoted (see LIVE ROLE CHANGES); they
+     * count in opened there, and in open, in_use and inflight here. */
+    uint64_t promoted;
 } pgw_pool_host_stats_t;
 
 /*

@@ -322,6 +322,13 @@ void pgw__core_acquire(pgw__core_t *c, pgw__waiter_t *w, uint64_t now)
     serve(c, now);
 }
 
+void pgw__core_reclassify(pgw__core_t *c, pgw__member_t *m, int role, uint64_t now)
+{
+    m->role = (uint8_t)role;
+    if (role == PGW__ROLE_RW) c->ro_after_promotion = 1;
+    serve(c, now);
+}
+
 void pgw__core_forget_waiter(pgw__core_t *c, pgw__waiter_t *w)
 {
     waiter_unlink(c, w);
@@ -355,9 +362,31 @@ static pgw__member_t *least_in_flight(const pgw__core_t *c, int role, int openin
     return best;
 }
 
+/* Once a promotion took read-only members, until a read-only member is up
+ * on a standby again: read-only work goes to the read-only member up with the least in
+ * flight, else to such a read-write member (a primary serves read-only
+ * work, as prefer-standby allows), never to a member being opened, which
+ * may leave the first server it reaches and fail what it carried; one
+ * read-only member is opened meanwhile, to find the standbys left. NULL
+ * when none is up (or no promotion is under way). */
+static pgw__member_t *pick_after_promotion(pgw__core_t *c, uint64_t now)
+{
+    if (!c->ro_after_promotion) return NULL;
+    pgw__member_t *best = least_in_flight(c, PGW__ROLE_RO, 0);
+    if (!best) best = least_in_flight(c, PGW__ROLE_RW, 0);
+    if (!best) return NULL;
+    uint32_t opening = 0;
+    members_of(c, PGW__ROLE_RO, &opening);
+    int e = 0;
+    if (!opening && may_open(c, now)) (void)member_open(c, PGW__ROLE_RO, now, &e);
+    return best;
+}
+
 pgw__member_t *pgw__core_pick(pgw__core_t *c, uint64_t now, int role, int *err)
 {
     if (c->cfg.route == 0) role = PGW__ROLE_RW;
+    pgw__member_t *promoted = role == PGW__ROLE_RO ? pick_after_promotion(c, now) : NULL;
+    if (promoted) return promoted;
     /* When routing, a connection still opening may first reach a server of
      * the wrong kind and leave it, failing what it carried: one that is up
      * is preferred, and one opening takes requests only when none is. */
@@ -493,6 +522,7 @@ void pgw__core_opened(pgw__core_t *c, pgw__member_t *m, int status, uint64_t now
     }
     c->st.opened++;
     c->opening--;
+    if (m->role == PGW__ROLE_RO && m->standby) c->ro_after_promotion = 0;
     pgw__backoff_reset(&c->backoff);
     c->retry_at_us = 0;
     c->last_open_error = 0;

@@ -58,6 +58,7 @@ struct pconn {
     int *settled;         /* released: set to 1 once it is back or closed */
     uint32_t early;       /* requests sent before it was up, still pending */
     size_t attempts_seen; /* connect attempts already looked at for refusals */
+    uint8_t hot_standby;  /* the server's in_hot_standby, as last reported */
 };
 
 /* A server connections were made to, as the connect attempts name it
@@ -74,6 +75,7 @@ typedef struct phost {
     char port[16];
     uint8_t role;
     uint64_t opened, lost, acquires, submitted, completed, retried;
+    uint64_t promoted; /* connections moved here when their server was promoted */
 } phost_t;
 
 struct pgw_pool {
@@ -133,6 +135,9 @@ void pgw__hosts_note_refusals(pconn_t *pc);
 /* A one-shot request (or batch) was sent on pc / completed with status. */
 void pgw__host_sent(pconn_t *pc);
 void pgw__host_done(pconn_t *pc, int status);
+/* pc now serves role (its server was promoted): its entry becomes that
+ * role's, its requests in flight moving with it. */
+void pgw__host_reclassify(pconn_t *pc, uint8_t role);
 
 /* route.c */
 /* p->ci_role: the conninfo each role connects with. 0 or PGW_ENOMEM. */

@@ -132,3 +132,18 @@ void pgw__host_done(pconn_t *pc, int status)
     h->completed++;
     if (status == PGW_ERETRY) h->retried++;
 }
+
+void pgw__host_reclassify(pconn_t *pc, uint8_t role)
+{
+    phost_t *from = pgw__host_of(pc);
+    int32_t to = host_index(pc->p, pc, role);
+    if (!from || to < 0) return; /* no memory: the totals stay where they were */
+    /* host_index may have moved the array: look the old entry up again. */
+    from = pgw__host_of(pc);
+    uint32_t inflight = pc->m ? pc->m->inflight : 0;
+    from->submitted -= inflight;
+    pc->host = to;
+    phost_t *h = pgw__host_of(pc);
+    h->submitted += inflight;
+    h->promoted++;
+}

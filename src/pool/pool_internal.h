@@ -67,6 +67,7 @@ typedef struct pgw__member {
     uint8_t hold;    /* opening: takes no one-shot requests until it is up */
     uint8_t between; /* opening, between two connect attempts: refuses requests */
     uint8_t recheck; /* must answer a check before it takes work again */
+    uint8_t standby; /* its server was a hot standby at connect (the driver's word) */
     uint32_t server; /* the driver's id of the server it is up on (0: unknown) */
     uint32_t inflight;
     uint64_t opened_us;
@@ -159,6 +160,11 @@ typedef struct pgw__core {
     uint32_t down_server;
     uint64_t down_since_id;
     uint64_t rng;
+    /* A read-only member was reclassified read-write (its server was
+     * promoted) and no read-only member came up on a standby since:
+     * read-only work goes to members up (of either role) rather than to
+     * members being opened. */
+    int ro_after_promotion;
     int closing;
     int in_serve;
     pgw__core_stats_t st;
@@ -225,6 +231,12 @@ void pgw__core_lost(pgw__core_t *c, pgw__member_t *m, uint64_t now);
  * the same episode (down_server) leaves the members opened since its
  * first sign alone. */
 void pgw__core_server_down(pgw__core_t *c, uint32_t server, int hold_opening, uint64_t now);
+
+/* m's server changed kind while m was up (a standby promoted: in_hot_standby
+ * turned off): m serves role from now on, without reconnecting, and the
+ * waiters of that role are served. Until a read-only member is up on a
+ * standby again, read-only one-shot work goes to members up only (pick). */
+void pgw__core_reclassify(pgw__core_t *c, pgw__member_t *m, int role, uint64_t now);
 
 /* Counts by state, for the stats. */
 void pgw__core_counts(const pgw__core_t *c, uint32_t *idle, uint32_t *in_use, uint32_t *opening);

@@ -56,6 +56,7 @@ static void host_totals(pgw_pool_host_stats_t *o, const phost_t *h)
     o->submitted = h->submitted;
     o->completed = h->completed;
     o->retried = h->retried;
+    o->promoted = h->promoted;
 }
 
 /* Add the live counts of the connections up on out[0..n). */
