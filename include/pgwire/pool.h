@@ -151,6 +151,33 @@
  * their connections keep the role they were made for until they are replaced (MULTI-HOST,
  * failover).
  *
+ * STANDBY LAG. With route set and max_standby_lag_bytes or
+ * max_standby_lag_ms set, every lag_check_ms the pool measures each
+ * standby it has read-only connections to, on those connections (one
+ * query on one connection per server, pipelined behind what it runs; none
+ * on a checked-out connection): its replay position
+ * (pg_last_wal_replay_lsn()) against the primary's (pg_current_wal_lsn(),
+ * on a read-write connection of the pool, measured in the same round or
+ * the one before), and its replay time lag (now() minus
+ * pg_last_xact_replay_timestamp(), 0 when it has replayed all it has
+ * received). A standby is within the limits when both measures are
+ * known and at most the limits; a server that is not in recovery (a
+ * prefer-standby connection that landed on the primary) is within them.
+ * One-shot read-only requests go only to read-only connections of a
+ * server measured within the limits at its last measure; while none is,
+ * they go to the primary's connections (standby_lag_fail 0) or are
+ * refused with PGW_ETARGET (standby_lag_fail 1), and the pool opens no
+ * more read-only connections than one at a time. A new read-only
+ * connection's server is measured as soon as it is up; until then it
+ * takes no read-only request. So a request never reaches a standby whose
+ * last measure was behind or that was never measured; a standby that
+ * falls behind between two measures is still used until the next one (up
+ * to lag_check_ms late). The byte measure needs a read-write connection
+ * of the pool up (min_size 1 or more keeps one): without one, a byte
+ * limit holds every standby back. Read-only checkouts (pgw_pool_acquire
+ * with PGW_POOL_READ_ONLY) are not held back by these limits. The
+ * last measures are in pgw_pool_hosts (lag_bytes, lag_ms, behind).
+ *
  * LISTEN/NOTIFY. Pooled connections drop notifications: a LISTEN on a
  * one-shot request would be lost with its connection. pgw_pool_listener
  * makes a dedicated listener (listen.h) from the pool's connection string
@@ -208,6 +235,17 @@ typedef struct pgw_pool_config {
      * pgw_conn_set_driver), and on_lost fires after the pool has taken
      * the connection out. */
     pgw_conn_config_t conn;
+    /* Standby lag (see STANDBY LAG; route must be set): read-only one-shot
+     * requests go only to standbys measured at most this far behind the
+     * primary, in WAL bytes (max_standby_lag_bytes) and in replay time
+     * (max_standby_lag_ms); 0 / 0: no limit (not measured). */
+    uint64_t max_standby_lag_bytes;
+    uint32_t max_standby_lag_ms;
+    /* How often the lag is measured (0: 1000 ms). */
+    uint32_t lag_check_ms;
+    /* When no standby is within the limits: 0 the primary serves the
+     * request; 1 it is refused (PGW_ETARGET). */
+    int standby_lag_fail;
 } pgw_pool_config_t;
 
 /* Flags of pgw_pool_submit_flags and pgw_pool_acquire. A one-shot request
@@ -385,6 +423,13 @@ typedef struct pgw_pool_host_stats {
      * entry when the server was promoted (see LIVE ROLE CHANGES); they
      * count in opened there, and in open, in_use and inflight here. */
     uint64_t promoted;
+    /* STANDBY LAG, for read-only entries when limits are set: the last
+     * measure (-1: none yet), how many were taken, and whether the server
+     * is held back from read-only requests (1) or not (0). */
+    int64_t lag_bytes;
+    int64_t lag_ms;
+    uint64_t lag_checks;
+    uint32_t behind;
 } pgw_pool_host_stats_t;
 
 /*

@@ -343,6 +343,8 @@ void pgw__core_forget_waiter(pgw__core_t *c, pgw__waiter_t *w)
 static int takes_requests(const pgw__core_t *c, const pgw__member_t *m, int opening)
 {
     if (m->drain || m->retire || m->recheck) return 0;
+    if (c->cfg.standby_lag && m->role == PGW__ROLE_RO && (m->behind || m->state != PGW__M_READY))
+        return 0;
     if (m->state == PGW__M_READY) return 1;
     return opening && m->state == PGW__M_OPENING && !m->hold && !m->between && !c->last_open_error;
 }
@@ -382,9 +384,39 @@ static pgw__member_t *pick_after_promotion(pgw__core_t *c, uint64_t now)
     return best;
 }
 
+/* With standby lag limits: the read-only member up and within them with
+ * the least in flight (another opened when all have pipeline_target in
+ * flight and no read-only member is opening or behind, to be measured
+ * before it takes any); with none, the primary's, or NULL with
+ * PGW_ETARGET (standby_lag_fail). */
+static pgw__member_t *pick_within_lag(pgw__core_t *c, uint64_t now, int *err)
+{
+    pgw__member_t *best = least_in_flight(c, PGW__ROLE_RO, 0);
+    if (!best || best->inflight >= c->cfg.pipeline_target) {
+        uint32_t unusable = 0;
+        pgw__member_t *m = c->members;
+        if (m) {
+            do {
+                unusable += m->role == PGW__ROLE_RO && (m->behind || m->state != PGW__M_READY);
+                m = m->next;
+            } while (m != c->members);
+        }
+        int e = 0;
+        if (!unusable && may_open(c, now)) (void)member_open(c, PGW__ROLE_RO, now, &e);
+    }
+    if (best) return best;
+    if (c->cfg.standby_lag_fail) {
+        *err = PGW_ETARGET;
+        return NULL;
+    }
+    return pgw__core_pick(c, now, PGW__ROLE_RW, err);
+}
+
 pgw__member_t *pgw__core_pick(pgw__core_t *c, uint64_t now, int role, int *err)
 {
     if (c->cfg.route == 0) role = PGW__ROLE_RW;
+    if (role == PGW__ROLE_RO && c->cfg.standby_lag && !c->ro_after_promotion)
+        return pick_within_lag(c, now, err);
     pgw__member_t *promoted = role == PGW__ROLE_RO ? pick_after_promotion(c, now) : NULL;
     if (promoted) return promoted;
     /* When routing, a connection still opening may first reach a server of

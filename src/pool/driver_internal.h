@@ -59,6 +59,7 @@ struct pconn {
     uint32_t early;       /* requests sent before it was up, still pending */
     size_t attempts_seen; /* connect attempts already looked at for refusals */
     uint8_t hot_standby;  /* the server's in_hot_standby, as last reported */
+    uint8_t lag_probing;  /* a lag measure (lag.c) runs on it */
 };
 
 /* A server connections were made to, as the connect attempts name it
@@ -76,6 +77,11 @@ typedef struct phost {
     uint8_t role;
     uint64_t opened, lost, acquires, submitted, completed, retried;
     uint64_t promoted; /* connections moved here when their server was promoted */
+    /* Standby lag (lag.c): the last measure (-1: unknown), how many were
+     * taken, and whether read-only one-shot work is held off the server. */
+    int64_t lag_bytes, lag_ms;
+    uint64_t lag_checks;
+    uint8_t behind;
 } phost_t;
 
 struct pgw_pool {
@@ -95,6 +101,11 @@ struct pgw_pool {
     size_t nhosts, caphosts;
     pserver_t *servers;
     size_t nservers, capservers;
+    /* Standby lag (lag.c): the next round, the primary's last WAL
+     * position, and whether a measure of it runs. */
+    uint64_t lag_next_us;
+    int64_t primary_lsn; /* -1: unknown */
+    uint8_t primary_probing;
     int closing;
     int handles_open;
     uint64_t retried, submitted;
@@ -149,6 +160,14 @@ uint8_t pgw__route_role_of_flags(unsigned flags);
 uint32_t pgw__route_of(const pgw_request_t *req);
 /* The connection to send a one-shot request of route on; NULL with *err. */
 pconn_t *pgw__route_pick(pgw_pool_t *p, uint32_t route, int *err);
+
+/* lag.c (pool.h, STANDBY LAG) */
+/* Start a round of measures when one is due; returns when the next is due
+ * (PGW__NEVER: no limits set). */
+uint64_t pgw__lag_tick(pgw_pool_t *p, uint64_t now);
+/* pc's read-only connection is up: held back unless its server's last
+ * measure was within the limits, and measured at the next tick. */
+void pgw__lag_member_up(pconn_t *pc);
 
 /* checkout.c: the core's grant and fail operations. */
 void pgw__pool_grant(void *ud, pgw__waiter_t *w, pgw__member_t *m);

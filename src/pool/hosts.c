@@ -48,6 +48,8 @@ static int32_t host_index(pgw_pool_t *p, const pconn_t *pc, uint8_t role)
     memcpy(h->host, host, sizeof host);
     memcpy(h->port, port, sizeof port);
     h->role = role;
+    h->lag_bytes = h->lag_ms = -1;
+    h->behind = 1;
     return (int32_t)p->nhosts++;
 }
 
@@ -90,6 +92,7 @@ void pgw__hosts_up(pconn_t *pc)
     }
     pc->early = 0;
     m->server = server_of(pc);
+    if (m->role == PGW__ROLE_RO) pgw__lag_member_up(pc);
 }
 
 /* The attempt found nothing listening, or a server refusing connections

@@ -68,6 +68,7 @@ typedef struct pgw__member {
     uint8_t between; /* opening, between two connect attempts: refuses requests */
     uint8_t recheck; /* must answer a check before it takes work again */
     uint8_t standby; /* its server was a hot standby at connect (the driver's word) */
+    uint8_t behind;  /* standby_lag: its server is not known within the limits */
     uint32_t server; /* the driver's id of the server it is up on (0: unknown) */
     uint32_t inflight;
     uint64_t opened_us;
@@ -129,6 +130,8 @@ typedef struct pgw__core_cfg {
     uint64_t idle_timeout_us;    /* 0: none */
     uint64_t liveness_after_us;  /* 0: never checked */
     int route;                   /* members have roles (RW, RO) */
+    int standby_lag;             /* RO one-shot work only to members not behind */
+    int standby_lag_fail;        /* none: refuse (PGW_ETARGET), not the primary */
     int reset_on_release;        /* RESET for clean releases */
     uint64_t seed;               /* jitter */
 } pgw__core_cfg_t;

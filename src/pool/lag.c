@@ -1,0 +1,166 @@
+/*
+ * Standby lag (pool.h, STANDBY LAG; driver_internal.h): each round, one
+ * query on a free read-write connection reads the primary's WAL position
+ * and one on a free read-only connection of each server reads its replay
+ * position and replay time lag; a server's read-only connections are
+ * held back from read-only one-shot work (pgw__member_t.behind) unless
+ * its last measure was within the limits. The queries count as requests
+ * in flight of their connection for the core, so no checkout is granted
+ * under them.
+ */
+#define _DEFAULT_SOURCE /* uv.h needs POSIX types */
+#include "pool/driver_internal.h"
+
+static const char primary_sql[] = "SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::int8";
+/* 0 ms when it has replayed all it received (an idle primary leaves the
+ * last replayed commit old without any lag). */
+static const char standby_sql[] =
+    "SELECT pg_is_in_recovery(), pg_wal_lsn_diff(pg_last_wal_replay_lsn(), '0/0')::int8, "
+    "CASE WHEN pg_last_wal_receive_lsn() IS NOT DISTINCT FROM pg_last_wal_replay_lsn() THEN 0 "
+    "ELSE (extract(epoch FROM now() - pg_last_xact_replay_timestamp()) * 1000)::int8 END";
+
+static uint64_t interval_us(const pgw_pool_t *p)
+{
+    return (uint64_t)(p->cfg.lag_check_ms ? p->cfg.lag_check_ms : 1000) * 1000;
+}
+
+/* Hold host's read-only connections back (behind 1) or not. */
+static void set_behind(pgw_pool_t *p, int32_t host, uint8_t behind)
+{
+    p->hosts[host].behind = behind;
+    pconn_t *pc = p->pconns;
+    if (!pc) return;
+    do {
+        if (pc->m && pc->host == host) pc->m->behind = behind;
+        pc = pc->next;
+    } while (pc != p->pconns);
+}
+
+void pgw__lag_member_up(pconn_t *pc)
+{
+    pgw_pool_t *p = pc->p;
+    if (!p->core.cfg.standby_lag) return;
+    phost_t *h = pgw__host_of(pc);
+    pc->m->behind = !h || h->behind;
+    p->lag_next_us = 0; /* measure it now */
+}
+
+/* A measure on pc finished: pc may take work again (a gone connection
+ * leaves the rotation first, as for any request). */
+static void probe_done(pconn_t *pc, int status, const pgw_result_t *res)
+{
+    pgw_pool_t *p = pc->p;
+    pc->lag_probing = 0;
+    pgw__pconn_before_callback(pc, status, res);
+    if (pc->m) pgw__core_done(&p->core, pc->m, pgw__pool_now_us());
+    pgw__pool_kick(p);
+}
+
+static int64_t int8_or(const pgw_result_t *res, int col, int64_t dflt)
+{
+    int64_t v;
+    return pgw_result_isnull(res, 0, col) || pgw_result_int8(res, 0, col, &v) != 0 ? dflt : v;
+}
+
+static void on_primary(int status, pgw_result_t *res, void *ud)
+{
+    pconn_t *pc = ud;
+    pgw_pool_t *p = pc->p;
+    p->primary_probing = 0;
+    if (status == 0 && pgw_result_nrows(res) == 1) p->primary_lsn = int8_or(res, 0, -1);
+    probe_done(pc, status, res);
+    pgw_result_free(res);
+}
+
+/* Whether a measure of bytes and ms (-1: unknown) is within the limits. */
+static int within(const pgw_pool_t *p, int64_t bytes, int64_t ms)
+{
+    uint64_t max_b = p->cfg.max_standby_lag_bytes, max_ms = p->cfg.max_standby_lag_ms;
+    return (!max_b || (bytes >= 0 && (uint64_t)bytes <= max_b)) &&
+           (!max_ms || (ms >= 0 && (uint64_t)ms <= max_ms));
+}
+
+static void on_standby(int status, pgw_result_t *res, void *ud)
+{
+    pconn_t *pc = ud;
+    pgw_pool_t *p = pc->p;
+    bool recovery = false;
+    phost_t *h = pgw__host_of(pc);
+    if (h && status == 0 && pgw_result_nrows(res) == 1 &&
+        pgw_result_bool(res, 0, 0, &recovery) == 0) {
+        int64_t replay = int8_or(res, 1, -1), bytes = 0, ms = 0;
+        if (recovery) {
+            bytes = replay >= 0 && p->primary_lsn >= 0 ? p->primary_lsn - replay : -1;
+            if (bytes < -1) bytes = 0; /* the primary was read before the standby */
+            ms = int8_or(res, 2, -1);
+        }
+        h->lag_bytes = bytes;
+        h->lag_ms = ms;
+        h->lag_checks++;
+        set_behind(p, pc->host, !within(p, bytes, ms));
+    }
+    probe_done(pc, status, res);
+    pgw_result_free(res);
+}
+
+/* A connection of role (on host, or any when -1) free for a measure: up,
+ * not checked out, taking work, nothing of ours on it; the one with the
+ * least in flight. */
+static pconn_t *free_conn(pgw_pool_t *p, uint8_t role, int32_t host)
+{
+    pconn_t *best = NULL, *pc = p->pconns;
+    if (!pc) return NULL;
+    do {
+        const pgw__member_t *m = pc->m;
+        if (m && !pc->out && !pc->closing && !pc->lag_probing && m->role == role &&
+            m->state == PGW__M_READY && !m->retire && !m->recheck && !m->drain &&
+            (host < 0 || pc->host == host) && (!best || m->inflight < best->m->inflight))
+            best = pc;
+        pc = pc->next;
+    } while (pc != p->pconns);
+    return best;
+}
+
+static int probe(pconn_t *pc, const char *sql, pgw_result_cb cb)
+{
+    pgw_request_t r = PGW_SIMPLE(sql, cb, pc);
+    if (pgw_conn_submit(pc->conn, &r) < 0) return -1;
+    pgw__core_sent(&pc->p->core, pc->m);
+    pc->lag_probing = 1;
+    return 0;
+}
+
+/* A measure runs on a connection of host already. */
+static int host_probing(const pgw_pool_t *p, int32_t host)
+{
+    const pconn_t *pc = p->pconns;
+    if (!pc) return 0;
+    do {
+        if (pc->lag_probing && pc->host == host) return 1;
+        pc = pc->next;
+    } while (pc != p->pconns);
+    return 0;
+}
+
+static void start_round(pgw_pool_t *p)
+{
+    pconn_t *pc;
+    if (!p->primary_probing && (pc = free_conn(p, PGW__ROLE_RW, -1)) &&
+        probe(pc, primary_sql, on_primary) == 0)
+        p->primary_probing = 1;
+    for (size_t i = 0; i < p->nhosts; i++) {
+        int32_t host = (int32_t)i;
+        if (p->hosts[i].role != PGW__ROLE_RO || host_probing(p, host)) continue;
+        if ((pc = free_conn(p, PGW__ROLE_RO, host))) (void)probe(pc, standby_sql, on_standby);
+    }
+}
+
+uint64_t pgw__lag_tick(pgw_pool_t *p, uint64_t now)
+{
+    if (!p->core.cfg.standby_lag || p->closing) return PGW__NEVER;
+    if (now >= p->lag_next_us) {
+        p->lag_next_us = now + interval_us(p);
+        start_round(p);
+    }
+    return p->lag_next_us;
+}
