@@ -178,6 +178,35 @@
  * with PGW_POOL_READ_ONLY) are not held back by these limits. The
  * last measures are in pgw_pool_hosts (lag_bytes, lag_ms, behind).
  *
+ * READ YOUR WRITES. With route and read_your_writes (1 or 2) set, the
+ * pool learns a WAL position at or after each commit made through it:
+ * right behind every read-write one-shot request and batch, and behind
+ * the COMMIT of pgw_pool_tx_end, it sends SELECT
+ * pg_current_wal_insert_lsn() on the same connection, in the same write
+ * (no extra round trip), and keeps the highest answer (the pool's commit
+ * LSN). A read-your-writes request (every read-only one-shot request with
+ * read_your_writes 1; with 2, those submitted with PGW_POOL_READ_ONLY |
+ * PGW_POOL_READ_YOUR_WRITES) goes to a standby only when the standby's
+ * last measure (see STANDBY LAG: every lag_check_ms, default 1000) showed
+ * it had replayed the pool's commit LSN, and while no position query is
+ * pending (one whose write completed but whose position is not known
+ * yet); otherwise it goes to the primary (ryw_fail 0) or is refused with
+ * PGW_ETARGET (ryw_fail 1). So, per pool handle: a read-your-writes
+ * request submitted after the callback of a read-write one-shot request
+ * or batch, or of pgw_pool_tx_end's COMMIT, of the same pool has fired
+ * sees that write (on the primary, or on a standby that has replayed it).
+ * A write made on a checked-out connection with its own COMMIT (not
+ * pgw_pool_tx_end), a write made elsewhere, or the write's effects before
+ * its callback, are not covered unless the caller passes the position in
+ * (pgw_pool_note_lsn). Across processes: once pgw_pool_commit_lsn says its
+ * value is complete, that value, passed to pgw_pool_note_lsn of another
+ * pool over the same servers, makes that pool's read-your-writes requests
+ * see those writes. A request right after a write usually goes to the
+ * primary (standbys are measured every lag_check_ms); one whose writes are
+ * older than the measure interval and the standby's replay lag goes to a
+ * standby. Not provided: waiting for a standby to catch up. Read-only
+ * checkouts are not covered.
+ *
  * LISTEN/NOTIFY. Pooled connections drop notifications: a LISTEN on a
  * one-shot request would be lost with its connection. pgw_pool_listener
  * makes a dedicated listener (listen.h) from the pool's connection string
@@ -246,6 +275,14 @@ typedef struct pgw_pool_config {
     /* When no standby is within the limits: 0 the primary serves the
      * request; 1 it is refused (PGW_ETARGET). */
     int standby_lag_fail;
+    /* Read-your-writes (see READ YOUR WRITES): 0 off; 1 every read-only
+     * one-shot request reads the pool's writes; 2 only those submitted
+     * with PGW_POOL_READ_YOUR_WRITES. 1 and 2 make the pool track its
+     * commits' WAL positions and measure its standbys (lag_check_ms). */
+    int read_your_writes;
+    /* A read-your-writes request no standby is known to have replayed
+     * for: 0 the primary serves it; 1 it is refused (PGW_ETARGET). */
+    int ryw_fail;
 } pgw_pool_config_t;
 
 /* Flags of pgw_pool_submit_flags and pgw_pool_acquire. A one-shot request
@@ -254,7 +291,10 @@ typedef struct pgw_pool_config {
  * from every batch flag, and pgw_pool_submit_batch refuses it. */
 enum {
     /* Read-only work: a standby's connection when route is set. */
-    PGW_POOL_READ_ONLY = 1u << 16
+    PGW_POOL_READ_ONLY = 1u << 16,
+    /* With PGW_POOL_READ_ONLY, for pgw_pool_submit_flags: the request reads
+     * the pool's writes (see READ YOUR WRITES; read_your_writes 1 or 2). */
+    PGW_POOL_READ_YOUR_WRITES = 1u << 17
 };
 
 /* Zero *cfg, set its size and the conn options' defaults. */
@@ -371,6 +411,21 @@ PGW_EXTERN int pgw_pool_tx_begin(pgw_pool_t *p, unsigned flags, uint32_t timeout
  */
 PGW_EXTERN int pgw_pool_tx_end(pgw_pool_t *p, pgw_conn_t *conn, int commit, pgw_result_cb cb,
                                void *ud);
+
+/*
+ * The pool's commit LSN (see READ YOUR WRITES): the highest WAL position
+ * (bytes since 0/0, as pg_wal_lsn_diff(lsn, '0/0')) learned after its
+ * commits or passed to pgw_pool_note_lsn, 0 for none, in *lsn (may be
+ * NULL). Returns 1 when it covers every write whose callback has fired
+ * (no position query pending or lost), 0 when one is still to come (ask
+ * again once the loop has run), or for a NULL pool.
+ */
+PGW_EXTERN int pgw_pool_commit_lsn(const pgw_pool_t *p, uint64_t *lsn);
+/* Raise the pool's commit LSN to lsn (a pgw_pool_commit_lsn value, or a
+ * position the caller read after its own commit): its later
+ * read-your-writes requests see what was committed up to there. A lower
+ * value, or a NULL pool, changes nothing. */
+PGW_EXTERN void pgw_pool_note_lsn(pgw_pool_t *p, uint64_t lsn);
 
 /* Counters, readable at any time. */
 typedef struct pgw_pool_stats {

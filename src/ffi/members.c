@@ -169,9 +169,10 @@ static const member_t pool_config_members[] = {
     U(PC, liveness_after_ms),  I(PC, route),
     P(PC, reset_sql),          U(PC, max_standby_lag_bytes),
     U(PC, max_standby_lag_ms), U(PC, lag_check_ms),
-    I(PC, standby_lag_fail),
+    I(PC, standby_lag_fail),   I(PC, read_your_writes),
+    I(PC, ryw_fail),
 };
-LAST_MEMBER(PC, standby_lag_fail);
+LAST_MEMBER(PC, ryw_fail);
 static const member_table_t pool_config_table = {
     pool_config_members, sizeof pool_config_members / sizeof pool_config_members[0], "conn.",
     offsetof(PC, conn), &conn_config_table};

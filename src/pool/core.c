@@ -442,6 +442,31 @@ pgw__member_t *pgw__core_pick(pgw__core_t *c, uint64_t now, int role, int *err)
     return best;
 }
 
+pgw__member_t *pgw__core_pick_replayed(pgw__core_t *c, uint64_t now, uint64_t lsn, int fail,
+                                       int *err)
+{
+    pgw__member_t *best = NULL, *m = c->members;
+    if (m) {
+        do {
+            if (m->role == PGW__ROLE_RO && takes_requests(c, m, 0) && m->state == PGW__M_READY &&
+                m->replayed >= lsn && (!best || m->inflight < best->inflight))
+                best = m;
+            m = m->next;
+        } while (m != c->members);
+    }
+    if (best) return best;
+    /* No read-only member yet: one is opened, to be measured, and takes
+     * requests once its server is known to have replayed them. */
+    int e = 0;
+    if (members_of(c, PGW__ROLE_RO, NULL) == 0 && may_open(c, now))
+        (void)member_open(c, PGW__ROLE_RO, now, &e);
+    if (fail) {
+        *err = PGW_ETARGET;
+        return NULL;
+    }
+    return pgw__core_pick(c, now, PGW__ROLE_RW, err);
+}
+
 void pgw__core_sent(pgw__core_t *c, pgw__member_t *m)
 {
     m->inflight++;

@@ -82,6 +82,7 @@ typedef struct phost {
     int64_t lag_bytes, lag_ms;
     uint64_t lag_checks;
     uint8_t behind;
+    uint64_t replayed; /* the last measured replay position (UINT64_MAX: a primary) */
 } phost_t;
 
 struct pgw_pool {
@@ -106,6 +107,13 @@ struct pgw_pool {
     uint64_t lag_next_us;
     int64_t primary_lsn; /* -1: unknown */
     uint8_t primary_probing;
+    /* Read your writes (lag.c): the pool's commit LSN, the position
+     * queries pending, and a lost one (blind until a query sent at or
+     * after seq blind_from answers). */
+    uint64_t ryw_lsn;
+    uint32_t ryw_pending;
+    uint64_t ryw_seq, ryw_blind_from;
+    uint8_t ryw_blind;
     int closing;
     int handles_open;
     uint64_t retried, submitted;
@@ -168,6 +176,17 @@ uint64_t pgw__lag_tick(pgw_pool_t *p, uint64_t now);
 /* pc's read-only connection is up: held back unless its server's last
  * measure was within the limits, and measured at the next tick. */
 void pgw__lag_member_up(pconn_t *pc);
+/* Whether the pool measures its standbys (lag limits or read your writes). */
+int pgw__lag_measuring(const pgw_pool_t *p);
+/* A read-write one-shot request or batch was sent on pc: with read your
+ * writes, the commit position query goes right behind it. */
+void pgw__ryw_after_write(pconn_t *pc);
+/* The commit position query behind a COMMIT on a checked-out connection:
+ * cb(ud) once it answered. 0, or PGW_EINVAL (not tracking) / PGW_ENOMEM /
+ * the submit's error, cb then not called. */
+int pgw__ryw_after_commit(pgw_pool_t *p, pgw_conn_t *conn, void (*cb)(void *), void *ud);
+/* The connection for a read-your-writes request; NULL with *err. */
+pconn_t *pgw__route_pick_ryw(pgw_pool_t *p, int *err);
 
 /* checkout.c: the core's grant and fail operations. */
 void pgw__pool_grant(void *ud, pgw__waiter_t *w, pgw__member_t *m);

@@ -58,18 +58,19 @@ enum { PGW__ROLE_RW = 0, PGW__ROLE_RO = 1, PGW__NROLES = 2 };
 
 typedef struct pgw__member {
     struct pgw__member *next, *prev;
-    void *h;         /* the driver's handle */
-    uint64_t id;     /* 1, 2, ... in the order opened */
-    uint8_t state;   /* enum pgw__member_state */
-    uint8_t role;    /* PGW__ROLE_* */
-    uint8_t retire;  /* lifetime over: take nothing new, close once free */
-    uint8_t drain;   /* reserved for a waiter: no new one-shot requests */
-    uint8_t hold;    /* opening: takes no one-shot requests until it is up */
-    uint8_t between; /* opening, between two connect attempts: refuses requests */
-    uint8_t recheck; /* must answer a check before it takes work again */
-    uint8_t standby; /* its server was a hot standby at connect (the driver's word) */
-    uint8_t behind;  /* standby_lag: its server is not known within the limits */
-    uint32_t server; /* the driver's id of the server it is up on (0: unknown) */
+    void *h;           /* the driver's handle */
+    uint64_t id;       /* 1, 2, ... in the order opened */
+    uint8_t state;     /* enum pgw__member_state */
+    uint8_t role;      /* PGW__ROLE_* */
+    uint8_t retire;    /* lifetime over: take nothing new, close once free */
+    uint8_t drain;     /* reserved for a waiter: no new one-shot requests */
+    uint8_t hold;      /* opening: takes no one-shot requests until it is up */
+    uint8_t between;   /* opening, between two connect attempts: refuses requests */
+    uint8_t recheck;   /* must answer a check before it takes work again */
+    uint8_t standby;   /* its server was a hot standby at connect (the driver's word) */
+    uint8_t behind;    /* standby_lag: its server is not known within the limits */
+    uint64_t replayed; /* its server's last measured replay position (UINT64_MAX: a primary) */
+    uint32_t server;   /* the driver's id of the server it is up on (0: unknown) */
     uint32_t inflight;
     uint64_t opened_us;
     uint64_t idle_since_us; /* last time it became free */
@@ -192,6 +193,12 @@ uint64_t pgw__core_tick(pgw__core_t *c, uint64_t now);
  * with pgw__core_sent once it is accepted. */
 pgw__member_t *pgw__core_pick(pgw__core_t *c, uint64_t now, int role, int *err);
 void pgw__core_sent(pgw__core_t *c, pgw__member_t *m);
+/* The member for a read-your-writes request: the read-only member up
+ * (within the lag limits) whose server has replayed lsn, least in flight;
+ * with none, the read-write pick, or NULL with PGW_ETARGET (fail); a
+ * read-only member is opened when there is none. */
+pgw__member_t *pgw__core_pick_replayed(pgw__core_t *c, uint64_t now, uint64_t lsn, int fail,
+                                       int *err);
 /* A one-shot request of m completed. */
 void pgw__core_done(pgw__core_t *c, pgw__member_t *m, uint64_t now);
 
