@@ -685,14 +685,21 @@ PGW_EXTERN int pgw_conn_set_notification_cb(pgw_conn_t *conn, pgw_notification_c
  *               on_lost; the requests it carried have completed);
  *   on_attempt  a connect attempt's session was made: requests submitted
  *               from now on go to that attempt (between two attempts, while
- *               the last one's requests fail, a submit is refused).
- * Either may be NULL. Set it before pgw_conn_connect; d is copied (NULL
+ *               the last one's requests fail, a submit is refused);
+ *   on_parameter  the server reported a parameter (ParameterStatus: at
+ *               startup and whenever a GUC_REPORT one changes, e.g.
+ *               in_hot_standby when a standby is promoted), before the
+ *               config's on_parameter; name and value are views valid
+ *               during the call.
+ * Any may be NULL. Set it before pgw_conn_connect; d is copied (NULL
  * removes the driver). Returns 0 or PGW_EINVAL (conn NULL).
  */
 typedef struct pgw_conn_driver {
     void (*on_lost)(pgw_conn_t *conn, int err, void *ud); /* see above */
     void (*on_attempt)(pgw_conn_t *conn, void *ud);       /* see above */
-    void *ud;                                             /* passed to both */
+    void *ud;                                             /* passed to each */
+    void (*on_parameter)(pgw_conn_t *conn, pgw_str_t name, pgw_str_t value,
+                         void *ud); /* see above */
 } pgw_conn_driver_t;
 PGW_EXTERN int pgw_conn_set_driver(pgw_conn_t *conn, const pgw_conn_driver_t *d);
 /* The driver's ud (NULL without a driver, or for NULL): how a layer finds

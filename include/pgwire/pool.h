@@ -127,6 +127,86 @@
  * whichever server of the list is read-write (a promoted standby) within
  * about one backoff step of it accepting writes.
  *
+ * LIVE ROLE CHANGES. PostgreSQL 14 and later report in_hot_standby to each
+ * connection (ParameterStatus) and report its change from on to off when
+ * the standby is promoted (pg_promote(), pg_ctl promote), at the end of
+ * the next command each connection runs there. With route set, a
+ * connection made for read-only work that hears it is reclassified at
+ * that moment: it is a read-write connection from then on (checkouts and
+ * one-shot requests without PGW_POOL_READ_ONLY may go to it), on the same
+ * backend (no reconnect), and its pgw_pool_hosts entry becomes the
+ * read-write one of its server (counted in promoted there; its requests
+ * in flight move with it). Requests already sent on it are not moved or
+ * failed: read-only work may run on either kind of server. Read-only
+ * work then goes to the read-only connections up (other standbys, or a
+ * primary) and, with none, to the read-write connections up (a primary
+ * may serve it, as prefer-standby allows), never to a connection still
+ * opening, which might leave the first server it reaches and fail what it
+ * carried, until a read-only connection is up on a standby again; one
+ * read-only connection at a time is opened meanwhile
+ * (target_session_attrs=prefer-standby) to find the standbys left. So the
+ * promotion costs no request a PGW_ERETRY. A read-write connection never needs the reverse (a
+ * server becomes a standby only by restarting, which ends its connections). An idle connection
+ * hears the change only once it runs something; servers before 14 do not report in_hot_standby, and
+ * their connections keep the role they were made for until they are replaced (MULTI-HOST,
+ * failover).
+ *
+ * STANDBY LAG. With route set and max_standby_lag_bytes or
+ * max_standby_lag_ms set, every lag_check_ms the pool measures each
+ * standby it has read-only connections to, on those connections (one
+ * query on one connection per server, pipelined behind what it runs; none
+ * on a checked-out connection): its replay position
+ * (pg_last_wal_replay_lsn()) against the primary's (pg_current_wal_lsn(),
+ * on a read-write connection of the pool, measured in the same round or
+ * the one before), and its replay time lag (now() minus
+ * pg_last_xact_replay_timestamp(), 0 when it has replayed all it has
+ * received). A standby is within the limits when both measures are
+ * known and at most the limits; a server that is not in recovery (a
+ * prefer-standby connection that landed on the primary) is within them.
+ * One-shot read-only requests go only to read-only connections of a
+ * server measured within the limits at its last measure; while none is,
+ * they go to the primary's connections (standby_lag_fail 0) or are
+ * refused with PGW_ETARGET (standby_lag_fail 1), and the pool opens no
+ * more read-only connections than one at a time. A new read-only
+ * connection's server is measured as soon as it is up; until then it
+ * takes no read-only request. So a request never reaches a standby whose
+ * last measure was behind or that was never measured; a standby that
+ * falls behind between two measures is still used until the next one (up
+ * to lag_check_ms late). The byte measure needs a read-write connection
+ * of the pool up (min_size 1 or more keeps one): without one, a byte
+ * limit holds every standby back. Read-only checkouts (pgw_pool_acquire
+ * with PGW_POOL_READ_ONLY) are not held back by these limits. The
+ * last measures are in pgw_pool_hosts (lag_bytes, lag_ms, behind).
+ *
+ * READ YOUR WRITES. With route and read_your_writes (1 or 2) set, the
+ * pool learns a WAL position at or after each commit made through it:
+ * right behind every read-write one-shot request and batch, and behind
+ * the COMMIT of pgw_pool_tx_end, it sends SELECT
+ * pg_current_wal_insert_lsn() on the same connection, in the same write
+ * (no extra round trip), and keeps the highest answer (the pool's commit
+ * LSN). A read-your-writes request (every read-only one-shot request with
+ * read_your_writes 1; with 2, those submitted with PGW_POOL_READ_ONLY |
+ * PGW_POOL_READ_YOUR_WRITES) goes to a standby only when the standby's
+ * last measure (see STANDBY LAG: every lag_check_ms, default 1000) showed
+ * it had replayed the pool's commit LSN, and while no position query is
+ * pending (one whose write completed but whose position is not known
+ * yet); otherwise it goes to the primary (ryw_fail 0) or is refused with
+ * PGW_ETARGET (ryw_fail 1). So, per pool handle: a read-your-writes
+ * request submitted after the callback of a read-write one-shot request
+ * or batch, or of pgw_pool_tx_end's COMMIT, of the same pool has fired
+ * sees that write (on the primary, or on a standby that has replayed it).
+ * A write made on a checked-out connection with its own COMMIT (not
+ * pgw_pool_tx_end), a write made elsewhere, or the write's effects before
+ * its callback, are not covered unless the caller passes the position in
+ * (pgw_pool_note_lsn). Across processes: once pgw_pool_commit_lsn says its
+ * value is complete, that value, passed to pgw_pool_note_lsn of another
+ * pool over the same servers, makes that pool's read-your-writes requests
+ * see those writes. A request right after a write usually goes to the
+ * primary (standbys are measured every lag_check_ms); one whose writes are
+ * older than the measure interval and the standby's replay lag goes to a
+ * standby. Not provided: waiting for a standby to catch up. Read-only
+ * checkouts are not covered.
+ *
  * LISTEN/NOTIFY. Pooled connections drop notifications: a LISTEN on a
  * one-shot request would be lost with its connection. pgw_pool_listener
  * makes a dedicated listener (listen.h) from the pool's connection string
@@ -184,6 +264,25 @@ typedef struct pgw_pool_config {
      * pgw_conn_set_driver), and on_lost fires after the pool has taken
      * the connection out. */
     pgw_conn_config_t conn;
+    /* Standby lag (see STANDBY LAG; route must be set): read-only one-shot
+     * requests go only to standbys measured at most this far behind the
+     * primary, in WAL bytes (max_standby_lag_bytes) and in replay time
+     * (max_standby_lag_ms); 0 / 0: no limit (not measured). */
+    uint64_t max_standby_lag_bytes;
+    uint32_t max_standby_lag_ms;
+    /* How often the lag is measured (0: 1000 ms). */
+    uint32_t lag_check_ms;
+    /* When no standby is within the limits: 0 the primary serves the
+     * request; 1 it is refused (PGW_ETARGET). */
+    int standby_lag_fail;
+    /* Read-your-writes (see READ YOUR WRITES): 0 off; 1 every read-only
+     * one-shot request reads the pool's writes; 2 only those submitted
+     * with PGW_POOL_READ_YOUR_WRITES. 1 and 2 make the pool track its
+     * commits' WAL positions and measure its standbys (lag_check_ms). */
+    int read_your_writes;
+    /* A read-your-writes request no standby is known to have replayed
+     * for: 0 the primary serves it; 1 it is refused (PGW_ETARGET). */
+    int ryw_fail;
 } pgw_pool_config_t;
 
 /* Flags of pgw_pool_submit_flags and pgw_pool_acquire. A one-shot request
@@ -192,7 +291,10 @@ typedef struct pgw_pool_config {
  * from every batch flag, and pgw_pool_submit_batch refuses it. */
 enum {
     /* Read-only work: a standby's connection when route is set. */
-    PGW_POOL_READ_ONLY = 1u << 16
+    PGW_POOL_READ_ONLY = 1u << 16,
+    /* With PGW_POOL_READ_ONLY, for pgw_pool_submit_flags: the request reads
+     * the pool's writes (see READ YOUR WRITES; read_your_writes 1 or 2). */
+    PGW_POOL_READ_YOUR_WRITES = 1u << 17
 };
 
 /* Zero *cfg, set its size and the conn options' defaults. */
@@ -310,6 +412,21 @@ PGW_EXTERN int pgw_pool_tx_begin(pgw_pool_t *p, unsigned flags, uint32_t timeout
 PGW_EXTERN int pgw_pool_tx_end(pgw_pool_t *p, pgw_conn_t *conn, int commit, pgw_result_cb cb,
                                void *ud);
 
+/*
+ * The pool's commit LSN (see READ YOUR WRITES): the highest WAL position
+ * (bytes since 0/0, as pg_wal_lsn_diff(lsn, '0/0')) learned after its
+ * commits or passed to pgw_pool_note_lsn, 0 for none, in *lsn (may be
+ * NULL). Returns 1 when it covers every write whose callback has fired
+ * (no position query pending or lost), 0 when one is still to come (ask
+ * again once the loop has run), or for a NULL pool.
+ */
+PGW_EXTERN int pgw_pool_commit_lsn(const pgw_pool_t *p, uint64_t *lsn);
+/* Raise the pool's commit LSN to lsn (a pgw_pool_commit_lsn value, or a
+ * position the caller read after its own commit): its later
+ * read-your-writes requests see what was committed up to there. A lower
+ * value, or a NULL pool, changes nothing. */
+PGW_EXTERN void pgw_pool_note_lsn(pgw_pool_t *p, uint64_t lsn);
+
 /* Counters, readable at any time. */
 typedef struct pgw_pool_stats {
     uint32_t size;                /* connections, those being opened included */
@@ -357,6 +474,17 @@ typedef struct pgw_pool_host_stats {
     uint64_t submitted; /* one-shot requests and batches sent there */
     uint64_t completed; /* of those, whose callback fired (any status) */
     uint64_t retried;   /* of those, completed with PGW_ERETRY */
+    /* Connections that came to this entry from the server's read-only
+     * entry when the server was promoted (see LIVE ROLE CHANGES); they
+     * count in opened there, and in open, in_use and inflight here. */
+    uint64_t promoted;
+    /* STANDBY LAG, for read-only entries when limits are set: the last
+     * measure (-1: none yet), how many were taken, and whether the server
+     * is held back from read-only requests (1) or not (0). */
+    int64_t lag_bytes;
+    int64_t lag_ms;
+    uint64_t lag_checks;
+    uint32_t behind;
 } pgw_pool_host_stats_t;
 
 /*

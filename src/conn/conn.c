@@ -165,6 +165,7 @@ static void cb_notification(pgw_session_t *s, int32_t pid, pgw_str_t channel, pg
 static void cb_parameter(pgw_session_t *s, pgw_str_t name, pgw_str_t value, void *ud)
 {
     pgw_conn_t *c = ud;
+    if (c->driver.on_parameter) c->driver.on_parameter(c, name, value, c->driver.ud);
     if (c->cfg.on_parameter) c->cfg.on_parameter(c, name, value, c->cfg.ud);
 }
 

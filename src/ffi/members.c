@@ -161,13 +161,18 @@ static const member_table_t conn_config_table = TABLE(conn_config_members);
 
 #define PC pgw_pool_config_t
 static const member_t pool_config_members[] = {
-    U(PC, min_size),        U(PC, max_size),           U(PC, max_connecting),
-    U(PC, pipeline_target), U(PC, acquire_timeout_ms), U(PC, backoff_min_ms),
-    U(PC, backoff_max_ms),  U(PC, max_lifetime_ms),    U(PC, lifetime_jitter_ms),
-    U(PC, idle_timeout_ms), U(PC, liveness_after_ms),  I(PC, route),
-    P(PC, reset_sql),
+    U(PC, min_size),           U(PC, max_size),
+    U(PC, max_connecting),     U(PC, pipeline_target),
+    U(PC, acquire_timeout_ms), U(PC, backoff_min_ms),
+    U(PC, backoff_max_ms),     U(PC, max_lifetime_ms),
+    U(PC, lifetime_jitter_ms), U(PC, idle_timeout_ms),
+    U(PC, liveness_after_ms),  I(PC, route),
+    P(PC, reset_sql),          U(PC, max_standby_lag_bytes),
+    U(PC, max_standby_lag_ms), U(PC, lag_check_ms),
+    I(PC, standby_lag_fail),   I(PC, read_your_writes),
+    I(PC, ryw_fail),
 };
-LAST_MEMBER(PC, conn);
+LAST_MEMBER(PC, ryw_fail);
 static const member_table_t pool_config_table = {
     pool_config_members, sizeof pool_config_members / sizeof pool_config_members[0], "conn.",
     offsetof(PC, conn), &conn_config_table};

@@ -246,18 +246,31 @@ typedef struct txend {
     pgw_conn_t *conn;
     pgw_result_cb cb;
     void *ud;
+    int status;        /* the COMMIT's, once it completed */
+    pgw_result_t *res; /* its result, held while its position is read */
+    int tracked;       /* its position query follows: it finishes there */
 } txend_t;
 
-static void on_tx_end(int status, pgw_result_t *res, void *ud)
+static void tx_finish(void *ud)
 {
     txend_t *t = ud;
     txend_t c = *t;
     pgw__free(c.p->alloc, t);
     pgw_pool_release(c.p, c.conn);
     if (c.cb)
-        c.cb(status, res, c.ud);
+        c.cb(c.status, c.res, c.ud);
     else
-        pgw_result_free(res);
+        pgw_result_free(c.res);
+}
+
+static void on_tx_end(int status, pgw_result_t *res, void *ud)
+{
+    txend_t *t = ud;
+    t->status = status;
+    t->res = res;
+    /* With read your writes, the COMMIT's position query was sent right
+     * behind it: the connection is released once it answered. */
+    if (!t->tracked) tx_finish(t);
 }
 
 int pgw_pool_tx_end(pgw_pool_t *p, pgw_conn_t *conn, int commit, pgw_result_cb cb, void *ud)
@@ -265,9 +278,13 @@ int pgw_pool_tx_end(pgw_pool_t *p, pgw_conn_t *conn, int commit, pgw_result_cb c
     if (!checked_out(p, conn)) return PGW_EINVAL;
     txend_t *t = pgw__malloc(p->alloc, sizeof *t);
     if (!t) return PGW_ENOMEM;
-    *t = (txend_t){p, conn, cb, ud};
+    *t = (txend_t){p, conn, cb, ud, 0, NULL, 0};
     pgw_request_t r = PGW_SIMPLE(commit ? "COMMIT" : "ROLLBACK", on_tx_end, t);
     int rc = pgw_conn_submit(conn, &r);
-    if (rc < 0) pgw__free(p->alloc, t);
-    return rc;
+    if (rc < 0) {
+        pgw__free(p->alloc, t);
+        return rc;
+    }
+    if (commit) t->tracked = pgw__ryw_after_commit(p, conn, tx_finish, t) == 0;
+    return 0;
 }

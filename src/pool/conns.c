@@ -146,6 +146,33 @@ static void on_attempt(pgw_conn_t *conn, void *ud)
     if (pc->m) pgw__core_between_attempts(&pc->p->core, pc->m, 0);
 }
 
+static int str_is(pgw_str_t s, const char *lit)
+{
+    size_t n = strlen(lit);
+    return s.len == n && memcmp(s.p, lit, n) == 0;
+}
+
+/* The server reported a parameter. in_hot_standby (PostgreSQL 14+) turning
+ * off on a connection that is up means its standby was promoted: when the
+ * pool routes, the connection made for read-only work now serves
+ * read-write work, without reconnecting (the server reports the change at
+ * the end of the next command run there). */
+static void on_parameter(pgw_conn_t *conn, pgw_str_t name, pgw_str_t value, void *ud)
+{
+    (void)conn;
+    pconn_t *pc = ud;
+    if (!str_is(name, "in_hot_standby")) return;
+    uint8_t was = pc->hot_standby;
+    pc->hot_standby = str_is(value, "on");
+    pgw__member_t *m = pc->m;
+    if (!m || !was || pc->hot_standby || m->state == PGW__M_OPENING || !pc->p->cfg.route ||
+        m->role != PGW__ROLE_RO)
+        return;
+    pgw__host_reclassify(pc, PGW__ROLE_RW);
+    pgw__core_reclassify(&pc->p->core, m, PGW__ROLE_RW, pgw__pool_now_us());
+    pgw__pool_kick(pc->p);
+}
+
 /* The established connection broke. When requests were in flight their
  * completions have already taken it out (pgw__pconn_before_callback). */
 static void on_lost(pgw_conn_t *conn, int err, void *ud)
@@ -164,6 +191,7 @@ static void on_connected(pgw_conn_t *conn, int status, const pgw_error_t *err, v
     pgw__member_t *m = pc->m;
     if (status == 0) {
         pc->was_ready = 1;
+        m->standby = pc->hot_standby;
         pgw__hosts_up(pc);
         pgw__core_opened(&p->core, m, 0, pgw__pool_now_us());
         pgw__hosts_note_refusals(pc); /* hosts tried before this one */
@@ -195,7 +223,8 @@ int pgw__pool_open_member(void *ud, pgw__member_t *m)
         pgw__free(p->alloc, pc);
         return rc;
     }
-    const pgw_conn_driver_t driver = {on_lost, on_attempt, pc};
+    const pgw_conn_driver_t driver = {
+        .on_lost = on_lost, .on_attempt = on_attempt, .on_parameter = on_parameter, .ud = pc};
     pgw_conn_set_driver(pc->conn, &driver);
     pconn_link(p, pc);
     m->h = pc;

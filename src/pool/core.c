@@ -322,6 +322,13 @@ void pgw__core_acquire(pgw__core_t *c, pgw__waiter_t *w, uint64_t now)
     serve(c, now);
 }
 
+void pgw__core_reclassify(pgw__core_t *c, pgw__member_t *m, int role, uint64_t now)
+{
+    m->role = (uint8_t)role;
+    if (role == PGW__ROLE_RW) c->ro_after_promotion = 1;
+    serve(c, now);
+}
+
 void pgw__core_forget_waiter(pgw__core_t *c, pgw__waiter_t *w)
 {
     waiter_unlink(c, w);
@@ -336,6 +343,8 @@ void pgw__core_forget_waiter(pgw__core_t *c, pgw__waiter_t *w)
 static int takes_requests(const pgw__core_t *c, const pgw__member_t *m, int opening)
 {
     if (m->drain || m->retire || m->recheck) return 0;
+    if (c->cfg.standby_lag && m->role == PGW__ROLE_RO && (m->behind || m->state != PGW__M_READY))
+        return 0;
     if (m->state == PGW__M_READY) return 1;
     return opening && m->state == PGW__M_OPENING && !m->hold && !m->between && !c->last_open_error;
 }
@@ -355,9 +364,61 @@ static pgw__member_t *least_in_flight(const pgw__core_t *c, int role, int openin
     return best;
 }
 
+/* Once a promotion took read-only members, until a read-only member is up
+ * on a standby again: read-only work goes to the read-only member up with the least in
+ * flight, else to such a read-write member (a primary serves read-only
+ * work, as prefer-standby allows), never to a member being opened, which
+ * may leave the first server it reaches and fail what it carried; one
+ * read-only member is opened meanwhile, to find the standbys left. NULL
+ * when none is up (or no promotion is under way). */
+static pgw__member_t *pick_after_promotion(pgw__core_t *c, uint64_t now)
+{
+    if (!c->ro_after_promotion) return NULL;
+    pgw__member_t *best = least_in_flight(c, PGW__ROLE_RO, 0);
+    if (!best) best = least_in_flight(c, PGW__ROLE_RW, 0);
+    if (!best) return NULL;
+    uint32_t opening = 0;
+    members_of(c, PGW__ROLE_RO, &opening);
+    int e = 0;
+    if (!opening && may_open(c, now)) (void)member_open(c, PGW__ROLE_RO, now, &e);
+    return best;
+}
+
+/* With standby lag limits: the read-only member up and within them with
+ * the least in flight (another opened when all have pipeline_target in
+ * flight and no read-only member is opening or behind, to be measured
+ * before it takes any); with none, the primary's, or NULL with
+ * PGW_ETARGET (standby_lag_fail). */
+static pgw__member_t *pick_within_lag(pgw__core_t *c, uint64_t now, int *err)
+{
+    pgw__member_t *best = least_in_flight(c, PGW__ROLE_RO, 0);
+    if (!best || best->inflight >= c->cfg.pipeline_target) {
+        uint32_t unusable = 0;
+        pgw__member_t *m = c->members;
+        if (m) {
+            do {
+                unusable += m->role == PGW__ROLE_RO && (m->behind || m->state != PGW__M_READY);
+                m = m->next;
+            } while (m != c->members);
+        }
+        int e = 0;
+        if (!unusable && may_open(c, now)) (void)member_open(c, PGW__ROLE_RO, now, &e);
+    }
+    if (best) return best;
+    if (c->cfg.standby_lag_fail) {
+        *err = PGW_ETARGET;
+        return NULL;
+    }
+    return pgw__core_pick(c, now, PGW__ROLE_RW, err);
+}
+
 pgw__member_t *pgw__core_pick(pgw__core_t *c, uint64_t now, int role, int *err)
 {
     if (c->cfg.route == 0) role = PGW__ROLE_RW;
+    if (role == PGW__ROLE_RO && c->cfg.standby_lag && !c->ro_after_promotion)
+        return pick_within_lag(c, now, err);
+    pgw__member_t *promoted = role == PGW__ROLE_RO ? pick_after_promotion(c, now) : NULL;
+    if (promoted) return promoted;
     /* When routing, a connection still opening may first reach a server of
      * the wrong kind and leave it, failing what it carried: one that is up
      * is preferred, and one opening takes requests only when none is. */
@@ -379,6 +440,31 @@ pgw__member_t *pgw__core_pick(pgw__core_t *c, uint64_t now, int role, int *err)
     }
     if (!best) *err = c->last_open_error ? c->last_open_error : PGW_ECONNECT;
     return best;
+}
+
+pgw__member_t *pgw__core_pick_replayed(pgw__core_t *c, uint64_t now, uint64_t lsn, int fail,
+                                       int *err)
+{
+    pgw__member_t *best = NULL, *m = c->members;
+    if (m) {
+        do {
+            if (m->role == PGW__ROLE_RO && takes_requests(c, m, 0) && m->state == PGW__M_READY &&
+                m->replayed >= lsn && (!best || m->inflight < best->inflight))
+                best = m;
+            m = m->next;
+        } while (m != c->members);
+    }
+    if (best) return best;
+    /* No read-only member yet: one is opened, to be measured, and takes
+     * requests once its server is known to have replayed them. */
+    int e = 0;
+    if (members_of(c, PGW__ROLE_RO, NULL) == 0 && may_open(c, now))
+        (void)member_open(c, PGW__ROLE_RO, now, &e);
+    if (fail) {
+        *err = PGW_ETARGET;
+        return NULL;
+    }
+    return pgw__core_pick(c, now, PGW__ROLE_RW, err);
 }
 
 void pgw__core_sent(pgw__core_t *c, pgw__member_t *m)
@@ -493,6 +579,7 @@ void pgw__core_opened(pgw__core_t *c, pgw__member_t *m, int status, uint64_t now
     }
     c->st.opened++;
     c->opening--;
+    if (m->role == PGW__ROLE_RO && m->standby) c->ro_after_promotion = 0;
     pgw__backoff_reset(&c->backoff);
     c->retry_at_us = 0;
     c->last_open_error = 0;

@@ -58,6 +58,8 @@ struct pconn {
     int *settled;         /* released: set to 1 once it is back or closed */
     uint32_t early;       /* requests sent before it was up, still pending */
     size_t attempts_seen; /* connect attempts already looked at for refusals */
+    uint8_t hot_standby;  /* the server's in_hot_standby, as last reported */
+    uint8_t lag_probing;  /* a lag measure (lag.c) runs on it */
 };
 
 /* A server connections were made to, as the connect attempts name it
@@ -74,6 +76,13 @@ typedef struct phost {
     char port[16];
     uint8_t role;
     uint64_t opened, lost, acquires, submitted, completed, retried;
+    uint64_t promoted; /* connections moved here when their server was promoted */
+    /* Standby lag (lag.c): the last measure (-1: unknown), how many were
+     * taken, and whether read-only one-shot work is held off the server. */
+    int64_t lag_bytes, lag_ms;
+    uint64_t lag_checks;
+    uint8_t behind;
+    uint64_t replayed; /* the last measured replay position (UINT64_MAX: a primary) */
 } phost_t;
 
 struct pgw_pool {
@@ -93,6 +102,18 @@ struct pgw_pool {
     size_t nhosts, caphosts;
     pserver_t *servers;
     size_t nservers, capservers;
+    /* Standby lag (lag.c): the next round, the primary's last WAL
+     * position, and whether a measure of it runs. */
+    uint64_t lag_next_us;
+    int64_t primary_lsn; /* -1: unknown */
+    uint8_t primary_probing;
+    /* Read your writes (lag.c): the pool's commit LSN, the position
+     * queries pending, and a lost one (blind until a query sent at or
+     * after seq blind_from answers). */
+    uint64_t ryw_lsn;
+    uint32_t ryw_pending;
+    uint64_t ryw_seq, ryw_blind_from;
+    uint8_t ryw_blind;
     int closing;
     int handles_open;
     uint64_t retried, submitted;
@@ -133,6 +154,9 @@ void pgw__hosts_note_refusals(pconn_t *pc);
 /* A one-shot request (or batch) was sent on pc / completed with status. */
 void pgw__host_sent(pconn_t *pc);
 void pgw__host_done(pconn_t *pc, int status);
+/* pc now serves role (its server was promoted): its entry becomes that
+ * role's, its requests in flight moving with it. */
+void pgw__host_reclassify(pconn_t *pc, uint8_t role);
 
 /* route.c */
 /* p->ci_role: the conninfo each role connects with. 0 or PGW_ENOMEM. */
@@ -144,6 +168,25 @@ uint8_t pgw__route_role_of_flags(unsigned flags);
 uint32_t pgw__route_of(const pgw_request_t *req);
 /* The connection to send a one-shot request of route on; NULL with *err. */
 pconn_t *pgw__route_pick(pgw_pool_t *p, uint32_t route, int *err);
+
+/* lag.c (pool.h, STANDBY LAG) */
+/* Start a round of measures when one is due; returns when the next is due
+ * (PGW__NEVER: no limits set). */
+uint64_t pgw__lag_tick(pgw_pool_t *p, uint64_t now);
+/* pc's read-only connection is up: held back unless its server's last
+ * measure was within the limits, and measured at the next tick. */
+void pgw__lag_member_up(pconn_t *pc);
+/* Whether the pool measures its standbys (lag limits or read your writes). */
+int pgw__lag_measuring(const pgw_pool_t *p);
+/* A read-write one-shot request or batch was sent on pc: with read your
+ * writes, the commit position query goes right behind it. */
+void pgw__ryw_after_write(pconn_t *pc);
+/* The commit position query behind a COMMIT on a checked-out connection:
+ * cb(ud) once it answered. 0, or PGW_EINVAL (not tracking) / PGW_ENOMEM /
+ * the submit's error, cb then not called. */
+int pgw__ryw_after_commit(pgw_pool_t *p, pgw_conn_t *conn, void (*cb)(void *), void *ud);
+/* The connection for a read-your-writes request; NULL with *err. */
+pconn_t *pgw__route_pick_ryw(pgw_pool_t *p, int *err);
 
 /* checkout.c: the core's grant and fail operations. */
 void pgw__pool_grant(void *ud, pgw__waiter_t *w, pgw__member_t *m);

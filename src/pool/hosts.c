@@ -48,6 +48,8 @@ static int32_t host_index(pgw_pool_t *p, const pconn_t *pc, uint8_t role)
     memcpy(h->host, host, sizeof host);
     memcpy(h->port, port, sizeof port);
     h->role = role;
+    h->lag_bytes = h->lag_ms = -1;
+    h->behind = 1;
     return (int32_t)p->nhosts++;
 }
 
@@ -90,6 +92,7 @@ void pgw__hosts_up(pconn_t *pc)
     }
     pc->early = 0;
     m->server = server_of(pc);
+    if (m->role == PGW__ROLE_RO) pgw__lag_member_up(pc);
 }
 
 /* The attempt found nothing listening, or a server refusing connections
@@ -131,4 +134,19 @@ void pgw__host_done(pconn_t *pc, int status)
     }
     h->completed++;
     if (status == PGW_ERETRY) h->retried++;
+}
+
+void pgw__host_reclassify(pconn_t *pc, uint8_t role)
+{
+    phost_t *from = pgw__host_of(pc);
+    int32_t to = host_index(pc->p, pc, role);
+    if (!from || to < 0) return; /* no memory: the totals stay where they were */
+    /* host_index may have moved the array: look the old entry up again. */
+    from = pgw__host_of(pc);
+    uint32_t inflight = pc->m ? pc->m->inflight : 0;
+    from->submitted -= inflight;
+    pc->host = to;
+    phost_t *h = pgw__host_of(pc);
+    h->submitted += inflight;
+    h->promoted++;
 }

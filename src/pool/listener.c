@@ -350,7 +350,7 @@ static int connect_now(pgw_listener_t *l)
     l->conn = c;
     l->gen++;
     l->state = L_CONNECTING;
-    const pgw_conn_driver_t driver = {on_conn_lost, NULL, l};
+    const pgw_conn_driver_t driver = {.on_lost = on_conn_lost, .ud = l};
     pgw_conn_set_driver(c, &driver);
     pgw_conn_set_notification_cb(c, on_conn_notification, l);
     rc = pgw_conn_connect(c, l->conninfo, on_connected, l);

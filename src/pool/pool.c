@@ -19,6 +19,8 @@ void pgw__pool_kick(pgw_pool_t *p)
     if (p->closing) return;
     uint64_t now = pgw__pool_now_us();
     uint64_t next = pgw__core_tick(&p->core, now);
+    uint64_t lag_next = pgw__lag_tick(p, now);
+    if (lag_next < next) next = lag_next;
     if (next == PGW__NEVER) {
         uv_timer_stop(&p->timer);
         return;
@@ -87,6 +89,8 @@ static pgw__core_cfg_t core_cfg(const pgw_pool_config_t *c)
     cc.idle_timeout_us = (uint64_t)c->idle_timeout_ms * 1000;
     cc.liveness_after_us = (uint64_t)c->liveness_after_ms * 1000;
     cc.route = c->route;
+    cc.standby_lag = c->route && (c->max_standby_lag_bytes || c->max_standby_lag_ms);
+    cc.standby_lag_fail = c->standby_lag_fail;
     cc.reset_on_release = c->reset_sql != NULL;
     cc.seed = uv_hrtime() | 1;
     return cc;
@@ -132,6 +136,7 @@ int pgw_pool_new(pgw_pool_t **out, uv_loop_t *loop, const char *conninfo,
     p->loop = loop;
     p->alloc = a;
     p->cfg = c;
+    p->primary_lsn = -1;
     if (copy_strings(p, conninfo) < 0) {
         pool_free_now(p);
         return PGW_ENOMEM;

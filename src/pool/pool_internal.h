@@ -58,16 +58,19 @@ enum { PGW__ROLE_RW = 0, PGW__ROLE_RO = 1, PGW__NROLES = 2 };
 
 typedef struct pgw__member {
     struct pgw__member *next, *prev;
-    void *h;         /* the driver's handle */
-    uint64_t id;     /* 1, 2, ... in the order opened */
-    uint8_t state;   /* enum pgw__member_state */
-    uint8_t role;    /* PGW__ROLE_* */
-    uint8_t retire;  /* lifetime over: take nothing new, close once free */
-    uint8_t drain;   /* reserved for a waiter: no new one-shot requests */
-    uint8_t hold;    /* opening: takes no one-shot requests until it is up */
-    uint8_t between; /* opening, between two connect attempts: refuses requests */
-    uint8_t recheck; /* must answer a check before it takes work again */
-    uint32_t server; /* the driver's id of the server it is up on (0: unknown) */
+    void *h;           /* the driver's handle */
+    uint64_t id;       /* 1, 2, ... in the order opened */
+    uint8_t state;     /* enum pgw__member_state */
+    uint8_t role;      /* PGW__ROLE_* */
+    uint8_t retire;    /* lifetime over: take nothing new, close once free */
+    uint8_t drain;     /* reserved for a waiter: no new one-shot requests */
+    uint8_t hold;      /* opening: takes no one-shot requests until it is up */
+    uint8_t between;   /* opening, between two connect attempts: refuses requests */
+    uint8_t recheck;   /* must answer a check before it takes work again */
+    uint8_t standby;   /* its server was a hot standby at connect (the driver's word) */
+    uint8_t behind;    /* standby_lag: its server is not known within the limits */
+    uint64_t replayed; /* its server's last measured replay position (UINT64_MAX: a primary) */
+    uint32_t server;   /* the driver's id of the server it is up on (0: unknown) */
     uint32_t inflight;
     uint64_t opened_us;
     uint64_t idle_since_us; /* last time it became free */
@@ -128,6 +131,8 @@ typedef struct pgw__core_cfg {
     uint64_t idle_timeout_us;    /* 0: none */
     uint64_t liveness_after_us;  /* 0: never checked */
     int route;                   /* members have roles (RW, RO) */
+    int standby_lag;             /* RO one-shot work only to members not behind */
+    int standby_lag_fail;        /* none: refuse (PGW_ETARGET), not the primary */
     int reset_on_release;        /* RESET for clean releases */
     uint64_t seed;               /* jitter */
 } pgw__core_cfg_t;
@@ -159,6 +164,11 @@ typedef struct pgw__core {
     uint32_t down_server;
     uint64_t down_since_id;
     uint64_t rng;
+    /* A read-only member was reclassified read-write (its server was
+     * promoted) and no read-only member came up on a standby since:
+     * read-only work goes to members up (of either role) rather than to
+     * members being opened. */
+    int ro_after_promotion;
     int closing;
     int in_serve;
     pgw__core_stats_t st;
@@ -183,6 +193,12 @@ uint64_t pgw__core_tick(pgw__core_t *c, uint64_t now);
  * with pgw__core_sent once it is accepted. */
 pgw__member_t *pgw__core_pick(pgw__core_t *c, uint64_t now, int role, int *err);
 void pgw__core_sent(pgw__core_t *c, pgw__member_t *m);
+/* The member for a read-your-writes request: the read-only member up
+ * (within the lag limits) whose server has replayed lsn, least in flight;
+ * with none, the read-write pick, or NULL with PGW_ETARGET (fail); a
+ * read-only member is opened when there is none. */
+pgw__member_t *pgw__core_pick_replayed(pgw__core_t *c, uint64_t now, uint64_t lsn, int fail,
+                                       int *err);
 /* A one-shot request of m completed. */
 void pgw__core_done(pgw__core_t *c, pgw__member_t *m, uint64_t now);
 
@@ -225,6 +241,12 @@ void pgw__core_lost(pgw__core_t *c, pgw__member_t *m, uint64_t now);
  * the same episode (down_server) leaves the members opened since its
  * first sign alone. */
 void pgw__core_server_down(pgw__core_t *c, uint32_t server, int hold_opening, uint64_t now);
+
+/* m's server changed kind while m was up (a standby promoted: in_hot_standby
+ * turned off): m serves role from now on, without reconnecting, and the
+ * waiters of that role are served. Until a read-only member is up on a
+ * standby again, read-only one-shot work goes to members up only (pick). */
+void pgw__core_reclassify(pgw__core_t *c, pgw__member_t *m, int role, uint64_t now);
 
 /* Counts by state, for the stats. */
 void pgw__core_counts(const pgw__core_t *c, uint32_t *idle, uint32_t *in_use, uint32_t *opening);

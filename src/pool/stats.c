@@ -44,7 +44,7 @@ size_t pgw_pool_inflight(const pgw_pool_t *p, uint32_t *out, size_t cap)
 }
 
 /* The totals of host h, live counts left 0. */
-static void host_totals(pgw_pool_host_stats_t *o, const phost_t *h)
+static void host_totals(pgw_pool_host_stats_t *o, const pgw_pool_t *p, const phost_t *h)
 {
     memset(o, 0, sizeof *o);
     memcpy(o->host, h->host, sizeof o->host);
@@ -56,6 +56,12 @@ static void host_totals(pgw_pool_host_stats_t *o, const phost_t *h)
     o->submitted = h->submitted;
     o->completed = h->completed;
     o->retried = h->retried;
+    o->promoted = h->promoted;
+    int lag = h->role == PGW__ROLE_RO && p->core.cfg.standby_lag;
+    o->lag_bytes = lag ? h->lag_bytes : -1;
+    o->lag_ms = lag ? h->lag_ms : -1;
+    o->lag_checks = h->lag_checks;
+    o->behind = lag && h->behind;
 }
 
 /* Add the live counts of the connections up on out[0..n). */
@@ -81,7 +87,7 @@ size_t pgw_pool_hosts(const pgw_pool_t *p, pgw_pool_host_stats_t *out, size_t ca
     size_t n = p->nhosts < cap ? p->nhosts : cap;
     if (!out) n = 0;
     for (size_t i = 0; i < n; i++)
-        host_totals(&out[i], &p->hosts[i]);
+        host_totals(&out[i], p, &p->hosts[i]);
     host_live_counts(p, out, n);
     return p->nhosts;
 }

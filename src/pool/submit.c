@@ -76,15 +76,38 @@ static void sent_on(pconn_t *pc)
     pc->p->submitted++;
 }
 
+/* The connection for a one-shot request of route (read_your_writes set:
+ * every read-only one is; ryw: this one is). */
+static pconn_t *pick_for(pgw_pool_t *p, uint32_t route, int ryw, int *err)
+{
+    if (route == PGW_ROUTE_READ_ONLY && p->cfg.route && (ryw || p->cfg.read_your_writes == 1) &&
+        p->cfg.read_your_writes)
+        return pgw__route_pick_ryw(p, err);
+    return pgw__route_pick(p, route, err);
+}
+
+/* A one-shot request or batch of route was sent on pc. */
+static void sent_routed(pconn_t *pc, uint32_t route)
+{
+    sent_on(pc);
+    if (route != PGW_ROUTE_READ_ONLY) pgw__ryw_after_write(pc);
+}
+
+static int submit_one(pgw_pool_t *p, const pgw_request_t *req, int ryw)
+{
+    int rc = 0;
+    uint32_t route = pgw__route_of(req);
+    pconn_t *pc = pick_for(p, route, ryw, &rc);
+    if (!pc) return rc;
+    rc = pgw_conn_submit_driven(pc->conn, req, on_request_done, pc);
+    if (rc == 0) sent_routed(pc, route);
+    return rc;
+}
+
 int pgw_pool_submit(pgw_pool_t *p, const pgw_request_t *req)
 {
     if (!p || !req || req->size == 0) return PGW_EINVAL;
-    int rc = 0;
-    pconn_t *pc = pgw__route_pick(p, pgw__route_of(req), &rc);
-    if (!pc) return rc;
-    rc = pgw_conn_submit_driven(pc->conn, req, on_request_done, pc);
-    if (rc == 0) sent_on(pc);
-    return rc;
+    return submit_one(p, req, 0);
 }
 
 /* A one-shot request whose submitter hears its completion too (after the
@@ -108,14 +131,15 @@ int pgw__pool_submit_driven(void *pool, const pgw_request_t *req, pgw_driver_hoo
     pgw_pool_t *p = pool;
     if (!p || !req || req->size == 0 || !hook) return PGW_EINVAL;
     int rc = 0;
-    pconn_t *pc = pgw__route_pick(p, pgw__route_of(req), &rc);
+    uint32_t route = pgw__route_of(req);
+    pconn_t *pc = pick_for(p, route, 0, &rc);
     if (!pc) return rc;
     relay_t *r = pgw__malloc(p->alloc, sizeof *r);
     if (!r) return PGW_ENOMEM;
     *r = (relay_t){pc, hook, ctx};
     rc = pgw_conn_submit_driven(pc->conn, req, on_relayed_done, r);
     if (rc == 0)
-        sent_on(pc);
+        sent_routed(pc, route);
     else
         pgw__free(p->alloc, r);
     return rc;
@@ -123,13 +147,15 @@ int pgw__pool_submit_driven(void *pool, const pgw_request_t *req, pgw_driver_hoo
 
 int pgw_pool_submit_flags(pgw_pool_t *p, const pgw_request_t *req, unsigned flags)
 {
-    if (!p || !req || req->size == 0 || (flags & ~(unsigned)PGW_POOL_READ_ONLY)) return PGW_EINVAL;
+    const unsigned known = PGW_POOL_READ_ONLY | PGW_POOL_READ_YOUR_WRITES;
+    if (!p || !req || req->size == 0 || (flags & ~known)) return PGW_EINVAL;
+    if ((flags & PGW_POOL_READ_YOUR_WRITES) && !(flags & PGW_POOL_READ_ONLY)) return PGW_EINVAL;
     if (!(flags & PGW_POOL_READ_ONLY)) return pgw_pool_submit(p, req);
     pgw_request_t r;
     int rc = pgw_request_copy(&r, req);
     if (rc < 0) return rc;
     r.route = PGW_ROUTE_READ_ONLY;
-    return pgw_pool_submit(p, &r);
+    return submit_one(p, &r, (flags & PGW_POOL_READ_YOUR_WRITES) != 0);
 }
 
 int pgw_pool_submit_batch(pgw_pool_t *p, const pgw_request_t *reqs, size_t n, unsigned flags,
@@ -143,9 +169,9 @@ int pgw_pool_submit_batch(pgw_pool_t *p, const pgw_request_t *reqs, size_t n, un
     for (size_t i = 1; i < n; i++)
         if (pgw__route_of(pgw_request_nth(reqs, i)) != route) return PGW_EINVAL;
     int rc = 0;
-    pconn_t *pc = pgw__route_pick(p, route, &rc);
+    pconn_t *pc = pick_for(p, route, 0, &rc);
     if (!pc) return rc;
     rc = pgw_conn_submit_batch_driven(pc->conn, reqs, n, flags, done, ud, on_batch_done, pc);
-    if (rc == 0) sent_on(pc);
+    if (rc == 0) sent_routed(pc, route);
     return rc;
 }

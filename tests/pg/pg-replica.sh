@@ -21,6 +21,13 @@
 # PGW_STANDBY_PORT, PGW_STANDBY_SOCKET_DIR, PGW_STANDBY_DATADIR,
 # PGW_STANDBY_LOG, PGW_STANDBY_PRIMARY_PORT.
 #
+# With PGW_STANDBY_APPLY_DELAY set (a duration such as 30s or 5min), the
+# standby holds each commit back that long (recovery_min_apply_delay): a
+# standby that lags by design. start still returns once it has replayed the
+# primary's WAL as of the base backup (nothing committed after it is held).
+# Lift the delay with ALTER SYSTEM SET recovery_min_apply_delay = 0 and
+# SELECT pg_reload_conf() on the standby.
+#
 # The server refuses to run as root: as root it runs as `postgres` (runuser).
 set -euo pipefail
 
@@ -98,6 +105,9 @@ write_replica_conf() {
         echo "listen_addresses = '127.0.0.1'"
         echo "unix_socket_directories = '$run'"
         echo "hot_standby = on"
+        if [ -n "${PGW_STANDBY_APPLY_DELAY:-}" ]; then
+            echo "recovery_min_apply_delay = '$PGW_STANDBY_APPLY_DELAY'"
+        fi
         if [ -f "$run/tls/server.crt" ]; then
             echo "ssl_cert_file = '$run/tls/server.crt'"
             echo "ssl_key_file = '$run/tls/server.key'"
