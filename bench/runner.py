@@ -363,6 +363,7 @@ def run_metrics(r):
     mean = sum(s) / len(s) / 1e6
     m = {
         "mean": mean,
+        "p50": quantile(s, 0.5) / 1e6,
         "p75": quantile(s, 0.75) / 1e6,
         "p99": quantile(s, 0.99) / 1e6,
         "ops": 1000.0 / mean if mean > 0 else 0,
@@ -377,7 +378,8 @@ def run_metrics(r):
     return m
 
 
-COLS = [("mean", "Mean (ms)", "low", 3), ("p75", "p75 (ms)", "low", 3),
+COLS = [("mean", "Mean (ms)", "low", 3), ("spread", "Spread (%)", None, 0),
+        ("p50", "p50 (ms)", "low", 3), ("p75", "p75 (ms)", "low", 3),
         ("p99", "p99 (ms)", "low", 3), ("ops", "ops/sec", "high", 1),
         ("vs_slowest", "vs. slowest", "high", 2), ("vs_floor", "vs floor", "low", 2),
         ("cpu", "CPU (ms/op)", "low", 4), ("gc", "GC (ms/op)", "low", 4),
@@ -541,6 +543,16 @@ def bold_set(rows, key, direction):
     return out
 
 
+def add_spread(rows):
+    """How much a row's mean moved between its runs: (max - min) / median,
+    in percent (None with one run). Not a ranking column: never bold."""
+    for r in rows.values():
+        means = [p["mean"] for p in r["per"]]
+        v = (max(means) - min(means)) / r["med"]["mean"] * 100 \
+            if len(means) > 1 and r["med"]["mean"] else None
+        r["med"]["spread"], r["band"]["spread"] = v, (v, v)
+
+
 def scenario_table(sid, data):
     libs = libs_for(sid)
     rows = {lib: summarize(data.get(lib, [])) for lib in libs}
@@ -558,10 +570,11 @@ def scenario_table(sid, data):
             vals = [p[k] for p in r["per"] if p[k] is not None]
             r["med"][k] = median(vals) if vals else None
             r["band"][k] = (min(vals), max(vals)) if vals else (None, None)
+    add_spread(present)
     bolds = {}
     for key, _, direction, _ in cols:
         measured = {l: r for l, r in present.items() if r["med"].get(key) is not None}
-        if measured:
+        if measured and direction:
             bolds[key] = bold_set(measured, key, direction)
     head = "| Library | " + " | ".join(c[1] for c in cols) + " |"
     lines = [head, "|---|" + "---:|" * len(cols)]
@@ -1013,7 +1026,9 @@ def write_report(args, adata, bdata, cdata, env, sdata=None):
         "- Every operation verifies its answer (distinct values per call, row counts, decoded "
         "values, a checksum of the decoded values that must be the same on every call and for "
         "every library): a wrong answer fails the run instead of reporting a fast number.\n"
-        "- **Mean / p75 / p99**: latency of one operation (`CLOCK_MONOTONIC` around the call). "
+        "- **Mean / p50 / p75 / p99**: latency of one operation (`CLOCK_MONOTONIC` around the "
+        "call). **Spread (%%)**: how much the row's mean moved between its runs, (max − min) ÷ "
+        "median of the runs' means (— with one run); never bold. "
         "**ops/sec** = 1000 / mean. **vs. slowest**: the slowest library's mean ÷ this row's "
         "(1.00x = slowest). **vs floor**: this row's mean ÷ the floor's (1.00x = at the physical "
         "limit).\n"
