@@ -150,7 +150,7 @@ def _ok(runs):
 
 def _spread(xs):
     m = runner.median(xs)
-    return (max(xs) - min(xs)) / m * 100 if xs and m else None
+    return (max(xs) - min(xs)) / m * 100 if len(xs) > 1 and m else None
 
 
 def _fmt(v, digits=2, suffix=""):
@@ -256,7 +256,7 @@ def report_lines(args, data):
             "(BENCH_D_SCALE, else BENCH_SCALE, × 2,000,000 rows). Each process runs one "
             "(client, scenario) pair; each of the %d repetitions runs every client once, in a "
             "rotated order, and ratios are taken within a repetition (median, and range over "
-            "the repetitions, in parentheses). **spread**: (max − min) ÷ median of a row's runs."
+            "the repetitions, in parentheses). **spread**: (max − min) ÷ median of a row's runs (— with one run)."
             "\n" % ("{:,}".format(rows) if rows else "?", args.reps))
         L.append(
             "### Load\n\nOne COPY of every row into an unindexed table (TRUNCATE and a CHECKPOINT "
