@@ -14,6 +14,9 @@ provides the server: PG* variables) in well under a minute:
 4. The runner reports every scenario of driver.c, and the pool scenarios'
    reference rows (the floor, one libpgwire connection) stay out of the
    ranking and give the ratios the issue asks for, on synthetic results.
+5. Suites D and T (suited.py): a query whose two libraries' checksums differ
+   fails the run, and the tables give the ratios within each repetition,
+   on synthetic results.
 
 Ends with "N passed, N failed"; exit status 1 when anything failed.
 """
@@ -78,6 +81,7 @@ class Args:
     node = os.environ.get("BENCH_NODE", "node")
     python = os.environ.get("BENCH_PYTHON", "/usr/bin/python3")
     driver = ""
+    reps = 2
 
 
 ARGS = Args()
@@ -174,8 +178,40 @@ def runner_pool_rows():
     check("1 connection" not in table, "other scenarios' tables have no reference row")
 
 
+def suited_rows():
+    def run(lib, rep, ms, cpu, **extra):
+        r = {"lib": lib, "status": "ok", "rep": rep, "samples_ns": [int(ms * 1e6)] * 3,
+             "cpu_ns_per_op": cpu, "rows": 10}
+        r.update(extra)
+        return r
+    failures = []
+    dd = {"load": {lib: [run(lib, k, 1000, 1e6, rows_per_s=100.0 * (k + 1) * (2 if lib ==
+                                                                              "server-file"
+                                                                              else 1),
+                             cpu_ns_per_row=5.0) for k in range(2)]
+                   for lib in runner.suited.D_LOAD_LIBS},
+          "q1": {"libpgwire": [run("libpgwire", k, 2.0, 1000, checksum="a") for k in range(2)],
+                 "libpq": [run("libpq", k, 4.0, 4000, checksum="a") for k in range(2)]},
+          "q2": {"libpgwire": [run("libpgwire", 0, 1.0, 1, checksum="a")],
+                 "libpq": [run("libpq", 0, 1.0, 1, checksum="b")]}}
+    runner.suited.failures = failures
+    runner.suited._verify_d(dd)
+    check(len(failures) == 1 and "q2" in failures[0],
+          "suite D: a query whose libraries disagree fails the run")
+    t = {"threads": {lib: [run(lib, k, 0.1, 2000 if lib == "libpq" else 1000, qps=1000.0 * (
+        k + 1), backends=4) for k in range(2)] for lib in runner.suited.T_LIBS}}
+    lines = "\n".join(runner.suited.report_lines(Args(), {"D": dd, "T": t}))
+    check("| q1 | one host, 1 hour | 10 | 2.000 | 4.000 | 0.50x (0.50–0.50) |" in lines,
+          "suite D's query table gives the p50 ratio within each repetition")
+    check("| 2.00x (2.00–2.00) |" in lines, "suite D's load table gives the ratio to the "
+          "server's COPY")
+    check("q/s 1.00x (1.00–1.00), CPU per query 0.50x (0.50–0.50)" in lines,
+          "suite T gives q/s and CPU ratios within each repetition")
+
+
 def main():
     scenario_table()
+    suited_rows()
     runner_checksums()
     runner_pool_rows()
     if os.environ.get("PGHOST") and os.environ.get("PGPORT"):

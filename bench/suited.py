@@ -1,0 +1,295 @@
+"""Suite D (seed 002's TSBS cpu workload) and suite T (16 threads through
+the blocking pool's one-shot pgw_client_pool_run beside 16 libpq
+connections), run by bench/suited.c's pgw-bench-suited and reported by
+runner.py (run(), load(), report_lines()).
+
+Every (library, scenario) pair runs in a process of its own, BENCH_REPS
+times; in repetition k the libraries go in a rotated order (k-th rotation),
+so each repetition holds one run of every library, back to back. Ratios are
+taken inside a repetition (libpgwire's run ÷ libpq's run of the same
+repetition), and the tables give their median and their range over the
+repetitions; a row's spread is (max - min) / median of its runs.
+"""
+
+import json
+import os
+import subprocess
+
+import runner  # its helpers, looked up when called (runner imports this module)
+
+D_LOAD_LIBS = ["libpgwire-binary", "libpgwire-text", "libpq-text", "server-file"]
+D_LOAD_NAMES = {
+    "libpgwire-binary": "libpgwire, binary COPY (pgw_copy_bin_*)",
+    "libpgwire-text": "libpgwire, text COPY (CSV, pgw_copy_csv_*)",
+    "libpq-text": "libpq, text COPY (CSV formatted by the harness, PQputCopyData)",
+    "server-file": "server's COPY FROM a file (floor)",
+}
+D_QUERIES = [
+    ("q1", "one host, 1 hour"),
+    ("q2", "one host, 12 hours"),
+    ("q3", "one host, 12 hours, 5 aggregates"),
+    ("q4", "all hosts, 12 hours, group by host"),
+    ("q5", "all hosts, 12 hours, 10 aggregates"),
+    ("q6", "full scan, one value filter"),
+    ("q7", "last point per host"),
+    ("q8", "top 20 by max"),
+]
+D_QUERY_LIBS = ["libpgwire", "libpq"]
+T_LIBS = ["libpgwire-pool", "libpq"]
+T_NAMES = {
+    "libpgwire-pool": "libpgwire: pgw_client_pool_run, pool of 4 connections",
+    "libpq": "libpq: 16 connections, one per thread (PQexecParams)",
+}
+SUBDIR = "suited"
+failures = []  # the runner's list of failures (run() binds it)
+
+
+def binary(args):
+    return os.path.join(os.path.dirname(os.path.abspath(args.driver)), "pgw-bench-suited")
+
+
+def _run(args, cmd, lib, label, scenario=None):
+    runner.log(label)
+    argv = [binary(args), cmd, "--lib", lib, "--scale", str(args.scale)]
+    if scenario:
+        argv += ["--scenario", scenario]
+    try:
+        p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           timeout=args.timeout)
+        res = json.loads(p.stdout.strip().splitlines()[-1])
+    except subprocess.TimeoutExpired:
+        res = {"status": "failed", "reason": "timed out after %ds" % args.timeout}
+    except (OSError, ValueError, IndexError) as e:
+        res = {"status": "failed", "reason": "no JSON from pgw-bench-suited: %s" % e}
+    res.setdefault("lib", lib)
+    if res.get("status") != "ok":
+        failures.append("%s / %s: %s" % (lib, scenario or cmd, res.get("reason")))
+        runner.log("FAILED %s / %s: %s" % (lib, scenario or cmd, res.get("reason")))
+    return res
+
+
+def _rotations(args, libs):
+    return [libs[k % len(libs):] + libs[:k % len(libs)] for k in range(args.reps)]
+
+
+def _alternate(args, cmd, libs, label, scenario=None):
+    """BENCH_REPS repetitions; each runs every library once, rotated."""
+    runs = {lib: [] for lib in libs}
+    for k, order in enumerate(_rotations(args, libs)):
+        for lib in order:
+            r = _run(args, cmd, lib, "%s %s %s rep %d/%d" % (label, lib, scenario or cmd, k + 1,
+                                                             args.reps), scenario)
+            r["rep"] = k
+            runs[lib].append(r)
+    return runs
+
+
+def _save(args, name, obj):
+    d = os.path.join(args.results, SUBDIR)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, name), "w") as f:
+        json.dump(obj, f)
+
+
+def run(args, suites, failure_list):
+    """Runs suites D and T when selected; returns {"D": ..., "T": ...}.
+    Failures are appended to failure_list (the runner's)."""
+    global failures
+    failures = failure_list
+    d = os.path.join(args.results, SUBDIR)
+    if os.path.isdir(d):
+        for name in os.listdir(d):
+            os.remove(os.path.join(d, name))
+    out = {}
+    if "D" in suites:
+        runner.log("D: preparing the cpu table")
+        p = subprocess.run([binary(args), "prepare", "--scale", str(args.scale)],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        if p.returncode != 0:
+            failures.append("suite D prepare: " + p.stderr.strip()[-300:])
+            runner.log("FAILED suite D prepare: " + p.stderr.strip())
+        else:
+            dd = {"load": _alternate(args, "load", D_LOAD_LIBS, "D")}
+            for qid, _ in D_QUERIES:
+                if not args.filter or qid in args.filter or ("d_" + qid) in args.filter:
+                    dd[qid] = _alternate(args, "query", D_QUERY_LIBS, "D", qid)
+            _verify_d(dd)
+            out["D"] = dd
+            _save(args, "D.json", dd)
+    if "T" in suites:
+        out["T"] = {"threads": _alternate(args, "threads", T_LIBS, "T")}
+        _save(args, "T.json", out["T"])
+    return out
+
+
+def _verify_d(dd):
+    """Both libraries decode the same values: every run's checksum agrees."""
+    for qid, runs in dd.items():
+        if qid == "load":
+            continue
+        sums = {r.get("checksum") for rs in runs.values() for r in rs if r.get("status") == "ok"}
+        if len(sums) > 1:
+            failures.append("suite D %s: the libraries' checksums differ: %s" % (qid,
+                                                                                 sorted(sums)))
+
+
+def load(args):
+    """The saved results of a previous run (--render-only)."""
+    out = {}
+    for s in ("D", "T"):
+        path = os.path.join(args.results, SUBDIR, s + ".json")
+        if os.path.exists(path):
+            out[s] = json.load(open(path))
+    return out
+
+
+# ---- report ------------------------------------------------------------------------
+def _ok(runs):
+    return [r for r in runs if r.get("status") == "ok"]
+
+
+def _spread(xs):
+    m = runner.median(xs)
+    return (max(xs) - min(xs)) / m * 100 if len(xs) > 1 and m else None
+
+
+def _fmt(v, digits=2, suffix=""):
+    return "—" if v is None else "%.*f%s" % (digits, v, suffix)
+
+
+def _p50_ms(r):
+    return runner.quantile(sorted(r["samples_ns"]), 0.5) / 1e6
+
+
+def _mean_ms(r):
+    return sum(r["samples_ns"]) / len(r["samples_ns"]) / 1e6
+
+
+def _rep_ratios(runs, a, b, key):
+    """key(run of a) ÷ key(run of b) within each repetition where both ran."""
+    by_rep = {lib: {r["rep"]: r for r in _ok(runs.get(lib, []))} for lib in (a, b)}
+    return [key(by_rep[a][k]) / key(by_rep[b][k]) for k in sorted(by_rep[a])
+            if k in by_rep[b] and key(by_rep[b][k])]
+
+
+def _ratio_cell(xs):
+    if not xs:
+        return "—"
+    return "%.2fx (%.2f–%.2f)" % (runner.median(xs), min(xs), max(xs)) if len(xs) > 1 else \
+        "%.2fx" % xs[0]
+
+
+def _load_table(runs):
+    L = ["| client | rows/s | spread | CPU (µs/1000 rows) | server COPY's rows/s ÷ this row's |",
+         "|---|---|---|---|---|"]
+    for lib in D_LOAD_LIBS:
+        ok = _ok(runs.get(lib, []))
+        if not ok:
+            L.append("| %s | failed | | | |" % D_LOAD_NAMES[lib])
+            continue
+        rps = [r["rows_per_s"] for r in ok]
+        cpu = runner.median([r["cpu_ns_per_row"] for r in ok])  # ns/row = µs/1000 rows
+        vs = _rep_ratios(runs, "server-file", lib, lambda r: r["rows_per_s"])
+        L.append("| %s | %.0f | %s | %s | %s |" % (
+            D_LOAD_NAMES[lib], runner.median(rps), _fmt(_spread(rps), 0, "%"), _fmt(cpu, 1),
+            "1.00x (floor)" if lib == "server-file" else _ratio_cell(vs)))
+    return L
+
+
+def _query_table(dd):
+    L = ["| query | shape | rows | libpgwire p50 (ms) | libpq p50 (ms) | p50 ratio | "
+         "libpgwire CPU (µs/query) | libpq CPU (µs/query) | CPU ratio | spread (p50, "
+         "libpgwire / libpq) |",
+         "|---|---|---|---|---|---|---|---|---|---|"]
+    for qid, shape in D_QUERIES:
+        runs = dd.get(qid)
+        if not runs:
+            continue
+        a, b = _ok(runs.get("libpgwire", [])), _ok(runs.get("libpq", []))
+        if not a or not b:
+            L.append("| %s | %s | failed | | | | | | | |" % (qid, shape))
+            continue
+        pa, pb = [_p50_ms(r) for r in a], [_p50_ms(r) for r in b]
+        L.append("| %s | %s | %d | %.3f | %.3f | %s | %.1f | %.1f | %s | %s / %s |" % (
+            qid, shape, a[0]["rows"], runner.median(pa), runner.median(pb),
+            _ratio_cell(_rep_ratios(runs, "libpgwire", "libpq", _p50_ms)),
+            runner.median([r["cpu_ns_per_op"] for r in a]) / 1000,
+            runner.median([r["cpu_ns_per_op"] for r in b]) / 1000,
+            _ratio_cell(_rep_ratios(runs, "libpgwire", "libpq", lambda r: r["cpu_ns_per_op"])),
+            _fmt(_spread(pa), 0, "%"), _fmt(_spread(pb), 0, "%")))
+    return L
+
+
+def _threads_table(runs):
+    L = ["| client | q/s | spread | mean (µs) | p50 (µs) | CPU (µs/query) | server backends |",
+         "|---|---|---|---|---|---|---|"]
+    for lib in T_LIBS:
+        ok = _ok(runs.get(lib, []))
+        if not ok:
+            L.append("| %s | failed | | | | | |" % T_NAMES[lib])
+            continue
+        qps = [r["qps"] for r in ok]
+        L.append("| %s | %.0f | %s | %.1f | %.1f | %.1f | %d |" % (
+            T_NAMES[lib], runner.median(qps), _fmt(_spread(qps), 0, "%"),
+            runner.median([_mean_ms(r) for r in ok]) * 1000,
+            runner.median([_p50_ms(r) for r in ok]) * 1000,
+            runner.median([r["cpu_ns_per_op"] for r in ok]) / 1000,
+            max(r["backends"] for r in ok)))
+    qps = _rep_ratios(runs, "libpgwire-pool", "libpq", lambda r: r["qps"])
+    cpu = _rep_ratios(runs, "libpgwire-pool", "libpq", lambda r: r["cpu_ns_per_op"])
+    L.append("")
+    L.append("libpgwire ÷ libpq within each repetition: q/s %s, CPU per query %s." % (
+        _ratio_cell(qps), _ratio_cell(cpu)))
+    return L
+
+
+def report_lines(args, data):
+    L = []
+    dd = data.get("D")
+    if dd:
+        rows = next((r["rows"] for r in _ok(dd["load"].get("server-file", []))), None)
+        L.append("## Suite D: seed 002's TSBS cpu workload\n")
+        L.append(
+            "`pgw-bench-suited` (bench/suited.c): seed 002's TSBS cpu-only shape, a table of 21 "
+            "columns (time timestamptz, 10 text tags, 10 double precision metrics), %s rows: "
+            "100 hosts, one point per host every 10 s from 2024-01-01, in time order "
+            "(BENCH_D_SCALE, else BENCH_SCALE, × 2,000,000 rows). Each process runs one "
+            "(client, scenario) pair; each of the %d repetitions runs every client once, in a "
+            "rotated order, and ratios are taken within a repetition (median, and range over "
+            "the repetitions, in parentheses). **spread**: (max − min) ÷ median of a row's runs (— with one run)."
+            "\n" % ("{:,}".format(rows) if rows else "?", args.reps))
+        L.append(
+            "### Load\n\nOne COPY of every row into an unindexed table (TRUNCATE and a CHECKPOINT "
+            "before, outside the timing; verified after by count(*) and sum(usage_user)). The "
+            "clients generate the rows as they send them (the same generator for all three, "
+            "inside the timed call); the floor is the server reading a CSV file of the same "
+            "rows written before the timed call, so it does no client work at all. libpq and "
+            "the file format floats with `%.17g`, as suite A's text COPY does for libpq.\n")
+        L.extend(_load_table(dd["load"]))
+        L.append("")
+        L.append(
+            "### Queries q1–q8\n\nSeed 002's eight query shapes over the table above "
+            "(btree on (hostname, time DESC), VACUUM ANALYZE; `max_parallel_workers_per_gather "
+            "= 0`, the seed's serial table), each on an open connection: up to 3 warm-up runs "
+            "(fewer past 3 s), then up to 20 timed runs (at least 3; fewer past 10 s). "
+            "libpgwire: `pgw_client_query` (the statement "
+            "cache turns it into a prepared, binary-result statement from the third run); "
+            "libpq: `PQexecParams` with binary results. Every value of every row is decoded "
+            "into a checksum both clients must agree on.\n")
+        L.extend(_query_table(dd))
+        L.append("")
+    td = data.get("T")
+    if td:
+        L.append("## Suite T: 16 threads, a blocking pool of 4 beside 16 libpq connections\n")
+        L.append(
+            "16 threads each run sequential `select $1::int4` (binary parameter, result "
+            "checked): libpgwire through one `pgw_client_pool_t` of 4 connections (min = max = "
+            "4) with the one-shot `pgw_client_pool_run` (no checkout: the threads' requests "
+            "pipelined on the pool's connections), libpq with one connection per thread. q/s "
+            "over the whole run; latency per query; CPU is the process's user+sys over the run "
+            "÷ queries; server backends is the most of this program's connections "
+            "`pg_stat_activity` showed, sampled every 20 ms by a monitor connection of its own "
+            "(not counted). %d repetitions, rotated.\n" % args.reps)
+        L.extend(_threads_table(td["threads"]))
+        L.append("")
+    return L
