@@ -5,7 +5,7 @@
  * flight). The fake server leaves the cancel's connection in its listen
  * backlog, so the CancelRequest is sent and nothing ever closes it; it
  * answers the timed-out request itself (57014) well before the cancel's
- * timeout (connect_timeout=2). When that timeout ends the cancel, its
+ * timeout (connect_timeout=3). When that timeout ends the cancel, its
  * signal could still land on whatever the backend runs next: the held
  * request must never be written. The connection is closed instead: the
  * held request completes with PGW_ECONNLOST (it never ran: safe to retry),
@@ -29,7 +29,7 @@
 #include <cmocka.h>
 
 /* How long the test waits for the connection to give up: the cancel's
- * timeout (2 s) with ample room; a held request written instead is never
+ * timeout (3 s) with ample room; a held request written instead is never
  * answered, so nothing else would end the wait. */
 #define WAIT_MS 15000u
 
@@ -129,7 +129,7 @@ static void test_unconfirmed_cancel_closes(void **state)
     assert_int_equal(pgw_conn_new(&x.conn, &x.loop, &cfg), 0);
     char ci[256];
     snprintf(ci, sizeof ci,
-             "host=127.0.0.1 port=%u user=fake dbname=fake sslmode=disable connect_timeout=2",
+             "host=127.0.0.1 port=%u user=fake dbname=fake sslmode=disable connect_timeout=3",
              (unsigned)fakepg_port(f));
     assert_int_equal(pgw_conn_connect(x.conn, ci, on_connect, &x), 0);
     run_until(&x, &x.connected, WAIT_MS);

@@ -29,7 +29,6 @@
 #include "pgwire/conn.h"
 #include "pgwire/pool.h"
 
-#include <dirent.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -67,22 +66,7 @@ typedef struct req {
 static req_t reqs[MAX_REQ];
 static int nreq, nended;
 static long n_ok, n_failed, n_connect_failed;
-static int errs[32];
-static long err_count[32];
-static int nerrs;
-
-static void count_error(int status)
-{
-    for (int i = 0; i < nerrs; i++)
-        if (errs[i] == status) {
-            err_count[i]++;
-            return;
-        }
-    if (nerrs < 32) {
-        errs[nerrs] = status;
-        err_count[nerrs++] = 1;
-    }
-}
+static pgt_err_tally_t errors;
 
 /* A failure the network may cause: the connection lost or refused, TLS
  * broken by a truncated record, the pool's retryable error. */
@@ -122,7 +106,7 @@ static void req_end(req_t *r, int status, pgw_result_t *res, int64_t value)
                      e && e->message ? e->message : "-");
         }
         n_failed++;
-        count_error(status);
+        pgt_err_tally_add(&errors, status);
     }
     pgw_result_free(res);
 }
@@ -211,7 +195,7 @@ static int hconn_open(hconn_t *h)
     if (!network_error(h->connect_status))
         fail_msg("connect failed with %s", pgw_err_name(h->connect_status));
     n_connect_failed++;
-    count_error(h->connect_status);
+    pgt_err_tally_add(&errors, h->connect_status);
     return 0;
 }
 
@@ -342,7 +326,7 @@ static void pool_case(void)
             if (!network_error(rc)) fail_msg("pool submit: %s", pgw_err_name(rc));
             nreq--;
             n_connect_failed++;
-            count_error(rc);
+            pgt_err_tally_add(&errors, rc);
         }
         run_until(NULL, "pool");
         pgw_pool_close(pool);
@@ -353,17 +337,6 @@ static void pool_case(void)
 }
 
 /* -------------------------------------------------------------- checks */
-
-static int open_fds(void)
-{
-    DIR *d = opendir("/proc/self/fd");
-    if (!d) return -1;
-    int n = 0;
-    while (readdir(d))
-        n++;
-    closedir(d);
-    return n - 3; /* ., .. and the directory's own descriptor */
-}
 
 static int64_t direct_int8(const char *sql)
 {
@@ -383,7 +356,7 @@ static void test_hostile_network_tls(void **state)
 {
     (void)state;
     direct_int8("DROP TABLE IF EXISTS hostile_copy; CREATE TABLE hostile_copy (n int); SELECT 0");
-    int fd_before = open_fds();
+    int fd_before = pgt_open_fds();
     assert_int_equal(uv_loop_init(&loop), 0);
     px = pgt_proxy_start_server();
     pgt_proxy_conninfo(px, ci, sizeof ci, "sslmode=require application_name=" APP);
@@ -405,14 +378,13 @@ static void test_hostile_network_tls(void **state)
                   "ok, %ld failed; %ld connects or submits refused\n",
                   (unsigned long long)st.accepted, (unsigned long long)st.cuts,
                   (unsigned long long)st.resets, n_ok, n_failed, n_connect_failed);
-    for (int i = 0; i < nerrs; i++)
-        print_message("  %-12s %ld\n", pgw_err_name(errs[i]), err_count[i]);
+    pgt_err_tally_print(&errors, "  ");
 
     /* the faults happened, and left room for work */
     assert_true(st.cuts > 0);
     assert_true(n_ok > 0);
     assert_true(n_failed > 0);
-    assert_int_equal(open_fds(), fd_before);
+    assert_int_equal(pgt_open_fds(), fd_before);
     int64_t left = -1;
     uint64_t until = pgt_now_ns() + 10000000000ull;
     do {

@@ -62,7 +62,6 @@
 #include "pgwire/listen.h"
 #include "pgwire/pool.h"
 
-#include <dirent.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -120,22 +119,7 @@ static const char *const kind_names[NKINDS] = {
 
 /* Requests by kind: ok, failed (typed, allowed), refused at submit. */
 static long n_ok[NKINDS], n_failed[NKINDS], n_refused[NKINDS];
-static long n_by_err[64];
-static int errs[64];
-static int nerrs;
-
-static void count_error(int status)
-{
-    for (int i = 0; i < nerrs; i++)
-        if (errs[i] == status) {
-            n_by_err[i]++;
-            return;
-        }
-    if (nerrs < 64) {
-        errs[nerrs] = status;
-        n_by_err[nerrs++] = 1;
-    }
-}
+static pgt_err_tally_t errors;
 
 /* One request in flight: its slot says what it must return. Slots are
  * reused in FIFO order, so a second callback would find its slot free. */
@@ -256,7 +240,7 @@ static void request_ended(slot_t *s, int status, pgw_result_t *res)
             fail_msg("%s request failed with %s (SQLSTATE %s)", kind_names[k], pgw_err_name(status),
                      sqlstate_of(res));
         n_failed[k]++;
-        count_error(status);
+        pgt_err_tally_add(&errors, status);
     }
     pgw_result_free(res);
 }
@@ -477,7 +461,7 @@ static void on_acquired(pgw_pool_t *p, int status, pgw_conn_t *conn, void *ud)
         if (!fault_error(status, NULL) && !connect_error(status))
             fail_msg("acquire: %s", pgw_err_name(status));
         n_failed[o->kind]++;
-        count_error(status);
+        pgt_err_tally_add(&errors, status);
         op_end(o);
         return;
     }
@@ -641,17 +625,6 @@ static long rss_kib(void)
     return rss < 0 ? -1 : rss * (sysconf(_SC_PAGESIZE) / 1024);
 }
 
-static int open_fds(void)
-{
-    DIR *d = opendir("/proc/self/fd");
-    if (!d) return -1;
-    int n = 0;
-    while (readdir(d))
-        n++;
-    closedir(d);
-    return n - 3; /* ., .. and the directory's own descriptor */
-}
-
 /* ------------------------------------------------------------ the soak */
 
 static void on_wake(uv_timer_t *t)
@@ -746,8 +719,7 @@ static void print_figures(double secs, long rss0, long rss1, int fd_before, int 
     for (int k = 0; k < NKINDS; k++)
         print_message("  %-9s ok %7ld  failed %5ld  refused %4ld\n", kind_names[k], n_ok[k],
                       n_failed[k], n_refused[k]);
-    for (int i = 0; i < nerrs; i++)
-        print_message("  error %-12s %ld\n", pgw_err_name(errs[i]), n_by_err[i]);
+    pgt_err_tally_print(&errors, "  error ");
     print_message("  through PgBouncer: %ld of the requests accepted\n", via_bouncer);
     print_message("  faults: %ld backends killed, %ld restart(s), %ld PgBouncer restart(s), %ld "
                   "ALTER TABLE\n",
@@ -846,7 +818,7 @@ static void test_soak(void **state)
     srand((unsigned)pgt_env_int("PGW_SOAK_SEED", 1));
     deadline_oneshot = pgt_env_int("PGW_SOAK_DEADLINE_ONESHOT", 2);
     slots_init();
-    int fd_before = open_fds();
+    int fd_before = pgt_open_fds();
 
     assert_int_equal(uv_loop_init(&loop), 0);
     uv_timer_t waker;
@@ -897,7 +869,7 @@ static void test_soak(void **state)
         uint64_t now = pgt_now_ns();
         if (rss_warm < 0 && now >= warm) {
             rss_warm = rss_kib();
-            fd_warm = open_fds();
+            fd_warm = pgt_open_fds();
         }
         restart_step(&restart, now);
         restart_step(&brestart, now);
@@ -915,7 +887,7 @@ static void test_soak(void **state)
         }
     }
     long rss_end = rss_kib();
-    int fd_end = open_fds();
+    int fd_end = pgt_open_fds();
     /* every accepted request ends */
     run_until_ms(pgt_now_ns() + 60000000000ull, all_ended);
     if (inflight) fail_msg("%d operations never ended", inflight);
@@ -961,7 +933,7 @@ static void test_soak(void **state)
     until = pgt_now_ns() + 10000000000ull;
     while (bouncer_dir[0] && (bleft = bouncer_clients()) != 0 && pgt_now_ns() < until)
         uv_sleep(20);
-    int fd_after = open_fds();
+    int fd_after = pgt_open_fds();
     print_figures((double)(pgt_now_ns() - t0) / 1e9, rss_warm, rss_end, fd_before, fd_warm, fd_end,
                   fd_after);
     assert_int_equal(left, 0);
