@@ -737,10 +737,13 @@ static char soak_dir[64];
 static char bouncer_dir[96]; /* "" without PgBouncer */
 
 /* The connection string of PgBouncer's env file, app the application_name;
- * its admin console when db is "pgbouncer", else the cluster's database. */
+ * its admin console when db is "pgbouncer", else the cluster's database.
+ * Through its unix socket, in a directory of its own: its TCP port is free
+ * while it restarts, and another test's PgBouncer on this machine could
+ * take it (a client would then reach another cluster). */
 static void bouncer_conninfo(char *buf, size_t n, const char *db, const char *app)
 {
-    static const char *const keys[][2] = {{"host", "PGW_PGBOUNCER_HOST"},
+    static const char *const keys[][2] = {{"host", "PGW_PGBOUNCER_SOCKET_DIR"},
                                           {"port", "PGW_PGBOUNCER_PORT"},
                                           {"user", "PGW_PGBOUNCER_USER"},
                                           {"password", "PGW_PGBOUNCER_PASSWORD"}};

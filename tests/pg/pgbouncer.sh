@@ -195,6 +195,11 @@ cmd_restart() {
     as_server "$bin" -q -d "$DIR/pgbouncer.ini" >"$DIR/start.log" 2>&1 ||
         { cat "$DIR/start.log" >&2; fail_with_log "pgbouncer did not restart"; }
     wait_started "$port" || fail_with_log "pgbouncer did not come back on port $port"
+    # Another program may have taken the port while it was free: then the
+    # port answers but this pgbouncer could not bind it and exited.
+    sleep 0.2
+    kill -0 "$(cat "$DIR/pgbouncer.pid" 2>/dev/null || echo 0)" 2>/dev/null ||
+        fail_with_log "pgbouncer did not stay up after its restart (port $port taken?)"
 }
 
 case "$CMD" in
