@@ -128,7 +128,7 @@ typedef struct slot {
     int64_t want;    /* the value, or the row count */
     int64_t got;     /* COPY OUT: rows received */
     struct op *op;   /* the checkout it belongs to, if any */
-    pgw_pool_t *via; /* the pool a one-shot went to */
+    pgw_pool_t *via; /* the pool it went to */
     uint64_t started;
 } slot_t;
 
@@ -194,6 +194,12 @@ static const char *sqlstate_of(const pgw_result_t *res)
     return e && e->sqlstate ? e->sqlstate : "-";
 }
 
+static const char *message_of(const pgw_result_t *res)
+{
+    const pgw_error_t *e = pgw_result_error(res);
+    return e && e->message ? e->message : "-";
+}
+
 /* The end of one request: exactly once, with its own result or an error
  * its kind allows. */
 static void request_ended(slot_t *s, int status, pgw_result_t *res)
@@ -237,8 +243,9 @@ static void request_ended(slot_t *s, int status, pgw_result_t *res)
         /* DDL behind the cache: re-prepared, or the typed error */
         if ((k == K_DDL_READ || k == K_CACHE) && status == PGW_ESTMTINVALID) ok = 1;
         if (!ok)
-            fail_msg("%s request failed with %s (SQLSTATE %s)", kind_names[k], pgw_err_name(status),
-                     sqlstate_of(res));
+            fail_msg("%s request failed with %s (SQLSTATE %s: %s)%s", kind_names[k],
+                     pgw_err_name(status), sqlstate_of(res), message_of(res),
+                     bpool && s->via == bpool ? " through PgBouncer" : "");
         n_failed[k]++;
         pgt_err_tally_add(&errors, status);
     }
@@ -421,6 +428,7 @@ static slot_t *op_submit(op_t *o, pgw_request_t *r, int kind, int64_t want)
 {
     slot_t *s = slot_take(kind, want);
     s->op = o;
+    s->via = o->pool;
     r->on_result = on_op_req;
     r->ud = s;
     int rc = pgw_conn_submit(o->conn, r);
