@@ -92,6 +92,19 @@
  * cancel is in flight). Requests with deadlines, request_timeout_ms
  * included, are therefore not pipelined behind each other: each waits
  * for the one before it to complete (one round trip each).
+ * A cancel whose packet went out but that the server never confirmed
+ * (it closes the cancel connection once it has signalled the backend;
+ * unconfirmed: the cancel's timeout, connect_timeout or 10 s, passed, or
+ * that connection failed) leaves its signal in doubt: it could still land
+ * on whatever the backend runs later. The connection is then closed
+ * rather than resuming its writes: the requests held behind the deadline
+ * were never written and complete with PGW_ECONNLOST (on a pool's one-shot
+ * request, PGW_ERETRY): safe to retry; the timed-out request, if still
+ * running, completes with PGW_ETIMEDOUT; on_lost fires with PGW_ECONNLOST and
+ * pgw_conn_error_message says why. With the default cancel_grace_ms this
+ * only happens once the timed-out request completed in time: a server
+ * that does not answer it within the grace period closes the connection
+ * sooner, as above.
  *
  * DEAD PEERS: a connection whose server vanished without a word (a
  * partition, a host that lost power: packets dropped, nothing answered) is
@@ -474,7 +487,11 @@ PGW_EXTERN int pgw_conn_close(pgw_conn_t *conn, pgw_close_cb cb, void *ud);
  * after its target finished cannot interrupt a request issued after the
  * cancel. Requests written before the cancel (pipelined behind the target)
  * can still be the one interrupted: cancel targets "whatever runs now", as
- * in libpq. With nothing running, a cancel is harmless.
+ * in libpq. With nothing running, a cancel is harmless. A cancel that ends
+ * unconfirmed after its packet went out (PGW_ETIMEDOUT, or its connection
+ * failed) may still signal the backend later, so the connection is closed
+ * before cb runs instead of writing again: the pending requests complete
+ * with PGW_ECONNLOST and on_lost fires (see DEADLINES).
  * Returns 0, PGW_EINVAL (conn NULL), PGW_EBUSY (not connected yet),
  * PGW_ECLOSED, PGW_ENOTSUP (the server sent no BackendKeyData), PGW_ENOMEM,
  * or PGW_ECONNECT (the cancel socket could not be opened or connected at

@@ -25,7 +25,10 @@
  * (conn.c checks c->cancels): a request sent before the server has acted
  * on the cancel could be the one interrupted (node-postgres #3751). Each
  * cancel is bounded by a timer so a silent network cannot hold the writes
- * forever.
+ * forever. A cancel that ends unconfirmed after its packet went out (the
+ * timer, a reset) may still signal the backend later, whatever it runs
+ * then: the connection is closed instead of writing again (conn.h,
+ * DEADLINES).
  */
 #define _POSIX_C_SOURCE 200809L
 #include "conn/conn_internal.h"
@@ -410,6 +413,14 @@ static void on_cancel_closed(pgw__cancel_req_t *req)
     pgw__conn_handle_closed(c); /* may free c: last use */
 }
 
+/* The packet (or part of it) went out but the server never confirmed it by
+ * closing: its signal may land any time later. PGW_ECANCELED: the
+ * connection itself is closing (pgw__cancel_abort_all). */
+static int cancel_unconfirmed(const pgw__cancel_req_t *req, int status)
+{
+    return status != 0 && status != PGW_ECANCELED && req->sent > 0;
+}
+
 /* Report once and unlink (the request closes its handles, freeing x). */
 static void on_cancel_done(pgw__cancel_req_t *req, int status)
 {
@@ -419,6 +430,12 @@ static void on_cancel_done(pgw__cancel_req_t *req, int status)
     while (*pp && *pp != x)
         pp = &(*pp)->next;
     if (*pp) *pp = x->next;
+    if (cancel_unconfirmed(req, status) && c->s) {
+        pgw__conn_errmsg_add(c, "a cancel request was sent and the server never confirmed it: "
+                                "connection closed, as its signal could still interrupt a "
+                                "later request");
+        pgw__conn_fail(c, PGW_ECONNLOST);
+    }
     if (x->cb) x->cb(c, status, x->ud);
     if (!c->cancels) pgw__conn_schedule_flush(c); /* writes were held */
 }

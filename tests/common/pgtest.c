@@ -1,8 +1,10 @@
 /* Test helpers: the throwaway server's settings (see pgtest.h). */
 #define _POSIX_C_SOURCE 200809L
 #include "pgtest.h"
+#include "pgwire/common.h"
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -373,4 +375,34 @@ int pgt_loopback_socket(unsigned *port, int listening)
     if (listening) assert_int_equal(listen(fd, 16), 0);
     *port = ntohs(sa.sin_port);
     return fd;
+}
+
+int pgt_open_fds(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    if (!d) return -1;
+    int n = 0;
+    while (readdir(d))
+        n++;
+    closedir(d);
+    return n - 3; /* ., .. and the directory's own descriptor */
+}
+
+void pgt_err_tally_add(pgt_err_tally_t *t, int code)
+{
+    for (int i = 0; i < t->n; i++)
+        if (t->code[i] == code) {
+            t->count[i]++;
+            return;
+        }
+    if (t->n < 64) {
+        t->code[t->n] = code;
+        t->count[t->n++] = 1;
+    }
+}
+
+void pgt_err_tally_print(const pgt_err_tally_t *t, const char *prefix)
+{
+    for (int i = 0; i < t->n; i++)
+        print_message("%s%-12s %ld\n", prefix, pgw_err_name(t->code[i]), t->count[i]);
 }

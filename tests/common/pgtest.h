@@ -55,6 +55,19 @@ const char *pgt_env_required(const char *key);
 
 /* pgt_env(key) as an int, or def if unknown or not a number. */
 int pgt_env_int(const char *key, int def);
+/* The file descriptors the process has open now (-1: /proc unreadable), for
+ * tests that check nothing leaks. */
+int pgt_open_fds(void);
+/* Failures counted by error code (the first 64 codes seen), for a test's
+ * figures. Zero it to start. */
+typedef struct pgt_err_tally {
+    int n;
+    int code[64];
+    long count[64];
+} pgt_err_tally_t;
+void pgt_err_tally_add(pgt_err_tally_t *t, int code);
+/* One line per code: prefix, the code's name, its count. */
+void pgt_err_tally_print(const pgt_err_tally_t *t, const char *prefix);
 
 /* 1 if a server is configured (PGHOST and PGPORT are known), else 0. */
 int pgt_have_server(void);

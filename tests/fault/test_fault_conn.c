@@ -539,8 +539,10 @@ static void test_hostile_cut_then_eof(void **state)
 
 /* The fake accepts one connection (the client's) and leaves every later
  * one in its listen backlog: the cancel's connect completes, its request
- * is sent, and nothing ever answers or closes. */
-static fakepg_t *start_blackhole_cancel(pgw_buf_t *hello, fakepg_step_t *steps, int32_t pid)
+ * is sent, and nothing ever answers or closes. The client then ends its
+ * connection with Terminate, or (terminates 0) closes it without one. */
+static fakepg_t *start_blackhole_cancel(pgw_buf_t *hello, fakepg_step_t *steps, int32_t pid,
+                                        int terminates)
 {
     pgt_msg_startup_ok(hello, "17.0", pid, 0x01020304u);
     const fakepg_step_t script[4] = {
@@ -550,8 +552,9 @@ static fakepg_t *start_blackhole_cancel(pgw_buf_t *hello, fakepg_step_t *steps, 
         {FAKEPG_EXPECT_EOF, 0, NULL, 0},
     };
     memcpy(steps, script, sizeof script); /* the fake reads them until fakepg_wait */
+    if (!terminates) steps[2] = steps[3];
     fakepg_t *f;
-    assert_int_equal(fakepg_start(&f, steps, 4), 0);
+    assert_int_equal(fakepg_start(&f, steps, terminates ? 4 : 3), 0);
     return f;
 }
 
@@ -561,7 +564,7 @@ static void test_client_cancel_honours_connect_timeout(void **state)
 {
     pgw_buf_t hello = {0};
     fakepg_step_t steps[4];
-    fakepg_t *f = start_blackhole_cancel(&hello, steps, 77);
+    fakepg_t *f = start_blackhole_cancel(&hello, steps, 77, 1);
     char ci[256];
     snprintf(ci, sizeof(ci),
              "host=127.0.0.1 port=%u user=fake dbname=fake sslmode=disable connect_timeout=2",
@@ -617,12 +620,14 @@ static void on_cancel(pgw_conn_t *conn, int status, void *ud)
     r->status = status;
 }
 
-/* The asynchronous cancel: the same sender, the same bound. */
+/* The asynchronous cancel: the same sender, the same bound. Its packet
+ * went out unconfirmed, so the connection is closed (conn.h, DEADLINES):
+ * on_lost fires, and no Terminate is sent. */
 static void test_conn_cancel_honours_connect_timeout(void **state)
 {
     pgw_buf_t hello = {0};
     fakepg_step_t steps[4];
-    fakepg_t *f = start_blackhole_cancel(&hello, steps, 78);
+    fakepg_t *f = start_blackhole_cancel(&hello, steps, 78, 0);
     ctx_t x;
     ctx_init(&x);
     pgw_cancel_token_t *tok = NULL;
@@ -638,6 +643,8 @@ static void test_conn_cancel_honours_connect_timeout(void **state)
     double ms = pgt_ms_since(t0);
     assert_int_equal(r.status, PGW_ETIMEDOUT);
     pgt_assert_in_time("conn cancel gave up", ms, 1900, PGT_WORK_ENDLESS);
+    assert_int_equal(x.lost, 1);
+    assert_int_equal(x.lost_err, PGW_ECONNLOST);
     ctx_close(&x);
     assert_int_equal(fakepg_wait(f), 0);
     fakepg_free(f);

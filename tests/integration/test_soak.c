@@ -1,7 +1,9 @@
 /*
- * A bounded soak (issue 24's point 4, without the PgBouncer restart): a mixed
- * workload on a pool and a listener of a private cluster, with backends
- * killed at random and the server restarted half way.
+ * A bounded soak (issue 24's point 4): a mixed workload on a pool and a
+ * listener of a private cluster and on a second pool through a private
+ * PgBouncer in front of it (transaction pool mode, so that pool runs
+ * stmt_cache_mode = PGW_STMT_UNNAMED), with backends killed at random, the
+ * server restarted half way and PgBouncer restarted at three quarters.
  *   workload  one-shot queries whose results are checked against their
  *             parameters; statement-cache churn (200 distinct texts, a
  *             table altered behind the cache's back); COPY in and out (the
@@ -10,9 +12,14 @@
  *             back); server-side cursors fetched in three steps; deadlines
  *             that fire (pg_sleep under a 50 ms timeout) and cancels of a
  *             running pg_sleep, both on checkouts; a listener on a channel
- *             the test notifies;
- *   faults    a random pool or listener backend terminated every 1.5 s,
- *             `pg_ctl restart -m fast` at half time.
+ *             the test notifies; a third of the one-shots and checkouts
+ *             go through PgBouncer (the listener does not: LISTEN needs a
+ *             session of its own);
+ *   faults    a random pool or listener backend (PgBouncer's server
+ *             connections included) terminated every 1.5 s,
+ *             `pg_ctl restart -m fast` at half time, `pgbouncer.sh restart`
+ *             (SIGTERM, its clients cut, started again on the same port)
+ *             at three quarters.
  * At the end:
  *   - every accepted request's callback fired exactly once, with its own
  *     correct result or a typed error its kind allows (what a lost
@@ -23,7 +30,9 @@
  *     reaches the backend before its statement starts is ignored by the
  *     server, so a cancelled pg_sleep may also succeed;
  *   - pg_stat_activity shows no session of the test left idle in
- *     transaction, and none at all once the pool and listener are closed;
+ *     transaction (PgBouncer's server connections included), and none of
+ *     the direct pool or listener once they are closed; PgBouncer's SHOW
+ *     CLIENTS none of the bouncer pool once it is closed;
  *   - the listener delivers a notification sent after the last fault;
  *   - open file descriptors are the same before the pool opened and after
  *     it closed; RSS is flat between the end of the warm-up (a quarter of
@@ -38,6 +47,7 @@
  * or PGW_TEST_SLOW), 300 for the issue's CI soak, 3600 for the long run;
  * PGW_SOAK_SEED the workload's random seed (1). The figures (requests by
  * outcome, faults, notifications, RSS and fds) are printed.
+ * PGW_SOAK_BOUNCER=0 leaves PgBouncer out (a machine without it).
  *
  * test_cancel_then_release: a checkout runs pg_sleep(5), cancels it after
  * 20 ms and goes back to the pool as soon as the sleep failed; the next
@@ -52,7 +62,6 @@
 #include "pgwire/listen.h"
 #include "pgwire/pool.h"
 
-#include <dirent.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -76,6 +85,7 @@
 #endif
 
 #define APP       "pgw_soak"
+#define APP_B     "pgw_soak_bouncer" /* the pool through PgBouncer */
 #define POOL_MAX  8
 #define INFLIGHT  24 /* operations in flight at once */
 #define NSLOTS    256
@@ -83,9 +93,12 @@
 
 static uv_loop_t loop;
 static pgw_pool_t *pool;
+static pgw_pool_t *bpool; /* through PgBouncer, NULL without it */
 static pgw_listener_t *lst;
-static char ci[1024];   /* the pool's and listener's */
-static char admin[768]; /* the test's own sessions */
+static char ci[1024];    /* the pool's and listener's */
+static char bci[1024];   /* the pool's through PgBouncer */
+static char admin[768];  /* the test's own sessions */
+static long via_bouncer; /* requests accepted through PgBouncer */
 
 /* ------------------------------------------------------------ outcomes */
 
@@ -106,30 +119,16 @@ static const char *const kind_names[NKINDS] = {
 
 /* Requests by kind: ok, failed (typed, allowed), refused at submit. */
 static long n_ok[NKINDS], n_failed[NKINDS], n_refused[NKINDS];
-static long n_by_err[64];
-static int errs[64];
-static int nerrs;
-
-static void count_error(int status)
-{
-    for (int i = 0; i < nerrs; i++)
-        if (errs[i] == status) {
-            n_by_err[i]++;
-            return;
-        }
-    if (nerrs < 64) {
-        errs[nerrs] = status;
-        n_by_err[nerrs++] = 1;
-    }
-}
+static pgt_err_tally_t errors;
 
 /* One request in flight: its slot says what it must return. Slots are
  * reused in FIFO order, so a second callback would find its slot free. */
 typedef struct slot {
     int busy, kind;
-    int64_t want;  /* the value, or the row count */
-    int64_t got;   /* COPY OUT: rows received */
-    struct op *op; /* the checkout it belongs to, if any */
+    int64_t want;    /* the value, or the row count */
+    int64_t got;     /* COPY OUT: rows received */
+    struct op *op;   /* the checkout it belongs to, if any */
+    pgw_pool_t *via; /* the pool it went to */
     uint64_t started;
 } slot_t;
 
@@ -169,7 +168,7 @@ static void slot_give(slot_t *s)
     ring_len++;
 }
 
-static long kills, ddls, restarts;
+static long kills, ddls, restarts, bouncer_restarts;
 
 /* What a lost connection or the restart may cause on any request. */
 static int fault_error(int status, const pgw_result_t *res)
@@ -181,7 +180,9 @@ static int fault_error(int status, const pgw_result_t *res)
         const pgw_error_t *e = pgw_result_error(res);
         const char *st = e && e->sqlstate ? e->sqlstate : "";
         /* 57P01 admin shutdown (a kill), 57P03 cannot connect now, 25P02
-         * a transaction aborted by an earlier failure, 08xxx */
+         * a transaction aborted by an earlier failure, 08xxx (PgBouncer's
+         * "server conn crashed?" and its login failures while the server
+         * restarts are 08P01) */
         return !strncmp(st, "57P0", 4) || !strcmp(st, "25P02") || !strncmp(st, "08", 2);
     }
     return 0;
@@ -191,6 +192,12 @@ static const char *sqlstate_of(const pgw_result_t *res)
 {
     const pgw_error_t *e = pgw_result_error(res);
     return e && e->sqlstate ? e->sqlstate : "-";
+}
+
+static const char *message_of(const pgw_result_t *res)
+{
+    const pgw_error_t *e = pgw_result_error(res);
+    return e && e->message ? e->message : "-";
 }
 
 /* The end of one request: exactly once, with its own result or an error
@@ -236,10 +243,11 @@ static void request_ended(slot_t *s, int status, pgw_result_t *res)
         /* DDL behind the cache: re-prepared, or the typed error */
         if ((k == K_DDL_READ || k == K_CACHE) && status == PGW_ESTMTINVALID) ok = 1;
         if (!ok)
-            fail_msg("%s request failed with %s (SQLSTATE %s)", kind_names[k], pgw_err_name(status),
-                     sqlstate_of(res));
+            fail_msg("%s request failed with %s (SQLSTATE %s: %s)%s", kind_names[k],
+                     pgw_err_name(status), sqlstate_of(res), message_of(res),
+                     bpool && s->via == bpool ? " through PgBouncer" : "");
         n_failed[k]++;
-        count_error(status);
+        pgt_err_tally_add(&errors, status);
     }
     pgw_result_free(res);
 }
@@ -254,9 +262,35 @@ static int connect_error(int rc)
            rc == PGW_ECONNLOST || rc == PGW_ETIMEDOUT;
 }
 
+/* One-shots and checkouts on the PgBouncer pool now: at most half its
+ * connections (see pick_pool). */
+static int bouncer_busy;
+
+/* A third of the work goes through PgBouncer when it runs, but never two
+ * one-shots pipelined on one connection: PgBouncer 1.18 in transaction mode
+ * hands its server connection to another client at a ReadyForQuery even
+ * when the client has written the next sync group already, and that
+ * group's replies then reach the other client (pgbouncer issue 759; this
+ * soak saw results swapped between two of its pool's connections). The
+ * pool keeps POOL_MAX connections there and puts a one-shot on the one with
+ * the fewest requests in flight, so at most POOL_MAX / 2 operations keep a
+ * free connection for each. */
+static pgw_pool_t *pick_pool(void)
+{
+    if (!bpool || bouncer_busy >= POOL_MAX / 2 || rand() % 3) return pool;
+    bouncer_busy++;
+    return bpool;
+}
+
+static void unpick_pool(pgw_pool_t *p)
+{
+    if (p == bpool) bouncer_busy--;
+}
+
 static void on_oneshot(int status, pgw_result_t *res, void *ud)
 {
     slot_t *s = ud;
+    unpick_pool(s->via);
     request_ended(s, status, res);
     slot_give(s);
     inflight--;
@@ -266,13 +300,16 @@ static void pool_submit(pgw_request_t *r, slot_t *s)
 {
     r->on_result = on_oneshot;
     r->ud = s;
-    int rc = pgw_pool_submit(pool, r);
+    s->via = pick_pool();
+    int rc = pgw_pool_submit(s->via, r);
     if (rc == 0) {
         accepted++;
+        via_bouncer += s->via == bpool;
         return;
     }
     /* nothing queued: the server is down and the pool backs off */
     if (!connect_error(rc)) fail_msg("pool submit refused with %s", pgw_err_name(rc));
+    unpick_pool(s->via);
     n_refused[s->kind]++;
     slot_give(s);
     inflight--;
@@ -351,6 +388,7 @@ static void start_oneshot(int kind)
  * ended. */
 typedef struct op {
     int used, kind, pending;
+    pgw_pool_t *pool; /* the pool it was acquired from */
     pgw_conn_t *conn;
     slot_t *sleeper; /* K_CANCEL: the request to cancel */
     uv_timer_t timer;
@@ -361,7 +399,8 @@ static op_t ops[INFLIGHT + 8];
 
 static void op_end(op_t *o)
 {
-    if (o->conn) assert_int_equal(pgw_pool_release(pool, o->conn), 0);
+    if (o->conn) assert_int_equal(pgw_pool_release(o->pool, o->conn), 0);
+    unpick_pool(o->pool);
     o->conn = NULL;
     o->used = 0;
     inflight--;
@@ -389,12 +428,14 @@ static slot_t *op_submit(op_t *o, pgw_request_t *r, int kind, int64_t want)
 {
     slot_t *s = slot_take(kind, want);
     s->op = o;
+    s->via = o->pool;
     r->on_result = on_op_req;
     r->ud = s;
     int rc = pgw_conn_submit(o->conn, r);
     if (rc == 0) {
         o->pending++;
         accepted++;
+        via_bouncer += o->pool == bpool;
         return s;
     }
     if (rc != PGW_ECLOSED) fail_msg("submit on a checkout: %s", pgw_err_name(rc));
@@ -428,7 +469,7 @@ static void on_acquired(pgw_pool_t *p, int status, pgw_conn_t *conn, void *ud)
         if (!fault_error(status, NULL) && !connect_error(status))
             fail_msg("acquire: %s", pgw_err_name(status));
         n_failed[o->kind]++;
-        count_error(status);
+        pgt_err_tally_add(&errors, status);
         op_end(o);
         return;
     }
@@ -492,8 +533,9 @@ static void start_checkout(int kind)
     memset(o, 0, sizeof *o);
     o->used = 1;
     o->kind = kind;
+    o->pool = pick_pool();
     inflight++;
-    int rc = pgw_pool_acquire(pool, 0, 5000, on_acquired, o);
+    int rc = pgw_pool_acquire(o->pool, 0, 5000, on_acquired, o);
     if (rc != 0) fail_msg("acquire refused: %s", pgw_err_name(rc));
 }
 
@@ -552,8 +594,8 @@ static void kill_one(void)
 {
     int64_t n = 0;
     if (admin_run("SELECT count(pg_terminate_backend(pid)) FROM (SELECT pid FROM "
-                  "pg_stat_activity WHERE application_name = '" APP "' ORDER BY random() "
-                  "LIMIT 1) s",
+                  "pg_stat_activity WHERE application_name IN ('" APP "', '" APP_B "') "
+                  "ORDER BY random() LIMIT 1) s",
                   &n) == 0)
         kills += n;
 }
@@ -591,22 +633,47 @@ static long rss_kib(void)
     return rss < 0 ? -1 : rss * (sysconf(_SC_PAGESIZE) / 1024);
 }
 
-static int open_fds(void)
-{
-    DIR *d = opendir("/proc/self/fd");
-    if (!d) return -1;
-    int n = 0;
-    while (readdir(d))
-        n++;
-    closedir(d);
-    return n - 3; /* ., .. and the directory's own descriptor */
-}
-
 /* ------------------------------------------------------------ the soak */
 
 static void on_wake(uv_timer_t *t)
 {
     (void)t; /* only wakes the loop */
+}
+
+/* A fault: `bash tests/pg/SCRIPT restart DIR` once, at a given time. */
+typedef struct fault_restart {
+    const char *script, *dir;
+    uint64_t at;
+    long *count;
+    int state; /* 0 not yet, 1 running, 2 done */
+    pgt_child_t child;
+} fault_restart_t;
+
+static void restart_ended(fault_restart_t *r)
+{
+    assert_int_equal(r->child.status, 0);
+    (*r->count)++;
+    r->state = 2;
+}
+
+static void restart_step(fault_restart_t *r, uint64_t now)
+{
+    if (r->state == 0 && now >= r->at) {
+        pgt_script_spawn(&loop, &r->child, r->script, "restart", r->dir, NULL);
+        r->state = 1;
+    }
+    if (r->state == 1 && r->child.exited) restart_ended(r);
+}
+
+/* Wait for a restart still running at the end of the workload. */
+static void restart_finish(fault_restart_t *r)
+{
+    if (r->state != 1) return;
+    uint64_t until = pgt_now_ns() + 120000000000ull;
+    while (!r->child.exited && pgt_now_ns() < until)
+        uv_run(&loop, UV_RUN_ONCE);
+    assert_true(r->child.exited);
+    restart_ended(r);
 }
 
 static int soak_seconds(void)
@@ -660,10 +727,11 @@ static void print_figures(double secs, long rss0, long rss1, int fd_before, int 
     for (int k = 0; k < NKINDS; k++)
         print_message("  %-9s ok %7ld  failed %5ld  refused %4ld\n", kind_names[k], n_ok[k],
                       n_failed[k], n_refused[k]);
-    for (int i = 0; i < nerrs; i++)
-        print_message("  error %-12s %ld\n", pgw_err_name(errs[i]), n_by_err[i]);
-    print_message("  faults: %ld backends killed, %ld restart(s), %ld ALTER TABLE\n", kills,
-                  restarts, ddls);
+    pgt_err_tally_print(&errors, "  error ");
+    print_message("  through PgBouncer: %ld of the requests accepted\n", via_bouncer);
+    print_message("  faults: %ld backends killed, %ld restart(s), %ld PgBouncer restart(s), %ld "
+                  "ALTER TABLE\n",
+                  kills, restarts, bouncer_restarts, ddls);
     print_message("  notifications: %ld sent, %ld received, %llu gap(s)\n", notes_sent, notes_got,
                   (unsigned long long)gaps);
     print_message("  RSS %ld KiB after the warm-up, %ld KiB at the end\n", rss0, rss1);
@@ -671,23 +739,83 @@ static void print_figures(double secs, long rss0, long rss1, int fd_before, int 
                   fd_before, fd_warm, fd_end, fd_after);
 }
 
-/* The soak's private cluster, started and stopped around the test so that a
- * failed assertion never leaves a server running. */
+/* The soak's private cluster and PgBouncer, started and stopped around the
+ * test so that a failed assertion never leaves a server running. */
 static char soak_dir[64];
+static char bouncer_dir[96]; /* "" without PgBouncer */
+
+/* The connection string of PgBouncer's env file, app the application_name;
+ * its admin console when db is "pgbouncer", else the cluster's database.
+ * Through its unix socket, in a directory of its own: its TCP port is free
+ * while it restarts, and another test's PgBouncer on this machine could
+ * take it (a client would then reach another cluster). */
+static void bouncer_conninfo(char *buf, size_t n, const char *db, const char *app)
+{
+    static const char *const keys[][2] = {{"host", "PGW_PGBOUNCER_SOCKET_DIR"},
+                                          {"port", "PGW_PGBOUNCER_PORT"},
+                                          {"user", "PGW_PGBOUNCER_USER"},
+                                          {"password", "PGW_PGBOUNCER_PASSWORD"}};
+    buf[0] = '\0';
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        assert_int_equal(
+            pgt_conninfo_append(buf, n, keys[i][0], pgt_dir_env(bouncer_dir, keys[i][1])), 0);
+    assert_int_equal(pgt_conninfo_append(buf, n, "dbname", db), 0);
+    assert_int_equal(pgt_conninfo_append(buf, n, "sslmode", "disable"), 0);
+    assert_int_equal(pgt_conninfo_append(buf, n, "connect_timeout", "5"), 0);
+    if (app) assert_int_equal(pgt_conninfo_append(buf, n, "application_name", app), 0);
+}
 
 static int soak_setup(void **state)
 {
     (void)state;
     pgt_cluster_start(soak_dir, "soak", admin, sizeof admin);
+    bouncer_dir[0] = '\0';
+    if (pgt_env_int("PGW_SOAK_BOUNCER", 1)) {
+        char env[96];
+        snprintf(bouncer_dir, sizeof bouncer_dir, "%s-bouncer", soak_dir);
+        snprintf(env, sizeof env, "%s/env", soak_dir);
+        if (pgt_script_exit("pgbouncer.sh", "start", bouncer_dir, env) != 0)
+            fail_msg("could not start PgBouncer in %s (apt-get install pgbouncer, or "
+                     "PGW_SOAK_BOUNCER=0)",
+                     bouncer_dir);
+        bouncer_conninfo(bci, sizeof bci, pgt_dir_env(bouncer_dir, "PGW_PGBOUNCER_DB"), APP_B);
+    }
     return 0;
 }
 
 static int soak_teardown(void **state)
 {
     (void)state;
+    if (bouncer_dir[0]) pgt_script_exit("pgbouncer.sh", "stop", bouncer_dir, NULL);
+    bouncer_dir[0] = '\0';
     if (soak_dir[0]) pgt_cluster_stop(soak_dir);
     soak_dir[0] = '\0';
     return 0;
+}
+
+/* PgBouncer's clients of the cluster's database (SHOW CLIENTS on its admin
+ * console, whose own session is of the database "pgbouncer"). */
+static int64_t bouncer_clients(void)
+{
+    char aci[1024];
+    bouncer_conninfo(aci, sizeof aci, "pgbouncer", NULL);
+    pgw_client_t *c = NULL;
+    pgw_result_t *res = NULL;
+    int rc = pgw_client_connect(&c, aci, NULL);
+    if (rc == 0) rc = pgw_client_exec(c, "SHOW CLIENTS", &res);
+    if (rc != 0) fail_msg("SHOW CLIENTS on PgBouncer: %s", pgw_err_name(rc));
+    int dbcol = pgw_result_column(res, "database");
+    assert_true(dbcol >= 0);
+    const char *want = pgt_dir_env(bouncer_dir, "PGW_PGBOUNCER_DB");
+    int64_t n = 0;
+    for (size_t i = 0; i < pgw_result_nrows(res); i++) {
+        pgw_str_t v;
+        assert_int_equal(pgw_result_text(res, i, (size_t)dbcol, &v), 0);
+        n += v.len == strlen(want) && !memcmp(v.p, want, v.len);
+    }
+    pgw_result_free(res);
+    pgw_client_close(c);
+    return n;
 }
 
 static void test_soak(void **state)
@@ -701,7 +829,7 @@ static void test_soak(void **state)
     srand((unsigned)pgt_env_int("PGW_SOAK_SEED", 1));
     deadline_oneshot = pgt_env_int("PGW_SOAK_DEADLINE_ONESHOT", 2);
     slots_init();
-    int fd_before = open_fds();
+    int fd_before = pgt_open_fds();
 
     assert_int_equal(uv_loop_init(&loop), 0);
     uv_timer_t waker;
@@ -715,6 +843,12 @@ static void test_soak(void **state)
     cfg.backoff_max_ms = 500;
     cfg.acquire_timeout_ms = 5000;
     assert_int_equal(pgw_pool_new(&pool, &loop, ci, &cfg), 0);
+    bpool = NULL;
+    if (bouncer_dir[0]) {
+        cfg.conn.stmt_cache_mode = PGW_STMT_UNNAMED; /* transaction pool mode */
+        cfg.min_size = POOL_MAX;                     /* see pick_pool */
+        assert_int_equal(pgw_pool_new(&bpool, &loop, bci, &cfg), 0);
+    }
     pgw_listener_config_t lc;
     pgw_listener_config_init(&lc);
     lc.backoff_min_ms = 20;
@@ -726,13 +860,19 @@ static void test_soak(void **state)
 
     int secs = soak_seconds();
     uint64_t t0 = pgt_now_ns(), span = (uint64_t)secs * 1000000000ull;
-    uint64_t warm = t0 + span / 4, half = t0 + span / 2, end = t0 + span;
+    uint64_t warm = t0 + span / 4, half = t0 + span / 2, late = t0 + span / 4 * 3;
+    uint64_t end = t0 + span;
     uint64_t next_kill = t0 + 1500000000ull, next_ddl = t0 + 700000000ull;
     uint64_t next_note = t0 + 200000000ull;
     long rss_warm = -1;
     int fd_warm = -1;
-    pgt_child_t restart;
-    int restarting = 0;
+    fault_restart_t restart = {
+        .script = "pg-cluster.sh", .dir = soak_dir, .at = half, .count = &restarts};
+    fault_restart_t brestart = {.script = "pgbouncer.sh",
+                                .dir = bouncer_dir,
+                                .at = late,
+                                .count = &bouncer_restarts,
+                                .state = bouncer_dir[0] ? 0 : 2};
     while (pgt_now_ns() < end) {
         while (inflight < INFLIGHT)
             start_one();
@@ -740,17 +880,10 @@ static void test_soak(void **state)
         uint64_t now = pgt_now_ns();
         if (rss_warm < 0 && now >= warm) {
             rss_warm = rss_kib();
-            fd_warm = open_fds();
+            fd_warm = pgt_open_fds();
         }
-        if (!restarting && now >= half) {
-            pgt_script_spawn(&loop, &restart, "pg-cluster.sh", "restart", soak_dir, NULL);
-            restarting = 1;
-        }
-        if (restarting == 1 && restart.exited) {
-            assert_int_equal(restart.status, 0);
-            restarts++;
-            restarting = 2;
-        }
+        restart_step(&restart, now);
+        restart_step(&brestart, now);
         if (now >= next_kill) {
             kill_one();
             next_kill = now + 1500000000ull;
@@ -765,18 +898,12 @@ static void test_soak(void **state)
         }
     }
     long rss_end = rss_kib();
-    int fd_end = open_fds();
+    int fd_end = pgt_open_fds();
     /* every accepted request ends */
     run_until_ms(pgt_now_ns() + 60000000000ull, all_ended);
     if (inflight) fail_msg("%d operations never ended", inflight);
-    if (restarting == 1) {
-        uint64_t until = pgt_now_ns() + 120000000000ull;
-        while (!restart.exited && pgt_now_ns() < until)
-            uv_run(&loop, UV_RUN_ONCE);
-        assert_true(restart.exited);
-        assert_int_equal(restart.status, 0);
-        restarts++;
-    }
+    restart_finish(&restart);
+    restart_finish(&brestart);
     for (int i = 0; i < NSLOTS; i++)
         if (slots[i].busy) fail_msg("a %s request never ended", kind_names[slots[i].kind]);
 
@@ -795,11 +922,12 @@ static void test_soak(void **state)
 
     /* nothing left in a transaction; then nothing left at all */
     assert_int_equal(
-        admin_int8("SELECT count(*) FROM pg_stat_activity WHERE application_name = '" APP
-                   "' AND state LIKE 'idle in transaction%'"),
+        admin_int8("SELECT count(*) FROM pg_stat_activity WHERE application_name IN ('" APP
+                   "', '" APP_B "') AND state LIKE 'idle in transaction%'"),
         0);
     gaps = pgw_listener_gaps(lst);
     pgw_pool_close(pool);
+    if (bpool) pgw_pool_close(bpool);
     assert_int_equal(pgw_listener_close(lst, on_lclosed, NULL), 0);
     uv_close((uv_handle_t *)&waker, NULL);
     uv_run(&loop, UV_RUN_DEFAULT);
@@ -812,10 +940,15 @@ static void test_soak(void **state)
             admin_int8("SELECT count(*) FROM pg_stat_activity WHERE application_name = '" APP "'");
         if (left) uv_sleep(20);
     } while (left && pgt_now_ns() < until);
-    int fd_after = open_fds();
+    int64_t bleft = 0;
+    until = pgt_now_ns() + 10000000000ull;
+    while (bouncer_dir[0] && (bleft = bouncer_clients()) != 0 && pgt_now_ns() < until)
+        uv_sleep(20);
+    int fd_after = pgt_open_fds();
     print_figures((double)(pgt_now_ns() - t0) / 1e9, rss_warm, rss_end, fd_before, fd_warm, fd_end,
                   fd_after);
     assert_int_equal(left, 0);
+    assert_int_equal(bleft, 0);
     assert_int_equal(fd_after, fd_before);
     if (!SOAK_ASAN && !RUNNING_ON_VALGRIND && rss_end > rss_warm + 8 * 1024)
         fail_msg("RSS grew from %ld KiB to %ld KiB", rss_warm, rss_end);

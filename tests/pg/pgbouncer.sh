@@ -5,6 +5,9 @@
 #                                        pg-cluster.sh env file is PRIMARY_ENV,
 #                                        write DIR/env
 #   pgbouncer.sh stop DIR                stop it and delete DIR (idempotent)
+#   pgbouncer.sh restart DIR             stop it (SIGTERM: its clients are cut)
+#                                        and start it again with the same
+#                                        settings and port (a soak's fault)
 #   pgbouncer.sh env DIR                 print DIR/env
 #
 # PgBouncer (Debian's 1.18) listens on 127.0.0.1 at a free port (probed from
@@ -34,7 +37,7 @@ readonly PORT_TRIES=40
 readonly PASSWORD='bouncer-Pw-4'
 
 usage() {
-    echo "usage: $0 start DIR PRIMARY_ENV | stop DIR | env DIR" >&2
+    echo "usage: $0 start DIR PRIMARY_ENV | stop DIR | restart DIR | env DIR" >&2
     exit 1
 }
 [ $# -ge 2 ] || usage
@@ -179,8 +182,29 @@ cmd_start() {
     cat "$DIR/env"
 }
 
+# Stop the running pgbouncer of DIR and start it again on the same port.
+cmd_restart() {
+    local bin port
+    [ $# -eq 2 ] || usage
+    [ -f "$DIR/env" ] || die "no pgbouncer started in $DIR"
+    check_ours pgbouncer.ini
+    bin=$(find_pgbouncer)
+    port=$(env_get "$DIR/env" PGW_PGBOUNCER_PORT)
+    stop_pid_file "$DIR/pgbouncer.pid"
+    rm -f "$DIR/pgbouncer.pid"
+    as_server "$bin" -q -d "$DIR/pgbouncer.ini" >"$DIR/start.log" 2>&1 ||
+        { cat "$DIR/start.log" >&2; fail_with_log "pgbouncer did not restart"; }
+    wait_started "$port" || fail_with_log "pgbouncer did not come back on port $port"
+    # Another program may have taken the port while it was free: then the
+    # port answers but this pgbouncer could not bind it and exited.
+    sleep 0.2
+    kill -0 "$(cat "$DIR/pgbouncer.pid" 2>/dev/null || echo 0)" 2>/dev/null ||
+        fail_with_log "pgbouncer did not stay up after its restart (port $port taken?)"
+}
+
 case "$CMD" in
 start) cmd_start "$@" ;;
+restart) cmd_restart "$@" ;;
 stop) teardown ;;
 env) cat "$DIR/env" ;;
 *) usage ;;
