@@ -163,7 +163,7 @@ static void on_parameter(pgw_conn_t *conn, pgw_str_t name, pgw_str_t value, void
     pconn_t *pc = ud;
     if (!str_is(name, "in_hot_standby")) return;
     uint8_t was = pc->hot_standby;
-    pc->hot_standby = str_is(value, "on");
+    pc->hot_standby = (uint8_t)str_is(value, "on");
     pgw__member_t *m = pc->m;
     if (!m || !was || pc->hot_standby || m->state == PGW__M_OPENING || !pc->p->cfg.route ||
         m->role != PGW__ROLE_RO)

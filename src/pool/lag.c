@@ -66,7 +66,7 @@ static void probe_done(pconn_t *pc, int status, const pgw_result_t *res)
     pgw__pool_kick(p);
 }
 
-static int64_t int8_or(const pgw_result_t *res, int col, int64_t dflt)
+static int64_t int8_or(const pgw_result_t *res, size_t col, int64_t dflt)
 {
     int64_t v;
     return pgw_result_isnull(res, 0, col) || pgw_result_int8(res, 0, col, &v) != 0 ? dflt : v;
