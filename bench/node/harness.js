@@ -166,6 +166,20 @@ function prepRow(h, rows, id) {
   h.add(r.c_int4 + foldF(r.c_float8) + r.c_varchar.length);
 }
 
+// Per-Connection Ceiling: results[i] holds the rows of the execution with
+// value i + 1; each must be one row whose column col is that value. The
+// checksum is the C drivers' running sum of the values (CEILING_SUM(n)).
+function ceilingChecksum(results, col) {
+  let sum = 0;
+  for (let i = 0; i < results.length; i++) {
+    const rows = results[i];
+    expectRows(rows, 1, `ceiling ${i}`);
+    expectEq(rows[0][col], i + 1, `ceiling ${i}`);
+    sum += rows[0][col];
+  }
+  return sumHex(sum);
+}
+
 // Cursor Streaming: a running sum over (int4, text, float8) rows.
 class StreamSum {
   constructor() {
@@ -420,6 +434,6 @@ function lookup(ops, reasons, id) {
 
 module.exports = {
   lookup, fail, want, expectEq, expectRows, Mix, sumHex, foldF, mixedChecksum, mixedDomain,
-  blobChecksum, arrayChecksum, prepRow, StreamSum, cursorSql, bRows, SQL, uowParts, uowSql,
-  uowIsRead, copyRows, csvChunks, runScenario, CORRUPT,
+  blobChecksum, arrayChecksum, prepRow, ceilingChecksum, StreamSum, cursorSql, bRows, SQL,
+  uowParts, uowSql, uowIsRead, copyRows, csvChunks, runScenario, CORRUPT,
 };

@@ -109,6 +109,27 @@ module.exports = function (native) {
     for (let i = 0; i < 50; i++) h.prepRow(m, res[i].rows, ids[i]);
     return null;
   }, '50 executions of a named statement in Promise.all on a `pipeline: true` client (statement primed once)');
+  // Per-Connection Ceiling: no one-Sync batch call in its API; a `pipeline: true`
+  // client writes every queued query at once, each with its own Sync. pg-native
+  // 3.9's pipeline mode hangs here with 1,000 calls in flight (never answers), so
+  // it runs the 10,000 as prep_conc does: 50 in flight at a time.
+  const CEIL_ROUND = native ? 50 : Infinity;
+  ops.ceiling = impl(async (env) => {
+    const s = await client(env, PIPE);
+    await s.c.query({ name: 'bench_ceil', text: h.SQL.extSeq, values: [1] }); // prepare it once
+    return s;
+  }, async (s) => {
+    const n = s.sz.ceiling, rows = [];
+    for (let base = 0; base < n; base += CEIL_ROUND) {
+      const calls = [];
+      for (let i = base; i < n && i < base + CEIL_ROUND; i++)
+        calls.push(s.c.query({ name: 'bench_ceil', text: h.SQL.extSeq, values: [i + 1] }));
+      for (const r of await Promise.all(calls)) rows.push(r.rows);
+    }
+    return h.ceilingChecksum(rows, 'int4');
+  }, native
+    ? '10,000 executions of a named statement on a `pipeline: true` client (libpq pipeline mode), 50 at a time in Promise.all as prep_conc: with 1,000 in flight its pipeline mode hangs here; each with its own Sync, statement prepared once'
+    : '10,000 executions of a named statement in Promise.all on a `pipeline: true` client: all in flight, each with its own Sync (no one-Sync batch in its API); statement prepared once');
   ops.unit_of_work = impl(async (env) => {
     const s = await client(env, PIPE);
     const r = await s.c.query('select v from bench_uow where id between 1 and 5 order by id');

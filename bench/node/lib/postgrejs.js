@@ -95,6 +95,17 @@ ops.prep_conc = impl(prepOpen, async (s) => {
   for (let i = 0; i < 50; i++) h.prepRow(m, rowsOf(res[i]), ids[i]);
   return null;
 }, '50 PreparedStatement.execute() in Promise.all (queued: one in flight)', { teardown: prepEnd });
+// Per-Connection Ceiling: as prep_conc, the connection queues the calls, so
+// the 10,000 run one round trip at a time.
+ops.ceiling = impl(async (env) => {
+  const s = await open(env);
+  s.stmt = await s.c.prepare(h.SQL.extSeq, { paramTypes: [DataTypeOIDs.int4] });
+  return s;
+}, async (s) => {
+  const n = s.sz.ceiling, calls = new Array(n);
+  for (let i = 0; i < n; i++) calls[i] = s.stmt.execute(withParams([i + 1]));
+  return h.ceilingChecksum((await Promise.all(calls)).map(rowsOf), 'int4');
+}, '10,000 PreparedStatement.execute() in Promise.all, queued by the connection: one in flight, a round trip each (this version has no pipelining)', { teardown: prepEnd });
 ops.unit_of_work = impl(async (env) => {
   const s = await open(env);
   s.expect = execRows(await s.c.execute('select v from bench_uow where id between 1 and 5 order by id', OBJ)).map((x) => Number(x.v));

@@ -96,6 +96,18 @@ ops.prep_conc = impl(open, async (s) => {
   for (let i = 0; i < 50; i++) h.prepRow(m, res[i], ids[i]);
   return null;
 }, '50 calls of one auto-prepared tagged template in Promise.all (pipelined)');
+// Per-Connection Ceiling: all 10,000 in flight takes max_pipeline (default 100)
+// raised to the batch; every call still carries its own Sync.
+const CEIL = template(['select ', '::int4']);
+ops.ceiling = impl(async (env, sz) => {
+  const s = await open(env, { max_pipeline: sz.ceiling });
+  await s.sql(CEIL, 1); // prepare it once
+  return s;
+}, async (s) => {
+  const n = s.sz.ceiling, calls = new Array(n);
+  for (let i = 0; i < n; i++) calls[i] = s.sql(CEIL, i + 1);
+  return h.ceilingChecksum(await Promise.all(calls), 'int4');
+}, '10,000 calls of one auto-prepared tagged template in Promise.all, max_pipeline raised to 10,000 (default 100): all in flight, each with its own Sync (no one-Sync batch in its API)');
 const UOW = [];
 for (let k = 0; k < 20; k++) UOW.push(template(h.uowParts(k)));
 ops.unit_of_work = impl(async (env) => {
