@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """The harness's own checks, run by `bash bench/run.sh --selftest` (which
-provides the server: PG* variables) in well under a minute:
+provides the server: PG* variables) in a minute or two (a peer that
+cannot pipeline runs the ceiling as 10,000 round trips):
 
 1. bench/node/scenarios.json, the scenario table the Node.js and Python
    drivers read, agrees with bench/driver.c's scenarios[] and init_sizes().
