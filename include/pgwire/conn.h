@@ -388,6 +388,11 @@ typedef struct pgw_conn_config {
      * (session.h, pgw_session_config_t.results_any_thread). The blocking
      * pool sets it for its connections. */
     int results_any_thread;
+    /* No pipelining: one sync group on the wire at a time (session.h,
+     * pgw_session_config_t.no_pipelining). Set it behind PgBouncer in
+     * transaction mode; a pool given it keeps its requests spread over
+     * its connections, each connection's written one after another. */
+    int no_pipelining;
 } pgw_conn_config_t;
 
 /*

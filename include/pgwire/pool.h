@@ -20,7 +20,11 @@
  * or request_timeout_ms of the connection config) is the last one written
  * on its connection until it completes: the requests routed there after
  * it wait in the connection's output, so that its cancel cannot interrupt
- * them (conn.h, DEADLINES).
+ * them (conn.h, DEADLINES). Behind PgBouncer in transaction mode, give the
+ * connections no_pipelining (conn.no_pipelining): each connection then
+ * writes one sync group at a time, the requests routed to it waiting in
+ * its output, since PgBouncer may hand a pipelined group's answer to
+ * another of its clients (after a COPY, or an error: pgbouncer issue 759).
  *
  * RETRYABLE FAILURES. A request whose connection died under it (the
  * server closed it: restart, pg_terminate_backend, a crash; the network

@@ -307,6 +307,18 @@ typedef struct pgw_session_config {
      * are the driving thread's, and nothing is locked. (Each result is
      * still one thread's at a time: see result.h, THREADS.) */
     int results_any_thread;
+    /* Non-zero: no pipelining. A submit's messages are written only once
+     * every request submitted before it has completed (its ReadyForQuery
+     * read): one sync group on the wire at a time, as libpq outside
+     * pipeline mode; later submits wait in the session's output. For
+     * PgBouncer in transaction mode, which may release its server
+     * connection at the first ReadyForQuery while the client's next sync
+     * group is already on that server, whose answer then reaches another
+     * client (pgbouncer issue 759, open in 1.18). A batch of more than one
+     * sync group (PGW_BATCH_SYNC_EACH, or a request flagged PGW_Q_SYNC,
+     * which the batch's closing Sync follows) is refused with PGW_ENOTSUP,
+     * nothing queued. 0 (the default): requests are pipelined. */
+    int no_pipelining;
 } pgw_session_config_t;
 
 /* The default bound on requests pending in one session (max_pending). */

@@ -220,6 +220,7 @@ int pgw__conn_session_create(pgw_conn_t *c, const char *password)
     sc.output_high_water = c->cfg.high_water_mark;
     sc.max_pending = c->cfg.max_pending;
     sc.results_any_thread = c->cfg.results_any_thread;
+    sc.no_pipelining = c->cfg.no_pipelining;
     sc.on_drain = pgw__conn_on_session_drain;
     sc.cb.on_startup = cb_startup;
     sc.cb.on_want_write = cb_want_write;

@@ -120,8 +120,9 @@ static const member_t session_config_members[] = {
     P(S, oauth_token),
     U(S, max_pending),
     I(S, results_any_thread),
+    I(S, no_pipelining),
 };
-LAST_MEMBER(S, results_any_thread);
+LAST_MEMBER(S, no_pipelining);
 _Static_assert(sizeof(pgw_session_callbacks_t) ==
                    offsetof(pgw_session_callbacks_t, on_auth_ok) + sizeof(pgw_fn_t),
                "pgw_session_callbacks_t: a hook after on_auth_ok has no entry in its table");
@@ -154,8 +155,9 @@ static const member_t conn_config_members[] = {
     P(C, oauth_ud),
     U(C, max_pending),
     I(C, results_any_thread),
+    I(C, no_pipelining),
 };
-LAST_MEMBER(C, results_any_thread);
+LAST_MEMBER(C, no_pipelining);
 #undef C
 static const member_table_t conn_config_table = TABLE(conn_config_members);
 

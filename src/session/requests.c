@@ -976,9 +976,16 @@ static int submit_begin(pgw_session_t *s, submit_t *sb, bool batch, pgw_driver_h
     return 0;
 }
 
+/* What follows the submit waits until its last entry has left the FIFO:
+ * it has a deadline (deadline.c), or the session does not pipeline. */
+static bool holds_what_follows(const submit_t *sb)
+{
+    return sb->timed || sb->s->fifo.no_pipelining;
+}
+
 static int submit_end(submit_t *sb, int rc)
 {
-    if (rc == 0 && sb->timed) pgw__dl_hold(sb->last, sb->b);
+    if (rc == 0 && holds_what_follows(sb)) pgw__dl_hold(sb->last, sb->b);
     if (rc == 0) rc = pgw__copy_split(sb->s, sb->b, sb->first);
     if (rc < 0) {
         if (!sb->s->submit.refusal[0]) refuse(sb, rc, "%s", pgw_strerror(rc));
@@ -1070,7 +1077,12 @@ static int part_refused(submit_t *sb, int rc, pgw_result_cb done, void *ud)
     sb->open = s->group.open;
     sb->nportals = s->group.nportals;
     sb->flushed = false;
-    if (add_sync(sb, PGW__RF_USER | PGW__RF_BATCH_END, done, ud) < 0) {
+    int err = add_sync(sb, PGW__RF_USER | PGW__RF_BATCH_END, done, ud);
+    if (err == 0 && holds_what_follows(sb)) {
+        pgw__dl_hold(sb->last, sb->b);
+        err = pgw__copy_split(s, sb->b, sb->first);
+    }
+    if (err < 0) {
         rollback(sb);
         pgw__session_break(s, PGW_ENOMEM); /* the server's group would stay open */
     } else {
@@ -1089,7 +1101,8 @@ PGW_EXTERN int pgw_session_submit_batch_driven(pgw_session_t *s, const pgw_reque
     if (rc < 0) return rc;
     if (!reqs || n == 0) return submit_end(&sb, refuse(&sb, PGW_EINVAL, "empty batch"));
     bool stream = (flags & PGW_BATCH_STREAM) && s->submit.ready;
-    size_t part = 0; /* requests before this index are accepted */
+    size_t part = 0;           /* requests before this index are accepted */
+    uint64_t group = sb.group; /* without pipelining, the batch's one sync group */
     sb.naming = true;
     for (sb.index = 0; sb.index < n && rc == 0; sb.index++) {
         pgw_request_t rq;
@@ -1106,6 +1119,14 @@ PGW_EXTERN int pgw_session_submit_batch_driven(pgw_session_t *s, const pgw_reque
         rc = queue_request(&sb, &rq, own_sync);
         if (rc < 0) {
             if (!s->submit.refusal[0]) refuse(&sb, rc, "%s", pgw_strerror(rc));
+            break;
+        }
+        /* A sync group ended inside the batch: the batch's own Sync (or
+         * the next request) would begin another one. */
+        if (s->fifo.no_pipelining && sb.group != group) {
+            rc = refuse(&sb, PGW_ENOTSUP,
+                        "it ends a sync group inside the batch, and the session does not "
+                        "pipeline (no_pipelining)");
             break;
         }
         if (part_due(&sb, stream) && sb.index + 1 < n) {

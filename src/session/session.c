@@ -172,6 +172,7 @@ PGW_EXTERN int pgw_session_new(pgw_session_t **out, const pgw_session_config_t *
     s->cb = cfg->cb;
     s->ud = cfg->ud;
     s->fifo.request_timeout_ms = cfg->request_timeout_ms;
+    s->fifo.no_pipelining = cfg->no_pipelining != 0;
     s->state = PGW_SESSION_NEW;
     /* The output buffers use the caller's allocator pointer (not the recycler's
      * copy): pgw_session_take_output hands their storage out, and it must

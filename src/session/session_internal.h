@@ -593,6 +593,7 @@ struct pgw_session {
         size_t retry_off;
         uint64_t ticket_seq;         /* last ticket given */
         uint32_t request_timeout_ms; /* for timeout_ms 0 (only with cb.on_deadline) */
+        bool no_pipelining;          /* a submit is written once the ones before completed */
     } fifo;
 
     /* portals (portal.c): the current sync group has no Sync queued yet,

@@ -329,6 +329,22 @@ void pgt_require_pgbouncer(void)
     require_fixture(pgt_pgbouncer_env_path(), "PGW_PGBOUNCER_PORT", "pgbouncer");
 }
 
+char *pgt_pgbouncer_conninfo(char *buf, size_t n, const char *dbname, const char *app)
+{
+    static const char *const keys[][2] = {{"host", "PGW_PGBOUNCER_HOST"},
+                                          {"port", "PGW_PGBOUNCER_PORT"},
+                                          {"user", "PGW_PGBOUNCER_USER"},
+                                          {"password", "PGW_PGBOUNCER_PASSWORD"}};
+    buf[0] = '\0';
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        assert_int_equal(pgt_conninfo_append(buf, n, keys[i][0], pgt_pgbouncer_env(keys[i][1])), 0);
+    const char *db = dbname ? dbname : pgt_pgbouncer_env("PGW_PGBOUNCER_DB");
+    assert_int_equal(pgt_conninfo_append(buf, n, "dbname", db), 0);
+    assert_int_equal(pgt_conninfo_append(buf, n, "sslmode", "disable"), 0);
+    if (app) assert_int_equal(pgt_conninfo_append(buf, n, "application_name", app), 0);
+    return buf;
+}
+
 void pgt_require_replica(void)
 {
     require_fixture(pgt_replica_env_path(), "PGW_STANDBY_PORT", "pgreplica");

@@ -153,4 +153,10 @@ void pgt_require_pgbouncer(void);
 void pgt_require_replica(void);
 void pgt_require_krb5(void);
 
+/* A conninfo for the pgbouncer fixture over TCP (sslmode=disable): its
+ * host, port, user and password, dbname (NULL: the fixture's database;
+ * "pgbouncer": its admin console) and application_name (NULL: none) into
+ * buf. Fails the current test when buf is too small. Returns buf. */
+char *pgt_pgbouncer_conninfo(char *buf, size_t n, const char *dbname, const char *app);
+
 #endif /* PGW_TESTS_PGTEST_H */

@@ -91,20 +91,7 @@ static void error_key(int status, const pgw_result_t *res, char *key, size_t n)
 
 static const char *bouncer_conninfo(char *buf, size_t n)
 {
-    buf[0] = '\0';
-    assert_int_equal(pgt_conninfo_append(buf, n, "host", pgt_pgbouncer_env("PGW_PGBOUNCER_HOST")),
-                     0);
-    assert_int_equal(pgt_conninfo_append(buf, n, "port", pgt_pgbouncer_env("PGW_PGBOUNCER_PORT")),
-                     0);
-    assert_int_equal(pgt_conninfo_append(buf, n, "user", pgt_pgbouncer_env("PGW_PGBOUNCER_USER")),
-                     0);
-    assert_int_equal(
-        pgt_conninfo_append(buf, n, "password", pgt_pgbouncer_env("PGW_PGBOUNCER_PASSWORD")), 0);
-    assert_int_equal(pgt_conninfo_append(buf, n, "dbname", pgt_pgbouncer_env("PGW_PGBOUNCER_DB")),
-                     0);
-    assert_int_equal(pgt_conninfo_append(buf, n, "sslmode", "disable"), 0);
-    assert_int_equal(pgt_conninfo_append(buf, n, "application_name", "pgw_test_pgbouncer"), 0);
-    return buf;
+    return pgt_pgbouncer_conninfo(buf, n, NULL, "pgw_test_pgbouncer");
 }
 
 /* One statement straight to the cluster (not through the pooler). */
@@ -527,14 +514,8 @@ static void run_workload(run_t *r, int unnamed, int txns)
  * SHOW SERVERS): at most the pool size. */
 static void check_server_connections(void)
 {
-    char ci[1024];
-    bouncer_conninfo(ci, sizeof ci);
-    char *db = strstr(ci, "dbname='");
-    assert_non_null(db);
-    /* the admin console is the database "pgbouncer" */
-    char admin[1100];
-    snprintf(admin, sizeof admin, "%.*sdbname='pgbouncer'%s", (int)(db - ci), ci,
-             strchr(db + 8, '\'') + 1);
+    char admin[1024];
+    pgt_pgbouncer_conninfo(admin, sizeof admin, "pgbouncer", "pgw_test_pgbouncer");
     pgw_client_t *c = NULL;
     assert_int_equal(pgw_client_connect(&c, admin, NULL), 0);
     pgw_result_t *res = NULL;

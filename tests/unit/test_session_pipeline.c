@@ -306,6 +306,75 @@ static void test_batch_sync_each(void **state)
     pgw_buf_free(&w);
 }
 
+/* Without pipelining (PgBouncer in transaction mode), a submit is written
+ * only once every request before it has completed: one sync group on the
+ * wire at a time, in submit order, none lost; a batch of one sync group
+ * goes out whole, one of several is refused with nothing queued. */
+static void test_no_pipelining(void **state)
+{
+    (void)state;
+    sess_opts_t o = {.no_pipelining = true};
+    pgw_session_t *s = ready_session(&R, &o);
+    pgw_param_t ps[3];
+    for (int i = 0; i < 3; i++) {
+        ps[i] = pgw_int8(i);
+        pgw_request_t r = PGW_QUERY("SELECT $1::int8", &ps[i], 1, rec_cb, UD(i));
+        assert_int_equal(pgw_session_submit(s, &r), 0);
+    }
+    char types[64];
+    pgw_buf_t w = {0};
+    for (int i = 0; i < 3; i++) {
+        out_types(s, types, sizeof types);
+        assert_string_equal(types, "PBDES"); /* the next one waits for this answer */
+        out_types(s, types, sizeof types);
+        assert_string_equal(types, "");
+        w.len = 0;
+        w_int8_query(&w, i, 1);
+        feed(s, &w);
+        assert_int_equal(R.done[i].status, 0);
+        assert_int_equal(R.done[i].value, i);
+    }
+    out_types(s, types, sizeof types);
+    assert_string_equal(types, "");
+
+    /* A batch of one sync group: all of it at once, then nothing more
+     * until its Sync is answered. */
+    pgw_request_t reqs[2] = {PGW_QUERY("SELECT $1::int8", &ps[1], 1, rec_cb, UD(10)),
+                             PGW_QUERY("SELECT $1::int8", &ps[2], 1, rec_cb, UD(11))};
+    assert_int_equal(pgw_session_submit_batch(s, reqs, 2, 0, rec_cb, UD(12)), 0);
+    pgw_request_t after = PGW_QUERY("SELECT $1::int8", &ps[0], 1, rec_cb, UD(13));
+    assert_int_equal(pgw_session_submit(s, &after), 0);
+    out_types(s, types, sizeof types);
+    assert_string_equal(types, "PBDEPBDES");
+
+    /* Several sync groups in one batch: refused whole, the reason named. */
+    size_t pending = pgw_session_pending(s);
+    assert_int_equal(pgw_session_submit_batch(s, reqs, 2, PGW_BATCH_SYNC_EACH, rec_cb, UD(14)),
+                     PGW_ENOTSUP);
+    assert_non_null(strstr(pgw_session_refusal(s), "no_pipelining"));
+    pgw_request_t own_sync = reqs[0];
+    own_sync.flags |= PGW_Q_SYNC;
+    assert_int_equal(pgw_session_submit_batch(s, &own_sync, 1, 0, rec_cb, UD(15)), PGW_ENOTSUP);
+    assert_int_equal(pgw_session_pending(s), pending);
+
+    w.len = 0;
+    w_int8_query(&w, 1, 0);
+    w_int8_query(&w, 2, 1);
+    feed(s, &w);
+    assert_int_equal(R.done[10].value, 1);
+    assert_int_equal(R.done[11].value, 2);
+    assert_int_equal(R.done[12].status, 0);
+    out_types(s, types, sizeof types);
+    assert_string_equal(types, "PBDES"); /* the submit behind the batch */
+    w.len = 0;
+    w_int8_query(&w, 0, 1);
+    feed(s, &w);
+    assert_int_equal(R.done[13].value, 0);
+    assert_int_equal(pgw_session_pending(s), 0);
+    pgw_session_free(s);
+    pgw_buf_free(&w);
+}
+
 /* ------------------------------------------------- prepare / execute formats */
 
 /* Result formats in the first Bind message at or after offset at of w. */
@@ -1286,6 +1355,7 @@ int main(void)
         cmocka_unit_test(test_error_in_sync_group),
         cmocka_unit_test(test_commit_failure_at_sync),
         cmocka_unit_test(test_batch_sync_each),
+        cmocka_unit_test(test_no_pipelining),
         cmocka_unit_test(test_request_size),
         cmocka_unit_test(test_batch_group_boundary),
         cmocka_unit_test(test_batch_all_or_nothing),

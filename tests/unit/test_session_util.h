@@ -176,6 +176,7 @@ typedef struct sess_opts {
     size_t stmt_cache_bytes;
     /* The session's clock (NULL: none), called with the rec_t. */
     uint64_t (*now_ns)(void *ud);
+    bool no_pipelining;
 } sess_opts_t;
 
 static inline int new_session_opts(pgw_session_t **out, rec_t *rec, const sess_opts_t *o)
@@ -199,6 +200,7 @@ static inline int new_session_opts(pgw_session_t **out, rec_t *rec, const sess_o
         cfg.alloc = o->alloc;
         cfg.cb.channel_binding = o->channel_binding_cb;
         cfg.cb.now_ns = o->now_ns;
+        cfg.no_pipelining = o->no_pipelining;
     }
     cfg.cb.on_startup = on_startup;
     cfg.cb.on_broken = on_broken;
