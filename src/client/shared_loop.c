@@ -24,15 +24,27 @@ typedef struct sleeper {
     struct sleeper *next;
 } sleeper_t;
 
+/* A thread waiting for its ticket to be served, woken alone when it is:
+ * with many threads in line, a broadcast at every hand-over would wake
+ * them all to find that one ticket moved. */
+typedef struct in_line {
+    pthread_cond_t cv;
+    uint64_t ticket;
+    struct in_line *next;
+} in_line_t;
+
 struct pgw__shared_loop {
     uv_loop_t loop;
     uv_async_t wake;
     pthread_mutex_t mu;
-    pthread_cond_t cv;
+    pthread_cond_t cv;      /* turns of the loop (gen), the loop free (background) */
+    int cv_waiters;         /* threads waiting on cv */
     uint64_t next, serving; /* tickets: taken, holding the loop */
     uint64_t gen;           /* turns of the loop and hand-overs */
     int running;            /* the holder is in uv_run */
-    sleeper_t *sleepers;    /* calls in pgw__shared_loop_wait that handed over */
+    in_line_t *line;        /* threads waiting for their ticket, in ticket order */
+    in_line_t **line_tail;
+    sleeper_t *sleepers; /* calls in pgw__shared_loop_wait that handed over */
     const pgw_allocator_t *alloc;
 };
 
@@ -59,6 +71,7 @@ int pgw__shared_loop_new(pgw__shared_loop_t **out, const pgw_allocator_t *alloc)
     }
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->cv, NULL);
+    s->line_tail = &s->line;
     *out = s;
     return 0;
 }
@@ -68,14 +81,50 @@ uv_loop_t *pgw__shared_loop_uv(pgw__shared_loop_t *s)
     return &s->loop;
 }
 
+/* The ticket being served changed (s->mu held): wake its thread, the
+ * first in line (tickets are taken and served in order). */
+static void serve_next(pgw__shared_loop_t *s)
+{
+    if (s->line && s->line->ticket == s->serving) pthread_cond_signal(&s->line->cv);
+}
+
+/* Wait on s->cv (s->mu held), counted so that it is signalled only when
+ * someone waits on it. */
+static void wait_cv(pgw__shared_loop_t *s)
+{
+    s->cv_waiters++;
+    pthread_cond_wait(&s->cv, &s->mu);
+    s->cv_waiters--;
+}
+
+static void wake_cv(pgw__shared_loop_t *s)
+{
+    if (s->cv_waiters) pthread_cond_broadcast(&s->cv);
+}
+
 /* Take a ticket and wait for it (s->mu held). A holder blocked in uv_run
  * is woken to hand over. */
 static void wait_turn(pgw__shared_loop_t *s)
 {
     uint64_t t = s->next++;
-    if (t != s->serving && s->running) uv_async_send(&s->wake);
+    if (t == s->serving) return;
+    if (s->running) uv_async_send(&s->wake);
+    in_line_t me = {.ticket = t};
+    pthread_cond_init(&me.cv, NULL);
+    *s->line_tail = &me;
+    s->line_tail = &me.next;
     while (t != s->serving)
-        pthread_cond_wait(&s->cv, &s->mu);
+        pthread_cond_wait(&me.cv, &s->mu);
+    s->line = me.next; /* served in order: it is the first in line */
+    if (!s->line) s->line_tail = &s->line;
+    pthread_cond_destroy(&me.cv);
+}
+
+/* The holder lets go of the loop (s->mu held). */
+static void hand_over(pgw__shared_loop_t *s)
+{
+    s->serving++;
+    serve_next(s);
 }
 
 void pgw__shared_loop_enter(pgw__shared_loop_t *s)
@@ -96,7 +145,7 @@ static int flag_set(const int *flag)
 static void progress(pgw__shared_loop_t *s)
 {
     s->gen++;
-    pthread_cond_broadcast(&s->cv);
+    wake_cv(s);
     int free_loop = !s->running && s->next == s->serving;
     for (sleeper_t *w = s->sleepers; w; w = w->next) {
         if (flag_set(w->done) || free_loop) pthread_cond_signal(&w->cv);
@@ -122,7 +171,7 @@ static void sleep_until(pgw__shared_loop_t *s, const int *done)
 void pgw__shared_loop_leave(pgw__shared_loop_t *s)
 {
     pthread_mutex_lock(&s->mu);
-    s->serving++;
+    hand_over(s);
     progress(s);
     pthread_mutex_unlock(&s->mu);
 }
@@ -136,10 +185,9 @@ int pgw__shared_loop_turn(pgw__shared_loop_t *s, uv_run_mode mode)
     pthread_mutex_lock(&s->mu);
     if (s->next != s->serving + 1) {
         uint64_t g = s->gen;
-        s->serving++;
-        pthread_cond_broadcast(&s->cv);
+        hand_over(s);
         while (s->gen == g)
-            pthread_cond_wait(&s->cv, &s->mu);
+            wait_cv(s);
         wait_turn(s);
         pthread_mutex_unlock(&s->mu);
         return 1;
@@ -171,7 +219,7 @@ int pgw__shared_loop_wait(pgw__shared_loop_t *s, const int *done, void (*before_
     for (;;) {
         if (flag_set(done)) break;
         if (s->next != s->serving + 1) { /* others wait: hand over */
-            s->serving++;
+            hand_over(s);
             progress(s);
             sleep_until(s, done);
             wait_turn(s);
@@ -202,7 +250,7 @@ int pgw__shared_loop_background_turn(pgw__shared_loop_t *s, const int *stop)
 {
     pthread_mutex_lock(&s->mu);
     while (s->next != s->serving && !flag_set(stop))
-        pthread_cond_wait(&s->cv, &s->mu);
+        wait_cv(s);
     if (flag_set(stop)) {
         pthread_mutex_unlock(&s->mu);
         return 0;
@@ -213,7 +261,7 @@ int pgw__shared_loop_background_turn(pgw__shared_loop_t *s, const int *stop)
     uv_run(&s->loop, UV_RUN_ONCE);
     pthread_mutex_lock(&s->mu);
     s->running = 0;
-    s->serving++;
+    hand_over(s);
     progress(s);
     pthread_mutex_unlock(&s->mu);
     return 1;
