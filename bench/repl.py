@@ -83,7 +83,7 @@ def _start_postgres_js(args, n):
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                              cwd=os.path.join(runner.HERE, "node"))
     except OSError as e:
-        return None, {"status": "failed", "reason": "node: %s" % e}
+        return None, {"status": "unsupported", "reason": "node is not installed here (%s)" % e}
     line = p.stdout.readline()
     try:
         if json.loads(line).get("ready"):
@@ -92,6 +92,9 @@ def _start_postgres_js(args, n):
         pass
     p.kill()
     _, err = p.communicate()
+    if "Cannot find module 'postgres'" in err:
+        return None, {"status": "unsupported", "reason": "postgres.js is not installed here "
+                      "(npm ci in bench/node)"}
     return None, {"status": "failed", "reason": "postgres.js did not subscribe: %s %s" % (
         line.strip(), err.strip()[-300:])}
 
@@ -131,7 +134,8 @@ def _run_recvlogical(args, n, slot, endpos):
     try:
         p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     except OSError as e:
-        return {"status": "failed", "reason": "pg_recvlogical: %s" % e}
+        return {"status": "unsupported", "reason": "pg_recvlogical is not installed here (Debian: "
+                "postgresql-client): %s" % e}
     _, status, ru = os.wait4(p.pid, 0)
     secs = time.monotonic() - t0
     p.returncode = os.waitstatus_to_exitcode(status)
@@ -175,33 +179,43 @@ def _drop_slots(rep):
 
 
 def _repetition(args, n, k, order):
-    """One repetition: the slots, the WAL, then each consumer in order."""
-    res = {}
+    """One repetition: the slots, the WAL, then each consumer in order. The
+    slots are dropped (and postgres.js's process ended, which drops its
+    temporary slot) however it ends: a slot left behind keeps WAL forever."""
     _prepare()
     node, res_node = (None, None)
     if "postgres" in order:
         node, res_node = _start_postgres_js(args, n)
-    for lib in ("libpgwire", "pg_recvlogical"):
-        psql("SELECT pg_create_logical_replication_slot('%s', 'pgoutput')" % _slot(lib, k))
-    endpos = _write(n)
-    psql("CHECKPOINT")
-    for lib in order:
-        runner.log("R %s rep %d/%d (%d changes)" % (lib, k + 1, args.reps, n))
-        if lib == "libpgwire":
-            r = _run_libpgwire(args, n, _slot(lib, k))
-        elif lib == "pg_recvlogical":
-            r = _run_recvlogical(args, n, _slot(lib, k), endpos)
-        else:
-            r = res_node if node is None else _run_postgres_js(args, node)
-        r.setdefault("lib", lib)
-        r["rep"] = k
-        r["order"] = order
-        if r.get("status") != "ok":
-            failures.append("suite R %s rep %d: %s" % (lib, k + 1, r.get("reason")))
-            runner.log("FAILED suite R %s: %s" % (lib, r.get("reason")))
-        res[lib] = r
-    _drop_slots(k)
-    return res
+    try:
+        for lib in ("libpgwire", "pg_recvlogical"):
+            psql("SELECT pg_create_logical_replication_slot('%s', 'pgoutput')" % _slot(lib, k))
+        endpos = _write(n)
+        psql("CHECKPOINT")
+        return {lib: _consume(args, n, k, order, lib, endpos, node, res_node) for lib in order}
+    finally:
+        if node is not None and node.poll() is None:
+            node.kill()
+            node.communicate()
+        _drop_slots(k)
+
+
+def _consume(args, n, k, order, lib, endpos, node, res_node):
+    runner.log("R %s rep %d/%d (%d changes)" % (lib, k + 1, args.reps, n))
+    if lib == "libpgwire":
+        r = _run_libpgwire(args, n, _slot(lib, k))
+    elif lib == "pg_recvlogical":
+        r = _run_recvlogical(args, n, _slot(lib, k), endpos)
+    else:
+        r = res_node if node is None else _run_postgres_js(args, node)
+    r.setdefault("lib", lib)
+    r["rep"] = k
+    r["order"] = order
+    if r.get("status") == "unsupported":
+        runner.log("suite R %s not run: %s" % (lib, r.get("reason")))
+    elif r.get("status") != "ok":
+        failures.append("suite R %s rep %d: %s" % (lib, k + 1, r.get("reason")))
+        runner.log("FAILED suite R %s: %s" % (lib, r.get("reason")))
+    return r
 
 
 def run(args, suites, failure_list):
@@ -277,7 +291,11 @@ def report_lines(args, data):
         "the floor, noticeably only at small N). **CPU**: user+sys of the client's process over the same "
         "span (getrusage; postgres.js: process.cpuUsage(); pg_recvlogical: wait4's rusage of "
         "the whole process). The walsender's decoding on the server is in every row's wall "
-        "time and in none of the CPU columns. Medians over the repetitions; the ratios are "
+        "time and in none of the CPU columns: where the three rows' changes/s are about "
+        "equal, the walsender is the bottleneck and every client waits on it, and CPU per "
+        "change (which then includes a wakeup per few messages) is the client's figure. "
+        "Small N (quick mode) is dominated by fixed costs: Node's warm-up, pg_recvlogical's "
+        "exec and connect. Medians over the repetitions; the ratios are "
         "taken within a repetition (median, range in parentheses).\n"
         % ("{:,}".format(rd["changes"]), TXNS, args.reps))
     L.append("- **libpgwire**: `pgw-bench-repl_stream CONNINFO N SLOT PUB` (bench/repl_stream.c), "
@@ -296,7 +314,9 @@ def report_lines(args, data):
             continue
         ok = _ok(runs[lib])
         if not ok:
-            L.append("| %s | failed | | | |" % NAMES[lib])
+            why = next((r.get("reason") for r in runs[lib]), "")
+            L.append("| %s | %s | | | |" % (NAMES[lib], "not run: " + why if all(
+                r.get("status") == "unsupported" for r in runs[lib]) else "failed"))
             continue
         allocs = [r["allocs_per_change"] for r in ok if "allocs_per_change" in r]
         L.append("| %s | %.0f | %.0f | %s | %d |" % (
