@@ -24,6 +24,7 @@ import json
 import os
 import resource
 import subprocess
+import threading
 import time
 
 import runner  # its helpers, looked up when called (runner imports this module)
@@ -84,7 +85,10 @@ def _start_postgres_js(args, n):
                              cwd=os.path.join(runner.HERE, "node"))
     except OSError as e:
         return None, {"status": "unsupported", "reason": "node is not installed here (%s)" % e}
+    watchdog = threading.Timer(args.timeout, p.kill)  # a subscription that never comes
+    watchdog.start()
     line = p.stdout.readline()
+    watchdog.cancel()
     try:
         if json.loads(line).get("ready"):
             return p, None
