@@ -17,9 +17,11 @@
 #   BENCH_REPS    runs per (library, scenario) (default 3)
 #   BENCH_PORT    port for the throwaway cluster (default: first free from 54320)
 #   BENCH_FILTER  regular expression of scenario ids to run (e.g. 'ext_|b_seq')
-#   BENCH_SUITES  comma-separated suites (default A,B,C,T; D, seed 002's TSBS cpu load and
+#   BENCH_SUITES  comma-separated suites (default A,B,C,T,R; R: a logical replication stream,
+#                 libpgwire beside pg_recvlogical and postgres.js; D, seed 002's TSBS cpu load and
 #                 queries, is opt-in: it loads BENCH_D_SCALE x 2M rows; quick mode adds it)
 #   BENCH_D_SCALE suite D's rows: x 2,000,000 (default BENCH_SCALE; quick mode 0.005)
+#   BENCH_R_SCALE suite R's changes: x 1,000,000 (default BENCH_SCALE; quick mode 0.01)
 #   BENCH_BUILD   build directory (default build-bench)
 #   BENCH_NO_DEPS=1  skip the Debian package installation step (the npm packages of
 #                 bench/node are still installed when missing: they are the harness's own)
@@ -55,12 +57,14 @@ BUILD=${BENCH_BUILD:-$ROOT/build-bench}
 if [ "${BENCH_QUICK:-0}" = 1 ]; then
     export BENCH_SCALE=${BENCH_SCALE:-0.1} BENCH_REPS=${BENCH_REPS:-1}
     # Suite D's code runs too, on a tiny table (10,000 rows).
-    export BENCH_SUITES=${BENCH_SUITES:-A,B,C,D,T} BENCH_D_SCALE=${BENCH_D_SCALE:-0.005}
+    export BENCH_SUITES=${BENCH_SUITES:-A,B,C,D,T,R} BENCH_D_SCALE=${BENCH_D_SCALE:-0.005}
+    # Suite R streams 10,000 changes.
+    export BENCH_R_SCALE=${BENCH_R_SCALE:-0.01}
 fi
 export BENCH_PEERS=${BENCH_PEERS:-1}
 export BENCH_SCALE=${BENCH_SCALE:-1}
 export BENCH_REPS=${BENCH_REPS:-3}
-export BENCH_SUITES=${BENCH_SUITES:-A,B,C,T}
+export BENCH_SUITES=${BENCH_SUITES:-A,B,C,T,R}
 export BENCH_FILTER=${BENCH_FILTER:-}
 
 say() { echo "bench: $*" >&2; }
@@ -156,7 +160,7 @@ if [ $SELFTEST = 0 ]; then
     cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DPGW_BUILD_TESTS=OFF \
         -DPGW_BUILD_EXAMPLES=OFF -DPGW_BUILD_BENCH=ON >&2
     cmake --build "$BUILD" -j"$(nproc)" --target pgw-bench-driver pgw-bench-micro_codec \
-        pgw-bench-suited >&2
+        pgw-bench-suited pgw-bench-repl_stream >&2
 fi
 
 # --- server ------------------------------------------------------------------------

@@ -23,6 +23,7 @@ import re
 import subprocess
 import sys
 
+import repl  # suite R (bench/repl.py)
 import suited  # suites D and T (bench/suited.py)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -1215,6 +1216,8 @@ def write_report(args, adata, bdata, cdata, env, sdata=None):
 
     # Suites D and T (bench/suited.py).
     L.extend(suited.report_lines(args, sdata))
+    # Suite R (bench/repl.py): a logical replication stream.
+    L.extend(repl.report_lines(args, sdata))
 
     if args.peers and chart:
         L.extend(peer_ratio_section(chart))
@@ -1266,7 +1269,7 @@ def main():
     ap.add_argument("--scale", type=float, default=float(os.environ.get("BENCH_SCALE", "1")))
     ap.add_argument("--reps", type=int, default=int(os.environ.get("BENCH_REPS", "3")))
     ap.add_argument("--filter", default=os.environ.get("BENCH_FILTER", ""))
-    ap.add_argument("--suites", default=os.environ.get("BENCH_SUITES", "A,B,C,T"))
+    ap.add_argument("--suites", default=os.environ.get("BENCH_SUITES", "A,B,C,T,R"))
     ap.add_argument("--results", default=os.path.join(HERE, "results"))
     ap.add_argument("--output", default=os.path.join(HERE, "RESULTS.md"))
     ap.add_argument("--timeout", type=int, default=900)
@@ -1293,6 +1296,7 @@ def main():
                              for per in d.values() for lib in per))
         use_libraries(args)
         sdata = suited.load(args)
+        sdata.update(repl.load(args))
     else:
         use_libraries(args)
         if args.peers:
@@ -1308,6 +1312,9 @@ def main():
         bdata = run_suite_b(args) if "B" in suites else {}
         cdata = run_suite_c(args) if "C" in suites else {}
         sdata = suited.run(args, suites, failures)  # suites D and T, when selected
+        sdata.update(repl.run(args, suites, failures))  # suite R, when selected
+        if sdata.get("R"):
+            log(repl.summary(sdata["R"]))
     name_libraries(env)
     verify_checksums(adata, bdata)
     write_report(args, adata, bdata, cdata, env, sdata)

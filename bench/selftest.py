@@ -20,6 +20,8 @@ cannot pipeline runs the ceiling as 10,000 round trips):
 5. Suites D and T (suited.py): a query whose two libraries' checksums differ
    fails the run, and the tables give the ratios within each repetition,
    on synthetic results.
+6. Suite R (repl.py): the libpgwire ÷ pg_recvlogical and ÷ postgres.js
+   ratios are taken within each repetition, on synthetic results.
 
 Ends with "N passed, N failed"; exit status 1 when anything failed.
 """
@@ -224,9 +226,23 @@ def suited_rows():
           "suite T gives q/s and CPU ratios within each repetition")
 
 
+def repl_rows():
+    def run(lib, rep, cps, cpu):
+        return {"lib": lib, "status": "ok", "rep": rep, "changes": 100, "changes_per_s": cps,
+                "cpu_ns_per_change": cpu, "vmhwm_kb": 1000}
+    speed = {"libpgwire": 200.0, "postgres": 100.0, "pg_recvlogical": 400.0}
+    rd = {"changes": 100, "runs": {lib: [run(lib, k, speed[lib] * (k + 1), 1000.0 / speed[lib])
+                                         for k in range(2)] for lib in runner.repl.LIBS}}
+    lines = "\n".join(runner.repl.report_lines(Args(), {"R": rd}))
+    check("libpgwire ÷ pg_recvlogical: changes/s 0.50x (0.50–0.50), CPU per change 2.00x "
+          "(2.00–2.00); libpgwire ÷ postgres.js: changes/s 2.00x (2.00–2.00), CPU per change "
+          "0.50x (0.50–0.50)" in lines, "suite R gives the ratios within each repetition")
+
+
 def main():
     scenario_table()
     suited_rows()
+    repl_rows()
     runner_checksums()
     runner_pool_rows()
     if os.environ.get("PGHOST") and os.environ.get("PGPORT"):
