@@ -119,3 +119,19 @@ void pgt_pair_stop(pgt_pair_t *p)
     pgt_script_run("pg-cluster.sh", "stop", p->primary, NULL);
     rmdir(p->tmpdir);
 }
+
+void pgt_pair_conninfo(const pgt_pair_t *p, char *buf, size_t n, const char *port1,
+                       const char *port2)
+{
+    char hosts[64], ports[32];
+    snprintf(hosts, sizeof hosts, "127.0.0.1%s", port2 ? ",127.0.0.1" : "");
+    snprintf(ports, sizeof ports, "%s%s%s", port1, port2 ? "," : "", port2 ? port2 : "");
+    buf[0] = '\0';
+    assert_int_equal(pgt_conninfo_append(buf, n, "host", hosts), 0);
+    assert_int_equal(pgt_conninfo_append(buf, n, "port", ports), 0);
+    assert_int_equal(pgt_conninfo_append(buf, n, "user", pgt_dir_env(p->primary, "PGUSER")), 0);
+    assert_int_equal(pgt_conninfo_append(buf, n, "dbname", pgt_dir_env(p->primary, "PGDATABASE")),
+                     0);
+    assert_int_equal(pgt_conninfo_append(buf, n, "sslmode", "disable"), 0);
+    assert_int_equal(pgt_conninfo_append(buf, n, "connect_timeout", "5"), 0);
+}

@@ -50,5 +50,13 @@ typedef struct pgt_pair {
 void pgt_pair_start(pgt_pair_t *p, const char *tag);
 /* Stop both and delete the directory. */
 void pgt_pair_stop(pgt_pair_t *p);
+/* A conninfo into buf for the pair's servers over TCP: host=127.0.0.1 for
+ * port1 (and for port2 when not NULL: a host list), the primary's user and
+ * database, sslmode=disable, connect_timeout=5. The ports are the pair's
+ * (pgt_dir_env(p->primary, "PGPORT"), pgt_dir_env(p->standby,
+ * "PGW_STANDBY_PORT")) in the order the test wants. Fails the test when
+ * buf is too small. */
+void pgt_pair_conninfo(const pgt_pair_t *p, char *buf, size_t n, const char *port1,
+                       const char *port2);
 
 #endif

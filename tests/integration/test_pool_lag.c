@@ -61,22 +61,6 @@ static int teardown(void **state)
     return 0;
 }
 
-/* host=127.0.0.1[,127.0.0.1] port=P[,S] user dbname sslmode=disable. */
-static void conninfo(char *buf, size_t n, const char *port1, const char *port2)
-{
-    char hosts[64], ports[32];
-    snprintf(hosts, sizeof hosts, "127.0.0.1%s", port2 ? ",127.0.0.1" : "");
-    snprintf(ports, sizeof ports, "%s%s%s", port1, port2 ? "," : "", port2 ? port2 : "");
-    buf[0] = '\0';
-    assert_int_equal(pgt_conninfo_append(buf, n, "host", hosts), 0);
-    assert_int_equal(pgt_conninfo_append(buf, n, "port", ports), 0);
-    assert_int_equal(pgt_conninfo_append(buf, n, "user", pgt_dir_env(pair.primary, "PGUSER")), 0);
-    assert_int_equal(pgt_conninfo_append(buf, n, "dbname", pgt_dir_env(pair.primary, "PGDATABASE")),
-                     0);
-    assert_int_equal(pgt_conninfo_append(buf, n, "sslmode", "disable"), 0);
-    assert_int_equal(pgt_conninfo_append(buf, n, "connect_timeout", "5"), 0);
-}
-
 typedef struct lag {
     uv_loop_t loop;
     pgw_pool_t *pool;
@@ -172,7 +156,7 @@ static void on_conn_closed(pgw_conn_t *conn, void *ud)
 static void run_on(uv_loop_t *loop, const char *port, const char *const *sqls, int n)
 {
     char ci[512];
-    conninfo(ci, sizeof ci, port, NULL);
+    pgt_pair_conninfo(&pair, ci, sizeof ci, port, NULL);
     pgw_conn_t *conn;
     int up = 0, done = 0, closed = 0;
     assert_int_equal(pgw_conn_new(&conn, loop, NULL), 0);
@@ -209,7 +193,7 @@ static void on_count(int status, pgw_result_t *res, void *ud)
 static int64_t reads_seen_on_standby(uv_loop_t *loop, const char *port)
 {
     char ci[512];
-    conninfo(ci, sizeof ci, port, NULL);
+    pgt_pair_conninfo(&pair, ci, sizeof ci, port, NULL);
     pgw_conn_t *conn;
     int up = 0, closed = 0;
     count_t c = {0};
@@ -266,7 +250,7 @@ static void test_lag(void **state)
     run_on(&l.loop, pport, mk, 1);
 
     char ci[1024];
-    conninfo(ci, sizeof ci, pport, sport);
+    pgt_pair_conninfo(&pair, ci, sizeof ci, pport, sport);
     pgw_pool_config_t cfg;
     pgw_pool_config_init(&cfg);
     cfg.route = 1;

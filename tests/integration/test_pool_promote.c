@@ -62,22 +62,6 @@ static int teardown(void **state)
     return 0;
 }
 
-/* host=127.0.0.1,127.0.0.1 port=P,S user dbname sslmode=disable. */
-static void conninfo(char *buf, size_t n, const char *port1, const char *port2)
-{
-    char hosts[64], ports[32];
-    snprintf(hosts, sizeof hosts, "127.0.0.1%s", port2 ? ",127.0.0.1" : "");
-    snprintf(ports, sizeof ports, "%s%s%s", port1, port2 ? "," : "", port2 ? port2 : "");
-    buf[0] = '\0';
-    assert_int_equal(pgt_conninfo_append(buf, n, "host", hosts), 0);
-    assert_int_equal(pgt_conninfo_append(buf, n, "port", ports), 0);
-    assert_int_equal(pgt_conninfo_append(buf, n, "user", pgt_dir_env(pair.primary, "PGUSER")), 0);
-    assert_int_equal(pgt_conninfo_append(buf, n, "dbname", pgt_dir_env(pair.primary, "PGDATABASE")),
-                     0);
-    assert_int_equal(pgt_conninfo_append(buf, n, "sslmode", "disable"), 0);
-    assert_int_equal(pgt_conninfo_append(buf, n, "connect_timeout", "5"), 0);
-}
-
 typedef struct pids {
     int32_t v[MAX_PIDS];
     int n;
@@ -240,7 +224,7 @@ static void test_promote_under_load(void **state)
     int valgrind = RUNNING_ON_VALGRIND;
     uint64_t deadline = now_ms() + (valgrind ? 300000 : 90000);
     char ci[1024];
-    conninfo(ci, sizeof ci, pport, sport);
+    pgt_pair_conninfo(&pair, ci, sizeof ci, pport, sport);
     assert_int_equal(uv_loop_init(&l.loop), 0);
     pgw_pool_config_t cfg;
     pgw_pool_config_init(&cfg);
@@ -267,7 +251,7 @@ static void test_promote_under_load(void **state)
     /* pg_promote() while the load runs. */
     promoter_t pr = {.l = &l};
     char sci[512];
-    conninfo(sci, sizeof sci, sport, NULL);
+    pgt_pair_conninfo(&pair, sci, sizeof sci, sport, NULL);
     assert_int_equal(pgw_conn_new(&pr.conn, &l.loop, NULL), 0);
     assert_int_equal(pgw_conn_connect(pr.conn, sci, on_promoter_connected, &pr), 0);
     int after = valgrind ? 100 : 1000;

@@ -60,16 +60,8 @@ static int teardown(void **state)
 
 static void pair_ci(char *buf, size_t n)
 {
-    char ports[32];
-    snprintf(ports, sizeof ports, "%s,%s", pgt_dir_env(pair.primary, "PGPORT"),
-             pgt_dir_env(pair.standby, "PGW_STANDBY_PORT"));
-    buf[0] = '\0';
-    assert_int_equal(pgt_conninfo_append(buf, n, "host", "127.0.0.1,127.0.0.1"), 0);
-    assert_int_equal(pgt_conninfo_append(buf, n, "port", ports), 0);
-    assert_int_equal(pgt_conninfo_append(buf, n, "user", pgt_dir_env(pair.primary, "PGUSER")), 0);
-    assert_int_equal(pgt_conninfo_append(buf, n, "dbname", pgt_dir_env(pair.primary, "PGDATABASE")),
-                     0);
-    assert_int_equal(pgt_conninfo_append(buf, n, "sslmode", "disable"), 0);
+    pgt_pair_conninfo(&pair, buf, n, pgt_dir_env(pair.primary, "PGPORT"),
+                      pgt_dir_env(pair.standby, "PGW_STANDBY_PORT"));
 }
 
 static pgw_pool_t *pool_new(uv_loop_t *loop, int ryw)
