@@ -14,6 +14,7 @@ int main(int argc, char **argv)
     pgw_conn_config_t cfg;
     pgw_conn_config_init(&cfg);
     cfg.stmt_cache_mode = PGW_STMT_UNNAMED; /* transaction or statement pool mode */
+    cfg.no_pipelining = 1;                  /* one sync group on the wire at a time (README.md) */
 
     pgw_client_t *db;
     char err[1024];
