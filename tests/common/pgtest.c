@@ -329,16 +329,21 @@ void pgt_require_pgbouncer(void)
     require_fixture(pgt_pgbouncer_env_path(), "PGW_PGBOUNCER_PORT", "pgbouncer");
 }
 
-char *pgt_pgbouncer_conninfo(char *buf, size_t n, const char *dbname, const char *app)
+char *pgt_pgbouncer_conninfo(char *buf, size_t n, const char *dir, const char *dbname,
+                             const char *app)
 {
     static const char *const keys[][2] = {{"host", "PGW_PGBOUNCER_HOST"},
                                           {"port", "PGW_PGBOUNCER_PORT"},
                                           {"user", "PGW_PGBOUNCER_USER"},
                                           {"password", "PGW_PGBOUNCER_PASSWORD"}};
+    char env[1100];
+    if (dir) snprintf(env, sizeof env, "%s/env", dir);
+    const char *path = dir ? env : pgt_pgbouncer_env_path();
     buf[0] = '\0';
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
-        assert_int_equal(pgt_conninfo_append(buf, n, keys[i][0], pgt_pgbouncer_env(keys[i][1])), 0);
-    const char *db = dbname ? dbname : pgt_pgbouncer_env("PGW_PGBOUNCER_DB");
+        assert_int_equal(
+            pgt_conninfo_append(buf, n, keys[i][0], pgt_env_file_get(path, keys[i][1])), 0);
+    const char *db = dbname ? dbname : pgt_env_file_get(path, "PGW_PGBOUNCER_DB");
     assert_int_equal(pgt_conninfo_append(buf, n, "dbname", db), 0);
     assert_int_equal(pgt_conninfo_append(buf, n, "sslmode", "disable"), 0);
     if (app) assert_int_equal(pgt_conninfo_append(buf, n, "application_name", app), 0);

@@ -153,10 +153,13 @@ void pgt_require_pgbouncer(void);
 void pgt_require_replica(void);
 void pgt_require_krb5(void);
 
-/* A conninfo for the pgbouncer fixture over TCP (sslmode=disable): its
- * host, port, user and password, dbname (NULL: the fixture's database;
- * "pgbouncer": its admin console) and application_name (NULL: none) into
- * buf. Fails the current test when buf is too small. Returns buf. */
-char *pgt_pgbouncer_conninfo(char *buf, size_t n, const char *dbname, const char *app);
+/* A conninfo for a PgBouncer of tests/pg/pgbouncer.sh over TCP
+ * (sslmode=disable): the one whose directory is dir (NULL: the pgbouncer
+ * fixture), its host, port, user and password, dbname (NULL: its
+ * database; "pgbouncer": its admin console) and application_name (NULL:
+ * none) into buf. Fails the current test when buf is too small. Returns
+ * buf. */
+char *pgt_pgbouncer_conninfo(char *buf, size_t n, const char *dir, const char *dbname,
+                             const char *app);
 
 #endif /* PGW_TESTS_PGTEST_H */

@@ -91,7 +91,7 @@ static void error_key(int status, const pgw_result_t *res, char *key, size_t n)
 
 static const char *bouncer_conninfo(char *buf, size_t n)
 {
-    return pgt_pgbouncer_conninfo(buf, n, NULL, "pgw_test_pgbouncer");
+    return pgt_pgbouncer_conninfo(buf, n, NULL, NULL, "pgw_test_pgbouncer");
 }
 
 /* One statement straight to the cluster (not through the pooler). */
@@ -515,7 +515,7 @@ static void run_workload(run_t *r, int unnamed, int txns)
 static void check_server_connections(void)
 {
     char admin[1024];
-    pgt_pgbouncer_conninfo(admin, sizeof admin, "pgbouncer", "pgw_test_pgbouncer");
+    pgt_pgbouncer_conninfo(admin, sizeof admin, NULL, "pgbouncer", "pgw_test_pgbouncer");
     pgw_client_t *c = NULL;
     assert_int_equal(pgw_client_connect(&c, admin, NULL), 0);
     pgw_result_t *res = NULL;

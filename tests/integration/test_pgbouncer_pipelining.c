@@ -1,6 +1,8 @@
 /*
  * no_pipelining (conn.h, session.h) through PgBouncer 1.18 in transaction
- * mode (the pgbouncer fixture: default_pool_size 5).
+ * mode: a private cluster and a private PgBouncer in front of it
+ * (default_pool_size 2), since the test takes every server connection and
+ * would starve, and be disturbed by, other tests of a shared PgBouncer.
  *
  * PgBouncer releases its server connection at a ReadyForQuery once it
  * expects no more of them, and it stops counting them at the end of a COPY
@@ -10,8 +12,8 @@
  * PgBouncer gave the server to next (pgbouncer issue 759 is the same race).
  * The test makes that happen for sure:
  *
- *   - four clients hold a transaction open: four of the five server
- *     connections are taken;
+ *   - one client holds a transaction open: one of the two server
+ *     connections is taken;
  *   - client A submits a COPY TO STDOUT whose first row "a1" arrives at
  *     once and whose second waits on an advisory lock the test holds, and
  *     then the query "a2", which waits on a second lock: two sync groups;
@@ -28,6 +30,7 @@
  * receives it.
  */
 #define _DEFAULT_SOURCE
+#include "pgpair.h"
 #include "pgtest.h"
 #include "pgwire/client.h"
 #include "pgwire/conn.h"
@@ -45,7 +48,8 @@
 #define APP   "pgw_test_pgbouncer_pipelining"
 #define LOCK  "759"
 #define LOCK2 "760"
-#define HOLDS 4 /* the fixture's pool size less one */
+#define POOL  "2"
+#define HOLDS 1 /* the pool size less one */
 /* A COPY whose first row (over 8 KiB: the server sends it, with its
  * CopyOutResponse, at once) comes before the row that waits on the lock. */
 #define COPY_A1                                                 \
@@ -186,15 +190,36 @@ static void on_closed(pgw_conn_t *conn, void *ud)
     (*(int *)ud)++;
 }
 
+static char cluster_dir[64], bouncer_dir[96], direct_ci[1024];
+
+static int setup(void **state)
+{
+    (void)state;
+    pgt_cluster_start(cluster_dir, "bpipe", direct_ci, sizeof direct_ci);
+    char env[96];
+    snprintf(bouncer_dir, sizeof bouncer_dir, "%s-bouncer", cluster_dir);
+    snprintf(env, sizeof env, "%s/env", cluster_dir);
+    setenv("PGW_PGBOUNCER_POOL_SIZE", POOL, 1);
+    pgt_script_run("pgbouncer.sh", "start", bouncer_dir, env);
+    unsetenv("PGW_PGBOUNCER_POOL_SIZE");
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    pgt_script_exit("pgbouncer.sh", "stop", bouncer_dir, NULL);
+    if (cluster_dir[0]) pgt_cluster_stop(cluster_dir);
+    return 0;
+}
+
 static void test_no_pipelining_keeps_answers_apart(void **state)
 {
     (void)state;
-    pgt_require_server();
-    pgt_require_pgbouncer();
-    char ci[1024], admin_ci[1024], direct_ci[1024];
-    pgt_pgbouncer_conninfo(ci, sizeof ci, NULL, APP);
-    pgt_pgbouncer_conninfo(admin_ci, sizeof admin_ci, "pgbouncer", APP);
-    pgw_client_t *direct = connect_client(pgt_conninfo(direct_ci, sizeof direct_ci, NULL));
+    char ci[1024], admin_ci[1024];
+    pgt_pgbouncer_conninfo(ci, sizeof ci, bouncer_dir, NULL, APP);
+    pgt_pgbouncer_conninfo(admin_ci, sizeof admin_ci, bouncer_dir, "pgbouncer", APP);
+    pgw_client_t *direct = connect_client(direct_ci);
     pgw_client_t *admin = connect_client(admin_ci);
     pgw_client_t *holds[HOLDS];
     for (int i = 0; i < HOLDS; i++) {
@@ -266,5 +291,5 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_no_pipelining_keeps_answers_apart),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return cmocka_run_group_tests(tests, setup, teardown);
 }
