@@ -160,11 +160,13 @@
  * standby it has read-only connections to, on those connections (one
  * query on one connection per server, pipelined behind what it runs; none
  * on a checked-out connection): its replay position
- * (pg_last_wal_replay_lsn()) against the primary's (pg_current_wal_lsn(),
- * on a read-write connection of the pool, measured in the same round or
- * the one before), and its replay time lag (now() minus
- * pg_last_xact_replay_timestamp(), 0 when it has replayed all it has
- * received). A standby is within the limits when both measures are
+ * (pg_last_wal_replay_lsn()) against the primary's insert position
+ * (pg_current_wal_insert_lsn(), every commit made there, written out or
+ * not; on a read-write connection of the pool, measured in the same round
+ * or the one before), and its replay time lag (now() minus
+ * pg_last_xact_replay_timestamp(), unknown when it has replayed no commit
+ * since it started; 0 when it has replayed all it has received and that
+ * reaches the primary's position). A standby is within the limits when both measures are
  * known and at most the limits; a server that is not in recovery (a
  * prefer-standby connection that landed on the primary) is within them.
  * One-shot read-only requests go only to read-only connections of a

@@ -11,13 +11,21 @@
 #define _DEFAULT_SOURCE /* uv.h needs POSIX types */
 #include "pool/driver_internal.h"
 
-static const char primary_sql[] = "SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::int8";
-/* 0 ms when it has replayed all it received (an idle primary leaves the
- * last replayed commit old without any lag). */
+/* The primary's insert position: every commit it has made, written out
+ * yet or not (with synchronous_commit off, the write position trails the
+ * commits visible there). */
+static const char primary_sql[] =
+    "SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '0/0')::int8";
+/* In recovery, replayed position, and two replay time lags: 0 when it has
+ * replayed all it received (an idle primary leaves the last replayed
+ * commit old without any lag), and now minus the last replayed commit's
+ * time whatever it received (NULL when it replayed none since it
+ * started). */
 static const char standby_sql[] =
     "SELECT pg_is_in_recovery(), pg_wal_lsn_diff(pg_last_wal_replay_lsn(), '0/0')::int8, "
     "CASE WHEN pg_last_wal_receive_lsn() IS NOT DISTINCT FROM pg_last_wal_replay_lsn() THEN 0 "
-    "ELSE (extract(epoch FROM now() - pg_last_xact_replay_timestamp()) * 1000)::int8 END";
+    "ELSE (extract(epoch FROM now() - pg_last_xact_replay_timestamp()) * 1000)::int8 END, "
+    "(extract(epoch FROM now() - pg_last_xact_replay_timestamp()) * 1000)::int8";
 
 static uint64_t interval_us(const pgw_pool_t *p)
 {
@@ -104,7 +112,9 @@ static void on_standby(int status, pgw_result_t *res, void *ud)
         if (recovery) {
             bytes = replay >= 0 && p->primary_lsn >= 0 ? p->primary_lsn - replay : -1;
             if (bytes < -1) bytes = 0; /* the primary was read before the standby */
-            ms = int8_or(res, 2, -1);
+            /* Replayed all it received counts as no time lag only when
+             * that is all the primary had (not yet sent is not caught up). */
+            ms = int8_or(res, bytes == 0 ? 2 : 3, -1);
         }
         h->lag_bytes = bytes;
         h->lag_ms = ms;
