@@ -210,8 +210,29 @@
  * see those writes. A request right after a write usually goes to the
  * primary (standbys are measured every lag_check_ms); one whose writes are
  * older than the measure interval and the standby's replay lag goes to a
- * standby. Not provided: waiting for a standby to catch up. Read-only
- * checkouts are not covered.
+ * standby. Read-only checkouts are not covered.
+ *
+ * Waiting (ryw_fail 2): a read-your-writes request no standby is known to
+ * have replayed for, while the pool's commit LSN is known (no position
+ * query pending), goes to the read-only connection up whose server's last
+ * measure showed the most replayed (among equals, the least in flight),
+ * behind a statement sent in the same write and the same sync group that
+ * returns on the server once that standby has replayed the commit LSN (or
+ * is no longer in recovery: promoted, it has all it will ever replay), polling every
+ * millisecond there. If ryw_wait_ms passes first, the statement fails,
+ * the server skips the request (it never runs) and it completes with
+ * PGW_ETIMEDOUT; the request's own deadline (timeout_ms) bounds the wait
+ * too. If the wait fails otherwise (the standby shutting down, say), the
+ * request completes with the wait's status and error result
+ * (PGW_ERETRY when it never ran on a server going away). So a waited
+ * request answered with 0 saw the pool's writes, on the standby. The
+ * request waits on a server it holds a connection to (a read-only
+ * connection, busy meanwhile for requests behind it); a
+ * read-your-writes request that finds no read-only connection up, or
+ * comes while a position is pending, goes to the primary as with
+ * ryw_fail 0. SIMPLE, FUNCTION_CALL and SYNC requests cannot share a sync group
+ * with the wait, and batches (pgw_pool_submit_batch) do not wait either:
+ * both go to the primary then, as with ryw_fail 0.
  *
  * LISTEN/NOTIFY. Pooled connections drop notifications: a LISTEN on a
  * one-shot request would be lost with its connection. pgw_pool_listener
@@ -287,8 +308,13 @@ typedef struct pgw_pool_config {
      * commits' WAL positions and measure its standbys (lag_check_ms). */
     int read_your_writes;
     /* A read-your-writes request no standby is known to have replayed
-     * for: 0 the primary serves it; 1 it is refused (PGW_ETARGET). */
+     * for: 0 the primary serves it; 1 it is refused (PGW_ETARGET); 2 it
+     * waits on a standby for the position (see READ YOUR WRITES, Waiting),
+     * at most ryw_wait_ms. */
     int ryw_fail;
+    /* How long a read-your-writes request waits on a standby (ryw_fail 2)
+     * before it fails with PGW_ETIMEDOUT (0: 1000 ms). */
+    uint32_t ryw_wait_ms;
 } pgw_pool_config_t;
 
 /* Flags of pgw_pool_submit_flags and pgw_pool_acquire. A one-shot request
@@ -310,7 +336,8 @@ PGW_EXTERN void pgw_pool_config_init(pgw_pool_config_t *cfg);
  * Create a pool on loop for conninfo (libpq syntax, copied) with cfg
  * (copied; NULL: defaults) and start opening min_size connections (the
  * call does not wait for them). Returns 0, PGW_EINVAL (out, loop or
- * conninfo NULL; min_size above max_size is clamped), PGW_ECONNINFO
+ * conninfo NULL, ryw_fail not 0, 1 or 2; min_size above max_size is
+ * clamped), PGW_ECONNINFO
  * (conninfo cannot be parsed: nothing is made) or PGW_ENOMEM; *out is NULL
  * on failure. Free it with pgw_pool_close.
  */

@@ -172,9 +172,9 @@ static const member_t pool_config_members[] = {
     P(PC, reset_sql),          U(PC, max_standby_lag_bytes),
     U(PC, max_standby_lag_ms), U(PC, lag_check_ms),
     I(PC, standby_lag_fail),   I(PC, read_your_writes),
-    I(PC, ryw_fail),
+    I(PC, ryw_fail),           U(PC, ryw_wait_ms),
 };
-LAST_MEMBER(PC, ryw_fail);
+LAST_MEMBER(PC, ryw_wait_ms);
 static const member_table_t pool_config_table = {
     pool_config_members, sizeof pool_config_members / sizeof pool_config_members[0], "conn.",
     offsetof(PC, conn), &conn_config_table};

@@ -443,24 +443,32 @@ pgw__member_t *pgw__core_pick(pgw__core_t *c, uint64_t now, int role, int *err)
 }
 
 pgw__member_t *pgw__core_pick_replayed(pgw__core_t *c, uint64_t now, uint64_t lsn, int fail,
-                                       int *err)
+                                       int *wait, int *err)
 {
-    pgw__member_t *best = NULL, *m = c->members;
+    pgw__member_t *best = NULL, *nearest = NULL, *m = c->members;
+    *wait = 0;
     if (m) {
         do {
-            if (m->role == PGW__ROLE_RO && takes_requests(c, m, 0) && m->state == PGW__M_READY &&
-                m->replayed >= lsn && (!best || m->inflight < best->inflight))
-                best = m;
+            if (m->role == PGW__ROLE_RO && takes_requests(c, m, 0) && m->state == PGW__M_READY) {
+                if (m->replayed >= lsn && (!best || m->inflight < best->inflight)) best = m;
+                if (!nearest || m->replayed > nearest->replayed ||
+                    (m->replayed == nearest->replayed && m->inflight < nearest->inflight))
+                    nearest = m;
+            }
             m = m->next;
         } while (m != c->members);
     }
     if (best) return best;
+    if (fail == PGW__RYW_WAIT && nearest && lsn != UINT64_MAX) {
+        *wait = 1;
+        return nearest;
+    }
     /* No read-only member yet: one is opened, to be measured, and takes
      * requests once its server is known to have replayed them. */
     int e = 0;
     if (members_of(c, PGW__ROLE_RO, NULL) == 0 && may_open(c, now))
         (void)member_open(c, PGW__ROLE_RO, now, &e);
-    if (fail) {
+    if (fail == PGW__RYW_REFUSE) {
         *err = PGW_ETARGET;
         return NULL;
     }

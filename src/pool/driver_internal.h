@@ -185,8 +185,13 @@ void pgw__ryw_after_write(pconn_t *pc);
  * cb(ud) once it answered. 0, or PGW_EINVAL (not tracking) / PGW_ENOMEM /
  * the submit's error, cb then not called. */
 int pgw__ryw_after_commit(pgw_pool_t *p, pgw_conn_t *conn, void (*cb)(void *), void *ud);
-/* The connection for a read-your-writes request; NULL with *err. */
-pconn_t *pgw__route_pick_ryw(pgw_pool_t *p, int *err);
+/* The connection for a read-your-writes request when no standby is known
+ * to have replayed the pool's writes does as fail says (ryw_fail, or
+ * PGW__RYW_PRIMARY for a request that cannot wait); NULL with *err.
+ * *wait_lsn is 0, or the pool's commit LSN when the connection is a
+ * standby's not known to have replayed it (PGW__RYW_WAIT): the request
+ * must wait there for it first (submit.c). */
+pconn_t *pgw__route_pick_ryw(pgw_pool_t *p, int fail, uint64_t *wait_lsn, int *err);
 
 /* checkout.c: the core's grant and fail operations. */
 void pgw__pool_grant(void *ud, pgw__waiter_t *w, pgw__member_t *m);

@@ -115,6 +115,7 @@ static int config_of(pgw_pool_config_t *c, const char *conninfo, const pgw_pool_
     pgw_pool_config_init(c);
     if (cfg) pgw__copy_sized(c, sizeof *c, cfg);
     c->size = sizeof *c;
+    if (c->ryw_fail < 0 || c->ryw_fail > 2) return PGW_EINVAL;
     pgw_conninfo_t *parsed = NULL;
     int rc = pgw_conninfo_parse(&parsed, conninfo, c->conn.alloc, NULL, 0);
     pgw_conninfo_free(parsed);

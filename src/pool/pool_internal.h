@@ -193,12 +193,18 @@ uint64_t pgw__core_tick(pgw__core_t *c, uint64_t now);
  * with pgw__core_sent once it is accepted. */
 pgw__member_t *pgw__core_pick(pgw__core_t *c, uint64_t now, int role, int *err);
 void pgw__core_sent(pgw__core_t *c, pgw__member_t *m);
+/* What a read-your-writes request does when no standby is known to have
+ * replayed its position (pgw_pool_config_t.ryw_fail). */
+enum { PGW__RYW_PRIMARY = 0, PGW__RYW_REFUSE = 1, PGW__RYW_WAIT = 2 };
 /* The member for a read-your-writes request: the read-only member up
- * (within the lag limits) whose server has replayed lsn, least in flight;
- * with none, the read-write pick, or NULL with PGW_ETARGET (fail); a
+ * (within the lag limits) whose server has replayed lsn, least in flight.
+ * With none: under PGW__RYW_WAIT and lsn known (not UINT64_MAX), the
+ * read-only member up whose server has replayed the most (least in flight
+ * among equals), with *wait set (the request must wait there for lsn);
+ * else the read-write pick, or NULL with PGW_ETARGET (PGW__RYW_REFUSE). A
  * read-only member is opened when there is none. */
 pgw__member_t *pgw__core_pick_replayed(pgw__core_t *c, uint64_t now, uint64_t lsn, int fail,
-                                       int *err);
+                                       int *wait, int *err);
 /* A one-shot request of m completed. */
 void pgw__core_done(pgw__core_t *c, pgw__member_t *m, uint64_t now);
 

@@ -47,16 +47,18 @@ uint32_t pgw__route_of(const pgw_request_t *req)
     return req->size >= offsetof(pgw_request_t, route) + sizeof req->route ? req->route : 0;
 }
 
-pconn_t *pgw__route_pick_ryw(pgw_pool_t *p, int *err)
+pconn_t *pgw__route_pick_ryw(pgw_pool_t *p, int fail, uint64_t *wait_lsn, int *err)
 {
+    *wait_lsn = 0;
     if (p->closing) {
         *err = PGW_ECLOSED;
         return NULL;
     }
     /* A position still to come, or lost: no standby is known to have it. */
     uint64_t lsn = p->ryw_pending || p->ryw_blind ? UINT64_MAX : p->ryw_lsn;
-    pgw__member_t *m =
-        pgw__core_pick_replayed(&p->core, pgw__pool_now_us(), lsn, p->cfg.ryw_fail, err);
+    int wait = 0;
+    pgw__member_t *m = pgw__core_pick_replayed(&p->core, pgw__pool_now_us(), lsn, fail, &wait, err);
+    if (m && wait) *wait_lsn = lsn;
     return m ? m->h : NULL;
 }
 

@@ -14,7 +14,13 @@
  *     read-your-writes reads go to it again;
  *   - a session token: the commit LSN of one pool (pgw_pool_commit_lsn,
  *     once complete), passed to another pool (pgw_pool_note_lsn), makes
- *     that pool's reads find the first pool's rows.
+ *     that pool's reads find the first pool's rows;
+ *   - waiting (ryw_fail 2): a read sent as soon as the write's position is
+ *     known, which the standby cannot have replayed yet, is answered by
+ *     the standby and finds its row; with ryw_wait_ms or the request's
+ *     own timeout_ms below the standby's delay it fails with
+ *     PGW_ETIMEDOUT; a SIMPLE read (which cannot wait in its own sync
+ *     group) goes to the primary.
  */
 #define _DEFAULT_SOURCE
 #include "pgpair.h"
@@ -181,6 +187,148 @@ static void on_made(int status, pgw_result_t *res, void *ud)
     *(int *)ud = 1;
 }
 
+static pgw_pool_t *pool_waiting(uv_loop_t *loop, uint32_t wait_ms)
+{
+    char ci[1024];
+    pair_ci(ci, sizeof ci);
+    pgw_pool_config_t cfg;
+    pgw_pool_config_init(&cfg);
+    cfg.route = 1;
+    cfg.min_size = 1;
+    cfg.max_size = 4;
+    cfg.read_your_writes = 1;
+    cfg.ryw_fail = 2;
+    cfg.ryw_wait_ms = wait_ms;
+    cfg.lag_check_ms = 50;
+    pgw_pool_t *p;
+    assert_int_equal(pgw_pool_new(&p, loop, ci, &cfg), 0);
+    return p;
+}
+
+typedef struct one_read {
+    int status, done;
+    int64_t found;
+    int32_t port;
+} one_read_t;
+
+static void on_one_read(int status, pgw_result_t *res, void *ud)
+{
+    one_read_t *o = ud;
+    o->status = status;
+    o->done = 1;
+    if (status == 0) {
+        assert_int_equal(pgw_result_int8(res, 0, 0, &o->found), 0);
+        assert_int_equal(pgw_result_int4(res, 0, 1, &o->port), 0);
+    }
+    pgw_result_free(res);
+}
+
+/* Write row n on p, wait until the pool's commit LSN covers it, then read
+ * it back on p as a read-only request (SIMPLE, or a QUERY with a
+ * parameter) with timeout_ms; a read that never ran (PGW_ERETRY, a cold
+ * pool's first standby connection) is sent again. */
+static one_read_t write_then_read(uv_loop_t *loop, pgw_pool_t *p, int n, int simple,
+                                  uint32_t timeout_ms)
+{
+    run_t w = {.wp = p, .rp = p, .token = 1};
+    w.i = n;
+    w.n = n + 1;
+    next_write(&w);
+    while (!w.wrote && !w.failed)
+        uv_run(loop, UV_RUN_ONCE);
+    assert_int_equal(w.failed, 0);
+    uint64_t lsn;
+    while (!pgw_pool_commit_lsn(p, &lsn))
+        uv_run(loop, UV_RUN_ONCE);
+    char sql[128];
+    snprintf(sql, sizeof sql, "SELECT count(*), inet_server_port() FROM pgw_ryw WHERE n = %d", n);
+    pgw_param_t prm = pgw_int4(n);
+    one_read_t o;
+    do {
+        o = (one_read_t){0};
+        pgw_request_t q =
+            simple ? PGW_SIMPLE(sql, on_one_read, &o)
+                   : PGW_QUERY("SELECT count(*), inet_server_port() FROM pgw_ryw WHERE n = $1",
+                               &prm, 1, on_one_read, &o);
+        q.timeout_ms = timeout_ms;
+        assert_int_equal(pgw_pool_submit_flags(p, &q, PGW_POOL_READ_ONLY), 0);
+        while (!o.done)
+            uv_run(loop, UV_RUN_ONCE);
+    } while (o.status == PGW_ERETRY);
+    return o;
+}
+
+static void test_ryw_wait(void **state)
+{
+    (void)state;
+    uv_loop_t loop;
+    assert_int_equal(uv_loop_init(&loop), 0);
+    int rounds = RUNNING_ON_VALGRIND ? 10 : 50;
+    int32_t standby_port = atoi(pgt_dir_env(pair.standby, "PGW_STANDBY_PORT"));
+
+    /* The standby applies each commit 300 ms late: reads wait for it. */
+    pgw_pool_t *p = pool_waiting(&loop, 10000);
+    int made = 0;
+    pgw_request_t mk = PGW_SIMPLE("CREATE TABLE IF NOT EXISTS pgw_ryw (n int4)", on_made, &made);
+    assert_int_equal(pgw_pool_submit(p, &mk), 0);
+    while (!made)
+        uv_run(&loop, UV_RUN_ONCE);
+    /* Until the pool's read-only connection is up, reads go to the
+     * primary: warm it. */
+    int n = 1000000;
+    uint64_t deadline = now_ms() + 60000;
+    for (one_read_t o = {0}; o.port != standby_port && now_ms() < deadline; n++) {
+        o = write_then_read(&loop, p, n, 0, 0);
+        assert_int_equal(o.status, 0);
+        assert_int_equal(o.found, 1);
+    }
+    int at_standby = 0, stale = 0;
+    for (int i = 0; i < rounds; i++, n++) {
+        one_read_t o = write_then_read(&loop, p, n, 0, 0);
+        assert_int_equal(o.status, 0);
+        stale += o.found != 1;
+        at_standby += o.port == standby_port;
+    }
+    print_message("ryw_fail 2: %d reads, %d stale, %d answered by the standby\n", rounds, stale,
+                  at_standby);
+    assert_int_equal(stale, 0);
+    assert_int_equal(at_standby, rounds);
+
+    /* A SIMPLE read cannot wait in its own sync group: the primary. */
+    one_read_t o = write_then_read(&loop, p, n++, 1, 0);
+    assert_int_equal(o.status, 0);
+    assert_int_equal(o.found, 1);
+    assert_int_not_equal(o.port, standby_port);
+
+    /* The request's own deadline ends the wait. */
+    o = write_then_read(&loop, p, n++, 0, 30);
+    assert_int_equal(o.status, PGW_ETIMEDOUT);
+    pgw_pool_close(p);
+
+    /* ryw_wait_ms below the standby's delay: the read never runs. */
+    pgw_pool_t *shortw = pool_waiting(&loop, 20);
+    deadline = now_ms() + 60000;
+    for (o = (one_read_t){0}; o.port != standby_port && now_ms() < deadline; n++) {
+        /* Warm: a read of a row the standby has long replayed. */
+        one_read_t w = {0};
+        pgw_param_t prm = pgw_int4(0);
+        pgw_request_t q = PGW_QUERY("SELECT count(*), inet_server_port() FROM pgw_ryw WHERE n = $1",
+                                    &prm, 1, on_one_read, &w);
+        assert_int_equal(pgw_pool_submit_flags(shortw, &q, PGW_POOL_READ_ONLY), 0);
+        while (!w.done)
+            uv_run(&loop, UV_RUN_ONCE);
+        o = w;
+    }
+    assert_int_equal(o.port, standby_port);
+    for (int i = 0; i < 3; i++) {
+        o = write_then_read(&loop, shortw, n++, 0, 0);
+        assert_int_equal(o.status, PGW_ETIMEDOUT);
+    }
+    pgw_pool_close(shortw);
+    uv_run(&loop, UV_RUN_DEFAULT);
+    assert_int_equal(uv_loop_close(&loop), 0);
+}
+
 static void test_ryw(void **state)
 {
     (void)state;
@@ -282,6 +430,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ryw),
+        cmocka_unit_test(test_ryw_wait),
     };
     return cmocka_run_group_tests_name("read your writes", tests, setup, teardown);
 }
