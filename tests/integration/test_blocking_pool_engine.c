@@ -166,11 +166,13 @@ static int run_workers(worker_t *ws, int nt, const worker_t *proto, int mixed, i
 
 /* ------------------------------------------------ one-shot, pipelined */
 
-/* Syncs written minus ReadyForQuery read, per connection (the trace runs
- * on whichever thread runs the pool's loop, one at a time). */
+/* Syncs sent (traced as they are encoded) minus the ReadyForQuery
+ * answering them, per connection (the trace runs on whichever thread runs
+ * the pool's loop, one at a time). */
 typedef struct wire {
     const void *conn[16];
     int inflight[16], max[16];
+    int started[16]; /* its startup's ReadyForQuery arrived */
     int n;
     int total; /* in flight on all connections (atomic: read by the test's thread) */
 } wire_t;
@@ -189,6 +191,10 @@ static void on_trace(pgw_conn_t *conn, char dir, const uint8_t *msg, size_t len,
     if (dir == 'F' && msg[0] == 'S') {
         if (++t->inflight[i] > t->max[i]) t->max[i] = t->inflight[i];
         __atomic_add_fetch(&t->total, 1, __ATOMIC_SEQ_CST);
+    } else if (dir == 'B' && msg[0] == 'Z' && !t->started[i]) {
+        /* The startup's: requests queued before it are traced as they
+         * are encoded, and written once it arrives. */
+        t->started[i] = 1;
     } else if (dir == 'B' && msg[0] == 'Z' && t->inflight[i] > 0) {
         t->inflight[i]--;
         __atomic_sub_fetch(&t->total, 1, __ATOMIC_SEQ_CST);
