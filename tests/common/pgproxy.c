@@ -6,6 +6,7 @@
 
 #include <pthread.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -84,6 +85,10 @@ typedef struct pconn pconn_t;
  * written to the server). */
 typedef struct way {
     framer_t fr;
+    /* A ParameterStatus held whole until its name is known (hiding). */
+    uint8_t *held;
+    size_t nheld;
+    int holding;
     chunk_t *head, *tail; /* delayed chunks (latency, split) */
     uv_timer_t timer;
     size_t writes; /* uv_writes in flight */
@@ -104,6 +109,7 @@ struct pconn {
     way_t way[2]; /* PGT_TO_SERVER, PGT_TO_CLIENT */
     int has_cut;
     pgt_proxy_cut_t cut;
+    char hide[64]; /* the parameter hidden from the client ("": none) */
 };
 
 enum {
@@ -115,6 +121,7 @@ enum {
     CMD_SPLIT,
     CMD_CUT,
     CMD_RANDOM,
+    CMD_HIDE,
     CMD_STOP
 };
 
@@ -126,6 +133,7 @@ typedef struct cmd {
     int has_cut;
     uint64_t seed, max_units;
     double probability;
+    char name[64];
 } cmd_t;
 
 struct pgt_proxy {
@@ -145,6 +153,7 @@ struct pgt_proxy {
     uint64_t rng;
     double probability;
     uint64_t max_units;
+    char hide[64];
     /* control, from the test's threads */
     pthread_mutex_t call_mu; /* one call at a time */
     pthread_mutex_t mu;      /* cmd, done, stats */
@@ -184,12 +193,14 @@ static void on_conn_handle_closed(uv_handle_t *h)
 {
     pconn_t *c = h->data;
     if (--c->handles > 0) return;
-    for (int d = 0; d < 2; d++)
+    for (int d = 0; d < 2; d++) {
         while (c->way[d].head) {
             chunk_t *k = c->way[d].head;
             c->way[d].head = k->next;
             free(k);
         }
+        free(c->way[d].held);
+    }
     free(c);
 }
 
@@ -475,8 +486,68 @@ static size_t walk(pconn_t *c, int d, const uint8_t *p, size_t n, int *cut)
     }
 }
 
+/* The ParameterStatus held on way d is whole: forward it unless it names
+ * the hidden parameter. */
+static void held_done(pconn_t *c, int d)
+{
+    way_t *w = &c->way[d];
+    size_t name_len = strlen(c->hide);
+    int hidden = w->nheld >= 5 + name_len + 1 && memcmp(w->held + 5, c->hide, name_len) == 0 &&
+                 w->held[5 + name_len] == 0;
+    if (!hidden) send_way(c, d, w->held, w->nheld);
+    free(w->held);
+    w->held = NULL;
+    w->nheld = 0;
+    w->holding = 0;
+}
+
+/* relay toward the client of a connection that hides a parameter: one
+ * message piece at a time, ParameterStatus messages held until whole. */
+static void relay_hiding(pconn_t *c, int d, const uint8_t *p, size_t n)
+{
+    way_t *w = &c->way[d];
+    framer_t *f = &w->fr;
+    while (n > 0) {
+        if (f->mode == FR_TYPED && f->hlen == 0 && f->pos == 0) w->holding = p[0] == 'S';
+        size_t piece = n;
+        if (f->mode == FR_TYPED) {
+            size_t left = f->hlen < 5 ? 5 - f->hlen : (size_t)(f->total - f->pos);
+            if (piece > left) piece = left;
+        }
+        uint64_t units = f->units;
+        int cut;
+        size_t k = walk(c, d, p, piece, &cut);
+        if (w->holding) {
+            uint8_t *grown = realloc(w->held, w->nheld + k);
+            if (!grown) {
+                conn_close(c, 0);
+                return;
+            }
+            memcpy(grown + w->nheld, p, k);
+            w->held = grown;
+            w->nheld += k;
+            if (f->units != units) held_done(c, d);
+        } else {
+            send_way(c, d, p, k);
+        }
+        if (cut) {
+            c->has_cut = 0;
+            note_cut(c->p, c->cut.rst);
+            conn_drain(c, c->cut.rst);
+            return;
+        }
+        if (k == 0) return;
+        p += k;
+        n -= k;
+    }
+}
+
 static void relay(pconn_t *c, int d, const uint8_t *p, size_t n)
 {
+    if (d == PGT_TO_CLIENT && c->hide[0]) {
+        relay_hiding(c, d, p, n);
+        return;
+    }
     int cut;
     size_t k = walk(c, d, p, n, &cut);
     send_way(c, d, p, k);
@@ -555,6 +626,7 @@ static void accept_one(pgt_proxy_t *p)
     }
     uv_tcp_nodelay(&c->tcp[SIDE_CLIENT], 1);
     plan_cut(p, c);
+    memcpy(c->hide, p->hide, sizeof c->hide);
     c->creq.data = c;
     if (uv_tcp_connect(&c->creq, &c->tcp[SIDE_SERVER], (const struct sockaddr *)&p->target,
                        on_upstream) != 0) {
@@ -615,6 +687,9 @@ static void apply(pgt_proxy_t *p, const cmd_t *cmd)
         p->has_cut = cmd->has_cut;
         p->cut = cmd->cut;
         break;
+    case CMD_HIDE:
+        memcpy(p->hide, cmd->name, sizeof p->hide);
+        break;
     case CMD_RANDOM:
         p->rng = cmd->seed * 0x9E3779B97F4A7C15ull + 1;
         p->probability = cmd->probability;
@@ -661,6 +736,14 @@ static void call(pgt_proxy_t *p, const cmd_t *cmd)
 static void *proxy_main(void *arg)
 {
     pgt_proxy_t *p = arg;
+    /* A relay writing to a side that already closed gets EPIPE, and the
+     * SIGPIPE that comes with it stays blocked on this thread: the tests'
+     * processes keep SIGPIPE's default disposition (test_conn_chaos), so
+     * it would kill them. */
+    sigset_t pipe;
+    sigemptyset(&pipe);
+    sigaddset(&pipe, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe, NULL);
     uv_run(&p->loop, UV_RUN_DEFAULT);
     return NULL;
 }
@@ -775,6 +858,16 @@ void pgt_proxy_random_cuts(pgt_proxy_t *p, uint64_t seed, double probability, ui
 {
     cmd_t cmd = {
         .op = CMD_RANDOM, .seed = seed, .probability = probability, .max_units = max_units};
+    call(p, &cmd);
+}
+
+void pgt_proxy_hide_parameter(pgt_proxy_t *p, const char *name)
+{
+    cmd_t cmd = {.op = CMD_HIDE};
+    if (name) {
+        if (strlen(name) >= sizeof cmd.name) fail_msg("pgt_proxy_hide_parameter: name too long");
+        strcpy(cmd.name, name);
+    }
     call(p, &cmd);
 }
 

@@ -31,6 +31,11 @@
  *     random direction, at its boundary or inside it, by RST or close,
  *     drawn from the seed.
  *
+ * Rewriting (plaintext only): a hidden parameter's ParameterStatus
+ * messages are dropped on their way to the client, so a current server
+ * looks like an older one that never reports it (in_hot_standby before
+ * PostgreSQL 14).
+ *
  * Every call may come from any thread; the setting calls return once the
  * proxy's loop applied them. Failures fail the current cmocka test.
  */
@@ -87,5 +92,9 @@ void pgt_proxy_plan_cut(pgt_proxy_t *p, const pgt_proxy_cut_t *cut);
 void pgt_proxy_random_cuts(pgt_proxy_t *p, uint64_t seed, double probability, uint64_t max_units);
 
 void pgt_proxy_stats(pgt_proxy_t *p, pgt_proxy_stats_t *out);
+
+/* Drop every ParameterStatus of name (at most 63 bytes) sent to the
+ * clients of connections accepted from now on; NULL: drop none. */
+void pgt_proxy_hide_parameter(pgt_proxy_t *p, const char *name);
 
 #endif /* PGW_TESTS_PGPROXY_H */
