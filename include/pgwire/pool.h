@@ -151,9 +151,20 @@
  * (target_session_attrs=prefer-standby) to find the standbys left. So the
  * promotion costs no request a PGW_ERETRY. A read-write connection never needs the reverse (a
  * server becomes a standby only by restarting, which ends its connections). An idle connection
- * hears the change only once it runs something; servers before 14 do not report in_hot_standby, and
- * their connections keep the role they were made for until they are replaced (MULTI-HOST,
- * failover).
+ * hears the change only once it runs something.
+ *
+ * Servers before 14 do not report in_hot_standby. With route set, the
+ * pool checks such a server itself while it has read-only connections up
+ * there: every lag_check_ms (default 1000) one query on one of them,
+ * pipelined behind what it runs (the STANDBY LAG measure, which says
+ * pg_is_in_recovery() too), tells whether the server is a standby. The
+ * first answer after a connection is up says what it was made on; once a
+ * later one finds a standby out of recovery, every read-only connection
+ * made there on the standby is reclassified as above, on the same
+ * backends. So the pool sees such a promotion up to lag_check_ms late,
+ * plus the time the checked connection takes to run what was sent before
+ * the check; meanwhile the connections serve read-only work, which either
+ * kind of server may run.
  *
  * STANDBY LAG. With route set and max_standby_lag_bytes or
  * max_standby_lag_ms set, every lag_check_ms the pool measures each

@@ -152,25 +152,30 @@ static int str_is(pgw_str_t s, const char *lit)
     return s.len == n && memcmp(s.p, lit, n) == 0;
 }
 
+void pgw__pconn_promoted(pconn_t *pc)
+{
+    pgw__member_t *m = pc->m;
+    if (!m || m->state == PGW__M_OPENING || !pc->p->cfg.route || m->role != PGW__ROLE_RO) return;
+    pgw__host_reclassify(pc, PGW__ROLE_RW);
+    pgw__core_reclassify(&pc->p->core, m, PGW__ROLE_RW, pgw__pool_now_us());
+    pgw__pool_kick(pc->p);
+}
+
 /* The server reported a parameter. in_hot_standby (PostgreSQL 14+) turning
  * off on a connection that is up means its standby was promoted: when the
  * pool routes, the connection made for read-only work now serves
  * read-write work, without reconnecting (the server reports the change at
- * the end of the next command run there). */
+ * the end of the next command run there). A server that reports it at
+ * all needs no role check (lag.c). */
 static void on_parameter(pgw_conn_t *conn, pgw_str_t name, pgw_str_t value, void *ud)
 {
     (void)conn;
     pconn_t *pc = ud;
     if (!str_is(name, "in_hot_standby")) return;
+    pc->reports_hot_standby = 1;
     uint8_t was = pc->hot_standby;
     pc->hot_standby = (uint8_t)str_is(value, "on");
-    pgw__member_t *m = pc->m;
-    if (!m || !was || pc->hot_standby || m->state == PGW__M_OPENING || !pc->p->cfg.route ||
-        m->role != PGW__ROLE_RO)
-        return;
-    pgw__host_reclassify(pc, PGW__ROLE_RW);
-    pgw__core_reclassify(&pc->p->core, m, PGW__ROLE_RW, pgw__pool_now_us());
-    pgw__pool_kick(pc->p);
+    if (was && !pc->hot_standby) pgw__pconn_promoted(pc);
 }
 
 /* The established connection broke. When requests were in flight their

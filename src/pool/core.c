@@ -576,6 +576,12 @@ void pgw__core_checked(pgw__core_t *c, pgw__member_t *m, int ok, uint64_t now)
 
 /* ------------------------------------------------------------ open / lost */
 
+void pgw__core_standby_seen(pgw__core_t *c, pgw__member_t *m)
+{
+    m->standby = 1;
+    if (m->role == PGW__ROLE_RO && m->state == PGW__M_READY) c->ro_after_promotion = 0;
+}
+
 void pgw__core_opened(pgw__core_t *c, pgw__member_t *m, int status, uint64_t now)
 {
     if (status != 0) {

@@ -59,7 +59,10 @@ struct pconn {
     uint32_t early;       /* requests sent before it was up, still pending */
     size_t attempts_seen; /* connect attempts already looked at for refusals */
     uint8_t hot_standby;  /* the server's in_hot_standby, as last reported */
-    uint8_t lag_probing;  /* a lag measure (lag.c) runs on it */
+    /* The server reports in_hot_standby (PostgreSQL 14+); else the role
+     * checks of lag.c watch its read-only connections for a promotion. */
+    uint8_t reports_hot_standby;
+    uint8_t lag_probing; /* a lag measure (lag.c) runs on it */
 };
 
 /* A server connections were made to, as the connect attempts name it
@@ -134,6 +137,9 @@ void pgw__pool_maybe_free(pgw_pool_t *p);
 int pgw__pool_open_member(void *ud, pgw__member_t *m);
 void pgw__pool_close_member(void *ud, pgw__member_t *m, int reason);
 void pgw__pool_check_member(void *ud, pgw__member_t *m);
+/* pc, a read-only connection on a standby, is on a promoted server now:
+ * it serves read-write work from here on, on the same backend. */
+void pgw__pconn_promoted(pconn_t *pc);
 /* Close pc's connection (once); pc stays until its close callback. */
 void pgw__pconn_close(pconn_t *pc);
 /* pc leaves the pool for good (out of the core, not checked out): closed. */
@@ -176,7 +182,9 @@ uint64_t pgw__lag_tick(pgw_pool_t *p, uint64_t now);
 /* pc's read-only connection is up: held back unless its server's last
  * measure was within the limits, and measured at the next tick. */
 void pgw__lag_member_up(pconn_t *pc);
-/* Whether the pool measures its standbys (lag limits or read your writes). */
+/* Whether the pool measures its standbys: lag limits, read your writes,
+ * or, when it routes, a read-only connection up on a server that does not
+ * report in_hot_standby (its role is checked by the same query). */
 int pgw__lag_measuring(const pgw_pool_t *p);
 /* A read-write one-shot request or batch was sent on pc: with read your
  * writes, the commit position query goes right behind it. */

@@ -143,7 +143,10 @@ void pgw__host_reclassify(pconn_t *pc, uint8_t role)
     if (!from || to < 0) return; /* no memory: the totals stay where they were */
     /* host_index may have moved the array: look the old entry up again. */
     from = pgw__host_of(pc);
+    /* The one-shot requests in flight (a lag measure counts in the core's
+     * inflight but in no host entry). */
     uint32_t inflight = pc->m ? pc->m->inflight : 0;
+    if (pc->lag_probing && inflight) inflight--;
     from->submitted -= inflight;
     pc->host = to;
     phost_t *h = pgw__host_of(pc);

@@ -7,6 +7,11 @@
  * its last measure was within the limits. The queries count as requests
  * in flight of their connection for the core, so no checkout is granted
  * under them.
+ *
+ * The same per-server query says whether the server is in recovery: for a
+ * server that does not report in_hot_standby (before PostgreSQL 14) it is
+ * the pool's role check (pool.h, LIVE ROLE CHANGES), run every round while
+ * the pool routes and has a read-only connection up there.
  */
 #define _DEFAULT_SOURCE /* uv.h needs POSIX types */
 #include "pool/driver_internal.h"
@@ -32,9 +37,52 @@ static uint64_t interval_us(const pgw_pool_t *p)
     return (uint64_t)(p->cfg.lag_check_ms ? p->cfg.lag_check_ms : 1000) * 1000;
 }
 
-int pgw__lag_measuring(const pgw_pool_t *p)
+/* Lag limits or read your writes: the primary's position is needed too. */
+static int measuring_lag(const pgw_pool_t *p)
 {
     return p->core.cfg.standby_lag || (p->cfg.route && p->cfg.read_your_writes);
+}
+
+/* A read-only connection up on a server that does not report
+ * in_hot_standby: its role is checked every round. */
+static int checking_roles(const pgw_pool_t *p)
+{
+    const pconn_t *pc = p->pconns;
+    if (!p->cfg.route || !pc) return 0;
+    do {
+        if (pc->m && pc->m->role == PGW__ROLE_RO && pc->m->state == PGW__M_READY &&
+            !pc->reports_hot_standby)
+            return 1;
+        pc = pc->next;
+    } while (pc != p->pconns);
+    return 0;
+}
+
+int pgw__lag_measuring(const pgw_pool_t *p)
+{
+    return measuring_lag(p) || checking_roles(p);
+}
+
+/* The server of host is (recovery) or is no longer a standby: its
+ * read-only connections that could not say so themselves (no
+ * in_hot_standby) learn it; those made on a standby that is one no more
+ * were promoted with it. */
+static void role_seen(pgw_pool_t *p, int32_t host, bool recovery)
+{
+    pconn_t *pc = p->pconns;
+    if (!pc) return;
+    do {
+        pconn_t *next = pc->next;
+        pgw__member_t *m = pc->m;
+        if (m && pc->host == host && !pc->reports_hot_standby && m->role == PGW__ROLE_RO &&
+            m->state == PGW__M_READY) {
+            if (recovery && !m->standby)
+                pgw__core_standby_seen(&p->core, m);
+            else if (!recovery && m->standby)
+                pgw__pconn_promoted(pc);
+        }
+        pc = next;
+    } while (pc != p->pconns);
 }
 
 /* Hold host's read-only connections back (behind 1) or not, and say what
@@ -105,9 +153,12 @@ static void on_standby(int status, pgw_result_t *res, void *ud)
     pgw_pool_t *p = pc->p;
     pc->lag_probing = 0;
     bool recovery = false;
+    int32_t host = pc->host;
+    int known = 0;
     phost_t *h = pgw__host_of(pc);
     if (h && status == 0 && pgw_result_nrows(res) == 1 &&
         pgw_result_bool(res, 0, 0, &recovery) == 0) {
+        known = 1;
         int64_t replay = int8_or(res, 1, -1), bytes = 0, ms = 0;
         if (recovery) {
             bytes = replay >= 0 && p->primary_lsn >= 0 ? p->primary_lsn - replay : -1;
@@ -124,6 +175,9 @@ static void on_standby(int status, pgw_result_t *res, void *ud)
     }
     probe_done(pc, status, res);
     pgw_result_free(res);
+    /* Once the measure left its connection's count: a promotion moves
+     * only one-shot requests in flight. */
+    if (known) role_seen(p, host, recovery);
 }
 
 /* A connection of role (on host, or any when -1) free for a measure: up,
@@ -168,7 +222,7 @@ static int host_probing(const pgw_pool_t *p, int32_t host)
 static void start_round(pgw_pool_t *p)
 {
     pconn_t *pc;
-    if (!p->primary_probing && (pc = free_conn(p, PGW__ROLE_RW, -1)) &&
+    if (measuring_lag(p) && !p->primary_probing && (pc = free_conn(p, PGW__ROLE_RW, -1)) &&
         probe(pc, primary_sql, on_primary) == 0)
         p->primary_probing = 1;
     for (size_t i = 0; i < p->nhosts; i++) {

@@ -253,6 +253,9 @@ void pgw__core_server_down(pgw__core_t *c, uint32_t server, int hold_opening, ui
  * waiters of that role are served. Until a read-only member is up on a
  * standby again, read-only one-shot work goes to members up only (pick). */
 void pgw__core_reclassify(pgw__core_t *c, pgw__member_t *m, int role, uint64_t now);
+/* m's server, which did not say at connect (no in_hot_standby), was found
+ * to be a standby: as if it had said so (m->standby). */
+void pgw__core_standby_seen(pgw__core_t *c, pgw__member_t *m);
 
 /* Counts by state, for the stats. */
 void pgw__core_counts(const pgw__core_t *c, uint32_t *idle, uint32_t *in_use, uint32_t *opening);

@@ -19,9 +19,14 @@
  *     pg_backend_pid()), and the pool opened no connection there since;
  *   - pgw_pool_hosts shows the promoted server's read-write entry with
  *     promoted equal to the read-only connections it had there.
+ * The same again with both servers behind a proxy (tests/common/pgproxy)
+ * that drops their in_hot_standby reports, as a server before 14 never
+ * sends one: the pool's own role check (every lag_check_ms) must find the
+ * promotion, with the same results. Each test has a pair of its own.
  */
 #define _DEFAULT_SOURCE
 #include "pgpair.h"
+#include "pgproxy.h"
 #include "pgtest.h"
 #include "pgwire/conn.h"
 #include "pgwire/pool.h"
@@ -53,6 +58,38 @@ static int setup(void **state)
     (void)state;
     pgt_pair_start(&pair, "promote");
     return 0;
+}
+
+static void on_conn_up(pgw_conn_t *conn, int status, const pgw_error_t *err, void *ud)
+{
+    (void)err;
+    if (status != 0) fail_msg("connect: %s", pgw_conn_error_message(conn));
+    *(int *)ud = 1;
+}
+
+static void on_conn_closed(pgw_conn_t *conn, void *ud)
+{
+    (void)conn;
+    *(int *)ud = 1;
+}
+
+/* Whether a connection to port (through a proxy or not) hears the server
+ * report in_hot_standby. */
+static int reports_hot_standby(uv_loop_t *loop, const char *port)
+{
+    char ci[512];
+    pgt_pair_conninfo(&pair, ci, sizeof ci, port, NULL);
+    pgw_conn_t *conn;
+    int up = 0, closed = 0;
+    assert_int_equal(pgw_conn_new(&conn, loop, NULL), 0);
+    assert_int_equal(pgw_conn_connect(conn, ci, on_conn_up, &up), 0);
+    while (!up)
+        uv_run(loop, UV_RUN_ONCE);
+    int reports = pgw_session_parameter(pgw_conn_session(conn), "in_hot_standby") != NULL;
+    pgw_conn_close(conn, on_conn_closed, &closed);
+    while (!closed)
+        uv_run(loop, UV_RUN_ONCE);
+    return reports;
 }
 
 static int teardown(void **state)
@@ -212,9 +249,10 @@ static const pgw_pool_host_stats_t *host_entry(const pgw_pool_host_stats_t *h, s
     return NULL;
 }
 
-static void test_promote_under_load(void **state)
+/* The load, the promotion and the checks; with hide, the pool reaches
+ * both servers through proxies that drop in_hot_standby. */
+static void promote_under_load(int hide)
 {
-    (void)state;
     static load_t l;
     memset(&l, 0, sizeof l);
     const char *pport = pgt_dir_env(pair.primary, "PGPORT");
@@ -223,14 +261,31 @@ static void test_promote_under_load(void **state)
     l.standby_port = atoi(sport);
     int valgrind = RUNNING_ON_VALGRIND;
     uint64_t deadline = now_ms() + (valgrind ? 300000 : 90000);
-    char ci[1024];
-    pgt_pair_conninfo(&pair, ci, sizeof ci, pport, sport);
     assert_int_equal(uv_loop_init(&l.loop), 0);
+    /* The pool's host list, and the port its entries name the standby by. */
+    pgt_proxy_t *px[2] = {NULL, NULL};
+    char pool_pport[16], pool_sport[16];
+    snprintf(pool_pport, sizeof pool_pport, "%s", pport);
+    snprintf(pool_sport, sizeof pool_sport, "%s", sport);
+    if (hide) {
+        px[0] = pgt_proxy_start("127.0.0.1", (unsigned)l.primary_port);
+        px[1] = pgt_proxy_start("127.0.0.1", (unsigned)l.standby_port);
+        for (int i = 0; i < 2; i++)
+            pgt_proxy_hide_parameter(px[i], "in_hot_standby");
+        snprintf(pool_pport, sizeof pool_pport, "%u", pgt_proxy_port(px[0]));
+        snprintf(pool_sport, sizeof pool_sport, "%u", pgt_proxy_port(px[1]));
+        assert_true(reports_hot_standby(&l.loop, sport));
+        assert_false(reports_hot_standby(&l.loop, pool_sport));
+    }
+    int32_t entry_port = atoi(pool_sport);
+    char ci[1024];
+    pgt_pair_conninfo(&pair, ci, sizeof ci, pool_pport, pool_sport);
     pgw_pool_config_t cfg;
     pgw_pool_config_init(&cfg);
     cfg.route = 1;
     cfg.max_size = 8;
     cfg.pipeline_target = 4;
+    cfg.lag_check_ms = 100; /* the role check of servers that do not report */
     assert_int_equal(pgw_pool_new(&l.pool, &l.loop, ci, &cfg), 0);
 
     static client_t clients[CLIENTS];
@@ -270,8 +325,8 @@ static void test_promote_under_load(void **state)
     pgw_pool_host_stats_t hosts[8];
     size_t nh = pgw_pool_hosts(l.pool, hosts, 8);
     assert_true(nh <= 8);
-    const pgw_pool_host_stats_t *ro_at = host_entry(hosts, nh, l.standby_port, PGW_POOL_READ_ONLY);
-    const pgw_pool_host_stats_t *rw_at = host_entry(hosts, nh, l.standby_port, 0);
+    const pgw_pool_host_stats_t *ro_at = host_entry(hosts, nh, entry_port, PGW_POOL_READ_ONLY);
+    const pgw_pool_host_stats_t *rw_at = host_entry(hosts, nh, entry_port, 0);
     print_message("standby backends before: %d; answers ro %d rw %d, rw at the promoted server "
                   "%d; opened %" PRIu64 " -> %" PRIu64 ", promoted %" PRIu64 "\n",
                   l.standby_pids.n, l.answered[1], l.answered[0], l.rw_at_promoted, before.opened,
@@ -300,12 +355,27 @@ static void test_promote_under_load(void **state)
     pgw_pool_close(l.pool);
     uv_run(&l.loop, UV_RUN_DEFAULT);
     assert_int_equal(uv_loop_close(&l.loop), 0);
+    for (int i = 0; i < 2; i++)
+        pgt_proxy_stop(px[i]);
+}
+
+static void test_promote_under_load(void **state)
+{
+    (void)state;
+    promote_under_load(0);
+}
+
+static void test_promote_without_in_hot_standby(void **state)
+{
+    (void)state;
+    promote_under_load(1);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_promote_under_load),
+        cmocka_unit_test_setup_teardown(test_promote_under_load, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_promote_without_in_hot_standby, setup, teardown),
     };
-    return cmocka_run_group_tests_name("promote", tests, setup, teardown);
+    return cmocka_run_group_tests_name("promote", tests, NULL, NULL);
 }
