@@ -70,7 +70,9 @@ static void pair_ci(char *buf, size_t n)
                       pgt_dir_env(pair.standby, "PGW_STANDBY_PORT"));
 }
 
-static pgw_pool_t *pool_new(uv_loop_t *loop, int ryw)
+/* A routing pool over the pair with read_your_writes ryw; ryw_fail 2
+ * (waiting at most wait_ms) when wait_ms is not 0. */
+static pgw_pool_t *pool_with(uv_loop_t *loop, int ryw, uint32_t wait_ms)
 {
     char ci[1024];
     pair_ci(ci, sizeof ci);
@@ -80,10 +82,17 @@ static pgw_pool_t *pool_new(uv_loop_t *loop, int ryw)
     cfg.min_size = 1;
     cfg.max_size = 4;
     cfg.read_your_writes = ryw;
+    cfg.ryw_fail = wait_ms ? 2 : 0;
+    cfg.ryw_wait_ms = wait_ms;
     cfg.lag_check_ms = 50;
     pgw_pool_t *p;
     assert_int_equal(pgw_pool_new(&p, loop, ci, &cfg), 0);
     return p;
+}
+
+static pgw_pool_t *pool_new(uv_loop_t *loop, int ryw)
+{
+    return pool_with(loop, ryw, 0);
 }
 
 typedef struct run {
@@ -189,20 +198,7 @@ static void on_made(int status, pgw_result_t *res, void *ud)
 
 static pgw_pool_t *pool_waiting(uv_loop_t *loop, uint32_t wait_ms)
 {
-    char ci[1024];
-    pair_ci(ci, sizeof ci);
-    pgw_pool_config_t cfg;
-    pgw_pool_config_init(&cfg);
-    cfg.route = 1;
-    cfg.min_size = 1;
-    cfg.max_size = 4;
-    cfg.read_your_writes = 1;
-    cfg.ryw_fail = 2;
-    cfg.ryw_wait_ms = wait_ms;
-    cfg.lag_check_ms = 50;
-    pgw_pool_t *p;
-    assert_int_equal(pgw_pool_new(&p, loop, ci, &cfg), 0);
-    return p;
+    return pool_with(loop, 1, wait_ms);
 }
 
 typedef struct one_read {
