@@ -225,25 +225,28 @@
  *
  * Waiting (ryw_fail 2): a read-your-writes request no standby is known to
  * have replayed for, while the pool's commit LSN is known (no position
- * query pending), goes to the read-only connection up whose server's last
- * measure showed the most replayed (among equals, the least in flight),
- * behind a statement sent in the same write and the same sync group that
- * returns on the server once that standby has replayed the commit LSN (or
- * is no longer in recovery: promoted, it has all it will ever replay), polling every
- * millisecond there. If ryw_wait_ms passes first, the statement fails,
- * the server skips the request (it never runs) and it completes with
- * PGW_ETIMEDOUT; the request's own deadline (timeout_ms) bounds the wait
- * too. If the wait fails otherwise (the standby shutting down, say), the
- * request completes with the wait's status and error result
- * (PGW_ERETRY when it never ran on a server going away). So a waited
- * request answered with 0 saw the pool's writes, on the standby. The
- * request waits on a server it holds a connection to (a read-only
- * connection, busy meanwhile for requests behind it); a
- * read-your-writes request that finds no read-only connection up, or
- * comes while a position is pending, goes to the primary as with
- * ryw_fail 0. SIMPLE, FUNCTION_CALL and SYNC requests cannot share a sync group
- * with the wait, and batches (pgw_pool_submit_batch) do not wait either:
- * both go to the primary then, as with ryw_fail 0.
+ * query pending), goes to the read-only connection up (within the lag
+ * limits, when set) whose server's last measure showed the most replayed
+ * (among equals, the least in flight), behind a statement sent in the
+ * same write and the same sync group. That statement returns on the
+ * server once the standby has replayed the commit LSN, or once it is no
+ * longer in recovery (promoted meanwhile: it then has every write it will
+ * ever have, and a write it had not received by then is not among them),
+ * polling every millisecond there. If ryw_wait_ms passes first, the
+ * statement fails, the server skips the request (it never runs) and it
+ * completes with PGW_ETIMEDOUT; the request's own deadline (timeout_ms)
+ * bounds the wait too. If the wait fails otherwise (the standby shutting
+ * down, say), the request completes with the wait's status and error
+ * result (PGW_ERETRY when it never ran on a server going away). So a
+ * waited request answered with 0 saw the pool's writes on a standby, or
+ * ran on a standby promoted while it waited. The request waits on a
+ * server it holds a connection to (a read-only connection, busy meanwhile
+ * for requests behind it). A read-your-writes request that finds no
+ * read-only connection up, or comes while a position is pending, goes to
+ * the primary as with ryw_fail 0. SIMPLE, FUNCTION_CALL and SYNC requests
+ * cannot share a sync group with the wait, and batches
+ * (pgw_pool_submit_batch) do not wait either: both go to the primary
+ * then, as with ryw_fail 0.
  *
  * LISTEN/NOTIFY. Pooled connections drop notifications: a LISTEN on a
  * one-shot request would be lost with its connection. pgw_pool_listener
