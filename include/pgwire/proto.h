@@ -344,6 +344,7 @@ PGW_EXTERN int pgw_error_fields_parse(const pgw_msg_t *m, pgw_error_fields_t *ou
 #define PGW_SQLSTATE_INVALID_SQL_STATEMENT_NAME "26000"
 #define PGW_SQLSTATE_FEATURE_NOT_SUPPORTED      "0A000"
 #define PGW_SQLSTATE_UNDEFINED_FUNCTION         "42883"
+#define PGW_SQLSTATE_DIVISION_BY_ZERO           "22012"
 /* 1 if the sqlstate view (n bytes) is code (one of the above), else 0. */
 PGW_EXTERN int pgw_sqlstate_is(const char *sqlstate, size_t n, const char *code);
 /* 1 if an error of this severity (its 'V' field, else its 'S'; n bytes)

@@ -94,13 +94,13 @@ static int batchable(const pgw_request_t *req)
 static pconn_t *pick_for(pgw_pool_t *p, uint32_t route, int ryw, int can_wait, uint64_t *wait_lsn,
                          int *err)
 {
-    *wait_lsn = 0;
     if (route == PGW_ROUTE_READ_ONLY && p->cfg.route && (ryw || p->cfg.read_your_writes == 1) &&
         p->cfg.read_your_writes) {
         int fail = p->cfg.ryw_fail;
         if (fail == PGW__RYW_WAIT && !can_wait) fail = PGW__RYW_PRIMARY;
         return pgw__route_pick_ryw(p, fail, wait_lsn, err);
     }
+    *wait_lsn = 0;
     return pgw__route_pick(p, route, err);
 }
 
@@ -116,7 +116,7 @@ static void sent_routed(pconn_t *pc, uint32_t route)
  * statement runs just before the request, in the request's own sync
  * group. It returns once the standby has replayed $1 (a position in bytes
  * from 0/0) or is no longer in recovery, polling every millisecond on the
- * server (no round trip), and fails with division_by_zero (22012) once $2
+ * server (no round trip), and fails with division_by_zero (PGW_SQLSTATE_DIVISION_BY_ZERO) once $2
  * ms have passed first: the request then never runs (the server skips it
  * to the Sync), and its caller hears PGW_ETIMEDOUT. Its text is constant,
  * so the statement cache prepares it once per connection.
@@ -135,7 +135,7 @@ static const char wait_sql[] =
 
 typedef struct waited {
     pconn_t *pc;
-    int status;           /* the wait's (PGW_ETIMEDOUT for 22012) */
+    int status;           /* the wait's (PGW_ETIMEDOUT for division_by_zero) */
     pgw_result_t *error;  /* the wait's error result, taken, or NULL */
     pgw_driver_hook hook; /* the submitter's (pgw__pool_submit_driven), or NULL */
     void *ctx;
@@ -151,7 +151,8 @@ static int on_waited(void *ctx, size_t index, int status, pgw_result_t **res)
     if (index == 0) {
         if (status == 0) return status;
         const pgw_error_t *e = status == PGW_ESERVER ? pgw_result_error(*res) : NULL;
-        if (e && e->sqlstate && strcmp(e->sqlstate, "22012") == 0) {
+        if (e && e->sqlstate &&
+            pgw_sqlstate_is(e->sqlstate, strlen(e->sqlstate), PGW_SQLSTATE_DIVISION_BY_ZERO)) {
             w->status = PGW_ETIMEDOUT;
             return status;
         }
