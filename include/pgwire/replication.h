@@ -340,7 +340,9 @@ PGW_EXTERN uint32_t pgw_pgoutput_truncate_relid(const pgw_pgoutput_msg_t *m, uin
  * pgw_repl_stream_confirm (0, "invalid", which the server ignores, before
  * any confirmation), the client's clock, and whether a reply is wanted.
  * Only a confirmed LSN is ever reported flushed: for a logical slot the
- * server moves its confirmed_flush_lsn to exactly that LSN.
+ * server moves its confirmed_flush_lsn to exactly that LSN. A hot standby
+ * feedback ('h') goes out only when the caller sends one
+ * (pgw_repl_stream_send_feedback).
  *
  * RESUME CONTRACT (at-least-once): the server never sends again a
  * transaction whose commit end_lsn (pgoutput Commit's end_lsn) is at or
@@ -454,6 +456,26 @@ PGW_EXTERN int pgw_repl_stream_active(const pgw_repl_stream_t *st);
  * PGW_ENOMEM, or the session's fatal error. */
 PGW_EXTERN int pgw_repl_stream_send_status(pgw_repl_stream_t *st, bool reply_requested);
 
+/*
+ * Write a hot standby feedback message now, as a physical standby with
+ * hot_standby_feedback on sends one: xmin is the oldest transaction whose
+ * row versions the client's readers may still see, catalog_xmin the same
+ * for the system catalogs, each a full transaction id (the epoch in the
+ * high 32 bits, as pg_current_xact_id() and txid_current() give it; 0:
+ * none). The server keeps VACUUM from removing what they can see: on the
+ * stream's replication slot when START_REPLICATION named one
+ * (pg_replication_slots.xmin and catalog_xmin, kept across connections
+ * until changed), else on the walsender's own process
+ * (pg_stat_replication.backend_xmin, the older of the two) until the
+ * connection ends. Both 0 releases what an earlier message held. The
+ * server ignores the whole message when an id given is not in its recent
+ * past (more than 2^31 transactions old, or not yet assigned). Meant for
+ * physical streams; sends nothing else. Returns 0, PGW_EINVAL (st NULL),
+ * PGW_EBUSY when not streaming, PGW_ENOMEM, or the session's fatal error.
+ */
+PGW_EXTERN int pgw_repl_stream_send_feedback(pgw_repl_stream_t *st, uint64_t xmin,
+                                             uint64_t catalog_xmin);
+
 /* End the stream: a final status update, then CopyDone. The server ends
  * its side, and on_end fires with 0 when the command completes. Returns
  * 0, PGW_EBUSY (not streaming, or already ending), PGW_ENOMEM. */
@@ -510,6 +532,14 @@ PGW_EXTERN int pgw_client_repl_next(pgw_client_repl_t *r, int timeout_ms, pgw_re
  * status update at once when streaming. Returns 0, PGW_EINVAL, or a send
  * error. */
 PGW_EXTERN int pgw_client_repl_confirm(pgw_client_repl_t *r, uint64_t lsn);
+
+/* Send a hot standby feedback message at once
+ * (pgw_repl_stream_send_feedback: xmin and catalog_xmin full transaction
+ * ids, 0: none), first waiting until the server has begun streaming when
+ * it has not yet (what arrives meanwhile is queued for
+ * pgw_client_repl_next). Returns 0, PGW_EINVAL (r NULL), PGW_EBUSY when
+ * the stream has ended or is stopping, or a send error. */
+PGW_EXTERN int pgw_client_repl_feedback(pgw_client_repl_t *r, uint64_t xmin, uint64_t catalog_xmin);
 
 /* The highest LSN confirmed on r (0: none, or r NULL). */
 PGW_EXTERN uint64_t pgw_client_repl_confirmed(const pgw_client_repl_t *r);

@@ -152,6 +152,24 @@ int pgw_client_repl_confirm(pgw_client_repl_t *r, uint64_t lsn)
     return rc == PGW_EBUSY ? 0 : rc;
 }
 
+static bool streaming_or_end(void *arg)
+{
+    const pgw_client_repl_t *r = arg;
+    return pgw_repl_stream_active(r->st) || r->ended || r->error;
+}
+
+int pgw_client_repl_feedback(pgw_client_repl_t *r, uint64_t xmin, uint64_t catalog_xmin)
+{
+    if (!r) return PGW_EINVAL;
+    pgw__client_enter(r->c);
+    /* Started but not yet streaming: what arrives meanwhile is queued. */
+    if (!streaming_or_end(r)) pgw__client_run_until(r->c, -1, streaming_or_end, r);
+    int rc = pgw_repl_stream_send_feedback(r->st, xmin, catalog_xmin);
+    if (rc == 0) pgw__client_turn(r->c, UV_RUN_NOWAIT);
+    pgw__client_leave(r->c);
+    return rc;
+}
+
 int pgw_client_repl_stop(pgw_client_repl_t *r)
 {
     if (!r) return PGW_EINVAL;

@@ -4,7 +4,8 @@
  * and written through the session (copyboth.c). Message layouts follow
  * the "Streaming Replication Protocol" of the PostgreSQL documentation and
  * the server's walsender.c (XLogSendLogical / WalSndKeepalive send them,
- * ProcessStandbyReplyMessage reads ours).
+ * ProcessStandbyReplyMessage and ProcessStandbyHSFeedbackMessage read
+ * ours).
  */
 #define _POSIX_C_SOURCE 200809L
 #include "repl/stream_internal.h"
@@ -16,6 +17,7 @@
 #define XLOG_HEADER    25 /* 'w', start, end, send time */
 #define KEEPALIVE_LEN  18 /* 'k', end, send time, reply flag */
 #define STATUS_LEN     34 /* 'r', write, flush, apply, client time, reply flag */
+#define FEEDBACK_LEN   25 /* 'h', client time, xmin, its epoch, catalog_xmin, its epoch */
 #define STATUS_DEFAULT 10000u
 
 struct pgw_repl_stream {
@@ -108,6 +110,21 @@ int pgw_repl_stream_send_status(pgw_repl_stream_t *st, bool reply_requested)
     pgw__put64(m + 17, st->confirmed);
     pgw__put64(m + 25, (uint64_t)now_pg_usec(st));
     m[33] = reply_requested ? 1 : 0;
+    return pgw_session_copy_both_send(st->s, m, sizeof m);
+}
+
+int pgw_repl_stream_send_feedback(pgw_repl_stream_t *st, uint64_t xmin, uint64_t catalog_xmin)
+{
+    if (!st) return PGW_EINVAL;
+    if (!pgw_repl_stream_active(st)) return PGW_EBUSY;
+    /* A full transaction id goes as its 32-bit xid, then its epoch. */
+    uint8_t m[FEEDBACK_LEN];
+    m[0] = 'h';
+    pgw__put64(m + 1, (uint64_t)now_pg_usec(st));
+    pgw__put32(m + 9, (uint32_t)xmin);
+    pgw__put32(m + 13, (uint32_t)(xmin >> 32));
+    pgw__put32(m + 17, (uint32_t)catalog_xmin);
+    pgw__put32(m + 21, (uint32_t)(catalog_xmin >> 32));
     return pgw_session_copy_both_send(st->s, m, sizeof m);
 }
 

@@ -9,7 +9,8 @@
  * LSN that moves the slot's confirmed_flush_lsn exactly that far; a
  * walsender killed mid-stream and the stream resumed, losing nothing and
  * repeating exactly what followed the last confirmation; physical
- * START_REPLICATION's raw WAL.
+ * START_REPLICATION's raw WAL, and hot standby feedback moving a physical
+ * slot's xmin.
  */
 #define _POSIX_C_SOURCE 200809L /* uv.h, through pgclient.h */
 #include <inttypes.h>
@@ -774,13 +775,84 @@ static void test_physical(void **state)
     pgw_client_close(rc);
 }
 
+/* The slot's xmin and catalog_xmin as "xmin/catalog_xmin" (NULL as -). */
+static void slot_xmins(const char *slot, char *out, size_t n)
+{
+    char sql[256];
+    snprintf(sql, sizeof sql,
+             "SELECT coalesce(xmin::text, '-') || '/' || coalesce(catalog_xmin::text, '-')"
+             " FROM pg_replication_slots WHERE slot_name = '%s'",
+             slot);
+    pgw_result_t *res = simple(db, sql);
+    assert_int_equal(pgw_result_nrows(res), 1);
+    text_cell(res, 0, 0, out, n);
+    pgw_result_free(res);
+}
+
+/* Wait (up to a minute) until the slot's xmins read want. */
+static void wait_xmins(const char *slot, const char *want)
+{
+    char got[64];
+    slot_xmins(slot, got, sizeof got);
+    for (int i = 0; i < 600 && strcmp(got, want) != 0; i++) {
+        sleep_ms(100);
+        slot_xmins(slot, got, sizeof got);
+    }
+    assert_string_equal(got, want);
+}
+
+/* Hot standby feedback on a physical slot: the slot holds back exactly
+ * the transaction ids the stream reported (the 32-bit xid of each full
+ * id), and a feedback of 0, 0 releases them. */
+static void test_hs_feedback(void **state)
+{
+    (void)state;
+    pgw_client_t *rc = repl_open("true");
+    char slot[64], sql[256], pos[64], want[64];
+    slot_name(slot, sizeof slot, "hs");
+    snprintf(sql, sizeof sql,
+             "SELECT count(pg_drop_replication_slot(slot_name)) FROM pg_replication_slots"
+             " WHERE slot_name = '%s'",
+             slot);
+    pgt_client_int8(db, sql);
+    snprintf(sql, sizeof sql, "CREATE_REPLICATION_SLOT %s PHYSICAL RESERVE_WAL", slot);
+    pgw_result_free(simple(rc, sql));
+    pgw_result_t *res = simple(rc, "IDENTIFY_SYSTEM");
+    text_cell(res, 0, 2, pos, sizeof pos);
+    pgw_result_free(res);
+    snprintf(sql, sizeof sql, "START_REPLICATION SLOT %s PHYSICAL %s", slot, pos);
+    pgw_client_repl_t *r;
+    assert_int_equal(pgw_client_repl_start(rc, sql, 0, &r), 0);
+    wait_xmins(slot, "-/-");
+
+    /* two ids the server assigned: the newer as xmin, the older as
+     * catalog_xmin, so each field is seen to land where it belongs */
+    uint64_t older = (uint64_t)pgt_client_int8(db, "SELECT pg_current_xact_id()::text::int8");
+    uint64_t newer = (uint64_t)pgt_client_int8(db, "SELECT pg_current_xact_id()::text::int8");
+    assert_true(newer > older);
+    assert_int_equal(pgw_client_repl_feedback(r, newer, older), 0);
+    snprintf(want, sizeof want, "%u/%u", (unsigned)(uint32_t)newer, (unsigned)(uint32_t)older);
+    wait_xmins(slot, want);
+
+    assert_int_equal(pgw_client_repl_feedback(r, 0, 0), 0);
+    wait_xmins(slot, "-/-");
+
+    assert_int_equal(pgw_client_repl_stop(r), 0);
+    assert_int_equal(pgw_client_repl_feedback(r, newer, older), PGW_EBUSY);
+    pgw_client_repl_free(r);
+    assert_int_equal(pgw_client_repl_feedback(NULL, 1, 1), PGW_EINVAL);
+    snprintf(sql, sizeof sql, "DROP_REPLICATION_SLOT %s WAIT", slot);
+    pgw_result_free(simple(rc, sql));
+    pgw_client_close(rc);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_commands),       cmocka_unit_test(test_every_type),
         cmocka_unit_test(test_changes),        cmocka_unit_test(test_streamed),
         cmocka_unit_test(test_confirm_resume), cmocka_unit_test(test_keepalive_replies),
-        cmocka_unit_test(test_physical),
+        cmocka_unit_test(test_physical),       cmocka_unit_test(test_hs_feedback),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

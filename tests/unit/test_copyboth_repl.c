@@ -137,6 +137,22 @@ static void check_status(const pgw_buf_t *out, size_t at, uint64_t write, uint64
     assert_int_equal(p[33], reply);
 }
 
+/* The hot standby feedback at offset at of out: a CopyData of 25 bytes,
+ * each full transaction id as its xid, then its epoch. */
+static void check_feedback(const pgw_buf_t *out, size_t at, uint64_t xmin, uint64_t catalog_xmin)
+{
+    assert_true(at != SIZE_MAX);
+    assert_int_equal(out->data[at], 'd');
+    assert_int_equal(msg_len_at(out, at), 4 + 25);
+    const uint8_t *p = out->data + at + 5;
+    assert_int_equal(p[0], 'h');
+    assert_int_equal(get64(p + 1), (uint64_t)CLOCK_US);
+    assert_int_equal(get64(p + 9) >> 32, (uint32_t)xmin);
+    assert_int_equal(get64(p + 9) & 0xffffffffu, xmin >> 32);
+    assert_int_equal(get64(p + 17) >> 32, (uint32_t)catalog_xmin);
+    assert_int_equal(get64(p + 17) & 0xffffffffu, catalog_xmin >> 32);
+}
+
 /* A ready session streaming: the request written, CopyBoth begun. */
 static pgw_session_t *streaming(rec_t *rec, got_t *g, pgw_repl_stream_t **st)
 {
@@ -151,6 +167,7 @@ static pgw_session_t *streaming(rec_t *rec, got_t *g, pgw_repl_stream_t **st)
     assert_string_equal(t, "Q");
     assert_int_equal(pgw_repl_stream_active(*st), 0); /* not begun */
     assert_int_equal(pgw_repl_stream_send_status(*st, false), PGW_EBUSY);
+    assert_int_equal(pgw_repl_stream_send_feedback(*st, 5, 5), PGW_EBUSY);
     pgw_buf_t w = {0};
     w_copy_both(&w);
     feed(s, &w);
@@ -226,6 +243,13 @@ static void test_stream_status_and_stop(void **state)
     pgw_buf_reset(&out);
     take_out(s, &out);
     check_status(&out, 0, 0x1800, 0x1400, 1);
+
+    /* hot standby feedback: full ids as xid, epoch; nothing else sent */
+    assert_int_equal(pgw_repl_stream_send_feedback(st, 0x200000010ull, 0x100000009ull), 0);
+    pgw_buf_reset(&out);
+    take_out(s, &out);
+    check_feedback(&out, 0, 0x200000010ull, 0x100000009ull);
+    assert_int_equal(out.len, 5 + 25);
 
     /* stop: a last status update, then CopyDone */
     assert_int_equal(pgw_repl_stream_stop(st), 0);
@@ -410,6 +434,7 @@ static void test_arguments(void **state)
     assert_int_equal(pgw_repl_stream_new(NULL, &st), PGW_EINVAL);
     assert_int_equal(pgw_repl_stream_confirm(NULL, 1), PGW_EINVAL);
     assert_int_equal(pgw_repl_stream_send_status(NULL, false), PGW_EINVAL);
+    assert_int_equal(pgw_repl_stream_send_feedback(NULL, 1, 1), PGW_EINVAL);
     assert_int_equal(pgw_repl_stream_stop(NULL), PGW_EINVAL);
     assert_int_equal(pgw_repl_stream_active(NULL), 0);
     assert_int_equal(pgw_session_copy_both_active(NULL), 0);
