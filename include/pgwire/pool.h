@@ -569,13 +569,16 @@ PGW_EXTERN int pgw_pool_listener(pgw_pool_t *p, pgw_listener_t **out,
  * release it, or run one-shot requests with no checkout
  * (pgw_client_pool_run), which share the pool's connections pipelined.
  *
- * A blocking call runs the pool's loop on its own thread while it waits,
- * taking turns with the other threads that wait, and an engine thread runs
- * it while no call does (timers: idle_timeout_ms, max_lifetime_ms, the
- * refill to min_size, the backoff). So a checked-out client's callbacks
- * (on_row, COPY sources and sinks, the config's hooks) may run on another
- * thread than its caller's, always while a call of the client waits for
- * them: keep them short and thread-safe. A client belongs to one thread
+ * A checkout and a checked-out client's calls run the pool's loop on
+ * their own thread while they wait, taking turns with the other threads
+ * that wait; a one-shot request (pgw_client_pool_run) is handed to
+ * whichever thread runs the loop and its caller sleeps until it completed;
+ * an engine thread runs the loop while no call does (the one-shot
+ * requests, timers: idle_timeout_ms, max_lifetime_ms, the refill to
+ * min_size, the backoff). So a request's callbacks (on_row, COPY sources
+ * and sinks, the config's hooks) may run on another thread than its
+ * caller's, always while the caller waits for them: keep them short and
+ * thread-safe. A client belongs to one thread
  * between its acquire and its release; pgw_client_close of it does
  * nothing (release it); pgw_client_conn and pgw_client_session of it are
  * the pooled connection's and are only used inside the client's calls.

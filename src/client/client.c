@@ -278,19 +278,52 @@ int pgw_client_run(pgw_client_t *c, const pgw_request_t *req, pgw_result_t **res
     return rc;
 }
 
-int pgw__client_run_on(pgw__shared_loop_t *s, pgw__driven_submit_fn submit, void *sctx,
-                       const pgw_request_t *req, pgw_result_t **res)
-{
+/* A one-shot request of another thread, posted to a shared loop. */
+typedef struct posted {
+    pgw__shared_job_t job; /* first: the job is the call */
+    pgw__shared_loop_t *s;
+    pgw__driven_submit_fn submit;
+    void *sctx;
+    const pgw_request_t *req;
     waiter_t w;
-    expect(&w, req);
-    waits_t ws = {&w, {0, 0, NULL, 0}, pgw__shared_loop_uv(s)};
-    int rc = submit(sctx, req, take, &ws);
+} posted_t;
+
+/* The request completed (on the loop): its thread returns. */
+static int posted_take(void *ctx, size_t index, int status, pgw_result_t **res)
+{
+    posted_t *ps = ctx;
+    (void)index; /* one request: 0 */
+    on_done(status, *res, &ps->w);
+    pgw__shared_loop_finish(ps->s, &ps->job);
+    return PGW_DRIVER_TAKEN;
+}
+
+/* On the loop: submit the request (again at the next turn while no
+ * connection can take it). Once submitted, its completion may already
+ * have finished the job, whose memory is then gone. */
+static int posted_run(pgw__shared_job_t *job)
+{
+    posted_t *ps = (posted_t *)job;
+    int rc = ps->submit(ps->sctx, ps->req, posted_take, ps);
+    if (rc == PGW_ECONNECT) return 1;
     if (rc < 0) {
-        if (res) *res = NULL;
-        return rc;
+        ps->w.status = rc;
+        pgw__shared_loop_finish(ps->s, job);
     }
-    (void)pgw__shared_loop_wait(s, &w.done, NULL, NULL);
-    return deliver(&w, res);
+    return 0;
+}
+
+int pgw__client_run_posted(pgw__shared_loop_t *s, pgw__driven_submit_fn submit, void *sctx,
+                           const pgw_request_t *req, pgw_result_t **res)
+{
+    posted_t ps = {.job = {.run = posted_run}, .s = s, .submit = submit, .sctx = sctx, .req = req};
+    expect(&ps.w, req);
+    pgw__shared_loop_post(s, &ps.job);
+    if (!ps.w.done) { /* refused: never submitted */
+        if (res) *res = NULL;
+        return ps.w.status;
+    }
+    return deliver(&ps.w, res);
 }
 
 static int run_batch(pgw_client_t *c, const pgw_request_t *reqs, size_t n, unsigned flags,

@@ -8,6 +8,7 @@
 
 #include "pgwire/client.h"
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <uv.h>
 
@@ -35,6 +36,21 @@ int pgw__shared_loop_wait(pgw__shared_loop_t *s, const int *done, void (*before_
 int pgw__shared_loop_background_turn(pgw__shared_loop_t *s, const int *stop);
 /* Make the holder's uv_run return (from any thread). */
 void pgw__shared_loop_wake(pgw__shared_loop_t *s);
+/* A job of another thread for the loop: pgw__shared_loop_post queues it
+ * and sleeps until it is finished, without holding the loop; whoever holds
+ * the loop runs run(job) at its next turn (the pool's background thread
+ * when no call does). run returns 0 once the job is taken (it or a
+ * callback calls pgw__shared_loop_finish, and nothing touches the job
+ * after that), 1 to be run again at the loop's next turn. */
+typedef struct pgw__shared_job {
+    int (*run)(struct pgw__shared_job *job);
+    int finished;
+    pthread_cond_t cv;
+    struct pgw__shared_job *next;
+} pgw__shared_job_t;
+void pgw__shared_loop_post(pgw__shared_loop_t *s, pgw__shared_job_t *job);
+/* On the loop: job is done; its thread returns from pgw__shared_loop_post. */
+void pgw__shared_loop_finish(pgw__shared_loop_t *s, pgw__shared_job_t *job);
 void pgw__shared_loop_free(pgw__shared_loop_t *s);
 
 /* A client over conn, a connection of the shared loop s that someone else
@@ -59,12 +75,14 @@ int pgw__client_turn(pgw_client_t *c, uv_run_mode mode);
  * (notify.c). */
 void pgw__client_run_until(pgw_client_t *c, int timeout_ms, bool (*done)(void *arg), void *arg);
 
-/* Submit one request through submit (a connection's or a pool's driven
- * submit, called with sctx) and run the loop of s (held) until it
- * completed: the result as pgw_client_run returns it. */
+/* Submit one request through submit (a pool's driven submit, called with
+ * sctx on the loop of s, not held by the caller) as a job of s and sleep
+ * until it completed: the result as pgw_client_run returns it. submit
+ * returns PGW_ECONNECT to be called again at the loop's next turn (no
+ * connection can take the request yet). */
 typedef int (*pgw__driven_submit_fn)(void *sctx, const pgw_request_t *req, pgw_driver_hook hook,
                                      void *ctx);
-int pgw__client_run_on(pgw__shared_loop_t *s, pgw__driven_submit_fn submit, void *sctx,
-                       const pgw_request_t *req, pgw_result_t **res);
+int pgw__client_run_posted(pgw__shared_loop_t *s, pgw__driven_submit_fn submit, void *sctx,
+                           const pgw_request_t *req, pgw_result_t **res);
 
 #endif

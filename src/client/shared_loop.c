@@ -8,6 +8,13 @@
  * curl_easy_perform drives its multi handle, and the engine thread runs it
  * when no call does (the pool's timers, requests of threads not waiting).
  * Tickets are served in order: every waiting thread gets the loop in turn.
+ *
+ * A call that only needs something done on the loop and then waits for a
+ * callback (the pool's one-shot requests) does not take a ticket: it posts
+ * a job and sleeps on a condition variable of its own. The holder runs
+ * posted jobs at its next turn (the wake handle's callback), so one turn
+ * submits the jobs of every posting thread, and a job's thread is woken
+ * once, when its job is finished: no hand-over of the loop per call.
  */
 #define _DEFAULT_SOURCE
 #include "client/client_internal.h"
@@ -45,12 +52,86 @@ struct pgw__shared_loop {
     in_line_t *line;        /* threads waiting for their ticket, in ticket order */
     in_line_t **line_tail;
     sleeper_t *sleepers; /* calls in pgw__shared_loop_wait that handed over */
+    /* Jobs (pgw__shared_loop_post): posted and not yet run, under jobs_mu,
+     * which also guards each job's finished flag; and jobs run that asked
+     * to run again, touched holding the loop, retried at every turn by
+     * the check handle while there are any. */
+    pthread_mutex_t jobs_mu;
+    pgw__shared_job_t *jobs, **jobs_tail;
+    pgw__shared_job_t *again, **again_tail;
+    uv_check_t retry;
     const pgw_allocator_t *alloc;
 };
 
+static void on_retry(uv_check_t *h);
+
+/* Holding the loop: run job; one that asks to run again waits for the
+ * next turn. */
+static void run_job(pgw__shared_loop_t *s, pgw__shared_job_t *job)
+{
+    job->next = NULL;
+    if (job->run(job) == 0) return; /* taken: job may be gone already */
+    *s->again_tail = job;
+    s->again_tail = &job->next;
+    if (!uv_is_active((uv_handle_t *)&s->retry)) uv_check_start(&s->retry, on_retry);
+}
+
+/* Holding the loop: run the jobs of list, in order. */
+static void run_jobs(pgw__shared_loop_t *s, pgw__shared_job_t *list)
+{
+    while (list) {
+        pgw__shared_job_t *next = list->next;
+        run_job(s, list);
+        list = next;
+    }
+}
+
+static void on_retry(uv_check_t *h)
+{
+    pgw__shared_loop_t *s = h->data;
+    pgw__shared_job_t *list = s->again;
+    s->again = NULL;
+    s->again_tail = &s->again;
+    uv_check_stop(&s->retry);
+    run_jobs(s, list);
+}
+
+/* The wake handle: the holder's uv_run returns (wait_turn), and it runs
+ * the jobs posted since its last turn. */
 static void on_wake(uv_async_t *a)
 {
-    (void)a; /* only makes the holder's uv_run return */
+    pgw__shared_loop_t *s = a->data;
+    pthread_mutex_lock(&s->jobs_mu);
+    pgw__shared_job_t *list = s->jobs;
+    s->jobs = NULL;
+    s->jobs_tail = &s->jobs;
+    pthread_mutex_unlock(&s->jobs_mu);
+    run_jobs(s, list);
+}
+
+void pgw__shared_loop_post(pgw__shared_loop_t *s, pgw__shared_job_t *job)
+{
+    job->finished = 0;
+    job->next = NULL;
+    pthread_cond_init(&job->cv, NULL);
+    pthread_mutex_lock(&s->jobs_mu);
+    *s->jobs_tail = job;
+    s->jobs_tail = &job->next;
+    pthread_mutex_unlock(&s->jobs_mu);
+    uv_async_send(&s->wake); /* coalesced by libuv while one is pending */
+    pthread_mutex_lock(&s->jobs_mu);
+    while (!job->finished)
+        pthread_cond_wait(&job->cv, &s->jobs_mu);
+    pthread_mutex_unlock(&s->jobs_mu);
+    pthread_cond_destroy(&job->cv);
+}
+
+void pgw__shared_loop_finish(pgw__shared_loop_t *s, pgw__shared_job_t *job)
+{
+    pthread_mutex_lock(&s->jobs_mu);
+    job->finished = 1;
+    pthread_cond_signal(&job->cv);
+    pthread_mutex_unlock(&s->jobs_mu);
 }
 
 int pgw__shared_loop_new(pgw__shared_loop_t **out, const pgw_allocator_t *alloc)
@@ -69,9 +150,15 @@ int pgw__shared_loop_new(pgw__shared_loop_t **out, const pgw_allocator_t *alloc)
         pgw__free(alloc, s);
         return rc;
     }
+    s->wake.data = s;
+    uv_check_init(&s->loop, &s->retry); /* cannot fail: no system call */
+    s->retry.data = s;
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->cv, NULL);
+    pthread_mutex_init(&s->jobs_mu, NULL);
     s->line_tail = &s->line;
+    s->jobs_tail = &s->jobs;
+    s->again_tail = &s->again;
     *out = s;
     return 0;
 }
@@ -272,7 +359,7 @@ void pgw__shared_loop_wake(pgw__shared_loop_t *s)
     uv_async_send(&s->wake);
 }
 
-static void on_wake_closed(uv_handle_t *h)
+static void on_handle_closed(uv_handle_t *h)
 {
     (void)h;
 }
@@ -280,7 +367,8 @@ static void on_wake_closed(uv_handle_t *h)
 void pgw__shared_loop_free(pgw__shared_loop_t *s)
 {
     if (!s) return;
-    uv_close((uv_handle_t *)&s->wake, on_wake_closed);
+    uv_close((uv_handle_t *)&s->wake, on_handle_closed);
+    uv_close((uv_handle_t *)&s->retry, on_handle_closed);
     /* Everything left closing. A uv_stop made outside a turn (a checkout
      * granted at once) ends the next run early: run until none is left. */
     while (uv_run(&s->loop, UV_RUN_DEFAULT) != 0)
@@ -288,5 +376,6 @@ void pgw__shared_loop_free(pgw__shared_loop_t *s)
     uv_loop_close(&s->loop);
     pthread_cond_destroy(&s->cv);
     pthread_mutex_destroy(&s->mu);
+    pthread_mutex_destroy(&s->jobs_mu);
     pgw__free(s->alloc, s);
 }

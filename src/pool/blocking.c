@@ -29,10 +29,14 @@ struct pgw_client_pool {
     pthread_t engine;
     /* Read and written holding the loop: */
     int stop;        /* the engine thread returns (atomic: it reads it without the loop) */
-    int closing;     /* pgw_client_pool_close was called */
+    int closing;     /* pgw_client_pool_close was called (written atomically) */
     int pool_closed; /* pgw_pool_close was called */
+    int freeing;     /* last_out chose the thread that frees the pool */
     uint32_t out;    /* clients checked out */
     uint32_t busy;   /* calls waiting on the loop */
+    /* One-shot calls in progress (pgw_client_pool_run): changed without
+     * the loop, atomically, as closing is read by them. */
+    uint32_t posted;
 };
 
 static void *engine_main(void *arg)
@@ -64,10 +68,13 @@ static void destroy(pgw_client_pool_t *p, int engine_running)
  * the caller must call destroy once it let go of the loop). */
 static int last_out(pgw_client_pool_t *p)
 {
-    if (!p->closing || p->out) return 0;
+    if (!p->closing || p->out || p->freeing) return 0;
     if (!p->pool_closed) pgw_pool_close(p->pool); /* waiters fail with PGW_ECLOSED */
     p->pool_closed = 1;
-    return p->busy == 0;
+    /* One-shot calls end without the loop: two may both find themselves
+     * the last (pgw_client_pool_run); only the first frees the pool. */
+    p->freeing = p->busy == 0 && __atomic_load_n(&p->posted, __ATOMIC_SEQ_CST) == 0;
+    return p->freeing;
 }
 
 static void leave(pgw_client_pool_t *p)
@@ -202,29 +209,36 @@ int pgw_client_pool_release(pgw_client_pool_t *p, pgw_client_t *c)
     return rc;
 }
 
-/* pgw_pool_submit, waiting (holding the loop) while the pool cannot take
- * a request for now (PGW_ECONNECT: every connection is being checked,
- * replaced or between connect attempts at max_size): a blocking caller
- * waits for a connection, as a checkout does. */
-static int submit_when_taken(void *ctx, const pgw_request_t *req, pgw_driver_hook hook, void *hctx)
+/* pgw_pool_submit on the loop, for pgw__client_run_posted: while the pool
+ * cannot take a request for now (PGW_ECONNECT: every connection is being
+ * checked, replaced or between connect attempts at max_size), the request
+ * waits for a connection, as a checkout does. A pool being closed refuses
+ * it. */
+static int submit_posted(void *ctx, const pgw_request_t *req, pgw_driver_hook hook, void *hctx)
 {
     pgw_client_pool_t *p = ctx;
-    int rc;
-    while ((rc = pgw__pool_submit_driven(p->pool, req, hook, hctx)) == PGW_ECONNECT)
-        pgw__shared_loop_turn(p->loop, UV_RUN_ONCE);
-    return rc;
+    if (p->closing) return PGW_ECLOSED;
+    return pgw__pool_submit_driven(p->pool, req, hook, hctx);
 }
 
+/* A one-shot request does not hold the loop: it is posted to whoever
+ * runs it (shared_loop.c), and the calling thread sleeps until its
+ * completion. posted counts these calls, so that the pool is freed only
+ * once the last has returned: a call that ends while the pool is closing
+ * takes the loop to see whether it is the last (last_out). */
 int pgw_client_pool_run(pgw_client_pool_t *p, const pgw_request_t *req, pgw_result_t **res)
 {
     if (res) *res = NULL;
     if (!p || !req) return PGW_EINVAL;
-    pgw__shared_loop_enter(p->loop);
-    int rc = PGW_ECLOSED;
-    p->busy++;
-    if (!p->closing) rc = pgw__client_run_on(p->loop, submit_when_taken, p, req, res);
-    p->busy--;
-    leave(p);
+    __atomic_add_fetch(&p->posted, 1, __ATOMIC_SEQ_CST);
+    int rc = __atomic_load_n(&p->closing, __ATOMIC_SEQ_CST)
+                 ? PGW_ECLOSED
+                 : pgw__client_run_posted(p->loop, submit_posted, p, req, res);
+    if (__atomic_sub_fetch(&p->posted, 1, __ATOMIC_SEQ_CST) == 0 &&
+        __atomic_load_n(&p->closing, __ATOMIC_SEQ_CST)) {
+        pgw__shared_loop_enter(p->loop);
+        leave(p);
+    }
     return rc;
 }
 
@@ -242,6 +256,9 @@ void pgw_client_pool_close(pgw_client_pool_t *p)
 {
     if (!p) return;
     pgw__shared_loop_enter(p->loop);
-    p->closing = 1;
+    __atomic_store_n(&p->closing, 1, __ATOMIC_SEQ_CST);
+    /* One-shot requests still waiting for a connection are refused at
+     * the loop's next turn: make it come. */
+    pgw__shared_loop_wake(p->loop);
     leave(p);
 }

@@ -267,6 +267,66 @@ static void test_oneshot_16_threads_4_connections(void **state)
     pgw_client_pool_close(p);
 }
 
+/* ------------------------------------------- closing under one-shot calls */
+
+typedef struct closer_call {
+    pgw_client_pool_t *p;
+    int *started;
+    int rc;
+    pthread_t th;
+} closer_call_t;
+
+static void *slow_call(void *arg)
+{
+    closer_call_t *c = arg;
+    pgw_request_t q = PGW_QUERY("SELECT pg_sleep(0.5)", NULL, 0, NULL, NULL);
+    pgw_result_t *res = NULL;
+    __atomic_add_fetch(c->started, 1, __ATOMIC_SEQ_CST);
+    c->rc = pgw_client_pool_run(c->p, &q, &res);
+    pgw_result_free(res);
+    return NULL;
+}
+
+/* pgw_client_pool_close while one-shot calls of 8 threads are in flight
+ * (or about to be): every call returns, with PGW_ECANCELED (its
+ * connection was closed under it), PGW_ECLOSED (the pool was closing when
+ * it came) or 0, and the last one to return frees the pool (ASan and
+ * valgrind see the rest). */
+static void test_close_under_oneshot_calls(void **state)
+{
+    (void)state;
+    pgt_require_server();
+    char c[512];
+    ci(c, sizeof c, "pgw_bpool_close");
+    pgw_pool_config_t cfg;
+    pgw_pool_config_init(&cfg);
+    cfg.min_size = 2;
+    cfg.max_size = 2;
+    pgw_client_pool_t *p;
+    assert_int_equal(pgw_client_pool_new(&p, c, &cfg), 0);
+    enum { NT = 8 };
+    closer_call_t calls[NT];
+    int started = 0;
+    for (int i = 0; i < NT; i++) {
+        calls[i] = (closer_call_t){p, &started, 1, 0};
+        assert_int_equal(pthread_create(&calls[i].th, NULL, slow_call, &calls[i]), 0);
+    }
+    while (__atomic_load_n(&started, __ATOMIC_SEQ_CST) < NT)
+        usleep(1000);
+    usleep(100000);
+    pgw_client_pool_close(p);
+    int by[3] = {0, 0, 0};
+    for (int i = 0; i < NT; i++) {
+        pthread_join(calls[i].th, NULL);
+        int rc = calls[i].rc;
+        if (rc != 0 && rc != PGW_ECANCELED && rc != PGW_ECLOSED)
+            fail_msg("call %d: %s", i, pgw_strerror(rc));
+        by[rc == 0 ? 0 : rc == PGW_ECANCELED ? 1 : 2]++;
+    }
+    print_message("closed under %d calls: %d completed, %d cancelled, %d refused\n", NT, by[0],
+                  by[1], by[2]);
+}
+
 /* ------------------------------------------------- results on any thread */
 
 typedef struct reader {
@@ -551,6 +611,7 @@ int main(void)
         cmocka_unit_test(test_liveness_after_terminate),
         cmocka_unit_test(test_backoff_server_unreachable),
         cmocka_unit_test(test_results_freed_on_callers_threads),
+        cmocka_unit_test(test_close_under_oneshot_calls),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
