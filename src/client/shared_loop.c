@@ -44,8 +44,10 @@ struct pgw__shared_loop {
     uv_loop_t loop;
     uv_async_t wake;
     pthread_mutex_t mu;
-    pthread_cond_t cv;      /* turns of the loop (gen), the loop free (background) */
+    pthread_cond_t cv;      /* turns of the loop (gen) */
     int cv_waiters;         /* threads waiting on cv */
+    pthread_cond_t bg_cv;   /* the loop free, for the background thread */
+    int bg_waiting;         /* it waits on bg_cv */
     uint64_t next, serving; /* tickets: taken, holding the loop */
     uint64_t gen;           /* turns of the loop and hand-overs */
     int running;            /* the holder is in uv_run */
@@ -155,6 +157,7 @@ int pgw__shared_loop_new(pgw__shared_loop_t **out, const pgw_allocator_t *alloc)
     s->retry.data = s;
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->cv, NULL);
+    pthread_cond_init(&s->bg_cv, NULL);
     pthread_mutex_init(&s->jobs_mu, NULL);
     s->line_tail = &s->line;
     s->jobs_tail = &s->jobs;
@@ -234,6 +237,7 @@ static void progress(pgw__shared_loop_t *s)
     s->gen++;
     wake_cv(s);
     int free_loop = !s->running && s->next == s->serving;
+    if (free_loop && s->bg_waiting) pthread_cond_signal(&s->bg_cv);
     for (sleeper_t *w = s->sleepers; w; w = w->next) {
         if (flag_set(w->done) || free_loop) pthread_cond_signal(&w->cv);
         if (!flag_set(w->done)) free_loop = 0;
@@ -336,8 +340,13 @@ int pgw__shared_loop_wait(pgw__shared_loop_t *s, const int *done, void (*before_
 int pgw__shared_loop_background_turn(pgw__shared_loop_t *s, const int *stop)
 {
     pthread_mutex_lock(&s->mu);
-    while (s->next != s->serving && !flag_set(stop))
-        wait_cv(s);
+    /* Woken only when the loop is free (progress), not at every turn of
+     * the calls that hold it. */
+    while (s->next != s->serving && !flag_set(stop)) {
+        s->bg_waiting = 1;
+        pthread_cond_wait(&s->bg_cv, &s->mu);
+        s->bg_waiting = 0;
+    }
     if (flag_set(stop)) {
         pthread_mutex_unlock(&s->mu);
         return 0;
@@ -375,6 +384,7 @@ void pgw__shared_loop_free(pgw__shared_loop_t *s)
         ;
     uv_loop_close(&s->loop);
     pthread_cond_destroy(&s->cv);
+    pthread_cond_destroy(&s->bg_cv);
     pthread_mutex_destroy(&s->mu);
     pthread_mutex_destroy(&s->jobs_mu);
     pgw__free(s->alloc, s);

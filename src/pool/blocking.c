@@ -142,9 +142,11 @@ static void on_granted(pgw_pool_t *pool, int status, pgw_conn_t *conn, void *ud)
 {
     (void)pool;
     grant_t *g = ud;
-    g->done = 1;
     g->status = status;
     g->conn = conn;
+    /* Last and atomic: the caller may sleep on the shared loop (it reads
+     * the flag while another thread runs the loop). */
+    __atomic_store_n(&g->done, 1, __ATOMIC_RELEASE);
     /* Delivered from a timer: the turn ends before the poll. Granted at
      * once, inside pgw_pool_acquire, no turn is waited on: a stop then
      * would cut short the next turn, whoever runs it. */
@@ -159,8 +161,9 @@ static int checkout(pgw_client_pool_t *p, unsigned flags, uint32_t timeout_ms, p
         p->closing ? PGW_ECLOSED : pgw_pool_acquire(p->pool, flags, timeout_ms, on_granted, &g);
     g.waiting = 1;
     p->busy++;
-    while (rc == 0 && !g.done)
-        pgw__shared_loop_turn(p->loop, UV_RUN_ONCE);
+    /* The async wake handle keeps the loop alive: the wait ends with the
+     * grant (the pool's acquire timeout bounds it). */
+    if (rc == 0 && !pgw__shared_loop_wait(p->loop, &g.done, NULL, NULL)) rc = PGW_ECLOSED;
     p->busy--;
     if (rc == 0) rc = g.status;
     if (rc == 0 && p->closing) rc = PGW_ECLOSED;
@@ -201,8 +204,7 @@ int pgw_client_pool_release(pgw_client_pool_t *p, pgw_client_t *c)
     if (rc == 0) {
         p->out--;
         p->busy++;
-        while (!settled)
-            pgw__shared_loop_turn(p->loop, UV_RUN_ONCE);
+        (void)pgw__shared_loop_wait(p->loop, &settled, NULL, NULL);
         p->busy--;
     }
     leave(p);

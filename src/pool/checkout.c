@@ -177,7 +177,9 @@ static pconn_t *checked_out(pgw_pool_t *p, pgw_conn_t *conn)
 static void settle(pconn_t *pc)
 {
     if (!pc->settled) return;
-    *pc->settled = 1;
+    /* Atomic: a blocking caller sleeping on the shared loop reads it
+     * (pool/blocking.c). */
+    __atomic_store_n(pc->settled, 1, __ATOMIC_RELEASE);
     pc->settled = NULL;
     uv_stop(pc->p->loop);
 }
