@@ -1,6 +1,8 @@
 /*
- * The blocking pool: four threads share two connections, each acquiring a
- * client, running a query and releasing it. Exits 1 if anything failed.
+ * The blocking pool: four threads share two connections. Each round, a
+ * thread checks out a client, runs a query and releases it, then runs a
+ * one-shot request with no checkout (pipelined with the other threads'
+ * on the pool's connections). Exits 1 if anything failed.
  */
 #include <pgwire.h>
 #include <pthread.h>
@@ -31,6 +33,14 @@ static void *worker(void *arg)
         if (rc != 0 || pgw_result_int4(res, 0, 0, &v) != 0 || v != id * 1000 + i) failed++;
         pgw_result_free(res);
         pgw_client_pool_release(pool, db);
+
+        /* No checkout: the request goes to the connection with the fewest
+         * requests in flight; the call returns with its result. */
+        pgw_request_t q = PGW_QUERY("SELECT $1::int4 * 1000 + $2::int4", p, 2, NULL, NULL);
+        v = -1;
+        rc = pgw_client_pool_run(pool, &q, &res);
+        if (rc != 0 || pgw_result_int4(res, 0, 0, &v) != 0 || v != id * 1000 + i) failed++;
+        pgw_result_free(res);
     }
     return (void *)failed;
 }
@@ -58,9 +68,11 @@ int main(void)
     }
     pgw_pool_stats_t st;
     pgw_client_pool_stats(pool, &st);
-    printf("%llu checkouts, longest wait %llu us, %u connections, %ld failed\n",
-           (unsigned long long)st.acquires, (unsigned long long)st.acquire_wait_max_us, st.size,
-           (long)failed);
+    printf("%llu checkouts, %llu one-shot requests, longest wait %llu us, %u connections, "
+           "%ld failed\n",
+           (unsigned long long)st.acquires, (unsigned long long)st.submitted,
+           (unsigned long long)st.acquire_wait_max_us, st.size, (long)failed);
     pgw_client_pool_close(pool);
-    return failed == 0 && st.acquires == THREADS * ROUNDS ? 0 : 1;
+    return failed == 0 && st.acquires == THREADS * ROUNDS && st.submitted == THREADS * ROUNDS ? 0
+                                                                                              : 1;
 }
