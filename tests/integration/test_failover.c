@@ -6,8 +6,9 @@
  * Connections name both servers (host=127.0.0.1,127.0.0.1 port=P,S) with
  * target_session_attrs=read-write, and land on the primary. With requests
  * in flight there (a pg_sleep and two queries pipelined behind it on each
- * connection), the primary is stopped (pg-cluster.sh stop: pg_ctl stop -m
- * fast) while the loop runs: every request completes exactly once, with
+ * connection), the primary is stopped (pg-cluster.sh halt: pg_ctl stop -m
+ * fast; its port stays claimed, so no other test's server can answer
+ * there) while the loop runs: every request completes exactly once, with
  * PGW_ECONNLOST (the one the server was running may instead carry the
  * server's own FATAL 57P01 "terminating connection due to administrator
  * command" as PGW_ESERVER), on_lost fires once per connection, and nothing
@@ -274,7 +275,7 @@ static void test_failover(void **state)
 
     /* 2. Stop the primary while the loop runs. */
     pgt_child_t stop;
-    pgt_script_spawn(&loop, &stop, "pg-cluster.sh", "stop", pair.primary, NULL);
+    pgt_script_spawn(&loop, &stop, "pg-cluster.sh", "halt", pair.primary, NULL);
     uint64_t deadline = now_ms() + 60000;
     while ((!all_done(f) || !stop.exited) && now_ms() < deadline)
         uv_run(&loop, UV_RUN_ONCE);

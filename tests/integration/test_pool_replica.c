@@ -629,11 +629,13 @@ static void test_failover(void **state)
     assert_true(f.succeeded >= warm);
     int before = f.succeeded, in_flight_at_stop = f.outstanding;
 
-    /* Stop the primary under load, then promote the standby. */
+    /* Stop the primary under load, then promote the standby. The halt keeps
+     * the primary's port claimed: a server another test starts meanwhile
+     * cannot take it and answer the pool's reconnects as a primary. */
     pgt_child_t stop, promote;
     f.phase = 1;
     f.stop_at = now_ms();
-    pgt_script_spawn(&f.loop, &stop, "pg-cluster.sh", "stop", pair.primary, NULL);
+    pgt_script_spawn(&f.loop, &stop, "pg-cluster.sh", "halt", pair.primary, NULL);
     while (!stop.exited && now_ms() < deadline)
         uv_run(&f.loop, UV_RUN_ONCE);
     assert_true(stop.exited);

@@ -65,10 +65,30 @@ port_in_use() {
     timeout 2 bash -c "exec 3<>/dev/tcp/127.0.0.1/$1" 2>/dev/null
 }
 
+# A port handed out by next_free_port stays claimed for DIR while DIR
+# exists, whether or not its server is up: a test that stops a primary (and
+# keeps DIR, pg-cluster.sh halt) must never find another test's new server
+# answering on that port. The claim is a symlink PORT -> DIR, made with ln
+# so that two starts cannot claim one port; one whose DIR is gone is stale.
+readonly PORT_CLAIMS=${TMPDIR:-/tmp}/pgw-port-claims
+port_claimed() {
+    local dir
+    dir=$(readlink "$PORT_CLAIMS/$1" 2>/dev/null) || return 1
+    [ "$dir" != "$DIR" ] && [ -d "$dir" ]
+}
+claim_port() {
+    mkdir -p "$PORT_CLAIMS" 2>/dev/null && chmod 1777 "$PORT_CLAIMS" 2>/dev/null
+    ln -s "$DIR" "$PORT_CLAIMS/$1" 2>/dev/null && return 0
+    port_claimed "$1" && return 1
+    ln -sfn "$DIR" "$PORT_CLAIMS/$1" 2>/dev/null # stale, or DIR's own
+}
+
+# The first port from $1 that no one listens on and no fixture claims,
+# claimed for DIR.
 next_free_port() {
     local p=$1 last=$(($1 + 1000))
     while [ "$p" -lt "$last" ]; do
-        if ! port_in_use "$p"; then
+        if ! port_claimed "$p" && ! port_in_use "$p" && claim_port "$p"; then
             echo "$p"
             return
         fi

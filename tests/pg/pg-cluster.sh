@@ -3,6 +3,9 @@
 #
 #   pg-cluster.sh start DIR     start a fresh cluster in DIR, write DIR/env
 #   pg-cluster.sh stop DIR      stop it and delete DIR (nothing is kept)
+#   pg-cluster.sh halt DIR      stop the server (pg_ctl stop -m fast) and keep
+#                               DIR: its port stays claimed (fixture-lib.sh),
+#                               so no other fixture's server can take it
 #   pg-cluster.sh restart DIR   pg_ctl restart -m fast, same port and files
 #   pg-cluster.sh env DIR       print DIR/env
 #
@@ -45,7 +48,7 @@ NAME=pg-cluster
 # shellcheck source=fixture-lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/fixture-lib.sh"
 
-usage() { die "usage: $0 start|stop|restart|env DIR"; }
+usage() { die "usage: $0 start|stop|halt|restart|env DIR"; }
 
 [ $# -eq 2 ] || usage
 CMD=$1
@@ -96,9 +99,21 @@ check_ours() {
     esac
 }
 
+# The server of the cluster in RUN, if it runs: stopped, fast or else
+# immediately; fails when neither stopped it.
+stop_server() {
+    local pgbin
+    [ -f "$1/data/postmaster.pid" ] || return 0
+    pgbin=$(find_pgbin)
+    if ! as_server "$pgbin/pg_ctl" stop -D "$1/data" -m fast -w -t 60 >/dev/null 2>&1; then
+        log "fast stop failed; stopping immediately"
+        as_server "$pgbin/pg_ctl" stop -D "$1/data" -m immediate -w -t 30 >/dev/null 2>&1
+    fi
+}
+
 # The cluster (if any) recorded in DIR: stop it and delete everything.
 teardown() {
-    local run pgbin
+    local run
     [ -d "$DIR" ] || return 0
     check_ours
     if [ -f "$DIR/mode" ] && [ "$(cat "$DIR/mode")" = external ]; then
@@ -106,13 +121,7 @@ teardown() {
         return 0
     fi
     run=$(runtime_dir)
-    if [ -f "$run/data/postmaster.pid" ]; then
-        pgbin=$(find_pgbin)
-        if ! as_server "$pgbin/pg_ctl" stop -D "$run/data" -m fast -w -t 60 >/dev/null 2>&1; then
-            log "fast stop failed; stopping immediately"
-            as_server "$pgbin/pg_ctl" stop -D "$run/data" -m immediate -w -t 30 >/dev/null 2>&1 || true
-        fi
-    fi
+    stop_server "$run" || true
     if [ -f "$run/server.log" ]; then
         # Crashes are worth seeing even though the log is deleted.
         grep -E 'PANIC|was terminated by signal|terminated by exception' "$run/server.log" >&2 || true
@@ -465,9 +474,16 @@ cmd_restart() {
     wait_ready "$run" "$port" || fail_with_log "$run" "the server did not come back on port $port"
 }
 
+cmd_halt() {
+    [ -f "$DIR/env" ] || die "no cluster in $DIR"
+    [ "$(cat "$DIR/mode" 2>/dev/null)" = internal ] || die "$DIR is not a cluster started here"
+    stop_server "$(runtime_dir)"
+}
+
 case "$CMD" in
 start) cmd_start ;;
 stop) teardown ;;
+halt) cmd_halt ;;
 restart) cmd_restart ;;
 env) cat "$DIR/env" ;;
 *) usage ;;
