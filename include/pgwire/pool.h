@@ -183,14 +183,17 @@
  * One-shot read-only requests go only to read-only connections of a
  * server measured within the limits at its last measure; while none is,
  * they go to the primary's connections (standby_lag_fail 0) or are
- * refused with PGW_ETARGET (standby_lag_fail 1), and the pool opens no
- * more read-only connections than one at a time. A new read-only
- * connection's server is measured as soon as it is up; until then it
- * takes no read-only request. So a request never reaches a standby whose
- * last measure was behind or that was never measured; a standby that
- * falls behind between two measures is still used until the next one (up
- * to lag_check_ms late). The byte measure needs a read-write connection
- * of the pool up (min_size 1 or more keeps one): without one, a byte
+ * refused with PGW_ETARGET (standby_lag_fail 1). Meanwhile the pool opens
+ * read-only connections one at a time (the next once the last is up and
+ * measured), each on the connection string's hosts less the servers
+ * measured behind (prefer-standby over the rest, in their order), so a
+ * standby within the limits is found even when the first one listed is
+ * behind; with every standby behind, that connection lands on the primary,
+ * which is within them. A new read-only connection's server is measured
+ * as soon as it is up; until then it takes no read-only request. So a request never reaches a
+ * standby whose last measure was behind or that was never measured; a standby that falls behind
+ * between two measures is still used until the next one (up to lag_check_ms late). The byte measure
+ * needs a read-write connection of the pool up (min_size 1 or more keeps one): without one, a byte
  * limit holds every standby back. Read-only checkouts (pgw_pool_acquire
  * with PGW_POOL_READ_ONLY) are not held back by these limits. The
  * last measures are in pgw_pool_hosts (lag_bytes, lag_ms, behind).

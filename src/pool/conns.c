@@ -233,7 +233,9 @@ int pgw__pool_open_member(void *ud, pgw__member_t *m)
     pgw_conn_set_driver(pc->conn, &driver);
     pconn_link(p, pc);
     m->h = pc;
-    rc = pgw_conn_connect(pc->conn, p->ci_role[m->role], on_connected, pc);
+    char *narrowed = m->role == PGW__ROLE_RO ? pgw__route_ro_conninfo(p) : NULL;
+    rc = pgw_conn_connect(pc->conn, narrowed ? narrowed : p->ci_role[m->role], on_connected, pc);
+    pgw__free(p->alloc, narrowed);
     if (rc < 0) {
         pc->m = NULL;
         m->h = NULL;

@@ -385,24 +385,28 @@ static pgw__member_t *pick_after_promotion(pgw__core_t *c, uint64_t now)
 }
 
 /* With standby lag limits: the read-only member up and within them with
- * the least in flight (another opened when all have pipeline_target in
- * flight and no read-only member is opening or behind, to be measured
- * before it takes any); with none, the primary's, or NULL with
- * PGW_ETARGET (standby_lag_fail). */
+ * the least in flight; with none, the primary's, or NULL with PGW_ETARGET
+ * (standby_lag_fail). Another read-only member is opened when all those
+ * within have pipeline_target in flight, or when none is and the driver
+ * may still find a standby within them (the driver opens it on the hosts
+ * not measured behind: pool.h, STANDBY LAG), unless one is still opening
+ * or not yet measured (it takes nothing before its first measure): one at
+ * a time. */
 static pgw__member_t *pick_within_lag(pgw__core_t *c, uint64_t now, int *err)
 {
     pgw__member_t *best = least_in_flight(c, PGW__ROLE_RO, 0);
     if (!best || best->inflight >= c->cfg.pipeline_target) {
-        uint32_t unusable = 0;
+        uint32_t unknown = 0;
         pgw__member_t *m = c->members;
         if (m) {
             do {
-                unusable += m->role == PGW__ROLE_RO && (m->behind || m->state != PGW__M_READY);
+                unknown += m->role == PGW__ROLE_RO && (m->state != PGW__M_READY || !m->measured);
                 m = m->next;
             } while (m != c->members);
         }
         int e = 0;
-        if (!unusable && may_open(c, now)) (void)member_open(c, PGW__ROLE_RO, now, &e);
+        if (!unknown && (best || c->ops->standby_left(c->ud)) && may_open(c, now))
+            (void)member_open(c, PGW__ROLE_RO, now, &e);
     }
     if (best) return best;
     if (c->cfg.standby_lag_fail) {

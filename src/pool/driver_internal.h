@@ -94,6 +94,9 @@ struct pgw_pool {
     pgw_pool_config_t cfg; /* the caller's, copied */
     char *conninfo;
     char *ci_role[PGW__NROLES];
+    /* With standby lag limits: the conninfo's hosts, parsed once, that a
+     * read-only connection may be narrowed to (route.c); else NULL. */
+    struct pgw_conninfo *ci_hosts;
     char *reset_sql;
     pgw__core_t core;
     uv_timer_t timer; /* the core's tick */
@@ -167,6 +170,17 @@ void pgw__host_reclassify(pconn_t *pc, uint8_t role);
 /* route.c */
 /* p->ci_role: the conninfo each role connects with. 0 or PGW_ENOMEM. */
 int pgw__route_conninfo(pgw_pool_t *p);
+/* With standby lag limits, while a server is measured behind them: the
+ * read-only conninfo with its host list narrowed to the hosts that may be
+ * a standby within them (neither measured behind nor known as a primary;
+ * host, hostaddr and port lists appended: a later keyword replaces an
+ * earlier one), for a read-only connection that must find such a standby.
+ * NULL when nothing is held back, when no host is left, or on failure:
+ * the role's own conninfo applies. The caller frees it. */
+char *pgw__route_ro_conninfo(pgw_pool_t *p);
+/* Whether the narrowed list above has a host (a standby within the limits
+ * may yet be found): the core's standby_left. */
+int pgw__route_standby_left(void *ud);
 /* The role of a checkout's flags (PGW_POOL_READ_ONLY or 0). */
 uint8_t pgw__route_role_of_flags(unsigned flags);
 /* The route a descriptor asks (0 for one whose caller's header predates

@@ -96,6 +96,7 @@ static void set_measure(pgw_pool_t *p, int32_t host, uint8_t behind, uint64_t re
     do {
         if (pc->m && pc->host == host) {
             pc->m->behind = behind;
+            pc->m->measured = 1;
             pc->m->replayed = replayed;
         }
         pc = pc->next;
@@ -108,6 +109,7 @@ void pgw__lag_member_up(pconn_t *pc)
     if (!pgw__lag_measuring(p)) return;
     phost_t *h = pgw__host_of(pc);
     pc->m->behind = !h || h->behind;
+    pc->m->measured = h && h->lag_checks > 0;
     pc->m->replayed = h ? h->replayed : 0;
     p->lag_next_us = 0; /* measure it now */
 }

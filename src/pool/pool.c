@@ -40,6 +40,7 @@ static void pool_free_now(pgw_pool_t *p)
 {
     for (int i = 0; i < PGW__NROLES; i++)
         pgw__free(p->alloc, p->ci_role[i]);
+    pgw_conninfo_free(p->ci_hosts);
     pgw__free(p->alloc, p->conninfo);
     pgw__free(p->alloc, p->reset_sql);
     pgw__free(p->alloc, p->hosts);
@@ -62,9 +63,9 @@ void pgw__pool_maybe_free(pgw_pool_t *p)
 
 /* -------------------------------------------------------------------- new */
 
-static const pgw__core_ops_t pool_ops = {pgw__pool_open_member, pgw__pool_close_member,
+static const pgw__core_ops_t pool_ops = {pgw__pool_open_member,  pgw__pool_close_member,
                                          pgw__pool_check_member, pgw__pool_grant,
-                                         pgw__pool_fail_waiter};
+                                         pgw__pool_fail_waiter,  pgw__route_standby_left};
 
 void pgw_pool_config_init(pgw_pool_config_t *cfg)
 {

@@ -69,6 +69,7 @@ typedef struct pgw__member {
     uint8_t recheck;   /* must answer a check before it takes work again */
     uint8_t standby;   /* its server was a hot standby at connect (the driver's word) */
     uint8_t behind;    /* standby_lag: its server is not known within the limits */
+    uint8_t measured;  /* standby_lag: its server's lag was measured at least once */
     uint64_t replayed; /* its server's last measured replay position (UINT64_MAX: a primary) */
     uint32_t server;   /* the driver's id of the server it is up on (0: unknown) */
     uint32_t inflight;
@@ -118,6 +119,9 @@ typedef struct pgw__core_ops {
     /* Waiter w (out of the queue) failed with err (PGW_EPOOLTIMEOUT, or
      * the last connect failure when no connection could be opened). */
     void (*fail)(void *ud, pgw__waiter_t *w, int err);
+    /* With standby_lag: whether a read-only member opened now might reach
+     * a standby not known to be behind (or a server not yet seen). */
+    int (*standby_left)(void *ud);
 } pgw__core_ops_t;
 
 typedef struct pgw__core_cfg {

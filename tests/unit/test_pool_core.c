@@ -71,7 +71,14 @@ static void s_fail(void *ud, pgw__waiter_t *w, int err)
     s->last_fail = err;
 }
 
-static const pgw__core_ops_t ops = {s_open, s_close, s_check, s_grant, s_fail};
+/* A driver that can always reach another standby. */
+static int s_standby_left(void *ud)
+{
+    (void)ud;
+    return 1;
+}
+
+static const pgw__core_ops_t ops = {s_open, s_close, s_check, s_grant, s_fail, s_standby_left};
 
 static void init(pgw__core_t *c, script_t *s, pgw__core_cfg_t cfg)
 {
