@@ -26,6 +26,9 @@
 #ifndef PGW_TEST_REPLICA_ENV_FILE
 #define PGW_TEST_REPLICA_ENV_FILE ""
 #endif
+#ifndef PGW_TEST_REPLICA_DELAYED_ENV_FILE
+#define PGW_TEST_REPLICA_DELAYED_ENV_FILE ""
+#endif
 
 #define MAX_KEYS 128
 
@@ -295,6 +298,11 @@ const char *pgt_replica_env_path(void)
     return fixture_env_path("PGW_TEST_REPLICA_ENV_FILE", PGW_TEST_REPLICA_ENV_FILE);
 }
 
+const char *pgt_replica_delayed_env_path(void)
+{
+    return fixture_env_path("PGW_TEST_REPLICA_DELAYED_ENV_FILE", PGW_TEST_REPLICA_DELAYED_ENV_FILE);
+}
+
 const char *pgt_krb5_env_path(void)
 {
     return fixture_env_path("PGW_TEST_KRB5_ENV_FILE", PGW_TEST_KRB5_ENV_FILE);
@@ -313,6 +321,11 @@ const char *pgt_pgbouncer_env(const char *key)
 const char *pgt_replica_env(const char *key)
 {
     return pgt_env_file_get(pgt_replica_env_path(), key);
+}
+
+const char *pgt_replica_delayed_env(const char *key)
+{
+    return pgt_env_file_get(pgt_replica_delayed_env_path(), key);
 }
 
 static void require_fixture(const char *path, const char *key, const char *what)
@@ -353,6 +366,11 @@ char *pgt_pgbouncer_conninfo(char *buf, size_t n, const char *dir, const char *d
 void pgt_require_replica(void)
 {
     require_fixture(pgt_replica_env_path(), "PGW_STANDBY_PORT", "pgreplica");
+}
+
+void pgt_require_replica_delayed(void)
+{
+    require_fixture(pgt_replica_delayed_env_path(), "PGW_STANDBY_PORT", "pgreplica_delayed");
 }
 
 void pgt_require_krb5(void)

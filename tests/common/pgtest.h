@@ -119,6 +119,10 @@ void pgt_clear_pg_env(const char *dir);
  *              PGW_TEST_REPLICA_ENV_FILE (${PGW_TEST_CLUSTER_DIR}-replica/env):
  *              PGW_STANDBY_HOST (127.0.0.1), _PORT, _SOCKET_DIR, _DATADIR,
  *              _LOG, _PRIMARY_PORT
+ *   pgreplica_delayed  a second standby of the cluster that applies each
+ *              commit an hour late (recovery_min_apply_delay; nothing lifts
+ *              it), PGW_TEST_REPLICA_DELAYED_ENV_FILE
+ *              (${PGW_TEST_CLUSTER_DIR}-replica-delayed/env): the same keys
  *   krb5       tests/pg/kdc.sh, a Kerberos realm and a cluster of its own
  *              that accepts GSSAPI, PGW_TEST_KRB5_ENV_FILE
  *              (${PGW_TEST_CLUSTER_DIR}-krb5/env): PGW_KRB5_CONFIG,
@@ -134,23 +138,27 @@ void pgt_clear_pg_env(const char *dir);
  * kept until the process exits, as are the strings. */
 const char *pgt_env_file_get(const char *path, const char *key);
 
-/* The paths of the pgbouncer and pgreplica fixtures' env files ("" when
- * none is compiled in). */
+/* The paths of the pgbouncer, pgreplica and pgreplica_delayed fixtures' env
+ * files ("" when none is compiled in). */
 const char *pgt_pgbouncer_env_path(void);
 const char *pgt_replica_env_path(void);
+const char *pgt_replica_delayed_env_path(void);
 
-/* pgt_env_file_get on the pgbouncer / pgreplica / krb5 fixture's env file. */
+/* pgt_env_file_get on the pgbouncer / pgreplica / pgreplica_delayed / krb5
+ * fixture's env file. */
 const char *pgt_pgbouncer_env(const char *key);
 const char *pgt_replica_env(const char *key);
+const char *pgt_replica_delayed_env(const char *key);
 const char *pgt_krb5_env_path(void);
 const char *pgt_krb5_env(const char *key);
 
 /* Fail the current test, naming the env file and the fixture, unless the
- * pgbouncer / pgreplica fixture is running (a missing fixture is a
+ * pgbouncer / pgreplica / pgreplica_delayed / krb5 fixture is running (a missing fixture is a
  * failure, never a silent skip: ctest only registers the tests that need
  * one when its programs are installed). */
 void pgt_require_pgbouncer(void);
 void pgt_require_replica(void);
+void pgt_require_replica_delayed(void);
 void pgt_require_krb5(void);
 
 /* A conninfo for a PgBouncer of tests/pg/pgbouncer.sh over TCP

@@ -1,7 +1,9 @@
 /*
  * Through pgpool-II 4.3 in streaming-replication mode with load balancing
  * (the pgpool fixture, tests/pg/pgpool.sh: backend 0 the cluster, backend 1
- * its standby of the pgreplica fixture):
+ * its standby of the pgreplica fixture, backend 2 the standby an hour
+ * behind of the pgreplica_delayed fixture, weight 0: every answer's port
+ * checked below is the primary's or the first standby's, never its):
  *
  *   - every statement-cache mode (PGW_STMT_CACHE_AUTO: statements prepared
  *     by name; PGW_STMT_CACHE_OFF; PGW_STMT_UNNAMED) with repeated

@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
 # pgpool-II in streaming-replication mode with load balancing, in front of a
-# throwaway cluster of tests/pg/pg-cluster.sh and its standby of
-# tests/pg/pg-replica.sh.
+# throwaway cluster of tests/pg/pg-cluster.sh and its two standbys of
+# tests/pg/pg-replica.sh, one of them delayed.
 #
 #   pgpool.sh start DIR PRIMARY_ENV   start pgpool for the cluster whose
-#                                     pg-cluster.sh env file is PRIMARY_ENV
-#                                     and the standby whose pg-replica.sh env
+#                                     pg-cluster.sh env file is PRIMARY_ENV,
+#                                     the standby whose pg-replica.sh env
 #                                     file is PRIMARY_ENV's directory with
 #                                     "-replica" appended, /env (the pgreplica
 #                                     fixture's; PGW_PGPOOL_STANDBY_ENV
-#                                     overrides it); write DIR/env
+#                                     overrides it) and the delayed standby
+#                                     of "-replica-delayed/env" (fixture
+#                                     pgreplica_delayed's;
+#                                     PGW_PGPOOL_DELAYED_ENV overrides it);
+#                                     write DIR/env
 #   pgpool.sh restart DIR             stop pgpool and start it again with the
 #                                     same configuration and port
 #   pgpool.sh stop DIR                stop it and delete DIR (idempotent)
@@ -18,8 +22,14 @@
 # pgpool-II (Debian's 4.3) listens on 127.0.0.1 at a free port (probed from
 # 57320, or PGW_PGPOOL_PORT) and on a unix socket in DIR (or in a short
 # directory under /tmp when DIR's path is too long). Backend 0 is the primary,
-# backend 1 the standby, both over TCP on 127.0.0.1 (so inet_server_port()
-# tells which one answered), weight 1 each; backend_clustering_mode is
+# backend 1 the standby, weight 1 each, backend 2 the delayed standby, weight
+# 0, all over TCP on 127.0.0.1 (so inet_server_port() tells which one
+# answered). pgpool 4.3 can bound a standby's lag only in WAL bytes, measured
+# every sr_check_period, so between two checks it would balance reads to a
+# standby an hour behind (one that does not even have the tables the tests
+# just made): a delayed standby takes no load-balanced reads (weight 0), as
+# with pgpool in production, and the tests check that none reaches it.
+# backend_clustering_mode is
 # streaming_replication, load_balance_mode on (a read-only SELECT outside a
 # transaction that wrote goes to either), no watchdog, no failover (a node is
 # never detached: failover_on_backend_error off, health checks off), the
@@ -31,7 +41,7 @@
 # DIR/env lists KEY=VALUE lines: PGW_PGPOOL_HOST, PGW_PGPOOL_PORT,
 # PGW_PGPOOL_USER, PGW_PGPOOL_DB, PGW_PGPOOL_SOCKET_DIR,
 # PGW_PGPOOL_CHILDREN, PGW_PGPOOL_PRIMARY_PORT, PGW_PGPOOL_STANDBY_PORT,
-# PGW_PGPOOL_VERSION, PGW_PGPOOL_LOG, PGW_PGPOOL_SCRIPT (`bash $SCRIPT
+# PGW_PGPOOL_DELAYED_PORT, PGW_PGPOOL_VERSION, PGW_PGPOOL_LOG, PGW_PGPOOL_SCRIPT (`bash $SCRIPT
 # restart DIR` restarts it), PGW_PGPOOL_DIR.
 #
 # As root, pgpool runs as `postgres` (runuser), as the other fixtures do.
@@ -85,7 +95,7 @@ teardown() {
 }
 
 write_conf() {
-    local port=$1 sock=$2 pgport=$3 sbport=$4 user=$5
+    local port=$1 sock=$2 pgport=$3 sbport=$4 dlport=$5 user=$6
     cat >"$DIR/pgpool.conf" <<EOF
 # Written by tests/pg/pgpool.sh: a throwaway pooler for the tests.
 backend_clustering_mode = 'streaming_replication'
@@ -105,6 +115,11 @@ backend_port1 = $sbport
 backend_weight1 = 1
 backend_flag1 = 'DISALLOW_TO_FAILOVER'
 backend_application_name1 = 'standby'
+backend_hostname2 = '127.0.0.1'
+backend_port2 = $dlport
+backend_weight2 = 0
+backend_flag2 = 'DISALLOW_TO_FAILOVER'
+backend_application_name2 = 'delayed'
 enable_pool_hba = off
 pool_passwd = ''
 allow_clear_text_frontend_auth = off
@@ -175,21 +190,27 @@ check_query() {
 }
 
 cmd_start() {
-    local primary_env standby_env bin port rc out pgport sbport user db sock version attempt
+    local primary_env standby_env delayed_env bin port rc out pgport sbport dlport user db sock
+    local version attempt
     [ $# -eq 3 ] || usage
     primary_env=$(realpath -m -- "$3")
     [ -f "$primary_env" ] || die "no cluster env file $primary_env (start tests/pg/pg-cluster.sh first)"
     standby_env=${PGW_PGPOOL_STANDBY_ENV:-$(dirname "$primary_env")-replica/env}
     [ -f "$standby_env" ] ||
         die "no standby env file $standby_env (start tests/pg/pg-replica.sh first)"
+    delayed_env=${PGW_PGPOOL_DELAYED_ENV:-$(dirname "$primary_env")-replica-delayed/env}
+    [ -f "$delayed_env" ] || die "no delayed standby env file $delayed_env (start" \
+        "tests/pg/pg-replica.sh with PGW_STANDBY_APPLY_DELAY first)"
     bin=$(find_pgpool)
     pgport=$(env_get "$primary_env" PGPORT)
     user=$(env_get "$primary_env" PGUSER)
     db=$(env_get "$primary_env" PGDATABASE)
     PGBIN=$(env_get "$primary_env" PGW_TEST_PGBIN)
     sbport=$(env_get "$standby_env" PGW_STANDBY_PORT)
-    [ -n "$pgport" ] && [ -n "$user" ] && [ -n "$sbport" ] ||
-        die "$primary_env lacks PGPORT or PGUSER, or $standby_env lacks PGW_STANDBY_PORT"
+    dlport=$(env_get "$delayed_env" PGW_STANDBY_PORT)
+    [ -n "$pgport" ] && [ -n "$user" ] && [ -n "$sbport" ] && [ -n "$dlport" ] ||
+        die "$primary_env lacks PGPORT or PGUSER, or $standby_env or $delayed_env lacks" \
+            "PGW_STANDBY_PORT"
     [ -n "$db" ] || db=$user
     CHILDREN=${PGW_PGPOOL_CHILDREN:-32}
     [[ "$CHILDREN" =~ ^[0-9]+$ ]] && [ "$CHILDREN" -gt 0 ] ||
@@ -201,7 +222,7 @@ cmd_start() {
     port=${PGW_PGPOOL_PORT:-}
     for attempt in $(seq 1 $PORT_TRIES); do
         [ -n "${PGW_PGPOOL_PORT:-}" ] || port=$(next_free_port "${port:-$FIRST_PORT}")
-        write_conf "$port" "$sock" "$pgport" "$sbport" "$user"
+        write_conf "$port" "$sock" "$pgport" "$sbport" "$dlport" "$user"
         : >"$DIR/pgpool.log"
         launch "$bin"
         rc=0
@@ -227,6 +248,7 @@ cmd_start() {
         echo "PGW_PGPOOL_CHILDREN=$CHILDREN"
         echo "PGW_PGPOOL_PRIMARY_PORT=$pgport"
         echo "PGW_PGPOOL_STANDBY_PORT=$sbport"
+        echo "PGW_PGPOOL_DELAYED_PORT=$dlport"
         echo "PGW_PGPOOL_VERSION=$version"
         echo "PGW_PGPOOL_LOG=$DIR/pgpool.log"
         echo "PGW_PGPOOL_SCRIPT=$SCRIPT"
