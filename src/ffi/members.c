@@ -156,8 +156,9 @@ static const member_t conn_config_members[] = {
     U(C, max_pending),
     I(C, results_any_thread),
     I(C, no_pipelining),
+    I(C, no_timing),
 };
-LAST_MEMBER(C, no_pipelining);
+LAST_MEMBER(C, no_timing);
 #undef C
 static const member_table_t conn_config_table = TABLE(conn_config_members);
 

@@ -2,7 +2,7 @@
  * The libuv connection against the throwaway cluster: unix socket and TCP,
  * SCRAM/MD5/cleartext logins, host lists, target_session_attrs, one write
  * per loop turn, pipelining, batches, prepared statements, connection
- * loss, close in every state, cancel.
+ * loss, close in every state, cancel, per-request timing.
  */
 #define _DEFAULT_SOURCE /* TCP_KEEPINTVL and friends */
 #include "pgtest.h"
@@ -34,6 +34,7 @@ typedef struct req_rec {
     int32_t value;
     char sqlstate[6];
     uint64_t done_ns;
+    uint64_t t_queued, t_first, t_done; /* pgw_result_timing */
 } req_rec_t;
 
 typedef struct cancel_rec {
@@ -60,6 +61,7 @@ static void on_req(int status, pgw_result_t *res, void *ud)
     r->calls++;
     r->status = status;
     r->done_ns = uv_hrtime();
+    pgw_result_timing(res, &r->t_queued, &r->t_first, &r->t_done);
     if (res && status == 0 && pgw_result_nrows(res) > 0) pgw_result_int4(res, 0, 0, &r->value);
     const pgw_error_t *e = res ? pgw_result_error(res) : NULL;
     if (e && e->sqlstate) snprintf(r->sqlstate, sizeof(r->sqlstate), "%s", e->sqlstate);
@@ -112,15 +114,25 @@ static void run_until(ctx_t *x, const int *flag)
     run_until_n(pgw_conn_loop(x->conn), flag, 1, 60000);
 }
 
-static void ctx_new(ctx_t *x, uv_loop_t *shared)
+/* A connection with cfg's options (NULL: the defaults) and the test's
+ * on_lost. */
+static void ctx_new_with(ctx_t *x, uv_loop_t *shared, const pgw_conn_config_t *given)
 {
     memset(x, 0, sizeof(*x));
     if (!shared) assert_int_equal(uv_loop_init(&x->loop), 0);
     pgw_conn_config_t cfg;
-    memset(&cfg, 0, sizeof(cfg));
+    if (given)
+        cfg = *given;
+    else
+        memset(&cfg, 0, sizeof(cfg));
     cfg.on_lost = on_lost;
     cfg.ud = x;
     assert_int_equal(pgw_conn_new(&x->conn, shared ? shared : &x->loop, &cfg), 0);
+}
+
+static void ctx_new(ctx_t *x, uv_loop_t *shared)
+{
+    ctx_new_with(x, shared, NULL);
 }
 
 static int ctx_connect(ctx_t *x, const char *conninfo)
@@ -429,6 +441,67 @@ static void test_queue_before_connect(void **state)
     }
     ctx_close(&x);
     ctx_free_loop(&x);
+}
+
+/* The connection of the timing test, for a callback that queues more. */
+static ctx_t *timing_ctx;
+
+static void on_req_queue_next(int status, pgw_result_t *res, void *ud)
+{
+    req_rec_t *r = ud;
+    on_req(status, res, ud);
+    assert_int_equal(pgw_conn_query(timing_ctx->conn, "SELECT 3", NULL, 0, on_req, r + 1), 0);
+}
+
+/* pgw_result_timing of two pipelined requests and one queued from the
+ * second's callback: queued, first reply and completion in that order,
+ * from the monotonic clock and no later than the callback; the one queued
+ * from a callback no earlier than the read that ran it. All 0 with
+ * no_timing. */
+static void check_timing(int no_timing)
+{
+    char ci[512];
+    pgt_require_server();
+    pgw_conn_config_t cfg;
+    memset(&cfg, 0, sizeof(cfg));
+    cfg.no_timing = no_timing;
+    static ctx_t x;
+    ctx_new_with(&x, NULL, &cfg);
+    assert_int_equal(ctx_connect(&x, pgt_conninfo(ci, sizeof(ci), NULL)), 0);
+    timing_ctx = &x;
+    uint64_t before = uv_hrtime();
+    assert_int_equal(pgw_conn_query(x.conn, "SELECT 1", NULL, 0, on_req, &x.req[0]), 0);
+    assert_int_equal(pgw_conn_query(x.conn, "SELECT 2", NULL, 0, on_req_queue_next, &x.req[1]), 0);
+    run_until(&x, &x.req[2].calls);
+    for (int i = 0; i < 3; i++) {
+        const req_rec_t *r = &x.req[i];
+        assert_int_equal(r->calls, 1);
+        assert_int_equal(r->status, 0);
+        assert_int_equal(r->value, i + 1);
+        if (no_timing) {
+            assert_int_equal(r->t_queued, 0);
+            assert_int_equal(r->t_first, 0);
+            assert_int_equal(r->t_done, 0);
+            continue;
+        }
+        assert_true(r->t_queued >= before);
+        assert_true(r->t_queued <= r->t_first);
+        assert_true(r->t_first <= r->t_done);
+        assert_true(r->t_done <= r->done_ns);
+    }
+    if (!no_timing) assert_true(x.req[2].t_queued >= x.req[1].t_first);
+    ctx_close(&x);
+    ctx_free_loop(&x);
+}
+
+static void test_request_timing(void **state)
+{
+    check_timing(0);
+}
+
+static void test_no_timing(void **state)
+{
+    check_timing(1);
 }
 
 static void on_batch_end(int status, pgw_result_t *res, void *ud)
@@ -869,6 +942,8 @@ int main(void)
         cmocka_unit_test(test_tls_modes),
         cmocka_unit_test(test_one_write_per_turn),
         cmocka_unit_test(test_queue_before_connect),
+        cmocka_unit_test(test_request_timing),
+        cmocka_unit_test(test_no_timing),
         cmocka_unit_test(test_batch_one_sync),
         cmocka_unit_test(test_prepared),
         cmocka_unit_test(test_terminate_backend),
