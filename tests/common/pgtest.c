@@ -243,6 +243,19 @@ char *pgt_conninfo_tcp(char *buf, size_t n, const char *user, const char *passwo
     return buf;
 }
 
+char *pgt_conninfo_at(char *buf, size_t n, const char *hosts, const char *ports, const char *extra)
+{
+    pgt_require_server();
+    assert_true(n > 0);
+    buf[0] = '\0';
+    conninfo_add(buf, n, "host", hosts);
+    conninfo_add(buf, n, "port", ports);
+    conninfo_add(buf, n, "user", pgt_env("PGUSER"));
+    conninfo_add(buf, n, "dbname", pgt_env("PGDATABASE"));
+    conninfo_finish(buf, n, extra);
+    return buf;
+}
+
 /* ------------------------------------------------- other fixtures' env files */
 
 #define MAX_ENV_FILES 8

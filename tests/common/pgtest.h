@@ -92,6 +92,10 @@ char *pgt_conninfo(char *buf, size_t n, const char *extra);
 char *pgt_conninfo_tcp(char *buf, size_t n, const char *user, const char *password,
                        const char *extra);
 
+/* Same, for other servers of the cluster's user and database (a standby, a
+ * host list): host=hosts port=ports, then extra. */
+char *pgt_conninfo_at(char *buf, size_t n, const char *hosts, const char *ports, const char *extra);
+
 /* A TCP socket bound to a free port of 127.0.0.1 (its number in *port),
  * listening with a backlog of 16 when listening is 1: connects to it then
  * complete into the backlog, and nothing answers unless the test accepts.

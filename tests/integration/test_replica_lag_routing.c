@@ -124,13 +124,8 @@ static bool delayed_held_back(routing_t *r)
 /* A statement on a server of its own connection (blocking client). */
 static int64_t scalar_on(const char *port, const char *sql)
 {
-    char ci[512] = "";
-    assert_int_equal(pgt_conninfo_append(ci, sizeof ci, "host", "127.0.0.1"), 0);
-    assert_int_equal(pgt_conninfo_append(ci, sizeof ci, "port", port), 0);
-    assert_int_equal(pgt_conninfo_append(ci, sizeof ci, "user", pgt_env_required("PGUSER")), 0);
-    assert_int_equal(pgt_conninfo_append(ci, sizeof ci, "dbname", pgt_env_required("PGDATABASE")),
-                     0);
-    assert_int_equal(pgt_conninfo_append(ci, sizeof ci, "sslmode", "disable"), 0);
+    char ci[512];
+    pgt_conninfo_at(ci, sizeof ci, "127.0.0.1", port, "sslmode=disable");
     pgw_client_t *c = NULL;
     assert_int_equal(pgw_client_connect(&c, ci, NULL), 0);
     pgw_result_t *res = NULL;
@@ -175,16 +170,9 @@ static void test_delayed_standby_gets_no_reads(void **state)
              "INSERT INTO %s SELECT g, repeat('x', 1000) FROM generate_series(1, 3000) g", table);
     scalar_on(ports[0], sql);
 
-    char ci[1024] = "";
-    assert_int_equal(pgt_conninfo_append(ci, sizeof ci, "host", "127.0.0.1,127.0.0.1,127.0.0.1"),
-                     0);
-    char port_list[64];
+    char ci[1024], port_list[64];
     snprintf(port_list, sizeof port_list, "%s,%s,%s", ports[0], ports[2], ports[1]);
-    assert_int_equal(pgt_conninfo_append(ci, sizeof ci, "port", port_list), 0);
-    assert_int_equal(pgt_conninfo_append(ci, sizeof ci, "user", pgt_env_required("PGUSER")), 0);
-    assert_int_equal(pgt_conninfo_append(ci, sizeof ci, "dbname", pgt_env_required("PGDATABASE")),
-                     0);
-    assert_int_equal(pgt_conninfo_append(ci, sizeof ci, "sslmode", "disable"), 0);
+    pgt_conninfo_at(ci, sizeof ci, "127.0.0.1,127.0.0.1,127.0.0.1", port_list, "sslmode=disable");
     assert_int_equal(uv_loop_init(&r.loop), 0);
     pgw_pool_config_t cfg;
     pgw_pool_config_init(&cfg);
