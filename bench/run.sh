@@ -17,8 +17,11 @@
 #   BENCH_REPS    runs per (library, scenario) (default 3)
 #   BENCH_PORT    port for the throwaway cluster (default: first free from 54320)
 #   BENCH_FILTER  regular expression of scenario ids to run (e.g. 'ext_|b_seq')
-#   BENCH_SUITES  comma-separated suites (default A,B,C,T,R; R: a logical replication stream,
-#                 libpgwire beside pg_recvlogical and postgres.js; D, seed 002's TSBS cpu load and
+#   BENCH_SUITES  comma-separated suites (default A,B,C,T,R,P; R: a logical replication stream,
+#                 libpgwire beside pg_recvlogical and postgres.js; P: pooled reads over the
+#                 throwaway cluster and two streaming standbys, up only while P runs
+#                 (tests/pg/pg-replica.sh; skipped, its section says why, with an external
+#                 server or without pg_basebackup); D, seed 002's TSBS cpu load and
 #                 queries, is opt-in: it loads BENCH_D_SCALE x 2M rows; quick mode adds it)
 #   BENCH_D_SCALE suite D's rows: x 2,000,000 (default BENCH_SCALE; quick mode 0.005)
 #   BENCH_R_SCALE suite R's changes: x 1,000,000 (default BENCH_SCALE; quick mode 0.01)
@@ -57,14 +60,14 @@ BUILD=${BENCH_BUILD:-$ROOT/build-bench}
 if [ "${BENCH_QUICK:-0}" = 1 ]; then
     export BENCH_SCALE=${BENCH_SCALE:-0.1} BENCH_REPS=${BENCH_REPS:-1}
     # Suite D's code runs too, on a tiny table (10,000 rows).
-    export BENCH_SUITES=${BENCH_SUITES:-A,B,C,D,T,R} BENCH_D_SCALE=${BENCH_D_SCALE:-0.005}
+    export BENCH_SUITES=${BENCH_SUITES:-A,B,C,D,T,R,P} BENCH_D_SCALE=${BENCH_D_SCALE:-0.005}
     # Suite R streams 10,000 changes.
     export BENCH_R_SCALE=${BENCH_R_SCALE:-0.01}
 fi
 export BENCH_PEERS=${BENCH_PEERS:-1}
 export BENCH_SCALE=${BENCH_SCALE:-1}
 export BENCH_REPS=${BENCH_REPS:-3}
-export BENCH_SUITES=${BENCH_SUITES:-A,B,C,T,R}
+export BENCH_SUITES=${BENCH_SUITES:-A,B,C,T,R,P}
 export BENCH_FILTER=${BENCH_FILTER:-}
 
 say() { echo "bench: $*" >&2; }
@@ -160,14 +163,21 @@ if [ $SELFTEST = 0 ]; then
     cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DPGW_BUILD_TESTS=OFF \
         -DPGW_BUILD_EXAMPLES=OFF -DPGW_BUILD_BENCH=ON >&2
     cmake --build "$BUILD" -j"$(nproc)" --target pgw-bench-driver pgw-bench-micro_codec \
-        pgw-bench-suited pgw-bench-repl_stream >&2
+        pgw-bench-suited pgw-bench-repl_stream pgw-bench-replica_reads >&2
 fi
 
 # --- server ------------------------------------------------------------------------
 CLUSTER=""
 PGBOUNCER=""
 KRB5REALM=""
+STANDBYS=()
 cleanup() {
+    local dir
+    for dir in "${STANDBYS[@]}"; do
+        [ -d "$dir" ] || continue # the runner stopped it
+        say "stopping the standby in $dir"
+        bash "$ROOT/tests/pg/pg-replica.sh" stop "$dir" >&2 || true
+    done
     if [ -n "$PGBOUNCER" ]; then
         say "stopping PgBouncer"
         bash "$ROOT/tests/pg/pgbouncer.sh" stop "$PGBOUNCER" >&2 || true
@@ -298,6 +308,40 @@ start_realm() {
     say "Connect over GSS encryption row $BENCH_GSS_SKIP"
 }
 if gss_wanted; then start_realm; fi
+
+# --- two streaming standbys, for suite P ---------------------------------------------------
+# bench/replicas.py starts them (tests/pg/pg-replica.sh start DIR "$CLUSTER/env") when suite P
+# begins and stops them when it ends: standbys replaying the primary's WAL take the cores
+# every other suite runs on (with two up, suite A's COPY rows took about 1.6 times as long).
+# run.sh makes their directories (BENCH_P_STANDBY_DIRS) and stops what is left in them on
+# exit; BENCH_P_SKIP says why there are none (the suite is skipped).
+p_wanted() {
+    case ",$BENCH_SUITES," in *,P,* | *,p,*) return 0 ;; esac
+    return 1
+}
+has_basebackup() {
+    local bin=${PGW_PG_BINDIR:-${PGW_TEST_PGBIN:-}}
+    [ -n "$bin" ] || bin=$(pg_config --bindir 2>/dev/null || true)
+    [ -x "$bin/pg_basebackup" ]
+}
+prepare_standbys() {
+    export BENCH_P_SKIP="" BENCH_P_STANDBY_DIRS="" BENCH_P_PRIMARY_ENV=""
+    if [ -z "$CLUSTER" ]; then
+        BENCH_P_SKIP="skipped: the standbys are started only beside the throwaway cluster, and PGHOST and PGPORT name a server ($PGHOST:$PGPORT)"
+    elif [ ! -f "$ROOT/tests/pg/pg-replica.sh" ]; then
+        BENCH_P_SKIP="skipped: tests/pg/pg-replica.sh is not in this tree"
+    elif ! has_basebackup; then
+        BENCH_P_SKIP="skipped: pg_basebackup is not installed (Debian: apt-get install postgresql)"
+    else
+        local i
+        for i in 1 2; do STANDBYS+=("$(mktemp -d /tmp/pgw-bench-standby.XXXXXX)"); done
+        BENCH_P_STANDBY_DIRS=${STANDBYS[0]},${STANDBYS[1]}
+        BENCH_P_PRIMARY_ENV=$CLUSTER/env
+        return 0
+    fi
+    say "suite P $BENCH_P_SKIP"
+}
+if p_wanted; then prepare_standbys; fi
 
 REPORT=$ROOT/bench/RESULTS.md
 out_args=()

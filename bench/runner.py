@@ -24,6 +24,7 @@ import subprocess
 import sys
 
 import repl  # suite R (bench/repl.py)
+import replicas  # suite P (bench/replicas.py)
 import suited  # suites D and T (bench/suited.py)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -1218,6 +1219,8 @@ def write_report(args, adata, bdata, cdata, env, sdata=None):
     L.extend(suited.report_lines(args, sdata))
     # Suite R (bench/repl.py): a logical replication stream.
     L.extend(repl.report_lines(args, sdata))
+    # Suite P (bench/replicas.py): pooled reads over a primary and two standbys.
+    L.extend(replicas.report_lines(args, sdata))
 
     if args.peers and chart:
         L.extend(peer_ratio_section(chart))
@@ -1269,7 +1272,7 @@ def main():
     ap.add_argument("--scale", type=float, default=float(os.environ.get("BENCH_SCALE", "1")))
     ap.add_argument("--reps", type=int, default=int(os.environ.get("BENCH_REPS", "3")))
     ap.add_argument("--filter", default=os.environ.get("BENCH_FILTER", ""))
-    ap.add_argument("--suites", default=os.environ.get("BENCH_SUITES", "A,B,C,T,R"))
+    ap.add_argument("--suites", default=os.environ.get("BENCH_SUITES", "A,B,C,T,R,P"))
     ap.add_argument("--results", default=os.path.join(HERE, "results"))
     ap.add_argument("--output", default=os.path.join(HERE, "RESULTS.md"))
     ap.add_argument("--timeout", type=int, default=900)
@@ -1297,6 +1300,7 @@ def main():
         use_libraries(args)
         sdata = suited.load(args)
         sdata.update(repl.load(args))
+        sdata.update(replicas.load(args))
     else:
         use_libraries(args)
         if args.peers:
@@ -1315,6 +1319,9 @@ def main():
         sdata.update(repl.run(args, suites, failures))  # suite R, when selected
         if sdata.get("R"):
             log(repl.summary(sdata["R"]))
+        sdata.update(replicas.run(args, suites, failures))  # suite P, when selected
+        if sdata.get("P"):
+            log(replicas.summary(sdata["P"]))
     name_libraries(env)
     verify_checksums(adata, bdata)
     write_report(args, adata, bdata, cdata, env, sdata)
