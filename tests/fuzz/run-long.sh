@@ -40,6 +40,18 @@ tree_cpu() {
     echo $((t / ticks))
 }
 
+# libFuzzer's fork mode goes on starting jobs after SIGINT: the fuzzer gets
+# SIGTERM, and the job it was running (its child) too.
+stop_fuzzer() {
+    local kids
+    kids=$(pgrep -P "$1" || true)
+    kill -TERM "$1" 2>/dev/null || true
+    for k in $kids; do
+        pkill -TERM -P "$k" 2>/dev/null || true
+        kill -TERM "$k" 2>/dev/null || true
+    done
+}
+
 before=$(cat "$WORK/cpu" 2>/dev/null || echo 0)
 left=$((CPU - before))
 run=$(($(find "$WORK" -maxdepth 1 -name 'log.*' | wc -l) + 1))
@@ -55,7 +67,7 @@ if [ "$left" -gt 0 ]; then
         used=$(tree_cpu "$pid")
         echo $((before + used)) >"$WORK/cpu"
         if [ "$used" -ge "$left" ]; then
-            kill -INT "$pid"
+            stop_fuzzer "$pid"
             break
         fi
         sleep 5
