@@ -393,10 +393,11 @@ typedef struct pgw_conn_config {
      * transaction mode; a pool given it keeps its requests spread over
      * its connections, each connection's written one after another. */
     int no_pipelining;
-    /* No per-request timing: pgw_result_timing gives 0 for every result,
-     * and the monotonic clock is not read for it (else once per request
-     * queued and once per read from the socket). The libpq-compatible
-     * layer sets it: libpq has no such timing. */
+    /* No per-request timing (session.h, pgw_session_config_t.no_timing):
+     * pgw_result_timing gives 0 for every result, and the monotonic clock
+     * is not read for it (else once per request queued outside a callback
+     * and once per read from the socket). The libpq-compatible layer sets
+     * it: libpq has no such timing. */
     int no_timing;
 } pgw_conn_config_t;
 

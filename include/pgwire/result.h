@@ -295,12 +295,12 @@ PGW_EXTERN uint32_t pgw_result_param_type(const pgw_result_t *r, size_t i);
 PGW_EXTERN pgw_result_t *pgw_result_next(const pgw_result_t *r);
 /* Per-request timing in nanoseconds from the session's now_ns clock (all 0
  * without one): when the request was queued, when its first response byte
- * was processed, when it completed. On a connection (conn.h) the clock is
- * read at most once per read from the socket: first and done are when the
- * read that brought the request's first reply, and the one that completed
- * it, began to be processed, and a request queued from a callback during
- * a read takes that read's time too (all 0 with
- * pgw_conn_config_t.no_timing). */
+ * was processed, when it completed. The clock is read at most once per
+ * input chunk the session processes (pgw_session_input_commit): first and
+ * done are when the processing of the chunk that brought the request's
+ * first reply, and of the one that completed it, began, and a request
+ * queued from a callback meanwhile takes that time too (all 0 on a
+ * connection with pgw_conn_config_t.no_timing). */
 PGW_EXTERN void pgw_result_timing(const pgw_result_t *r, uint64_t *queued, uint64_t *first,
                                   uint64_t *done);
 /* Free a result (and the results chained after it). NULL is a no-op. */

@@ -319,6 +319,11 @@ typedef struct pgw_session_config {
      * which the batch's closing Sync follows) is refused with PGW_ENOTSUP,
      * nothing queued. 0 (the default): requests are pipelined. */
     int no_pipelining;
+    /* No per-request timing: pgw_result_timing gives 0 for every result
+     * and cb.now_ns is not called for it (it still bounds a COPY pump).
+     * 0 (the default): requests are stamped when queued, at their first
+     * reply and at completion. */
+    int no_timing;
 } pgw_session_config_t;
 
 /* The default bound on requests pending in one session (max_pending). */

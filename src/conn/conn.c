@@ -198,11 +198,8 @@ static void cb_deadline(pgw_session_t *s, uint64_t ticket, uint32_t timeout_ms, 
 
 static uint64_t cb_now_ns(void *ud)
 {
-    pgw_conn_t *c = ud;
-    if (c->read_now_ns) return c->read_now_ns;
-    uint64_t t = uv_hrtime();
-    if (c->in_read) c->read_now_ns = t;
-    return t;
+    PGW__UNUSED(ud);
+    return uv_hrtime();
 }
 
 int pgw__conn_session_create(pgw_conn_t *c, const char *password)
@@ -224,6 +221,7 @@ int pgw__conn_session_create(pgw_conn_t *c, const char *password)
     sc.max_pending = c->cfg.max_pending;
     sc.results_any_thread = c->cfg.results_any_thread;
     sc.no_pipelining = c->cfg.no_pipelining;
+    sc.no_timing = c->cfg.no_timing;
     sc.on_drain = pgw__conn_on_session_drain;
     sc.cb.on_startup = cb_startup;
     sc.cb.on_want_write = cb_want_write;
@@ -232,7 +230,7 @@ int pgw__conn_session_create(pgw_conn_t *c, const char *password)
     sc.cb.on_notification = cb_notification;
     sc.cb.on_parameter = cb_parameter;
     sc.cb.on_trace = cb_trace;
-    sc.cb.now_ns = c->cfg.no_timing ? NULL : cb_now_ns;
+    sc.cb.now_ns = cb_now_ns;
     sc.cb.channel_binding = cb_channel_binding;
     sc.cb.on_deadline = cb_deadline;
     sc.cb.on_auth_ok = cb_auth_ok;
@@ -320,11 +318,7 @@ static void conn_read(pgw_conn_t *c, pgw__sock_t *k)
         }
         c->stats.reads++;
         c->stats.bytes_in += (uint64_t)n;
-        c->in_read = 1;
-        c->read_now_ns = 0;
         rc = c->tp->read_commit(c, (size_t)n);
-        c->in_read = 0;
-        c->read_now_ns = 0;
         /* a fatal input error broke the session, which called cb_broken */
         if (rc < 0 && still_current(c, k)) conn_on_broken(c, rc);
         if ((size_t)n < len) break; /* drained */

@@ -450,11 +450,6 @@ struct pgw_conn {
     const pgw__transport_t *tp;
 
     pgw__sock_t *sock; /* the current attempt's or the live socket */
-    /* The clock of per-request timing, read once per read from the socket
-     * (for every request the bytes of that read start or complete) and
-     * once per request queued outside a read: 0 when not read yet. */
-    uint64_t read_now_ns;
-    int in_read;
     uv_prepare_t prepare;
     uv_timer_t timer;
     int prepare_active;

@@ -121,8 +121,9 @@ static const member_t session_config_members[] = {
     U(S, max_pending),
     I(S, results_any_thread),
     I(S, no_pipelining),
+    I(S, no_timing),
 };
-LAST_MEMBER(S, no_pipelining);
+LAST_MEMBER(S, no_timing);
 _Static_assert(sizeof(pgw_session_callbacks_t) ==
                    offsetof(pgw_session_callbacks_t, on_auth_ok) + sizeof(pgw_fn_t),
                "pgw_session_callbacks_t: a hook after on_auth_ok has no entry in its table");

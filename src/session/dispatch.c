@@ -64,7 +64,7 @@ static pgw__req_t *pop_head(pgw_session_t *s)
 
 static void stamp_results(pgw_session_t *s, pgw__req_t *r)
 {
-    uint64_t done = pgw__now(s);
+    uint64_t done = pgw__stamp(s);
     for (pgw_result_t *x = r->res; x; x = x->next) {
         x->t_queued = r->t_queued;
         x->t_first = r->t_first;
@@ -756,7 +756,7 @@ int pgw__dispatch(pgw_session_t *s, const pgw_msg_t *m)
     if (pgw__halted(s)) return 0;
     pgw__req_t *r = s->fifo.head;
     if (!r) return PGW_EPROTO;
-    if (!r->t_first) r->t_first = pgw__now(s);
+    if (!r->t_first) r->t_first = pgw__stamp(s);
     if ((r->flags & PGW__RF_USER) && r->kind != PGW__REQ_SIMPLE) {
         rc = ensure_res(s, r);
         if (rc < 0) return rc;

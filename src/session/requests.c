@@ -117,7 +117,7 @@ static void chain(submit_t *sb, pgw__req_t *r)
 {
     r->group = sb->group;
     r->ticket = sb->ticket;
-    r->t_queued = pgw__now(sb->s);
+    r->t_queued = pgw__stamp(sb->s);
     if (sb->last)
         sb->last->next = r;
     else
@@ -1199,7 +1199,7 @@ int pgw__req_simple_first(pgw_session_t *s, pgw_buf_t *out, const char *sql, pgw
     r->cb = cb;
     r->ud = ud;
     r->group = PGW__GROUP_INTERNAL;
-    r->t_queued = pgw__now(s);
+    r->t_queued = pgw__stamp(s);
     r->next = s->fifo.head;
     s->fifo.head = r;
     if (!s->fifo.tail) s->fifo.tail = r;
@@ -1220,7 +1220,7 @@ int pgw__group_end_now(pgw_session_t *s)
     }
     r->kind = PGW__REQ_SYNC;
     r->group = s->fifo.tx_group++;
-    r->t_queued = pgw__now(s);
+    r->t_queued = pgw__stamp(s);
     if (s->fifo.tail)
         s->fifo.tail->next = r;
     else

@@ -28,6 +28,15 @@ uint64_t pgw__now(pgw_session_t *s)
     return s->cb.now_ns ? s->cb.now_ns(s->ud) : 0;
 }
 
+uint64_t pgw__stamp(pgw_session_t *s)
+{
+    if (s->no_timing) return 0;
+    if (s->stamp_ns) return s->stamp_ns;
+    uint64_t t = pgw__now(s);
+    if (s->in_input) s->stamp_ns = t;
+    return t;
+}
+
 void pgw__enter(pgw_session_t *s)
 {
     s->depth++;
@@ -173,6 +182,7 @@ PGW_EXTERN int pgw_session_new(pgw_session_t **out, const pgw_session_config_t *
     s->ud = cfg->ud;
     s->fifo.request_timeout_ms = cfg->request_timeout_ms;
     s->fifo.no_pipelining = cfg->no_pipelining != 0;
+    s->no_timing = cfg->no_timing != 0;
     s->state = PGW_SESSION_NEW;
     /* The output buffers use the caller's allocator pointer (not the recycler's
      * copy): pgw_session_take_output hands their storage out, and it must
@@ -336,7 +346,7 @@ PGW_EXTERN int pgw_session_input_buffer(pgw_session_t *s, uint8_t **p, size_t *l
 
 /* Frame, parse and dispatch every complete message in the chunk, until a
  * pause: the rest then stays unparsed where it is. */
-static int process_input(pgw_session_t *s)
+static int process_messages(pgw_session_t *s)
 {
     while (!pgw__halted(s) && !s->input.paused) {
         const uint8_t *at = s->input.chunk->data + s->input.pos;
@@ -366,6 +376,18 @@ static int process_input(pgw_session_t *s)
         }
     }
     return s->state == PGW_SESSION_BROKEN ? s->err : 0;
+}
+
+/* process_messages, with one reading of the timing clock for all the
+ * requests it stamps (pgw__stamp). */
+static int process_input(pgw_session_t *s)
+{
+    s->in_input = true;
+    s->stamp_ns = 0;
+    int rc = process_messages(s);
+    s->in_input = false;
+    s->stamp_ns = 0;
+    return rc;
 }
 
 PGW_EXTERN int pgw_session_input_commit(pgw_session_t *s, size_t n)

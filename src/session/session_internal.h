@@ -668,6 +668,12 @@ struct pgw_session {
     unsigned depth;
     bool free_pending;
     bool freeing;
+
+    /* pgw__stamp: no timing at all (config), an input chunk is being
+     * processed, and the clock's reading taken for it (0: none yet). */
+    bool no_timing;
+    bool in_input;
+    uint64_t stamp_ns;
 };
 
 /* session.c */
@@ -679,6 +685,11 @@ static inline bool pgw__halted(const pgw_session_t *s)
     return s->state == PGW_SESSION_BROKEN || s->free_pending || s->freeing;
 }
 uint64_t pgw__now(pgw_session_t *s);
+/* The time a request is stamped with (queued, first reply, done): now, but
+ * read once for all the requests stamped while one input chunk is
+ * processed (their replies came in one read; requests queued from its
+ * callbacks take that time too). */
+uint64_t pgw__stamp(pgw_session_t *s);
 void pgw__session_break(pgw_session_t *s, int err);
 void pgw__trace_out(pgw_session_t *s, const pgw_buf_t *b, size_t from, bool typed);
 /* The buffer requests are encoded into (out when ready, held before). */
