@@ -125,7 +125,14 @@
  * server of the wrong kind first and leave it, failing the requests it
  * carried with PGW_ERETRY (they never ran; see SERVER DOWN), so when
  * routing, one-shot requests go to a connection still opening only when
- * none of their kind is up. pgw_pool_hosts counts per server. At failover,
+ * none of their kind is up. The two kinds share max_size: at max_size, a
+ * one-shot request that no connection of its kind can take (none up or
+ * being opened: all checked out, say), or a checkout of a kind with no
+ * connection at all, closes the connection of the other kind idle longest
+ * and opens one of its own in its place. Otherwise a checkout waits for
+ * its kind's connections; a read-only request with none to take it and
+ * none idle to close goes to the read-write connections (the primary).
+ * pgw_pool_hosts counts per server. At failover,
  * requests on the old primary's connections complete with PGW_ERETRY; the
  * pool reconnects with its backoff and new read-write work lands on
  * whichever server of the list is read-write (a promoted standby) within

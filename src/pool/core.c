@@ -159,6 +159,31 @@ static int may_open(const pgw__core_t *c, uint64_t now)
            c->opening - opening_held(c) < c->cfg.max_connecting && now >= c->retry_at_us;
 }
 
+/* When routing, the two roles share max_size: at max_size, with nothing
+ * else keeping an open back (max_connecting, backoff), a one-shot request
+ * that no member of its role can take (none up or being opened: all
+ * checked out, say), or a checkout of a role without members, closes the
+ * member of the other role idle longest, so that idle connections of one
+ * role never keep the other's work off its servers. 1 when one was closed
+ * (an open may follow). */
+static int make_room(pgw__core_t *c, int role, uint64_t now)
+{
+    if (!c->cfg.route || c->closing || c->size < c->cfg.max_size ||
+        c->opening - opening_held(c) >= c->cfg.max_connecting || now < c->retry_at_us)
+        return 0;
+    pgw__member_t *idle = NULL, *m = c->members;
+    if (!m) return 0;
+    do {
+        if (m->role != role && m->state == PGW__M_READY && m->inflight == 0 && !m->drain &&
+            (!idle || m->idle_since_us < idle->idle_since_us))
+            idle = m;
+        m = m->next;
+    } while (m != c->members);
+    if (!idle) return 0;
+    member_close(c, idle, PGW__CLOSE_IDLE);
+    return 1;
+}
+
 /* Open a member of role; NULL (err set) when the open failed at once. */
 static pgw__member_t *member_open(pgw__core_t *c, int role, uint64_t now, int *err)
 {
@@ -215,6 +240,14 @@ static uint32_t members_of(const pgw__core_t *c, int role, uint32_t *opening)
     }
     if (opening) *opening = o;
     return n;
+}
+
+/* Members of role being opened. */
+static uint32_t opening_of(const pgw__core_t *c, int role)
+{
+    uint32_t opening = 0;
+    members_of(c, role, &opening);
+    return opening;
 }
 
 /* ---------------------------------------------------------------- waiters */
@@ -310,6 +343,12 @@ static void serve(pgw__core_t *c, uint64_t now)
             best->drain = 1;
             coming++;
         }
+        /* The role has no member at all: the other role's idle member
+         * makes room. (With members of its own the waiter waits for them,
+         * as it would without routing.) */
+        int err;
+        if (coming == 0 && members_of(c, role, NULL) == 0 && make_room(c, role, now))
+            (void)member_open(c, role, now, &err);
     }
     c->in_serve = 0;
 }
@@ -428,7 +467,8 @@ pgw__member_t *pgw__core_pick(pgw__core_t *c, uint64_t now, int role, int *err)
      * is preferred, and one opening takes requests only when none is. */
     pgw__member_t *best = c->cfg.route ? least_in_flight(c, role, 0) : NULL;
     if (!best) best = least_in_flight(c, role, 1);
-    if ((!best || best->inflight >= c->cfg.pipeline_target) && may_open(c, now)) {
+    if ((!best || best->inflight >= c->cfg.pipeline_target) &&
+        (may_open(c, now) || (!best && !opening_of(c, role) && make_room(c, role, now)))) {
         int e = 0;
         pgw__member_t *n = member_open(c, role, now, &e);
         if (n && takes_requests(c, n, 1)) return n;
@@ -438,8 +478,9 @@ pgw__member_t *pgw__core_pick(pgw__core_t *c, uint64_t now, int role, int *err)
         }
     }
     if (!best && role == PGW__ROLE_RO) {
-        /* No standby member and none can open now: the primary serves
-         * read-only work too (prefer-standby falls back the same way). */
+        /* No standby member and none can open now (nor make room: every
+         * member is busy): the primary serves read-only work too
+         * (prefer-standby falls back the same way). */
         return pgw__core_pick(c, now, PGW__ROLE_RW, err);
     }
     if (!best) *err = c->last_open_error ? c->last_open_error : PGW_ECONNECT;

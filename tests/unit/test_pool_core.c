@@ -5,7 +5,8 @@
  * dispatch and growth to max, FIFO waiters and their deadlines (pool
  * exhausted vs. server down), reservation of busy members for waiters,
  * release decisions, liveness checks, lifetime with jitter, idle timeout,
- * loss and replacement, routing roles, counters and shutdown, a server
+ * loss and replacement, routing roles and the max_size they share,
+ * counters and shutdown, a server
  * going down (its members checked before they take work again, those
  * still opening held), probes after a failed open, and a member that
  * refuses requests while it moves between connect attempts.
@@ -472,6 +473,78 @@ static void test_routing_prefers_ready(void **state)
     pgw__core_shutdown(&c);
 }
 
+/* Routing: the roles share max_size. At max_size, a one-shot request that
+ * no member of its role can take (none up or opening), or a checkout of a
+ * role without members, closes the other role's member idle longest and
+ * opens one of its own, rather than going to the primary (or waiting out
+ * its deadline) while connections idle. A checkout of a role with members
+ * waits for them; only when no member is idle does read-only work fall
+ * back to the primary's. */
+static void test_roles_share_max_size(void **state)
+{
+    pgw__core_t c;
+    script_t s;
+    init(&c, &s, (pgw__core_cfg_t){.max_size = 3, .route = 1, .pipeline_target = 1});
+    int err = 0;
+    pgw__member_t *rw[3];
+    for (int i = 0; i < 3; i++) {
+        rw[i] = pgw__core_pick(&c, 0, PGW__ROLE_RW, &err);
+        assert_non_null(rw[i]);
+        pgw__core_sent(&c, rw[i]);
+        pgw__core_opened(&c, rw[i], 0, (uint64_t)(i + 1));
+    }
+    for (int i = 2; i >= 0; i--) /* rw[2] idle longest */
+        pgw__core_done(&c, rw[i], (uint64_t)(10 - i));
+    assert_int_equal(c.size, 3);
+    /* A read-only checkout, no read-only member: rw[2] makes room. */
+    pgw__waiter_t *w = waiter(PGW__NEVER), *w2 = waiter(PGW__NEVER);
+    w->role = w2->role = PGW__ROLE_RO;
+    pgw__core_acquire(&c, w, 20);
+    assert_int_equal(s.closes, 1);
+    assert_int_equal(s.last_close_reason, PGW__CLOSE_IDLE);
+    assert_int_equal(s.opens, 4);
+    pgw__member_t *ro = s.opened[3];
+    assert_int_equal(ro->role, PGW__ROLE_RO);
+    pgw__core_opened(&c, ro, 0, 21);
+    assert_int_equal(s.grants, 1);
+    assert_ptr_equal(s.granted_m[0], ro);
+    assert_int_equal(c.size, 3);
+    /* A read-only request while ro is checked out: rw[1] makes room, a
+     * read-only member opens and takes it. */
+    pgw__member_t *ro2 = pgw__core_pick(&c, 22, PGW__ROLE_RO, &err);
+    assert_non_null(ro2);
+    assert_int_equal(ro2->role, PGW__ROLE_RO);
+    assert_int_equal(s.closes, 2);
+    assert_int_equal(c.size, 3);
+    pgw__core_sent(&c, ro2);
+    pgw__core_opened(&c, ro2, 0, 23);
+    /* A read-only checkout with members of its own, busy: it waits for
+     * them (rw[0] idle stays). */
+    pgw__core_acquire(&c, w2, 24);
+    assert_int_equal(s.closes, 2);
+    assert_int_equal(s.grants, 1);
+    pgw__core_done(&c, ro2, 25);
+    assert_int_equal(s.grants, 2);
+    assert_ptr_equal(s.granted_m[1], ro2);
+    /* Every member busy (both read-only ones out, rw[0] running one):
+     * read-only work goes to the primary's member, nothing is closed. */
+    pgw__core_sent(&c, rw[0]);
+    pgw__member_t *x = pgw__core_pick(&c, 26, PGW__ROLE_RO, &err);
+    assert_ptr_equal(x, rw[0]);
+    assert_int_equal(s.closes, 2);
+    assert_int_equal(c.size, 3);
+    pgw__core_shutdown(&c);
+    /* Without routing there is one role: a full pool only grows the
+     * pipelines. */
+    init(&c, &s, (pgw__core_cfg_t){.max_size = 1, .pipeline_target = 1});
+    x = pgw__core_pick(&c, 0, PGW__ROLE_RW, &err);
+    pgw__core_opened(&c, x, 0, 1);
+    assert_ptr_equal(pgw__core_pick(&c, 2, PGW__ROLE_RO, &err), x);
+    assert_int_equal(s.closes, 0);
+    pgw__core_shutdown(&c);
+    free(w), free(w2);
+}
+
 /* Open a member of server (1, 2, ...) with one request in flight. */
 static pgw__member_t *busy_member(pgw__core_t *c, uint32_t server, uint64_t now)
 {
@@ -720,6 +793,7 @@ int main(void)
         cmocka_unit_test(test_lost_and_replaced),
         cmocka_unit_test(test_routing_roles),
         cmocka_unit_test(test_routing_prefers_ready),
+        cmocka_unit_test(test_roles_share_max_size),
         cmocka_unit_test(test_server_down),
         cmocka_unit_test(test_server_down_during_check),
         cmocka_unit_test(test_server_down_episode),
