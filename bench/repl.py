@@ -226,9 +226,7 @@ def run(args, suites, failure_list):
     """Runs suite R when selected; returns {"R": {lib: [runs]}}."""
     global failures
     failures = failure_list
-    d = os.path.join(args.results, SUBDIR)
-    if os.path.exists(os.path.join(d, "R.json")):  # a previous run's
-        os.remove(os.path.join(d, "R.json"))
+    runner.clear_saved(args, SUBDIR)
     if "R" not in suites:
         return {}
     libs = LIBS if args.peers else [l for l in LIBS if l != "postgres"]
@@ -247,15 +245,12 @@ def run(args, suites, failure_list):
     except RuntimeError:
         pass
     out = {"R": {"changes": n, "runs": runs}}
-    os.makedirs(d, exist_ok=True)
-    with open(os.path.join(d, "R.json"), "w") as f:
-        json.dump(out["R"], f)
+    runner.save(args, "R.json", out["R"], SUBDIR)
     return out
 
 
 def load(args):
-    path = os.path.join(args.results, SUBDIR, "R.json")
-    return {"R": json.load(open(path))} if os.path.exists(path) else {}
+    return runner.load_saved(args, SUBDIR, ("R",))
 
 
 # ---- report ------------------------------------------------------------------------

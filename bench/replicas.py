@@ -182,9 +182,7 @@ def run(args, suites, failure_list):
     """Runs suite P when selected; returns {"P": data}."""
     global failures
     failures = failure_list
-    d = os.path.join(args.results, SUBDIR)
-    if os.path.exists(os.path.join(d, "P.json")):  # a previous run's
-        os.remove(os.path.join(d, "P.json"))
+    runner.clear_saved(args, SUBDIR)
     if "P" not in suites:
         return {}
     dirs, skip = _standby_dirs()
@@ -199,9 +197,7 @@ def run(args, suites, failure_list):
             data = {"skipped": "not run: %s" % e}
         finally:
             _stop_standbys(dirs)
-    os.makedirs(d, exist_ok=True)
-    with open(os.path.join(d, "P.json"), "w") as f:
-        json.dump(data, f)
+    runner.save(args, "P.json", data, SUBDIR)
     return {"P": data}
 
 
@@ -216,8 +212,7 @@ def _run_all(args, servers):
 
 
 def load(args):
-    path = os.path.join(args.results, SUBDIR, "P.json")
-    return {"P": json.load(open(path))} if os.path.exists(path) else {}
+    return runner.load_saved(args, SUBDIR, ("P",))
 
 
 # ---- report ------------------------------------------------------------------------

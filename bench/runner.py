@@ -336,10 +336,32 @@ def run_suite_c(args):
     return out
 
 
-def save(args, name, obj):
-    os.makedirs(args.results, exist_ok=True)
-    with open(os.path.join(args.results, name), "w") as f:
+def save(args, name, obj, subdir=""):
+    d = os.path.join(args.results, subdir)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, name), "w") as f:
         json.dump(obj, f)
+
+
+# The results of the suite modules (suited, repl, replicas), each in a
+# directory of its own under args.results: cleared when the module runs,
+# read back for --render-only.
+def clear_saved(args, subdir):
+    d = os.path.join(args.results, subdir)
+    if os.path.isdir(d):
+        for name in os.listdir(d):
+            os.remove(os.path.join(d, name))
+
+
+def load_saved(args, subdir, suites):
+    """{suite: results} for each of suites with results saved in subdir."""
+    out = {}
+    for s in suites:
+        path = os.path.join(args.results, subdir, s + ".json")
+        if os.path.exists(path):
+            with open(path) as f:
+                out[s] = json.load(f)
+    return out
 
 
 # ---- statistics ------------------------------------------------------------------

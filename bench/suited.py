@@ -84,22 +84,12 @@ def _alternate(args, cmd, libs, label, scenario=None):
     return runs
 
 
-def _save(args, name, obj):
-    d = os.path.join(args.results, SUBDIR)
-    os.makedirs(d, exist_ok=True)
-    with open(os.path.join(d, name), "w") as f:
-        json.dump(obj, f)
-
-
 def run(args, suites, failure_list):
     """Runs suites D and T when selected; returns {"D": ..., "T": ...}.
     Failures are appended to failure_list (the runner's)."""
     global failures
     failures = failure_list
-    d = os.path.join(args.results, SUBDIR)
-    if os.path.isdir(d):
-        for name in os.listdir(d):
-            os.remove(os.path.join(d, name))
+    runner.clear_saved(args, SUBDIR)
     out = {}
     if "D" in suites:
         runner.log("D: preparing the cpu table")
@@ -115,10 +105,10 @@ def run(args, suites, failure_list):
                     dd[qid] = _alternate(args, "query", D_QUERY_LIBS, "D", qid)
             _verify_d(dd)
             out["D"] = dd
-            _save(args, "D.json", dd)
+            runner.save(args, "D.json", dd, SUBDIR)
     if "T" in suites:
         out["T"] = {"threads": _alternate(args, "threads", T_LIBS, "T")}
-        _save(args, "T.json", out["T"])
+        runner.save(args, "T.json", out["T"], SUBDIR)
     return out
 
 
@@ -135,12 +125,7 @@ def _verify_d(dd):
 
 def load(args):
     """The saved results of a previous run (--render-only)."""
-    out = {}
-    for s in ("D", "T"):
-        path = os.path.join(args.results, SUBDIR, s + ".json")
-        if os.path.exists(path):
-            out[s] = json.load(open(path))
-    return out
+    return runner.load_saved(args, SUBDIR, ("D", "T"))
 
 
 # ---- report ------------------------------------------------------------------------

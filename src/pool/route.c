@@ -86,17 +86,23 @@ static int measured_behind(const phost_t *e)
     return e && e->lag_checks > 0 && e->behind;
 }
 
+/* A server the pool reads from is measured behind. */
+static int any_behind(const pgw_pool_t *p)
+{
+    for (size_t i = 0; i < p->nhosts; i++)
+        if (p->hosts[i].role == PGW__ROLE_RO && measured_behind(&p->hosts[i])) return 1;
+    return 0;
+}
+
 /* Narrowing applies: a server is measured behind, and the primary is known
  * (so that it can be left out: a connection that must find a standby
  * within the limits should not settle on the primary). */
 static int narrowing(const pgw_pool_t *p)
 {
-    int behind = 0, primary = 0;
-    for (size_t i = 0; i < p->nhosts; i++) {
-        behind |= p->hosts[i].role == PGW__ROLE_RO && measured_behind(&p->hosts[i]);
+    int primary = 0;
+    for (size_t i = 0; i < p->nhosts; i++)
         primary |= p->hosts[i].role == PGW__ROLE_RW;
-    }
-    return p->ci_hosts && behind && primary;
+    return p->ci_hosts && primary && any_behind(p);
 }
 
 /* Host i of the conninfo may be a standby within the limits: neither
@@ -113,10 +119,7 @@ static int may_be_within(const pgw_pool_t *p, size_t i, pgw_host_t *h)
 int pgw__route_standby_left(void *ud)
 {
     const pgw_pool_t *p = ud;
-    int behind = 0;
-    for (size_t i = 0; i < p->nhosts; i++)
-        behind |= p->hosts[i].role == PGW__ROLE_RO && measured_behind(&p->hosts[i]);
-    if (!behind) return 1; /* nothing held back: any host may serve */
+    if (!any_behind(p)) return 1; /* nothing held back: any host may serve */
     if (!narrowing(p)) return 0;
     pgw_host_t h;
     for (size_t i = 0, n = pgw_conninfo_nhosts(p->ci_hosts); i < n; i++)
