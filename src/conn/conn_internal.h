@@ -344,6 +344,29 @@ extern const pgw__transport_t pgw__transport_gss;
  * order sslmode gives), a refused or failed method giving way to the next. */
 enum pgw__enc { PGW__ENC_PLAIN = 1, PGW__ENC_TLS = 2, PGW__ENC_GSS = 4 };
 enum pgw__gssmode { PGW__GSSMODE_DISABLE = 0, PGW__GSSMODE_PREFER, PGW__GSSMODE_REQUIRE };
+/* tlsconn.c: the methods (PGW__ENC_ bits) sslmode and gssmode allow on an
+ * address (tcp 0: a Unix-domain socket, plaintext only). */
+int pgw__enc_allowed(pgw__sslmode_t ssl, int gssmode, int tcp);
+/* tlsconn.c: the first of the methods in remaining, in libpq's order for
+ * sslmode (GSS, then TLS and plaintext, plaintext first for allow), or 0. */
+int pgw__enc_first(pgw__sslmode_t ssl, int remaining);
+
+/* The TLS options of a connection string (libpq's meaning of each). */
+typedef struct pgw__tls_opts {
+    pgw__sslmode_t mode;
+    int direct;        /* sslnegotiation=direct */
+    int sni;           /* sslsni (default 1) */
+    int cert_required; /* sslcertmode=require */
+} pgw__tls_opts_t;
+/* tlsconn.c: read them from ci. Returns 0 or PGW_ECONNINFO (sslmode). */
+int pgw__tls_opts_of(const pgw_conninfo_t *ci, pgw__tls_opts_t *o);
+/* tlsconn.c: the settings a TLS context is built from, as ci gives them
+ * (the strings are ci's). */
+void pgw__tls_config_of(const pgw_conninfo_t *ci, pgw__tls_config_t *tc);
+/* tlsconn.c: sslcertmode=require (when required) once the login
+ * succeeded, libpq's check_expected_areq: 0, or PGW_ETLS with libpq's
+ * message. */
+int pgw__tls_check_client_cert(const pgw__tls_t *t, int required, char *msg, size_t msglen);
 /* Where the application's OAuth token is (pgw_conn_oauth_token). */
 enum pgw__oauth_state {
     PGW__OAUTH_NONE = 0, /* not asked for */

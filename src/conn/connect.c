@@ -230,17 +230,8 @@ static int select_method(pgw_conn_t *c, char *err, size_t errlen)
             pgw__fail_msg(err, errlen, PGW_EAUTH,
                           "GSSAPI encryption required but no credential cache");
     }
-    static const int order[] = {PGW__ENC_GSS, PGW__ENC_TLS, PGW__ENC_PLAIN};
-    static const int allow_order[] = {PGW__ENC_GSS, PGW__ENC_PLAIN, PGW__ENC_TLS};
-    const int *o = c->sslmode == PGW__SSLMODE_ALLOW ? allow_order : order;
-    for (size_t i = 0; i < PGW__ARRAY_LEN(order); i++) {
-        if (remaining & o[i]) {
-            cx->enc_current = o[i];
-            return 1;
-        }
-    }
-    cx->enc_current = 0;
-    return 0;
+    cx->enc_current = pgw__enc_first(c->sslmode, remaining);
+    return cx->enc_current != 0;
 }
 
 /* libpq's init_allowed_encryption_methods, for the address about to be
@@ -258,13 +249,7 @@ static int init_methods(pgw_conn_t *c, int tcp, char *err, size_t errlen)
         cx->enc_allowed = cx->enc_current = PGW__ENC_PLAIN;
         return 0;
     }
-    int allowed = 0;
-    if (c->sslmode != PGW__SSLMODE_DISABLE && c->gssmode != PGW__GSSMODE_REQUIRE)
-        allowed |= PGW__ENC_TLS;
-    if (c->gssmode != PGW__GSSMODE_DISABLE) allowed |= PGW__ENC_GSS;
-    if (c->sslmode <= PGW__SSLMODE_PREFER && c->gssmode != PGW__GSSMODE_REQUIRE)
-        allowed |= PGW__ENC_PLAIN;
-    cx->enc_allowed = allowed;
+    cx->enc_allowed = pgw__enc_allowed(c->sslmode, c->gssmode, 1);
     return select_method(c, err, errlen) ? 0 : PGW_EAUTH;
 }
 
@@ -451,20 +436,8 @@ static void arm_timeout(pgw_conn_t *c)
 static int tls_context(pgw_conn_t *c)
 {
     if (c->tls_ctx) return 0;
-    const pgw_conninfo_t *ci = c->ci;
-    pgw__tls_config_t tc = {
-        pgw_conninfo_get(ci, "sslmode"),
-        pgw_conninfo_get(ci, "sslrootcert"),
-        pgw_conninfo_get(ci, "sslcrl"),
-        pgw_conninfo_get(ci, "sslcrldir"),
-        pgw_conninfo_get(ci, "sslcert"),
-        pgw_conninfo_get(ci, "sslkey"),
-        pgw_conninfo_get(ci, "sslpassword"),
-        pgw_conninfo_get(ci, "sslcertmode"),
-        pgw_conninfo_get(ci, "ssl_min_protocol_version"),
-        pgw_conninfo_get(ci, "ssl_max_protocol_version"),
-        pgw_conninfo_get(ci, "sslkeylogfile"),
-    };
+    pgw__tls_config_t tc;
+    pgw__tls_config_of(c->ci, &tc);
     char err[PGW__TLS_ERRLEN];
     int rc = pgw__tls_ctx_get(&c->tls_ctx, &tc, c->alloc, err, sizeof err);
     if (rc == 0) return 0;
@@ -964,15 +937,13 @@ static int parse_target(const char *v, int *out)
 /* Apply the connection options that belong to the transport. */
 static int apply_options(pgw_conn_t *c)
 {
-    if (pgw__sslmode_parse(pgw_conninfo_get(c->ci, "sslmode"), &c->sslmode) < 0)
-        return PGW_ECONNINFO;
-    const char *v = pgw_conninfo_get(c->ci, "sslnegotiation");
-    c->ssl_direct = v && strcmp(v, "direct") == 0;
-    v = pgw_conninfo_get(c->ci, "sslsni");
-    c->ssl_sni = !v || strcmp(v, "0") != 0;
-    v = pgw_conninfo_get(c->ci, "sslcertmode");
-    c->sslcert_required = v && strcmp(v, "require") == 0;
-    v = pgw_conninfo_get(c->ci, "gssencmode");
+    pgw__tls_opts_t o;
+    if (pgw__tls_opts_of(c->ci, &o) < 0) return PGW_ECONNINFO;
+    c->sslmode = o.mode;
+    c->ssl_direct = o.direct;
+    c->ssl_sni = o.sni;
+    c->sslcert_required = o.cert_required;
+    const char *v = pgw_conninfo_get(c->ci, "gssencmode");
     c->gssmode = !v || strcmp(v, "prefer") == 0 ? PGW__GSSMODE_PREFER
                  : strcmp(v, "require") == 0    ? PGW__GSSMODE_REQUIRE
                                                 : PGW__GSSMODE_DISABLE;

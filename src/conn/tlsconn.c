@@ -313,18 +313,75 @@ int pgw__tls_ctx_get(pgw__tls_ctx_t **out, const pgw__tls_config_t *cfg,
 /* sslcertmode=require (libpq 16), checked at AuthenticationOk as libpq's
  * check_expected_areq does: the server must have asked for the client
  * certificate during the handshake, and received one. */
-int pgw__conn_check_client_cert(const pgw_conn_t *c, char *msg, size_t msglen)
+int pgw__tls_check_client_cert(const pgw__tls_t *t, int required, char *msg, size_t msglen)
 {
-    if (!c->sslcert_required) return 0;
-    if (!pgw__tls_cert_requested(c->tls))
+    if (!required) return 0;
+    if (!pgw__tls_cert_requested(t))
         return pgw__fail_msg(msg, msglen, PGW_ETLS, "server did not request an SSL certificate");
-    if (!pgw__tls_cert_sent(c->tls))
+    if (!pgw__tls_cert_sent(t))
         return pgw__fail_msg(msg, msglen, PGW_ETLS,
                              "server accepted connection without a valid SSL certificate");
     return 0;
 }
 
+int pgw__conn_check_client_cert(const pgw_conn_t *c, char *msg, size_t msglen)
+{
+    return pgw__tls_check_client_cert(c->tls, c->sslcert_required, msg, msglen);
+}
+
 /* -------------------------------------------------------------- policy */
+
+int pgw__enc_allowed(pgw__sslmode_t ssl, int gssmode, int tcp)
+{
+    if (!tcp) return PGW__ENC_PLAIN;
+    int allowed = 0;
+    if (ssl != PGW__SSLMODE_DISABLE && gssmode != PGW__GSSMODE_REQUIRE) allowed |= PGW__ENC_TLS;
+    if (gssmode != PGW__GSSMODE_DISABLE) allowed |= PGW__ENC_GSS;
+    if (ssl <= PGW__SSLMODE_PREFER && gssmode != PGW__GSSMODE_REQUIRE) allowed |= PGW__ENC_PLAIN;
+    return allowed;
+}
+
+/* Written with branches: GCC 12.2 at -O2 miscompiles the same choice
+ * written as a loop over two static order arrays (its last test reads the
+ * array's address instead of its element). */
+int pgw__enc_first(pgw__sslmode_t ssl, int remaining)
+{
+    if (remaining & PGW__ENC_GSS) return PGW__ENC_GSS;
+    int first = ssl == PGW__SSLMODE_ALLOW ? PGW__ENC_PLAIN : PGW__ENC_TLS;
+    int second = first == PGW__ENC_PLAIN ? PGW__ENC_TLS : PGW__ENC_PLAIN;
+    if (remaining & first) return first;
+    return remaining & second ? second : 0;
+}
+
+int pgw__tls_opts_of(const pgw_conninfo_t *ci, pgw__tls_opts_t *o)
+{
+    memset(o, 0, sizeof *o);
+    if (pgw__sslmode_parse(pgw_conninfo_get(ci, "sslmode"), &o->mode) < 0) return PGW_ECONNINFO;
+    const char *v = pgw_conninfo_get(ci, "sslnegotiation");
+    o->direct = v && strcmp(v, "direct") == 0;
+    v = pgw_conninfo_get(ci, "sslsni");
+    o->sni = !v || strcmp(v, "0") != 0;
+    v = pgw_conninfo_get(ci, "sslcertmode");
+    o->cert_required = v && strcmp(v, "require") == 0;
+    return 0;
+}
+
+void pgw__tls_config_of(const pgw_conninfo_t *ci, pgw__tls_config_t *tc)
+{
+    *tc = (pgw__tls_config_t){
+        pgw_conninfo_get(ci, "sslmode"),
+        pgw_conninfo_get(ci, "sslrootcert"),
+        pgw_conninfo_get(ci, "sslcrl"),
+        pgw_conninfo_get(ci, "sslcrldir"),
+        pgw_conninfo_get(ci, "sslcert"),
+        pgw_conninfo_get(ci, "sslkey"),
+        pgw_conninfo_get(ci, "sslpassword"),
+        pgw_conninfo_get(ci, "sslcertmode"),
+        pgw_conninfo_get(ci, "ssl_min_protocol_version"),
+        pgw_conninfo_get(ci, "ssl_max_protocol_version"),
+        pgw_conninfo_get(ci, "sslkeylogfile"),
+    };
+}
 
 void pgw__conn_tls_policy(const pgw_conn_t *c, pgw__tls_policy_t *p)
 {
