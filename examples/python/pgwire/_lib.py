@@ -157,6 +157,27 @@ host_is_unix = _fn("pgw_host_is_unix", c_int, c_void_p)
 host_error = _fn("pgw_host_error", c_char_p, c_void_p)
 host_socket_path = _fn("pgw_host_socket_path", c_int, c_void_p, c_char_p, c_size_t)
 
+# The sans-IO TLS engine (tls.h, SANS-IO TLS).
+tls_new = _fn("pgw_tls_new", c_int, P(c_void_p), c_void_p, c_size_t, c_void_p, c_char_p,
+              c_size_t)
+tls_free = _fn("pgw_tls_free", None, c_void_p)
+tls_start = _fn("pgw_tls_start", c_int, c_void_p)
+tls_next_method = _fn("pgw_tls_next_method", c_int, c_void_p, c_int)
+tls_answer = _fn("pgw_tls_answer", c_int, c_void_p, c_char_p, c_size_t)
+tls_handshake = _fn("pgw_tls_handshake", c_int, c_void_p)
+tls_feed = _fn("pgw_tls_feed", c_int, c_void_p, c_char_p, c_size_t, P(c_size_t))
+tls_input_eof = _fn("pgw_tls_input_eof", None, c_void_p)
+tls_output = _fn("pgw_tls_output", c_void_p, c_void_p, P(c_size_t))
+tls_output_consumed = _fn("pgw_tls_output_consumed", None, c_void_p, c_size_t)
+tls_read = _fn("pgw_tls_read", c_int, c_void_p, c_void_p, c_size_t, P(c_size_t))
+tls_write = _fn("pgw_tls_write", c_int, c_void_p, c_void_p, c_size_t, P(c_size_t))
+tls_channel_binding = _fn("pgw_tls_channel_binding", c_int, c_void_p, P(c_void_p), P(c_size_t))
+tls_check_certificate = _fn("pgw_tls_check_certificate", c_int, c_void_p)
+tls_errmsg = _fn("pgw_tls_errmsg", c_char_p, c_void_p)
+PGW_EAGAIN = -1001
+PGW_TLS_START_NONE, PGW_TLS_START_PLAIN, PGW_TLS_START_REQUEST, PGW_TLS_START_DIRECT = 0, 1, 2, 3
+PGW_TLS_HANDSHAKE, PGW_TLS_PLAINTEXT = 1, 2
+
 # The sans-IO session (session.h) and its configuration (ffi.h).
 session_config_new = _fn("pgw_session_config_new", c_void_p)
 session_config_free = _fn("pgw_session_config_free", None, c_void_p)

@@ -1,6 +1,7 @@
 """The asyncio path: the sans-IO session (session.h) driven by asyncio's
-own loop. asyncio owns the socket, the timers and TLS (the ssl module,
-after the SSLRequest exchange); the session owns the protocol.
+own loop. asyncio owns the socket and the timers; the library's TLS engine
+(tls.h, pgw_tls_t) runs TLS over those bytes with libpq's sslmode rules;
+the session owns the protocol.
 
     conn = await pgwire.connect_async("host=... dbname=...")
     a, b = await asyncio.gather(conn.fetchval("SELECT 1"), conn.fetchval("SELECT 2"))
@@ -10,27 +11,24 @@ answered in order (pipelining), so asyncio.gather pipelines.
 """
 import asyncio
 import ctypes
-import hashlib
-import os
-import ssl
 
 from . import _lib
 from .blocking import Request, copy_sink, copy_source, take_result
 from ._values import Notification, listen_sql
 from .errors import Error, ServerError, read_error_fields
 
-_SSL_YES = b"S"
-
-
 class _Wire(asyncio.Protocol):
-    """The transport's side: bytes in go to the session, lost connections
-    fail it. Before the session starts it also answers the SSLRequest."""
+    """The transport's side: bytes in go to the session (through tls when
+    the attempt runs TLS), lost connections fail it. Until the session
+    takes them, bytes in are queued for the negotiation (the answer to
+    SSLRequest, the handshake), b"" marking the end."""
 
     def __init__(self):
         self.transport = None
         self.paused = False
         self.conn = None
-        self.first_byte = None  # a future while the SSLRequest is answered
+        self.tls = None  # the _Tls carrying the session's bytes, or None
+        self.early = asyncio.Queue()
         self.lost = asyncio.get_running_loop().create_future()
 
     def connection_made(self, transport):
@@ -50,63 +48,91 @@ class _Wire(asyncio.Protocol):
     def data_received(self, data):
         if self.conn is not None:
             self.conn._received(data)
-        elif self.first_byte is not None and not self.first_byte.done():
-            self.first_byte.set_result(data)
+        else:
+            self.early.put_nowait(data)
 
     def connection_lost(self, exc):
         if not self.lost.done():
             self.lost.set_result(exc)
-        if self.first_byte is not None and not self.first_byte.done():
-            self.first_byte.set_exception(ConnectionError("connection closed by the server"))
+        self.early.put_nowait(b"")
         if self.conn is not None:
             self.conn._lost()
 
 
-def _ssl_context(ci, sslmode):
-    def opt(name):
-        v = _lib.conninfo_get(ci, name.encode())
-        return v.decode() if v else ""
-    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-    ctx.check_hostname = sslmode == "verify-full"
-    rootcert = opt("sslrootcert")
-    if sslmode in ("verify-ca", "verify-full") or (sslmode == "require" and rootcert):
-        ctx.verify_mode = ssl.CERT_REQUIRED
-        ctx.load_verify_locations(rootcert or os.path.expanduser("~/.postgresql/root.crt"))
-    else:
-        ctx.verify_mode = ssl.CERT_NONE
-    cert, key = opt("sslcert"), opt("sslkey")
-    if cert and os.path.exists(cert):
-        ctx.load_cert_chain(cert, key or None)
-    return ctx
+class _Tls:
+    """The library's TLS engine (pgw_tls_t) for one server of a parsed
+    connection string: libpq's sslmode rules, the handshake and its
+    certificate checks, the records. This package only moves its bytes."""
 
+    def __init__(self, ci, i):
+        t = ctypes.c_void_p()
+        err = ctypes.create_string_buffer(512)
+        rc = _lib.tls_new(ctypes.byref(t), ci, i, None, err, len(err))
+        if rc < 0:
+            raise Error(rc, err.value.decode(errors="replace"))
+        self.t = t.value
+        self._plain = ctypes.create_string_buffer(65536)
 
-def _der_items(der, pos):
-    """(tag, start of content, end of content) of the DER item at pos."""
-    tag, n = der[pos], der[pos + 1]
-    pos += 2
-    if n & 0x80:
-        k = n & 0x7F
-        n = int.from_bytes(der[pos:pos + k], "big")
-        pos += k
-    return tag, pos, pos + n
+    def free(self):
+        if self.t:
+            _lib.tls_free(self.t)
+            self.t = None
 
+    def error(self, rc):
+        msg = _lib.tls_errmsg(self.t)
+        return Error(rc, msg.decode(errors="replace") if msg else None)
 
-# Signature algorithms whose hash is not SHA-256 for tls-server-end-point
-# (RFC 5929: MD5 and SHA-1 become SHA-256; the others keep their hash).
-_SIG_HASH = {
-    bytes.fromhex("2a864886f70d01010c"): "sha384", bytes.fromhex("2a864886f70d01010d"): "sha512",
-    bytes.fromhex("2a8648ce3d040303"): "sha384", bytes.fromhex("2a8648ce3d040304"): "sha512",
-}
+    def output(self):
+        """The ciphertext to send, taken out of the engine."""
+        chunks, n = [], ctypes.c_size_t()
+        while True:
+            p = _lib.tls_output(self.t, ctypes.byref(n))
+            if not p or not n.value:
+                return b"".join(chunks)
+            chunks.append(ctypes.string_at(p, n.value))
+            _lib.tls_output_consumed(self.t, n.value)
 
+    def feed(self, data, deliver=None):
+        """Ciphertext from the socket (b"": its end). With deliver, the
+        records it completes are decrypted and handed to it."""
+        if not data:
+            _lib.tls_input_eof(self.t)
+        used, got, off = ctypes.c_size_t(), ctypes.c_size_t(), 0
+        while True:
+            if off < len(data):
+                rc = _lib.tls_feed(self.t, data[off:], len(data) - off, ctypes.byref(used))
+                if rc < 0:
+                    raise self.error(rc)
+                off += used.value
+            if deliver is None:
+                if off < len(data) and not used.value:
+                    raise Error(-1006, "TLS input buffer full during the handshake")
+                if off >= len(data):
+                    return
+                continue
+            rc = _lib.tls_read(self.t, self._plain, len(self._plain), ctypes.byref(got))
+            if rc == 0:
+                deliver(self._plain.raw[:got.value])
+            elif rc != _lib.PGW_EAGAIN:
+                raise self.error(rc)
+            elif off >= len(data):
+                return
+            elif not used.value:
+                raise Error(-1006, "TLS input buffer full without a complete record")
 
-def tls_server_end_point(der):
-    """SCRAM-SHA-256-PLUS's channel binding data for a certificate."""
-    _, pos, _ = _der_items(der, 0)           # Certificate SEQUENCE
-    _, _, tbs_end = _der_items(der, pos)      # tbsCertificate
-    _, alg, _ = _der_items(der, tbs_end)      # signatureAlgorithm SEQUENCE
-    _, oid_start, oid_end = _der_items(der, alg)
-    name = _SIG_HASH.get(bytes(der[oid_start:oid_end]), "sha256")
-    return hashlib.new(name, der).digest()
+    def encrypt(self, p, n):
+        """Encrypt n bytes at address p, as many as fit; how many."""
+        w = ctypes.c_size_t()
+        rc = _lib.tls_write(self.t, p, n, ctypes.byref(w))
+        if rc < 0:
+            raise self.error(rc)
+        return w.value
+
+    def channel_binding(self):
+        p, n = ctypes.c_void_p(), ctypes.c_size_t()
+        if _lib.tls_channel_binding(self.t, ctypes.byref(p), ctypes.byref(n)) < 0:
+            return None
+        return ctypes.string_at(p, n.value)
 
 
 class _Host:
@@ -136,39 +162,49 @@ class _Host:
             _lib.host_free(h)
 
 
-async def _open(host, ci, sslmode):
-    """A connected _Wire to host, TLS negotiated as sslmode says; whether
-    it is TLS."""
+async def _open(host, tls, method):
+    """A connected _Wire to host for one attempt with method (the TLS
+    engine's: plaintext, SSLRequest, direct TLS); wire.tls is set when the
+    attempt runs TLS."""
     loop = asyncio.get_running_loop()
     wire = _Wire()
     if host.path:
         await loop.create_unix_connection(lambda: wire, host.path)
-        return wire, False
+        return wire
     await loop.create_connection(lambda: wire, host.addr or host.name, host.port)
-    if sslmode in ("disable", "allow"):
-        return wire, False
-    buf = _lib.buf_new()
     try:
-        _lib.enc_ssl_request(buf)
-        request = _lib.buf_bytes(buf)
-    finally:
-        _lib.buf_delete(buf)
-    wire.first_byte = loop.create_future()
-    wire.transport.write(request)
-    answer = await wire.first_byte
-    wire.first_byte = None
-    if answer[:1] == _SSL_YES and len(answer) == 1:
-        wire.transport = await loop.start_tls(
-            wire.transport, wire, _ssl_context(ci, sslmode),
-            server_hostname=host.name if host.name and not host.path else None)
-        return wire, True
-    if answer[:1] != b"N" or len(answer) != 1:
+        if method == _lib.PGW_TLS_START_PLAIN:
+            return wire
+        if method == _lib.PGW_TLS_START_REQUEST:
+            buf = _lib.buf_new()
+            try:
+                _lib.enc_ssl_request(buf)
+                wire.transport.write(_lib.buf_bytes(buf))
+            finally:
+                _lib.buf_delete(buf)
+            answer = await wire.early.get()
+            if not answer:
+                raise Error(_lib.PGW_ECONNLOST, "server closed the connection unexpectedly")
+            rc = _lib.tls_answer(tls.t, answer, len(answer))
+            if rc == _lib.PGW_TLS_PLAINTEXT:
+                return wire
+            if rc != _lib.PGW_TLS_HANDSHAKE:
+                raise tls.error(rc)
+        while True:
+            rc = _lib.tls_handshake(tls.t)
+            out = tls.output()
+            if out:
+                wire.transport.write(out)
+            if rc == 0:
+                break
+            if rc != _lib.PGW_EAGAIN:
+                raise tls.error(rc)
+            tls.feed(await wire.early.get())
+        wire.tls = tls
+        return wire
+    except BaseException:
         wire.transport.close()
-        raise Error(-1006, "bad answer to SSLRequest")
-    if sslmode != "prefer":
-        wire.transport.close()
-        raise Error(-1022, "server does not support SSL, but SSL was required")
-    return wire, False
+        raise
 
 
 class AsyncConnection:
@@ -177,7 +213,9 @@ class AsyncConnection:
     def __init__(self):
         self._s = None
         self._wire = None
-        self._tls = False
+        self._ci = None         # the parsed connection string, for the TLS engine and cancels
+        self._host_index = 0
+        self._tls_engine = None
         self._pending = {}      # ud -> [future, keep-alive objects, timer]
         self._next_ud = 1
         self._flush_scheduled = False
@@ -208,7 +246,6 @@ class AsyncConnection:
         if rc < 0:
             raise Error(rc, err.value.decode(errors="replace"))
         try:
-            sslmode = (_lib.conninfo_get(ci, b"sslmode") or b"prefer").decode()
             # connect_timeout bounds each attempt, as libpq's does (0, unset: none).
             timeout = int((_lib.conninfo_get(ci, b"connect_timeout") or b"0").decode() or 0)
             timeout = max(timeout, 2) if timeout > 0 else None
@@ -219,9 +256,9 @@ class AsyncConnection:
                     failures.append(host.error)
                     continue
                 try:
-                    await asyncio.wait_for(self._attempt(ci, host, sslmode), timeout)
-                    self._host, self._sslmode = host, sslmode
-                    self._ssl_ctx = _ssl_context(ci, sslmode) if self._tls else None
+                    await asyncio.wait_for(self._attempts(ci, i, host), timeout)
+                    self._host, self._host_index = host, i
+                    self._ci, ci = ci, None  # the TLS engine and cancels read it
                     return self
                 except ServerError:
                     raise  # the server said no: as libpq, no other host is tried
@@ -232,13 +269,34 @@ class AsyncConnection:
                     failures.append(f'connection to server at "{where}" failed: {e}')
             raise Error(-1021, "\n".join(failures))
         finally:
-            _lib.conninfo_free(ci)
+            if ci:
+                _lib.conninfo_free(ci)
 
-    async def _attempt(self, ci, host, sslmode):
-        self._wire, self._tls = await _open(host, ci, sslmode)
-        if self._tls:
-            der = self._wire.transport.get_extra_info("ssl_object").getpeercert(True)
-            self._cb_data = tls_server_end_point(der) if der else None
+    async def _attempts(self, ci, i, host):
+        """Log in to one server as libpq does: each method the TLS engine
+        names (sslmode's order: prefer goes on in plaintext after a refused
+        TLS login, allow tries TLS after a refused plaintext one), each on a
+        new socket."""
+        tls = _Tls(ci, i)
+        method = _lib.tls_start(tls.t)
+        try:
+            while True:
+                try:
+                    await self._attempt(ci, host, tls, method)
+                    self._tls_engine, tls = tls, None
+                    return
+                except (OSError, Error):
+                    self._close_now()
+                    method = _lib.tls_next_method(tls.t, method)
+                    if method == _lib.PGW_TLS_START_NONE:
+                        raise
+        finally:
+            if tls:
+                tls.free()
+
+    async def _attempt(self, ci, host, tls, method):
+        self._wire = await _open(host, tls, method)
+        self._cb_data = tls.channel_binding() if self._wire.tls else None
         pairs = (ctypes.c_void_p * 32)()
         n = _lib.conninfo_startup_params(ci, pairs, 16)
         if n < 0:
@@ -273,6 +331,10 @@ class AsyncConnection:
         self._flush()
         try:
             await self._startup
+            if self._wire.tls:  # sslcertmode=require, once logged in (libpq)
+                rc = _lib.tls_check_certificate(tls.t)
+                if rc < 0:
+                    raise tls.error(rc)
         except BaseException:
             self._close_now()
             raise
@@ -338,10 +400,23 @@ class AsyncConnection:
     def _received(self, data):
         if not self._s:
             return
+        tls = self._wire.tls
+        if tls is None:
+            self._deliver(data)
+        else:
+            try:
+                tls.feed(data, self._deliver)
+            except Error as e:
+                if self._s:
+                    _lib.session_fail(self._s, e.code)
+        self._flush()
+
+    def _deliver(self, data):
+        if not self._s:
+            return
         rc = _lib.session_recv(self._s, data, len(data))
         if rc < 0 and self._s:
             _lib.session_fail(self._s, rc)
-        self._flush()
 
     def _lost(self):
         if self._s:
@@ -353,8 +428,14 @@ class AsyncConnection:
         self._flush_scheduled = False
         wire = self._wire
         s, transport = self._s, wire.transport if wire else None
+        tls = wire.tls if wire else None
         n = ctypes.c_size_t()
         while s and transport and not transport.is_closing() and not wire.paused:
+            if tls is not None:  # what reading left (a key update's answer), then ours
+                out = tls.output()
+                if out:
+                    transport.write(out)  # may pause_writing
+                    continue
             p = _lib.session_pending_output(s, ctypes.byref(n))
             if not n.value:
                 if _lib.session_copy_pump(s) <= 0:
@@ -363,8 +444,15 @@ class AsyncConnection:
                         return
                 else:
                     continue
-            transport.write(ctypes.string_at(p, n.value))  # may pause_writing
-            _lib.session_consumed_output(s, n.value)
+            if tls is None:
+                transport.write(ctypes.string_at(p, n.value))  # may pause_writing
+                _lib.session_consumed_output(s, n.value)
+                continue
+            try:
+                _lib.session_consumed_output(s, tls.encrypt(p, n.value))
+            except Error as e:
+                _lib.session_fail(s, e.code)
+                return
 
     # ------------------------------------------------------------- requests
 
@@ -475,29 +563,31 @@ class AsyncConnection:
         connection to the same server (over TLS when this one is), and wait
         until the server has closed it."""
         message = self._cancel_bytes()
-        loop = asyncio.get_running_loop()
-        wire = _Wire()
-        host = self._host
-        if host.path:
-            await loop.create_unix_connection(lambda: wire, host.path)
-        else:
-            await loop.create_connection(lambda: wire, host.addr or host.name, host.port)
-            if self._tls:
-                buf = _lib.buf_new()
-                _lib.enc_ssl_request(buf)
-                request = _lib.buf_bytes(buf)
-                _lib.buf_delete(buf)
-                wire.first_byte = loop.create_future()
-                wire.transport.write(request)
-                if (await wire.first_byte)[:1] != _SSL_YES:
-                    wire.transport.close()
-                    raise Error(-1022, "cancel: the server refused TLS")
-                wire.first_byte = None
-                wire.transport = await loop.start_tls(
-                    wire.transport, wire, self._ssl_ctx,
-                    server_hostname=host.name or None)
-        wire.transport.write(message)
-        await wire.lost
+        tls, method = None, _lib.PGW_TLS_START_PLAIN
+        if self._wire and self._wire.tls:
+            # Over TLS as the connection is: its method of the engine
+            # (allow's comes second, after plaintext).
+            tls = _Tls(self._ci, self._host_index)
+            method = _lib.tls_start(tls.t)
+            if method == _lib.PGW_TLS_START_PLAIN:
+                method = _lib.tls_next_method(tls.t, method)
+        try:
+            wire = await _open(self._host, tls, method)
+            if tls is not None and wire.tls is None:
+                wire.transport.close()
+                raise Error(-1022, "cancel: the server refused TLS")
+            if wire.tls is None:
+                wire.transport.write(message)
+            else:
+                buf = ctypes.create_string_buffer(message, len(message))
+                done = 0
+                while done < len(message):
+                    done += tls.encrypt(ctypes.addressof(buf) + done, len(message) - done)
+                    wire.transport.write(tls.output())
+            await wire.lost
+        finally:
+            if tls is not None:
+                tls.free()
 
     def _spawn_cancel(self):
         task = self._loop.create_task(self.cancel())
@@ -517,6 +607,15 @@ class AsyncConnection:
         if self._wire and self._wire.transport:
             self._wire.transport.close()
 
+    def _release(self):
+        """The TLS engine and the parsed connection string, once closed."""
+        if self._tls_engine:
+            self._tls_engine.free()
+            self._tls_engine = None
+        if self._ci:
+            _lib.conninfo_free(self._ci)
+            self._ci = None
+
     async def close(self):
         """Send Terminate, close the socket, free the session."""
         if self._s:
@@ -527,6 +626,7 @@ class AsyncConnection:
             await self._wire.lost
         if self._cancels:
             await asyncio.gather(*self._cancels, return_exceptions=True)
+        self._release()
 
     async def __aenter__(self):
         return self
@@ -541,7 +641,8 @@ def _timeout_of(req):
 
 async def connect_async(conninfo=""):
     """An AsyncConnection: the connection string as libpq reads it (and the
-    environment, the password file), its hosts tried in order; TLS with
-    sslmode, done by asyncio's ssl support."""
+    environment, the password file), its hosts tried in order; TLS as
+    sslmode says, by the library's TLS engine (pgw_tls_t) over asyncio's
+    socket."""
     conn = AsyncConnection()
     return await conn._connect(conninfo)
