@@ -143,7 +143,9 @@ PGW_EXTERN pgw_tls_method_t pgw_tls_start(const pgw_tls_t *t);
  * resets the handshake state, so t can run the next TLS attempt.
  */
 PGW_EXTERN pgw_tls_method_t pgw_tls_next_method(pgw_tls_t *t, pgw_tls_method_t failed);
-/* Forget the failed methods and any handshake (a new server of the list). */
+/* Forget the failed methods and any handshake: the next connect to the
+ * same server starts again from pgw_tls_start. (Another server of the list
+ * has an engine of its own: the host name is checked and sent per host.) */
 PGW_EXTERN void pgw_tls_reset(pgw_tls_t *t);
 
 /*
@@ -164,6 +166,10 @@ PGW_EXTERN void pgw_tls_reset(pgw_tls_t *t);
  *   PGW_ENOMEM
  *   PGW_EINVAL  t or bytes NULL, n 0
  *   PGW_EBUSY   t is not waiting for an answer (no SSLRequest attempt)
+ * A refusal here ends the connect, as in libpq: no other method and no
+ * other host is tried (pgw_tls_next_method says PGW_TLS_START_NONE); for
+ * 'E' the server's unauthenticated error is neither read nor shown, and
+ * there is no plaintext fallback (CVE-2024-10977).
  */
 PGW_EXTERN int pgw_tls_answer(pgw_tls_t *t, const uint8_t *bytes, size_t n);
 

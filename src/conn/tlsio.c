@@ -22,6 +22,7 @@ struct pgw_tls {
     int allowed, failed; /* PGW__ENC_ bits */
     int method;          /* the current attempt's (pgw_tls_method_t) */
     int phase;
+    int ended; /* the answer to SSLRequest ended the connect (libpq) */
     uint8_t cb[PGW__TLS_CB_MAX];
     char host[256];
     char err[PGW__TLS_ERRLEN];
@@ -120,7 +121,7 @@ pgw_tls_method_t pgw_tls_start(const pgw_tls_t *t)
 
 pgw_tls_method_t pgw_tls_next_method(pgw_tls_t *t, pgw_tls_method_t failed)
 {
-    if (!t) return PGW_TLS_START_NONE;
+    if (!t || t->ended) return PGW_TLS_START_NONE;
     t->failed |= enc_of(failed);
     pgw_tls_method_t m = method_of(t, pgw__enc_first(t->o.mode, t->allowed & ~t->failed));
     /* The one method that builds its engine at once cannot be next:
@@ -134,6 +135,7 @@ void pgw_tls_reset(pgw_tls_t *t)
 {
     if (!t) return;
     t->failed = 0;
+    t->ended = 0;
     (void)begin(t, method_of(t, pgw__enc_first(t->o.mode, t->allowed)));
 }
 
@@ -149,6 +151,7 @@ int pgw_tls_answer(pgw_tls_t *t, const uint8_t *bytes, size_t n)
     }
     if (rc != PGW__TLS_START) {
         t->phase = IO_IDLE;
+        t->ended = 1;
         return rc;
     }
     rc = engine(t);

@@ -13,7 +13,8 @@
  *     succeeds; sslmode=allow for a role accepted only over TLS: plaintext
  *     first, then TLS; each as libpq connects the same strings;
  *   - sslmode=require with a Unix-domain socket, sslmode=disable: plaintext,
- *     nothing after; bytes stuffed behind the server's 'S' are refused.
+ *     nothing after; bytes stuffed behind the server's 'S', and an 'E'
+ *     answer, are refused and end the connect, also under prefer.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "pgtest.h"
@@ -459,6 +460,16 @@ static void test_unix_socket_and_stuffing(void **state)
     assert_int_equal(pgw_tls_answer(t, stuffed, sizeof stuffed), PGW_EPROTO);
     assert_non_null(strstr(pgw_tls_errmsg(t), "received unencrypted data after SSL response"));
     assert_int_equal(pgw_tls_handshake(t), PGW_EBUSY);
+    pgw_tls_free(t);
+    pgw_conninfo_free(ci);
+    /* With prefer too: a refused SSLRequest ends the connect, no plaintext
+     * retry ('E' before authentication: CVE-2024-10977). */
+    ci = parse(tcp_conninfo(s, sizeof s, pgt_env_required("PGUSER"), "sslmode=prefer"));
+    assert_int_equal(pgw_tls_new(&t, ci, 0, NULL, NULL, 0), 0);
+    static const uint8_t error[] = {'E'};
+    assert_int_equal(pgw_tls_answer(t, error, sizeof error), PGW_ETLS);
+    assert_non_null(strstr(pgw_tls_errmsg(t), "error response during SSL exchange"));
+    assert_int_equal(pgw_tls_next_method(t, PGW_TLS_START_REQUEST), PGW_TLS_START_NONE);
     pgw_tls_free(t);
     pgw_conninfo_free(ci);
 }
