@@ -189,7 +189,9 @@ async def _open(host, tls, method):
             if rc == _lib.PGW_TLS_PLAINTEXT:
                 return wire
             if rc != _lib.PGW_TLS_HANDSHAKE:
-                raise tls.error(rc)
+                e = tls.error(rc)
+                e.ends_connect = True  # libpq tries no other host after it
+                raise e
         while True:
             rc = _lib.tls_handshake(tls.t)
             out = tls.output()
@@ -263,6 +265,8 @@ class AsyncConnection:
                 except ServerError:
                     raise  # the server said no: as libpq, no other host is tried
                 except (OSError, Error, asyncio.TimeoutError) as e:
+                    if getattr(e, "ends_connect", False):
+                        raise  # a refused SSLRequest (tls.h): the same
                     if isinstance(e, asyncio.TimeoutError):
                         e = "timeout expired"
                     where = host.path or f"{host.addr or host.name}, port {host.port}"

@@ -169,6 +169,31 @@ class AsyncioTlsTest(unittest.IsolatedAsyncioTestCase):
             await pgwire.connect_async(
                 f"{base} user={env['PGW_TEST_NOSSL_USER']} sslmode=require")
 
+    async def test_refused_ssl_request_ends_the_connect(self):
+        # A server that answers SSLRequest with 'E' (one failing before it
+        # negotiates) ends the connect: its unauthenticated error is not
+        # shown and the next host is not tried, as in libpq
+        # (CVE-2024-10977). The real server never answers so: a listener
+        # of the test's own does.
+        async def answer_e(reader, writer):
+            await reader.readexactly(8)
+            writer.write(b"E")
+            await writer.drain()
+            writer.close()
+
+        server = await asyncio.start_server(answer_e, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        env = os.environ
+        try:
+            with self.assertRaises(pgwire.Error) as cm:
+                await pgwire.connect_async(
+                    f"host=127.0.0.1,{env['PGW_TEST_TCP_HOST']} port={port},{env['PGPORT']} "
+                    f"user={env['PGUSER']} dbname={env['PGDATABASE']} sslmode=prefer")
+            self.assertIn("error response during SSL exchange", str(cm.exception))
+        finally:
+            server.close()
+            await server.wait_closed()
+
     async def test_verify_full_refuses_a_wrong_host_name(self):
         env = os.environ
         bad = tls_conninfo("scram").replace(f"host={env['PGW_TEST_TCP_HOST']}",
