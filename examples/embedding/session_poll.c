@@ -303,7 +303,7 @@ int main(int argc, char **argv)
     pgw_session_free(s);
     close(w.fd);
     pgw_tls_free(tls);
-    pgw_conninfo_free(ci); /* after the engine: it reads the TLS settings there */
+    pgw_conninfo_free(ci);
     printf("%d answers, %d wrong\n", app.answered, app.wrong);
     return app.answered == N && app.wrong == 0 ? 0 : 1;
 }

@@ -110,11 +110,12 @@ enum { PGW_TLS_HANDSHAKE = 1, PGW_TLS_PLAINTEXT = 2 };
 /*
  * A TLS engine for host i of ci (pgw_conninfo_host's numbering; the host
  * name is what verify-full checks and SNI sends, also with hostaddr).
- * alloc (NULL: default) allocates the engine and must outlive it, and so
- * must ci: its TLS files are read at the first TLS attempt, when the
- * server accepted SSLRequest (or at once for sslnegotiation=direct), as
- * libpq reads them. On failure *out is NULL and err[0..errlen) (when err
- * is not NULL) holds libpq's message.
+ * alloc (NULL: default) allocates the engine and must outlive it; ci is
+ * only read during the call (t keeps a copy of its TLS settings, the
+ * sslpassword zeroed when t is freed). The TLS files are read at the first
+ * TLS attempt, when the server accepted SSLRequest (or at once for
+ * sslnegotiation=direct), as libpq reads them. On failure *out is NULL and
+ * err[0..errlen) (when err is not NULL) holds libpq's message.
  * Returns 0, or:
  *   PGW_EINVAL   out or ci NULL
  *   PGW_EINDEX   i >= pgw_conninfo_nhosts(ci)

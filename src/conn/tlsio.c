@@ -15,7 +15,11 @@ enum { IO_IDLE = 0, IO_ANSWER, IO_HANDSHAKE };
 
 struct pgw_tls {
     const pgw_allocator_t *alloc;
-    const pgw_conninfo_t *ci; /* the caller's, read when the context is built */
+    /* The context's settings, copied from the caller's conninfo (into
+     * strs): built at the first TLS attempt, as libpq reads its files. */
+    pgw__tls_config_t tc;
+    char *strs;
+    size_t strs_len;
     pgw__tls_opts_t o;
     pgw__tls_ctx_t *ctx; /* built at the first TLS attempt (libpq's moment) */
     pgw__tls_t *t;       /* the current TLS attempt's engine */
@@ -53,9 +57,7 @@ static int fail(pgw_tls_t *t, int rc, const char *msg)
 static int engine(pgw_tls_t *t)
 {
     if (!t->ctx) {
-        pgw__tls_config_t tc;
-        pgw__tls_config_of(t->ci, &tc);
-        int rc = pgw__tls_ctx_get(&t->ctx, &tc, t->alloc, t->err, sizeof t->err);
+        int rc = pgw__tls_ctx_get(&t->ctx, &t->tc, t->alloc, t->err, sizeof t->err);
         if (rc < 0) return rc == PGW_EINVAL ? PGW_ECONNINFO : rc;
     }
     pgw__tls_conn_config_t cc = {t->host, t->o.sni, t->o.direct, 0};
@@ -76,6 +78,32 @@ static int begin(pgw_tls_t *t, pgw_tls_method_t m)
     return m == PGW_TLS_START_DIRECT ? engine(t) : 0;
 }
 
+/* Copy the settings ci gives into t->strs, pointed at from t->tc. */
+static int copy_settings(pgw_tls_t *t, const pgw_conninfo_t *ci)
+{
+    pgw__tls_config_t tc;
+    pgw__tls_config_of(ci, &tc);
+    const char **f[] = {&tc.sslmode,      &tc.sslrootcert,  &tc.sslcrl,      &tc.sslcrldir,
+                        &tc.sslcert,      &tc.sslkey,       &tc.sslpassword, &tc.sslcertmode,
+                        &tc.min_protocol, &tc.max_protocol, &tc.keylogfile};
+    size_t total = 0;
+    for (size_t k = 0; k < PGW__ARRAY_LEN(f); k++)
+        if (*f[k]) total += strlen(*f[k]) + 1;
+    t->strs = pgw__malloc(t->alloc, total ? total : 1);
+    if (!t->strs) return PGW_ENOMEM;
+    t->strs_len = total;
+    char *p = t->strs;
+    for (size_t k = 0; k < PGW__ARRAY_LEN(f); k++) {
+        if (!*f[k]) continue;
+        size_t n = strlen(*f[k]) + 1;
+        memcpy(p, *f[k], n);
+        *f[k] = p;
+        p += n;
+    }
+    t->tc = tc;
+    return 0;
+}
+
 int pgw_tls_new(pgw_tls_t **out, const pgw_conninfo_t *ci, size_t i, const pgw_allocator_t *alloc,
                 char *err, size_t errlen)
 {
@@ -89,8 +117,9 @@ int pgw_tls_new(pgw_tls_t **out, const pgw_conninfo_t *ci, size_t i, const pgw_a
     pgw_tls_t *t = pgw__calloc(alloc, 1, sizeof *t);
     if (!t) return PGW_ENOMEM;
     t->alloc = alloc;
-    t->ci = ci;
-    if (pgw__tls_opts_of(ci, &t->o) < 0) {
+    if (copy_settings(t, ci) < 0) {
+        rc = fail(t, PGW_ENOMEM, "out of memory");
+    } else if (pgw__tls_opts_of(ci, &t->o) < 0) {
         rc = fail(t, PGW_ECONNINFO, "invalid sslmode value");
     } else {
         if (h.host) snprintf(t->host, sizeof t->host, "%s", h.host);
@@ -111,6 +140,11 @@ void pgw_tls_free(pgw_tls_t *t)
     if (!t) return;
     pgw__tls_free(t->t);
     pgw__tls_ctx_unref(t->ctx);
+    if (t->strs) { /* sslpassword is among them: zeroed (volatile writes) */
+        for (volatile char *p = t->strs; p < t->strs + t->strs_len; p++)
+            *p = 0;
+        pgw__free(t->alloc, t->strs);
+    }
     pgw__free(t->alloc, t);
 }
 

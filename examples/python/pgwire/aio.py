@@ -215,7 +215,7 @@ class AsyncConnection:
     def __init__(self):
         self._s = None
         self._wire = None
-        self._ci = None         # the parsed connection string, for the TLS engine and cancels
+        self._ci = None         # the parsed connection string, for cancels
         self._host_index = 0
         self._tls_engine = None
         self._pending = {}      # ud -> [future, keep-alive objects, timer]
@@ -260,7 +260,7 @@ class AsyncConnection:
                 try:
                     await asyncio.wait_for(self._attempts(ci, i, host), timeout)
                     self._host, self._host_index = host, i
-                    self._ci, ci = ci, None  # the TLS engine and cancels read it
+                    self._ci, ci = ci, None  # a cancel's TLS engine is made from it
                     return self
                 except ServerError:
                     raise  # the server said no: as libpq, no other host is tried
