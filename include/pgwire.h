@@ -32,6 +32,7 @@
 #include "pgwire/listen.h"
 #include "pgwire/pool.h"
 #include "pgwire/tls.h"
+#include "pgwire/hostplan.h"
 #include "pgwire/auth.h"
 #include "pgwire/ffi.h"
 

@@ -748,8 +748,7 @@ int pgw_conn_is_ready(const pgw_conn_t *c)
 /* The host being tried, or connected to. */
 static const pgw__host_t *conn_host(const pgw_conn_t *c)
 {
-    if (!c || !c->cx.hosts || c->cx.host_idx >= c->cx.nhosts) return NULL;
-    return &c->cx.hosts[c->cx.host_idx];
+    return c ? pgw__hostplan_host(c->cx.plan) : NULL;
 }
 
 const char *pgw_conn_host(const pgw_conn_t *c)

@@ -18,6 +18,7 @@
 
 #include "pgwire/conn.h"
 #include "pgwire/conninfo.h"
+#include "pgwire/hostplan.h"
 
 #include <sys/socket.h>
 #include <sys/types.h>
@@ -386,9 +387,15 @@ enum pgw__conn_state {
 /* One host of the connection string, after defaults were applied. */
 typedef struct pgw__host {
     pgw_host_t h;         /* strings owned by the conn's pgw_conninfo_t */
+    size_t index;         /* its position in the connection string */
     char port[8];         /* h.port as text, for getaddrinfo */
     const char *password; /* from the string or pgpass for this host, or NULL */
 } pgw__host_t;
+
+/* The host a plan (hostplan.h) gave last, or NULL; its first host in the
+ * order tried, or NULL when it has none. */
+const pgw__host_t *pgw__hostplan_host(const pgw_hostplan_t *p);
+const pgw__host_t *pgw__hostplan_first(const pgw_hostplan_t *p);
 
 typedef struct pgw__cancel pgw__cancel_t;
 
@@ -443,11 +450,7 @@ typedef struct pgw__connect {
     int phase; /* pgw_conn_phase_t; PGW_PHASE_STARTUP is refined from the session */
     pgw_connect_cb cb;
     void *ud;
-    pgw__host_t *hosts;
-    size_t nhosts;
-    size_t host_idx;
-    int pass;                /* prefer-standby: 0 first pass (standby only), 1 any */
-    int target;              /* enum pgw__target */
+    pgw_hostplan_t *plan;    /* which host next (hostplan.c) */
     int probing;             /* a target_session_attrs check query is in flight */
     struct pgw__lookup *gai; /* the host name lookup in progress (connect.c) */
     struct addrinfo *ai_list;

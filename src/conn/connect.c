@@ -43,15 +43,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum pgw__target {
-    PGW__TARGET_ANY = 0,
-    PGW__TARGET_READ_WRITE,
-    PGW__TARGET_READ_ONLY,
-    PGW__TARGET_PRIMARY,
-    PGW__TARGET_STANDBY,
-    PGW__TARGET_PREFER_STANDBY
-};
-
 static void attempt_host(pgw_conn_t *c);
 static void next_address(pgw_conn_t *c);
 static int connect_peer(pgw_conn_t *c);
@@ -109,66 +100,32 @@ static void attempt_failed(pgw_conn_t *c, int err, const pgw_error_t *e, int ski
 
 void pgw__connect_on_broken(pgw_conn_t *c, int err)
 {
-    /* The server went away during startup: another host may do better.
+    /* The server went away during startup: another address may do better.
      * Anything else (authentication, protocol) ends the connect. */
-    if (err == PGW_ECONNLOST || err == PGW_ETIMEDOUT)
+    switch (pgw_hostplan_failed(c->cx.plan, err, NULL)) {
+    case PGW_HOSTPLAN_NEXT_ADDRESS:
         attempt_failed(c, err, NULL, 0);
-    else
+        break;
+    case PGW_HOSTPLAN_NEXT_HOST:
+        attempt_failed(c, err, NULL, 1);
+        break;
+    default:
         pgw__connect_finish(c, err, NULL);
+    }
 }
 
 /* ------------------------------------------------- target_session_attrs */
 
-/* 1 yes, 0 no, -1 unknown, from a ParameterStatus value. */
-static int param_bool(const pgw_conn_t *c, const char *name)
-{
-    const char *v = pgw_session_parameter(c->s, name);
-    if (!v) return -1;
-    return strcmp(v, "on") == 0 || strcmp(v, "true") == 0;
-}
-
-/* Does a server with these properties match? read_only/standby are 1/0. */
-static int target_matches(const pgw_conn_t *c, int read_only, int standby)
-{
-    switch (c->cx.target) {
-    case PGW__TARGET_READ_WRITE:
-        return !read_only;
-    case PGW__TARGET_READ_ONLY:
-        return read_only;
-    case PGW__TARGET_PRIMARY:
-        return !standby;
-    case PGW__TARGET_STANDBY:
-        return standby;
-    case PGW__TARGET_PREFER_STANDBY:
-        return c->cx.pass > 0 || standby;
-    default:
-        return 1;
-    }
-}
-
-/* libpq's reason for leaving a server that does not match. */
-static const char *target_mismatch(const pgw_conn_t *c)
-{
-    switch (c->cx.target) {
-    case PGW__TARGET_READ_WRITE:
-        return "session is read-only";
-    case PGW__TARGET_READ_ONLY:
-        return "session is not read-only";
-    case PGW__TARGET_PRIMARY:
-        return "server is in hot standby mode";
-    default:
-        return "server is not in hot standby mode";
-    }
-}
-
-static void target_decided(pgw_conn_t *c, int ok)
+/* The plan's verdict on the server (hostplan.h): connected, or the next
+ * host with the plan's reason. */
+static void target_decided(pgw_conn_t *c, pgw_hostplan_step_t step)
 {
     c->cx.probing = 0;
-    if (ok) {
+    if (step == PGW_HOSTPLAN_ACCEPT) {
         pgw__connect_finish(c, 0, NULL);
         return;
     }
-    pgw__attempt_reason(c, target_mismatch(c));
+    pgw__attempt_reason(c, pgw_hostplan_reason(c->cx.plan));
     attempt_failed(c, PGW_ETARGET, NULL, 1);
 }
 
@@ -177,7 +134,9 @@ static void on_probe(int status, pgw_result_t *res, void *ud)
     pgw_conn_t *c = ud;
     pgw_str_t v = {NULL, 0};
     int got = status == 0 && res && pgw_result_text(res, 0, 0, &v) == 0 && v.len > 0;
-    char first = got ? v.p[0] : 0;
+    pgw_hostplan_step_t step = PGW_HOSTPLAN_NEXT_HOST;
+    if (c->cx.probing && c->state == PGW__CONN_CONNECTING)
+        step = pgw_hostplan_probe_answer(c->cx.plan, got ? v.p : NULL, got ? v.len : 0);
     pgw_result_free(res);
     if (!c->cx.probing || c->state != PGW__CONN_CONNECTING) return;
     if (!got) {
@@ -186,12 +145,7 @@ static void on_probe(int status, pgw_result_t *res, void *ud)
         attempt_failed(c, status, NULL, 1);
         return;
     }
-    int yes = first == 't' || first == 'o';                  /* "t" / "on" */
-    if (first == 'o' && v.len > 1 && v.p[1] == 'f') yes = 0; /* "off" */
-    if (c->cx.target == PGW__TARGET_READ_WRITE || c->cx.target == PGW__TARGET_READ_ONLY)
-        target_decided(c, target_matches(c, yes, 0));
-    else
-        target_decided(c, target_matches(c, 0, yes));
+    target_decided(c, step);
 }
 
 static void start_probe(pgw_conn_t *c, const char *sql)
@@ -288,8 +242,9 @@ static void attempt_method(pgw_conn_t *c)
 static int restart_address(pgw_conn_t *c, const char *address)
 {
     pgw__connect_t *cx = &c->cx;
-    int rc = c->s ? 0 : pgw__conn_session_create(c, cx->hosts[cx->host_idx].password);
-    if (rc == 0) rc = pgw__attempt_begin(c, &cx->hosts[cx->host_idx], address, cx->enc_current);
+    const pgw__host_t *h = pgw__hostplan_host(cx->plan);
+    int rc = c->s ? 0 : pgw__conn_session_create(c, h->password);
+    if (rc == 0) rc = pgw__attempt_begin(c, h, address, cx->enc_current);
     if (rc == 0) rc = connect_peer(c);
     return rc;
 }
@@ -323,7 +278,7 @@ static void oauth_retry(pgw_conn_t *c, int status, const pgw_error_t *err)
     pgw__attempt_end(c, status, err);
     pgw__conn_sock_drop(c);
     pgw__conn_session_drop(c, PGW_ECONNLOST);
-    int rc = pgw__conn_session_create(c, c->cx.hosts[c->cx.host_idx].password);
+    int rc = pgw__conn_session_create(c, pgw__hostplan_host(c->cx.plan)->password);
     if (rc < 0) {
         pgw__connect_finish(c, rc, NULL);
         return;
@@ -340,7 +295,8 @@ static void on_oauth_resume(uv_timer_t *t)
         char msg[320];
         snprintf(msg, sizeof msg, "user-defined OAuth flow failed%s%s",
                  c->oauth_error[0] ? ": " : "", c->oauth_error);
-        pgw__attempt_unreached(c, &c->cx.hosts[c->cx.host_idx], PGW_EAUTH, PGW_PHASE_STARTUP, msg);
+        pgw__attempt_unreached(c, pgw__hostplan_host(c->cx.plan), PGW_EAUTH, PGW_PHASE_STARTUP,
+                               msg);
         pgw__connect_finish(c, PGW_EAUTH, NULL);
         return;
     }
@@ -372,9 +328,7 @@ void pgw__connect_on_startup(pgw_conn_t *c, int status, const pgw_error_t *err)
         if (status == PGW_ESERVER && !pgw_session_auth_ok(c->s)) {
             /* "the database system is starting up" (or shutting down, or
              * in recovery): libpq tries the next host. */
-            if (err && err->sqlstate &&
-                pgw_sqlstate_is(err->sqlstate, strlen(err->sqlstate),
-                                PGW_SQLSTATE_CANNOT_CONNECT_NOW)) {
+            if (pgw_hostplan_failed(c->cx.plan, status, err) == PGW_HOSTPLAN_NEXT_HOST) {
                 attempt_failed(c, status, err, 1);
                 return;
             }
@@ -386,27 +340,14 @@ void pgw__connect_on_startup(pgw_conn_t *c, int status, const pgw_error_t *err)
         pgw__connect_finish(c, status, err);
         return;
     }
-    int target = c->cx.target;
-    if (target == PGW__TARGET_ANY || (target == PGW__TARGET_PREFER_STANDBY && c->cx.pass > 0)) {
-        pgw__connect_finish(c, 0, NULL);
+    pgw_hostplan_step_t step = pgw_hostplan_check(c->cx.plan, c->s);
+    if (step == PGW_HOSTPLAN_PROBE) {
+        c->cx.phase = PGW_PHASE_CHECKING_TARGET;
+        start_probe(c, pgw_hostplan_probe_sql(c->cx.plan));
         return;
     }
-    c->cx.phase = PGW_PHASE_CHECKING_TARGET;
-    int hot = param_bool(c, "in_hot_standby");
-    if (target == PGW__TARGET_READ_WRITE || target == PGW__TARGET_READ_ONLY) {
-        int ro = param_bool(c, "default_transaction_read_only");
-        if (ro < 0 || hot < 0) {
-            start_probe(c, "SHOW transaction_read_only");
-            return;
-        }
-        target_decided(c, target_matches(c, ro || hot, hot));
-        return;
-    }
-    if (hot < 0) {
-        start_probe(c, "SELECT pg_catalog.pg_is_in_recovery()");
-        return;
-    }
-    target_decided(c, target_matches(c, hot, hot));
+    if (step != PGW_HOSTPLAN_ACCEPT) c->cx.phase = PGW_PHASE_CHECKING_TARGET;
+    target_decided(c, step);
 }
 
 /* --------------------------------------------------------------- sockets */
@@ -629,7 +570,7 @@ void pgw__connect_on_socket(pgw_conn_t *c, int status)
     }
     /* A session that has queued nothing is rebuilt with this host's
      * password (pgpass entries are per host). */
-    const char *pw = c->cx.hosts[c->cx.host_idx].password;
+    const char *pw = pgw__hostplan_host(c->cx.plan)->password;
     if (pgw_session_pending(c->s) == 0) {
         pgw__conn_session_drop(c, 0);
         int rc = pgw__conn_session_create(c, pw);
@@ -689,13 +630,14 @@ static int connect_tcp(pgw_conn_t *c, const struct sockaddr *sa)
     cx->phase = PGW_PHASE_CONNECTING;
     char why[256] = "";
     int rc = init_methods(c, 1, why, sizeof why);
-    if (rc < 0) return methods_refused(c, &cx->hosts[cx->host_idx], rc, why);
+    const pgw__host_t *h = pgw__hostplan_host(cx->plan);
+    if (rc < 0) return methods_refused(c, h, rc, why);
     char address[64] = "";
     if (sa->sa_family == AF_INET6)
         uv_ip6_name((const struct sockaddr_in6 *)sa, address, sizeof address);
     else
         uv_ip4_name((const struct sockaddr_in *)sa, address, sizeof address);
-    rc = pgw__attempt_begin(c, &cx->hosts[cx->host_idx], address, cx->enc_current);
+    rc = pgw__attempt_begin(c, h, address, cx->enc_current);
     if (rc < 0) return rc;
     rc = pgw_conninfo_tcp_options(c->ci, &c->tcp, why, sizeof why);
     if (rc < 0) {
@@ -726,7 +668,6 @@ static void next_address(pgw_conn_t *c)
     }
     if (cx->ai_list) uv_freeaddrinfo(cx->ai_list);
     cx->ai_list = NULL;
-    cx->host_idx++;
     attempt_host(c);
 }
 
@@ -770,12 +711,11 @@ static void resolve_timed_out(pgw_conn_t *c)
 {
     uv_cancel((uv_req_t *)&c->cx.gai->work);
     c->cx.gai = NULL;
-    const pgw__host_t *h = &c->cx.hosts[c->cx.host_idx];
+    const pgw__host_t *h = pgw__hostplan_host(c->cx.plan);
     char msg[512];
     snprintf(msg, sizeof msg, "could not translate host name \"%s\" to address: timeout expired",
              h->h.host);
     pgw__attempt_unreached(c, h, PGW_ETIMEDOUT, PGW_PHASE_RESOLVING, msg);
-    c->cx.host_idx++;
     attempt_host(c);
 }
 
@@ -796,8 +736,7 @@ static void on_resolved(uv_work_t *w, int status)
     c->cx.gai = NULL;
     c->handles_open--; /* cannot reach 0: the prepare and timer handles are open */
     if (!res) {
-        resolve_failed(c, &c->cx.hosts[c->cx.host_idx], gai_strerror(eai ? eai : EAI_NONAME));
-        c->cx.host_idx++;
+        resolve_failed(c, pgw__hostplan_host(c->cx.plan), gai_strerror(eai ? eai : EAI_NONAME));
         attempt_host(c);
         return;
     }
@@ -856,20 +795,13 @@ static int resolve(pgw_conn_t *c, const pgw__host_t *h)
     return 0;
 }
 
-static void start_pass(pgw_conn_t *c)
-{
-    c->cx.pass++;
-    c->cx.host_idx = 0;
-    attempt_host(c);
-}
-
-/* Start an attempt on hosts[host_idx], moving on while attempts fail
+/* Start an attempt on the plan's next host, moving on while attempts fail
  * synchronously (each failure is recorded where it happens). */
 static void attempt_host(pgw_conn_t *c)
 {
     pgw__connect_t *cx = &c->cx;
-    for (; cx->host_idx < cx->nhosts; cx->host_idx++) {
-        const pgw__host_t *h = &cx->hosts[cx->host_idx];
+    while (pgw_hostplan_next(cx->plan, NULL) == 1) {
+        const pgw__host_t *h = pgw__hostplan_host(cx->plan);
         /* A host the options made unusable (a bad port, hostaddr or
          * socket path) is skipped, or ends the connect, as in libpq. */
         if (h->h.error) {
@@ -889,10 +821,6 @@ static void attempt_host(pgw_conn_t *c)
             return;
         }
     }
-    if (cx->target == PGW__TARGET_PREFER_STANDBY && cx->pass == 0) {
-        start_pass(c);
-        return;
-    }
     pgw__connect_finish(c, pgw__attempts_status(c), NULL);
 }
 
@@ -904,36 +832,6 @@ static void on_start(uv_timer_t *t)
 
 /* ------------------------------------------------------------ public API */
 
-static void shuffle_hosts(pgw_conn_t *c)
-{
-    uint64_t x = uv_hrtime() ^ (uint64_t)(uintptr_t)c;
-    for (size_t i = c->cx.nhosts; i > 1; i--) {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        size_t j = (size_t)(x % i);
-        pgw__host_t tmp = c->cx.hosts[i - 1];
-        c->cx.hosts[i - 1] = c->cx.hosts[j];
-        c->cx.hosts[j] = tmp;
-    }
-}
-
-static int parse_target(const char *v, int *out)
-{
-    static const char *const names[] = {"any",     "read-write", "read-only",
-                                        "primary", "standby",    "prefer-standby"};
-    if (!v || !*v) {
-        *out = PGW__TARGET_ANY;
-        return 0;
-    }
-    for (size_t i = 0; i < PGW__ARRAY_LEN(names); i++) {
-        if (strcmp(v, names[i]) == 0) {
-            *out = (int)i;
-            return 0;
-        }
-    }
-    return PGW_ECONNINFO;
-}
 /* Apply the connection options that belong to the transport. */
 static int apply_options(pgw_conn_t *c)
 {
@@ -953,19 +851,14 @@ static int apply_options(pgw_conn_t *c)
         return PGW_ENOTSUP;
     }
     if (!pgw__gss_available()) c->gssmode = PGW__GSSMODE_DISABLE;
-    if (parse_target(pgw_conninfo_get(c->ci, "target_session_attrs"), &c->cx.target) < 0)
-        return PGW_ECONNINFO;
+    int rc = pgw_hostplan_new(&c->cx.plan, c->ci, c->alloc);
+    if (rc < 0) return rc;
     v = pgw_conninfo_get(c->ci, "connect_timeout");
     if (v && *v) {
         long t = strtol(v, NULL, 10);
         /* libpq: values below 2 seconds are raised to 2; 0 means none */
         c->connect_timeout_ms = t <= 0 ? 0 : (uint64_t)(t < 2 ? 2 : t) * 1000u;
     }
-    v = pgw_conninfo_get(c->ci, "load_balance_hosts");
-    if (v && strcmp(v, "random") == 0)
-        shuffle_hosts(c);
-    else if (v && *v && strcmp(v, "disable") != 0)
-        return PGW_ECONNINFO;
     return 0;
 }
 
@@ -991,17 +884,6 @@ static int load_conninfo(pgw_conn_t *c, const char *conninfo)
         pgw__conn_errmsg_add(c, why);
         return rc;
     }
-    size_t n = pgw_conninfo_nhosts(c->ci);
-    c->cx.hosts = pgw__calloc(c->alloc, n ? n : 1, sizeof(*c->cx.hosts));
-    if (!c->cx.hosts) return PGW_ENOMEM;
-    for (size_t i = 0; i < n; i++) {
-        pgw__host_t *h = &c->cx.hosts[i];
-        rc = pgw_conninfo_host(c->ci, i, &h->h);
-        if (rc < 0) return rc;
-        snprintf(h->port, sizeof(h->port), "%u", (unsigned)h->h.port);
-        h->password = pgw_conninfo_password(c->ci, &h->h);
-    }
-    c->cx.nhosts = n;
     rc = pgw_conninfo_startup_params(c->ci, c->startup_params,
                                      PGW__ARRAY_LEN(c->startup_params) / 2);
     if (rc < 0) return rc;
@@ -1023,8 +905,9 @@ int pgw_conn_connect(pgw_conn_t *c, const char *conninfo, pgw_connect_cb cb, voi
     c->cx.cur = -1;
     int rc = load_conninfo(c, conninfo);
     if (rc == 0) rc = apply_options(c);
-    if (rc == 0 && c->cx.nhosts == 0) rc = PGW_ECONNINFO;
-    if (rc == 0) rc = pgw__conn_session_create(c, c->cx.hosts[0].password);
+    const pgw__host_t *first = pgw__hostplan_first(c->cx.plan);
+    if (rc == 0 && !first) rc = PGW_ECONNINFO;
+    if (rc == 0) rc = pgw__conn_session_create(c, first->password);
     if (rc == 0) rc = uv_timer_start(&c->timer, on_start, 0, 0);
     if (rc < 0) {
         pgw__conn_session_drop(c, 0);
@@ -1049,9 +932,8 @@ void pgw__connect_free(pgw_conn_t *c)
     }
     if (cx->ai_list) uv_freeaddrinfo(cx->ai_list);
     cx->ai_list = cx->ai_next = NULL;
-    pgw__free(c->alloc, cx->hosts);
-    cx->hosts = NULL;
-    cx->nhosts = 0;
+    pgw_hostplan_free(cx->plan);
+    cx->plan = NULL;
     pgw_conninfo_free(c->ci);
     c->ci = NULL;
 }

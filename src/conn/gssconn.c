@@ -393,9 +393,9 @@ const pgw__transport_t pgw__transport_gss = {
 /* libpq's PQhost: the host name as given, else hostaddr. */
 static const char *current_host(const pgw_conn_t *c, int name_only)
 {
-    const pgw__connect_t *cx = &c->cx;
-    if (!cx->hosts || cx->host_idx >= cx->nhosts) return "";
-    const pgw_host_t *h = &cx->hosts[cx->host_idx].h;
+    const pgw__host_t *ph = pgw__hostplan_host(c->cx.plan);
+    if (!ph) return "";
+    const pgw_host_t *h = &ph->h;
     if (h->host && *h->host) return h->host;
     return !name_only && h->hostaddr ? h->hostaddr : "";
 }

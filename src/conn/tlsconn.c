@@ -391,9 +391,8 @@ void pgw__conn_tls_policy(const pgw_conn_t *c, pgw__tls_policy_t *p)
     p->sni = c->ssl_sni;
     p->direct = c->ssl_direct;
     p->ring_size = c->cfg.tls_ring_size;
-    const pgw__connect_t *cx = &c->cx;
-    const char *host =
-        cx->hosts && cx->host_idx < cx->nhosts ? cx->hosts[cx->host_idx].h.host : NULL;
+    const pgw__host_t *h = pgw__hostplan_host(c->cx.plan);
+    const char *host = h ? h->h.host : NULL;
     if (host) snprintf(p->host, sizeof p->host, "%s", host);
 }
 

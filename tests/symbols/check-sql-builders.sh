@@ -19,6 +19,7 @@ pgw_escape_identifier   quotes a name as an identifier; refuses invalid UTF-8
 pgw_escape_free         frees what the two above return
 pgw_listen_sql          LISTEN/UNLISTEN with a quoted channel; refuses invalid UTF-8
 pgw_type_load_sql       a constant query; the type names go as its parameter
+pgw_hostplan_probe_sql  one of two constant queries; takes no value
 '
 found=$(grep -ho 'PGW_EXTERN[^(]*(' "$inc"/pgwire/*.h | sed -E 's/.*[ *]([a-z_0-9]+)\($/\1/' |
     grep -iE 'sql|escape|quote|literal|ident|interp|splice|format_query' |

@@ -156,6 +156,21 @@ host_port = _fn("pgw_host_port", c_uint16, c_void_p)
 host_is_unix = _fn("pgw_host_is_unix", c_int, c_void_p)
 host_error = _fn("pgw_host_error", c_char_p, c_void_p)
 host_socket_path = _fn("pgw_host_socket_path", c_int, c_void_p, c_char_p, c_size_t)
+host_error_ends_connect = _fn("pgw_host_error_ends_connect", c_int, c_void_p)
+
+# The multi-host plan (hostplan.h): which host next, what a failure means,
+# target_session_attrs.
+hostplan_new = _fn("pgw_hostplan_new", c_int, P(c_void_p), c_void_p, c_void_p)
+hostplan_free = _fn("pgw_hostplan_free", None, c_void_p)
+hostplan_next = _fn("pgw_hostplan_next", c_int, c_void_p, c_void_p)
+hostplan_index = _fn("pgw_hostplan_index", c_size_t, c_void_p)
+hostplan_failed = _fn("pgw_hostplan_failed", c_int, c_void_p, c_int, c_void_p)
+hostplan_check = _fn("pgw_hostplan_check", c_int, c_void_p, c_void_p)
+hostplan_probe_sql = _fn("pgw_hostplan_probe_sql", c_char_p, c_void_p)
+hostplan_probe_answer = _fn("pgw_hostplan_probe_answer", c_int, c_void_p, c_char_p, c_size_t)
+hostplan_reason = _fn("pgw_hostplan_reason", c_char_p, c_void_p)
+(PGW_HOSTPLAN_ACCEPT, PGW_HOSTPLAN_NEXT_ADDRESS, PGW_HOSTPLAN_NEXT_HOST, PGW_HOSTPLAN_PROBE,
+ PGW_HOSTPLAN_END) = range(5)
 
 # The sans-IO TLS engine (tls.h, SANS-IO TLS).
 tls_new = _fn("pgw_tls_new", c_int, P(c_void_p), c_void_p, c_size_t, c_void_p, c_char_p,

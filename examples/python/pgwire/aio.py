@@ -11,6 +11,9 @@ answered in order (pipelining), so asyncio.gather pipelines.
 """
 import asyncio
 import ctypes
+import errno
+import os
+import socket
 
 from . import _lib
 from .blocking import Request, copy_sink, copy_source, take_result
@@ -136,42 +139,56 @@ class _Tls:
 
 
 class _Host:
-    """One host of a parsed connection string (pgw_conninfo_host through
-    pgw_host_new and its getters)."""
+    """One host of a parsed connection string, as the plan gives it (a
+    pgw_host_t read through ffi.h's getters)."""
 
-    def __init__(self, ci, i):
-        h = _lib.host_new()
-        try:
-            _lib.conninfo_host(ci, i, h)
-            err = _lib.host_error(h)
-            self.error = err.decode() if err else None
-            self.name = (_lib.host_name(h) or b"").decode()
-            addr = _lib.host_addr(h)
-            self.addr = addr.decode() if addr else None
-            self.port = _lib.host_port(h)
-            self.path = None
-            if _lib.host_is_unix(h):
-                buf = ctypes.create_string_buffer(256)
-                if _lib.host_socket_path(h, buf, len(buf)) > 0:
-                    self.path = buf.value.decode()
-                    if self.path.startswith("@"):
-                        self.path = "\0" + self.path[1:]
-            password = _lib.conninfo_password(ci, h)
-            self.password = password
-        finally:
-            _lib.host_free(h)
+    def __init__(self, ci, h):
+        err = _lib.host_error(h)
+        self.error = err.decode() if err else None
+        self.error_ends_connect = bool(_lib.host_error_ends_connect(h))
+        self.name = (_lib.host_name(h) or b"").decode()
+        addr = _lib.host_addr(h)
+        self.addr = addr.decode() if addr else None
+        self.port = _lib.host_port(h)
+        self.path = None
+        if _lib.host_is_unix(h) and not self.error:
+            buf = ctypes.create_string_buffer(256)
+            if _lib.host_socket_path(h, buf, len(buf)) > 0:
+                self.path = buf.value.decode()
+                if self.path.startswith("@"):
+                    self.path = "\0" + self.path[1:]
+        self.password = _lib.conninfo_password(ci, h)
+
+    async def addresses(self):
+        """The addresses to try in turn: the socket path, hostaddr, or what
+        the name resolves to (in the resolver's order)."""
+        if self.path:
+            return [self.path]
+        if self.addr:
+            return [self.addr]
+        loop = asyncio.get_running_loop()
+        infos = await loop.getaddrinfo(self.name, self.port, type=socket.SOCK_STREAM)
+        return [info[4][0] for info in infos if info[0] in (socket.AF_INET, socket.AF_INET6)]
+
+    def where(self, address):
+        """libpq's words for one attempt's server, before "failed: ..."."""
+        if self.path:
+            return f'connection to server on socket "{self.path}"'
+        if self.name and self.name != address:
+            return f'connection to server at "{self.name}" ({address}), port {self.port}'
+        return f'connection to server at "{address}", port {self.port}'
 
 
-async def _open(host, tls, method):
-    """A connected _Wire to host for one attempt with method (the TLS
-    engine's: plaintext, SSLRequest, direct TLS); wire.tls is set when the
-    attempt runs TLS."""
+async def _open(host, address, tls, method):
+    """A connected _Wire to one address of host for one attempt with method
+    (the TLS engine's: plaintext, SSLRequest, direct TLS); wire.tls is set
+    when the attempt runs TLS."""
     loop = asyncio.get_running_loop()
     wire = _Wire()
     if host.path:
         await loop.create_unix_connection(lambda: wire, host.path)
         return wire
-    await loop.create_connection(lambda: wire, host.addr or host.name, host.port)
+    await loop.create_connection(lambda: wire, address, host.port)
     try:
         if method == _lib.PGW_TLS_START_PLAIN:
             return wire
@@ -217,6 +234,9 @@ class AsyncConnection:
         self._wire = None
         self._ci = None         # the parsed connection string, for cancels
         self._host_index = 0
+        self._address = None
+        self._plan = None       # the multi-host plan, while connecting
+        self._step = None       # the plan's step for a failed startup
         self._tls_engine = None
         self._pending = {}      # ud -> [future, keep-alive objects, timer]
         self._next_ud = 1
@@ -242,41 +262,120 @@ class AsyncConnection:
     # ------------------------------------------------------------ connect
 
     async def _connect(self, conninfo):
+        """The library's multi-host plan (hostplan.h) decides which host
+        and address come next, what a failure means for the others, and
+        whether a server matches target_session_attrs; this does the I/O."""
         ci = ctypes.c_void_p()
         err = ctypes.create_string_buffer(512)
         rc = _lib.conninfo_parse(ctypes.byref(ci), conninfo.encode(), None, err, len(err))
         if rc < 0:
             raise Error(rc, err.value.decode(errors="replace"))
+        plan, h = ctypes.c_void_p(), _lib.host_new()
         try:
+            rc = _lib.hostplan_new(ctypes.byref(plan), ci, None)
+            if rc < 0:
+                raise Error(rc, "target_session_attrs or load_balance_hosts")
+            self._plan = plan
             # connect_timeout bounds each attempt, as libpq's does (0, unset: none).
             timeout = int((_lib.conninfo_get(ci, b"connect_timeout") or b"0").decode() or 0)
             timeout = max(timeout, 2) if timeout > 0 else None
             failures = []
-            for i in range(_lib.conninfo_nhosts(ci)):
-                host = _Host(ci, i)
+            while _lib.hostplan_next(plan, h) == 1:
+                host = _Host(ci, h)
                 if host.error:
                     failures.append(host.error)
+                    if host.error_ends_connect:
+                        break
                     continue
-                try:
-                    await asyncio.wait_for(self._attempts(ci, i, host), timeout)
-                    self._host, self._host_index = host, i
+                if await self._try_host(ci, host, timeout, failures):
                     self._ci, ci = ci, None  # a cancel's TLS engine is made from it
                     return self
-                except ServerError:
-                    raise  # the server said no: as libpq, no other host is tried
-                except (OSError, Error, asyncio.TimeoutError) as e:
-                    if getattr(e, "ends_connect", False):
-                        raise  # a refused SSLRequest (tls.h): the same
-                    if isinstance(e, asyncio.TimeoutError):
-                        e = "timeout expired"
-                    where = host.path or f"{host.addr or host.name}, port {host.port}"
-                    failures.append(f'connection to server at "{where}" failed: {e}')
             raise Error(-1021, "\n".join(failures))
         finally:
+            self._plan = None
+            _lib.hostplan_free(plan)
+            _lib.host_free(h)
             if ci:
                 _lib.conninfo_free(ci)
 
-    async def _attempts(self, ci, i, host):
+    async def _try_host(self, ci, host, timeout, failures):
+        """Each address of the plan's current host until one is accepted
+        (True), or the plan moves on to the next host (False); a failure
+        that ends the connect is raised."""
+        plan, i = self._plan, _lib.hostplan_index(self._plan)
+        try:
+            addresses = await host.addresses()
+        except OSError as e:
+            failures.append(f'could not translate host name "{host.name}" to address: '
+                            f"{e.strerror or e}")
+            return False
+        for address in addresses:
+            try:
+                await asyncio.wait_for(self._attempts(ci, i, host, address), timeout)
+            except (OSError, Error, asyncio.TimeoutError) as e:
+                if getattr(e, "ends_connect", False):
+                    raise  # a refused SSLRequest (tls.h): libpq tries no other host
+                step = self._step
+                if step is None:
+                    code = (_lib.PGW_ETIMEDOUT if isinstance(e, asyncio.TimeoutError) else
+                            -(e.errno or errno.EIO) if isinstance(e, OSError) else e.code)
+                    step = _lib.hostplan_failed(plan, code, None)
+                if step == _lib.PGW_HOSTPLAN_END:
+                    raise  # e.g. the server refused the login: no other host is tried
+                text = ("timeout expired" if isinstance(e, asyncio.TimeoutError) else
+                        os.strerror(e.errno) if isinstance(e, OSError) and e.errno else e)
+                failures.append(f"{host.where(address)} failed: {text}")
+                if step == _lib.PGW_HOSTPLAN_NEXT_HOST:
+                    return False
+                continue
+            step = _lib.hostplan_check(plan, self._s)
+            if step == _lib.PGW_HOSTPLAN_PROBE:
+                step = await self._probe(plan)
+            if step == _lib.PGW_HOSTPLAN_ACCEPT:
+                self._host, self._host_index, self._address = host, i, address
+                return True
+            reason = _lib.hostplan_reason(plan)
+            reason = reason.decode() if reason else "could not check target_session_attrs"
+            failures.append(f"{host.where(address)} failed: {reason}")
+            await self._leave()
+            return False
+        return False
+
+    async def _probe(self, plan):
+        """Ask an older server what target_session_attrs needs to know."""
+        try:
+            v = await self._fetchval_text(_lib.hostplan_probe_sql(plan).decode())
+        except (OSError, Error):
+            v = None
+        data = v.encode() if v is not None else None
+        return _lib.hostplan_probe_answer(plan, data, len(data) if data else 0)
+
+    async def _fetchval_text(self, sql):
+        """The first value of a simple query's result, as the server's text
+        (None for NULL or no row)."""
+        v = await self._submit(Request(_lib.PGW_REQ_SIMPLE, sql, (), None))
+        rows = v.rows if v is not None else None
+        if not rows:
+            return None
+        v = rows[0][0]
+        if isinstance(v, bool):
+            return "t" if v else "f"
+        return None if v is None else str(v)
+
+    async def _leave(self):
+        """Close a server the plan rejected, and what the attempt holds."""
+        if self._s:
+            _lib.session_terminate(self._s)
+            self._flush()
+        wire = self._wire
+        self._close_now()
+        if wire:
+            await wire.lost
+        if self._tls_engine:
+            self._tls_engine.free()
+            self._tls_engine = None
+
+    async def _attempts(self, ci, i, host, address):
         """Log in to one server as libpq does: each method the TLS engine
         names (sslmode's order: prefer goes on in plaintext after a refused
         TLS login, allow tries TLS after a refused plaintext one), each on a
@@ -286,7 +385,7 @@ class AsyncConnection:
         try:
             while True:
                 try:
-                    await self._attempt(ci, host, tls, method)
+                    await self._attempt(ci, host, address, tls, method)
                     self._tls_engine, tls = tls, None
                     return
                 except (OSError, Error):
@@ -298,8 +397,9 @@ class AsyncConnection:
             if tls:
                 tls.free()
 
-    async def _attempt(self, ci, host, tls, method):
-        self._wire = await _open(host, tls, method)
+    async def _attempt(self, ci, host, address, tls, method):
+        self._step = None
+        self._wire = await _open(host, address, tls, method)
         self._cb_data = tls.channel_binding() if self._wire.tls else None
         pairs = (ctypes.c_void_p * 32)()
         n = _lib.conninfo_startup_params(ci, pairs, 16)
@@ -353,6 +453,8 @@ class AsyncConnection:
                    _lib.error_field(err, b"C") else
                    Error(status, _lib.error_field(err, b"M").decode() if err and
                          _lib.error_field(err, b"M") else None))
+            if self._plan:  # what the failure means for the other hosts
+                self._step = _lib.hostplan_failed(self._plan, status, err)
             self._startup.set_exception(exc)
         else:
             self._startup.set_result(None)
@@ -576,7 +678,7 @@ class AsyncConnection:
             if method == _lib.PGW_TLS_START_PLAIN:
                 method = _lib.tls_next_method(tls.t, method)
         try:
-            wire = await _open(self._host, tls, method)
+            wire = await _open(self._host, self._address, tls, method)
             if tls is not None and wire.tls is None:
                 wire.transport.close()
                 raise Error(-1022, "cancel: the server refused TLS")
@@ -645,7 +747,8 @@ def _timeout_of(req):
 
 async def connect_async(conninfo=""):
     """An AsyncConnection: the connection string as libpq reads it (and the
-    environment, the password file), its hosts tried in order; TLS as
+    environment, the password file), its hosts tried as libpq tries them
+    (hostplan.h: load_balance_hosts, target_session_attrs); TLS as
     sslmode says, by the library's TLS engine (pgw_tls_t) over asyncio's
     socket."""
     conn = AsyncConnection()
