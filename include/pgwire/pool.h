@@ -579,13 +579,15 @@ PGW_EXTERN int pgw_pool_listener(pgw_pool_t *p, pgw_listener_t **out,
  * release it, or run one-shot requests with no checkout
  * (pgw_client_pool_run), which share the pool's connections pipelined.
  *
- * A checkout and a checked-out client's calls run the pool's loop on
- * their own thread while they wait, taking turns with the other threads
- * that wait; a one-shot request (pgw_client_pool_run) is handed to
- * whichever thread runs the loop and its caller sleeps until it completed;
- * an engine thread runs the loop while no call does (the one-shot
- * requests, timers: idle_timeout_ms, max_lifetime_ms, the refill to
- * min_size, the backoff). So a request's callbacks (on_row, COPY sources
+ * A checkout, a release, a one-shot request (pgw_client_pool_run) and a
+ * checked-out client's pgw_client_run / pgw_client_run_batch (and the
+ * calls built on them) of requests without row or COPY callbacks are
+ * handed to whichever thread runs the loop, and the caller sleeps until
+ * they are done; a checked-out client's other calls run the pool's loop
+ * on their own thread while they wait, taking turns with the other
+ * threads that wait. An engine thread runs the loop while no call does
+ * (the handed-over calls, timers: idle_timeout_ms, max_lifetime_ms, the
+ * refill to min_size, the backoff). So a request's callbacks (on_row, COPY sources
  * and sinks, the config's hooks) may run on another thread than its
  * caller's, always while the caller waits for them: keep them short and
  * thread-safe. A client belongs to one thread

@@ -4,13 +4,15 @@
  * Written against the public API only (conn.h and libuv), as any program
  * could write it. A client of the blocking pool is attached to a pooled
  * connection on the pool's shared loop instead (shared_loop.c): its calls
- * hold that loop while they run and wait.
+ * are jobs posted to whoever runs that loop (see call), or hold the loop
+ * while they run and wait.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "pgwire/client.h"
 #include "client/client_internal.h"
 #include "client/client_notify.h"
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -124,18 +126,6 @@ static int deliver(waiter_t *w, pgw_result_t **res)
     return w->status;
 }
 
-/* Issue-then-wait for the request functions. rc is what the issuing call
- * returned. */
-static int finish(pgw_client_t *c, int rc, waiter_t *w, pgw_result_t **res)
-{
-    if (rc < 0) {
-        if (res) *res = NULL;
-        return rc;
-    }
-    run_until(c, &w->done);
-    return deliver(w, res);
-}
-
 /* ---------------------------------------------------------------- connect */
 
 typedef struct connect_wait {
@@ -242,7 +232,39 @@ typedef struct waits {
     waiter_t *each;  /* one per request */
     waiter_t end;    /* the batch's */
     uv_loop_t *loop; /* stopped at each completion: see take */
+    /* A posted call (call_t, NULL otherwise): its last completion (the
+     * batch's, or the one request's) ends it. */
+    struct call *call;
 } waits_t;
+
+/*
+ * A call of an attached client that is not inside another of its calls
+ * goes to the shared loop as a job (shared_loop.c), as the pool's one-shot
+ * requests do: whoever holds the loop submits it at its next turn, and the
+ * calling thread sleeps until the last completion wakes it, once, without
+ * taking the loop's ticket (no hand-over of the loop to submit, none to
+ * return). The job is finished when both the submission has returned and
+ * the last completion has come (holds), which may happen in either order.
+ */
+typedef struct call {
+    pgw__shared_job_t job; /* first: the job is the call */
+    pgw__shared_loop_t *s;
+    pgw_client_t *c;
+    const pgw_request_t *reqs;
+    size_t n; /* requests of a batch; 0: one request */
+    unsigned flags;
+    waits_t *ws;
+    int rc;
+    size_t accepted; /* requests the session took */
+    int holds;       /* on the loop: the submission and the last completion */
+} call_t;
+
+/* On the loop: one of the call's holds ends; the last finishes the job,
+ * after which nothing touches it. */
+static void call_drop(call_t *k)
+{
+    if (--k->holds == 0) pgw__shared_loop_finish(k->s, &k->job);
+}
 
 static int take(void *ctx, size_t index, int status, pgw_result_t **res)
 {
@@ -251,6 +273,8 @@ static int take(void *ctx, size_t index, int status, pgw_result_t **res)
     /* The loop's turn ends here (a completion from a timer would otherwise
      * be followed by a blocking poll): its waiter looks again. */
     uv_stop(ws->loop);
+    call_t *k = ws->call;
+    if (k && (index == PGW_DRIVER_BATCH || k->n == 0)) call_drop(k); /* last: may free ws */
     return PGW_DRIVER_TAKEN;
 }
 
@@ -261,21 +285,112 @@ static void expect(waiter_t *w, const pgw_request_t *req)
     w->keep_any = req && req->size && req->kind == PGW_REQ_COPY;
 }
 
+/* Submit a batch of n requests (n 0: the one request reqs). Returns what
+ * the connection returned; *accepted is how many requests the session
+ * took (their completions will come). */
+static int submit_requests(pgw_client_t *c, const pgw_request_t *reqs, size_t n, unsigned flags,
+                           waits_t *ws, size_t *accepted)
+{
+    int rc;
+    if (n == 0) {
+        rc = pgw_conn_submit_driven(c->conn, reqs, take, ws);
+        *accepted = rc == 0;
+        return rc;
+    }
+    rc = pgw_conn_submit_batch_driven(c->conn, reqs, n, flags, NULL, NULL, take, ws);
+    /* PGW_EBUSY and PGW_ECLOSED come from the connection before the
+     * session saw the batch (or from a session that accepted none). */
+    if (rc == 0)
+        *accepted = n;
+    else if (rc != PGW_EBUSY && rc != PGW_ECLOSED)
+        *accepted = pgw_session_batch_accepted(pgw_conn_session(c->conn));
+    else
+        *accepted = 0;
+    return rc;
+}
+
+/* On the loop: the posted call's submission. */
+static int call_run(pgw__shared_job_t *job)
+{
+    call_t *k = (call_t *)job;
+    k->holds = 2;
+    size_t accepted = 0;
+    int rc = submit_requests(k->c, k->reqs, k->n, k->flags, k->ws, &accepted);
+    k->rc = rc;
+    k->accepted = accepted;
+    if (accepted == 0) k->holds--; /* no completion will come */
+    call_drop(k);
+    return 0;
+}
+
+/* 1 if no request of the call has a callback of the caller's (rows, COPY
+ * data): nothing the loop's holder runs for it can pause the input
+ * (PGW_ROW_PAUSE) or wait for the caller, which only a thread that runs
+ * the loop while it waits takes care of (keep_reading). */
+static int buffered(const pgw_request_t *reqs, size_t n)
+{
+/* The field is inside the caller's descriptor (an older header's is
+ * shorter: pgw_request_copy) and set. */
+#define SET_IN(r, f) ((r)->size >= offsetof(pgw_request_t, f) + sizeof((r)->f) && (r)->f)
+    for (size_t i = 0; i < (n ? n : 1); i++) {
+        const pgw_request_t *r = n ? pgw_request_nth(reqs, i) : reqs;
+        if (!r || SET_IN(r, on_row) || SET_IN(r, copy_source) || SET_IN(r, on_copy_data) ||
+            SET_IN(r, on_copy_start))
+            return 0;
+    }
+    return 1;
+#undef SET_IN
+}
+
+/* Submit and wait: as a posted job for an attached client outside its
+ * own calls (buffered requests), else holding the loop (the client's, or
+ * the shared one by pgw__client_enter) and running it until the last
+ * completion. */
+static int call(pgw_client_t *c, const pgw_request_t *reqs, size_t n, unsigned flags, waits_t *ws,
+                size_t *accepted)
+{
+    if (c->shared && c->depth == 0 && buffered(reqs, n)) {
+        call_t k = {.job = {.run = call_run},
+                    .s = c->shared,
+                    .c = c,
+                    .reqs = reqs,
+                    .n = n,
+                    .flags = flags,
+                    .ws = ws};
+        ws->call = &k;
+        pgw__shared_loop_post(k.s, &k.job);
+        ws->call = NULL;
+        *accepted = k.accepted;
+        return k.rc;
+    }
+    pgw__client_enter(c);
+    int rc = submit_requests(c, reqs, n, flags, ws, accepted);
+    if (*accepted) run_until(c, n ? &ws->end.done : &ws->each[0].done);
+    pgw__client_leave(c);
+    return rc;
+}
+
 static int run_one(pgw_client_t *c, const pgw_request_t *req, pgw_result_t **res)
 {
+    if (!c) {
+        if (res) *res = NULL;
+        return PGW_EINVAL;
+    }
     waiter_t w;
     expect(&w, req);
-    waits_t ws = {&w, {0, 0, NULL, 0}, c ? pgw_conn_loop(c->conn) : NULL};
-    int rc = c ? pgw_conn_submit_driven(c->conn, req, take, &ws) : PGW_EINVAL;
-    return finish(c, rc, &w, res);
+    waits_t ws = {&w, {0, 0, NULL, 0}, pgw_conn_loop(c->conn), NULL};
+    size_t accepted;
+    int rc = call(c, req, 0, 0, &ws, &accepted);
+    if (rc < 0) {
+        if (res) *res = NULL;
+        return rc;
+    }
+    return deliver(&w, res);
 }
 
 int pgw_client_run(pgw_client_t *c, const pgw_request_t *req, pgw_result_t **res)
 {
-    pgw__client_enter(c);
-    int rc = run_one(c, req, res);
-    pgw__client_leave(c);
-    return rc;
+    return run_one(c, req, res);
 }
 
 /* A one-shot request of another thread, posted to a shared loop. */
@@ -333,21 +448,12 @@ static int run_batch(pgw_client_t *c, const pgw_request_t *reqs, size_t n, unsig
     for (size_t i = 0; i < n; i++)
         results[i] = NULL;
     waits_t ws = {
-        client_calloc(c->alloc, n, sizeof *ws.each), {0, 0, NULL, 0}, pgw_conn_loop(c->conn)};
+        client_calloc(c->alloc, n, sizeof *ws.each), {0, 0, NULL, 0}, pgw_conn_loop(c->conn), NULL};
     int rc = ws.each ? 0 : PGW_ENOMEM;
     for (size_t i = 0; i < n && rc == 0; i++)
         expect(&ws.each[i], pgw_request_nth(reqs, i));
     size_t accepted = 0; /* a streamed batch refused part way ran these */
-    if (rc == 0) {
-        rc = pgw_conn_submit_batch_driven(c->conn, reqs, n, flags, NULL, NULL, take, &ws);
-        /* PGW_EBUSY and PGW_ECLOSED come from the connection before the
-         * session saw the batch (or from a session that accepted none). */
-        if (rc == 0)
-            accepted = n;
-        else if (rc != PGW_EBUSY && rc != PGW_ECLOSED)
-            accepted = pgw_session_batch_accepted(pgw_conn_session(c->conn));
-    }
-    if (accepted) run_until(c, &ws.end.done);
+    if (rc == 0) rc = call(c, reqs, n, flags, &ws, &accepted);
     pgw_result_free(ws.end.res);
     int first = rc;
     for (size_t i = 0; i < n; i++) {
@@ -362,10 +468,7 @@ static int run_batch(pgw_client_t *c, const pgw_request_t *reqs, size_t n, unsig
 int pgw_client_run_batch(pgw_client_t *c, const pgw_request_t *reqs, size_t n, unsigned flags,
                          pgw_result_t **results, int *statuses)
 {
-    pgw__client_enter(c);
-    int rc = run_batch(c, reqs, n, flags, results, statuses);
-    pgw__client_leave(c);
-    return rc;
+    return run_batch(c, reqs, n, flags, results, statuses);
 }
 
 const pgw_allocator_t *pgw__client_alloc(const pgw_client_t *c)

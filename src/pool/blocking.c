@@ -2,13 +2,13 @@
  * The blocking pool (pool.h, pgw_client_pool_t): a driver of the pool on a
  * loop (pool.c, pgw_pool_t, and so of its core), as curl's easy interface
  * drives its multi handle. The pool lives on a uv loop shared by threads
- * (client/shared_loop.c): a blocking call holds the loop while it runs and
- * waits, running it on its own thread, and hands it on to the other
- * threads that wait for it at each turn; an engine thread runs it when no
- * call does (the pool's timers: idle timeouts, lifetimes, refills, the
- * backoff; requests of callers that are not waiting). A checkout is a
- * pgw_pool_acquire, and its client is attached to the pooled connection;
- * a release is pgw_pool_release; a one-shot request is pgw_pool_submit.
+ * (client/shared_loop.c). A checkout (pgw_pool_acquire, and a client
+ * attached to the pooled connection), a release (pgw_pool_release) and a
+ * one-shot request (pgw_pool_submit) are jobs posted to whoever runs the
+ * loop, their threads asleep until they are done; an engine thread runs
+ * it when no call does (those jobs, and the pool's timers: idle timeouts,
+ * lifetimes, refills, the backoff). A checked-out client's calls post
+ * theirs too, or hold the loop while they run and wait (client.c).
  * Every decision (sizing, the waiter queue, the release rule, health,
  * routing) is the pool's.
  */
@@ -33,9 +33,8 @@ struct pgw_client_pool {
     int pool_closed; /* pgw_pool_close was called */
     int freeing;     /* last_out chose the thread that frees the pool */
     uint32_t out;    /* clients checked out */
-    uint32_t busy;   /* calls waiting on the loop */
-    /* One-shot calls in progress (pgw_client_pool_run): changed without
-     * the loop, atomically, as closing is read by them. */
+    /* Posted calls in progress (checkouts, releases, one-shot requests):
+     * changed without the loop, atomically, as closing is read by them. */
     uint32_t posted;
 };
 
@@ -71,9 +70,9 @@ static int last_out(pgw_client_pool_t *p)
     if (!p->closing || p->out || p->freeing) return 0;
     if (!p->pool_closed) pgw_pool_close(p->pool); /* waiters fail with PGW_ECLOSED */
     p->pool_closed = 1;
-    /* One-shot calls end without the loop: two may both find themselves
-     * the last (pgw_client_pool_run); only the first frees the pool. */
-    p->freeing = p->busy == 0 && __atomic_load_n(&p->posted, __ATOMIC_SEQ_CST) == 0;
+    /* Posted calls end without the loop: two may both find themselves the
+     * last (posted_end); only the first frees the pool. */
+    p->freeing = __atomic_load_n(&p->posted, __ATOMIC_SEQ_CST) == 0;
     return p->freeing;
 }
 
@@ -131,48 +130,68 @@ int pgw_client_pool_new(pgw_client_pool_t **out, const char *conninfo, const pgw
     return 0;
 }
 
-typedef struct grant {
-    int done, status;
-    int waiting; /* not granted at once: the loop runs for it */
-    pgw_conn_t *conn;
-    uv_loop_t *loop;
-} grant_t;
+/*
+ * Calls posted to the loop (shared_loop.c): a checkout, a release and a
+ * one-shot request do not take the loop's ticket. Each is a job that
+ * whoever holds the loop runs at its next turn, and its thread sleeps
+ * until the job is finished, woken once. posted counts these calls, so
+ * that the pool is freed only once the last has returned: a call that
+ * ends while the pool is closing takes the loop to see whether it is the
+ * last (last_out).
+ */
+static void posted_begin(pgw_client_pool_t *p)
+{
+    __atomic_add_fetch(&p->posted, 1, __ATOMIC_SEQ_CST);
+}
+
+static void posted_end(pgw_client_pool_t *p)
+{
+    if (__atomic_sub_fetch(&p->posted, 1, __ATOMIC_SEQ_CST) == 0 &&
+        __atomic_load_n(&p->closing, __ATOMIC_SEQ_CST)) {
+        pgw__shared_loop_enter(p->loop);
+        leave(p);
+    }
+}
+
+/* A checkout: pgw_pool_acquire on the loop, and a client attached to the
+ * connection granted. */
+typedef struct checkout {
+    pgw__shared_job_t job; /* first: the job is the call */
+    pgw_client_pool_t *p;
+    unsigned flags;
+    uint32_t timeout_ms;
+    pgw_client_t *client;
+    int rc;
+} checkout_t;
 
 static void on_granted(pgw_pool_t *pool, int status, pgw_conn_t *conn, void *ud)
 {
-    (void)pool;
-    grant_t *g = ud;
-    g->status = status;
-    g->conn = conn;
-    /* Last and atomic: the caller may sleep on the shared loop (it reads
-     * the flag while another thread runs the loop). */
-    __atomic_store_n(&g->done, 1, __ATOMIC_RELEASE);
-    /* Delivered from a timer: the turn ends before the poll. Granted at
-     * once, inside pgw_pool_acquire, no turn is waited on: a stop then
-     * would cut short the next turn, whoever runs it. */
-    if (g->waiting) uv_stop(g->loop);
-}
-
-/* Holding the loop: wait for a connection and attach a client to it. */
-static int checkout(pgw_client_pool_t *p, unsigned flags, uint32_t timeout_ms, pgw_client_t **out)
-{
-    grant_t g = {0, 0, 0, NULL, pgw__shared_loop_uv(p->loop)};
-    int rc =
-        p->closing ? PGW_ECLOSED : pgw_pool_acquire(p->pool, flags, timeout_ms, on_granted, &g);
-    g.waiting = 1;
-    p->busy++;
-    /* The async wake handle keeps the loop alive: the wait ends with the
-     * grant (the pool's acquire timeout bounds it). */
-    if (rc == 0 && !pgw__shared_loop_wait(p->loop, &g.done, NULL, NULL)) rc = PGW_ECLOSED;
-    p->busy--;
-    if (rc == 0) rc = g.status;
+    checkout_t *k = ud;
+    pgw_client_pool_t *p = k->p;
+    int rc = status;
     if (rc == 0 && p->closing) rc = PGW_ECLOSED;
-    if (rc == 0) rc = pgw__client_attach(out, g.conn, p->loop, &p->conn);
+    if (rc == 0) rc = pgw__client_attach(&k->client, conn, p->loop, &p->conn);
     if (rc == 0)
         p->out++;
-    else if (g.conn)
-        pgw_pool_release(p->pool, g.conn);
-    return rc;
+    else if (conn)
+        pgw_pool_release(pool, conn);
+    k->rc = rc;
+    pgw__shared_loop_finish(p->loop, &k->job); /* last: k may be gone after it */
+}
+
+/* Granted at once, on_granted has finished the job inside
+ * pgw_pool_acquire: k is not touched after a successful call. */
+static int checkout_run(pgw__shared_job_t *job)
+{
+    checkout_t *k = (checkout_t *)job;
+    pgw_client_pool_t *p = k->p;
+    int rc = p->closing ? PGW_ECLOSED
+                        : pgw_pool_acquire(p->pool, k->flags, k->timeout_ms, on_granted, k);
+    if (rc < 0) {
+        k->rc = rc;
+        pgw__shared_loop_finish(p->loop, job);
+    }
+    return 0;
 }
 
 int pgw_client_pool_acquire_flags(pgw_client_pool_t *p, unsigned flags, uint32_t timeout_ms,
@@ -180,10 +199,12 @@ int pgw_client_pool_acquire_flags(pgw_client_pool_t *p, unsigned flags, uint32_t
 {
     if (out) *out = NULL;
     if (!p || !out || (flags & ~(unsigned)PGW_POOL_READ_ONLY)) return PGW_EINVAL;
-    pgw__shared_loop_enter(p->loop);
-    int rc = checkout(p, flags, timeout_ms, out);
-    leave(p);
-    return rc;
+    checkout_t k = {.job = {.run = checkout_run}, .p = p, .flags = flags, .timeout_ms = timeout_ms};
+    posted_begin(p);
+    pgw__shared_loop_post(p->loop, &k.job);
+    posted_end(p);
+    if (k.rc == 0) *out = k.client;
+    return k.rc;
 }
 
 int pgw_client_pool_acquire(pgw_client_pool_t *p, uint32_t timeout_ms, pgw_client_t **out)
@@ -191,24 +212,42 @@ int pgw_client_pool_acquire(pgw_client_pool_t *p, uint32_t timeout_ms, pgw_clien
     return pgw_client_pool_acquire_flags(p, 0, timeout_ms, out);
 }
 
+/* A release: the client lets go of the connection before the pool may
+ * hand it on; the call returns once the connection is clean (or closed),
+ * the job looking again at each turn of the loop until then. */
+typedef struct release {
+    pgw__shared_job_t job; /* first: the job is the call */
+    pgw_client_pool_t *p;
+    pgw_client_t *c;
+    int started;
+    int settled; /* set by the pool (atomically) */
+    int rc;
+} release_t;
+
+static int release_run(pgw__shared_job_t *job)
+{
+    release_t *r = (release_t *)job;
+    pgw_client_pool_t *p = r->p;
+    if (!r->started) {
+        r->started = 1;
+        pgw_conn_t *conn = pgw_client_conn(r->c);
+        pgw__client_detach(r->c);
+        r->rc = pgw__pool_release_settled(p->pool, conn, &r->settled);
+        if (r->rc == 0) p->out--;
+    }
+    if (r->rc == 0 && !__atomic_load_n(&r->settled, __ATOMIC_ACQUIRE)) return 1;
+    pgw__shared_loop_finish(p->loop, job);
+    return 0;
+}
+
 int pgw_client_pool_release(pgw_client_pool_t *p, pgw_client_t *c)
 {
     if (!p || !c || pgw__client_shared(c) != p->loop) return PGW_EINVAL;
-    pgw__shared_loop_enter(p->loop);
-    pgw_conn_t *conn = pgw_client_conn(c);
-    int settled = 0;
-    /* The client lets go of the connection before the pool may hand it
-     * on; the call returns once the connection is clean (or closed). */
-    pgw__client_detach(c);
-    int rc = pgw__pool_release_settled(p->pool, conn, &settled);
-    if (rc == 0) {
-        p->out--;
-        p->busy++;
-        (void)pgw__shared_loop_wait(p->loop, &settled, NULL, NULL);
-        p->busy--;
-    }
-    leave(p);
-    return rc;
+    release_t r = {.job = {.run = release_run}, .p = p, .c = c};
+    posted_begin(p);
+    pgw__shared_loop_post(p->loop, &r.job);
+    posted_end(p);
+    return r.rc;
 }
 
 /* pgw_pool_submit on the loop, for pgw__client_run_posted: while the pool
@@ -223,24 +262,17 @@ static int submit_posted(void *ctx, const pgw_request_t *req, pgw_driver_hook ho
     return pgw__pool_submit_driven(p->pool, req, hook, hctx);
 }
 
-/* A one-shot request does not hold the loop: it is posted to whoever
- * runs it (shared_loop.c), and the calling thread sleeps until its
- * completion. posted counts these calls, so that the pool is freed only
- * once the last has returned: a call that ends while the pool is closing
- * takes the loop to see whether it is the last (last_out). */
+/* A one-shot request: posted, as a checkout is; the pool's engine picks
+ * its connection (pgw_pool_submit). */
 int pgw_client_pool_run(pgw_client_pool_t *p, const pgw_request_t *req, pgw_result_t **res)
 {
     if (res) *res = NULL;
     if (!p || !req) return PGW_EINVAL;
-    __atomic_add_fetch(&p->posted, 1, __ATOMIC_SEQ_CST);
+    posted_begin(p);
     int rc = __atomic_load_n(&p->closing, __ATOMIC_SEQ_CST)
                  ? PGW_ECLOSED
                  : pgw__client_run_posted(p->loop, submit_posted, p, req, res);
-    if (__atomic_sub_fetch(&p->posted, 1, __ATOMIC_SEQ_CST) == 0 &&
-        __atomic_load_n(&p->closing, __ATOMIC_SEQ_CST)) {
-        pgw__shared_loop_enter(p->loop);
-        leave(p);
-    }
+    posted_end(p);
     return rc;
 }
 
