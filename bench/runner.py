@@ -1364,14 +1364,16 @@ def use_libraries(args):
 
 def use_pgwire_lib(build):
     """PGWIRE_LIB for the pgwire-py row: libpgwire.so of the build that made
-    the driver (cmake's target pgwire, built here when bench/run.sh built
-    only the drivers). Leaves a PGWIRE_LIB already set alone; without a
-    library the row reports itself unsupported ("not installed here")."""
+    the driver (cmake's target pgwire, brought up to date here: bench/run.sh
+    builds only the drivers, and a library left from an older tree would
+    miss what the package calls). Leaves a PGWIRE_LIB already set alone;
+    without a library the row reports itself unsupported ("not installed
+    here")."""
     if os.environ.get("PGWIRE_LIB"):
         return
     lib = os.path.join(build, "libpgwire.so")
-    if not os.path.exists(lib) and os.path.exists(os.path.join(build, "CMakeCache.txt")):
-        log("pgwire-py: building libpgwire.so in %s" % build)
+    if os.path.exists(os.path.join(build, "CMakeCache.txt")):
+        log("pgwire-py: libpgwire.so in %s" % build)
         subprocess.run(["cmake", "--build", build, "--target", "pgwire"],
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     if os.path.exists(lib):
