@@ -1,4 +1,4 @@
-# libpgwire.pc, twice from cmake/libpgwire.pc.in:
+# libpgwire.pc, twice from src/cmake/libpgwire.pc.in:
 #
 # - ${PROJECT_BINARY_DIR}/libpgwire.pc describes this build tree: headers
 #   from the source tree, libraries where the build put them, so
@@ -20,7 +20,7 @@ endif()
 set(PGW_PC_PREFIX "${PROJECT_BINARY_DIR}")
 set(PGW_PC_LIBDIR "$<TARGET_FILE_DIR:pgwire>")
 set(PGW_PC_INCLUDEDIR "${PROJECT_SOURCE_DIR}/include")
-configure_file(${PROJECT_SOURCE_DIR}/cmake/libpgwire.pc.in
+configure_file(${PROJECT_SOURCE_DIR}/src/cmake/libpgwire.pc.in
                ${PROJECT_BINARY_DIR}/pkgconfig/libpgwire-build.pc.in @ONLY)
 get_property(_pgw_multi_config GLOBAL PROPERTY GENERATOR_IS_MULTI_CONFIG)
 if(_pgw_multi_config)
@@ -40,7 +40,7 @@ foreach(kind LIBDIR INCLUDEDIR)
     set(PGW_PC_${kind} "\${prefix}/${CMAKE_INSTALL_${kind}}")
   endif()
 endforeach()
-configure_file(${PROJECT_SOURCE_DIR}/cmake/libpgwire.pc.in
+configure_file(${PROJECT_SOURCE_DIR}/src/cmake/libpgwire.pc.in
                ${PROJECT_BINARY_DIR}/pkgconfig/libpgwire-install.pc.in @ONLY)
 install(CODE "
   set(PGW_PC_INSTALL_PREFIX \"\${CMAKE_INSTALL_PREFIX}\")
