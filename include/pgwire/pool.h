@@ -583,9 +583,10 @@ PGW_EXTERN int pgw_pool_listener(pgw_pool_t *p, pgw_listener_t **out,
  * checked-out client's pgw_client_run / pgw_client_run_batch (and the
  * calls built on them) of requests without row or COPY callbacks are
  * handed to whichever thread runs the loop, and the caller sleeps until
- * they are done; a checked-out client's other calls run the pool's loop
- * on their own thread while they wait, taking turns with the other
- * threads that wait. An engine thread runs the loop while no call does
+ * they are done (a release that sends nothing first does not wait: see
+ * pgw_client_pool_release); a checked-out client's other calls run the
+ * pool's loop on their own thread while they wait, taking turns with the
+ * other threads that wait. An engine thread runs the loop while no call does
  * (the handed-over calls, timers: idle_timeout_ms, max_lifetime_ms, the
  * refill to min_size, the backoff). So a request's callbacks (on_row, COPY sources
  * and sinks, the config's hooks) may run on another thread than its
@@ -619,10 +620,13 @@ PGW_EXTERN int pgw_client_pool_acquire(pgw_client_pool_t *p, uint32_t timeout_ms
 PGW_EXTERN int pgw_client_pool_acquire_flags(pgw_client_pool_t *p, unsigned flags,
                                              uint32_t timeout_ms, pgw_client_t **out);
 /* Give c back (see RELEASE: a transaction left open is rolled back, a
- * request still pending or an open portal group closes the connection)
- * and wait until its connection is back in the pool or closed. c is freed:
- * the caller must not use it after this call. Returns 0 or PGW_EINVAL (c
- * not checked out from p). */
+ * request still pending or an open portal group closes the connection).
+ * A release that sends something first (the ROLLBACK, reset_query) waits
+ * until its connection is back in the pool; one that keeps or closes the
+ * connection as it is returns without waiting for the pool's loop, and is
+ * done before any call on p that begins after it (from any thread) is
+ * served. c is freed: the caller must not use it after this call.
+ * Returns 0 or PGW_EINVAL (c not checked out from p). */
 PGW_EXTERN int pgw_client_pool_release(pgw_client_pool_t *p, pgw_client_t *c);
 /*
  * Run one request with no checkout and wait for it (pgw_pool_submit: the

@@ -30,6 +30,10 @@ struct pgw_client {
     pgw_cancel_token_t *cancel;
     /* Notifications received during calls (notify.c). */
     pgw__notify_queue_t *notifies;
+    /* Attached: the connection when the last call ended, and the job of
+     * its release (client_internal.h). */
+    pgw__client_rest_t rest;
+    pgw__shared_job_t job;
 };
 
 /* Memory from the client's allocator (zeroed, with an overflow check). */
@@ -79,9 +83,20 @@ void pgw__client_enter(pgw_client_t *c)
     if (c && c->shared && c->depth++ == 0) pgw__shared_loop_enter(c->shared);
 }
 
+/* Holding the loop, at the end of a call of an attached client. */
+static void note_rest(pgw_client_t *c)
+{
+    pgw_session_t *s = pgw_conn_session(c->conn);
+    c->rest = (pgw__client_rest_t){pgw_session_txn_status(s), pgw_session_pending(s) != 0,
+                                   pgw_session_group_open(s)};
+}
+
 void pgw__client_leave(pgw_client_t *c)
 {
-    if (c && c->shared && --c->depth == 0) pgw__shared_loop_leave(c->shared);
+    if (c && c->shared && --c->depth == 0) {
+        note_rest(c);
+        pgw__shared_loop_leave(c->shared);
+    }
 }
 
 /* A blocking call waits anyway: a row callback's pause (PGW_ROW_PAUSE)
@@ -263,7 +278,9 @@ typedef struct call {
  * after which nothing touches it. */
 static void call_drop(call_t *k)
 {
-    if (--k->holds == 0) pgw__shared_loop_finish(k->s, &k->job);
+    if (--k->holds) return;
+    note_rest(k->c);
+    pgw__shared_loop_finish(k->s, &k->job);
 }
 
 static int take(void *ctx, size_t index, int status, pgw_result_t **res)
@@ -555,6 +572,7 @@ int pgw__client_attach(pgw_client_t **out, pgw_conn_t *conn, pgw__shared_loop_t 
         pgw__client_detach(c);
         return rc;
     }
+    note_rest(c);
     *out = c;
     return 0;
 }
@@ -570,4 +588,19 @@ void pgw__client_detach(pgw_client_t *c)
 pgw__shared_loop_t *pgw__client_shared(const pgw_client_t *c)
 {
     return c ? c->shared : NULL;
+}
+
+pgw__client_rest_t pgw__client_rest(const pgw_client_t *c)
+{
+    return c->rest;
+}
+
+pgw__shared_job_t *pgw__client_job(pgw_client_t *c)
+{
+    return &c->job;
+}
+
+pgw_client_t *pgw__client_of_job(pgw__shared_job_t *job)
+{
+    return (pgw_client_t *)(void *)((char *)job - offsetof(pgw_client_t, job));
 }

@@ -9,6 +9,7 @@
 #include "pgwire/client.h"
 
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdbool.h>
 #include <uv.h>
 
@@ -39,16 +40,21 @@ void pgw__shared_loop_wake(pgw__shared_loop_t *s);
 /* A job of another thread for the loop: pgw__shared_loop_post queues it
  * and sleeps until it is finished, without holding the loop; whoever holds
  * the loop runs run(job) at its next turn (the pool's background thread
- * when no call does). run returns 0 once the job is taken (it or a
+ * when no call does), and whoever takes the loop (enter) runs the jobs
+ * posted before it first. run returns 0 once the job is taken (it or a
  * callback calls pgw__shared_loop_finish, and nothing touches the job
  * after that), 1 to be run again at the loop's next turn. */
 typedef struct pgw__shared_job {
     int (*run)(struct pgw__shared_job *job);
-    int finished;
-    pthread_cond_t cv;
+    void *ctx;  /* the poster's, for run */
+    sem_t done; /* posted once, by pgw__shared_loop_finish */
     struct pgw__shared_job *next;
 } pgw__shared_job_t;
 void pgw__shared_loop_post(pgw__shared_loop_t *s, pgw__shared_job_t *job);
+/* Queue job as pgw__shared_loop_post does, and return at once: run must
+ * take it at its first run (return 0, never finish it), and its memory
+ * lives until then. */
+void pgw__shared_loop_push(pgw__shared_loop_t *s, pgw__shared_job_t *job);
 /* On the loop: job is done; its thread returns from pgw__shared_loop_post. */
 void pgw__shared_loop_finish(pgw__shared_loop_t *s, pgw__shared_job_t *job);
 void pgw__shared_loop_free(pgw__shared_loop_t *s);
@@ -63,6 +69,21 @@ int pgw__client_attach(pgw_client_t **out, pgw_conn_t *conn, pgw__shared_loop_t 
 void pgw__client_detach(pgw_client_t *c);
 /* The shared loop c is attached to, NULL for a client of its own loop. */
 pgw__shared_loop_t *pgw__client_shared(const pgw_client_t *c);
+/* What an attached client's connection looked like when its last call
+ * ended (or at attach): the transaction status, requests still pending,
+ * a portal group open. Taken on the loop, before the call returned, and
+ * read by the client's thread, which owns the client between its calls:
+ * so its release can tell, without the loop, what the release will do. */
+typedef struct pgw__client_rest {
+    char txn;
+    int pending;
+    int group_open;
+} pgw__client_rest_t;
+pgw__client_rest_t pgw__client_rest(const pgw_client_t *c);
+/* A job inside c, for its release (pgw__shared_loop_push); c is found
+ * again from it. Gone with c (pgw__client_detach). */
+pgw__shared_job_t *pgw__client_job(pgw_client_t *c);
+pgw_client_t *pgw__client_of_job(pgw__shared_job_t *job);
 
 /* A call of c begins / ends: an attached client holds its shared loop
  * meanwhile (calls nest). */

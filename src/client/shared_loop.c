@@ -11,10 +11,13 @@
  *
  * A call that only needs something done on the loop and then waits for a
  * callback (the pool's one-shot requests) does not take a ticket: it posts
- * a job and sleeps on a condition variable of its own. The holder runs
- * posted jobs at its next turn (the wake handle's callback), so one turn
- * submits the jobs of every posting thread, and a job's thread is woken
- * once, when its job is finished: no hand-over of the loop per call.
+ * a job and sleeps on a semaphore of its own. The holder runs posted jobs
+ * at its next turn (the wake handle's callback), so one turn submits the
+ * jobs of every posting thread, and a job's thread is woken once, when its
+ * job is finished: no hand-over of the loop per call. A job whose thread
+ * need not wait for it (a release the pool settles at once) is pushed
+ * alone; a thread that takes the loop runs the jobs posted before it
+ * first, so the pushed job's effect is seen by every later call.
  */
 #define _DEFAULT_SOURCE
 #include "client/client_internal.h"
@@ -54,12 +57,12 @@ struct pgw__shared_loop {
     in_line_t *line;        /* threads waiting for their ticket, in ticket order */
     in_line_t **line_tail;
     sleeper_t *sleepers; /* calls in pgw__shared_loop_wait that handed over */
-    /* Jobs (pgw__shared_loop_post): posted and not yet run, under jobs_mu,
-     * which also guards each job's finished flag; and jobs run that asked
-     * to run again, touched holding the loop, retried at every turn by
-     * the check handle while there are any. */
-    pthread_mutex_t jobs_mu;
-    pgw__shared_job_t *jobs, **jobs_tail;
+    /* Jobs (pgw__shared_loop_post): posted and not yet run, a stack
+     * pushed by the posting threads without a lock (newest first; the
+     * holder takes it whole and runs it oldest first); and jobs run that
+     * asked to run again, touched holding the loop, retried at every turn
+     * by the check handle while there are any. */
+    pgw__shared_job_t *jobs;
     pgw__shared_job_t *again, **again_tail;
     uv_check_t retry;
     const pgw_allocator_t *alloc;
@@ -100,40 +103,53 @@ static void on_retry(uv_check_t *h)
 
 /* The wake handle: the holder's uv_run returns (wait_turn), and it runs
  * the jobs posted since its last turn. */
-static void on_wake(uv_async_t *a)
+static void run_posted(pgw__shared_loop_t *s)
 {
-    pgw__shared_loop_t *s = a->data;
-    pthread_mutex_lock(&s->jobs_mu);
-    pgw__shared_job_t *list = s->jobs;
-    s->jobs = NULL;
-    s->jobs_tail = &s->jobs;
-    pthread_mutex_unlock(&s->jobs_mu);
+    pgw__shared_job_t *newest = __atomic_exchange_n(&s->jobs, NULL, __ATOMIC_ACQUIRE);
+    pgw__shared_job_t *list = NULL;
+    while (newest) { /* posting order */
+        pgw__shared_job_t *next = newest->next;
+        newest->next = list;
+        list = newest;
+        newest = next;
+    }
     run_jobs(s, list);
 }
 
+static void on_wake(uv_async_t *a)
+{
+    run_posted(a->data);
+}
+
+void pgw__shared_loop_push(pgw__shared_loop_t *s, pgw__shared_job_t *job)
+{
+    job->next = __atomic_load_n(&s->jobs, __ATOMIC_RELAXED);
+    while (!__atomic_compare_exchange_n(&s->jobs, &job->next, job, 1, __ATOMIC_RELEASE,
+                                        __ATOMIC_RELAXED))
+        ;
+    uv_async_send(&s->wake); /* coalesced by libuv while one is pending */
+}
+
+/* The job is pushed without a lock and its thread sleeps on a semaphore
+ * of its own: with many threads posting, none waits for a lock another
+ * holds, and the holder's finish wakes exactly the one thread. */
 void pgw__shared_loop_post(pgw__shared_loop_t *s, pgw__shared_job_t *job)
 {
-    job->finished = 0;
-    job->next = NULL;
-    pthread_cond_init(&job->cv, NULL);
-    pthread_mutex_lock(&s->jobs_mu);
-    *s->jobs_tail = job;
-    s->jobs_tail = &job->next;
-    pthread_mutex_unlock(&s->jobs_mu);
-    uv_async_send(&s->wake); /* coalesced by libuv while one is pending */
-    pthread_mutex_lock(&s->jobs_mu);
-    while (!job->finished)
-        pthread_cond_wait(&job->cv, &s->jobs_mu);
-    pthread_mutex_unlock(&s->jobs_mu);
-    pthread_cond_destroy(&job->cv);
+    /* Fails only for a value above SEM_VALUE_MAX or a semaphore shared
+     * between processes: neither here. */
+    sem_init(&job->done, 0, 0);
+    pgw__shared_loop_push(s, job);
+    while (sem_wait(&job->done) != 0) /* EINTR: a signal handler ran */
+        ;
+    sem_destroy(&job->done);
 }
 
 void pgw__shared_loop_finish(pgw__shared_loop_t *s, pgw__shared_job_t *job)
 {
-    pthread_mutex_lock(&s->jobs_mu);
-    job->finished = 1;
-    pthread_cond_signal(&job->cv);
-    pthread_mutex_unlock(&s->jobs_mu);
+    (void)s;
+    sem_post(&job->done); /* last: the job may be gone after it (glibc's
+                           * sem_post allows a sem_destroy as soon as the
+                           * waiter returns) */
 }
 
 int pgw__shared_loop_new(pgw__shared_loop_t **out, const pgw_allocator_t *alloc)
@@ -158,9 +174,7 @@ int pgw__shared_loop_new(pgw__shared_loop_t **out, const pgw_allocator_t *alloc)
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->cv, NULL);
     pthread_cond_init(&s->bg_cv, NULL);
-    pthread_mutex_init(&s->jobs_mu, NULL);
     s->line_tail = &s->line;
-    s->jobs_tail = &s->jobs;
     s->again_tail = &s->again;
     *out = s;
     return 0;
@@ -217,11 +231,14 @@ static void hand_over(pgw__shared_loop_t *s)
     serve_next(s);
 }
 
+/* The jobs posted before the call run before it: a call of a thread
+ * that pushed a job (a release) finds it done. */
 void pgw__shared_loop_enter(pgw__shared_loop_t *s)
 {
     pthread_mutex_lock(&s->mu);
     wait_turn(s);
     pthread_mutex_unlock(&s->mu);
+    run_posted(s);
 }
 
 static int flag_set(const int *flag)
@@ -386,6 +403,5 @@ void pgw__shared_loop_free(pgw__shared_loop_t *s)
     pthread_cond_destroy(&s->cv);
     pthread_cond_destroy(&s->bg_cv);
     pthread_mutex_destroy(&s->mu);
-    pthread_mutex_destroy(&s->jobs_mu);
     pgw__free(s->alloc, s);
 }

@@ -5,7 +5,8 @@
  * (client/shared_loop.c). A checkout (pgw_pool_acquire, and a client
  * attached to the pooled connection), a release (pgw_pool_release) and a
  * one-shot request (pgw_pool_submit) are jobs posted to whoever runs the
- * loop, their threads asleep until they are done; an engine thread runs
+ * loop, their threads asleep until they are done (a release the pool
+ * settles at once is only pushed: its thread goes on); an engine thread runs
  * it when no call does (those jobs, and the pool's timers: idle timeouts,
  * lifetimes, refills, the backoff). A checked-out client's calls post
  * theirs too, or hold the loop while they run and wait (client.c).
@@ -240,11 +241,35 @@ static int release_run(pgw__shared_job_t *job)
     return 0;
 }
 
+/* A release the pool settles at once (the connection kept or closed):
+ * its job lives in the client and its thread does not wait for it. The
+ * jobs of a loop run in posting order, and before any call that takes the
+ * loop, so whatever the thread does next on the pool finds the connection
+ * back. */
+static int release_pushed_run(pgw__shared_job_t *job)
+{
+    pgw_client_pool_t *p = job->ctx;
+    pgw_client_t *c = pgw__client_of_job(job);
+    pgw_conn_t *conn = pgw_client_conn(c);
+    pgw__client_detach(c); /* job gone with it */
+    if (pgw_pool_release(p->pool, conn) == 0) p->out--;
+    return 0;
+}
+
 int pgw_client_pool_release(pgw_client_pool_t *p, pgw_client_t *c)
 {
     if (!p || !c || pgw__client_shared(c) != p->loop) return PGW_EINVAL;
-    release_t r = {.job = {.run = release_run}, .p = p, .c = c};
     posted_begin(p);
+    pgw__client_rest_t rest = pgw__client_rest(c);
+    if (!__atomic_load_n(&p->closing, __ATOMIC_SEQ_CST) &&
+        !pgw__pool_release_waits(p->pool, rest.txn, rest.pending, rest.group_open)) {
+        pgw__shared_job_t *job = pgw__client_job(c);
+        *job = (pgw__shared_job_t){.run = release_pushed_run, .ctx = p};
+        pgw__shared_loop_push(p->loop, job);
+        posted_end(p); /* closing since: the job runs before it looks */
+        return 0;
+    }
+    release_t r = {.job = {.run = release_run}, .p = p, .c = c};
     pgw__shared_loop_post(p->loop, &r.job);
     posted_end(p);
     return r.rc;

@@ -213,6 +213,12 @@ static void clean(pconn_t *pc, const char *sql)
     }
 }
 
+/* A release with this action cleans the connection before it is kept. */
+static int sends_first(int action)
+{
+    return action == PGW__REL_ROLLBACK || action == PGW__REL_RESET;
+}
+
 int pgw__pool_release_settled(pgw_pool_t *p, pgw_conn_t *conn, int *settled)
 {
     pconn_t *pc = checked_out(p, conn);
@@ -233,12 +239,17 @@ int pgw__pool_release_settled(pgw_pool_t *p, pgw_conn_t *conn, int *settled)
                                           pgw_session_pending(s) != 0, group_open);
     const char *sql = action == PGW__REL_ROLLBACK ? "ROLLBACK" : p->reset_sql;
     pgw__core_release(&p->core, pc->m, action, pgw__pool_now_us());
-    if (action == PGW__REL_ROLLBACK || action == PGW__REL_RESET)
+    if (sends_first(action))
         clean(pc, sql);
     else
         settle(pc);
     pgw__pool_kick(p);
     return 0;
+}
+
+int pgw__pool_release_waits(const pgw_pool_t *p, char txn, int pending, int group_open)
+{
+    return sends_first(pgw__core_release_action(&p->core, txn, pending, group_open));
 }
 
 /* ------------------------------------------------------------ transactions */

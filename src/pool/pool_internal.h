@@ -276,6 +276,12 @@ int pgw__pool_submit_driven(void *pool, const pgw_request_t *req, pgw_driver_hoo
 /* pgw_pool_release; *settled (may be NULL) becomes 1 once the connection
  * is back in the pool (cleaned) or closed. */
 int pgw__pool_release_settled(struct pgw_pool *p, struct pgw_conn *conn, int *settled);
+/* 1 if a release of a connection in this state (pgw_session_txn_status,
+ * requests pending, a portal group open) sends something first (a
+ * ROLLBACK, the reset query) and so settles later; 0 if it keeps or
+ * closes the connection at once. Reads only the pool's configuration,
+ * fixed at pgw_pool_new: callable from any thread. */
+int pgw__pool_release_waits(const struct pgw_pool *p, char txn, int pending, int group_open);
 /* The last connect's failure, 0 once a connect succeeded. */
 int pgw__pool_open_error(const struct pgw_pool *p);
 

@@ -29,6 +29,7 @@
 #include "pgwire/pool.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -51,6 +52,16 @@ static void ci(char *buf, size_t n, const char *app)
     char extra[128];
     snprintf(extra, sizeof extra, "application_name=%s", app);
     pgt_conninfo(buf, n, extra);
+}
+
+/* A blocking pool with cfg, its connections named app. */
+static pgw_client_pool_t *open_pool(const char *app, const pgw_pool_config_t *cfg)
+{
+    char c[512];
+    ci(c, sizeof c, app);
+    pgw_client_pool_t *p;
+    assert_int_equal(pgw_client_pool_new(&p, c, cfg), 0);
+    return p;
 }
 
 /* A number from a separate connection. */
@@ -226,8 +237,6 @@ static void test_oneshot_16_threads_4_connections(void **state)
 {
     (void)state;
     pgt_require_server();
-    char c[512];
-    ci(c, sizeof c, "pgw_bpool_oneshot");
     static wire_t wire;
     memset(&wire, 0, sizeof wire);
     pgw_client_t *locker = pgt_client_open();
@@ -237,8 +246,7 @@ static void test_oneshot_16_threads_4_connections(void **state)
     cfg.max_size = 4;
     cfg.conn.on_trace = on_trace;
     cfg.conn.ud = &wire;
-    pgw_client_pool_t *p;
-    assert_int_equal(pgw_client_pool_new(&p, c, &cfg), 0);
+    pgw_client_pool_t *p = open_pool("pgw_bpool_oneshot", &cfg);
     enum { NT = 16 };
     static worker_t ws[NT];
     worker_t proto = {.p = p,
@@ -296,14 +304,11 @@ static void test_close_under_oneshot_calls(void **state)
 {
     (void)state;
     pgt_require_server();
-    char c[512];
-    ci(c, sizeof c, "pgw_bpool_close");
     pgw_pool_config_t cfg;
     pgw_pool_config_init(&cfg);
     cfg.min_size = 2;
     cfg.max_size = 2;
-    pgw_client_pool_t *p;
-    assert_int_equal(pgw_client_pool_new(&p, c, &cfg), 0);
+    pgw_client_pool_t *p = open_pool("pgw_bpool_close", &cfg);
     enum { NT = 8 };
     closer_call_t calls[NT];
     int started = 0;
@@ -358,13 +363,10 @@ static void test_results_freed_on_callers_threads(void **state)
 {
     (void)state;
     pgt_require_server();
-    char c[512];
-    ci(c, sizeof c, "pgw_bpool_results");
     pgw_pool_config_t cfg;
     pgw_pool_config_init(&cfg);
     cfg.max_size = 2;
-    pgw_client_pool_t *p;
-    assert_int_equal(pgw_client_pool_new(&p, c, &cfg), 0);
+    pgw_client_pool_t *p = open_pool("pgw_bpool_results", &cfg);
     enum { NT = 8 };
     static reader_t rs[NT];
     for (int i = 0; i < NT; i++) {
@@ -386,15 +388,12 @@ static void test_lifetime(void **state)
 {
     (void)state;
     pgt_require_server();
-    char c[512];
-    ci(c, sizeof c, "pgw_bpool_lifetime");
     pgw_pool_config_t cfg;
     pgw_pool_config_init(&cfg);
     cfg.min_size = 1;
     cfg.max_size = 2;
     cfg.max_lifetime_ms = 200;
-    pgw_client_pool_t *p;
-    assert_int_equal(pgw_client_pool_new(&p, c, &cfg), 0);
+    pgw_client_pool_t *p = open_pool("pgw_bpool_lifetime", &cfg);
     enum { NT = 4 };
     static worker_t ws[NT];
     /* Each thread works for about a second: five lifetimes. */
@@ -408,6 +407,88 @@ static void test_lifetime(void **state)
     assert_true(npids > 2); /* more than max_size: replaced */
     assert_true(st.closed >= 1);
     assert_true(st.size <= 2);
+    pgw_client_pool_close(p);
+}
+
+/* ------------------------------------------------------------- release */
+
+typedef struct handed {
+    pgw_client_pool_t *p;
+    pgw_client_t *c;
+    pthread_mutex_t mu;
+    int released;
+    int rc; /* the release's */
+} handed_t;
+
+static void *release_and_tell(void *arg)
+{
+    handed_t *h = arg;
+    h->rc = pgw_client_pool_release(h->p, h->c);
+    pthread_mutex_lock(&h->mu);
+    h->released = 1;
+    pthread_mutex_unlock(&h->mu);
+    return NULL;
+}
+
+/* A release that keeps the connection as it is returns without waiting
+ * for the pool's loop, and is done before any later call: the same
+ * thread's stats and checkout, another thread's stats once told. One that
+ * rolls back first is waited for: the server has ended the transaction
+ * when it returns. */
+static void test_release_seen_by_later_calls(void **state)
+{
+    (void)state;
+    pgt_require_server();
+    pgw_pool_config_t cfg;
+    pgw_pool_config_init(&cfg);
+    cfg.min_size = 1;
+    cfg.max_size = 1;
+    pgw_client_pool_t *p = open_pool("pgw_bpool_release", &cfg);
+    pgw_pool_stats_t st;
+    for (int i = 0; i < scaled(200); i++) {
+        pgw_client_t *x;
+        assert_int_equal(pgw_client_pool_acquire(p, 10000, &x), 0);
+        assert_int_equal(pgt_client_int8(x, "SELECT 1"), 1);
+        assert_int_equal(pgw_client_pool_release(p, x), 0);
+        pgw_client_pool_stats(p, &st);
+        assert_int_equal(st.in_use, 0);
+        assert_int_equal(st.idle, 1);
+    }
+    /* The only connection, back: a checkout that cannot wait gets it. */
+    for (int i = 0; i < scaled(200); i++) {
+        pgw_client_t *x;
+        assert_int_equal(pgw_client_pool_acquire(p, 1, &x), 0);
+        assert_int_equal(pgw_client_pool_release(p, x), 0);
+    }
+    /* Released on another thread, seen here once that thread said so. */
+    for (int i = 0; i < scaled(50); i++) {
+        handed_t h = {.p = p, .mu = PTHREAD_MUTEX_INITIALIZER};
+        assert_int_equal(pgw_client_pool_acquire(p, 10000, &h.c), 0);
+        pthread_t th;
+        assert_int_equal(pthread_create(&th, NULL, release_and_tell, &h), 0);
+        for (;;) {
+            pthread_mutex_lock(&h.mu);
+            int done = h.released;
+            pthread_mutex_unlock(&h.mu);
+            if (done) break;
+            sched_yield();
+        }
+        pgw_client_pool_stats(p, &st);
+        assert_int_equal(st.in_use, 0);
+        pthread_join(th, NULL);
+        assert_int_equal(h.rc, 0);
+    }
+    /* Released inside a transaction: rolled back before the call returns. */
+    pgw_client_t *x;
+    assert_int_equal(pgw_client_pool_acquire(p, 10000, &x), 0);
+    assert_int_equal(pgw_client_exec(x, "BEGIN", NULL), 0);
+    assert_int_equal(pgt_client_int8(x, "SELECT 1"), 1);
+    assert_int_equal(pgw_client_pool_release(p, x), 0);
+    assert_int_equal(scalar("SELECT count(*) FROM pg_stat_activity WHERE application_name = "
+                            "'pgw_bpool_release' AND state LIKE 'idle in transaction%'"),
+                     0);
+    pgw_client_pool_stats(p, &st);
+    assert_int_equal(st.in_use, 0);
     pgw_client_pool_close(p);
 }
 
@@ -438,15 +519,12 @@ static void test_idle_timeout(void **state)
 {
     (void)state;
     pgt_require_server();
-    char c[512];
-    ci(c, sizeof c, "pgw_bpool_idle");
     pgw_pool_config_t cfg;
     pgw_pool_config_init(&cfg);
     cfg.min_size = 1;
     cfg.max_size = 4;
     cfg.idle_timeout_ms = 200;
-    pgw_client_pool_t *p;
-    assert_int_equal(pgw_client_pool_new(&p, c, &cfg), 0);
+    pgw_client_pool_t *p = open_pool("pgw_bpool_idle", &cfg);
     enum { NT = 4 };
     pthread_barrier_t b;
     pthread_barrier_init(&b, NULL, NT);
@@ -483,15 +561,12 @@ static void test_liveness_after_terminate(void **state)
 {
     (void)state;
     pgt_require_server();
-    char c[512];
-    ci(c, sizeof c, "pgw_bpool_live");
     pgw_pool_config_t cfg;
     pgw_pool_config_init(&cfg);
     cfg.min_size = 3;
     cfg.max_size = 3;
     cfg.liveness_after_ms = 50;
-    pgw_client_pool_t *p;
-    assert_int_equal(pgw_client_pool_new(&p, c, &cfg), 0);
+    pgw_client_pool_t *p = open_pool("pgw_bpool_live", &cfg);
     assert_int_equal(backends("pgw_bpool_live"), 3);
     assert_int_equal(scalar("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
                             "WHERE application_name = 'pgw_bpool_live'"),
@@ -607,6 +682,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_oneshot_16_threads_4_connections),
         cmocka_unit_test(test_lifetime),
+        cmocka_unit_test(test_release_seen_by_later_calls),
         cmocka_unit_test(test_idle_timeout),
         cmocka_unit_test(test_liveness_after_terminate),
         cmocka_unit_test(test_backoff_server_unreachable),
