@@ -386,6 +386,16 @@ pgt_raw_t *pgt_raw_open(const pgt_raw_opts_t *opts)
     return r;
 }
 
+int pgt_raw_socket(const char *host)
+{
+    pgt_raw_opts_t o = {.host = host};
+    pgt_raw_t *r = pgt_raw_open(&o);
+    int fd = r->fd;
+    r->fd = -1; /* the caller's: nothing is sent, nothing closed */
+    pgt_raw_close(r);
+    return fd;
+}
+
 int pgt_raw_try_connect(const pgt_raw_opts_t *opts, pgt_raw_t **out, char *err, size_t errlen)
 {
     static const pgt_raw_opts_t no_opts;

@@ -89,6 +89,12 @@ int pgt_raw_try_connect(const pgt_raw_opts_t *opts, pgt_raw_t **out, char *err, 
  * startup themselves. Fails the test if the socket cannot be opened. */
 pgt_raw_t *pgt_raw_open(const pgt_raw_opts_t *opts);
 
+/* Only a connected socket to the test server, the caller's to use and
+ * close: host NULL, PGHOST (its unix socket); else the TCP host (a name or
+ * an address) on PGPORT. Blocking, with pgraw's read and write timeouts;
+ * fails the test if it cannot connect. */
+int pgt_raw_socket(const char *host);
+
 /* Send Terminate, close the socket and free r (NULL is a no-op). */
 void pgt_raw_close(pgt_raw_t *r);
 

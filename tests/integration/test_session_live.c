@@ -6,10 +6,8 @@
  * multi_pipelines, pipeline_abort, transaction, uniqviol and prepared; and a
  * 10,000-row buffered result read through typed accessors.
  */
-#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -19,11 +17,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
+#include "pgraw.h"
 #include "pgtest.h"
 #include "pgwire/session.h"
 
@@ -46,34 +44,6 @@ static void on_startup(pgw_session_t *s, int status, const pgw_error_t *err, voi
         snprintf(d->startup_message, sizeof d->startup_message, "%s", err->message);
         fprintf(stderr, "startup: %s\n", err->message);
     }
-}
-
-static int connect_unix(void)
-{
-    const char *host = pgt_env_required("PGHOST");
-    const char *port = pgt_env_required("PGPORT");
-    struct sockaddr_un sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sun_family = AF_UNIX;
-    snprintf(sa.sun_path, sizeof sa.sun_path, "%s/.s.PGSQL.%s", host, port);
-    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
-    assert_true(fd >= 0);
-    assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof sa), 0);
-    return fd;
-}
-
-static int connect_tcp(void)
-{
-    const char *host = pgt_env("PGW_TEST_TCP_HOST");
-    struct sockaddr_in sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sin_family = AF_INET;
-    sa.sin_port = htons((uint16_t)atoi(pgt_env_required("PGPORT")));
-    assert_int_equal(inet_pton(AF_INET, host ? host : "127.0.0.1", &sa.sin_addr), 1);
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    assert_true(fd >= 0);
-    assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof sa), 0);
-    return fd;
 }
 
 /* Move bytes until done() or the session breaks. Returns 0, or the break. */
@@ -139,7 +109,8 @@ typedef struct drv_opts {
 static int drv_open_opts(drv_t *d, const drv_opts_t *o)
 {
     memset(d, 0, sizeof *d);
-    d->fd = o->tcp ? connect_tcp() : connect_unix();
+    const char *tcp_host = pgt_env("PGW_TEST_TCP_HOST");
+    d->fd = pgt_raw_socket(o->tcp ? (tcp_host ? tcp_host : "127.0.0.1") : NULL);
     fcntl(d->fd, F_SETFL, fcntl(d->fd, F_GETFL) | O_NONBLOCK);
     const char *db = o->database ? o->database : pgt_env("PGDATABASE");
     const char *params[8] = {"user", o->user ? o->user : pgt_env_required("PGUSER"), "database",

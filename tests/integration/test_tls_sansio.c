@@ -17,14 +17,13 @@
  *     answer, are refused and end the connect, also under prefer.
  */
 #define _POSIX_C_SOURCE 200809L
+#include "pgraw.h"
 #include "pgtest.h"
 #include "pgwire/proto.h"
 #include "pgwire/session.h"
 #include "pgwire/tls.h"
 
-#include <arpa/inet.h>
 #include <libpq-fe.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -48,17 +47,6 @@ typedef struct wire {
     char startup_message[256];
     pgw_result_t *res;
 } wire_t;
-
-static int tcp_connect(void)
-{
-    struct sockaddr_in sa = {.sin_family = AF_INET};
-    sa.sin_port = htons((uint16_t)atoi(pgt_env_required("PGPORT")));
-    assert_int_equal(inet_pton(AF_INET, pgt_env_required("PGW_TEST_TCP_HOST"), &sa.sin_addr), 1);
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    assert_true(fd >= 0);
-    assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof sa), 0);
-    return fd;
-}
 
 static void send_all(int fd, const uint8_t *p, size_t n)
 {
@@ -118,7 +106,7 @@ static int handshake(wire_t *w)
  * then no longer carries the bytes) or the failure. */
 static int negotiate(wire_t *w, pgw_tls_method_t m)
 {
-    w->fd = tcp_connect();
+    w->fd = pgt_raw_socket(pgt_env_required("PGW_TEST_TCP_HOST"));
     if (m == PGW_TLS_START_PLAIN) return 0;
     if (m == PGW_TLS_START_REQUEST) {
         pgw_buf_t b;
