@@ -120,10 +120,13 @@ _Static_assert(PGW__ARRAY_LEN(env_params) == PGW__CI_NENV_PARAMS,
 
 /* ---- small helpers ---- */
 
+/* Every option lookup by name (about forty per connect) goes through
+ * here: the first letters are compared before a call to strcmp. */
 int pgw__ci_option_index(const char *keyword)
 {
     for (size_t i = 0; i < NOPTS; i++)
-        if (strcmp(options[i].keyword, keyword) == 0) return (int)i;
+        if (options[i].keyword[0] == keyword[0] && strcmp(options[i].keyword, keyword) == 0)
+            return (int)i;
     return -1;
 }
 
