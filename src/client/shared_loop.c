@@ -101,8 +101,7 @@ static void on_retry(uv_check_t *h)
     run_jobs(s, list);
 }
 
-/* The wake handle: the holder's uv_run returns (wait_turn), and it runs
- * the jobs posted since its last turn. */
+/* Holding the loop: run the jobs posted so far, in posting order. */
 static void run_posted(pgw__shared_loop_t *s)
 {
     pgw__shared_job_t *newest = __atomic_exchange_n(&s->jobs, NULL, __ATOMIC_ACQUIRE);
@@ -116,6 +115,8 @@ static void run_posted(pgw__shared_loop_t *s)
     run_jobs(s, list);
 }
 
+/* The wake handle: the holder's uv_run returns (wait_turn), and it runs
+ * the jobs posted since its last turn. */
 static void on_wake(uv_async_t *a)
 {
     run_posted(a->data);
