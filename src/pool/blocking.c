@@ -266,7 +266,7 @@ int pgw_client_pool_release(pgw_client_pool_t *p, pgw_client_t *c)
         pgw__shared_job_t *job = pgw__client_job(c);
         *job = (pgw__shared_job_t){.run = release_pushed_run, .ctx = p};
         pgw__shared_loop_push(p->loop, job);
-        posted_end(p); /* closing since: the job runs before it looks */
+        posted_end(p); /* a close since: the job runs before it counts clients out */
         return 0;
     }
     release_t r = {.job = {.run = release_run}, .p = p, .c = c};
