@@ -249,6 +249,21 @@ static const pgw_pool_host_stats_t *host_entry(const pgw_pool_host_stats_t *h, s
     return NULL;
 }
 
+/* The pool is done growing and as many standby backends have answered as
+ * it has read-only connections there: a standby backend first seen after
+ * this is one the promotion made, not one a slow machine's warm-up opened
+ * late. */
+static bool standby_settled(const load_t *l, int32_t entry_port)
+{
+    pgw_pool_stats_t st;
+    pgw_pool_stats(l->pool, &st);
+    pgw_pool_host_stats_t hosts[8];
+    size_t nh = pgw_pool_hosts(l->pool, hosts, 8);
+    const pgw_pool_host_stats_t *ro =
+        host_entry(hosts, nh < 8 ? nh : 8, entry_port, PGW_POOL_READ_ONLY);
+    return st.opening == 0 && ro && l->standby_pids.n >= (int)ro->open;
+}
+
 /* The load, the promotion and the checks; with hide, the pool reaches
  * both servers through proxies that drop in_hot_standby. */
 static void promote_under_load(int hide)
@@ -294,7 +309,8 @@ static void promote_under_load(int hide)
         client_send(&clients[i]);
     }
     int warm = valgrind ? 200 : 2000;
-    while ((l.answered[0] < warm || l.answered[1] < warm) && !l.failed && now_ms() < deadline)
+    while ((l.answered[0] < warm || l.answered[1] < warm || !standby_settled(&l, entry_port)) &&
+           !l.failed && now_ms() < deadline)
         uv_run(&l.loop, UV_RUN_ONCE);
     assert_int_equal(l.failed, 0);
     assert_true(l.answered[1] >= warm);
