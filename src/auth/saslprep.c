@@ -11,7 +11,9 @@
 
 #include <stdbool.h>
 
-/* A password longer than this is not a password; it also bounds the work. */
+/* A password longer than this is not a password; it also bounds the work.
+ * The bound holds for the output too (NFKC can lengthen a string), so
+ * whatever SASLprep returns, it accepts again unchanged. */
 #define SASLPREP_MAX_INPUT 4096
 
 #define HANGUL_S_BASE  0xAC00
@@ -260,6 +262,11 @@ static int encode_utf8(const pgw_allocator_t *alloc, const uint32_t *cps, size_t
     size_t len = 0;
     for (size_t i = 0; i < n; i++)
         len += pgw__utf8_encode(cps[i], s + len);
+    if (len > SASLPREP_MAX_INPUT) {
+        memset(s, 0, len); /* the password */
+        pgw__free(alloc, s);
+        return PGW_EINVAL;
+    }
     s[len] = '\0';
     *out = s;
     return 0;

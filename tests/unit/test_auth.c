@@ -386,6 +386,35 @@ static void test_saslprep_more(void **state)
     expect_prep_error("\xFF", PGW_EENCODING);
 }
 
+/* n times U+FDFA, which NFKC turns into 18 code points (33 bytes). */
+static char *ligatures(size_t n)
+{
+    char *s = malloc(n * 3 + 1);
+    assert_non_null(s);
+    for (size_t i = 0; i < n; i++)
+        memcpy(s + i * 3, "\xEF\xB7\xBA", 3);
+    s[n * 3] = '\0';
+    return s;
+}
+
+/* NFKC can lengthen a password: the 4096-byte bound holds for the output
+ * too, so SASLprep accepts its own output, unchanged. */
+static void test_saslprep_output_bound(void **state)
+{
+    (void)state;
+    char *in = ligatures(124), *out = NULL, *again = NULL;
+    assert_int_equal(pgw__saslprep(NULL, in, &out), 0);
+    assert_int_equal(strlen(out), 124 * 33);
+    assert_int_equal(pgw__saslprep(NULL, out, &again), 0);
+    assert_string_equal(out, again);
+    free(again);
+    free(out);
+    free(in);
+    in = ligatures(125); /* 4,125 bytes once normalised */
+    expect_prep_error(in, PGW_EINVAL);
+    free(in);
+}
+
 static void test_scram_raw_password_when_prep_fails(void **state)
 {
     (void)state;
@@ -414,6 +443,7 @@ int main(void)
         cmocka_unit_test(test_scram_out_of_memory),
         cmocka_unit_test(test_saslprep_rfc4013_examples),
         cmocka_unit_test(test_saslprep_more),
+        cmocka_unit_test(test_saslprep_output_bound),
         cmocka_unit_test(test_scram_raw_password_when_prep_fails),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
