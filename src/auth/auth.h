@@ -83,8 +83,9 @@ size_t pgw__utf8_encode(uint32_t cp, char *out);
 
 /* SASLprep (RFC 4013, stringprep profile) of a UTF-8 string into a newly
  * allocated NUL-terminated string. Returns 0, PGW_EENCODING (invalid UTF-8),
- * PGW_EINVAL (prohibited output, a bidi violation, or a non-ASCII input or
- * its output longer than 4096 bytes) or PGW_ENOMEM. */
+ * PGW_EINVAL (prohibited output, a bidi violation, a non-ASCII input that
+ * maps to nothing, or a non-ASCII input or its output longer than 4096
+ * bytes) or PGW_ENOMEM. */
 int pgw__saslprep(const pgw_allocator_t *alloc, const char *in, char **out);
 
 #endif

@@ -286,6 +286,9 @@ int pgw__saslprep(const pgw_allocator_t *alloc, const char *in, char **out)
     if (!cps) return PGW_ENOMEM;
     size_t n;
     int rc = map_and_decompose(in, cps, cap, &n);
+    /* Nothing left once mapped: as for libpq and the server, an empty
+     * password is prohibited (and so used as given). */
+    if (rc == 0 && n == 0) rc = PGW_EINVAL;
     if (rc == 0) {
         canonical_order(cps, n);
         n = canonical_compose(cps, n);

@@ -371,6 +371,9 @@ static void test_saslprep_more(void **state)
     expect_prep_error("\xD8\xA7"
                       "a\xD8\xA8",
                       PGW_EINVAL);
+    /* nothing left once mapped: an empty password, prohibited (libpq) */
+    expect_prep_error("\xC2\xAD", PGW_EINVAL);
+    expect_prep_error("\xE2\x80\x8B\xEF\xBB\xBF", PGW_EINVAL);
     /* prohibited output */
     expect_prep_error("a\x7F", PGW_EINVAL);            /* ASCII control */
     expect_prep_error("a\xC2\x80", PGW_EINVAL);        /* C1 control */
