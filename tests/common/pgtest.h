@@ -11,6 +11,9 @@
  *   PGW_TEST_{SCRAM,MD5,CLEAR}_{USER,PASSWORD}
  *                                       roles for scram-sha-256, md5 and
  *                                       password auth (unix socket and TCP)
+ *   PGW_TEST_SCRAM_PREP_{USER,PASSWORD} a scram-sha-256 role whose password
+ *                                       SASLprep maps to nothing (a soft
+ *                                       hyphen), stored as given
  *   PGW_TEST_CERT_USER                  role for cert auth (hostssl only)
  *   PGW_TEST_NOSSL_USER                 trust role allowed only without TLS
  *                                       (hostnossl): sslmode=prefer retries

@@ -3,7 +3,8 @@
  * ALTER ROLE ... PASSWORD, the server keeps it unchanged, and a SCRAM login
  * with the password then succeeds. The SCRAM role keeps its password (only
  * the salt and iteration count change), so tests running beside this one
- * still log in.
+ * still log in. A role whose password SASLprep maps to nothing logs in as
+ * with libpq.
  */
 #define _POSIX_C_SOURCE 200809L /* uv.h, through pgclient.h: pthread_rwlock_t */
 #include "pgclient.h"
@@ -12,6 +13,7 @@
 #include "pgwire/client.h"
 #include "pgwire/types_container.h"
 
+#include <libpq-fe.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -82,10 +84,30 @@ static void test_server_accepts_verifier(void **state)
     pgw_client_close(admin);
 }
 
+/* A password SASLprep maps to nothing: the server stored its verifier from
+ * the password as given (an empty result is prohibited), and libpq logs in
+ * with it as given. libpgwire must too. */
+static void test_login_password_prepared_to_nothing(void **state)
+{
+    (void)state;
+    pgt_require_server();
+    const char *user = pgt_env_required("PGW_TEST_SCRAM_PREP_USER");
+    const char *password = pgt_env_required("PGW_TEST_SCRAM_PREP_PASSWORD");
+    char ci[512];
+    pgt_conninfo_tcp(ci, sizeof ci, user, password, NULL);
+    PGconn *pq = PQconnectdb(ci);
+    if (PQstatus(pq) != CONNECTION_OK) fail_msg("libpq: %s", PQerrorMessage(pq));
+    PQfinish(pq);
+    pgw_client_t *c = connect_ci(ci);
+    pgt_client_exec_ok(c, "SELECT 1");
+    pgw_client_close(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_server_accepts_verifier),
+        cmocka_unit_test(test_login_password_prepared_to_nothing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -36,6 +36,9 @@ readonly TEST_USER=pgwire
 readonly SCRAM_USER=pgw_scram SCRAM_PASSWORD='scram-Pw-1'
 readonly MD5_USER=pgw_md5 MD5_PASSWORD='md5-Pw-2'
 readonly CLEAR_USER=pgw_clear CLEAR_PASSWORD='clear-Pw-3'
+# A password SASLprep maps to nothing (a soft hyphen): the server stored its
+# verifier from the password as given, as libpq then logs in with it.
+readonly PREP_USER=pgw_scram_prep PREP_PASSWORD=$'\xc2\xad'
 readonly CERT_USER=pgw_cert
 # Trust roles reachable over TCP only without TLS / only with TLS, for
 # libpq's sslmode=prefer and allow retries.
@@ -257,12 +260,14 @@ write_hba() {
         echo "local    all      $BOOT_USER              trust"
         echo "local    all      $TEST_USER              trust"
         echo "local    all      $SCRAM_USER             scram-sha-256"
+        echo "local    all      $PREP_USER        scram-sha-256"
         echo "local    all      $MD5_USER               md5"
         echo "local    all      $CLEAR_USER             password"
         # hostssl first: pg_hba.conf is first match, and host matches TLS too.
         for u in hostssl host; do
             echo "$u  all      $TEST_USER   127.0.0.1/32  trust"
             echo "$u  all      $SCRAM_USER  127.0.0.1/32  scram-sha-256"
+            echo "$u  all      $PREP_USER  127.0.0.1/32  scram-sha-256"
             echo "$u  all      $MD5_USER    127.0.0.1/32  md5"
             echo "$u  all      $CLEAR_USER  127.0.0.1/32  password"
         done
@@ -283,6 +288,7 @@ CREATE ROLE $TEST_USER LOGIN SUPERUSER;
 CREATE DATABASE $TEST_USER OWNER $TEST_USER;
 SET password_encryption = 'scram-sha-256';
 CREATE ROLE $SCRAM_USER LOGIN PASSWORD '$SCRAM_PASSWORD';
+CREATE ROLE $PREP_USER LOGIN PASSWORD '$PREP_PASSWORD';
 CREATE ROLE $CLEAR_USER LOGIN PASSWORD '$CLEAR_PASSWORD';
 SET password_encryption = 'md5';
 CREATE ROLE $MD5_USER LOGIN PASSWORD '$MD5_PASSWORD';
@@ -437,6 +443,8 @@ cmd_start() {
         echo "PGW_TEST_TCP_HOST=127.0.0.1"
         echo "PGW_TEST_SCRAM_USER=$SCRAM_USER"
         echo "PGW_TEST_SCRAM_PASSWORD=$SCRAM_PASSWORD"
+        echo "PGW_TEST_SCRAM_PREP_USER=$PREP_USER"
+        echo "PGW_TEST_SCRAM_PREP_PASSWORD=$PREP_PASSWORD"
         echo "PGW_TEST_MD5_USER=$MD5_USER"
         echo "PGW_TEST_MD5_PASSWORD=$MD5_PASSWORD"
         echo "PGW_TEST_CLEAR_USER=$CLEAR_USER"
