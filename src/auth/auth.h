@@ -81,11 +81,15 @@ size_t pgw__utf8_decode(const unsigned char *s, uint32_t *cp);
 /* Encode cp (at most U+10FFFF) into out[0..4); returns its length. */
 size_t pgw__utf8_encode(uint32_t cp, char *out);
 
+/* The longest non-ASCII input pgw__saslprep takes, in bytes. NFKC can
+ * make the output longer: that output is returned, and refused as an input. */
+#define PGW__SASLPREP_MAX_INPUT 4096
+
 /* SASLprep (RFC 4013, stringprep profile) of a UTF-8 string into a newly
  * allocated NUL-terminated string. Returns 0, PGW_EENCODING (invalid UTF-8),
  * PGW_EINVAL (prohibited output, a bidi violation, a non-ASCII input that
- * maps to nothing, or a non-ASCII input or its output longer than 4096
- * bytes) or PGW_ENOMEM. */
+ * maps to nothing or is longer than PGW__SASLPREP_MAX_INPUT) or
+ * PGW_ENOMEM. */
 int pgw__saslprep(const pgw_allocator_t *alloc, const char *in, char **out);
 
 #endif

@@ -11,10 +11,8 @@
 
 #include <stdbool.h>
 
-/* A password longer than this is not a password; it also bounds the work.
- * The bound holds for the output too (NFKC can lengthen a string), so
- * whatever SASLprep returns, it accepts again unchanged. */
-#define SASLPREP_MAX_INPUT 4096
+/* A password longer than PGW__SASLPREP_MAX_INPUT (auth.h) is not a
+ * password; the bound also bounds the work. */
 
 #define HANGUL_S_BASE  0xAC00
 #define HANGUL_L_BASE  0x1100
@@ -262,11 +260,6 @@ static int encode_utf8(const pgw_allocator_t *alloc, const uint32_t *cps, size_t
     size_t len = 0;
     for (size_t i = 0; i < n; i++)
         len += pgw__utf8_encode(cps[i], s + len);
-    if (len > SASLPREP_MAX_INPUT) {
-        memset(s, 0, len); /* the password */
-        pgw__free(alloc, s);
-        return PGW_EINVAL;
-    }
     s[len] = '\0';
     *out = s;
     return 0;
@@ -277,7 +270,7 @@ int pgw__saslprep(const pgw_allocator_t *alloc, const char *in, char **out)
     size_t len;
     *out = NULL;
     if (is_ascii(in, &len)) return saslprep_ascii(alloc, in, len, out);
-    if (len > SASLPREP_MAX_INPUT) return PGW_EINVAL;
+    if (len > PGW__SASLPREP_MAX_INPUT) return PGW_EINVAL;
 
     /* Each input byte yields at most one code point, and each code point
      * decomposes into at most MAX_DECOMP_LEN. */
