@@ -67,12 +67,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             break;
         }
         if (pgw_type_registry_load_row(reg, f, PGW_TYPE_LOAD_NFIELDS) != 0) continue;
-        /* A loaded row's oid field is a valid decimal number. */
-        char buf[16];
-        size_t n = f[0].len < (int32_t)sizeof buf ? (size_t)f[0].len : sizeof buf - 1;
-        memcpy(buf, f[0].p, n);
-        buf[n] = '\0';
-        uint32_t oid = (uint32_t)strtoul(buf, NULL, 10);
+        /* A loaded row's oid field is a valid decimal number (leading
+         * zeros included: all of it is read). */
+        char *digits = malloc((size_t)f[0].len + 1);
+        if (!digits) break;
+        memcpy(digits, f[0].p, (size_t)f[0].len);
+        digits[f[0].len] = '\0';
+        uint32_t oid = (uint32_t)strtoul(digits, NULL, 10);
+        free(digits);
         const pgw_type_catalog_t *cat;
         if (pgw_type_lookup_catalog(reg, oid, &cat) != 0) abort();
         (void)pgw_type_resolve_oid(reg, oid);
