@@ -182,19 +182,49 @@ static bool is_default_word(const char *v)
     return *v == '\0' && *d == '\0';
 }
 
-static int apply_environment(pgw_conninfo_t *ci)
+extern char **environ;
+
+/* Where the value of the environment variable name[0..n) goes: an
+ * option's, PGREQUIRESSL's or a startup parameter's slot; NULL for a
+ * variable libpq does not read. */
+static const char **env_slot(const char *name, size_t n, const char **opt, const char **param,
+                             const char **requiressl)
 {
     for (size_t i = 0; i < NOPTS; i++) {
-        const char *v = options[i].envvar ? getenv(options[i].envvar) : NULL;
-        if (v && pgw__ci_store(ci, (int)i, v, false) != 0) return PGW_ENOMEM;
+        const char *v = options[i].envvar;
+        if (v && v[2] == name[2] && strncmp(v, name, n) == 0 && v[n] == '\0') return &opt[i];
     }
+    for (size_t i = 0; i < NENV_PARAMS; i++) {
+        const char *v = env_params[i].envvar;
+        if (strncmp(v, name, n) == 0 && v[n] == '\0') return &param[i];
+    }
+    static const char req[] = "PGREQUIRESSL";
+    return n == sizeof req - 1 && memcmp(name, req, n) == 0 ? requiressl : NULL;
+}
+
+/* The environment's values, read in one pass over it (a getenv per
+ * variable would scan it some fifty times per connect): every variable
+ * starting with PG is looked up in the table, and the first entry of a
+ * name wins, as with getenv. */
+static int apply_environment(pgw_conninfo_t *ci)
+{
+    const char *opt[NOPTS] = {0}, *param[NENV_PARAMS] = {0}, *req = NULL;
+    for (char **e = environ; e && *e; e++) {
+        const char *name = *e;
+        if (name[0] != 'P' || name[1] != 'G' || !name[2]) continue;
+        const char *eq = strchr(name, '=');
+        if (!eq) continue;
+        const char **slot = env_slot(name, (size_t)(eq - name), opt, param, &req);
+        if (slot && !*slot) *slot = eq + 1;
+    }
+    for (size_t i = 0; i < NOPTS; i++)
+        if (opt[i] && pgw__ci_store(ci, (int)i, opt[i], false) != 0) return PGW_ENOMEM;
     /* The deprecated PGREQUIRESSL: a value starting with '1' means
      * sslmode=require, below PGSSLMODE (libpq since 9.3). */
-    const char *req = getenv("PGREQUIRESSL");
     if (req && req[0] == '1' && pgw__ci_store(ci, pgw__ci_opt("sslmode"), "require", false) != 0)
         return PGW_ENOMEM;
     for (size_t i = 0; i < NENV_PARAMS; i++) {
-        const char *v = getenv(env_params[i].envvar);
+        const char *v = param[i];
         if (!v || is_default_word(v)) continue;
         ci->env_param[i] = pgw__strdup(ci->alloc, v);
         if (!ci->env_param[i]) return PGW_ENOMEM;
@@ -418,9 +448,10 @@ void pgw_conninfo_free(pgw_conninfo_t *ci)
 {
     if (!ci) return;
     const pgw_allocator_t *a = ci->alloc;
-    for (size_t i = 0; i < NOPTS; i++) {
-        if (i == (size_t)pgw__ci_opt("password") || i == (size_t)pgw__ci_opt("sslpassword") ||
-            i == (size_t)pgw__ci_opt("oauth_client_secret"))
+    const int pw = pgw__ci_opt("password"), sslpw = pgw__ci_opt("sslpassword"),
+              oauth = pgw__ci_opt("oauth_client_secret");
+    for (int i = 0; i < (int)NOPTS; i++) {
+        if (i == pw || i == sslpw || i == oauth)
             pgw__free_secret(a, ci->val[i]);
         else
             pgw__free(a, ci->val[i]);

@@ -431,6 +431,32 @@ static void test_environment(void **state)
     parse_fails("", "invalid sslmode value: \"sometimes\"");
 }
 
+/* The environment is read as getenv reads it: the first entry of a name
+ * wins, and only whole names match. */
+static void test_environment_as_getenv(void **state)
+{
+    (void)state;
+    extern char **environ;
+    static char *env[] = {
+        "PGPORTX=1",      "PGPORT=6001",       "PGPORT=6002", "PG=1",       "PGUSER", "XPGHOST=bad",
+        "PGREQUIRESSL=1", "PGTZ=Europe/Paris", "PGTZ=UTC",    "PGAPPNAME=", NULL};
+    char **saved = environ;
+    environ = env;
+    assert_string_equal(getenv("PGPORT"), "6001");
+    pgw_conninfo_t *ci = parse_ok("user=u");
+    environ = saved;
+    expect(ci, "port", "6001");
+    expect(ci, "host", PGW_DEFAULT_SOCKET_DIR);
+    expect(ci, "sslmode", "require");
+    expect(ci, "application_name", "");
+    const char *p[32];
+    int n = pgw_conninfo_startup_params(ci, p, 16);
+    assert_int_equal(n, 3); /* an empty application_name is not sent */
+    assert_string_equal(p[4], "timezone");
+    assert_string_equal(p[5], "Europe/Paris");
+    pgw_conninfo_free(ci);
+}
+
 static void test_startup_params_fallback(void **state)
 {
     (void)state;
@@ -1081,6 +1107,7 @@ int main(void)
         cmocka_unit_test_setup(test_uri_libpq_examples, clean_env),
         cmocka_unit_test_setup(test_uri_errors, clean_env),
         cmocka_unit_test_setup(test_environment, clean_env),
+        cmocka_unit_test_setup(test_environment_as_getenv, clean_env),
         cmocka_unit_test_setup(test_startup_params_fallback, clean_env),
         cmocka_unit_test_setup(test_service_file, clean_env),
         cmocka_unit_test_setup(test_pgpass, clean_env),
