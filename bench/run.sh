@@ -17,7 +17,8 @@
 #   BENCH_REPS    runs per (library, scenario) (default 3)
 #   BENCH_PORT    port for the throwaway cluster (default: first free from 54320)
 #   BENCH_FILTER  regular expression of scenario ids to run (e.g. 'ext_|b_seq')
-#   BENCH_SUITES  comma-separated suites (default A,B,C,T,R,P; R: a logical replication stream,
+#   BENCH_SUITES  comma-separated suites (default A,B,C,T,M,R,P; M: client memory per pending
+#                 request; R: a logical replication stream,
 #                 libpgwire beside pg_recvlogical and postgres.js; P: pooled reads over the
 #                 throwaway cluster and two streaming standbys, up only while P runs
 #                 (tests/pg/pg-replica.sh; skipped, its section says why, with an external
@@ -60,14 +61,14 @@ BUILD=${BENCH_BUILD:-$ROOT/build-bench}
 if [ "${BENCH_QUICK:-0}" = 1 ]; then
     export BENCH_SCALE=${BENCH_SCALE:-0.1} BENCH_REPS=${BENCH_REPS:-1}
     # Suite D's code runs too, on a tiny table (10,000 rows).
-    export BENCH_SUITES=${BENCH_SUITES:-A,B,C,D,T,R,P} BENCH_D_SCALE=${BENCH_D_SCALE:-0.005}
+    export BENCH_SUITES=${BENCH_SUITES:-A,B,C,D,T,M,R,P} BENCH_D_SCALE=${BENCH_D_SCALE:-0.005}
     # Suite R streams 10,000 changes.
     export BENCH_R_SCALE=${BENCH_R_SCALE:-0.01}
 fi
 export BENCH_PEERS=${BENCH_PEERS:-1}
 export BENCH_SCALE=${BENCH_SCALE:-1}
 export BENCH_REPS=${BENCH_REPS:-3}
-export BENCH_SUITES=${BENCH_SUITES:-A,B,C,T,R,P}
+export BENCH_SUITES=${BENCH_SUITES:-A,B,C,T,M,R,P}
 export BENCH_FILTER=${BENCH_FILTER:-}
 
 say() { echo "bench: $*" >&2; }
@@ -163,7 +164,7 @@ if [ $SELFTEST = 0 ]; then
     cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DPGW_BUILD_TESTS=OFF \
         -DPGW_BUILD_EXAMPLES=OFF -DPGW_BUILD_BENCH=ON >&2
     cmake --build "$BUILD" -j"$(nproc)" --target pgw-bench-driver pgw-bench-micro_codec \
-        pgw-bench-suited pgw-bench-repl_stream pgw-bench-replica_reads >&2
+        pgw-bench-suited pgw-bench-mem_pending pgw-bench-repl_stream pgw-bench-replica_reads >&2
 fi
 
 # --- server ------------------------------------------------------------------------

@@ -1294,7 +1294,7 @@ def main():
     ap.add_argument("--scale", type=float, default=float(os.environ.get("BENCH_SCALE", "1")))
     ap.add_argument("--reps", type=int, default=int(os.environ.get("BENCH_REPS", "3")))
     ap.add_argument("--filter", default=os.environ.get("BENCH_FILTER", ""))
-    ap.add_argument("--suites", default=os.environ.get("BENCH_SUITES", "A,B,C,T,R,P"))
+    ap.add_argument("--suites", default=os.environ.get("BENCH_SUITES", "A,B,C,T,M,R,P"))
     ap.add_argument("--results", default=os.path.join(HERE, "results"))
     ap.add_argument("--output", default=os.path.join(HERE, "RESULTS.md"))
     ap.add_argument("--timeout", type=int, default=900)

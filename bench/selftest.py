@@ -19,7 +19,8 @@ cannot pipeline runs the ceiling as 10,000 round trips):
    ranking and give the ratios the issue asks for, on synthetic results.
 5. Suites D and T (suited.py): a query whose two libraries' checksums differ
    fails the run, and the tables give the ratios within each repetition,
-   on synthetic results.
+   on synthetic results; suite M's table gives the first round as cold and
+   the median of the later rounds as warm.
 6. Suite R (repl.py): the libpgwire ÷ pg_recvlogical and ÷ postgres.js
    ratios are taken within each repetition, on synthetic results.
 
@@ -224,6 +225,17 @@ def suited_rows():
           "server's COPY")
     check("q/s 1.00x (1.00–1.00), CPU per query 0.50x (0.50–0.50)" in lines,
           "suite T gives q/s and CPU ratios within each repetition")
+    def mem_run(lib, rep, cold, warm):
+        rnd = lambda b, a: {"pending": 1000, "rss_per_pending": b, "allocs": a,
+                            "alloc_bytes": 10.0, "out": 62.0, "in": 40.0}
+        return {"lib": lib, "status": "ok", "rep": rep, "requests": 1000,
+                "sizes": {"req": 208, "req_chunk": 224, "result": 344, "request": 176},
+                "rounds": [rnd(cold, 1.0)] + [rnd(w, 0.0) for w in warm]}
+    m = {"mem": {lib: [mem_run(lib, k, 300.0 + 10 * k, [60.0, 0.0]) for k in range(2)]
+                 for lib in runner.suited.M_LIBS}}
+    lines = "\n".join(runner.suited.report_lines(Args(), {"M": m}))
+    check("| 1,000 | 305.0 | 30.0 | 1.000 / 0.000 | 10.0 | 62 / 40 | 3% |" in lines,
+          "suite M gives cold (first round) and warm (later rounds) figures")
 
 
 def repl_rows():

@@ -1,7 +1,9 @@
 """Suite D (seed 002's TSBS cpu workload) and suite T (16 threads through
 the blocking pool's one-shot pgw_client_pool_run beside 16 libpq
-connections), run by bench/suited.c's pgw-bench-suited and reported by
-runner.py (run(), load(), report_lines()).
+connections), run by bench/suited.c's pgw-bench-suited, and suite M
+(client memory per pending request, bench/mem_pending.c's
+pgw-bench-mem_pending), reported by runner.py (run(), load(),
+report_lines()).
 
 Every (library, scenario) pair runs in a process of its own, BENCH_REPS
 times; in repetition k the libraries go in a rotated order (k-th rotation),
@@ -40,6 +42,13 @@ T_NAMES = {
     "libpgwire-pool": "libpgwire: pgw_client_pool_run, pool of 4 connections",
     "libpq": "libpq: 16 connections, one per thread (PQexecParams)",
 }
+M_LIBS = ["libpgwire", "libpgwire-noresult", "libpq"]
+M_NAMES = {
+    "libpgwire": "libpgwire: pgw_conn_submit, results delivered and freed",
+    "libpgwire-noresult": "libpgwire: pgw_conn_submit with PGW_Q_NO_RESULT",
+    "libpq": "libpq: pipeline mode, PQsendQueryPrepared + PQpipelineSync",
+}
+M_ROUNDS = 3
 SUBDIR = "suited"
 failures = []  # the runner's list of failures (run() binds it)
 
@@ -48,11 +57,26 @@ def binary(args):
     return os.path.join(os.path.dirname(os.path.abspath(args.driver)), "pgw-bench-suited")
 
 
+def _m_requests(args):
+    """Suite M's pending requests per round: 100,000 × BENCH_SCALE (at least 1,000)."""
+    return max(1000, int(100000 * args.scale))
+
+
+def _m_argv(args, lib):
+    argv = [os.path.join(os.path.dirname(binary(args)), "pgw-bench-mem_pending"), "--json",
+            "--requests", str(_m_requests(args)), "--rounds", str(M_ROUNDS)]
+    return argv + (["--lib", "libpq"] if lib == "libpq" else
+                   ["--no-result"] if lib == "libpgwire-noresult" else [])
+
+
 def _run(args, cmd, lib, label, scenario=None):
     runner.log(label)
-    argv = [binary(args), cmd, "--lib", lib, "--scale", str(args.scale)]
-    if scenario:
-        argv += ["--scenario", scenario]
+    if cmd == "mem":
+        argv = _m_argv(args, lib)
+    else:
+        argv = [binary(args), cmd, "--lib", lib, "--scale", str(args.scale)]
+        if scenario:
+            argv += ["--scenario", scenario]
     try:
         p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                            timeout=args.timeout)
@@ -60,7 +84,8 @@ def _run(args, cmd, lib, label, scenario=None):
     except subprocess.TimeoutExpired:
         res = {"status": "failed", "reason": "timed out after %ds" % args.timeout}
     except (OSError, ValueError, IndexError) as e:
-        res = {"status": "failed", "reason": "no JSON from pgw-bench-suited: %s" % e}
+        res = {"status": "failed", "reason": "no JSON from %s: %s" % (os.path.basename(argv[0]),
+                                                                       e)}
     res.setdefault("lib", lib)
     if res.get("status") != "ok":
         failures.append("%s / %s: %s" % (lib, scenario or cmd, res.get("reason")))
@@ -109,6 +134,9 @@ def run(args, suites, failure_list):
     if "T" in suites:
         out["T"] = {"threads": _alternate(args, "threads", T_LIBS, "T")}
         runner.save(args, "T.json", out["T"], SUBDIR)
+    if "M" in suites:
+        out["M"] = {"mem": _alternate(args, "mem", M_LIBS, "M")}
+        runner.save(args, "M.json", out["M"], SUBDIR)
     return out
 
 
@@ -125,7 +153,7 @@ def _verify_d(dd):
 
 def load(args):
     """The saved results of a previous run (--render-only)."""
-    return runner.load_saved(args, SUBDIR, ("D", "T"))
+    return runner.load_saved(args, SUBDIR, ("D", "T", "M"))
 
 
 # ---- report ------------------------------------------------------------------------
@@ -228,6 +256,29 @@ def _threads_table(runs):
     return L
 
 
+def _mem_table(runs):
+    L = ["| client | pending | RSS growth per pending request, cold (B) | warm (B) | "
+         "allocations per request, cold / warm | bytes allocated per request, warm | "
+         "socket bytes out / in per request | spread (cold) |",
+         "|---|---|---|---|---|---|---|---|"]
+    for lib in M_LIBS:
+        ok = [r for r in _ok(runs.get(lib, [])) if len(r.get("rounds", [])) >= 2]
+        if not ok:
+            L.append("| %s | failed | | | | | | |" % M_NAMES[lib])
+            continue
+        cold = [r["rounds"][0]["rss_per_pending"] for r in ok]
+        # Warm: the rounds after the first, every repetition's.
+        warm = [x["rss_per_pending"] for r in ok for x in r["rounds"][1:]]
+        last = ok[0]["rounds"][-1]
+        L.append("| %s | %s | %.1f | %.1f | %.3f / %.3f | %.1f | %.0f / %.0f | %s |" % (
+            M_NAMES[lib], "{:,}".format(ok[0]["rounds"][0]["pending"]), runner.median(cold),
+            runner.median(warm), runner.median([r["rounds"][0]["allocs"] for r in ok]),
+            runner.median([x["allocs"] for r in ok for x in r["rounds"][1:]]),
+            runner.median([x["alloc_bytes"] for r in ok for x in r["rounds"][1:]]),
+            last["out"], last["in"], _fmt(_spread(cold), 0, "%")))
+    return L
+
+
 def report_lines(args, data):
     L = []
     dd = data.get("D")
@@ -277,4 +328,35 @@ def report_lines(args, data):
             "(not counted). %d repetitions, rotated.\n" % args.reps)
         L.extend(_threads_table(td["threads"]))
         L.append("")
+    md = data.get("M")
+    if md:
+        runs = md["mem"]
+        sz = next((r["sizes"] for rs in runs.values() for r in _ok(rs) if "sizes" in r), None)
+        n = next((r["requests"] for rs in runs.values() for r in _ok(rs)), 0)
+        L.append("## Suite M: client memory per pending request\n")
+        L.append(
+            "`pgw-bench-mem_pending` (bench/mem_pending.c), one process per client, %d "
+            "repetitions in a rotated order: after a warm-up that prepares the statement, %d "
+            "rounds of %s one-parameter `SELECT $1::int4` requests (binary parameter, one Sync "
+            "each) submitted before any answer is read, then read to the last (every answer "
+            "checked). **RSS growth per pending request**: VmRSS after the last submit minus "
+            "before the first, ÷ the requests. **Cold** is a fresh process's first round (what "
+            "a program pays the first time it holds that many); **warm** the later rounds "
+            "(free lists and buffers already grown), median over rounds and repetitions. "
+            "Allocations (malloc & co., counted by bench/interpose.c for every library alike) "
+            "and bytes allocated run from the first submit to the last answer. libpgwire "
+            "accepts every request before writing (its loop has not run yet); libpq writes as "
+            "it goes and, when the socket is full, reads the answers into its own buffer, so "
+            "part of its pending work sits in the server and the kernel.\n" % (
+                args.reps, M_ROUNDS, "{:,}".format(n)))
+        L.extend(_mem_table(runs))
+        L.append("")
+        if sz:
+            L.append(
+                "libpgwire's share: a pending request is a descriptor of %d bytes (a %d-byte "
+                "malloc chunk, kept on a free list after its answer) plus its encoded Bind, "
+                "Execute and Sync in the output buffer until written; a `pgw_request_t` on "
+                "the caller's stack is %d bytes and a result object %d bytes (none with "
+                "PGW_Q_NO_RESULT). The goal is at most 128 bytes per pending request.\n" % (
+                    sz["req"], sz["req_chunk"], sz["request"], sz["result"]))
     return L
