@@ -81,15 +81,11 @@ size_t pgw__utf8_decode(const unsigned char *s, uint32_t *cp);
 /* Encode cp (at most U+10FFFF) into out[0..4); returns its length. */
 size_t pgw__utf8_encode(uint32_t cp, char *out);
 
-/* The longest non-ASCII input pgw__saslprep takes, in bytes. NFKC can
- * make the output longer: that output is returned, and refused as an input. */
-#define PGW__SASLPREP_MAX_INPUT 4096
-
 /* SASLprep (RFC 4013, stringprep profile) of a UTF-8 string into a newly
- * allocated NUL-terminated string. Returns 0, PGW_EENCODING (invalid UTF-8),
- * PGW_EINVAL (prohibited output, a bidi violation, a non-ASCII input that
- * maps to nothing or is longer than PGW__SASLPREP_MAX_INPUT) or
- * PGW_ENOMEM. */
+ * allocated NUL-terminated string, as PostgreSQL's pg_saslprep does it (the
+ * prohibited and bidi checks over the mapped input, before NFKC). Returns 0,
+ * PGW_EENCODING (invalid UTF-8), PGW_EINVAL (a prohibited character, a bidi
+ * violation, a non-ASCII input that maps to nothing) or PGW_ENOMEM. */
 int pgw__saslprep(const pgw_allocator_t *alloc, const char *in, char **out);
 
 #endif

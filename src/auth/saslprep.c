@@ -1,18 +1,23 @@
 /*
  * SASLprep (RFC 4013), the stringprep (RFC 3454) profile SCRAM applies to
  * passwords: map non-ASCII spaces to SPACE and "commonly mapped to nothing"
- * characters to nothing, normalise to NFKC, reject prohibited output
- * (including code points unassigned in Unicode 3.2, as the server does) and
- * check the bidi rule. The tables come from gen_saslprep_tables.py.
+ * characters to nothing, normalise to NFKC, reject prohibited characters
+ * (including code points unassigned in Unicode 3.2) and check the bidi rule.
+ * The tables come from gen_saslprep_tables.py.
+ *
+ * The server stores a SCRAM secret from the password it was given through
+ * its own SASLprep, and libpq prepares what it sends the same way; a
+ * password prepared differently here does not log in. So this follows
+ * PostgreSQL's pg_saslprep where it departs from the RFCs: the prohibited
+ * and bidi checks look at the mapped input, not at the normalised output
+ * (U+FB1D alone is prepared; "a" U+0340 is refused, and so used as given),
+ * and a password of any length is prepared.
  */
 #include "auth/auth.h"
 #include "auth/saslprep_tables.h"
 #include "util/internal.h"
 
 #include <stdbool.h>
-
-/* A password longer than PGW__SASLPREP_MAX_INPUT (auth.h) is not a
- * password; the bound also bounds the work. */
 
 #define HANGUL_S_BASE  0xAC00
 #define HANGUL_L_BASE  0x1100
@@ -213,9 +218,9 @@ static int saslprep_ascii(const pgw_allocator_t *alloc, const char *in, size_t l
     return *out ? 0 : PGW_ENOMEM;
 }
 
-/* Steps 1 and 2: decode, map, and write the full decomposition of each
- * kept code point into cps (capacity cap). Returns the count or an error. */
-static int map_and_decompose(const char *in, uint32_t *cps, size_t cap, size_t *count)
+/* Step 1: decode and map into mapped[] (at most one code point per input
+ * byte). Returns 0 or PGW_EENCODING. */
+static int map_input(const char *in, uint32_t *mapped, size_t *count)
 {
     const unsigned char *p = (const unsigned char *)in;
     size_t n = 0;
@@ -225,19 +230,15 @@ static int map_and_decompose(const char *in, uint32_t *cps, size_t cap, size_t *
         if (len == 0) return PGW_EENCODING;
         p += len;
         if (IN_TABLE(saslprep_map_to_nothing, cp)) continue;
-        if (IN_TABLE(saslprep_non_ascii_space, cp)) cp = ' ';
-        uint32_t d[MAX_DECOMP_LEN];
-        size_t dn = decompose(cp, d);
-        if (dn > cap - n) return PGW_EINVAL; /* not reachable with cap = 18 * input */
-        memcpy(cps + n, d, dn * sizeof *d);
-        n += dn;
+        mapped[n++] = IN_TABLE(saslprep_non_ascii_space, cp) ? ' ' : cp;
     }
     *count = n;
     return 0;
 }
 
-/* Steps 3 and 4: prohibited output and the bidi rule (RFC 3454 6). */
-static int check_output(const uint32_t *cps, size_t n)
+/* Steps 3 and 4, prohibited characters and the bidi rule (RFC 3454 6), over
+ * the mapped code points, as the server checks them. */
+static int check_mapped(const uint32_t *cps, size_t n)
 {
     bool has_randal = false, has_l = false;
     for (size_t i = 0; i < n; i++) {
@@ -251,6 +252,35 @@ static int check_output(const uint32_t *cps, size_t n)
             return PGW_EINVAL;
     }
     return 0;
+}
+
+/* Step 2, NFKC of mapped[0..m) into a new array *out (of *cap entries) of
+ * *count code points. */
+static int normalize(const pgw_allocator_t *alloc, const uint32_t *mapped, size_t m, uint32_t **out,
+                     size_t *cap, size_t *count)
+{
+    uint32_t d[MAX_DECOMP_LEN];
+    size_t total = 0;
+    for (size_t i = 0; i < m; i++)
+        total += decompose(mapped[i], d);
+    uint32_t *cps = pgw__calloc(alloc, total, sizeof *cps);
+    if (!cps) return PGW_ENOMEM;
+    size_t n = 0;
+    for (size_t i = 0; i < m; i++)
+        n += decompose(mapped[i], cps + n);
+    canonical_order(cps, n);
+    *count = canonical_compose(cps, n);
+    *out = cps;
+    *cap = total;
+    return 0;
+}
+
+/* Zeroes and frees an array of n code points of a password. */
+static void wipe(const pgw_allocator_t *alloc, uint32_t *cps, size_t n)
+{
+    if (!cps) return;
+    memset(cps, 0, n * sizeof *cps);
+    pgw__free(alloc, cps);
 }
 
 static int encode_utf8(const pgw_allocator_t *alloc, const uint32_t *cps, size_t n, char **out)
@@ -270,26 +300,19 @@ int pgw__saslprep(const pgw_allocator_t *alloc, const char *in, char **out)
     size_t len;
     *out = NULL;
     if (is_ascii(in, &len)) return saslprep_ascii(alloc, in, len, out);
-    if (len > PGW__SASLPREP_MAX_INPUT) return PGW_EINVAL;
 
-    /* Each input byte yields at most one code point, and each code point
-     * decomposes into at most MAX_DECOMP_LEN. */
-    size_t cap = len * MAX_DECOMP_LEN;
-    uint32_t *cps = pgw__calloc(alloc, cap, sizeof *cps);
-    if (!cps) return PGW_ENOMEM;
-    size_t n;
-    int rc = map_and_decompose(in, cps, cap, &n);
+    uint32_t *mapped = pgw__calloc(alloc, len, sizeof *mapped), *cps = NULL;
+    if (!mapped) return PGW_ENOMEM;
+    size_t m = 0, n = 0, cap = 0;
+    int rc = map_input(in, mapped, &m);
     /* Nothing left once mapped: as for libpq and the server, an empty
      * password is prohibited (and so used as given). */
-    if (rc == 0 && n == 0) rc = PGW_EINVAL;
-    if (rc == 0) {
-        canonical_order(cps, n);
-        n = canonical_compose(cps, n);
-        rc = check_output(cps, n);
-    }
+    if (rc == 0 && m == 0) rc = PGW_EINVAL;
+    if (rc == 0) rc = check_mapped(mapped, m);
+    if (rc == 0) rc = normalize(alloc, mapped, m, &cps, &cap, &n);
     if (rc == 0) rc = encode_utf8(alloc, cps, n, out);
     /* The code points are the password. */
-    memset(cps, 0, cap * sizeof *cps);
-    pgw__free(alloc, cps);
+    wipe(alloc, mapped, len);
+    wipe(alloc, cps, cap);
     return rc;
 }

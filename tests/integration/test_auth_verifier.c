@@ -4,7 +4,8 @@
  * with the password then succeeds. The SCRAM role keeps its password (only
  * the salt and iteration count change), so tests running beside this one
  * still log in. A role whose password SASLprep maps to nothing logs in as
- * with libpq.
+ * with libpq, and so do passwords the server's SASLprep prepares other than
+ * RFC 3454 would.
  */
 #define _POSIX_C_SOURCE 200809L /* uv.h, through pgclient.h: pthread_rwlock_t */
 #include "pgclient.h"
@@ -18,6 +19,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -31,16 +33,39 @@ static pgw_client_t *connect_ci(const char *ci)
     return c;
 }
 
-/* ALTER ROLE user PASSWORD 'verifier', both quoted by the library. */
-static void store_verifier(pgw_client_t *admin, const char *user, const char *verifier)
+/* ALTER ROLE user PASSWORD 'password', both quoted by the library. The
+ * server keeps a SCRAM verifier as it is; a plain password it prepares with
+ * its SASLprep and stores the SCRAM secret of the result. */
+static void store_password(pgw_client_t *admin, const char *user, const char *password)
 {
-    char sql[1024], *lit = NULL, *ident = NULL;
-    assert_int_equal(pgw_escape_literal(NULL, verifier, strlen(verifier), &lit), 0);
+    char *lit = NULL, *ident = NULL;
+    assert_int_equal(pgw_escape_literal(NULL, password, strlen(password), &lit), 0);
     assert_int_equal(pgw_escape_identifier(NULL, user, strlen(user), &ident), 0);
-    snprintf(sql, sizeof sql, "ALTER ROLE %s PASSWORD %s", ident, lit);
+    size_t cap = strlen(lit) + strlen(ident) + 64;
+    char *sql = malloc(cap);
+    assert_non_null(sql);
+    snprintf(sql, cap, "ALTER ROLE %s PASSWORD %s", ident, lit);
     pgt_client_exec_ok(admin, sql);
+    free(sql);
     pgw_escape_free(NULL, lit);
     pgw_escape_free(NULL, ident);
+}
+
+/* Logs in as user with password through libpq (the reference: it must
+ * agree with the server) and then through libpgwire. */
+static void login_both(const char *user, const char *password)
+{
+    size_t cap = strlen(password) + 512;
+    char *ci = malloc(cap);
+    assert_non_null(ci);
+    pgt_conninfo_tcp(ci, cap, user, password, NULL);
+    PGconn *pq = PQconnectdb(ci);
+    if (PQstatus(pq) != CONNECTION_OK) fail_msg("libpq: %s", PQerrorMessage(pq));
+    PQfinish(pq);
+    pgw_client_t *c = connect_ci(ci);
+    pgt_client_exec_ok(c, "SELECT 1");
+    pgw_client_close(c);
+    free(ci);
 }
 
 static void test_server_accepts_verifier(void **state)
@@ -54,7 +79,7 @@ static void test_server_accepts_verifier(void **state)
                      0);
 
     pgw_client_t *admin = connect_ci(pgt_conninfo(ci, sizeof ci, NULL));
-    store_verifier(admin, user, verifier);
+    store_password(admin, user, verifier);
 
     pgw_param_t p[] = {pgw_text(user)};
     pgw_result_t *res = NULL;
@@ -80,7 +105,7 @@ static void test_server_accepts_verifier(void **state)
 
     /* Back to the default iteration count, as the cluster script made it. */
     assert_int_equal(pgw_scram_verifier(verifier, sizeof verifier, password, 0, NULL, 0, NULL), 0);
-    store_verifier(admin, user, verifier);
+    store_password(admin, user, verifier);
     pgw_client_close(admin);
 }
 
@@ -92,15 +117,51 @@ static void test_login_password_prepared_to_nothing(void **state)
     (void)state;
     pgt_require_server();
     const char *user = pgt_env_required("PGW_TEST_SCRAM_PREP_USER");
-    const char *password = pgt_env_required("PGW_TEST_SCRAM_PREP_PASSWORD");
+    login_both(user, pgt_env_required("PGW_TEST_SCRAM_PREP_PASSWORD"));
+}
+
+/* The server's SASLprep checks prohibited characters and the bidi rule on
+ * the mapped input, not on the NFKC output, and prepares a password of any
+ * length: each of these logs in only if libpgwire prepares it the same way
+ * (and libpq, the reference, logs in too). */
+static void test_login_passwords_prepared_as_the_server_does(void **state)
+{
+    (void)state;
+    pgt_require_server();
+    const char *user = pgt_env_required("PGW_TEST_SCRAM_PREP_USER");
+    /* 1,400 x U+2168 ROMAN NUMERAL NINE (4,200 bytes): prepared to "IX" x 1,400. */
+    size_t n = 1400;
+    char *nines = malloc(n * 3 + 1);
+    assert_non_null(nines);
+    for (size_t i = 0; i < n; i++)
+        memcpy(nines + i * 3, "\xE2\x85\xA8", 3);
+    nines[n * 3] = '\0';
+    const char *passwords[] = {
+        "\xEF\xAC\x9D",     /* U+FB1D: allowed as input, prepared to U+05D9 U+05B4 */
+        "a\xCD\x80",        /* "a" U+0340: prohibited as input, so used as given */
+        "\xD7\x99\xD6\xB4", /* U+05D9 U+05B4: breaks the bidi rule, used as given */
+        nines,
+    };
     char ci[512];
-    pgt_conninfo_tcp(ci, sizeof ci, user, password, NULL);
-    PGconn *pq = PQconnectdb(ci);
-    if (PQstatus(pq) != CONNECTION_OK) fail_msg("libpq: %s", PQerrorMessage(pq));
-    PQfinish(pq);
-    pgw_client_t *c = connect_ci(ci);
-    pgt_client_exec_ok(c, "SELECT 1");
-    pgw_client_close(c);
+    pgw_client_t *admin = connect_ci(pgt_conninfo(ci, sizeof ci, NULL));
+    for (size_t i = 0; i < sizeof passwords / sizeof *passwords; i++) {
+        store_password(admin, user, passwords[i]);
+        login_both(user, passwords[i]);
+    }
+    pgw_client_close(admin);
+    free(nines);
+}
+
+/* The role's password as the cluster script made it, even after a failure. */
+static int restore_prep_password(void **state)
+{
+    (void)state;
+    char ci[512];
+    pgw_client_t *admin = connect_ci(pgt_conninfo(ci, sizeof ci, NULL));
+    store_password(admin, pgt_env_required("PGW_TEST_SCRAM_PREP_USER"),
+                   pgt_env_required("PGW_TEST_SCRAM_PREP_PASSWORD"));
+    pgw_client_close(admin);
+    return 0;
 }
 
 int main(void)
@@ -108,6 +169,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_server_accepts_verifier),
         cmocka_unit_test(test_login_password_prepared_to_nothing),
+        cmocka_unit_test_teardown(test_login_passwords_prepared_as_the_server_does,
+                                  restore_prep_password),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -400,26 +400,54 @@ static char *ligatures(size_t n)
     return s;
 }
 
-/* NFKC can lengthen a password: SASLprep returns the longer output (libpq
- * has no bound at all), accepts its own output unchanged within its input
- * bound, and refuses it as an input past the bound. */
+/* NFKC can lengthen a password: SASLprep returns the longer output and, as
+ * libpq and the server, prepares a password of any length: its own long
+ * output again, unchanged, and a long input that NFKC shortens. */
 static void test_saslprep_output_bound(void **state)
 {
     (void)state;
-    char *in = ligatures(124), *out = NULL, *again = NULL;
+    char *in = ligatures(125), *out = NULL, *again = NULL;
     assert_int_equal(pgw__saslprep(NULL, in, &out), 0);
-    assert_int_equal(strlen(out), 124 * 33);
+    assert_int_equal(strlen(out), 125 * 33); /* 4,125 bytes */
     assert_int_equal(pgw__saslprep(NULL, out, &again), 0);
     assert_string_equal(out, again);
     free(again);
     free(out);
     free(in);
-    in = ligatures(125);
-    assert_int_equal(pgw__saslprep(NULL, in, &out), 0);
-    assert_int_equal(strlen(out), 125 * 33); /* 4,125 bytes */
-    expect_prep_error(out, PGW_EINVAL);
-    free(out);
+    /* 1,400 x U+2168 ROMAN NUMERAL NINE: 4,200 bytes, prepared to "IX" x 1,400. */
+    size_t n = 1400;
+    in = malloc(n * 3 + 1);
+    char *want = malloc(n * 2 + 1);
+    assert_non_null(in);
+    assert_non_null(want);
+    for (size_t i = 0; i < n; i++) {
+        memcpy(in + i * 3, "\xE2\x85\xA8", 3);
+        memcpy(want + i * 2, "IX", 2);
+    }
+    in[n * 3] = want[n * 2] = '\0';
+    expect_prep(in, want);
+    free(want);
     free(in);
+}
+
+/* PostgreSQL's pg_saslprep, which the server applies to a password before
+ * storing its SCRAM secret and libpq before proving it, checks prohibited
+ * characters and the bidi rule on the mapped input, not on the NFKC output
+ * as RFC 3454 says: a password must be prepared as they prepare it, or it
+ * does not log in (tests/integration/test_auth_verifier.c logs in with these
+ * against the server). */
+static void test_saslprep_checks_mapped_input(void **state)
+{
+    (void)state;
+    /* U+FB1D HEBREW LETTER YOD WITH HIRIQ: RandALCat, first and last, so
+     * allowed; NFKC gives U+05D9 U+05B4, which ends in a combining mark. */
+    expect_prep("\xEF\xAC\x9D", "\xD7\x99\xD6\xB4");
+    /* ... and that output, as an input, breaks the bidi rule. */
+    expect_prep_error("\xD7\x99\xD6\xB4", PGW_EINVAL);
+    /* U+0340 COMBINING GRAVE TONE MARK is prohibited (C.8) though NFKC
+     * turns "a" U+0340 into U+00E0, which is not. */
+    expect_prep_error("a\xCD\x80", PGW_EINVAL);
+    expect_prep("a\xCC\x80", "\xC3\xA0");
 }
 
 static void test_scram_raw_password_when_prep_fails(void **state)
@@ -451,6 +479,7 @@ int main(void)
         cmocka_unit_test(test_saslprep_rfc4013_examples),
         cmocka_unit_test(test_saslprep_more),
         cmocka_unit_test(test_saslprep_output_bound),
+        cmocka_unit_test(test_saslprep_checks_mapped_input),
         cmocka_unit_test(test_scram_raw_password_when_prep_fails),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
