@@ -395,9 +395,13 @@ static void send_way(pconn_t *c, int d, const uint8_t *p, size_t n)
     pgt_proxy_t *px = c->p;
     if (n == 0) return;
     if (px->split && d == PGT_TO_CLIENT) {
-        uint64_t now = uv_hrtime();
+        /* Each byte 1 ms after the one before it (the queue's last byte
+         * included), so the client's reads find them one at a time. */
+        way_t *w = &c->way[d];
+        uint64_t due = uv_hrtime() + (uint64_t)px->latency_ms * 1000000;
+        if (w->tail && w->tail->due_ns > due) due = w->tail->due_ns;
         for (size_t i = 0; i < n; i++)
-            enqueue(c, d, p + i, 1, now + (uint64_t)px->latency_ms * 1000000);
+            enqueue(c, d, p + i, 1, due + (uint64_t)(i + 1) * 1000000);
         arm(c, d);
         return;
     }

@@ -20,6 +20,13 @@
  * second). At the end the test's own file descriptors are back to where
  * they were and the server has no session of the test left. The figures
  * (cuts, outcomes by error) are printed.
+ *
+ * test_split_every_byte: with no cut, the proxy delivers the server's
+ * bytes one at a time (1 ms apart), in plaintext and under TLS, so every
+ * reply, and the TLS handshake, reaches the client split at every byte. A
+ * pipeline with an error in its middle, a COPY OUT and a cursor's FETCHes
+ * on one connection each return their own correct result, the error its
+ * own SQLSTATE.
  */
 #define _POSIX_C_SOURCE 200809L /* uv.h */
 #include "pgproxy.h"
@@ -50,6 +57,9 @@
 #define ROUND_MS   30000u
 #define CUT_CHANCE 0.8
 #define CUT_UNITS  24 /* TLS records before the cut: the handshake and beyond */
+#define SPLIT_PIPE 8  /* queries of the split case's pipeline ... */
+#define SPLIT_DIV0 3  /* ... this one divides by zero */
+#define SPLIT_COPY 50 /* rows of its COPY OUT */
 
 static uv_loop_t loop;
 static pgt_proxy_t *px;
@@ -395,10 +405,79 @@ static void test_hostile_network_tls(void **state)
     assert_int_equal(left, 0);
 }
 
+/* --------------------------------------------------- split at every byte */
+
+/* The request that divides by zero: ESERVER with 22012, nothing else. */
+static void on_div0(int status, pgw_result_t *res, void *ud)
+{
+    req_t *r = ud;
+    r->calls++;
+    r->status = status;
+    nended++;
+    const pgw_error_t *e = res ? pgw_result_error(res) : NULL;
+    if (status != PGW_ESERVER || !e || !e->sqlstate || strcmp(e->sqlstate, "22012") != 0)
+        fail_msg("division by zero: %s (%s)", pgw_err_name(status),
+                 e && e->sqlstate ? e->sqlstate : "-");
+    pgw_result_free(res);
+}
+
+static void split_round(hconn_t *h)
+{
+    static pgw_param_t p[SPLIT_PIPE];
+    for (int i = 0; i < SPLIT_PIPE; i++) {
+        p[i] = pgw_int8(100 + i);
+        req_t *q = req_new(i == SPLIT_DIV0 ? 0 : 100 + i);
+        pgw_request_t r = i == SPLIT_DIV0
+                              ? PGW_QUERY("SELECT $1::int8 / 0", &p[i], 1, on_div0, NULL)
+                              : PGW_QUERY("SELECT $1::int8", &p[i], 1, on_value, NULL);
+        submit(h, &r, q);
+    }
+    req_t *q = req_new(SPLIT_COPY);
+    pgw_request_t r = PGW_COPY_OUT_REQ("COPY (SELECT generate_series(1, 50)) TO STDOUT", copy_sink,
+                                       on_copy_out, q);
+    submit(h, &r, q);
+    cursor_round(h);
+}
+
+static void test_split_every_byte(void **state)
+{
+    (void)state;
+    const char *modes[] = {"sslmode=disable", "sslmode=require"};
+    for (size_t m = 0; m < 2; m++) {
+        assert_int_equal(uv_loop_init(&loop), 0);
+        px = pgt_proxy_start_server();
+        pgt_proxy_split(px, 1);
+        pgt_proxy_conninfo(px, ci, sizeof ci, modes[m]);
+        long failed_before = n_failed;
+        hconn_t h;
+        round_begin();
+        if (!hconn_open(&h)) fail_msg("%s: connect failed with no fault planned", modes[m]);
+        split_round(&h);
+        assert_int_equal(nreq, SPLIT_PIPE + 1 + 5); /* every request accepted */
+        run_until(NULL, modes[m]);
+        hconn_close(&h);
+        for (int k = 0; k < nreq; k++) {
+            assert_int_equal(reqs[k].calls, 1);
+            if (k != SPLIT_DIV0) assert_int_equal(reqs[k].status, 0);
+        }
+        assert_int_equal(n_failed, failed_before);
+        pgt_proxy_stats_t st;
+        pgt_proxy_stats(px, &st);
+        print_message("split at every byte, %s: %llu bytes to the client, one at a time\n",
+                      modes[m], (unsigned long long)st.to_client);
+        assert_int_equal(st.cuts, 0);
+        pgt_proxy_stop(px);
+        px = NULL;
+        uv_run(&loop, UV_RUN_DEFAULT);
+        assert_int_equal(uv_loop_close(&loop), 0);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hostile_network_tls),
+        cmocka_unit_test(test_split_every_byte),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
