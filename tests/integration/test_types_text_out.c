@@ -8,12 +8,15 @@
  * and timestamps across DST rules in several zones, user types, and the
  * accessors' contract (settings captured per result, NULL, errors).
  */
+#define _POSIX_C_SOURCE 200809L /* setenv, tzset, strdup */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -304,6 +307,46 @@ static void test_zones(void **state)
     }
 }
 
+/* timestamp without time zone is a wall-clock reading: whatever the host's
+ * TZ (the process environment, tzset), it is never shifted. Its binary
+ * value as text equals the server's text, and 2024-03-10 02:30 (inside the
+ * spring-forward gap of America/New_York, and so of no local time there)
+ * reads back as those digits and as that moment taken as UTC, in binary
+ * and in text. */
+static void test_host_tz_ignored(void **state)
+{
+    (void)state;
+    static const char *const host_zones[] = {"America/New_York", "Asia/Kathmandu",
+                                             "Pacific/Chatham", "Etc/GMT-14"};
+    const char *saved = getenv("TZ");
+    char *old = saved ? strdup(saved) : NULL;
+    reset_session();
+    exec_ok("SET TimeZone = 'America/New_York'");
+    for (size_t i = 0; i < sizeof host_zones / sizeof host_zones[0]; i++) {
+        setenv("TZ", host_zones[i], 1);
+        tzset();
+        same_text("SELECT g FROM generate_series('2024-03-09 23:00'::timestamp, "
+                  "'2024-03-10 04:00', '7 minutes 30 seconds') g");
+        for (unsigned flags = 0; flags <= PGW_Q_TEXT; flags += PGW_Q_TEXT) {
+            pgw_result_t *res = run("SELECT '2024-03-10 02:30:00'::timestamp", flags);
+            int64_t unix_usec = 0;
+            assert_int_equal(pgw_result_timestamp_unix(res, 0, 0, &unix_usec), 0);
+            assert_true(unix_usec == INT64_C(1710037800000000));
+            pgw_str_t t;
+            assert_int_equal(pgw_result_value_text(res, 0, 0, &t), 0);
+            assert_int_equal(t.len, strlen("2024-03-10 02:30:00"));
+            assert_memory_equal(t.p, "2024-03-10 02:30:00", t.len);
+            pgw_result_free(res);
+        }
+    }
+    if (old)
+        setenv("TZ", old, 1);
+    else
+        unsetenv("TZ");
+    free(old);
+    tzset();
+}
+
 /* Quoting in containers: every character the three output functions quote
  * or escape, empty strings, NULL, nesting. */
 static void test_container_quoting(void **state)
@@ -492,17 +535,12 @@ static void test_numeric_and_unix_time(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_golden_scalars),
-        cmocka_unit_test(test_golden_containers),
-        cmocka_unit_test(test_scalar_types),
-        cmocka_unit_test(test_inet),
-        cmocka_unit_test(test_sweeps),
-        cmocka_unit_test(test_zones),
-        cmocka_unit_test(test_container_quoting),
-        cmocka_unit_test(test_user_types),
-        cmocka_unit_test(test_settings_captured),
-        cmocka_unit_test(test_accessor_errors),
-        cmocka_unit_test(test_numeric_and_unix_time),
+        cmocka_unit_test(test_golden_scalars),  cmocka_unit_test(test_golden_containers),
+        cmocka_unit_test(test_scalar_types),    cmocka_unit_test(test_inet),
+        cmocka_unit_test(test_sweeps),          cmocka_unit_test(test_zones),
+        cmocka_unit_test(test_host_tz_ignored), cmocka_unit_test(test_container_quoting),
+        cmocka_unit_test(test_user_types),      cmocka_unit_test(test_settings_captured),
+        cmocka_unit_test(test_accessor_errors), cmocka_unit_test(test_numeric_and_unix_time),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
