@@ -229,8 +229,13 @@ static int map_input(const char *in, uint32_t *mapped, size_t *count)
         size_t len = pgw__utf8_decode(p, &cp);
         if (len == 0) return PGW_EENCODING;
         p += len;
-        if (IN_TABLE(saslprep_map_to_nothing, cp)) continue;
-        mapped[n++] = IN_TABLE(saslprep_non_ascii_space, cp) ? ' ' : cp;
+        /* U+200B is in both tables; the server maps it to SPACE: the
+         * space table is looked at first. */
+        if (IN_TABLE(saslprep_non_ascii_space, cp))
+            cp = ' ';
+        else if (IN_TABLE(saslprep_map_to_nothing, cp))
+            continue;
+        mapped[n++] = cp;
     }
     *count = n;
     return 0;

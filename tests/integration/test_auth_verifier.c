@@ -8,6 +8,7 @@
  * RFC 3454 would.
  */
 #define _POSIX_C_SOURCE 200809L /* uv.h, through pgclient.h: pthread_rwlock_t */
+#include "auth/auth.h"          /* pgw__utf8_encode */
 #include "pgclient.h"
 #include "pgtest.h"
 #include "pgwire/auth.h"
@@ -18,11 +19,13 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
+#include <valgrind/valgrind.h>
 
 static pgw_client_t *connect_ci(const char *ci)
 {
@@ -152,6 +155,55 @@ static void test_login_passwords_prepared_as_the_server_does(void **state)
     free(nines);
 }
 
+/* Code points SASLprep treats differently: ASCII, spaces mapped to SPACE,
+ * characters mapped to nothing, combining marks and their compositions,
+ * compatibility forms NFKC rewrites, right-to-left and neutral characters,
+ * Hangul, prohibited and unassigned (in Unicode 3.2) code points. */
+static const uint32_t prep_pool[] = {
+    'a',    'Z',    '1',    ' ',    0x00A0, 0x3000,  0x00AD, 0x200B, 0x0301, 0x030A, 0x0340, 0x0041,
+    0x212B, 0x00C5, 0xFB01, 0x2168, 0xFDFA, 0xFF21,  0x05D0, 0x0627, 0xFB1D, 0x05B4, 0x0661, 0x1100,
+    0x1161, 0x11A8, 0xAC00, 0xE000, 0x2FF0, 0x1F600, 0x00DF, 0x0130, 0x03D2, 0x1E9B, 0x0323};
+
+/* Random passwords of one to six code points from prep_pool, with at least
+ * one non-ASCII one: each is stored as a plain password on the server
+ * (which prepares it with its own SASLprep, or keeps it as given when that
+ * refuses it) and must log in through libpq and through libpgwire.
+ * PGW_SASLPREP_DIFF_SEED and PGW_SASLPREP_DIFF_CASES (default 60; 12 under
+ * valgrind) are printed on failure. */
+static void test_login_random_passwords(void **state)
+{
+    (void)state;
+    pgt_require_server();
+    const char *user = pgt_env_required("PGW_TEST_SCRAM_PREP_USER");
+    uint64_t x = (uint64_t)pgt_env_int("PGW_SASLPREP_DIFF_SEED", 20261204);
+    int cases = pgt_env_int("PGW_SASLPREP_DIFF_CASES", RUNNING_ON_VALGRIND ? 12 : 60);
+    char ci[512];
+    pgw_client_t *admin = connect_ci(pgt_conninfo(ci, sizeof ci, NULL));
+    for (int k = 0; k < cases; k++) {
+        char pw[6 * 4 + 1];
+        size_t len = 0;
+        x = x * 6364136223846793005u + 1442695040888963407u;
+        int n = 1 + (int)(x >> 61) % 6, non_ascii = 0;
+        for (int i = 0; i < n || !non_ascii; i++) {
+            x = x * 6364136223846793005u + 1442695040888963407u;
+            uint32_t cp = prep_pool[(x >> 33) % (sizeof prep_pool / sizeof *prep_pool)];
+            if (cp < 0x80 && i >= n) continue;
+            if (i >= 6) break;
+            non_ascii |= cp >= 0x80;
+            len += pgw__utf8_encode(cp, pw + len);
+        }
+        pw[len] = '\0';
+        if (!non_ascii) continue;
+        print_message("case %d (seed %llu):", k, (unsigned long long)x);
+        for (size_t i = 0; i < len; i++)
+            print_message(" %02x", (unsigned char)pw[i]);
+        print_message("\n");
+        store_password(admin, user, pw);
+        login_both(user, pw);
+    }
+    pgw_client_close(admin);
+}
+
 /* The role's password as the cluster script made it, even after a failure. */
 static int restore_prep_password(void **state)
 {
@@ -171,6 +223,7 @@ int main(void)
         cmocka_unit_test(test_login_password_prepared_to_nothing),
         cmocka_unit_test_teardown(test_login_passwords_prepared_as_the_server_does,
                                   restore_prep_password),
+        cmocka_unit_test_teardown(test_login_random_passwords, restore_prep_password),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
