@@ -233,10 +233,13 @@ static int sjis_verify(ustr s, int len)
     return head && tail ? 2 : -1;
 }
 
-static int nonul_verify(ustr s, int len) /* BIG5, GBK, UHC: no NUL inside */
+/* BIG5, GBK, UHC: no NUL inside, and not 0x8d 0x20, the pair libpq writes
+ * in place of an invalid character (so it is never valid itself). */
+static int nonul_verify(ustr s, int len)
 {
     int l = double_mblen(s);
     if (len < l) return -1;
+    if (l == 2 && s[0] == 0x8d && s[1] == ' ') return -1;
     for (int i = 1; i < l; i++)
         if (s[i] == '\0') return -1;
     return l;

@@ -23,6 +23,7 @@ static const struct {
     {"bad \xff\xfe end", 10}, /* invalid in UTF-8 */
     {"sjis \x95\x5c", 7},     /* SJIS: 0x5c as a trail byte */
     {"euc \xa4\xa2", 6},      /* EUC-JP あ */
+    {"mark \x8d end", 10},    /* 0x8d 0x20: libpq's invalid-character mark */
     {"nul\0inside", 10},      /* stops at NUL */
     {"len limits", 3},        /* only "len" */
     {"", 0},
@@ -92,8 +93,8 @@ int main(void)
 {
     pqd_init();
     PGconn *conn = pqd_connect();
-    const char *encodings[] = {"UTF8",   "SQL_ASCII", "LATIN1",          "SJIS",
-                               "EUC_JP", "GB18030",   "no_such_encoding"};
+    const char *encodings[] = {"UTF8",    "SQL_ASCII", "LATIN1", "SJIS", "EUC_JP",
+                               "GB18030", "BIG5",      "GBK",    "UHC",  "no_such_encoding"};
     escape_all(conn);
     for (size_t i = 0; i < sizeof encodings / sizeof encodings[0]; i++) {
         printf("setClientEncoding(%s) -> %d\n", encodings[i],
