@@ -29,12 +29,6 @@ static const struct {
     {"", 0},
 };
 
-static void print_out(const char *what, const char *out)
-{
-    printf("  %s", what);
-    pqd_print_str("", out);
-}
-
 static void escape_all(PGconn *conn)
 {
     printf("-- client_encoding=%s (%d) std_strings=%s\n",
@@ -43,24 +37,7 @@ static void escape_all(PGconn *conn)
     for (size_t i = 0; i < sizeof inputs / sizeof inputs[0]; i++) {
         const char *s = inputs[i].s;
         size_t len = inputs[i].len;
-        printf("input ");
-        pqd_print_escaped(s, len);
-        printf(" (len %zu)\n", len);
-        char *lit = PQescapeLiteral(conn, s, len);
-        print_out("literal", lit);
-        if (!lit) print_out("  error", PQerrorMessage(conn));
-        PQfreemem(lit);
-        char *id = PQescapeIdentifier(conn, s, len);
-        print_out("identifier", id);
-        if (!id) print_out("  error", PQerrorMessage(conn));
-        PQfreemem(id);
-        char buf[64];
-        int error = -1;
-        memset(buf, '#', sizeof buf);
-        size_t n = PQescapeStringConn(conn, buf, s, len, &error);
-        printf("  stringConn -> %zu error=%d", n, error);
-        pqd_print_str(" out", buf);
-        if (error) print_out("  error", PQerrorMessage(conn));
+        pqd_print_escapes(conn, s, len);
         size_t blen = 0;
         unsigned char *b = PQescapeByteaConn(conn, (const unsigned char *)s, len, &blen);
         printf("  byteaConn len=%zu", blen);
@@ -72,14 +49,8 @@ static void escape_all(PGconn *conn)
             PQfreemem(u);
         }
         PQfreemem(b);
-        printf("  mblen:");
-        for (size_t k = 0; k < len; k++)
-            printf(" %d/%d/%d", PQmblen(s + k, PQclientEncoding(conn)),
-                   PQmblenBounded(s + k, PQclientEncoding(conn)),
-                   PQdsplen(s + k, PQclientEncoding(conn)));
-        putchar('\n');
         /* Round trip through the server for the literal when it was valid. */
-        lit = PQescapeLiteral(conn, s, len);
+        char *lit = PQescapeLiteral(conn, s, len);
         if (lit) {
             char sql[256];
             snprintf(sql, sizeof sql, "SELECT %s = %s AS same, length(%s) AS len", lit, lit, lit);

@@ -42,37 +42,14 @@ static char random_byte(void)
 
 static void escape_random(PGconn *conn)
 {
-    int enc = PQclientEncoding(conn);
-    printf("-- client_encoding=%s\n", pg_encoding_to_char(enc));
+    printf("-- client_encoding=%s\n", pg_encoding_to_char(PQclientEncoding(conn)));
     for (int i = 0; i < INPUTS; i++) {
         char s[MAX_LEN + 1];
         size_t len = next(MAX_LEN + 1);
         for (size_t k = 0; k < len; k++)
             s[k] = random_byte();
         s[len] = '\0';
-        printf("input ");
-        pqd_print_escaped(s, len);
-        printf(" (len %zu)\n", len);
-        char *lit = PQescapeLiteral(conn, s, len);
-        pqd_print_str("  literal", lit);
-        if (!lit) pqd_print_str("    error", PQerrorMessage(conn));
-        PQfreemem(lit);
-        char *id = PQescapeIdentifier(conn, s, len);
-        pqd_print_str("  identifier", id);
-        if (!id) pqd_print_str("    error", PQerrorMessage(conn));
-        PQfreemem(id);
-        char buf[2 * MAX_LEN + 1];
-        int error = -1;
-        memset(buf, '#', sizeof buf);
-        size_t n = PQescapeStringConn(conn, buf, s, len, &error);
-        printf("  stringConn -> %zu error=%d", n, error);
-        pqd_print_str(" out", buf);
-        if (error) pqd_print_str("    error", PQerrorMessage(conn));
-        printf("  mblen:");
-        for (size_t k = 0; k < len; k++)
-            printf(" %d/%d/%d", PQmblen(s + k, enc), PQmblenBounded(s + k, enc),
-                   PQdsplen(s + k, enc));
-        putchar('\n');
+        pqd_print_escapes(conn, s, len);
     }
 }
 

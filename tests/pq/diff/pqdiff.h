@@ -75,6 +75,39 @@ static inline void pqd_print_hex(const char *s, size_t len)
         printf("%02x", (unsigned char)s[i]);
 }
 
+/* s[0..len) through the escaping functions of conn's client encoding:
+ * PQescapeLiteral, PQescapeIdentifier, PQescapeStringConn (its error flag
+ * too), each with PQerrorMessage when it failed, then PQmblen,
+ * PQmblenBounded and PQdsplen at every byte. */
+static inline void pqd_print_escapes(PGconn *conn, const char *s, size_t len)
+{
+    int enc = PQclientEncoding(conn);
+    printf("input ");
+    pqd_print_escaped(s, len);
+    printf(" (len %zu)\n", len);
+    char *lit = PQescapeLiteral(conn, s, len);
+    pqd_print_str("  literal", lit);
+    if (!lit) pqd_print_str("    error", PQerrorMessage(conn));
+    PQfreemem(lit);
+    char *id = PQescapeIdentifier(conn, s, len);
+    pqd_print_str("  identifier", id);
+    if (!id) pqd_print_str("    error", PQerrorMessage(conn));
+    PQfreemem(id);
+    char *buf = malloc(2 * len + 1);
+    if (!buf) return;
+    int error = -1;
+    memset(buf, '#', 2 * len + 1);
+    size_t n = PQescapeStringConn(conn, buf, s, len, &error);
+    printf("  stringConn -> %zu error=%d", n, error);
+    pqd_print_str(" out", buf);
+    if (error) pqd_print_str("    error", PQerrorMessage(conn));
+    free(buf);
+    printf("  mblen:");
+    for (size_t k = 0; k < len; k++)
+        printf(" %d/%d/%d", PQmblen(s + k, enc), PQmblenBounded(s + k, enc), PQdsplen(s + k, enc));
+    putchar('\n');
+}
+
 /* Connects with explicit keywords from the environment; extra pairs (NULL
  * terminated, key then value) override or add to them. */
 static inline PGconn *pqd_connect_with(const char *const *extra)
