@@ -83,21 +83,26 @@ static int hex_value(char c)
     return -1;
 }
 
-/* Percent-decode s in place. */
+/* Percent-decode s in place. The errors quote s as it was given: it is
+ * checked whole before the first byte is rewritten. */
 static int uri_decode(char *s, err_out_t *e)
 {
-    char *w = s;
     for (const char *r = s; *r; r++) {
-        if (*r != '%') {
-            *w++ = *r;
-            continue;
-        }
+        if (*r != '%') continue;
         int hi = r[1] ? hex_value(r[1]) : -1, lo = hi >= 0 && r[2] ? hex_value(r[2]) : -1;
         if (hi < 0 || lo < 0) return FAIL(e, "invalid percent-encoded token: \"%s\"", s);
         if (hi == 0 && lo == 0)
             return FAIL(e, "forbidden value %%00 in percent-encoded value: \"%s\"", s);
-        *w++ = (char)(hi << 4 | lo);
         r += 2;
+    }
+    char *w = s;
+    for (const char *r = s; *r; r++) {
+        if (*r == '%') {
+            *w++ = (char)(hex_value(r[1]) << 4 | hex_value(r[2]));
+            r += 2;
+        } else {
+            *w++ = *r;
+        }
     }
     *w = '\0';
     return 0;
@@ -116,9 +121,11 @@ static int parse_uri_params(pgw_conninfo_t *ci, char *p, err_out_t *e)
         char *key = p, *eq = NULL;
         while (*p && *p != '&') {
             if (*p == '=') {
-                if (eq)
+                if (eq) {
+                    *eq = '\0'; /* libpq names the key alone */
                     return FAIL(e, "extra key/value separator \"=\" in URI query parameter: \"%s\"",
                                 key);
+                }
                 eq = p;
             }
             p++;
@@ -166,9 +173,10 @@ static int buf_add(pgw_buf_t *b, const char *s, size_t n)
 
 /* host[:port] entries separated by ',', IPv6 literals in brackets. Leaves
  * *pp at the character that ended the list ('\0', '/' or '?'), which it
- * returns in *end. */
+ * returns in *end. *pp points into copy, the working copy of uri: an error
+ * gives the position in the whole URI, as libpq does. */
 static int parse_uri_hosts(char **pp, pgw_buf_t *hosts, pgw_buf_t *ports, char *end,
-                           const char *uri, err_out_t *e)
+                           const char *copy, const char *uri, err_out_t *e)
 {
     char *p = *pp, stop = '\0';
     do {
@@ -189,7 +197,7 @@ static int parse_uri_hosts(char **pp, pgw_buf_t *hosts, pgw_buf_t *ports, char *
                 return FAIL(e,
                             "unexpected character \"%c\" at position %d in URI (expected \":\" "
                             "or \"/\"): \"%s\"",
-                            *p, (int)(p - *pp) + 1, uri);
+                            *p, (int)(p - copy) + 1, uri);
         } else {
             while (*p && *p != ':' && *p != '/' && *p != '?' && *p != ',')
                 p++;
@@ -239,7 +247,7 @@ int pgw__ci_parse_uri(pgw_conninfo_t *ci, const char *uri, size_t prefix, err_ou
     pgw_buf_init(&ports, ci->alloc);
     char *p = copy + prefix, stop = '\0';
     int rc = parse_uri_credentials(ci, &p, e);
-    if (rc == 0) rc = parse_uri_hosts(&p, &hosts, &ports, &stop, uri, e);
+    if (rc == 0) rc = parse_uri_hosts(&p, &hosts, &ports, &stop, copy, uri, e);
     if (rc == 0) rc = store_list(ci, "host", &hosts, e);
     if (rc == 0) rc = store_list(ci, "port", &ports, e);
     if (rc == 0 && stop == '/') {

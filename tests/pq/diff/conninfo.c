@@ -2,9 +2,86 @@
  * Connection strings: PQconninfoParse of good and bad keyword/value strings
  * and URIs (every option's keyword, envvar, compiled default, value, label,
  * dispchar, dispsize; the error texts), PQconndefaults, and PQconninfo of a
- * connection made from the environment alone (PQconnectdb("")).
+ * connection made from the environment alone (PQconnectdb("")). Then
+ * random strings built from the pieces both syntaxes are made of, quoting,
+ * escapes and percent-encoding included (PQDIFF_CONNINFO_SEED, default
+ * 20261204): the cases nobody named.
  */
 #include "pqdiff.h"
+
+#include <stdint.h>
+
+#define RANDOM_CASES 1500
+
+static uint64_t rng;
+
+static unsigned next(unsigned n)
+{
+    rng = rng * 6364136223846793005u + 1442695040888963407u;
+    return (unsigned)(rng >> 33) % n;
+}
+
+#define PICK(a) (a)[next(sizeof(a) / sizeof *(a))]
+
+/* A random keyword/value string or URI. */
+static void random_conninfo(char *out, size_t cap)
+{
+    static const char *const keywords[] = {"host",
+                                           "hostaddr",
+                                           "port",
+                                           "dbname",
+                                           "user",
+                                           "password",
+                                           "options",
+                                           "application_name",
+                                           "sslmode",
+                                           "bogus",
+                                           "service",
+                                           "connect_timeout",
+                                           "target_session_attrs",
+                                           "replication",
+                                           ""};
+    static const char *const values[] = {"a",   "b c",    "1", "",   "%41", "%",       "::1",
+                                         "x,y", "-c x=y", "'", "\\", "=",   "require", "/tmp"};
+    static const char *const noise[] = {"=",  " ",  "'",  "\\", "\\'", ",",
+                                        "\t", "\n", "\"", "=",  "''",  "\\ "};
+    static const char *const prefixes[] = {"postgresql://", "postgres://",   "postgresql:/",
+                                           "postgresql:",   "postgres://u@", "postgresql://["};
+    static const char *const uri[] = {"@",       ":",     "/",       "?",   "&",   "[",    "]",
+                                      "=",       "%2",    "%zz",     "%20", "%41", "u",    "p",
+                                      "h",       "5432",  "99999",   ",",   "::1", "host", "dbname",
+                                      "sslmode", "bogus", "require", "%2F", "%",   "a b"};
+    size_t n = 0;
+    out[0] = '\0';
+#define ADD(str)                         \
+    do {                                 \
+        const char *a_ = (str);          \
+        size_t l_ = strlen(a_);          \
+        if (n + l_ < cap) {              \
+            memcpy(out + n, a_, l_ + 1); \
+            n += l_;                     \
+        }                                \
+    } while (0)
+    if (next(2)) {
+        int pairs = 1 + (int)next(5);
+        for (int i = 0; i < pairs; i++) {
+            if (next(7) == 0) ADD(PICK(noise));
+            ADD(PICK(keywords));
+            if (next(8)) ADD(next(4) ? "=" : " = ");
+            int quoted = next(3) == 0;
+            if (quoted) ADD("'");
+            ADD(PICK(values));
+            if (quoted && next(6)) ADD("'");
+            ADD(next(6) ? " " : PICK(noise));
+        }
+    } else {
+        ADD(PICK(prefixes));
+        int pieces = (int)next(11);
+        for (int i = 0; i < pieces; i++)
+            ADD(PICK(uri));
+    }
+#undef ADD
+}
 
 static void print_options(const PQconninfoOption *o, int all)
 {
@@ -76,6 +153,12 @@ int main(void)
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         parse(bad[i]);
     printf("parse with NULL errmsg: %s\n", PQconninfoParse("host", NULL) ? "options" : "NULL");
+    rng = strtoull(pqd_env("PQDIFF_CONNINFO_SEED", "20261204"), NULL, 10);
+    for (int i = 0; i < RANDOM_CASES; i++) {
+        char s[512];
+        random_conninfo(s, sizeof s);
+        parse(s);
+    }
 
     printf("== conndefaults\n");
     PQconninfoOption *d = PQconndefaults();
