@@ -6,7 +6,10 @@
  * treat differently: quotes, backslashes, NUL, ASCII, and high bytes that
  * form valid, truncated or invalid multibyte characters in one encoding or
  * another (a 0x5c trail byte in SJIS, BIG5 and GBK among them). escape.c
- * has the named cases; this one looks for the cases nobody named.
+ * has the named cases; this one looks for the cases nobody named. Then
+ * PQunescapeBytea of random strings of backslashes, "x", digits and hex
+ * letters (both formats, well and badly formed), and PQescapeByteaConn of
+ * random bytes with standard_conforming_strings on and off.
  * PQDIFF_ESCAPE_SEED (default 20261204) picks the inputs.
  */
 #include "pqdiff.h"
@@ -53,6 +56,53 @@ static void escape_random(PGconn *conn)
     }
 }
 
+static void bytea_random(PGconn *conn)
+{
+    static const char alphabet[] = "\\\\x0178aAfFg' ";
+    for (int i = 0; i < INPUTS; i++) {
+        char s[MAX_LEN + 1];
+        size_t len = next(MAX_LEN + 1), k = 0;
+        if (len >= 2 && next(3) == 0) { /* the hex format's prefix */
+            s[k++] = '\\';
+            s[k++] = 'x';
+        }
+        for (; k < len; k++)
+            s[k] = alphabet[next(sizeof alphabet - 1)];
+        s[len] = '\0';
+        size_t ulen = 12345;
+        unsigned char *u = PQunescapeBytea((const unsigned char *)s, &ulen);
+        printf("unescape ");
+        pqd_print_escaped(s, len);
+        if (u) {
+            printf(" -> len=%zu hex=", ulen);
+            pqd_print_hex((const char *)u, ulen);
+            putchar('\n');
+        } else {
+            printf(" -> NULL\n");
+        }
+        PQfreemem(u);
+    }
+    const char *std[] = {"on", "off"};
+    for (size_t m = 0; m < 2; m++) {
+        char set[64];
+        snprintf(set, sizeof set, "SET standard_conforming_strings = %s", std[m]);
+        pqd_exec(conn, set);
+        for (int i = 0; i < INPUTS / 3; i++) {
+            unsigned char b[MAX_LEN];
+            size_t len = next(MAX_LEN + 1);
+            for (size_t k = 0; k < len; k++)
+                b[k] = (unsigned char)random_byte();
+            size_t elen = 0;
+            unsigned char *e = PQescapeByteaConn(conn, b, len, &elen);
+            printf("escapeBytea std=%s ", std[m]);
+            pqd_print_hex((const char *)b, len);
+            printf(" -> len=%zu", elen);
+            pqd_print_str(" out", (const char *)e);
+            PQfreemem(e);
+        }
+    }
+}
+
 int main(void)
 {
     pqd_init();
@@ -69,6 +119,7 @@ int main(void)
         else
             pqd_print_str("error", PQerrorMessage(conn));
     }
+    bytea_random(conn);
     PQfinish(conn);
     return 0;
 }
