@@ -9,19 +9,9 @@
  */
 #include "pqdiff.h"
 
-#include <stdint.h>
-
 #define RANDOM_CASES 1500
 
-static uint64_t rng;
-
-static unsigned next(unsigned n)
-{
-    rng = rng * 6364136223846793005u + 1442695040888963407u;
-    return (unsigned)(rng >> 33) % n;
-}
-
-#define PICK(a) (a)[next(sizeof(a) / sizeof *(a))]
+#define PICK(a) (a)[pqd_next(sizeof(a) / sizeof *(a))]
 
 /* A random keyword/value string or URI. */
 static void random_conninfo(char *out, size_t cap)
@@ -62,21 +52,21 @@ static void random_conninfo(char *out, size_t cap)
             n += l_;                     \
         }                                \
     } while (0)
-    if (next(2)) {
-        int pairs = 1 + (int)next(5);
+    if (pqd_next(2)) {
+        int pairs = 1 + (int)pqd_next(5);
         for (int i = 0; i < pairs; i++) {
-            if (next(7) == 0) ADD(PICK(noise));
+            if (pqd_next(7) == 0) ADD(PICK(noise));
             ADD(PICK(keywords));
-            if (next(8)) ADD(next(4) ? "=" : " = ");
-            int quoted = next(3) == 0;
+            if (pqd_next(8)) ADD(pqd_next(4) ? "=" : " = ");
+            int quoted = pqd_next(3) == 0;
             if (quoted) ADD("'");
             ADD(PICK(values));
-            if (quoted && next(6)) ADD("'");
-            ADD(next(6) ? " " : PICK(noise));
+            if (quoted && pqd_next(6)) ADD("'");
+            ADD(pqd_next(6) ? " " : PICK(noise));
         }
     } else {
         ADD(PICK(prefixes));
-        int pieces = (int)next(11);
+        int pieces = (int)pqd_next(11);
         for (int i = 0; i < pieces; i++)
             ADD(PICK(uri));
     }
@@ -153,7 +143,7 @@ int main(void)
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         parse(bad[i]);
     printf("parse with NULL errmsg: %s\n", PQconninfoParse("host", NULL) ? "options" : "NULL");
-    rng = strtoull(pqd_env("PQDIFF_CONNINFO_SEED", "20261204"), NULL, 10);
+    pqd_seed("PQDIFF_CONNINFO_SEED", "20261204");
     for (int i = 0; i < RANDOM_CASES; i++) {
         char s[512];
         random_conninfo(s, sizeof s);

@@ -8,28 +8,11 @@
  */
 #include "pqdiff.h"
 
-static void show_error(PGconn *conn, PGresult *r)
-{
-    pqd_print_result("  ->", r);
-    const PGVerbosity v[] = {PQERRORS_TERSE, PQERRORS_DEFAULT, PQERRORS_VERBOSE, PQERRORS_SQLSTATE};
-    const PGContextVisibility c[] = {PQSHOW_CONTEXT_NEVER, PQSHOW_CONTEXT_ERRORS,
-                                     PQSHOW_CONTEXT_ALWAYS};
-    for (int i = 0; i < 4; i++)
-        for (int j = 0; j < 3; j++) {
-            char *m = PQresultVerboseErrorMessage(r, v[i], c[j]);
-            printf("  verbose(%d,%d)", (int)v[i], (int)c[j]);
-            pqd_print_str("", m);
-            PQfreemem(m);
-        }
-    pqd_print_str("  PQerrorMessage", PQerrorMessage(conn));
-    PQclear(r);
-}
-
 static void err(PGconn *conn, const char *sql)
 {
     printf("== ");
     pqd_print_str("sql", sql);
-    show_error(conn, PQexec(conn, sql));
+    pqd_show_error(conn, PQexec(conn, sql));
 }
 
 int main(void)
@@ -62,18 +45,18 @@ int main(void)
     err(conn, "SELECT repeat('é', 3)::varchar(2)::text, 'x' || 1 + 2");
 
     printf("== execParams error\n");
-    show_error(conn, PQexecParams(conn, "SELECT $1::int", 1, NULL, (const char *[]){"nope"}, NULL,
-                                  NULL, 0));
+    pqd_show_error(conn, PQexecParams(conn, "SELECT $1::int", 1, NULL, (const char *[]){"nope"},
+                                      NULL, NULL, 0));
     printf("== prepare error\n");
-    show_error(conn, PQprepare(conn, "bad", "SELEC 1", 0, NULL));
+    pqd_show_error(conn, PQprepare(conn, "bad", "SELEC 1", 0, NULL));
     printf("== exec unknown prepared\n");
-    show_error(conn, PQexecPrepared(conn, "bad", 0, NULL, NULL, NULL, 0));
+    pqd_show_error(conn, PQexecPrepared(conn, "bad", 0, NULL, NULL, NULL, 0));
 
     /* The session ends: a FATAL error, then the connection is bad. */
     printf("== terminate\n");
-    show_error(conn, PQexec(conn, "SELECT pg_terminate_backend(pg_backend_pid())"));
+    pqd_show_error(conn, PQexec(conn, "SELECT pg_terminate_backend(pg_backend_pid())"));
     printf("status=%s\n", pqd_connstatus(PQstatus(conn)));
-    show_error(conn, PQexec(conn, "SELECT 1"));
+    pqd_show_error(conn, PQexec(conn, "SELECT 1"));
     printf("status=%s\n", pqd_connstatus(PQstatus(conn)));
     PQfinish(conn);
     return 0;

@@ -14,32 +14,22 @@
  */
 #include "pqdiff.h"
 
-#include <stdint.h>
-
 #define INPUTS  300
 #define MAX_LEN 12
-
-static uint64_t rng;
-
-static unsigned next(unsigned n)
-{
-    rng = rng * 6364136223846793005u + 1442695040888963407u;
-    return (unsigned)(rng >> 33) % n;
-}
 
 /* One byte, biased toward the bytes the escaping looks at. */
 static char random_byte(void)
 {
     static const char special[] = {'\'', '\\', '"', 'a', ' ', '\0', 0x5c, 0x7f};
-    switch (next(4)) {
+    switch (pqd_next(4)) {
     case 0:
-        return special[next(sizeof special)];
+        return special[pqd_next(sizeof special)];
     case 1:
-        return (char)(0x20 + next(0x5f));
+        return (char)(0x20 + pqd_next(0x5f));
     case 2:
-        return (char)(0x80 + next(0x40)); /* continuation / lead in the legacy sets */
+        return (char)(0x80 + pqd_next(0x40)); /* continuation / lead in the legacy sets */
     default:
-        return (char)(0xc0 + next(0x40)); /* leads */
+        return (char)(0xc0 + pqd_next(0x40)); /* leads */
     }
 }
 
@@ -48,7 +38,7 @@ static void escape_random(PGconn *conn)
     printf("-- client_encoding=%s\n", pg_encoding_to_char(PQclientEncoding(conn)));
     for (int i = 0; i < INPUTS; i++) {
         char s[MAX_LEN + 1];
-        size_t len = next(MAX_LEN + 1);
+        size_t len = pqd_next(MAX_LEN + 1);
         for (size_t k = 0; k < len; k++)
             s[k] = random_byte();
         s[len] = '\0';
@@ -61,13 +51,13 @@ static void bytea_random(PGconn *conn)
     static const char alphabet[] = "\\\\x0178aAfFg' ";
     for (int i = 0; i < INPUTS; i++) {
         char s[MAX_LEN + 1];
-        size_t len = next(MAX_LEN + 1), k = 0;
-        if (len >= 2 && next(3) == 0) { /* the hex format's prefix */
+        size_t len = pqd_next(MAX_LEN + 1), k = 0;
+        if (len >= 2 && pqd_next(3) == 0) { /* the hex format's prefix */
             s[k++] = '\\';
             s[k++] = 'x';
         }
         for (; k < len; k++)
-            s[k] = alphabet[next(sizeof alphabet - 1)];
+            s[k] = alphabet[pqd_next(sizeof alphabet - 1)];
         s[len] = '\0';
         size_t ulen = 12345;
         unsigned char *u = PQunescapeBytea((const unsigned char *)s, &ulen);
@@ -89,7 +79,7 @@ static void bytea_random(PGconn *conn)
         pqd_exec(conn, set);
         for (int i = 0; i < INPUTS / 3; i++) {
             unsigned char b[MAX_LEN];
-            size_t len = next(MAX_LEN + 1);
+            size_t len = pqd_next(MAX_LEN + 1);
             for (size_t k = 0; k < len; k++)
                 b[k] = (unsigned char)random_byte();
             size_t elen = 0;
@@ -106,7 +96,7 @@ static void bytea_random(PGconn *conn)
 int main(void)
 {
     pqd_init();
-    rng = strtoull(pqd_env("PQDIFF_ESCAPE_SEED", "20261204"), NULL, 10);
+    pqd_seed("PQDIFF_ESCAPE_SEED", "20261204");
     PGconn *conn = pqd_connect();
     const char *encodings[] = {"UTF8",    "SQL_ASCII", "LATIN1",  "SJIS",  "EUC_JP",
                                "GB18030", "BIG5",      "GBK",     "UHC",   "EUC_KR",

@@ -20,6 +20,7 @@
 #include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -37,6 +38,22 @@ static inline const char *pqd_env(const char *name, const char *fallback)
 {
     const char *v = getenv(name);
     return v && *v ? v : fallback;
+}
+
+/* The random programs' generator: pqd_seed from the environment variable
+ * name (default def), then pqd_next(n) in [0, n). The same seed gives the
+ * same sequence in both runs of a program. */
+static uint64_t pqd_rng;
+
+static inline void pqd_seed(const char *name, const char *def)
+{
+    pqd_rng = strtoull(pqd_env(name, def), NULL, 10);
+}
+
+static inline unsigned pqd_next(unsigned n)
+{
+    pqd_rng = pqd_rng * 6364136223846793005u + 1442695040888963407u;
+    return (unsigned)(pqd_rng >> 33) % n;
 }
 
 /* Bytes as printable text: C escapes for anything outside printable ASCII. */
@@ -244,6 +261,25 @@ static inline void pqd_show(const char *label, PGresult *r)
 }
 
 /* PQexec and print. */
+/* An error result: pqd_print_result, PQresultVerboseErrorMessage at every
+ * verbosity and context visibility, PQerrorMessage; clears r. */
+static inline void pqd_show_error(PGconn *conn, PGresult *r)
+{
+    pqd_print_result("  ->", r);
+    const PGVerbosity v[] = {PQERRORS_TERSE, PQERRORS_DEFAULT, PQERRORS_VERBOSE, PQERRORS_SQLSTATE};
+    const PGContextVisibility c[] = {PQSHOW_CONTEXT_NEVER, PQSHOW_CONTEXT_ERRORS,
+                                     PQSHOW_CONTEXT_ALWAYS};
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 3; j++) {
+            char *m = PQresultVerboseErrorMessage(r, v[i], c[j]);
+            printf("  verbose(%d,%d)", (int)v[i], (int)c[j]);
+            pqd_print_str("", m);
+            PQfreemem(m);
+        }
+    pqd_print_str("  PQerrorMessage", PQerrorMessage(conn));
+    PQclear(r);
+}
+
 static inline void pqd_exec(PGconn *conn, const char *sql)
 {
     printf("exec ");
