@@ -165,15 +165,16 @@ PGContextVisibility PQsetErrorContextVisibility(PGconn *conn, PGContextVisibilit
     return old;
 }
 
-/* The command the server is running (outside a pipeline), whose notices
- * are handed to the receiver among its results, where libpq parses them:
- * after the results of the statements that completed before. */
+/* The command the server is running (in a pipeline, the first whose
+ * answer has not ended), whose notices are handed to the receiver among
+ * its results, where libpq parses them: after the results of the
+ * statements that completed before. */
 static pq_cmd_t *running_cmd(PGconn *conn)
 {
     pq_cmd_t *cmd = conn->head;
     while (cmd && cmd->done)
         cmd = cmd->next;
-    return conn->pipeline == PQ_PIPELINE_OFF ? cmd : NULL;
+    return cmd;
 }
 
 static void on_notice(pgw_conn_t *c, const pgw_error_t *notice, void *ud)

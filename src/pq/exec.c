@@ -268,6 +268,7 @@ static void collect(pq_cmd_t *cmd, int status, const pgw_result_t *r)
     PGconn *conn = cmd->conn;
     int failed = 0, fatal = 0;
     if (cmd->kind == PQ_CMD_SYNC && !is_connection_failure(status)) {
+        release_notices(cmd, 0, 1);
         pq__cmd_push(cmd, pq__empty_result(conn, PGRES_PIPELINE_SYNC));
         return;
     }

@@ -7,33 +7,6 @@
  */
 #include "pqdiff.h"
 
-static void status(PGconn *conn, const char *when)
-{
-    printf("-- %s: pipeline=%s tx=%s\n", when, pqd_pipestatus(PQpipelineStatus(conn)),
-           pqd_txstatus(PQtransactionStatus(conn)));
-}
-
-/* Reads results until `syncs` PGRES_PIPELINE_SYNC were seen. */
-static void read_until_syncs(PGconn *conn, int syncs)
-{
-    int n = 0;
-    while (syncs > 0) {
-        char label[32];
-        PGresult *r = PQgetResult(conn);
-        snprintf(label, sizeof label, "res#%d", n++);
-        pqd_print_result(label, r);
-        if (r && PQresultStatus(r) == PGRES_PIPELINE_SYNC) {
-            syncs--;
-            status(conn, "after sync");
-        }
-        PQclear(r);
-        if (n > 100) {
-            printf("too many results\n");
-            return;
-        }
-    }
-}
-
 static void send_params(PGconn *conn, const char *sql, int nparams, const char *const *values)
 {
     printf("send [%s] -> %d\n", sql,
@@ -47,11 +20,11 @@ int main(void)
     PQsetNoticeProcessor(conn, pqd_notice_printer, "pipeline");
     pqd_exec(conn, "CREATE TEMP TABLE pt (id int PRIMARY KEY, v text)");
 
-    status(conn, "before");
+    pqd_pipeline_status(conn, "before");
     printf("exit when off -> %d\n", PQexitPipelineMode(conn));
     printf("enter -> %d\n", PQenterPipelineMode(conn));
     printf("enter again -> %d\n", PQenterPipelineMode(conn));
-    status(conn, "entered");
+    pqd_pipeline_status(conn, "entered");
 
     /* Not allowed in pipeline mode. */
     PGresult *r = PQexec(conn, "SELECT 1");
@@ -76,10 +49,10 @@ int main(void)
     printf("describePortal -> %d\n", PQsendDescribePortal(conn, ""));
     send_params(conn, "SELECT count(*) FROM pt", 0, NULL);
     printf("sync -> %d\n", PQpipelineSync(conn));
-    status(conn, "queued");
+    pqd_pipeline_status(conn, "queued");
     printf("exit with pending -> %d\n", PQexitPipelineMode(conn));
     printf("errmsg: [%s]\n", PQerrorMessage(conn));
-    read_until_syncs(conn, 2);
+    pqd_read_until_syncs(conn, 2);
 
     /* A flush request: the result arrives before any sync. */
     send_params(conn, "SELECT 'flushed' AS f", 0, NULL);
@@ -88,7 +61,7 @@ int main(void)
     pqd_show("flushed#0", PQgetResult(conn));
     pqd_show("flushed#1", PQgetResult(conn));
     printf("sync -> %d\n", PQpipelineSync(conn));
-    read_until_syncs(conn, 1);
+    pqd_read_until_syncs(conn, 1);
 
     /* An explicit transaction across syncs, with an error in it. */
     send_params(conn, "BEGIN", 0, NULL);
@@ -101,18 +74,18 @@ int main(void)
     printf("sync -> %d\n", PQpipelineSync(conn));
     send_params(conn, "ROLLBACK", 0, NULL);
     printf("sync -> %d\n", PQpipelineSync(conn));
-    read_until_syncs(conn, 4);
+    pqd_read_until_syncs(conn, 4);
 
     /* Single-row mode inside a pipeline. */
     send_params(conn, "SELECT g FROM generate_series(1,3) g", 0, NULL);
     printf("singleRow -> %d\n", PQsetSingleRowMode(conn));
     printf("sync -> %d\n", PQpipelineSync(conn));
-    read_until_syncs(conn, 1);
+    pqd_read_until_syncs(conn, 1);
 
     printf("getResult when idle: %s\n", PQgetResult(conn) ? "result" : "NULL");
-    status(conn, "drained");
+    pqd_pipeline_status(conn, "drained");
     printf("exit -> %d\n", PQexitPipelineMode(conn));
-    status(conn, "exited");
+    pqd_pipeline_status(conn, "exited");
     pqd_exec(conn, "SELECT id, v FROM pt ORDER BY id");
     PQfinish(conn);
     return 0;

@@ -353,4 +353,33 @@ static inline void pqd_notice_printer(void *arg, const char *message)
     putchar('\n');
 }
 
+/* The pipeline and transaction status, labelled. */
+static inline void pqd_pipeline_status(PGconn *conn, const char *when)
+{
+    printf("-- %s: pipeline=%s tx=%s\n", when, pqd_pipestatus(PQpipelineStatus(conn)),
+           pqd_txstatus(PQtransactionStatus(conn)));
+}
+
+/* Reads and prints results until `syncs` PGRES_PIPELINE_SYNC were seen
+ * (at most 100 results). */
+static inline void pqd_read_until_syncs(PGconn *conn, int syncs)
+{
+    int n = 0;
+    while (syncs > 0) {
+        char label[32];
+        PGresult *r = PQgetResult(conn);
+        snprintf(label, sizeof label, "res#%d", n++);
+        pqd_print_result(label, r);
+        if (r && PQresultStatus(r) == PGRES_PIPELINE_SYNC) {
+            syncs--;
+            pqd_pipeline_status(conn, "after sync");
+        }
+        PQclear(r);
+        if (n > 100) {
+            printf("too many results\n");
+            return;
+        }
+    }
+}
+
 #endif
