@@ -188,8 +188,9 @@ static void on_notice(pgw_conn_t *c, const pgw_error_t *notice, void *ud)
     /* libpq reads a notice that directly follows a statement's end before
      * it returns that statement's result */
     unsigned after = conn->stmts_done;
-    if (after && !conn->msgs_since_done) after--;
-    if (cmd && pq__cmd_hold_notice(cmd, res, after)) return;
+    int at_end = after && !conn->msgs_since_done;
+    if (at_end) after--;
+    if (cmd && pq__cmd_hold_notice(cmd, res, after, at_end)) return;
     conn->hooks.receiver(conn->hooks.receiver_arg, res);
     PQclear(res);
 }

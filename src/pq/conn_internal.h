@@ -43,6 +43,7 @@ typedef enum pq_describe {
 typedef struct pq_held_notice {
     PGresult *res;
     unsigned after; /* statements of the command completed before it */
+    int at_end;     /* it came right after statement `after`'s end */
 } pq_held_notice_t;
 
 /* One command: submitted to the session, its results queued for
@@ -185,9 +186,10 @@ void pq__cmd_collect_before_copy(pq_cmd_t *cmd, const pgw_result_t *results);
 void pq__cmd_collect_copy_end(pq_cmd_t *cmd, const pgw_result_t *res);
 void pq__cmd_push(pq_cmd_t *cmd, PGresult *res);
 void pq__cmd_free(pq_cmd_t *cmd);
-/* Hold notice (arrived after `after` statements of cmd completed) until
- * cmd's results are queued. 1, or 0 when it could not be held. */
-int pq__cmd_hold_notice(pq_cmd_t *cmd, PGresult *notice, unsigned after);
+/* Hold notice (arrived after `after` statements of cmd completed; at_end:
+ * right after the end of statement `after`) until cmd's results are
+ * queued. 1, or 0 when it could not be held. */
+int pq__cmd_hold_notice(pq_cmd_t *cmd, PGresult *notice, unsigned after, int at_end);
 PGresult *pq__empty_result(PGconn *conn, ExecStatusType status);
 void pq__cmds_free_all(PGconn *conn);
 int pq__cmd_hook(void *ctx, size_t index, int status, pgw_result_t **res);

@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include "pq/conn_internal.h"
+#include "pq/result_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,7 +54,7 @@ void pq__cmd_push(pq_cmd_t *cmd, PGresult *res)
     cmd->res[cmd->nres++] = res;
 }
 
-int pq__cmd_hold_notice(pq_cmd_t *cmd, PGresult *notice, unsigned after)
+int pq__cmd_hold_notice(pq_cmd_t *cmd, PGresult *notice, unsigned after, int at_end)
 {
     if (cmd->nnotices == cmd->notices_cap) {
         size_t cap = cmd->notices_cap ? cmd->notices_cap * 2 : 4;
@@ -63,6 +64,7 @@ int pq__cmd_hold_notice(pq_cmd_t *cmd, PGresult *notice, unsigned after)
         cmd->notices_cap = cap;
     }
     cmd->notices[cmd->nnotices].res = notice;
+    cmd->notices[cmd->nnotices].at_end = at_end;
     cmd->notices[cmd->nnotices++].after = after;
     return 1;
 }
@@ -72,7 +74,9 @@ static void release_notices(pq_cmd_t *cmd, unsigned done, int all)
 {
     while (cmd->notices_out < cmd->nnotices &&
            (all || cmd->notices[cmd->notices_out].after <= done)) {
-        pq__cmd_push(cmd, cmd->notices[cmd->notices_out].res);
+        PGresult *n = cmd->notices[cmd->notices_out].res;
+        n->end_notice = cmd->notices[cmd->notices_out].at_end;
+        pq__cmd_push(cmd, n);
         cmd->notices[cmd->notices_out++].res = NULL;
     }
 }
@@ -630,12 +634,40 @@ static PGresult *copy_result_again(PGconn *conn)
 
 static void split_rows(PGconn *conn, pq_cmd_t *cmd, int with_end);
 
+/* In single-row mode, notices that came right after a statement's end (so
+ * held just before its result, where libpq reads them before it returns
+ * that result) come after the rows: libpq hands the rows out as they
+ * arrive and reads those notices before the last, row-less result. When
+ * res[pos] is such a notice and the result after the run of them has rows,
+ * the result is split and the run put between the rows and the end. */
+static void end_notices_after_rows(PGconn *conn, pq_cmd_t *cmd)
+{
+    size_t pos = cmd->pos, vis = cmd_visible(conn, cmd), j = pos;
+    while (j < vis && cmd->res[j]->end_notice)
+        j++;
+    if (j == pos || j >= vis || PQresultStatus(cmd->res[j]) != PGRES_TUPLES_OK ||
+        PQntuples(cmd->res[j]) == 0)
+        return;
+    size_t k = j - pos, before = cmd->nres;
+    PGresult *src = cmd->res[j];
+    memmove(cmd->res + pos + 1, cmd->res + pos, k * sizeof *cmd->res);
+    cmd->res[pos] = src;
+    split_rows(conn, cmd, 1); /* rows at pos.., then the end, then the notices */
+    if (cmd->nres == before) return;
+    size_t end_at = pos + (cmd->nres - before);
+    PGresult *end = cmd->res[end_at];
+    memmove(cmd->res + end_at, cmd->res + end_at + 1, k * sizeof *cmd->res);
+    cmd->res[end_at + k] = end;
+}
+
 static PGresult *next_result(PGconn *conn)
 {
     if (conn->npend) pq__pipeline_push(conn, NULL);
     for (;;) {
         pq_cmd_t *cmd = conn->head;
         if (!cmd) return NULL;
+        if (cmd->chunk_rows && cmd->pos < cmd_visible(conn, cmd) && cmd->res[cmd->pos]->end_notice)
+            end_notices_after_rows(conn, cmd);
         if (cmd->pos < cmd_visible(conn, cmd) &&
             PQresultStatus(cmd->res[cmd->pos]) == PGRES_NONFATAL_ERROR) {
             /* a notice held in its place: to the receiver now */

@@ -51,6 +51,8 @@ struct pg_result {
     pq_event_t *events; /* copies of the connection's event procedures */
     int nevents;
     char null_field[1]; /* "" */
+    int end_notice;     /* a held notice that came right after the end of the
+                         * statement whose result follows it (exec.c) */
 
     /* storage */
     char *cur;          /* free space of the current block */
