@@ -7,50 +7,6 @@
  */
 #include "pqdiff.h"
 
-static void put(PGconn *conn, const char *data, size_t len)
-{
-    printf("putCopyData(%zu) -> %d\n", len, PQputCopyData(conn, data, (int)len));
-}
-
-static void copy_in(PGconn *conn, const char *sql, const char *data, size_t chunk,
-                    const char *abort_msg)
-{
-    printf("== %s\n", sql);
-    pqd_show("start", PQexec(conn, sql));
-    size_t len = strlen(data);
-    for (size_t off = 0; off < len; off += chunk)
-        put(conn, data + off, len - off < chunk ? len - off : chunk);
-    printf("putCopyEnd -> %d\n", PQputCopyEnd(conn, abort_msg));
-    pqd_drain(conn, "end");
-}
-
-static void copy_out(PGconn *conn, const char *sql, int async)
-{
-    printf("== %s (async=%d)\n", sql, async);
-    pqd_show("start", PQexec(conn, sql));
-    for (;;) {
-        char *buf = NULL;
-        int n = PQgetCopyData(conn, &buf, async);
-        if (n == 0) { /* async: wait for more */
-            PQconsumeInput(conn);
-            usleep(1000);
-            continue;
-        }
-        printf("getCopyData -> %d", n);
-        if (n > 0) {
-            fputs(" [", stdout);
-            pqd_print_escaped(buf, (size_t)n);
-            fputs("] hex=", stdout);
-            pqd_print_hex(buf, (size_t)n);
-        }
-        putchar('\n');
-        PQfreemem(buf);
-        if (n < 0) break;
-    }
-    printf("errmsg: [%s]\n", PQerrorMessage(conn));
-    pqd_drain(conn, "end");
-}
-
 int main(void)
 {
     pqd_init();
@@ -58,21 +14,21 @@ int main(void)
     PQsetNoticeProcessor(conn, pqd_notice_printer, "copy");
     pqd_exec(conn, "CREATE TEMP TABLE ct (id int PRIMARY KEY, t text, b bytea)");
 
-    copy_in(conn, "COPY ct FROM STDIN", "1\tone\t\\\\x01\n2\t\\N\t\\N\n3\ttab\\there\t\\\\x\n", 5,
-            NULL);
-    copy_in(conn, "COPY ct (id, t) FROM STDIN (FORMAT csv)", "4,\"quoted, comma\"\n5,\n", 100,
-            NULL);
-    copy_in(conn, "COPY ct FROM STDIN", "6\tbad\t\\N\nnotanumber\tx\t\\N\n", 7, NULL);
-    copy_in(conn, "COPY ct FROM STDIN", "7\tdup\t\\N\n1\tdup\t\\N\n", 64, NULL);
-    copy_in(conn, "COPY ct FROM STDIN", "8\tabort\t\\N\n", 64, "client gave up");
-    copy_in(conn, "COPY ct FROM STDIN", "", 1, NULL);
-    copy_in(conn, "COPY ct FROM STDIN", "9\tno newline at end\t\\N", 3, NULL);
+    pqd_copy_in(conn, "COPY ct FROM STDIN", "1\tone\t\\\\x01\n2\t\\N\t\\N\n3\ttab\\there\t\\\\x\n",
+                5, NULL);
+    pqd_copy_in(conn, "COPY ct (id, t) FROM STDIN (FORMAT csv)", "4,\"quoted, comma\"\n5,\n", 100,
+                NULL);
+    pqd_copy_in(conn, "COPY ct FROM STDIN", "6\tbad\t\\N\nnotanumber\tx\t\\N\n", 7, NULL);
+    pqd_copy_in(conn, "COPY ct FROM STDIN", "7\tdup\t\\N\n1\tdup\t\\N\n", 64, NULL);
+    pqd_copy_in(conn, "COPY ct FROM STDIN", "8\tabort\t\\N\n", 64, "client gave up");
+    pqd_copy_in(conn, "COPY ct FROM STDIN", "", 1, NULL);
+    pqd_copy_in(conn, "COPY ct FROM STDIN", "9\tno newline at end\t\\N", 3, NULL);
 
-    copy_out(conn, "COPY ct TO STDOUT", 0);
-    copy_out(conn, "COPY (SELECT * FROM ct ORDER BY id) TO STDOUT (FORMAT csv, HEADER)", 1);
-    copy_out(conn, "COPY (SELECT id, t FROM ct ORDER BY id) TO STDOUT (FORMAT binary)", 0);
-    copy_out(conn, "COPY (SELECT 1/(id-3) FROM ct ORDER BY id) TO STDOUT", 0);
-    copy_out(conn, "COPY (SELECT 1 WHERE false) TO STDOUT", 0);
+    pqd_copy_out(conn, "COPY ct TO STDOUT", 0);
+    pqd_copy_out(conn, "COPY (SELECT * FROM ct ORDER BY id) TO STDOUT (FORMAT csv, HEADER)", 1);
+    pqd_copy_out(conn, "COPY (SELECT id, t FROM ct ORDER BY id) TO STDOUT (FORMAT binary)", 0);
+    pqd_copy_out(conn, "COPY (SELECT 1/(id-3) FROM ct ORDER BY id) TO STDOUT", 0);
+    pqd_copy_out(conn, "COPY (SELECT 1 WHERE false) TO STDOUT", 0);
 
     /* Binary COPY FROM: header, one row (int4 10, text "bin"), trailer. */
     static const char bin[] = "PGCOPY\n\377\r\n\0"
@@ -81,7 +37,7 @@ int main(void)
                               "\377\377";
     printf("== binary COPY FROM\n");
     pqd_show("start", PQexec(conn, "COPY ct (id, t) FROM STDIN (FORMAT binary)"));
-    put(conn, bin, sizeof bin - 1);
+    pqd_put_copy(conn, bin, sizeof bin - 1);
     printf("putCopyEnd -> %d\n", PQputCopyEnd(conn, NULL));
     pqd_drain(conn, "end");
 
@@ -117,7 +73,7 @@ int main(void)
     /* COPY FROM STDIN between two statements: the data is the caller's. */
     printf("== multi in\n");
     pqd_show("m0", PQexec(conn, "SELECT 3; COPY ct (id, t) FROM STDIN; SELECT count(*) FROM ct"));
-    put(conn, "30\tthirty\n31\tthirty-one\n", 25);
+    pqd_put_copy(conn, "30\tthirty\n31\tthirty-one\n", 25);
     printf("putCopyEnd -> %d\n", PQputCopyEnd(conn, NULL));
     pqd_drain(conn, "m0 end");
     /* Two COPYs in one string, the second abandoned by the client: the
@@ -133,7 +89,7 @@ int main(void)
     printf("getCopyData -> %d\n", n);
     pqd_show("t1", PQgetResult(conn));
     pqd_show("t2", PQgetResult(conn));
-    put(conn, "40\n", 3);
+    pqd_put_copy(conn, "40\n", 3);
     printf("putCopyEnd -> %d\n", PQputCopyEnd(conn, "stop here"));
     pqd_drain(conn, "t rest");
     /* An error inside a COPY TO among statements ends the string there. */

@@ -382,4 +382,53 @@ static inline void pqd_read_until_syncs(PGconn *conn, int syncs)
     }
 }
 
+/* PQputCopyData, printed. */
+static inline void pqd_put_copy(PGconn *conn, const char *data, size_t len)
+{
+    printf("putCopyData(%zu) -> %d\n", len, PQputCopyData(conn, data, (int)len));
+}
+
+/* PQexec(sql) to start a COPY FROM STDIN, data in chunks of chunk bytes,
+ * PQputCopyEnd(abort_msg), the results; all printed. */
+static inline void pqd_copy_in(PGconn *conn, const char *sql, const char *data, size_t chunk,
+                               const char *abort_msg)
+{
+    printf("== %s\n", sql);
+    pqd_show("start", PQexec(conn, sql));
+    size_t len = strlen(data);
+    for (size_t off = 0; off < len; off += chunk)
+        pqd_put_copy(conn, data + off, len - off < chunk ? len - off : chunk);
+    printf("putCopyEnd -> %d\n", PQputCopyEnd(conn, abort_msg));
+    pqd_drain(conn, "end");
+}
+
+/* PQexec(sql) to start a COPY TO STDOUT, then PQgetCopyData (async or
+ * not) to the end, each chunk printed, then the results. */
+static inline void pqd_copy_out(PGconn *conn, const char *sql, int async)
+{
+    printf("== %s (async=%d)\n", sql, async);
+    pqd_show("start", PQexec(conn, sql));
+    for (;;) {
+        char *buf = NULL;
+        int n = PQgetCopyData(conn, &buf, async);
+        if (n == 0) { /* async: wait for more */
+            PQconsumeInput(conn);
+            usleep(1000);
+            continue;
+        }
+        printf("getCopyData -> %d", n);
+        if (n > 0) {
+            fputs(" [", stdout);
+            pqd_print_escaped(buf, (size_t)n);
+            fputs("] hex=", stdout);
+            pqd_print_hex(buf, (size_t)n);
+        }
+        putchar('\n');
+        PQfreemem(buf);
+        if (n < 0) break;
+    }
+    printf("errmsg: [%s]\n", PQerrorMessage(conn));
+    pqd_drain(conn, "end");
+}
+
 #endif
