@@ -171,13 +171,22 @@ static void slot_give(slot_t *s)
 static long kills, ddls, restarts, bouncer_restarts;
 
 /* What a lost connection or the restart may cause on any request. */
+/* The error of res: a simple query's chain holds it on the result of the
+ * statement that failed, after those that succeeded before it. */
+static const pgw_error_t *error_of(const pgw_result_t *res)
+{
+    for (; res; res = pgw_result_next(res))
+        if (pgw_result_error(res)) return pgw_result_error(res);
+    return NULL;
+}
+
 static int fault_error(int status, const pgw_result_t *res)
 {
     if (status == PGW_ERETRY || status == PGW_ECONNLOST || status == PGW_ECANCELED ||
         status == PGW_EPOOLTIMEOUT || status == PGW_ECLOSED || status == PGW_EABORTED)
         return 1;
     if (status == PGW_ESERVER) {
-        const pgw_error_t *e = pgw_result_error(res);
+        const pgw_error_t *e = error_of(res);
         const char *st = e && e->sqlstate ? e->sqlstate : "";
         /* 57P01 admin shutdown (a kill), 57P03 cannot connect now, 25P02
          * a transaction aborted by an earlier failure, 08xxx (PgBouncer's
@@ -190,13 +199,13 @@ static int fault_error(int status, const pgw_result_t *res)
 
 static const char *sqlstate_of(const pgw_result_t *res)
 {
-    const pgw_error_t *e = pgw_result_error(res);
+    const pgw_error_t *e = error_of(res);
     return e && e->sqlstate ? e->sqlstate : "-";
 }
 
 static const char *message_of(const pgw_result_t *res)
 {
-    const pgw_error_t *e = pgw_result_error(res);
+    const pgw_error_t *e = error_of(res);
     return e && e->message ? e->message : "-";
 }
 
