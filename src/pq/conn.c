@@ -190,7 +190,7 @@ static void on_notice(pgw_conn_t *c, const pgw_error_t *notice, void *ud)
     unsigned after = conn->stmts_done;
     int at_end = after && !conn->msgs_since_done;
     if (at_end) after--;
-    if (cmd && pq__cmd_hold_notice(cmd, res, after, at_end)) return;
+    if (cmd && pq__cmd_hold_notice(cmd, res, after, at_end, conn->rows_since_done)) return;
     conn->hooks.receiver(conn->hooks.receiver_arg, res);
     PQclear(res);
 }
@@ -207,8 +207,10 @@ static void on_trace(pgw_conn_t *c, char direction, const uint8_t *msg, size_t l
     if (msg[0] == 'C' || msg[0] == 'I' || msg[0] == 'E') {
         conn->stmts_done++;
         conn->msgs_since_done = 0;
+        conn->rows_since_done = 0;
     } else if (msg[0] != 'N' && msg[0] != 'A' && msg[0] != 'S') {
         conn->msgs_since_done = 1;
+        if (msg[0] == 'D') conn->rows_since_done++;
     }
 }
 

@@ -44,6 +44,7 @@ typedef struct pq_held_notice {
     PGresult *res;
     unsigned after; /* statements of the command completed before it */
     int at_end;     /* it came right after statement `after`'s end */
+    unsigned rows;  /* else: rows of statement `after` that came before it */
 } pq_held_notice_t;
 
 /* One command: submitted to the session, its results queued for
@@ -115,13 +116,14 @@ struct pg_conn {
     pq_cmd_t *head, *tail;
     /* pipeline */
     PGpipelineStatus pipeline;
-    unsigned seg;         /* current segment */
-    unsigned aborted_seg; /* segment whose error aborts it (0: none) */
-    unsigned stmts_done;  /* statements of the running command completed */
-    int msgs_since_done;  /* other messages came after the last one's end */
-    int broken;           /* the transport broke (PQstatus follows once reported) */
-    int io_now;           /* callbacks run from direct I/O, outside a loop turn */
-    int shown_aborted;    /* an error of the pipeline was handed out, its sync not yet */
+    unsigned seg;             /* current segment */
+    unsigned aborted_seg;     /* segment whose error aborts it (0: none) */
+    unsigned stmts_done;      /* statements of the running command completed */
+    int msgs_since_done;      /* other messages came after the last one's end */
+    unsigned rows_since_done; /* DataRows since then */
+    int broken;               /* the transport broke (PQstatus follows once reported) */
+    int io_now;               /* callbacks run from direct I/O, outside a loop turn */
+    int shown_aborted;        /* an error of the pipeline was handed out, its sync not yet */
     int password_needed;
 
     struct pq_pend *pend; /* pipelined requests not yet submitted */
@@ -187,9 +189,10 @@ void pq__cmd_collect_copy_end(pq_cmd_t *cmd, const pgw_result_t *res);
 void pq__cmd_push(pq_cmd_t *cmd, PGresult *res);
 void pq__cmd_free(pq_cmd_t *cmd);
 /* Hold notice (arrived after `after` statements of cmd completed; at_end:
- * right after the end of statement `after`) until cmd's results are
- * queued. 1, or 0 when it could not be held. */
-int pq__cmd_hold_notice(pq_cmd_t *cmd, PGresult *notice, unsigned after, int at_end);
+ * right after the end of statement `after`; else after `rows` of its
+ * rows) until cmd's results are queued. 1, or 0 when it could not be
+ * held. */
+int pq__cmd_hold_notice(pq_cmd_t *cmd, PGresult *notice, unsigned after, int at_end, unsigned rows);
 PGresult *pq__empty_result(PGconn *conn, ExecStatusType status);
 void pq__cmds_free_all(PGconn *conn);
 int pq__cmd_hook(void *ctx, size_t index, int status, pgw_result_t **res);

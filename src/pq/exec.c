@@ -54,7 +54,7 @@ void pq__cmd_push(pq_cmd_t *cmd, PGresult *res)
     cmd->res[cmd->nres++] = res;
 }
 
-int pq__cmd_hold_notice(pq_cmd_t *cmd, PGresult *notice, unsigned after, int at_end)
+int pq__cmd_hold_notice(pq_cmd_t *cmd, PGresult *notice, unsigned after, int at_end, unsigned rows)
 {
     if (cmd->nnotices == cmd->notices_cap) {
         size_t cap = cmd->notices_cap ? cmd->notices_cap * 2 : 4;
@@ -65,6 +65,7 @@ int pq__cmd_hold_notice(pq_cmd_t *cmd, PGresult *notice, unsigned after, int at_
     }
     cmd->notices[cmd->nnotices].res = notice;
     cmd->notices[cmd->nnotices].at_end = at_end;
+    cmd->notices[cmd->nnotices].rows = rows;
     cmd->notices[cmd->nnotices++].after = after;
     return 1;
 }
@@ -75,7 +76,8 @@ static void release_notices(pq_cmd_t *cmd, unsigned done, int all)
     while (cmd->notices_out < cmd->nnotices &&
            (all || cmd->notices[cmd->notices_out].after <= done)) {
         PGresult *n = cmd->notices[cmd->notices_out].res;
-        n->end_notice = cmd->notices[cmd->notices_out].at_end;
+        const pq_held_notice_t *h = &cmd->notices[cmd->notices_out];
+        n->notice_rows = h->at_end ? -1 : (long)h->rows;
         pq__cmd_push(cmd, n);
         cmd->notices[cmd->notices_out++].res = NULL;
     }
@@ -308,6 +310,7 @@ int pq__cmd_hook(void *ctx, size_t index, int status, pgw_result_t **res)
     cmd->status = status;
     collect(cmd, status, *res);
     cmd->conn->stmts_done = 0;
+    cmd->conn->rows_since_done = 0;
     pgw_result_free(*res);
     pq__conn_wake(cmd->conn);
     return PGW_DRIVER_TAKEN;
@@ -353,6 +356,7 @@ int pq__submit(PGconn *conn, pq_cmd_t *cmd, pgw_request_t *req)
     if (conn->pipeline == PQ_PIPELINE_OFF) {
         conn->stmts_done = 0;
         conn->msgs_since_done = 0;
+        conn->rows_since_done = 0;
     }
     if (conn->broken) {
         /* libpq finds out when it sends: this command's result says so */
@@ -634,30 +638,58 @@ static PGresult *copy_result_again(PGconn *conn)
 
 static void split_rows(PGconn *conn, pq_cmd_t *cmd, int with_end);
 
-/* In single-row mode, notices that came right after a statement's end (so
- * held just before its result, where libpq reads them before it returns
- * that result) come after the rows: libpq hands the rows out as they
- * arrive and reads those notices before the last, row-less result. When
- * res[pos] is such a notice and the result after the run of them has rows,
- * the result is split and the run put between the rows and the end. */
-static void end_notices_after_rows(PGconn *conn, pq_cmd_t *cmd)
+/* In single-row mode libpq hands each row out as it arrives and gives a
+ * notice to the receiver when its parser reaches it, which it does for the
+ * notices right behind a row before it returns that row: a notice that
+ * came after k of a statement's rows comes before the k-th row result (one
+ * that came before any row, before them all), one that came right after
+ * the statement's end after the last row, before the row-less result. Such notices are held just
+ * before the statement's result (notice_rows != 0); when res[pos] is one, the result after the run
+ * of them is split and the run placed among its rows. */
+static void notices_among_rows(PGconn *conn, pq_cmd_t *cmd)
 {
     size_t pos = cmd->pos, vis = cmd_visible(conn, cmd), j = pos;
-    while (j < vis && cmd->res[j]->end_notice)
+    while (j < vis && PQresultStatus(cmd->res[j]) == PGRES_NONFATAL_ERROR &&
+           cmd->res[j]->notice_rows != 0)
         j++;
     if (j == pos || j >= vis || PQresultStatus(cmd->res[j]) != PGRES_TUPLES_OK ||
         PQntuples(cmd->res[j]) == 0)
         return;
     size_t k = j - pos, before = cmd->nres;
-    PGresult *src = cmd->res[j];
+    int per = cmd->chunk_rows;
+    PGresult *src = cmd->res[j], **notices = malloc(k * sizeof *notices);
+    if (!notices) return;
+    memcpy(notices, cmd->res + pos, k * sizeof *notices);
+    /* src first, then split: chunks at pos.., the end, then the k slots */
     memmove(cmd->res + pos + 1, cmd->res + pos, k * sizeof *cmd->res);
     cmd->res[pos] = src;
-    split_rows(conn, cmd, 1); /* rows at pos.., then the end, then the notices */
-    if (cmd->nres == before) return;
-    size_t end_at = pos + (cmd->nres - before);
-    PGresult *end = cmd->res[end_at];
-    memmove(cmd->res + end_at, cmd->res + end_at + 1, k * sizeof *cmd->res);
-    cmd->res[end_at + k] = end;
+    split_rows(conn, cmd, 1);
+    if (cmd->nres == before) { /* not split (out of memory): as they were */
+        memmove(cmd->res + pos, cmd->res + pos + 1, k * sizeof *cmd->res);
+        cmd->res[pos + k] = src;
+        free(notices);
+        return;
+    }
+    size_t chunks = cmd->nres - before, w = pos, n = 0;
+    PGresult **rows = malloc((chunks + 1) * sizeof *rows);
+    if (!rows) {
+        free(notices);
+        return;
+    }
+    memcpy(rows, cmd->res + pos, (chunks + 1) * sizeof *rows); /* the chunks and the end */
+    for (size_t c = 0; c < chunks; c++) {
+        /* the notices that came after a row of this chunk: libpq reads
+         * the notices right behind a row before it hands the row out */
+        while (n < k && notices[n]->notice_rows > 0 &&
+               (size_t)(notices[n]->notice_rows - 1) / (size_t)per <= c)
+            cmd->res[w++] = notices[n++];
+        cmd->res[w++] = rows[c];
+    }
+    while (n < k)
+        cmd->res[w++] = notices[n++];
+    cmd->res[w] = rows[chunks];
+    free(rows);
+    free(notices);
 }
 
 static PGresult *next_result(PGconn *conn)
@@ -666,8 +698,10 @@ static PGresult *next_result(PGconn *conn)
     for (;;) {
         pq_cmd_t *cmd = conn->head;
         if (!cmd) return NULL;
-        if (cmd->chunk_rows && cmd->pos < cmd_visible(conn, cmd) && cmd->res[cmd->pos]->end_notice)
-            end_notices_after_rows(conn, cmd);
+        if (cmd->chunk_rows && cmd->pos < cmd_visible(conn, cmd) &&
+            PQresultStatus(cmd->res[cmd->pos]) == PGRES_NONFATAL_ERROR &&
+            cmd->res[cmd->pos]->notice_rows != 0)
+            notices_among_rows(conn, cmd);
         if (cmd->pos < cmd_visible(conn, cmd) &&
             PQresultStatus(cmd->res[cmd->pos]) == PGRES_NONFATAL_ERROR) {
             /* a notice held in its place: to the receiver now */

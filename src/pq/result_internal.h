@@ -51,8 +51,10 @@ struct pg_result {
     pq_event_t *events; /* copies of the connection's event procedures */
     int nevents;
     char null_field[1]; /* "" */
-    int end_notice;     /* a held notice that came right after the end of the
-                         * statement whose result follows it (exec.c) */
+    /* A held notice of the statement whose result follows it: 0 before
+     * its rows, k after k of them, -1 after the last (it came right after
+     * the statement's end). Single-row mode puts it there (exec.c). */
+    long notice_rows;
 
     /* storage */
     char *cur;          /* free space of the current block */

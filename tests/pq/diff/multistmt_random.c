@@ -3,7 +3,8 @@
  * statements that return rows, fail, notice, open, end or fail
  * transactions, set a savepoint, or are empty, joined by ';' (sometimes
  * doubled, sometimes trailing), each run with PQexec and with PQsendQuery
- * (in single-row mode at random), every result printed, the transaction
+ * (in single-row mode at random), every result printed (notices raised
+ * while a statement's rows are made among them), the transaction
  * status after each. multistmt.c has the named strings; this one looks for
  * the strings nobody named.
  */
@@ -33,6 +34,7 @@ static void random_string(char *out, size_t cap)
         "SELECT * FROM m",
         "SELECT no_such_column",
         "SELECT 1 WHERE false",
+        "SELECT pg_temp.noisy(g) FROM generate_series(1, 3) g",
     };
     size_t n = 0;
     int count = 1 + (int)pqd_next(MAX_STMTS);
@@ -51,6 +53,9 @@ int main(void)
     pqd_seed("PQDIFF_MULTISTMT_SEED", "20261204");
     PGconn *conn = pqd_connect();
     PQsetNoticeProcessor(conn, pqd_notice_printer, "multistmt_random");
+    /* A notice while each row is made. */
+    pqd_exec(conn, "CREATE FUNCTION pg_temp.noisy(n int) RETURNS int LANGUAGE plpgsql AS "
+                   "$$ BEGIN RAISE NOTICE 'row %', n; RETURN n; END $$");
     for (int i = 0; i < STRINGS; i++) {
         char sql[1024];
         random_string(sql, sizeof sql);
