@@ -176,10 +176,17 @@ static void relay_tls(SSL *ssl, int fd, int be)
     }
 }
 
-static void serve_tls(faketls_t *f, int fd)
+static void serve_tls(faketls_t *f, int fd, int index)
 {
     SSL *ssl = SSL_new(f->ctx);
     if (!ssl) return;
+    /* the connections after the first: their own certificate, if given */
+    if (index > 0 && f->s.later_cert &&
+        (SSL_use_certificate_chain_file(ssl, f->s.later_cert) != 1 ||
+         SSL_use_PrivateKey_file(ssl, f->s.later_key, SSL_FILETYPE_PEM) != 1)) {
+        SSL_free(ssl);
+        return;
+    }
     SSL_set_fd(ssl, fd);
     if (SSL_accept(ssl) == 1) {
         pthread_mutex_lock(&f->mu);
@@ -238,7 +245,7 @@ static void *conn_main(void *arg)
     }
     static const uint8_t sslreq[8] = {0, 0, 0, 8, 0x04, 0xd2, 0x16, 0x2f};
     if (n >= 1 && first[0] == 0x16) {
-        serve_tls(f, fd);
+        serve_tls(f, fd, c->index);
     } else if (n == 8 && memcmp(first, sslreq, 8) == 0) {
         uint8_t skip[8];
         read_full(fd, skip, 8);
@@ -253,7 +260,7 @@ static void *conn_main(void *arg)
                 if (wait_fd(fd, POLLIN) == 0 && recv(fd, hello, sizeof hello, 0) > 0)
                     write_full(fd, f->s.garbage, f->s.garbage_len);
             } else
-                serve_tls(f, fd);
+                serve_tls(f, fd, c->index);
         } else if (((const char *)ans)[0] == 'N') {
             int be = backend_open(f);
             if (be >= 0) {

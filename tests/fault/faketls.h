@@ -37,11 +37,15 @@ typedef struct faketls_script {
     const void *garbage; /* sent after 'S' instead of a handshake */
     size_t garbage_len;
     const char *cert, *key; /* PEM files of the server certificate */
-    const char *alpn;       /* ALPN protocol to select; NULL: none */
-    const char *backend;    /* unix socket path to relay to; NULL: none */
-    uint16_t backend_port;  /* or a port on 127.0.0.1 (e.g. a fakepg) */
-    int reject_tls;         /* answer a startup over TLS with FATAL */
-    int reject_plain;       /* answer a plaintext startup with FATAL */
+    /* Served to every connection after the first instead (NULL: cert,
+     * key): a cancel connection meets another certificate than its
+     * session's. */
+    const char *later_cert, *later_key;
+    const char *alpn;      /* ALPN protocol to select; NULL: none */
+    const char *backend;   /* unix socket path to relay to; NULL: none */
+    uint16_t backend_port; /* or a port on 127.0.0.1 (e.g. a fakepg) */
+    int reject_tls;        /* answer a startup over TLS with FATAL */
+    int reject_plain;      /* answer a plaintext startup with FATAL */
 } faketls_script_t;
 
 typedef struct faketls faketls_t;

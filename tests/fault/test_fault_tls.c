@@ -71,7 +71,7 @@ static int try_connect(const faketls_t *f, const char *extra, char *err, size_t 
 
 static faketls_t *start(const void *answer, size_t answer_len)
 {
-    faketls_script_t s = {answer, answer_len, NULL, 0, cert, key, NULL, NULL, 0, 0, 0};
+    faketls_script_t s = {.answer = answer, .answer_len = answer_len, .cert = cert, .key = key};
     faketls_t *f = faketls_start(&s);
     assert_non_null(f);
     return f;
@@ -135,7 +135,12 @@ static void test_prefer_retries_plaintext(void **state)
 {
     char err[1024];
     static const char junk[] = "HTTP/1.1 400 Bad Request\r\n\r\n";
-    faketls_script_t s = {"S", 1, junk, sizeof junk - 1, cert, key, NULL, NULL, 0, 0, 0};
+    faketls_script_t s = {.answer = "S",
+                          .answer_len = 1,
+                          .garbage = junk,
+                          .garbage_len = sizeof junk - 1,
+                          .cert = cert,
+                          .key = key};
     faketls_t *f = faketls_start(&s);
     assert_non_null(f);
     int rc = try_connect(f, "sslmode=prefer", err, sizeof err);
@@ -178,9 +183,10 @@ static int auth_over_tls(const pgw_buf_t *answer, const char *extra, int direct_
 {
     answering_t a;
     fakepg_t *pg = answering_start(&a, answer);
-    faketls_script_t s = {
-        NULL, 0, NULL, 0, cert, key, direct_alpn ? "postgresql" : NULL, NULL, fakepg_port(pg),
-        0,    0};
+    faketls_script_t s = {.cert = cert,
+                          .key = key,
+                          .alpn = direct_alpn ? "postgresql" : NULL,
+                          .backend_port = fakepg_port(pg)};
     faketls_t *f = faketls_start(&s);
     assert_non_null(f);
     int rc = try_connect(f, extra, err, errlen);
@@ -278,7 +284,8 @@ static void test_direct(void **state)
     /* with ALPN the startup completes (then the client closes) */
     answering_t a;
     fakepg_t *pg = answering_start(&a, &b);
-    faketls_script_t s = {NULL, 0, NULL, 0, cert, key, "postgresql", NULL, fakepg_port(pg), 0, 0};
+    faketls_script_t s = {
+        .cert = cert, .key = key, .alpn = "postgresql", .backend_port = fakepg_port(pg)};
     faketls_t *f = faketls_start(&s);
     assert_non_null(f);
     char ci[512];

@@ -478,6 +478,46 @@ static void test_cancel_over_tls(void **state)
     faketls_stop(f);
 }
 
+/* 7b. The cancel connection verifies the server as its session did: behind
+ * a faketls that shows the session the cluster's certificate and every
+ * later connection one for another host name, a cancel under verify-full
+ * fails the handshake (PGW_ETLS, the key never sent), and under require
+ * (no verification) it is delivered. */
+static void test_cancel_verifies_as_its_session(void **state)
+{
+    pgt_require_server();
+    static char sock[512], crt[512], key[512], wcrt[512], wkey[512];
+    faketls_script_t sc = {.cert = tls_file("server.crt", crt, sizeof crt),
+                           .key = tls_file("server.key", key, sizeof key),
+                           .later_cert = tls_file("wronghost.crt", wcrt, sizeof wcrt),
+                           .later_key = tls_file("wronghost.key", wkey, sizeof wkey),
+                           .backend = backend_socket(sock, sizeof sock)};
+    const char *policies[] = {"sslmode=verify-full sslrootcert=", "sslmode=require"};
+    for (int p = 0; p < 2; p++) {
+        faketls_t *f = faketls_start(&sc);
+        assert_non_null(f);
+        char port[16], extra[1024], ci[2048], err[1024];
+        snprintf(port, sizeof port, "%u", (unsigned)faketls_port(f));
+        snprintf(extra, sizeof extra, "%s%s", policies[p],
+                 p == 0 ? pgt_env_required("PGW_TEST_SSL_ROOTCERT") : "");
+        pgw_client_t *c = NULL;
+        int rc = pgw_client_connect_err(&c, tcp_ci(ci, sizeof ci, "localhost", port, NULL, extra),
+                                        NULL, err, sizeof err);
+        if (rc != 0) fail_msg("%s: %s: %s", extra, pgw_err_name(rc), err);
+        rc = pgw_client_cancel(c);
+        assert_int_equal(faketls_accepts(f), 2);
+        if (p == 0) {
+            assert_int_equal(rc, PGW_ETLS);
+            assert_int_equal(faketls_handshakes(f), 1); /* the session's alone */
+        } else {
+            assert_int_equal(rc, 0);
+            assert_int_equal(faketls_handshakes(f), 2);
+        }
+        pgw_client_close(c);
+        faketls_stop(f);
+    }
+}
+
 /* 8. pg_hba.conf decides: prefer against a hostnossl-only role retries in
  * plaintext; allow against a hostssl-only role retries with TLS. */
 static void test_prefer_allow_retries(void **state)
@@ -668,6 +708,7 @@ int main(void)
         cmocka_unit_test(test_client_certificate),
         cmocka_unit_test(test_scram_channel_binding),
         cmocka_unit_test(test_cancel_over_tls),
+        cmocka_unit_test(test_cancel_verifies_as_its_session),
         cmocka_unit_test(test_direct_against_old_server),
         cmocka_unit_test(test_prefer_allow_retries),
         cmocka_unit_test(test_large_transfers),
