@@ -37,11 +37,13 @@ static void escape_random(PGconn *conn)
 {
     printf("-- client_encoding=%s\n", pg_encoding_to_char(PQclientEncoding(conn)));
     for (int i = 0; i < INPUTS; i++) {
-        char s[MAX_LEN + 1];
+        /* PQmblen and PQdsplen read a whole character at every byte, as
+         * libpq's do, past the NUL at the end: zeros there, in the buffer */
+        char s[MAX_LEN + 4];
+        memset(s, 0, sizeof s);
         size_t len = pqd_next(MAX_LEN + 1);
         for (size_t k = 0; k < len; k++)
             s[k] = random_byte();
-        s[len] = '\0';
         pqd_print_escapes(conn, s, len);
     }
 }
