@@ -12,16 +12,25 @@
 #define PUMP_ROUNDS   4
 #define PUMP_SLICE_NS (2u * 1000u * 1000u)
 
+/* A COPY source waits for room in the output, and the socket can take it. */
+static int pump_wanted(const pgw_conn_t *c)
+{
+    return c->s && c->sock && !c->writing && c->state != PGW__CONN_CLOSING &&
+           pgw_session_copy_wants_room(c->s);
+}
+
 void pgw__conn_copy_pump(pgw_conn_t *c)
 {
+    /* Every service turn comes here: the clock is read only when a COPY
+     * source is to be asked. */
+    if (!pump_wanted(c)) return;
     uint64_t until = uv_hrtime() + PUMP_SLICE_NS;
-    for (int i = 0; i < PUMP_ROUNDS && (i == 0 || uv_hrtime() < until); i++) {
-        if (!c->s || !c->sock || c->writing || c->state == PGW__CONN_CLOSING) return;
-        if (!pgw_session_copy_wants_room(c->s)) return;
+    for (int i = 1;; i++) {
         /* The source may close the connection or break the session; a
          * fatal error has already been reported through on_broken. */
         if (pgw_session_copy_pump(c->s) < 0 || !c->s) return;
         pgw__conn_flush(c);
+        if (i >= PUMP_ROUNDS || uv_hrtime() >= until || !pump_wanted(c)) return;
     }
 }
 

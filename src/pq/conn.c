@@ -300,17 +300,24 @@ void pq__conn_broken(PGconn *conn)
     conn->status = CONNECTION_BAD;
 }
 
-/* escaping without a connection reads the last encoding reported */
+/* The connection's client encoding; escaping without a connection reads
+ * the last encoding any connection reported. */
 static void on_parameter(pgw_conn_t *c, pgw_str_t name, pgw_str_t value, void *ud)
 {
     (void)c;
-    (void)ud;
+    PGconn *conn = ud;
+    static const char enc_name[] = "client_encoding";
+    int is_enc = name.len == sizeof enc_name - 1 && memcmp(name.p, enc_name, name.len) == 0;
     char n[64], v[256];
-    if (name.len >= sizeof n || value.len >= sizeof v) return;
+    if (name.len >= sizeof n || value.len >= sizeof v) {
+        if (is_enc) conn->client_encoding = -1; /* no encoding has such a name */
+        return;
+    }
     memcpy(n, name.p, name.len);
     n[name.len] = 0;
     memcpy(v, value.p, value.len);
     v[value.len] = 0;
+    if (is_enc) conn->client_encoding = pq__encoding_id(v);
     pq__note_parameter(n, v);
 }
 
@@ -392,6 +399,7 @@ static void conn_init(PGconn *conn)
     conn->verbosity = PQERRORS_DEFAULT;
     conn->show_context = PQSHOW_CONTEXT_ERRORS;
     conn->pipeline = PQ_PIPELINE_OFF;
+    conn->client_encoding = -1;
 }
 
 static void on_closed(pgw_conn_t *c, void *ud)
@@ -430,6 +438,7 @@ static int conn_start(PGconn *conn)
     conn->connect_status = 0;
     conn->password_needed = 0;
     conn->trace_backend = 0;
+    conn->client_encoding = -1;
     pq__str_reset(&conn->errmsg);
     pgw_conn_config_t cfg;
     pgw_conn_config_init(&cfg);

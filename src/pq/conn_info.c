@@ -188,8 +188,7 @@ int PQconnectionUsedGSSAPI(const PGconn *conn)
 int PQclientEncoding(const PGconn *conn)
 {
     if (!conn || conn->status != CONNECTION_OK) return -1;
-    const char *e = PQparameterStatus(conn, "client_encoding");
-    return e ? pq__encoding_id(e) : -1;
+    return conn->client_encoding;
 }
 
 int PQsetClientEncoding(PGconn *conn, const char *encoding)

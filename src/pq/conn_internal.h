@@ -101,6 +101,11 @@ struct pg_conn {
     char *port_used;
     char *hostaddr_used;
 
+    /* PQclientEncoding: the encoding id of the client_encoding the server
+     * last reported, -1 while none is (kept as each ParameterStatus comes:
+     * every result made asks for it) */
+    int client_encoding;
+
     pq_str_t errmsg;   /* PQerrorMessage */
     char key_bits[16]; /* PQsslAttribute("key_bits") */
 

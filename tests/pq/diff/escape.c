@@ -68,13 +68,20 @@ int main(void)
                                "GB18030", "BIG5",      "GBK",    "UHC",  "no_such_encoding"};
     escape_all(conn);
     for (size_t i = 0; i < sizeof encodings / sizeof encodings[0]; i++) {
-        printf("setClientEncoding(%s) -> %d\n", encodings[i],
-               PQsetClientEncoding(conn, encodings[i]));
+        int rc = PQsetClientEncoding(conn, encodings[i]);
+        printf("setClientEncoding(%s) -> %d, clientEncoding %d\n", encodings[i], rc,
+               PQclientEncoding(conn));
         if (PQclientEncoding(conn) >= 0 && strcmp(encodings[i], "no_such_encoding") != 0)
             escape_all(conn);
         else
             pqd_print_str("error", PQerrorMessage(conn));
     }
+    /* The encoding a SET reports (ParameterStatus), not only the one asked
+     * for with PQsetClientEncoding. */
+    pqd_exec(conn, "SET client_encoding = 'LATIN9'");
+    printf("after SET: clientEncoding %d\n", PQclientEncoding(conn));
+    pqd_exec(conn, "RESET client_encoding");
+    printf("after RESET: clientEncoding %d\n", PQclientEncoding(conn));
     PQsetClientEncoding(conn, "UTF8");
     pqd_exec(conn, "SET standard_conforming_strings = off");
     escape_all(conn);
