@@ -228,8 +228,14 @@ static int conn_io_now(PGconn *conn, int read)
     int rc = read ? pgw_conn_read_now(conn->conn) : pgw_conn_flush(conn->conn);
     conn->io_now = 0;
     if (rc < 0) return pq__conn_run_ready(conn);
-    uv_update_time(&conn->loop);
-    if (uv_backend_timeout(&conn->loop) == 0) return pq__conn_run_ready(conn);
+    /* A timer that is due wants a turn; the clock is read only when one is
+     * set (-1: none). */
+    int timeout = uv_backend_timeout(&conn->loop);
+    if (timeout > 0) {
+        uv_update_time(&conn->loop);
+        timeout = uv_backend_timeout(&conn->loop);
+    }
+    if (timeout == 0) return pq__conn_run_ready(conn);
     return uv_loop_alive(&conn->loop);
 }
 
@@ -461,6 +467,9 @@ static int conn_start(PGconn *conn)
     conn->connecting = 1;
     pgw_conninfo_free(conn->ci);
     conn->ci = NULL;
+    /* The loop's time is that of its last turn, which may be long ago: the
+     * connect's timers count from now. */
+    uv_update_time(&conn->loop);
     rc = pgw_conn_connect(conn->conn, conn->conninfo, on_connected, conn);
     if (rc == 0) pgw_conninfo_parse(&conn->ci, conn->conninfo, NULL, NULL, 0);
     if (rc < 0) {

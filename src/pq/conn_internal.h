@@ -64,8 +64,9 @@ typedef struct pq_cmd {
     int chunk_rows;    /* rows per result (PQsetSingleRowMode: 1), 0: all */
     size_t lost_at;    /* the connection broke: bad once this many results are out */
     char *query;       /* the SQL it sent (for an error's caret), or NULL */
-    PGresult **res;    /* results ready to hand out */
+    PGresult **res;    /* results ready to hand out: res_inline, or allocated */
     size_t nres, pos, cap;
+    PGresult *res_inline[2]; /* most commands have one result or two */
     /* COPY */
     int copy_began;  /* the server started the COPY */
     size_t copy_idx; /* the index of its PGRES_COPY_* result */

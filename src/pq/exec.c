@@ -38,18 +38,36 @@ pq_cmd_t *pq__cmd_new(PGconn *conn, pq_cmd_kind_t kind)
     return cmd;
 }
 
+/* Room for want results in cmd->res (inline while they fit). 0, or -1
+ * when out of memory (nothing changed). */
+static int cmd_reserve(pq_cmd_t *cmd, size_t want)
+{
+    size_t ninline = sizeof cmd->res_inline / sizeof cmd->res_inline[0];
+    if (!cmd->res) {
+        cmd->res = cmd->res_inline;
+        cmd->cap = ninline;
+    }
+    if (want <= cmd->cap) return 0;
+    size_t cap = cmd->cap * 2 > want ? cmd->cap * 2 : want;
+    PGresult **r;
+    if (cmd->res == cmd->res_inline) {
+        r = malloc(cap * sizeof *r);
+        if (r) memcpy(r, cmd->res_inline, cmd->nres * sizeof *r);
+    } else {
+        r = realloc(cmd->res, cap * sizeof *r);
+    }
+    if (!r) return -1;
+    cmd->res = r;
+    cmd->cap = cap;
+    return 0;
+}
+
 void pq__cmd_push(pq_cmd_t *cmd, PGresult *res)
 {
     if (!res) return;
-    if (cmd->nres == cmd->cap) {
-        size_t cap = cmd->cap ? cmd->cap * 2 : 2;
-        PGresult **r = realloc(cmd->res, cap * sizeof *r);
-        if (!r) {
-            PQclear(res);
-            return;
-        }
-        cmd->res = r;
-        cmd->cap = cap;
+    if (cmd_reserve(cmd, cmd->nres + 1) < 0) {
+        PQclear(res);
+        return;
     }
     cmd->res[cmd->nres++] = res;
 }
@@ -91,7 +109,7 @@ void pq__cmd_free(pq_cmd_t *cmd)
     free(cmd->notices);
     for (size_t i = cmd->pos; i < cmd->nres; i++)
         PQclear(cmd->res[i]);
-    free(cmd->res);
+    if (cmd->res != cmd->res_inline) free(cmd->res);
     free(cmd->query);
     free(cmd);
 }
@@ -416,12 +434,18 @@ int pq__submit(PGconn *conn, pq_cmd_t *cmd, pgw_request_t *req)
     return 1;
 }
 
+/* The parameters of most statements fit in the caller's buffer of this
+ * many; more are allocated (free_params). */
+enum { PARAMS_LOCAL = 16 };
+
 /* Parameters as libpq gives them: text unless paramFormats says binary,
- * type 0 (the server infers it) unless paramTypes names one. */
-static pgw_param_t *make_params(PGconn *conn, int n, const Oid *types, const char *const *values,
-                                const int *lengths, const int *formats)
+ * type 0 (the server infers it) unless paramTypes names one. In local
+ * when n fits there, else allocated. */
+static pgw_param_t *make_params(PGconn *conn, pgw_param_t local[PARAMS_LOCAL], int n,
+                                const Oid *types, const char *const *values, const int *lengths,
+                                const int *formats)
 {
-    pgw_param_t *p = calloc(n > 0 ? (size_t)n : 1, sizeof *p);
+    pgw_param_t *p = n <= PARAMS_LOCAL ? local : calloc((size_t)n, sizeof *p);
     if (!p) {
         pq__conn_set_error(conn, "out of memory\n");
         return NULL;
@@ -437,6 +461,11 @@ static pgw_param_t *make_params(PGconn *conn, int n, const Oid *types, const cha
             p[i] = pgw_text_typed(v, -1, oid);
     }
     return p;
+}
+
+static void free_params(pgw_param_t *p, const pgw_param_t *local)
+{
+    if (p != local) free(p);
 }
 
 static const int16_t binary_format = 1;
@@ -491,14 +520,15 @@ static int send_params(PGconn *conn, const char *command, int nParams, const Oid
         return 0;
     }
     if (!check_nparams(conn, nParams)) return 0;
+    pgw_param_t local[PARAMS_LOCAL];
     pgw_param_t *params =
-        make_params(conn, nParams, paramTypes, paramValues, paramLengths, paramFormats);
+        make_params(conn, local, nParams, paramTypes, paramValues, paramLengths, paramFormats);
     if (!params) return 0;
     pgw_request_t req = PGW_QUERY(command, params, (size_t)nParams, NULL, NULL);
     req.cache = PGW_CACHE_SKIP;
     set_result_format(&req, resultFormat);
     int ok = send_kind(conn, PQ_CMD_QUERY, &req, PQ_DESCRIBE_ROWS);
-    free(params);
+    free_params(params, local);
     return ok;
 }
 
@@ -557,13 +587,15 @@ int PQsendQueryPrepared(PGconn *conn, const char *stmtName, int nParams,
         return 0;
     }
     if (!check_nparams(conn, nParams)) return 0;
-    pgw_param_t *params = make_params(conn, nParams, NULL, paramValues, paramLengths, paramFormats);
+    pgw_param_t local[PARAMS_LOCAL];
+    pgw_param_t *params =
+        make_params(conn, local, nParams, NULL, paramValues, paramLengths, paramFormats);
     if (!params) return 0;
     pgw_request_t req = PGW_EXECUTE(stmtName, params, (size_t)nParams, NULL, NULL);
     req.flags |= PGW_Q_ANY_NPARAMS; /* the server judges the count, as libpq lets it */
     set_result_format(&req, resultFormat);
     int ok = send_kind(conn, PQ_CMD_QUERY, &req, PQ_DESCRIBE_ROWS);
-    free(params);
+    free_params(params, local);
     return ok;
 }
 
@@ -965,12 +997,7 @@ static void split_rows(PGconn *conn, pq_cmd_t *cmd, int with_end)
     size_t chunks = (size_t)((nrows + per - 1) / per);
     /* the slots added: the chunks (and the end) replace src */
     size_t extra = with_end ? chunks : chunks - 1;
-    if (cmd->nres + extra > cmd->cap) {
-        PGresult **r = realloc(cmd->res, (cmd->nres + extra) * sizeof *r);
-        if (!r) return;
-        cmd->res = r;
-        cmd->cap = cmd->nres + extra;
-    }
+    if (cmd_reserve(cmd, cmd->nres + extra) < 0) return;
     PGresult *end =
         with_end ? PQcopyResult(src, PG_COPYRES_ATTRS | PG_COPYRES_EVENTS | PG_COPYRES_NOTICEHOOKS)
                  : NULL;
