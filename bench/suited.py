@@ -279,6 +279,17 @@ def _mem_table(runs):
     return L
 
 
+def _reps_of(section):
+    """The repetitions a suite's data holds: its longest list of runs (a
+    report rendered again later states what was measured, not the
+    renderer's BENCH_REPS)."""
+    if isinstance(section, list):
+        return len(section)
+    if isinstance(section, dict):
+        return max((_reps_of(v) for v in section.values()), default=0)
+    return 0
+
+
 def report_lines(args, data):
     L = []
     dd = data.get("D")
@@ -293,7 +304,7 @@ def report_lines(args, data):
             "(client, scenario) pair; each of the %d repetitions runs every client once, in a "
             "rotated order, and ratios are taken within a repetition (median, and range over "
             "the repetitions, in parentheses). **spread**: (max − min) ÷ median of a row's runs (— with one run)."
-            "\n" % ("{:,}".format(rows) if rows else "?", args.reps))
+            "\n" % ("{:,}".format(rows) if rows else "?", _reps_of(dd)))
         L.append(
             "### Load\n\nOne COPY of every row into an unindexed table (TRUNCATE and a CHECKPOINT "
             "before, outside the timing; verified after by count(*) and sum(usage_user)). The "
@@ -325,7 +336,7 @@ def report_lines(args, data):
             "over the whole run; latency per query; CPU is the process's user+sys over the run "
             "÷ queries; server backends is the most of this program's connections "
             "`pg_stat_activity` showed, sampled every 20 ms by a monitor connection of its own "
-            "(not counted). %d repetitions, rotated.\n" % args.reps)
+            "(not counted). %d repetitions, rotated.\n" % _reps_of(td))
         L.extend(_threads_table(td["threads"]))
         L.append("")
     md = data.get("M")
@@ -348,7 +359,7 @@ def report_lines(args, data):
             "accepts every request before writing (its loop has not run yet); libpq writes as "
             "it goes and, when the socket is full, reads the answers into its own buffer, so "
             "part of its pending work sits in the server and the kernel.\n" % (
-                args.reps, M_ROUNDS, "{:,}".format(n)))
+                _reps_of(md), M_ROUNDS, "{:,}".format(n)))
         L.extend(_mem_table(runs))
         L.append("")
         if sz:
