@@ -229,7 +229,7 @@ int pgw__conn_session_create(pgw_conn_t *c, const char *password)
     sc.cb.on_notice = cb_notice;
     sc.cb.on_notification = cb_notification;
     sc.cb.on_parameter = cb_parameter;
-    sc.cb.on_trace = cb_trace;
+    sc.cb.on_trace = c->cfg.on_trace ? cb_trace : NULL; /* else no walk over every message */
     sc.cb.now_ns = cb_now_ns;
     sc.cb.channel_binding = cb_channel_binding;
     sc.cb.on_deadline = cb_deadline;
@@ -290,21 +290,24 @@ static int still_current(const pgw_conn_t *c, const pgw__sock_t *k)
     return k == c->sock && c->s != NULL;
 }
 
-static void conn_read(pgw_conn_t *c, pgw__sock_t *k)
+/* Returns the number of reads that brought bytes (0: the socket had none,
+ * or reading is paused). */
+static int conn_read(pgw_conn_t *c, pgw__sock_t *k)
 {
+    int got = 0;
     for (int i = 0; i < PGW__READS_PER_WAKEUP && still_current(c, k); i++) {
         /* Paused by a row callback or pgw_conn_pause_reading (readctl.c):
          * the socket keeps the rest. */
         if (pgw_session_input_paused(c->s)) {
             pgw__conn_watch(c);
-            return;
+            return got;
         }
         uint8_t *p = NULL;
         size_t len = 0;
         int rc = c->tp->read_buffer(c, &p, &len);
         if (rc < 0) {
             if (still_current(c, k)) transport_failed(c, rc);
-            return;
+            return got;
         }
         ssize_t n = pgw__sock_recv(k, p, len);
         if (n == PGW_EAGAIN) break;
@@ -314,8 +317,9 @@ static void conn_read(pgw_conn_t *c, pgw__sock_t *k)
             if (c->tls) pgw__tls_input_eof(c->tls);
             if (c->tp != &pgw__transport_plain) (void)c->tp->read_commit(c, 0);
             if (still_current(c, k)) transport_failed(c, PGW_ECONNLOST);
-            return;
+            return got;
         }
+        got++;
         c->stats.reads++;
         c->stats.bytes_in += (uint64_t)n;
         rc = c->tp->read_commit(c, (size_t)n);
@@ -324,6 +328,7 @@ static void conn_read(pgw_conn_t *c, pgw__sock_t *k)
         if ((size_t)n < len) break; /* drained */
     }
     if (c->dl.nwait) pgw__dl_after_read(c);
+    return got;
 }
 
 /* Readable once connected unless reading is paused; writable only while a
@@ -427,6 +432,7 @@ void pgw__conn_flush(pgw_conn_t *c)
     if (c->writing || c->write_failed || !c->sock || !c->s || c->state == PGW__CONN_CLOSING) return;
     if (c->cancels) return; /* held until the cancel completes: see cancel.c */
     if (pgw_session_state(c->s) == PGW_SESSION_NEW) return; /* socket not up yet */
+    if (c->tp->pending_output(c) == 0) return; /* called at every turn: mostly nothing to do */
     /* Write right away: when the socket takes it all (the usual case) it
      * costs one system call and no poll update. Only what the socket did
      * not take waits, pinned (in wbuf, or in the TLS output ring), for a
@@ -548,8 +554,9 @@ int pgw_conn_read_now(pgw_conn_t *c)
     pgw__sock_t *k = c->sock;
     conn_write_now(c);
     if (still_current(c, k)) conn_service(c);
-    if (still_current(c, k) && !c->resume_pending) conn_read(c, k);
-    if (still_current(c, k)) conn_service(c);
+    /* Nothing read (the socket was empty): the turn above did the rest. */
+    if (still_current(c, k) && !c->resume_pending && conn_read(c, k) > 0 && still_current(c, k))
+        conn_service(c);
     return still_current(c, k) ? 0 : PGW_ECLOSED;
 }
 
