@@ -252,14 +252,16 @@ void pgw__stmt_store(pgw_session_t *s, uint64_t token, const pgw_result_t *d)
 
 /* ------------------------------------------------------------ SQL scan */
 
-/* 1 for the bytes that make up a word: a-z, A-Z, 0-9, _, $ and every
- * byte from 0x80 (ASCII rules, whatever the process locale). A table:
- * every byte of every request's SQL goes through it. */
-static const unsigned char ident_char[256] = {
+/* The bytes that make up a word: a-z, A-Z, 0-9, _, $ and every byte from
+ * 0x80 (ASCII rules, whatever the process locale); 2 for those a keyword
+ * below begins with (c, d, p, s in either case), 1 for the others, 0 for
+ * the rest. A table: every byte of every request's SQL goes through it,
+ * and only words that begin with a 2 are compared. */
+static const unsigned char word_class[256] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
     0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0,
-    0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1,
-    0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0,
+    0, 1, 1, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 1, 1, 2, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1,
+    0, 1, 1, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 1, 1, 2, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0,
     1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
     1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
     1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
@@ -300,18 +302,18 @@ static unsigned word_bit(const char *w, size_t n)
  * round trip before what is queued after a statement mentioning COPY. */
 unsigned pgw__sql_words(const char *sql, size_t len)
 {
+    const unsigned char *p = (const unsigned char *)sql, *end = p + len;
     unsigned words = 0;
-    size_t i = 0;
-    while (i < len) {
-        if (!ident_char[(unsigned char)sql[i]]) {
-            i++;
+    while (p < end) {
+        unsigned cls = word_class[*p];
+        if (!cls) {
+            p++;
             continue;
         }
-        size_t j = i;
-        while (j < len && ident_char[(unsigned char)sql[j]])
-            j++;
-        words |= word_bit(sql + i, j - i);
-        i = j;
+        const unsigned char *w = p++;
+        while (p < end && word_class[*p])
+            p++;
+        if (cls == 2) words |= word_bit((const char *)w, (size_t)(p - w));
     }
     return words;
 }
