@@ -202,7 +202,9 @@ static void on_trace(pgw_conn_t *c, char direction, const uint8_t *msg, size_t l
 {
     (void)c;
     PGconn *conn = ud;
-    pq__trace_message(conn, direction, msg, len);
+    /* Without PQtrace, only AuthenticationOk is of interest to the tracer
+     * (see trace.c), and nothing once it came. */
+    if (conn->trace_file || !conn->trace_backend) pq__trace_message(conn, direction, msg, len);
     if (direction != 'B' || !len) return;
     if (msg[0] == 'C' || msg[0] == 'I' || msg[0] == 'E') {
         conn->stmts_done++;
@@ -220,9 +222,12 @@ static void on_trace(pgw_conn_t *c, char direction, const uint8_t *msg, size_t l
  * on the socket at once, where a turn of the loop would first poll: one
  * system call less per statement, as libpq's PQconsumeInput and PQflush go
  * straight to recv and send. A turn still runs when the loop has work due
- * (a timer, a handle closing) or the connection is not open. */
-static int conn_io_now(PGconn *conn, int read)
+ * (a timer, a handle closing) or the connection is not open. *left, when
+ * given, is 0 when a write went straight to the socket and took all the
+ * output, else 1. */
+static int conn_io_now(PGconn *conn, int read, int *left)
 {
+    if (left) *left = 1;
     if (!conn->conn || !pgw_conn_is_ready(conn->conn)) return pq__conn_run_ready(conn);
     conn->io_now = 1;
     int rc = read ? pgw_conn_read_now(conn->conn) : pgw_conn_flush(conn->conn);
@@ -236,6 +241,7 @@ static int conn_io_now(PGconn *conn, int read)
         timeout = uv_backend_timeout(&conn->loop);
     }
     if (timeout == 0) return pq__conn_run_ready(conn);
+    if (left) *left = rc;
     return uv_loop_alive(&conn->loop);
 }
 
@@ -251,7 +257,7 @@ int pq__conn_turn(PGconn *conn, uv_run_mode mode)
     if (conn->conn && pgw_conn_reading_paused(conn->conn) && conn->copy != PQ_COPY_OUT)
         pgw_conn_resume_reading(conn->conn);
     if (mode != UV_RUN_NOWAIT) return uv_run(&conn->loop, mode);
-    return conn_io_now(conn, 1);
+    return conn_io_now(conn, 1, NULL);
 }
 
 static void find_write_interest(uv_handle_t *h, void *arg)
@@ -278,7 +284,9 @@ int pq__output_pending(PGconn *conn)
  * left (non-blocking), else 0. */
 int pq__conn_flush(PGconn *conn)
 {
-    conn_io_now(conn, 0);
+    int left;
+    conn_io_now(conn, 0, &left);
+    if (!left) return 0; /* the common case: no walk of the loop's handles */
     if (conn->nonblocking) return pq__output_pending(conn);
     while (pq__output_pending(conn))
         if (uv_run(&conn->loop, UV_RUN_ONCE) == 0) break;
@@ -675,6 +683,7 @@ void PQfinish(PGconn *conn)
             ;
         uv_loop_close(&conn->loop);
     }
+    free(conn->spare_cmd);
     pq__conn_events_free(conn);
     pq__notifies_free(conn);
     pq__str_free(&conn->errmsg);

@@ -120,6 +120,7 @@ struct pg_conn {
 
     /* commands in order */
     pq_cmd_t *head, *tail;
+    pq_cmd_t *spare_cmd; /* the last one freed, for the next (one allocation less each) */
     /* pipeline */
     PGpipelineStatus pipeline;
     unsigned seg;             /* current segment */

@@ -27,7 +27,13 @@ const char *pq__failure_text(int status)
 
 pq_cmd_t *pq__cmd_new(PGconn *conn, pq_cmd_kind_t kind)
 {
-    pq_cmd_t *cmd = calloc(1, sizeof *cmd);
+    pq_cmd_t *cmd = conn->spare_cmd;
+    if (cmd) {
+        conn->spare_cmd = NULL;
+        memset(cmd, 0, sizeof *cmd);
+    } else {
+        cmd = calloc(1, sizeof *cmd);
+    }
     if (!cmd) {
         pq__conn_set_error(conn, "out of memory\n");
         return NULL;
@@ -111,7 +117,10 @@ void pq__cmd_free(pq_cmd_t *cmd)
         PQclear(cmd->res[i]);
     if (cmd->res != cmd->res_inline) free(cmd->res);
     free(cmd->query);
-    free(cmd);
+    if (!cmd->conn->spare_cmd)
+        cmd->conn->spare_cmd = cmd;
+    else
+        free(cmd);
 }
 
 void pq__cmd_enqueue(PGconn *conn, pq_cmd_t *cmd)
