@@ -37,16 +37,6 @@ static void write_param_formats(pgw_msgw_t *w, const pgw_param_t *params, size_t
     }
 }
 
-static void write_sized(pgw_msgw_t *w, const void *p, size_t n)
-{
-    if (n > INT32_MAX) {
-        pgw_msgw_fail(w, PGW_ETOOBIG);
-        return;
-    }
-    pgw_msgw_i32(w, (int32_t)n);
-    pgw_msgw_bytes(w, p, n);
-}
-
 /* Let the encoder append after a length slot, then patch the slot. */
 static void write_encoded(pgw_msgw_t *w, const pgw_param_t *p)
 {
@@ -68,68 +58,6 @@ static void write_encoded(pgw_msgw_t *w, const pgw_param_t *p)
         return;
     }
     pgw_msgw_patch32(w, slot, (int32_t)n);
-}
-
-static void write_param(pgw_msgw_t *w, const pgw_param_t *p)
-{
-    uint8_t tmp[8];
-    switch (p->kind) {
-    case PGW_PARAM_NULL:
-        pgw_msgw_i32(w, -1);
-        return;
-    case PGW_PARAM_BOOL:
-        tmp[0] = p->u.b ? 1 : 0;
-        write_sized(w, tmp, 1);
-        return;
-    case PGW_PARAM_INT2:
-        if (p->u.i < INT16_MIN || p->u.i > INT16_MAX) break;
-        pgw__put16(tmp, (uint16_t)p->u.i);
-        write_sized(w, tmp, 2);
-        return;
-    case PGW_PARAM_INT4:
-        /* oid parameters carry an unsigned 32-bit value */
-        if (p->u.i < INT32_MIN || p->u.i > (p->oid == PGW_OID_OID ? UINT32_MAX : INT32_MAX)) break;
-        pgw__put32(tmp, (uint32_t)p->u.i);
-        write_sized(w, tmp, 4);
-        return;
-    case PGW_PARAM_INT8:
-        pgw__put64(tmp, (uint64_t)p->u.i);
-        write_sized(w, tmp, 8);
-        return;
-    case PGW_PARAM_FLOAT4: {
-        uint32_t u;
-        memcpy(&u, &p->u.f4, 4);
-        pgw__put32(tmp, u);
-        write_sized(w, tmp, 4);
-        return;
-    }
-    case PGW_PARAM_FLOAT8: {
-        uint64_t u;
-        memcpy(&u, &p->u.f8, 8);
-        pgw__put64(tmp, u);
-        write_sized(w, tmp, 8);
-        return;
-    }
-    case PGW_PARAM_BYTES:
-        if (!p->u.bytes.p) {
-            if (p->u.bytes.len > 0) break;
-            if (p->u.bytes.len < 0)
-                pgw_msgw_i32(w, -1); /* NULL */
-            else
-                pgw_msgw_i32(w, 0);
-            return;
-        }
-        if (p->u.bytes.len < -1) break;
-        write_sized(w, p->u.bytes.p,
-                    p->u.bytes.len == -1 ? strlen(p->u.bytes.p) : (size_t)p->u.bytes.len);
-        return;
-    case PGW_PARAM_ENCODER:
-        write_encoded(w, p);
-        return;
-    default:
-        break;
-    }
-    pgw_msgw_fail(w, PGW_EINVAL);
 }
 
 static int valid_format(int16_t f)
@@ -191,6 +119,69 @@ static int param_size(const pgw_param_t *p, uint64_t *n)
     default:
         return PGW_EINVAL;
     }
+}
+
+/* A parameter's length slot and value, in one reservation of the room
+ * they take (an encoder parameter: the slot, then what its encoder
+ * appends). */
+static void write_param(pgw_msgw_t *w, const pgw_param_t *p)
+{
+    if (p->kind == PGW_PARAM_ENCODER) {
+        write_encoded(w, p);
+        return;
+    }
+    uint64_t n;
+    if (param_size(p, &n) != 0) {
+        pgw_msgw_fail(w, PGW_EINVAL);
+        return;
+    }
+    if (n > INT32_MAX) {
+        pgw_msgw_fail(w, PGW_ETOOBIG);
+        return;
+    }
+    bool null = p->kind == PGW_PARAM_NULL ||
+                (p->kind == PGW_PARAM_BYTES && !p->u.bytes.p && p->u.bytes.len < 0);
+    uint8_t *d = pgw_msgw_reserve(w, 4 + (size_t)n);
+    if (!d) return;
+    pgw__put32(d, null ? UINT32_MAX : (uint32_t)n); /* -1: NULL */
+    d += 4;
+    switch (p->kind) {
+    case PGW_PARAM_NULL:
+        return;
+    case PGW_PARAM_BOOL:
+        d[0] = p->u.b ? 1 : 0;
+        return;
+    case PGW_PARAM_INT2:
+        if (p->u.i < INT16_MIN || p->u.i > INT16_MAX) break;
+        pgw__put16(d, (uint16_t)p->u.i);
+        return;
+    case PGW_PARAM_INT4:
+        /* oid parameters carry an unsigned 32-bit value */
+        if (p->u.i < INT32_MIN || p->u.i > (p->oid == PGW_OID_OID ? UINT32_MAX : INT32_MAX)) break;
+        pgw__put32(d, (uint32_t)p->u.i);
+        return;
+    case PGW_PARAM_INT8:
+        pgw__put64(d, (uint64_t)p->u.i);
+        return;
+    case PGW_PARAM_FLOAT4: {
+        uint32_t u;
+        memcpy(&u, &p->u.f4, 4);
+        pgw__put32(d, u);
+        return;
+    }
+    case PGW_PARAM_FLOAT8: {
+        uint64_t u;
+        memcpy(&u, &p->u.f8, 8);
+        pgw__put64(d, u);
+        return;
+    }
+    case PGW_PARAM_BYTES:
+        if (n) memcpy(d, p->u.bytes.p, (size_t)n);
+        return;
+    default:
+        break;
+    }
+    pgw_msgw_fail(w, PGW_EINVAL); /* an integer out of its type's range */
 }
 
 /* The Bind body as far as it is known before encoding (encoder parameters
