@@ -15,8 +15,9 @@ void pgw_params_oids(const pgw_param_t *params, size_t n, uint32_t *oids)
         oids[i] = params[i].oid;
 }
 
-/* The format codes: none if all text, one if all binary, else one each. */
-static void write_param_formats(pgw_msgw_t *w, const pgw_param_t *params, size_t n)
+/* How many parameter format codes the Bind carries: none when every
+ * parameter is text, one when every one is binary, else one each. */
+static size_t param_format_count(const pgw_param_t *params, size_t n)
 {
     int any_text = 0, any_binary = 0;
     for (size_t i = 0; i < n; i++) {
@@ -25,16 +26,7 @@ static void write_param_formats(pgw_msgw_t *w, const pgw_param_t *params, size_t
         else
             any_text = 1;
     }
-    if (!any_binary) {
-        pgw_msgw_i16(w, 0);
-    } else if (!any_text) {
-        pgw_msgw_i16(w, 1);
-        pgw_msgw_i16(w, PGW_FORMAT_BINARY);
-    } else {
-        pgw_msgw_i16(w, (int16_t)n);
-        for (size_t i = 0; i < n; i++)
-            pgw_msgw_i16(w, params[i].format);
-    }
+    return !any_binary ? 0 : !any_text ? 1 : n;
 }
 
 /* Let the encoder append after a length slot, then patch the slot. */
@@ -233,17 +225,30 @@ int pgw__enc_bind_params(pgw_buf_t *b, const char *portal, const char *stmt,
     if (!b->max || b->max > cap_at) b->max = cap_at;
     pgw_msgw_t w;
     pgw_msgw_begin(b, 'B', &w);
-    pgw_msgw_cstr(&w, portal);
-    pgw_msgw_cstr(&w, stmt);
-    write_param_formats(&w, params, nparams);
-    pgw_msgw_i16(&w, (int16_t)nparams);
+    /* Portal, statement, format codes and parameter count: one reservation. */
+    size_t plen = strlen(portal) + 1, slen = strlen(stmt) + 1;
+    size_t nformats = param_format_count(params, nparams);
+    uint8_t *d = pgw_msgw_reserve(&w, plen + slen + 2 + 2 * nformats + 2);
+    if (d) {
+        memcpy(d, portal, plen);
+        memcpy(d + plen, stmt, slen);
+        d += plen + slen;
+        pgw__put16(d, (uint16_t)nformats);
+        for (size_t i = 0; i < nformats; i++)
+            pgw__put16(d + 2 + 2 * i,
+                       (uint16_t)(nformats == 1 ? PGW_FORMAT_BINARY : params[i].format));
+        pgw__put16(d + 2 + 2 * nformats, (uint16_t)nparams);
+    }
     for (size_t i = 0; i < nparams && !w.err; i++) {
         write_param(&w, &params[i]);
         if (w.err) *failed = i;
     }
-    pgw_msgw_i16(&w, (int16_t)nresult_formats);
-    for (size_t i = 0; i < nresult_formats; i++)
-        pgw_msgw_i16(&w, result_formats[i]);
+    uint8_t *t = pgw_msgw_reserve(&w, 2 + 2 * nresult_formats);
+    if (t) {
+        pgw__put16(t, (uint16_t)nresult_formats);
+        for (size_t i = 0; i < nresult_formats; i++)
+            pgw__put16(t + 2 + 2 * i, (uint16_t)result_formats[i]);
+    }
     rc = pgw_msgw_end(&w, max_msg);
     b->max = saved_max;
     return rc;
