@@ -6,9 +6,12 @@
 #
 # One database initialised once (pgbench -i -s SCALE); then for each mode
 # (simple, extended, prepared, -C, -c 8 -j 2, the \startpipeline script) the
-# two libraries alternate, libpq / libpgwire-pq / libpq / ..., ROUNDS rounds
-# each of DURATION seconds (-T), and the median TPS of each library and the
-# ratio libpgwire-pq / libpq are printed.
+# two libraries alternate, ROUNDS rounds each of DURATION seconds (-T), and
+# the median TPS of each library and the ratio libpgwire-pq / libpq are
+# printed. The order turns each round (libpq first, then libpgwire-pq first,
+# ...): the tables grow with every run (pgbench_history, dead tuples until
+# autovacuum), so the run that always came second would always meet the
+# larger tables.
 #
 # PQ_TPS_SCALE (default 10), PQ_TPS_ROUNDS (3), PQ_TPS_DURATION (10).
 set -uo pipefail
@@ -57,11 +60,13 @@ printf '%-22s %12s %12s %8s\n' mode "libpq tps" "pgwire tps" ratio
 for m in "${modes[@]}"; do
     name=${m%%|*} args=${m#*|}
     : >"$tmp/libpq" && : >"$tmp/pgwire"
-    for _ in $(seq "$rounds"); do
-        # shellcheck disable=SC2086
-        tps libpq $args >>"$tmp/libpq"
-        # shellcheck disable=SC2086
-        tps pgwire $args >>"$tmp/pgwire"
+    for r in $(seq "$rounds"); do
+        order="libpq pgwire"
+        [ $((r % 2)) -eq 0 ] && order="pgwire libpq"
+        for lib in $order; do
+            # shellcheck disable=SC2086
+            tps "$lib" $args >>"$tmp/$lib"
+        done
     done
     a=$(median <"$tmp/libpq") b=$(median <"$tmp/pgwire")
     printf '%-22s %12.1f %12.1f %8s   (libpq: %s; pgwire: %s)\n' "$name" "$a" "$b" \
