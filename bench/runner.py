@@ -1317,6 +1317,11 @@ def main():
     if args.render_only:
         adata, bdata, cdata = load_results(args)
         env = json.load(open(os.path.join(args.results, "environment.json")))
+        # The settings the data was measured with, not the renderer's.
+        settings = env.get("settings") or {}
+        args.scale = settings.get("scale", args.scale)
+        args.reps = settings.get("reps", args.reps)
+        args.filter = settings.get("filter", args.filter)
         args.peers = int(any(lib in PEERS or lib in OWN_PY for d in (adata, bdata)
                              for per in d.values() for lib in per))
         use_libraries(args)
@@ -1333,6 +1338,7 @@ def main():
                 os.remove(os.path.join(args.results, name))
         env = environment()
         env["peers"] = peer_versions(args)
+        env["settings"] = {"scale": args.scale, "reps": args.reps, "filter": args.filter}
         save(args, "environment.json", env)
         adata = run_suite_a(args) if "A" in suites else {}
         bdata = run_suite_b(args) if "B" in suites else {}
