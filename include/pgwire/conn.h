@@ -238,6 +238,7 @@
 #define PGWIRE_CONN_H
 
 #include "pgwire/common.h"
+#include "pgwire/conninfo.h"
 #include "pgwire/session.h"
 #include "pgwire/tls.h"
 
@@ -469,6 +470,18 @@ PGW_EXTERN int pgw_conn_new(pgw_conn_t **out, struct uv_loop_s *loop, const pgw_
  */
 PGW_EXTERN int pgw_conn_connect(pgw_conn_t *conn, const char *conninfo, pgw_connect_cb cb,
                                 void *ud);
+
+/*
+ * pgw_conn_connect with the options already parsed (pgw_conninfo_parse),
+ * for a caller that keeps them anyway: the string, the environment, the
+ * service file and the password file are not read again (ci holds what
+ * they said when it was parsed). ci is borrowed: it must stay valid and
+ * unchanged until the connection is freed (its close callback has
+ * returned); the connection never frees it. Returns what pgw_conn_connect
+ * returns (PGW_EINVAL also for ci NULL).
+ */
+PGW_EXTERN int pgw_conn_connect_parsed(pgw_conn_t *conn, const pgw_conninfo_t *ci,
+                                       pgw_connect_cb cb, void *ud);
 
 /*
  * Close the connection: asynchronous, idempotent, callable from inside any

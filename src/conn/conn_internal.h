@@ -490,8 +490,11 @@ struct pgw_conn {
 
     pgw__connect_t cx; /* the connect phase */
 
-    /* Connection options (connect.c), kept for the connection's life. */
-    pgw_conninfo_t *ci;
+    /* Connection options (connect.c), kept for the connection's life:
+     * ci_owned when the connection parsed them, else the caller's
+     * (pgw_conn_connect_parsed). */
+    const pgw_conninfo_t *ci;
+    pgw_conninfo_t *ci_owned;
     uint64_t connect_timeout_ms;
     pgw_tcp_options_t tcp; /* checked for each TCP attempt (pgw_conninfo_tcp_options) */
     const char *startup_params[64];

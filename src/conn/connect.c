@@ -875,14 +875,22 @@ static int parse_protocol(const char *v, uint32_t *out)
 
 /* Parse the connection string into the conn: hosts with their passwords,
  * startup parameters and the session's options. */
-static int load_conninfo(pgw_conn_t *c, const char *conninfo)
+/* The options from conninfo, or the caller's parsed ones (parsed not
+ * NULL). */
+static int load_conninfo(pgw_conn_t *c, const char *conninfo, const pgw_conninfo_t *parsed)
 {
-    char why[512];
-    int rc = pgw_conninfo_parse(&c->ci, conninfo, c->alloc, why, sizeof why);
-    if (rc < 0) {
-        /* libpq's words for the option, in pgw_conn_error_message */
-        pgw__conn_errmsg_add(c, why);
-        return rc;
+    int rc;
+    if (parsed) {
+        c->ci = parsed;
+    } else {
+        char why[512];
+        rc = pgw_conninfo_parse(&c->ci_owned, conninfo, c->alloc, why, sizeof why);
+        if (rc < 0) {
+            /* libpq's words for the option, in pgw_conn_error_message */
+            pgw__conn_errmsg_add(c, why);
+            return rc;
+        }
+        c->ci = c->ci_owned;
     }
     rc = pgw_conninfo_startup_params(c->ci, c->startup_params,
                                      PGW__ARRAY_LEN(c->startup_params) / 2);
@@ -896,14 +904,15 @@ static int load_conninfo(pgw_conn_t *c, const char *conninfo)
     return rc;
 }
 
-int pgw_conn_connect(pgw_conn_t *c, const char *conninfo, pgw_connect_cb cb, void *ud)
+static int connect_with(pgw_conn_t *c, const char *conninfo, const pgw_conninfo_t *parsed,
+                        pgw_connect_cb cb, void *ud)
 {
     if (!c || !cb) return PGW_EINVAL;
     if (c->state == PGW__CONN_CLOSING) return PGW_ECLOSED;
     if (c->state != PGW__CONN_NEW) return PGW_EBUSY;
     pgw_buf_reset(&c->errmsg);
     c->cx.cur = -1;
-    int rc = load_conninfo(c, conninfo);
+    int rc = load_conninfo(c, conninfo, parsed);
     if (rc == 0) rc = apply_options(c);
     const pgw__host_t *first = pgw__hostplan_first(c->cx.plan);
     if (rc == 0 && !first) rc = PGW_ECONNINFO;
@@ -921,6 +930,17 @@ int pgw_conn_connect(pgw_conn_t *c, const char *conninfo, pgw_connect_cb cb, voi
     return 0;
 }
 
+int pgw_conn_connect(pgw_conn_t *c, const char *conninfo, pgw_connect_cb cb, void *ud)
+{
+    return connect_with(c, conninfo, NULL, cb, ud);
+}
+
+int pgw_conn_connect_parsed(pgw_conn_t *c, const pgw_conninfo_t *ci, pgw_connect_cb cb, void *ud)
+{
+    if (!ci) return PGW_EINVAL;
+    return connect_with(c, NULL, ci, cb, ud);
+}
+
 /* Release what connecting holds (the attempts' record stays until the
  * connection is freed: pgw__attempts_free). */
 void pgw__connect_free(pgw_conn_t *c)
@@ -934,6 +954,7 @@ void pgw__connect_free(pgw_conn_t *c)
     cx->ai_list = cx->ai_next = NULL;
     pgw_hostplan_free(cx->plan);
     cx->plan = NULL;
-    pgw_conninfo_free(c->ci);
+    pgw_conninfo_free(c->ci_owned);
+    c->ci_owned = NULL;
     c->ci = NULL;
 }
