@@ -478,8 +478,14 @@ static int conn_start(PGconn *conn)
     /* The loop's time is that of its last turn, which may be long ago: the
      * connect's timers count from now. */
     uv_update_time(&conn->loop);
-    rc = pgw_conn_connect(conn->conn, conn->conninfo, on_connected, conn);
-    if (rc == 0) pgw_conninfo_parse(&conn->ci, conn->conninfo, NULL, NULL, 0);
+    /* Parsed once, for PQdb and the others and for the connection, which
+     * borrows it: conn->ci is freed only after the connection is closed
+     * (conn_close_transport). A string that does not parse goes to
+     * pgw_conn_connect, which fails with libpq's words for it. */
+    if (pgw_conninfo_parse(&conn->ci, conn->conninfo, NULL, NULL, 0) == 0)
+        rc = pgw_conn_connect_parsed(conn->conn, conn->ci, on_connected, conn);
+    else
+        rc = pgw_conn_connect(conn->conn, conn->conninfo, on_connected, conn);
     if (rc < 0) {
         const char *why = pgw_conn_error_message(conn->conn);
         pq__conn_set_error(conn, "%s\n", why && *why ? why : pgw_strerror(rc));
