@@ -337,6 +337,8 @@ typedef struct pgw_conn_config {
     void (*on_notification)(pgw_conn_t *conn, int32_t pid, pgw_str_t channel, pgw_str_t payload,
                             void *ud);
     void (*on_parameter)(pgw_conn_t *conn, pgw_str_t name, pgw_str_t value, void *ud);
+    /* Every message sent ('F') and received ('B'): see the session's
+     * on_trace. pgw_conn_trace_sent turns the sent ones off and on. */
     void (*on_trace)(pgw_conn_t *conn, char direction, const uint8_t *msg, size_t len, void *ud);
     /* The established connection broke (server closed, network error,
      * protocol violation): err is PGW_ECONNLOST, PGW_EPROTO, PGW_ETOOBIG,...
@@ -715,6 +717,11 @@ PGW_EXTERN int pgw_conn_fd(const pgw_conn_t *conn);
  * inside a callback. Returns 0 or PGW_EINVAL (conn NULL). LISTEN helpers
  * and a listener that survives reconnects: pgwire/listen.h. */
 PGW_EXTERN int pgw_conn_set_notification_cb(pgw_conn_t *conn, pgw_notification_cb cb, void *ud);
+/* Whether on_trace sees the messages sent (on: 1, the default) or only
+ * those received (0), from the next message on; set before the connect,
+ * it holds for every host it tries (pgw_session_trace_sent). Returns 0 or
+ * PGW_EINVAL (conn NULL). */
+PGW_EXTERN int pgw_conn_trace_sent(pgw_conn_t *conn, int on);
 
 /*
  * A layer that runs connections on a caller's behalf (the pool, the

@@ -128,7 +128,8 @@ typedef struct pgw_session_callbacks {
     void (*on_parameter)(pgw_session_t *s, pgw_str_t name, pgw_str_t value, void *ud);
     /* Protocol trace: every message, direction 'F' (to the server) or 'B'
      * (from the server), whole (type byte, length, body; StartupMessage
-     * family without type byte). Views valid during the call. */
+     * family without type byte). Views valid during the call. The sent
+     * ones can be turned off and on (pgw_session_trace_sent). */
     void (*on_trace)(pgw_session_t *s, char direction, const uint8_t *msg, size_t len, void *ud);
     /* A monotonic clock in nanoseconds, for per-request timing (NULL: no
      * timing is recorded). */
@@ -1420,6 +1421,11 @@ PGW_EXTERN int pgw_session_backend_key(const pgw_session_t *s, int32_t *pid, con
 PGW_EXTERN int32_t pgw_session_backend_pid(const pgw_session_t *s);
 /* Requests accepted whose callback has not fired yet. */
 PGW_EXTERN size_t pgw_session_pending(const pgw_session_t *s);
+/* Whether on_trace sees the messages sent (on: 1, the default) or only
+ * those received (0), from the next message on: a tracer that watches
+ * only the server's side saves the walk over every request's messages.
+ * No effect without on_trace; nothing for NULL. */
+PGW_EXTERN void pgw_session_trace_sent(pgw_session_t *s, int on);
 /* 1 while the current sync group is open (see "Portals and open groups": a
  * portal opened outside a batch and not closed keeps it open, the implicit
  * transaction with it), else 0 (and for NULL). */

@@ -245,6 +245,7 @@ int pgw__conn_session_create(pgw_conn_t *c, const char *password)
     int rc = pgw_session_new(&s, &sc);
     if (rc < 0) return rc;
     c->s = s;
+    pgw_session_trace_sent(s, !c->trace_quiet_out);
     pgw_session_set_stream(
         s, c->cfg.write_threshold < PGW__STREAM_PART ? c->cfg.write_threshold : PGW__STREAM_PART,
         cb_stream_ready, c);
@@ -806,6 +807,14 @@ int pgw_conn_set_notification_cb(pgw_conn_t *c, pgw_notification_cb cb, void *ud
     if (!c) return PGW_EINVAL;
     c->notify_cb = cb;
     c->notify_ud = ud;
+    return 0;
+}
+
+int pgw_conn_trace_sent(pgw_conn_t *c, int on)
+{
+    if (!c) return PGW_EINVAL;
+    c->trace_quiet_out = !on;
+    pgw_session_trace_sent(c->s, on);
     return 0;
 }
 

@@ -471,6 +471,8 @@ static int conn_start(PGconn *conn)
         pq__conn_set_error(conn, "out of memory\n");
         return 0;
     }
+    /* what the program sends concerns the tracer only under PQtrace */
+    pgw_conn_trace_sent(conn->conn, conn->trace_file != NULL);
     conn->status = CONNECTION_STARTED;
     conn->connecting = 1;
     pgw_conninfo_free(conn->ci);

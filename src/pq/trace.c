@@ -33,6 +33,7 @@ void PQtrace(PGconn *conn, FILE *debug_port)
     if (!debug_port) return;
     conn->trace_file = debug_port;
     conn->trace_flags = 0;
+    pgw_conn_trace_sent(conn->conn, 1);
 }
 
 void PQuntrace(PGconn *conn)
@@ -43,6 +44,7 @@ void PQuntrace(PGconn *conn)
         conn->trace_file = NULL;
     }
     conn->trace_flags = 0;
+    pgw_conn_trace_sent(conn->conn, 0);
 }
 
 void PQsetTraceFlags(PGconn *conn, int flags)

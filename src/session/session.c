@@ -466,7 +466,7 @@ pgw_buf_t *pgw__req_buf(pgw_session_t *s)
 
 void pgw__trace_out(pgw_session_t *s, const pgw_buf_t *b, size_t from, bool typed)
 {
-    if (!s->cb.on_trace) return;
+    if (!s->cb.on_trace || s->trace_quiet_out) return;
     size_t pos = from;
     while (pos < b->len) {
         size_t hdr = typed ? 1 : 0;
@@ -586,6 +586,11 @@ PGW_EXTERN int32_t pgw_session_backend_pid(const pgw_session_t *s)
 PGW_EXTERN size_t pgw_session_pending(const pgw_session_t *s)
 {
     return s ? s->fifo.npending : 0;
+}
+
+PGW_EXTERN void pgw_session_trace_sent(pgw_session_t *s, int on)
+{
+    if (s) s->trace_quiet_out = !on;
 }
 
 PGW_EXTERN int pgw_session_group_open(const pgw_session_t *s)

@@ -504,6 +504,7 @@ struct pgw_session {
     const pgw_allocator_t *alloc; /* &recycler->alloc */
     pgw_session_callbacks_t cb;
     void *ud;
+    bool trace_quiet_out; /* on_trace sees received messages only */
     pgw_session_state_t state;
     int err;
     uint32_t max_message;

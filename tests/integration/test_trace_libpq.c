@@ -35,6 +35,7 @@
 #include <cmocka.h>
 #include <libpq-fe.h>
 
+#include "pgclient.h"
 #include "pgtest.h"
 #include "pgwire/client.h"
 #include "trace.h"
@@ -201,10 +202,93 @@ static void test_same_trace_as_libpq(void **state)
     free(theirs);
 }
 
+/* ------------------------------------------- the sent messages turned off */
+
+typedef struct counts {
+    int sent, received, connected, status, done;
+    char last_sent;
+} counts_t;
+
+static void count_trace(pgw_conn_t *conn, char dir, const uint8_t *msg, size_t len, void *ud)
+{
+    (void)conn;
+    counts_t *n = ud;
+    if (dir == 'F') {
+        n->sent++;
+        n->last_sent = len ? (char)msg[0] : 0;
+    } else {
+        n->received++;
+    }
+}
+
+static void count_connected(pgw_conn_t *conn, int status, const pgw_error_t *err, void *ud)
+{
+    (void)conn, (void)err;
+    counts_t *n = ud;
+    n->status = status;
+    n->connected++;
+}
+
+static void count_done(int status, pgw_result_t *res, void *ud)
+{
+    counts_t *n = ud;
+    n->status = status;
+    n->done++;
+    pgw_result_free(res);
+}
+
+/* pgw_conn_trace_sent(conn, 0) before the connect: the hook sees what the
+ * server sends and nothing the client sends, the startup packet included,
+ * until it is turned on again; then the next request's messages, its Sync
+ * last. */
+static void test_trace_sent_switch(void **state)
+{
+    (void)state;
+    pgt_require_server();
+    assert_int_equal(pgw_conn_trace_sent(NULL, 0), PGW_EINVAL);
+    counts_t n = {0};
+    uv_loop_t loop;
+    assert_int_equal(uv_loop_init(&loop), 0);
+    pgw_conn_config_t cfg;
+    pgw_conn_config_init(&cfg);
+    cfg.on_trace = count_trace;
+    cfg.ud = &n;
+    pgw_conn_t *c;
+    assert_int_equal(pgw_conn_new(&c, &loop, &cfg), 0);
+    assert_int_equal(pgw_conn_trace_sent(c, 0), 0);
+    char ci[1024];
+    assert_int_equal(pgw_conn_connect(c, pgt_conninfo(ci, sizeof ci, EXTRA), count_connected, &n),
+                     0);
+    assert_true(pgt_loop_run_until(&loop, &n.connected, 1, 60000));
+    assert_int_equal(n.status, 0);
+    assert_int_equal(n.sent, 0);
+    assert_true(n.received > 0); /* AuthenticationOk ... ReadyForQuery */
+
+    int before = n.received;
+    pgw_request_t r = PGW_QUERY(SQL_SIMPLE, NULL, 0, count_done, &n);
+    assert_int_equal(pgw_conn_submit(c, &r), 0);
+    assert_true(pgt_loop_run_until(&loop, &n.done, 1, 60000));
+    assert_int_equal(n.status, 0);
+    assert_int_equal(n.sent, 0);
+    assert_true(n.received >= before + 3); /* at least RowDescription, DataRow, ReadyForQuery */
+
+    assert_int_equal(pgw_conn_trace_sent(c, 1), 0);
+    assert_int_equal(pgw_conn_submit(c, &r), 0);
+    assert_true(pgt_loop_run_until(&loop, &n.done, 2, 60000));
+    assert_int_equal(n.status, 0);
+    assert_true(n.sent >= 3); /* at least Bind, Execute and Sync */
+    assert_int_equal(n.last_sent, 'S');
+
+    assert_int_equal(pgw_conn_close(c, NULL, NULL), 0);
+    uv_run(&loop, UV_RUN_DEFAULT);
+    assert_int_equal(uv_loop_close(&loop), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_same_trace_as_libpq),
+        cmocka_unit_test(test_trace_sent_switch),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
