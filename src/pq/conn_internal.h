@@ -133,8 +133,13 @@ struct pg_conn {
     int shown_aborted;        /* an error of the pipeline was handed out, its sync not yet */
     int password_needed;
 
-    struct pq_pend *pend; /* pipelined requests not yet submitted */
+    /* pipelined requests not yet submitted (pipeline.c): their descriptors
+     * (one slot more, for a batch's FLUSH), commands, and the copies of
+     * what the descriptors point to */
+    pgw_request_t *pend_reqs;
+    pq_cmd_t **pend_cmds;
     size_t npend, pend_cap;
+    struct pq_chunk *pend_mem;
 
     /* COPY */
     pq_copy_state_t copy;

@@ -115,13 +115,16 @@ int PQsendFlushRequest(PGconn *conn)
 
 /* ------------------------------------------------- deferred requests */
 
-/* A pipelined request waiting for the sync or a flush, with copies of
- * everything its descriptor points to (one allocation). */
-typedef struct pq_pend {
-    pgw_request_t req;
-    pq_cmd_t *cmd;
-    void *blob;
-} pq_pend_t;
+/* The copies of the deferred requests' strings, parameters and arrays,
+ * bump-allocated in chunks; the newest chunk (the largest) is kept for the
+ * next batch unless it is big. */
+typedef struct pq_chunk {
+    struct pq_chunk *next;
+    size_t cap, used;
+    max_align_t data[];
+} pq_chunk_t;
+
+enum { CHUNK_MIN = 4096, CHUNK_KEEP = 256 * 1024 };
 
 /* The commands of one submitted batch, for its driver hook. */
 typedef struct pq_batch {
@@ -129,6 +132,46 @@ typedef struct pq_batch {
     pq_cmd_t *sync; /* the PQpipelineSync that ends it, or NULL (a FLUSH) */
     pq_cmd_t *cmds[];
 } pq_batch_t;
+
+static void *chunk_alloc(PGconn *conn, size_t size)
+{
+    const size_t align = sizeof(max_align_t);
+    size = (size + align - 1) / align * align;
+    pq_chunk_t *c = conn->pend_mem;
+    if (!c || c->cap - c->used < size) {
+        size_t cap = c ? c->cap * 2 : CHUNK_MIN;
+        if (cap < size) cap = size;
+        pq_chunk_t *n = malloc(sizeof *n + cap);
+        if (!n) return NULL;
+        n->next = c;
+        n->cap = cap;
+        n->used = 0;
+        conn->pend_mem = c = n;
+    }
+    void *p = (char *)c->data + c->used;
+    c->used += size;
+    return p;
+}
+
+/* Forget every copy; keep the newest chunk unless it is big. */
+static void chunks_reset(PGconn *conn, int keep)
+{
+    pq_chunk_t *c = conn->pend_mem;
+    if (c && keep && c->cap <= CHUNK_KEEP) {
+        c->used = 0;
+        conn->pend_mem = c;
+        pq_chunk_t *rest = c->next;
+        c->next = NULL;
+        c = rest;
+    } else {
+        conn->pend_mem = NULL;
+    }
+    while (c) {
+        pq_chunk_t *next = c->next;
+        free(c);
+        c = next;
+    }
+}
 
 static char *copy_str(char **at, const char *s)
 {
@@ -145,8 +188,9 @@ static size_t param_bytes(const pgw_param_t *p)
     return p->u.bytes.len < 0 ? strlen(p->u.bytes.p) + 1 : (size_t)p->u.bytes.len;
 }
 
-/* Copy req into pend (its strings, parameters and arrays). */
-static int pend_copy(pq_pend_t *pend, const pgw_request_t *req)
+/* Copy req into *out, with everything it points to (strings, parameters
+ * and arrays) in the connection's chunks. */
+static int req_copy(PGconn *conn, pgw_request_t *out, const pgw_request_t *req)
 {
     size_t size = req->nparams * sizeof(pgw_param_t) + req->nparam_types * sizeof(uint32_t) +
                   req->nresult_formats * sizeof(int16_t);
@@ -155,36 +199,34 @@ static int pend_copy(pq_pend_t *pend, const pgw_request_t *req)
         size += strs[i] ? strlen(strs[i]) + 1 : 0;
     for (size_t i = 0; i < req->nparams; i++)
         size += param_bytes(&req->params[i]);
-    char *blob = malloc(size ? size : 1);
-    if (!blob) return 0;
-    pend->req = *req;
-    pend->blob = blob;
-    char *at = blob;
+    char *at = chunk_alloc(conn, size);
+    if (!at) return 0;
+    *out = *req;
     if (req->nparams) {
         pgw_param_t *params = memcpy(at, req->params, req->nparams * sizeof *params);
-        pend->req.params = params;
+        out->params = params;
         at += req->nparams * sizeof *params;
     }
     if (req->nparam_types) {
-        pend->req.param_types = memcpy(at, req->param_types, req->nparam_types * sizeof(uint32_t));
+        out->param_types = memcpy(at, req->param_types, req->nparam_types * sizeof(uint32_t));
         at += req->nparam_types * sizeof(uint32_t);
     }
     if (req->nresult_formats) {
-        pend->req.result_formats =
+        out->result_formats =
             memcpy(at, req->result_formats, req->nresult_formats * sizeof(int16_t));
         at += req->nresult_formats * sizeof(int16_t);
     }
     for (size_t i = 0; i < req->nparams; i++) {
-        pgw_param_t *p = (pgw_param_t *)&pend->req.params[i];
+        pgw_param_t *p = (pgw_param_t *)&out->params[i];
         size_t n = param_bytes(p);
         if (n) {
             p->u.bytes.p = memcpy(at, p->u.bytes.p, n);
             at += n;
         }
     }
-    pend->req.sql = copy_str(&at, req->sql);
-    pend->req.stmt = copy_str(&at, req->stmt);
-    pend->req.portal = copy_str(&at, req->portal);
+    out->sql = copy_str(&at, req->sql);
+    out->stmt = copy_str(&at, req->stmt);
+    out->portal = copy_str(&at, req->portal);
     return 1;
 }
 
@@ -192,13 +234,15 @@ int pq__pipeline_defer(PGconn *conn, pq_cmd_t *cmd, const pgw_request_t *req)
 {
     if (conn->npend == conn->pend_cap) {
         size_t cap = conn->pend_cap ? conn->pend_cap * 2 : 16;
-        pq_pend_t *p = realloc(conn->pend, cap * sizeof *p);
-        if (!p) goto nomem;
-        conn->pend = p;
+        pgw_request_t *r = realloc(conn->pend_reqs, (cap + 1) * sizeof *r);
+        if (r) conn->pend_reqs = r;
+        pq_cmd_t **c = r ? realloc(conn->pend_cmds, cap * sizeof *c) : NULL;
+        if (!c) goto nomem;
+        conn->pend_cmds = c;
         conn->pend_cap = cap;
     }
-    if (!pend_copy(&conn->pend[conn->npend], req)) goto nomem;
-    conn->pend[conn->npend++].cmd = cmd;
+    if (!req_copy(conn, &conn->pend_reqs[conn->npend], req)) goto nomem;
+    conn->pend_cmds[conn->npend++] = cmd;
     return 1;
 nomem:
     pq__conn_append_error(conn, "out of memory\n");
@@ -218,19 +262,14 @@ static int batch_hook(void *ctx, size_t index, int status, pgw_result_t **res)
     return PGW_DRIVER_TAKEN;
 }
 
-static void pend_free(PGconn *conn)
-{
-    for (size_t i = 0; i < conn->npend; i++)
-        free(conn->pend[i].blob);
-    conn->npend = 0;
-}
-
 void pq__pipeline_drop(PGconn *conn)
 {
-    pend_free(conn);
-    free(conn->pend);
-    conn->pend = NULL;
-    conn->pend_cap = 0;
+    chunks_reset(conn, 0);
+    free(conn->pend_reqs);
+    free(conn->pend_cmds);
+    conn->pend_reqs = NULL;
+    conn->pend_cmds = NULL;
+    conn->npend = conn->pend_cap = 0;
 }
 
 static void ignore_result(int status, pgw_result_t *res, void *ud)
@@ -244,26 +283,22 @@ int pq__pipeline_push(PGconn *conn, pq_cmd_t *sync)
 {
     size_t n = conn->npend, total = n + (sync ? 0 : 1);
     if (!n) return 1;
-    pgw_request_t *reqs = malloc(total * sizeof *reqs);
     pq_batch_t *b = malloc(sizeof *b + n * sizeof b->cmds[0]);
-    int rc = reqs && b ? 0 : PGW_ENOMEM;
+    int rc = b ? 0 : PGW_ENOMEM;
     if (rc == 0) {
         b->n = n;
         b->sync = sync;
-        for (size_t i = 0; i < n; i++) {
-            reqs[i] = conn->pend[i].req;
-            b->cmds[i] = conn->pend[i].cmd;
-        }
-        if (!sync) reqs[n] = PGW_FLUSH(ignore_result, NULL);
-        rc = pgw_conn_submit_batch_driven(conn->conn, reqs, total, 0, NULL, NULL, batch_hook, b);
+        memcpy(b->cmds, conn->pend_cmds, n * sizeof b->cmds[0]);
+        if (!sync) conn->pend_reqs[n] = PGW_FLUSH(ignore_result, NULL);
+        rc = pgw_conn_submit_batch_driven(conn->conn, conn->pend_reqs, total, 0, NULL, NULL,
+                                          batch_hook, b);
     }
-    free(reqs);
     if (rc < 0) {
         free(b);
         /* each command reports it, as libpq's would when the send failed */
         const char *why = pgw_session_refusal(pgw_conn_session(conn->conn));
         for (size_t i = 0; i < n; i++) {
-            pq_cmd_t *cmd = conn->pend[i].cmd;
+            pq_cmd_t *cmd = conn->pend_cmds[i];
             cmd->done = 1;
             if (rc == PGW_ECLOSED) {
                 conn->broken = 1;
@@ -276,7 +311,9 @@ int pq__pipeline_push(PGconn *conn, pq_cmd_t *sync)
             }
         }
     }
-    pend_free(conn);
+    /* the session copied what it kept */
+    conn->npend = 0;
+    chunks_reset(conn, 1);
     if (rc < 0) return 0;
     if (sync) pq__cmd_enqueue(conn, sync);
     pq__conn_flush(conn);

@@ -13,6 +13,15 @@ static void send_params(PGconn *conn, const char *sql, int nparams, const char *
            PQsendQueryParams(conn, sql, nparams, NULL, values, NULL, NULL, 0));
 }
 
+/* The long pipeline's i-th value: its number, then up to 511 bytes. */
+static void long_value(char *val, int i)
+{
+    int n = snprintf(val, 16, "%d:", i);
+    int pad = (i * 37) % 512;
+    memset(val + n, 'a' + i % 26, (size_t)pad);
+    val[n + pad] = '\0';
+}
+
 int main(void)
 {
     pqd_init();
@@ -81,6 +90,36 @@ int main(void)
     printf("singleRow -> %d\n", PQsetSingleRowMode(conn));
     printf("sync -> %d\n", PQpipelineSync(conn));
     pqd_read_until_syncs(conn, 1);
+
+    /* A long pipeline: more requests than are held before a batch goes
+     * out, each with a parameter of its own size, answered in order. */
+    enum { LONG = 3000 };
+    char val[600];
+    int sent = 0;
+    for (int i = 0; i < LONG; i++) {
+        long_value(val, i);
+        const char *v[] = {val};
+        sent += PQsendQueryParams(conn, "SELECT $1::text AS v", 1, NULL, v, NULL, NULL, 0);
+    }
+    printf("long pipeline: %d sent, sync -> %d\n", sent, PQpipelineSync(conn));
+    int right = 0, wrong = 0;
+    for (int i = 0; i < LONG; i++) {
+        r = PQgetResult(conn);
+        long_value(val, i);
+        if (r && PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1 &&
+            strcmp(PQgetvalue(r, 0, 0), val) == 0)
+            right++;
+        else
+            wrong++;
+        PQclear(r);
+        r = PQgetResult(conn);
+        if (r) wrong++;
+        PQclear(r);
+    }
+    r = PQgetResult(conn);
+    printf("long pipeline: %d right, %d wrong, then %s\n", right, wrong,
+           r ? PQresStatus(PQresultStatus(r)) : "NULL");
+    PQclear(r);
 
     printf("getResult when idle: %s\n", PQgetResult(conn) ? "result" : "NULL");
     pqd_pipeline_status(conn, "drained");
