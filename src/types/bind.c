@@ -113,18 +113,13 @@ static int param_size(const pgw_param_t *p, uint64_t *n)
     }
 }
 
-/* A parameter's length slot and value, in one reservation of the room
- * they take (an encoder parameter: the slot, then what its encoder
- * appends). */
-static void write_param(pgw_msgw_t *w, const pgw_param_t *p)
+/* A valid parameter's length slot and value of n bytes (param_size), in
+ * one reservation of the room they take (an encoder parameter: the slot,
+ * then what its encoder appends). */
+static void write_param(pgw_msgw_t *w, const pgw_param_t *p, uint64_t n)
 {
     if (p->kind == PGW_PARAM_ENCODER) {
         write_encoded(w, p);
-        return;
-    }
-    uint64_t n;
-    if (param_size(p, &n) != 0) {
-        pgw_msgw_fail(w, PGW_EINVAL);
         return;
     }
     if (n > INT32_MAX) {
@@ -176,17 +171,24 @@ static void write_param(pgw_msgw_t *w, const pgw_param_t *p)
     pgw_msgw_fail(w, PGW_EINVAL); /* an integer out of its type's range */
 }
 
+/* The parameters whose sizes a Bind keeps from its measure to its writing
+ * (on the stack); the sizes of those after them are measured again. */
+enum { SIZES_KEPT = 32 };
+
 /* The Bind body as far as it is known before encoding (encoder parameters
- * count only their length slot). */
-static int bind_known_size(const char *portal, const char *stmt, const pgw_param_t *params,
-                           size_t nparams, size_t nresult_formats, uint64_t *size)
+ * count only their length slot), from portal and stmt of plen and slen
+ * bytes with their NULs. The first SIZES_KEPT parameters' value sizes go
+ * to sizes. */
+static int bind_known_size(size_t plen, size_t slen, const pgw_param_t *params, size_t nparams,
+                           size_t nresult_formats, uint64_t sizes[SIZES_KEPT], uint64_t *size)
 {
-    uint64_t total = strlen(portal) + 1 + strlen(stmt) + 1 + 2 + 2 * (uint64_t)nparams + 2 + 2 +
-                     2 * (uint64_t)nresult_formats;
+    uint64_t total =
+        plen + slen + 2 + 2 * (uint64_t)nparams + 2 + 2 + 2 * (uint64_t)nresult_formats;
     for (size_t i = 0; i < nparams; i++) {
         uint64_t n;
         int rc = param_size(&params[i], &n);
         if (rc < 0) return rc;
+        if (i < SIZES_KEPT) sizes[i] = n;
         total += 4 + n;
     }
     *size = total;
@@ -212,8 +214,9 @@ int pgw__enc_bind_params(pgw_buf_t *b, const char *portal, const char *stmt,
     if (nparams > PGW_MAX_PARAMS || nresult_formats > PGW_MAX_PARAMS) return PGW_EINVAL;
     /* Refuse an oversized message before a byte is written or a parameter
      * value is read, and make room for it with one growth. */
-    uint64_t known;
-    int rc = bind_known_size(portal, stmt, params, nparams, nresult_formats, &known);
+    uint64_t known, sizes[SIZES_KEPT];
+    size_t plen = strlen(portal) + 1, slen = strlen(stmt) + 1;
+    int rc = bind_known_size(plen, slen, params, nparams, nresult_formats, sizes, &known);
     if (rc < 0) return rc;
     uint64_t limit = max_msg ? (uint64_t)max_msg - 4 : (uint64_t)INT32_MAX - 4;
     if (known > limit) return PGW_ETOOBIG;
@@ -226,7 +229,6 @@ int pgw__enc_bind_params(pgw_buf_t *b, const char *portal, const char *stmt,
     pgw_msgw_t w;
     pgw_msgw_begin(b, 'B', &w);
     /* Portal, statement, format codes and parameter count: one reservation. */
-    size_t plen = strlen(portal) + 1, slen = strlen(stmt) + 1;
     size_t nformats = param_format_count(params, nparams);
     uint8_t *d = pgw_msgw_reserve(&w, plen + slen + 2 + 2 * nformats + 2);
     if (d) {
@@ -240,7 +242,12 @@ int pgw__enc_bind_params(pgw_buf_t *b, const char *portal, const char *stmt,
         pgw__put16(d + 2 + 2 * nformats, (uint16_t)nparams);
     }
     for (size_t i = 0; i < nparams && !w.err; i++) {
-        write_param(&w, &params[i]);
+        uint64_t n = 0;
+        if (i < SIZES_KEPT)
+            n = sizes[i];
+        else
+            param_size(&params[i], &n); /* valid: measured above */
+        write_param(&w, &params[i], n);
         if (w.err) *failed = i;
     }
     uint8_t *t = pgw_msgw_reserve(&w, 2 + 2 * nresult_formats);

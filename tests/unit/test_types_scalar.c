@@ -548,6 +548,37 @@ static void test_bind_params(void **state)
     pgw_param_t bad4[] = {pgw_text(big)};
     assert_int_equal(pgw_enc_bind_params(&b, "", "", bad4, 1, NULL, 0, 100), PGW_ETOOBIG);
     assert_int_equal(b.len, 4);
+
+    /* many parameters (more than the sizes the encoder keeps from its
+     * measure), each a text of its own length, NULLs and integers among
+     * them: every one where it belongs */
+    b.len = 0;
+    enum { MANY = 70 };
+    static char texts[MANY][MANY + 1];
+    pgw_param_t many[MANY];
+    for (int i = 0; i < MANY; i++) {
+        memset(texts[i], 'a' + i % 26, (size_t)i);
+        texts[i][i] = '\0';
+        many[i] = i % 7 == 3 ? pgw_null(0) : i % 5 == 4 ? pgw_int4(i) : pgw_text(texts[i]);
+    }
+    assert_int_equal(pgw_enc_bind_params(&b, "portal", "stmt", many, MANY, NULL, 0, 0), 0);
+    int16_t mfmts[MANY];
+    pgw_view_t mvals[MANY];
+    assert_int_equal(parse_bind(&b, &nfmt, mfmts, mvals), MANY);
+    assert_int_equal(nfmt, MANY);
+    for (int i = 0; i < MANY; i++) {
+        if (i % 7 == 3) {
+            assert_int_equal(mvals[i].len, -1);
+        } else if (i % 5 == 4) {
+            assert_int_equal(mfmts[i], 1);
+            assert_int_equal(mvals[i].len, 4);
+            assert_int_equal(pgw__get32(mvals[i].p), (uint32_t)i);
+        } else {
+            assert_int_equal(mfmts[i], 0);
+            assert_int_equal(mvals[i].len, i);
+            assert_memory_equal(mvals[i].p, texts[i], (size_t)i);
+        }
+    }
     pgw_buf_free(&b);
 }
 
