@@ -873,10 +873,9 @@ static int parse_protocol(const char *v, uint32_t *out)
     return 0;
 }
 
-/* Parse the connection string into the conn: hosts with their passwords,
- * startup parameters and the session's options. */
-/* The options from conninfo, or the caller's parsed ones (parsed not
- * NULL). */
+/* The connection's options, parsed from conninfo or the caller's (parsed
+ * not NULL): hosts with their passwords, startup parameters and the
+ * session's options. */
 static int load_conninfo(pgw_conn_t *c, const char *conninfo, const pgw_conninfo_t *parsed)
 {
     int rc;

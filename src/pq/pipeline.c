@@ -159,7 +159,6 @@ static void chunks_reset(PGconn *conn, int keep)
     pq_chunk_t *c = conn->pend_mem;
     if (c && keep && c->cap <= CHUNK_KEEP) {
         c->used = 0;
-        conn->pend_mem = c;
         pq_chunk_t *rest = c->next;
         c->next = NULL;
         c = rest;
