@@ -491,7 +491,10 @@ PGW_EXTERN int pgw_session_copy_wants_room(const pgw_session_t *s);
 /* What a request does. */
 typedef enum pgw_request_kind {
     /* Extended query through the unnamed statement: Parse, Bind, Describe
-     * portal, Execute. Uses sql, params, result formats. */
+     * portal, Execute. Uses sql, params, result formats. The Parse names
+     * param_types when given, else each parameter's oid up to the last that
+     * is not 0 (none for text parameters: the server infers them, and a
+     * parameter the SQL does not use fails the Bind, as with libpq). */
     PGW_REQ_QUERY = 1,
     /* Simple Query ('Q'): sql may hold several statements; no parameters.
      * Each statement's result is chained (pgw_result_next) and on_result
@@ -781,7 +784,9 @@ typedef struct pgw_request {
      * pgw_session_refusal tells which parameter and why. */
     const pgw_param_t *params;
     size_t nparams;
-    /* PREPARE: declared parameter types (NULL: inferred; nparam_types 0). */
+    /* PREPARE, QUERY: declared parameter types, sent in the Parse as given
+     * (NULL: inferred; nparam_types 0; for QUERY the parameters' oids, see
+     * PGW_REQ_QUERY). A QUERY that gives them is never cached. */
     const uint32_t *param_types;
     size_t nparam_types;
     /* QUERY, EXECUTE: result formats for Bind. NULL: the rule (see "Result
@@ -1214,7 +1219,8 @@ PGW_EXTERN int pgw_result_suspended(const pgw_result_t *res);
  * names of other sessions sharing a server through a pooler); once that
  * execution's description has arrived, every later one is a Bind by name
  * with per-column result formats and an Execute. PGW_CACHE_NOW prepares at
- * the first use; PGW_CACHE_SKIP keeps a query out. The SQL of a cached
+ * the first use; PGW_CACHE_SKIP keeps a query out, as giving param_types
+ * does. The SQL of a cached
  * query is compared byte for byte with the stored copy: a hash collision
  * never runs another statement. Queries containing DEALLOCATE, PREPARE or
  * DISCARD (as for the table above) are never cached, and running one

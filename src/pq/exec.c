@@ -535,6 +535,9 @@ static int send_params(PGconn *conn, const char *command, int nParams, const Oid
     if (!params) return 0;
     pgw_request_t req = PGW_QUERY(command, params, (size_t)nParams, NULL, NULL);
     req.cache = PGW_CACHE_SKIP;
+    /* libpq's Parse names paramTypes as given, and no type without them. */
+    req.param_types = paramTypes;
+    req.nparam_types = paramTypes ? (size_t)nParams : 0;
     set_result_format(&req, resultFormat);
     int ok = send_kind(conn, PQ_CMD_QUERY, &req, PQ_DESCRIBE_ROWS);
     free_params(params, local);

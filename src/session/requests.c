@@ -309,7 +309,7 @@ static int validate(submit_t *sb, const pgw_request_t *rq)
 
 /* --------------------------------------------------------------- encoders */
 
-/* Parse with the parameter types from oids, from params, or 0 (inferred). */
+/* Parse with n parameter types from oids, from params, or 0 (inferred). */
 static int enc_parse(pgw_session_t *s, pgw_buf_t *b, const char *name, const char *sql,
                      const uint32_t *oids, const pgw_param_t *params, size_t n)
 {
@@ -321,6 +321,19 @@ static int enc_parse(pgw_session_t *s, pgw_buf_t *b, const char *name, const cha
     for (size_t i = 0; i < n; i++)
         pgw_msgw_i32(&w, (int32_t)(oids ? oids[i] : params ? params[i].oid : 0));
     return pgw_msgw_end(&w, s->max_message);
+}
+
+/* How many of a query's n parameter types (from oids, else from params)
+ * its Parse names: up to the last one that is not 0. A type left out is
+ * one the server infers, as for an OID of 0, so the statement is the same;
+ * and a parameter the SQL does not use is then reported as it is with
+ * libpq, whose Parse names no type without paramTypes: the Bind supplies
+ * more parameters than the statement takes. */
+static size_t named_types(const uint32_t *oids, const pgw_param_t *params, size_t n)
+{
+    while (n > 0 && (oids ? oids[n - 1] : params[n - 1].oid) == 0)
+        n--;
+    return n;
 }
 
 static const int16_t fmt_binary = PGW_FORMAT_BINARY;
@@ -489,15 +502,10 @@ int pgw__req_reprepare(pgw_session_t *s, pgw__req_t *r)
     if (!ce) return PGW_ENOMEM;
     pgw_buf_t *b = pgw__req_buf(s);
     size_t from = b->len;
-    pgw_msgw_t w;
-    pgw_msgw_begin(b, 'P', &w);
-    pgw_msgw_cstr(&w, ce->name);
-    pgw_msgw_cstr(&w, ce->sql);
-    pgw_msgw_i16(&w, (int16_t)ce->noids);
-    for (uint16_t i = 0; i < ce->noids; i++)
-        pgw_msgw_i32(&w, (int32_t)ce->oids[i]);
-    int rc = pgw_msgw_end(&w, s->max_message);
+    int rc =
+        enc_parse(s, b, ce->name, ce->sql, ce->oids, NULL, named_types(ce->oids, NULL, ce->noids));
     if (rc == 0) {
+        pgw_msgw_t w;
         /* The kept parameters (a cached statement's name is not kept). */
         pgw_msgw_begin(b, 'B', &w);
         pgw_msgw_cstr(&w, "");
@@ -543,7 +551,10 @@ static int enc_query(submit_t *sb, pgw__req_t *r, const pgw_request_t *rq, bool 
     set_expect(r, exp, sizeof exp);
     formats_t f = policy_formats(rq);
     const char *portal = pgw__portal_name(rq);
-    int rc = enc_parse(s, sb->b, stmt, rq->sql, NULL, rq->params, rq->nparams);
+    int rc = rq->param_types
+                 ? enc_parse(s, sb->b, stmt, rq->sql, rq->param_types, NULL, rq->nparam_types)
+                 : enc_parse(s, sb->b, stmt, rq->sql, NULL, rq->params,
+                             named_types(NULL, rq->params, rq->nparams));
     size_t bind_at = sb->b->len;
     if (rc == 0) rc = enc_bind(sb, portal, stmt, rq->params, rq->nparams, f);
     /* Only the default all-binary policy can meet a type without binary

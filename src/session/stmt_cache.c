@@ -32,7 +32,7 @@ int pgw__cache_configure(pgw_session_t *s, const pgw_session_config_t *cfg)
 bool pgw__cache_applies(const pgw_session_t *s, const pgw_request_t *rq)
 {
     return s->cache.mode == PGW_STMT_CACHE_AUTO && rq->kind == PGW_REQ_QUERY &&
-           rq->cache != PGW_CACHE_SKIP;
+           rq->cache != PGW_CACHE_SKIP && !rq->param_types;
 }
 
 /* A word at a time: the SQL is hashed on every cacheable query. */

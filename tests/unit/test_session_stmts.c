@@ -4,7 +4,8 @@
  * replace statements makes the next executions describe their portal, the
  * server's 26000 / 0A000 at Bind is PGW_ESTMTINVALID, and a one-shot query
  * whose result has a type without binary output is re-run with text for
- * that column when nothing else depends on it.
+ * that column when nothing else depends on it; a query's Parse names the
+ * types it declares and no more.
  */
 #include "test_session_util.h"
 
@@ -563,6 +564,90 @@ static void test_steady_state_allocations(void **state)
     pgw_buf_free(&w);
 }
 
+/* ------------------------------------------------------ Parse's types */
+
+/* The first Parse of the output since the last call: its statement name
+ * and the parameter types it names (how many: the return). */
+static size_t sent_parse(pgw_session_t *s, char *name, size_t cap, uint32_t *oids, size_t max)
+{
+    pgw_buf_t w = {0};
+    take_out(s, &w);
+    size_t at = find_msg(&w, 0, 'P');
+    assert_true(at != SIZE_MAX);
+    const char *p = (const char *)w.data + at + 5;
+    assert_true(strlen(p) < cap);
+    strcpy(name, p);
+    p += strlen(p) + 1; /* the name */
+    p += strlen(p) + 1; /* the SQL */
+    const uint8_t *q = (const uint8_t *)p;
+    size_t n = (size_t)(q[0] << 8 | q[1]);
+    assert_true(n <= max);
+    for (size_t i = 0; i < n; i++, q += 4)
+        oids[i] = (uint32_t)q[2] << 24 | (uint32_t)q[3] << 16 | (uint32_t)q[4] << 8 | q[5];
+    pgw_buf_free(&w);
+    return n;
+}
+
+/* A query's Parse names its parameters' types up to the last that is not
+ * 0 (none for text parameters, as libpq's Parse without paramTypes), or
+ * param_types as given; a query that gives param_types stays out of the
+ * statement cache. */
+static void test_parse_types(void **state)
+{
+    (void)state;
+    pgw_session_t *s = ready_session(&R, &(sess_opts_t){.stmt_cache = true});
+    char name[64];
+    uint32_t oids[8];
+    pgw_param_t texts[] = {pgw_text("1"), pgw_text("2")};
+    pgw_param_t mixed[] = {pgw_text("1"), pgw_int4(2), pgw_text("3"), pgw_null(0)};
+    pgw_param_t typed[] = {pgw_int4(1), pgw_int8(2)};
+
+    pgw_request_t rq = PGW_QUERY("SELECT $1, $2", texts, 2, rec_cb, UD(0));
+    rq.cache = PGW_CACHE_SKIP;
+    assert_int_equal(pgw_session_submit(s, &rq), 0);
+    assert_int_equal(sent_parse(s, name, sizeof name, oids, 8), 0);
+    assert_string_equal(name, "");
+
+    rq = PGW_QUERY("SELECT $1, $2, $3, $4", mixed, 4, rec_cb, UD(1));
+    rq.cache = PGW_CACHE_SKIP;
+    assert_int_equal(pgw_session_submit(s, &rq), 0);
+    assert_int_equal(sent_parse(s, name, sizeof name, oids, 8), 2);
+    assert_int_equal(oids[0], 0);
+    assert_int_equal(oids[1], OID_INT4);
+
+    rq = PGW_QUERY("SELECT $1, $2", typed, 2, rec_cb, UD(2));
+    rq.cache = PGW_CACHE_SKIP;
+    assert_int_equal(pgw_session_submit(s, &rq), 0);
+    assert_int_equal(sent_parse(s, name, sizeof name, oids, 8), 2);
+    assert_int_equal(oids[0], OID_INT4);
+    assert_int_equal(oids[1], OID_INT8);
+
+    /* Given types go out as given, trailing 0s included, and a query that
+     * gives them is never prepared into the cache, even when asked to. */
+    static const uint32_t given[] = {OID_INT8, 0, 0};
+    for (int i = 0; i < 3; i++) {
+        rq = PGW_QUERY("SELECT $1, $2", texts, 2, rec_cb, UD(3 + i));
+        rq.cache = PGW_CACHE_NOW;
+        rq.param_types = given;
+        rq.nparam_types = 3;
+        assert_int_equal(pgw_session_submit(s, &rq), 0);
+        assert_int_equal(sent_parse(s, name, sizeof name, oids, 8), 3);
+        assert_string_equal(name, "");
+        assert_int_equal(oids[0], OID_INT8);
+        assert_int_equal(oids[1], 0);
+        assert_int_equal(oids[2], 0);
+    }
+
+    /* Without them the same query is prepared under a name of the cache's,
+     * and its Parse names no type for its text parameters. */
+    rq = PGW_QUERY("SELECT $1, $2", texts, 2, rec_cb, UD(6));
+    rq.cache = PGW_CACHE_NOW;
+    assert_int_equal(pgw_session_submit(s, &rq), 0);
+    assert_int_equal(sent_parse(s, name, sizeof name, oids, 8), 0);
+    assert_true(strncmp(name, "pgw_", 4) == 0);
+    pgw_session_free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -574,6 +659,7 @@ int main(void)
         cmocka_unit_test(test_no_binary_output_retried),
         cmocka_unit_test(test_no_binary_output_reported),
         cmocka_unit_test(test_steady_state_allocations),
+        cmocka_unit_test(test_parse_types),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

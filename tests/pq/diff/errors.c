@@ -4,7 +4,8 @@
  * a syntax error with a position, an internal query position, constraint
  * violations (unique, foreign key, check, not null), RAISE with detail, hint
  * and errcode, a division by zero in a function; PQerrorMessage after each;
- * errors of PQexecParams, PQprepare, and a fatal error that ends the session.
+ * errors of PQexecParams (a parameter the SQL does not use, with and
+ * without paramTypes), PQprepare, and a fatal error that ends the session.
  */
 #include "pqdiff.h"
 
@@ -47,6 +48,20 @@ int main(void)
     printf("== execParams error\n");
     pqd_show_error(conn, PQexecParams(conn, "SELECT $1::int", 1, NULL, (const char *[]){"nope"},
                                       NULL, NULL, 0));
+    /* A parameter the SQL does not use: without paramTypes libpq's Parse
+     * names no type, so the Bind supplies more than the statement takes;
+     * with a type named (0 included) the statement has the parameter and
+     * its type cannot be determined. */
+    static const Oid unknown[] = {0, 0}, typed[] = {23, 0};
+    const char *two[] = {"1", "2"};
+    printf("== execParams unused parameter, no types\n");
+    pqd_show_error(conn, PQexecParams(conn, "SELECT 1", 1, NULL, two, NULL, NULL, 0));
+    printf("== execParams unused parameter, type 0\n");
+    pqd_show_error(conn, PQexecParams(conn, "SELECT 1", 1, unknown, two, NULL, NULL, 0));
+    printf("== execParams second parameter unused, types 23 and 0\n");
+    pqd_show_error(conn, PQexecParams(conn, "SELECT $1", 2, typed, two, NULL, NULL, 0));
+    printf("== execParams second parameter unused, no types\n");
+    pqd_show_error(conn, PQexecParams(conn, "SELECT $1", 2, NULL, two, NULL, NULL, 0));
     printf("== prepare error\n");
     pqd_show_error(conn, PQprepare(conn, "bad", "SELEC 1", 0, NULL));
     printf("== exec unknown prepared\n");
