@@ -113,6 +113,54 @@ static int param_size(const pgw_param_t *p, uint64_t *n)
     }
 }
 
+/* A valid parameter of a fixed kind or bytes: its length slot and value of
+ * n bytes (param_size, at most INT32_MAX) at d, which has room for them.
+ * Returns 0, or PGW_EINVAL for an integer out of its type's range. */
+static int put_param(uint8_t *d, const pgw_param_t *p, uint64_t n)
+{
+    bool null = p->kind == PGW_PARAM_NULL ||
+                (p->kind == PGW_PARAM_BYTES && !p->u.bytes.p && p->u.bytes.len < 0);
+    pgw__put32(d, null ? UINT32_MAX : (uint32_t)n); /* -1: NULL */
+    d += 4;
+    switch (p->kind) {
+    case PGW_PARAM_NULL:
+        return 0;
+    case PGW_PARAM_BOOL:
+        d[0] = p->u.b ? 1 : 0;
+        return 0;
+    case PGW_PARAM_INT2:
+        if (p->u.i < INT16_MIN || p->u.i > INT16_MAX) break;
+        pgw__put16(d, (uint16_t)p->u.i);
+        return 0;
+    case PGW_PARAM_INT4:
+        /* oid parameters carry an unsigned 32-bit value */
+        if (p->u.i < INT32_MIN || p->u.i > (p->oid == PGW_OID_OID ? UINT32_MAX : INT32_MAX)) break;
+        pgw__put32(d, (uint32_t)p->u.i);
+        return 0;
+    case PGW_PARAM_INT8:
+        pgw__put64(d, (uint64_t)p->u.i);
+        return 0;
+    case PGW_PARAM_FLOAT4: {
+        uint32_t u;
+        memcpy(&u, &p->u.f4, 4);
+        pgw__put32(d, u);
+        return 0;
+    }
+    case PGW_PARAM_FLOAT8: {
+        uint64_t u;
+        memcpy(&u, &p->u.f8, 8);
+        pgw__put64(d, u);
+        return 0;
+    }
+    case PGW_PARAM_BYTES:
+        if (n) memcpy(d, p->u.bytes.p, (size_t)n);
+        return 0;
+    default:
+        break;
+    }
+    return PGW_EINVAL;
+}
+
 /* A valid parameter's length slot and value of n bytes (param_size), in
  * one reservation of the room they take (an encoder parameter: the slot,
  * then what its encoder appends). */
@@ -126,49 +174,8 @@ static void write_param(pgw_msgw_t *w, const pgw_param_t *p, uint64_t n)
         pgw_msgw_fail(w, PGW_ETOOBIG);
         return;
     }
-    bool null = p->kind == PGW_PARAM_NULL ||
-                (p->kind == PGW_PARAM_BYTES && !p->u.bytes.p && p->u.bytes.len < 0);
     uint8_t *d = pgw_msgw_reserve(w, 4 + (size_t)n);
-    if (!d) return;
-    pgw__put32(d, null ? UINT32_MAX : (uint32_t)n); /* -1: NULL */
-    d += 4;
-    switch (p->kind) {
-    case PGW_PARAM_NULL:
-        return;
-    case PGW_PARAM_BOOL:
-        d[0] = p->u.b ? 1 : 0;
-        return;
-    case PGW_PARAM_INT2:
-        if (p->u.i < INT16_MIN || p->u.i > INT16_MAX) break;
-        pgw__put16(d, (uint16_t)p->u.i);
-        return;
-    case PGW_PARAM_INT4:
-        /* oid parameters carry an unsigned 32-bit value */
-        if (p->u.i < INT32_MIN || p->u.i > (p->oid == PGW_OID_OID ? UINT32_MAX : INT32_MAX)) break;
-        pgw__put32(d, (uint32_t)p->u.i);
-        return;
-    case PGW_PARAM_INT8:
-        pgw__put64(d, (uint64_t)p->u.i);
-        return;
-    case PGW_PARAM_FLOAT4: {
-        uint32_t u;
-        memcpy(&u, &p->u.f4, 4);
-        pgw__put32(d, u);
-        return;
-    }
-    case PGW_PARAM_FLOAT8: {
-        uint64_t u;
-        memcpy(&u, &p->u.f8, 8);
-        pgw__put64(d, u);
-        return;
-    }
-    case PGW_PARAM_BYTES:
-        if (n) memcpy(d, p->u.bytes.p, (size_t)n);
-        return;
-    default:
-        break;
-    }
-    pgw_msgw_fail(w, PGW_EINVAL); /* an integer out of its type's range */
+    if (d && put_param(d, p, n) < 0) pgw_msgw_fail(w, PGW_EINVAL);
 }
 
 /* The parameters whose sizes a Bind keeps from its measure to its writing
@@ -177,21 +184,81 @@ enum { SIZES_KEPT = 32 };
 
 /* The Bind body as far as it is known before encoding (encoder parameters
  * count only their length slot), from portal and stmt of plen and slen
- * bytes with their NULs. The first SIZES_KEPT parameters' value sizes go
- * to sizes. */
+ * bytes with their NULs and nformats parameter format codes. The first
+ * SIZES_KEPT parameters' value sizes go to sizes. Returns 0 when that is
+ * the whole body, 1 when an encoder parameter adds to it, or PGW_EINVAL. */
 static int bind_known_size(size_t plen, size_t slen, const pgw_param_t *params, size_t nparams,
-                           size_t nresult_formats, uint64_t sizes[SIZES_KEPT], uint64_t *size)
+                           size_t nformats, size_t nresult_formats, uint64_t sizes[SIZES_KEPT],
+                           uint64_t *size)
 {
-    uint64_t total =
-        plen + slen + 2 + 2 * (uint64_t)nparams + 2 + 2 + 2 * (uint64_t)nresult_formats;
+    uint64_t total = plen + slen + 2 + 2 * (uint64_t)nformats + 2 + 4 * (uint64_t)nparams + 2 +
+                     2 * (uint64_t)nresult_formats;
+    int encoders = 0;
     for (size_t i = 0; i < nparams; i++) {
         uint64_t n;
         int rc = param_size(&params[i], &n);
         if (rc < 0) return rc;
+        encoders |= rc;
         if (i < SIZES_KEPT) sizes[i] = n;
-        total += 4 + n;
+        total += n;
     }
     *size = total;
+    return encoders;
+}
+
+/* The portal, statement, parameter format codes and parameter count of a
+ * Bind at d; returns the end. */
+static uint8_t *put_bind_head(uint8_t *d, const char *portal, size_t plen, const char *stmt,
+                              size_t slen, const pgw_param_t *params, size_t nparams,
+                              size_t nformats)
+{
+    memcpy(d, portal, plen);
+    memcpy(d + plen, stmt, slen);
+    d += plen + slen;
+    pgw__put16(d, (uint16_t)nformats);
+    d += 2;
+    for (size_t i = 0; i < nformats; i++, d += 2)
+        pgw__put16(d, (uint16_t)(nformats == 1 ? PGW_FORMAT_BINARY : params[i].format));
+    pgw__put16(d, (uint16_t)nparams);
+    return d + 2;
+}
+
+/* The result format codes that end a Bind at d; returns the end. */
+static uint8_t *put_bind_tail(uint8_t *d, const int16_t *result_formats, size_t nresult_formats)
+{
+    pgw__put16(d, (uint16_t)nresult_formats);
+    d += 2;
+    for (size_t i = 0; i < nresult_formats; i++, d += 2)
+        pgw__put16(d, (uint16_t)result_formats[i]);
+    return d;
+}
+
+/* A Bind whose every parameter's size is known (no encoder parameter),
+ * the room for all of it reserved in b: written straight through, with no
+ * further check of room. */
+static int put_bind_known(pgw_buf_t *b, const char *portal, size_t plen, const char *stmt,
+                          size_t slen, const pgw_param_t *params, size_t nparams, size_t nformats,
+                          const uint64_t sizes[SIZES_KEPT], const int16_t *result_formats,
+                          size_t nresult_formats, size_t *failed)
+{
+    uint8_t *m = b->data + b->len;
+    uint8_t *d = put_bind_head(m + 5, portal, plen, stmt, slen, params, nparams, nformats);
+    for (size_t i = 0; i < nparams; i++) {
+        uint64_t n = 0;
+        if (i < SIZES_KEPT)
+            n = sizes[i];
+        else
+            param_size(&params[i], &n); /* valid: measured above */
+        if (put_param(d, &params[i], n) < 0) {
+            *failed = i;
+            return PGW_EINVAL;
+        }
+        d += 4 + n;
+    }
+    d = put_bind_tail(d, result_formats, nresult_formats);
+    m[0] = 'B';
+    pgw__put32(m + 1, (uint32_t)(d - m - 1)); /* known + 4 */
+    b->len += (size_t)(d - m);
     return 0;
 }
 
@@ -216,31 +283,26 @@ int pgw__enc_bind_params(pgw_buf_t *b, const char *portal, const char *stmt,
      * value is read, and make room for it with one growth. */
     uint64_t known, sizes[SIZES_KEPT];
     size_t plen = strlen(portal) + 1, slen = strlen(stmt) + 1;
-    int rc = bind_known_size(plen, slen, params, nparams, nresult_formats, sizes, &known);
+    size_t nformats = param_format_count(params, nparams);
+    int rc = bind_known_size(plen, slen, params, nparams, nformats, nresult_formats, sizes, &known);
     if (rc < 0) return rc;
+    bool encoders = rc == 1;
     uint64_t limit = max_msg ? (uint64_t)max_msg - 4 : (uint64_t)INT32_MAX - 4;
     if (known > limit) return PGW_ETOOBIG;
     rc = pgw_buf_reserve(b, (size_t)known + 5);
     if (rc < 0) return rc;
-    /* Encoder parameters cannot grow the buffer past the limit either. */
+    if (!encoders)
+        return put_bind_known(b, portal, plen, stmt, slen, params, nparams, nformats, sizes,
+                              result_formats, nresult_formats, failed);
+    /* Encoder parameters append what they make, in room they grow as they
+     * go, and cannot grow the buffer past the limit either. */
     size_t saved_max = b->max;
     size_t cap_at = b->len + 5 + (size_t)limit;
     if (!b->max || b->max > cap_at) b->max = cap_at;
     pgw_msgw_t w;
     pgw_msgw_begin(b, 'B', &w);
-    /* Portal, statement, format codes and parameter count: one reservation. */
-    size_t nformats = param_format_count(params, nparams);
     uint8_t *d = pgw_msgw_reserve(&w, plen + slen + 2 + 2 * nformats + 2);
-    if (d) {
-        memcpy(d, portal, plen);
-        memcpy(d + plen, stmt, slen);
-        d += plen + slen;
-        pgw__put16(d, (uint16_t)nformats);
-        for (size_t i = 0; i < nformats; i++)
-            pgw__put16(d + 2 + 2 * i,
-                       (uint16_t)(nformats == 1 ? PGW_FORMAT_BINARY : params[i].format));
-        pgw__put16(d + 2 + 2 * nformats, (uint16_t)nparams);
-    }
+    if (d) put_bind_head(d, portal, plen, stmt, slen, params, nparams, nformats);
     for (size_t i = 0; i < nparams && !w.err; i++) {
         uint64_t n = 0;
         if (i < SIZES_KEPT)
@@ -251,11 +313,7 @@ int pgw__enc_bind_params(pgw_buf_t *b, const char *portal, const char *stmt,
         if (w.err) *failed = i;
     }
     uint8_t *t = pgw_msgw_reserve(&w, 2 + 2 * nresult_formats);
-    if (t) {
-        pgw__put16(t, (uint16_t)nresult_formats);
-        for (size_t i = 0; i < nresult_formats; i++)
-            pgw__put16(t + 2 + 2 * i, (uint16_t)result_formats[i]);
-    }
+    if (t) put_bind_tail(t, result_formats, nresult_formats);
     rc = pgw_msgw_end(&w, max_msg);
     b->max = saved_max;
     return rc;

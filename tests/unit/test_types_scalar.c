@@ -481,6 +481,12 @@ static int failing_encoder(const void *ctx, pgw_buf_t *out)
     return PGW_ERANGE;
 }
 
+/* An encoder parameter whose value is the 4 bytes at ctx. */
+static int four_bytes_encoder(const void *ctx, pgw_buf_t *out)
+{
+    return pgw_buf_append(out, ctx, 4);
+}
+
 static void test_bind_params(void **state)
 {
     (void)state;
@@ -548,6 +554,37 @@ static void test_bind_params(void **state)
     pgw_param_t bad4[] = {pgw_text(big)};
     assert_int_equal(pgw_enc_bind_params(&b, "", "", bad4, 1, NULL, 0, 100), PGW_ETOOBIG);
     assert_int_equal(b.len, 4);
+
+    /* The same Bind whether every size is known before it is written or
+     * an encoder parameter appends its value as it goes. */
+    static const uint8_t seven[4] = {0, 0, 0, 7};
+    pgw_param_t known[] = {pgw_text("ab"), pgw_int4(7), pgw_null(0), pgw_raw(0, 1, "xyz", 3)};
+    pgw_param_t grown[] = {pgw_text("ab"), pgw_encoded(PGW_OID_INT4, four_bytes_encoder, seven),
+                           pgw_null(0), pgw_raw(0, 1, "xyz", 3)};
+    int16_t rfs[] = {0, 1, 1};
+    pgw_buf_t g;
+    pgw_buf_init(&g, NULL);
+    b.len = 0;
+    assert_int_equal(pgw_enc_bind_params(&b, "p", "s", known, 4, rfs, 3, 0), 0);
+    assert_int_equal(pgw_enc_bind_params(&g, "p", "s", grown, 4, rfs, 3, 0), 0);
+    assert_int_equal(b.len, g.len);
+    assert_memory_equal(b.data, g.data, b.len);
+    assert_int_equal(parse_bind(&b, &nfmt, fmts, vals), 4);
+    pgw_buf_free(&g);
+
+    /* Text parameters carry no format code: a Bind of exactly max_msg
+     * bytes (its length field included) goes out, one more is refused. */
+    b.len = 0;
+    pgw_param_t two_texts[] = {pgw_text("abcdef"), pgw_text("gh")};
+    /* length 4, "" and "s", no format codes, 2 lengths and 8 bytes of
+     * values, no result formats */
+    uint32_t exact = 4 + 1 + 2 + 2 + 2 + 8 + 8 + 2;
+    assert_int_equal(pgw_enc_bind_params(&b, "", "s", two_texts, 2, NULL, 0, exact), 0);
+    assert_int_equal(b.len, 1 + exact);
+    b.len = 0;
+    assert_int_equal(pgw_enc_bind_params(&b, "", "s", two_texts, 2, NULL, 0, exact - 1),
+                     PGW_ETOOBIG);
+    assert_int_equal(b.len, 0);
 
     /* many parameters (more than the sizes the encoder keeps from its
      * measure), each a text of its own length, NULLs and integers among
