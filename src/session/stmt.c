@@ -255,8 +255,7 @@ void pgw__stmt_store(pgw_session_t *s, uint64_t token, const pgw_result_t *d)
 /* The bytes that make up a word: a-z, A-Z, 0-9, _, $ and every byte from
  * 0x80 (ASCII rules, whatever the process locale); 2 for those a keyword
  * below begins with (c, d, p, s in either case), 1 for the others, 0 for
- * the rest. A table: every byte of every request's SQL goes through it,
- * and only words that begin with a 2 are compared. */
+ * the rest. */
 static const unsigned char word_class[256] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
     0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0,
@@ -273,25 +272,34 @@ static unsigned char lower(unsigned char c)
     return c >= 'A' && c <= 'Z' ? (unsigned char)(c - 'A' + 'a') : c;
 }
 
-static int word_is(const char *w, size_t n, const char *kw)
+/* Whether the word at w (room bytes left in the SQL) is kw, of n bytes:
+ * the first byte was matched by the caller, the rest in any case, and the
+ * word ends there. */
+static bool keyword_at(const unsigned char *w, size_t room, const char *kw, size_t n)
 {
-    if (strlen(kw) != n) return 0;
-    for (size_t i = 0; i < n; i++)
-        if (lower((unsigned char)w[i]) != (unsigned char)kw[i]) return 0;
-    return 1;
+    if (room < n || (room > n && word_class[w[n]])) return false;
+    for (size_t i = 1; i < n; i++)
+        if (lower(w[i]) != (unsigned char)kw[i]) return false;
+    return true;
 }
 
-static unsigned word_bit(const char *w, size_t n)
+/* The keyword that begins at sql[at], if a word begins there. */
+static unsigned word_at(const unsigned char *sql, size_t at, size_t len)
 {
-    switch (n) {
-    case 4:
-        return word_is(w, n, "copy") ? PGW__SQL_COPY : 0;
-    case 7:
-        return word_is(w, n, "prepare") || word_is(w, n, "discard") ? PGW__SQL_REPLACES : 0;
-    case 10:
-        return word_is(w, n, "deallocate") ? PGW__SQL_REPLACES : 0;
-    case 17:
-        return word_is(w, n, "start_replication") ? PGW__SQL_COPY : 0;
+    if (at && word_class[sql[at - 1]]) return 0; /* inside a word */
+    const unsigned char *w = sql + at;
+    size_t room = len - at;
+    switch (w[0] | 0x20) {
+    case 'c':
+        return keyword_at(w, room, "copy", 4) ? PGW__SQL_COPY : 0;
+    case 'd':
+        return keyword_at(w, room, "discard", 7) || keyword_at(w, room, "deallocate", 10)
+                   ? PGW__SQL_REPLACES
+                   : 0;
+    case 'p':
+        return keyword_at(w, room, "prepare", 7) ? PGW__SQL_REPLACES : 0;
+    case 's':
+        return keyword_at(w, room, "start_replication", 17) ? PGW__SQL_COPY : 0;
     default:
         return 0;
     }
@@ -299,21 +307,82 @@ static unsigned word_bit(const char *w, size_t n)
 
 /* A cheap over-approximation: a keyword inside a string literal or comment
  * also counts, which only costs a Describe on the next executions, or a
- * round trip before what is queued after a statement mentioning COPY. */
+ * round trip before what is queued after a statement mentioning COPY.
+ * With SSE2, the bytes that may begin a keyword are found sixteen at a
+ * time, else the words are walked one byte at a time. */
+#if defined(__SSE2__)
+#include <emmintrin.h>
+
+enum { CHUNK = 16 };
+
+/* Bit i: sql[i] may begin a keyword. Every keyword begins with c, d, p or
+ * s, which OR 0x20 folds to lower case (and no other byte onto those
+ * four); a letter before one puts it inside a word (the other word bytes
+ * before one are left to word_at). *letter_before: whether the byte before
+ * sql is a letter, updated for the next chunk. */
+static unsigned chunk_starts(const unsigned char *sql, unsigned *letter_before)
+{
+    __m128i l =
+        _mm_or_si128(_mm_loadu_si128((const __m128i *)(const void *)sql), _mm_set1_epi8(0x20));
+    __m128i first = _mm_or_si128(
+        _mm_or_si128(_mm_cmpeq_epi8(l, _mm_set1_epi8('c')), _mm_cmpeq_epi8(l, _mm_set1_epi8('d'))),
+        _mm_or_si128(_mm_cmpeq_epi8(l, _mm_set1_epi8('p')), _mm_cmpeq_epi8(l, _mm_set1_epi8('s'))));
+    /* signed bytes: those from 0x80 are below 'a' */
+    __m128i letter = _mm_and_si128(_mm_cmpgt_epi8(l, _mm_set1_epi8('a' - 1)),
+                                   _mm_cmpgt_epi8(_mm_set1_epi8('z' + 1), l));
+    unsigned is_letter = (unsigned)_mm_movemask_epi8(letter);
+    unsigned after_letter = (is_letter << 1 | *letter_before) & 0xffffu;
+    *letter_before = is_letter >> 15;
+    return (unsigned)_mm_movemask_epi8(first) & ~after_letter;
+}
+
+static unsigned lowest_bit(unsigned m)
+{
+#if defined(__GNUC__) || defined(__clang__)
+    return (unsigned)__builtin_ctz(m);
+#else
+    unsigned n = 0;
+    while (!(m & 1)) {
+        m >>= 1;
+        n++;
+    }
+    return n;
+#endif
+}
+
 unsigned pgw__sql_words(const char *sql, size_t len)
 {
-    const unsigned char *p = (const unsigned char *)sql, *end = p + len;
-    unsigned words = 0;
-    while (p < end) {
-        unsigned cls = word_class[*p];
-        if (!cls) {
-            p++;
-            continue;
+    const unsigned char *p = (const unsigned char *)sql;
+    unsigned words = 0, letter_before = 0;
+    for (size_t at = 0; at < len; at += CHUNK) {
+        const unsigned char *chunk = p + at;
+        unsigned char last[CHUNK];
+        if (len - at < CHUNK) { /* past the end: zero bytes, none of the four */
+            memset(last, 0, sizeof last);
+            memcpy(last, chunk, len - at);
+            chunk = last;
         }
-        const unsigned char *w = p++;
-        while (p < end && word_class[*p])
-            p++;
-        if (cls == 2) words |= word_bit((const char *)w, (size_t)(p - w));
+        for (unsigned m = chunk_starts(chunk, &letter_before); m; m &= m - 1) {
+            size_t i = at + (size_t)lowest_bit(m);
+            if (i < len) words |= word_at(p, i, len);
+        }
     }
     return words;
 }
+#else
+unsigned pgw__sql_words(const char *sql, size_t len)
+{
+    const unsigned char *p = (const unsigned char *)sql;
+    unsigned words = 0;
+    for (size_t i = 0; i < len;) {
+        if (!word_class[p[i]]) {
+            i++;
+            continue;
+        }
+        if (word_class[p[i]] == 2) words |= word_at(p, i, len);
+        while (i < len && word_class[p[i]])
+            i++;
+    }
+    return words;
+}
+#endif

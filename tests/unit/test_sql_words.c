@@ -8,6 +8,8 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -56,11 +58,150 @@ static void test_words_whole_only(void **state)
     assert_int_equal(words("[copy]{discard}"), PGW__SQL_COPY | PGW__SQL_REPLACES);
 }
 
+/* The rule written plainly, to check the scan against: words are the
+ * longest runs of a-z, A-Z, 0-9, _, $ and bytes from 0x80; a word that is
+ * a keyword, in any case, sets its bit. */
+static int word_byte(unsigned char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '$' || c >= 0x80;
+}
+
+static unsigned char tolower_ascii(unsigned char c)
+{
+    return c >= 'A' && c <= 'Z' ? (unsigned char)(c + ('a' - 'A')) : c;
+}
+
+static unsigned reference(const unsigned char *sql, size_t len)
+{
+    static const struct {
+        const char *word;
+        unsigned bit;
+    } keywords[] = {{"copy", PGW__SQL_COPY},
+                    {"start_replication", PGW__SQL_COPY},
+                    {"prepare", PGW__SQL_REPLACES},
+                    {"discard", PGW__SQL_REPLACES},
+                    {"deallocate", PGW__SQL_REPLACES}};
+    unsigned words = 0;
+    for (size_t i = 0; i < len;) {
+        if (!word_byte(sql[i])) {
+            i++;
+            continue;
+        }
+        size_t n = 0;
+        while (i + n < len && word_byte(sql[i + n]))
+            n++;
+        for (size_t k = 0; k < sizeof keywords / sizeof *keywords; k++) {
+            const char *w = keywords[k].word;
+            size_t j = 0;
+            while (j < n && w[j] && tolower_ascii(sql[i + j]) == (unsigned char)w[j])
+                j++;
+            if (j == n && !w[j]) words |= keywords[k].bit;
+        }
+        i += n;
+    }
+    return words;
+}
+
+/* The scan of exactly len bytes copied into an allocation of their own
+ * (under ASan a read past the end is an error). */
+static unsigned scanned(const unsigned char *sql, size_t len)
+{
+    unsigned char *copy = malloc(len ? len : 1);
+    assert_non_null(copy);
+    if (len) memcpy(copy, sql, len);
+    unsigned words = pgw__sql_words((const char *)copy, len);
+    free(copy);
+    return words;
+}
+
+/* Each keyword, in three cases, at every offset within 8 bytes, with every
+ * byte value before and after it: found exactly when both are separators,
+ * or the keyword begins or ends the SQL. */
+static void test_words_every_neighbour(void **state)
+{
+    (void)state;
+    static const char *const spelled[] = {
+        "copy",    "COPY",       "CoPy",       "prepare",           "PREPARE",          "discard",
+        "DisCard", "deallocate", "DEALLOCATE", "start_replication", "START_REPLICATION"};
+    unsigned char buf[64];
+    for (size_t k = 0; k < sizeof spelled / sizeof *spelled; k++) {
+        size_t n = strlen(spelled[k]);
+        unsigned bit = reference((const unsigned char *)spelled[k], n);
+        assert_int_not_equal(bit, 0);
+        for (size_t off = 0; off < 9; off++) {
+            for (unsigned b = 0; b < 256; b++) {
+                /* b before the keyword */
+                memset(buf, ' ', off);
+                if (off) buf[off - 1] = (unsigned char)b;
+                memcpy(buf + off, spelled[k], n);
+                unsigned want = off && word_byte((unsigned char)b) ? 0 : bit;
+                assert_int_equal(scanned(buf, off + n), want);
+                assert_int_equal(scanned(buf, off + n), reference(buf, off + n));
+                /* b after it, then the end or more bytes */
+                buf[off + n] = (unsigned char)b;
+                memset(buf + off + n + 1, ' ', 8);
+                if (off) buf[off - 1] = ' ';
+                want = word_byte((unsigned char)b) ? 0 : bit;
+                assert_int_equal(scanned(buf, off + n + 1), want);
+                assert_int_equal(scanned(buf, off + n + 1 + off), want);
+                /* cut short: not the keyword */
+                assert_int_equal(scanned(buf, off + n - 1), 0);
+            }
+        }
+    }
+}
+
+/* SQL made of pieces that meet in every way (keywords, their prefixes and
+ * extensions, separators, word bytes of every class, high bytes), scanned
+ * whole and cut at every length: the same words as the plain rule. */
+static void test_words_random(void **state)
+{
+    (void)state;
+    static const char *const pieces[] = {
+        "copy",    "COPY",        "Copy",       "cop",     "opy",
+        "prepare", "prepar",      "PREPARE",    "discard", "discar",
+        "DISCARD", "deallocate",  "DEALLOCATE", "dealloc", "start_replication",
+        "START_",  "replication", "c",          "d",       "p",
+        "s",       "C",           "D",          "P",       "S",
+        "e",       "b",           "r",          "t",       "_",
+        "$",       "0",           "9",          " ",       "\t",
+        ";",       "'",           "\"",         "(",       ")",
+        ".",       "@",           "`",          "[",       "\x7f",
+        "\x80",    "\xc3\xa9",    "\xff",       "\x03",    "\x01",
+        "\x02",    "\x43",        "\x63"};
+    uint64_t seed = UINT64_C(0x9e3779b97f4a7c15);
+    unsigned char sql[200];
+    unsigned found = 0;
+    for (int iter = 0; iter < 20000; iter++) {
+        size_t len = 0;
+        seed = seed * UINT64_C(6364136223846793005) + 1442695040888963407u;
+        size_t npieces = (size_t)(seed >> 59);
+        for (size_t i = 0; i < npieces; i++) {
+            seed = seed * UINT64_C(6364136223846793005) + 1442695040888963407u;
+            const char *piece = pieces[(seed >> 33) % (sizeof pieces / sizeof *pieces)];
+            size_t n = strlen(piece);
+            if (len + n > sizeof sql) break;
+            memcpy(sql + len, piece, n);
+            len += n;
+        }
+        for (size_t cut = 0; cut <= len; cut++) {
+            unsigned want = reference(sql, cut);
+            assert_int_equal(scanned(sql, cut), want);
+            found |= want;
+        }
+    }
+    /* the pieces did make both kinds of word */
+    assert_int_equal(found, PGW__SQL_COPY | PGW__SQL_REPLACES);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_words_found),
         cmocka_unit_test(test_words_whole_only),
+        cmocka_unit_test(test_words_every_neighbour),
+        cmocka_unit_test(test_words_random),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
