@@ -554,10 +554,13 @@ int pgw_conn_read_now(pgw_conn_t *c)
     if (!conn_io_ready(c)) return PGW_ECLOSED;
     pgw__sock_t *k = c->sock;
     conn_write_now(c);
+    /* What a turn would do first: resume input paused before (then read
+     * what follows it) or report a failed write. */
+    if (still_current(c, k) && (c->resume_pending || c->write_failed)) conn_service(c);
+    if (still_current(c, k) && !c->resume_pending) conn_read(c, k);
+    /* Once, after the read: what the replies made callbacks submit goes
+     * out, and the watch follows what is left. */
     if (still_current(c, k)) conn_service(c);
-    /* Nothing read (the socket was empty): the turn above did the rest. */
-    if (still_current(c, k) && !c->resume_pending && conn_read(c, k) > 0 && still_current(c, k))
-        conn_service(c);
     return still_current(c, k) ? 0 : PGW_ECLOSED;
 }
 
