@@ -320,18 +320,15 @@ static void on_parameter(pgw_conn_t *c, pgw_str_t name, pgw_str_t value, void *u
 {
     (void)c;
     PGconn *conn = ud;
-    static const char enc_name[] = "client_encoding";
-    int is_enc = name.len == sizeof enc_name - 1 && memcmp(name.p, enc_name, name.len) == 0;
     char n[64], v[256];
-    if (name.len >= sizeof n || value.len >= sizeof v) {
-        if (is_enc) conn->client_encoding = -1; /* no encoding has such a name */
-        return;
-    }
+    if (name.len >= sizeof n) return; /* longer than any name read here */
+    /* a value too long to copy is no encoding's name, nor "on" */
+    size_t vlen = value.len < sizeof v ? value.len : 0;
     memcpy(n, name.p, name.len);
     n[name.len] = 0;
-    memcpy(v, value.p, value.len);
-    v[value.len] = 0;
-    if (is_enc) conn->client_encoding = pq__encoding_id(v);
+    memcpy(v, value.p, vlen);
+    v[vlen] = 0;
+    if (strcmp(n, "client_encoding") == 0) conn->client_encoding = pq__encoding_id(v);
     pq__note_parameter(n, v);
 }
 

@@ -103,8 +103,9 @@ struct pg_conn {
     char *hostaddr_used;
 
     /* PQclientEncoding: the encoding id of the client_encoding the server
-     * last reported, -1 while none is (kept as each ParameterStatus comes:
-     * every result made asks for it) */
+     * last reported (SQL_ASCII for a name libpq does not know), -1 while
+     * none is (kept as each ParameterStatus comes: every result made asks
+     * for it) */
     int client_encoding;
 
     pq_str_t errmsg;   /* PQerrorMessage */

@@ -392,7 +392,8 @@ int pg_char_to_encoding(const char *name)
 
 int pq__encoding_id(const char *name)
 {
-    return pg_char_to_encoding(name);
+    int enc = pg_char_to_encoding(name);
+    return enc < 0 ? PQ_ENC_SQL_ASCII : enc;
 }
 
 const char *pg_encoding_to_char(int encoding)

@@ -22,8 +22,7 @@ static bool last_std_strings = false;
 void pq__note_parameter(const char *name, const char *value)
 {
     if (strcmp(name, "client_encoding") == 0) {
-        int enc = pg_char_to_encoding(value);
-        last_encoding = enc < 0 ? PQ_ENC_SQL_ASCII : enc;
+        last_encoding = pq__encoding_id(value);
     } else if (strcmp(name, "standard_conforming_strings") == 0) {
         last_std_strings = strcmp(value, "on") == 0;
     }

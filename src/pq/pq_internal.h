@@ -91,7 +91,8 @@ const pq_notice_hooks_t *pq__result_notice_hooks(const PGresult *res);
 void pq__note_parameter(const char *name, const char *value);
 
 /* The encoding id (libpq's pg_enc numbering, PQclientEncoding's value) of
- * an encoding name, -1 when unknown. */
+ * the client_encoding a server reported: SQL_ASCII for a name libpq does
+ * not know, as libpq's pqSaveParameterStatus. */
 int pq__encoding_id(const char *name);
 
 /* ---- events (events.c), between the two halves ---- */

@@ -109,7 +109,9 @@ struct pconn {
     way_t way[2]; /* PGT_TO_SERVER, PGT_TO_CLIENT */
     int has_cut;
     pgt_proxy_cut_t cut;
-    char hide[64]; /* the parameter hidden from the client ("": none) */
+    char hide[64];  /* the parameter hidden from the client ("": none) */
+    char value[64]; /* ... or sent with this value instead of the server's */
+    int has_value;
 };
 
 enum {
@@ -134,6 +136,8 @@ typedef struct cmd {
     uint64_t seed, max_units;
     double probability;
     char name[64];
+    char value[64];
+    int has_value;
 } cmd_t;
 
 struct pgt_proxy {
@@ -154,6 +158,8 @@ struct pgt_proxy {
     double probability;
     uint64_t max_units;
     char hide[64];
+    char value[64];
+    int has_value;
     /* control, from the test's threads */
     pthread_mutex_t call_mu; /* one call at a time */
     pthread_mutex_t mu;      /* cmd, done, stats */
@@ -491,14 +497,28 @@ static size_t walk(pconn_t *c, int d, const uint8_t *p, size_t n, int *cut)
 }
 
 /* The ParameterStatus held on way d is whole: forward it unless it names
- * the hidden parameter. */
+ * the hidden parameter, which is dropped or sent with the value set. */
 static void held_done(pconn_t *c, int d)
 {
     way_t *w = &c->way[d];
     size_t name_len = strlen(c->hide);
     int hidden = w->nheld >= 5 + name_len + 1 && memcmp(w->held + 5, c->hide, name_len) == 0 &&
                  w->held[5 + name_len] == 0;
-    if (!hidden) send_way(c, d, w->held, w->nheld);
+    if (!hidden) {
+        send_way(c, d, w->held, w->nheld);
+    } else if (c->has_value) {
+        uint8_t m[1 + 4 + 64 + 64];
+        size_t value_len = strlen(c->value), n = 1 + 4 + name_len + 1 + value_len + 1;
+        m[0] = 'S';
+        uint32_t len = (uint32_t)(n - 1);
+        m[1] = (uint8_t)(len >> 24);
+        m[2] = (uint8_t)(len >> 16);
+        m[3] = (uint8_t)(len >> 8);
+        m[4] = (uint8_t)len;
+        memcpy(m + 5, c->hide, name_len + 1);
+        memcpy(m + 5 + name_len + 1, c->value, value_len + 1);
+        send_way(c, d, m, n);
+    }
     free(w->held);
     w->held = NULL;
     w->nheld = 0;
@@ -631,6 +651,8 @@ static void accept_one(pgt_proxy_t *p)
     uv_tcp_nodelay(&c->tcp[SIDE_CLIENT], 1);
     plan_cut(p, c);
     memcpy(c->hide, p->hide, sizeof c->hide);
+    memcpy(c->value, p->value, sizeof c->value);
+    c->has_value = p->has_value;
     c->creq.data = c;
     if (uv_tcp_connect(&c->creq, &c->tcp[SIDE_SERVER], (const struct sockaddr *)&p->target,
                        on_upstream) != 0) {
@@ -693,6 +715,8 @@ static void apply(pgt_proxy_t *p, const cmd_t *cmd)
         break;
     case CMD_HIDE:
         memcpy(p->hide, cmd->name, sizeof p->hide);
+        memcpy(p->value, cmd->value, sizeof p->value);
+        p->has_value = cmd->has_value;
         break;
     case CMD_RANDOM:
         p->rng = cmd->seed * 0x9E3779B97F4A7C15ull + 1;
@@ -872,6 +896,16 @@ void pgt_proxy_hide_parameter(pgt_proxy_t *p, const char *name)
         if (strlen(name) >= sizeof cmd.name) fail_msg("pgt_proxy_hide_parameter: name too long");
         strcpy(cmd.name, name);
     }
+    call(p, &cmd);
+}
+
+void pgt_proxy_rewrite_parameter(pgt_proxy_t *p, const char *name, const char *value)
+{
+    cmd_t cmd = {.op = CMD_HIDE, .has_value = 1};
+    if (strlen(name) >= sizeof cmd.name || strlen(value) >= sizeof cmd.value)
+        fail_msg("pgt_proxy_rewrite_parameter: name or value too long");
+    strcpy(cmd.name, name);
+    strcpy(cmd.value, value);
     call(p, &cmd);
 }
 

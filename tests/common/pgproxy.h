@@ -34,7 +34,8 @@
  * Rewriting (plaintext only): a hidden parameter's ParameterStatus
  * messages are dropped on their way to the client, so a current server
  * looks like an older one that never reports it (in_hot_standby before
- * PostgreSQL 14).
+ * PostgreSQL 14), or sent with another value (a client_encoding no
+ * PostgreSQL reports).
  *
  * Every call may come from any thread; the setting calls return once the
  * proxy's loop applied them. Failures fail the current cmocka test.
@@ -96,5 +97,10 @@ void pgt_proxy_stats(pgt_proxy_t *p, pgt_proxy_stats_t *out);
 /* Drop every ParameterStatus of name (at most 63 bytes) sent to the
  * clients of connections accepted from now on; NULL: drop none. */
 void pgt_proxy_hide_parameter(pgt_proxy_t *p, const char *name);
+/* Send every ParameterStatus of name with value instead of the server's
+ * (each at most 63 bytes) to the clients of connections accepted from now
+ * on. It replaces a hidden parameter; pgt_proxy_hide_parameter(p, NULL)
+ * ends it. */
+void pgt_proxy_rewrite_parameter(pgt_proxy_t *p, const char *name, const char *value);
 
 #endif /* PGW_TESTS_PGPROXY_H */
