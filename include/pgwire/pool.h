@@ -180,8 +180,10 @@
  * on a checked-out connection): its replay position
  * (pg_last_wal_replay_lsn()) against the primary's insert position
  * (pg_current_wal_insert_lsn(), every commit made there, written out or
- * not; on a read-write connection of the pool, measured in the same round
- * or the one before), and its replay time lag (now() minus
+ * not; a position just past a page header counts as the page boundary
+ * before it, where the last record ended and a standby's replay stops; on
+ * a read-write connection of the pool, measured in the same round or the
+ * one before), and its replay time lag (now() minus
  * pg_last_xact_replay_timestamp(), unknown when it has replayed no commit
  * since it started; 0 when it has replayed all it has received and that
  * reaches the primary's position). A standby is within the limits when both measures are
@@ -208,8 +210,9 @@
  * READ YOUR WRITES. With route and read_your_writes (1 or 2) set, the
  * pool learns a WAL position at or after each commit made through it:
  * right behind every read-write one-shot request and batch, and behind
- * the COMMIT of pgw_pool_tx_end, it sends SELECT
- * pg_current_wal_insert_lsn() on the same connection, in the same write
+ * the COMMIT of pgw_pool_tx_end, it sends a SELECT of
+ * pg_current_wal_insert_lsn() (as STANDBY LAG reads it) on the same
+ * connection, in the same write
  * (no extra round trip), and keeps the highest answer (the pool's commit
  * LSN). A read-your-writes request (every read-only one-shot request with
  * read_your_writes 1; with 2, those submitted with PGW_POOL_READ_ONLY |

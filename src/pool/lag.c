@@ -18,9 +18,16 @@
 
 /* The primary's insert position: every commit it has made, written out
  * yet or not (with synchronous_commit off, the write position trails the
- * commits visible there). */
+ * commits visible there). Where the last record ended at a page's end,
+ * the insert position is past the next page's header (where the next
+ * record will begin), but a standby's replay position stops at the end of
+ * the last record, the page boundary, and would never reach it while the
+ * primary is idle: the header is taken off (24 bytes, 40 on a segment's
+ * first page: the headers of 64-bit servers). */
 static const char primary_sql[] =
-    "SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '0/0')::int8";
+    "SELECT x - CASE WHEN x % pg_size_bytes(current_setting('wal_segment_size')) = 40 THEN 40 "
+    "WHEN x % current_setting('wal_block_size')::int8 = 24 THEN 24 ELSE 0 END "
+    "FROM (SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '0/0')::int8 AS x) AS insert_at";
 /* In recovery, replayed position, and two replay time lags: 0 when it has
  * replayed all it received (an idle primary leaves the last replayed
  * commit old without any lag), and now minus the last replayed commit's
@@ -246,9 +253,6 @@ uint64_t pgw__lag_tick(pgw_pool_t *p, uint64_t now)
 
 /* ------------------------------------------------------- read your writes */
 
-static const char commit_lsn_sql[] =
-    "SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '0/0')::int8";
-
 static int tracking(const pgw_pool_t *p)
 {
     return p->cfg.route && p->cfg.read_your_writes;
@@ -299,7 +303,7 @@ static int ryw_query(pgw_pool_t *p, pconn_t *pc, pgw_conn_t *conn, void (*cb)(vo
     ryw_query_t *q = pgw__malloc(p->alloc, sizeof *q);
     if (!q) return PGW_ENOMEM;
     *q = (ryw_query_t){p, pc, p->ryw_seq, cb, ud};
-    pgw_request_t r = PGW_SIMPLE(commit_lsn_sql, on_commit_lsn, q);
+    pgw_request_t r = PGW_SIMPLE(primary_sql, on_commit_lsn, q);
     int rc = pgw_conn_submit(conn, &r);
     if (rc < 0) {
         pgw__free(p->alloc, q);
