@@ -20,7 +20,9 @@
  *     the standby and finds its row; with ryw_wait_ms or the request's
  *     own timeout_ms below the standby's delay it fails with
  *     PGW_ETIMEDOUT; a SIMPLE read (which cannot wait in its own sync
- *     group) goes to the primary.
+ *     group) goes to the primary;
+ *   - ... also when the write's commit record ends exactly at a WAL page's
+ *     end on an idle primary (the test pads the WAL to put it there).
  */
 #define _DEFAULT_SOURCE
 #include "pgpair.h"
@@ -254,6 +256,97 @@ static one_read_t write_then_read(uv_loop_t *loop, pgw_pool_t *p, int n, int sim
     return o;
 }
 
+typedef struct sql_int8 {
+    int status, done;
+    int64_t v;
+} sql_int8_t;
+
+static void on_int8(int status, pgw_result_t *res, void *ud)
+{
+    sql_int8_t *q = ud;
+    q->status = status;
+    q->done = 1;
+    if (status == 0) assert_int_equal(pgw_result_int8(res, 0, 0, &q->v), 0);
+    pgw_result_free(res);
+}
+
+/* The int8 that sql (a SIMPLE query, on the primary) returns. */
+static int64_t primary_int8(uv_loop_t *loop, pgw_pool_t *p, const char *sql)
+{
+    sql_int8_t q = {0};
+    pgw_request_t r = PGW_SIMPLE(sql, on_int8, &q);
+    assert_int_equal(pgw_pool_submit(p, &r), 0);
+    while (!q.done)
+        uv_run(loop, UV_RUN_ONCE);
+    assert_int_equal(q.status, 0);
+    return q.v;
+}
+
+static int64_t insert_at(uv_loop_t *loop, pgw_pool_t *p)
+{
+    return primary_int8(loop, p,
+                        "SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '0/0')::int8");
+}
+
+/* Writes a WAL record of size bytes (a multiple of 8, at least 288): a
+ * non-transactional logical message of size - 55 bytes (the record's
+ * header 24, the long header of its data 5, the message's fixed part 24,
+ * the prefix "p" and its NUL 2; records are 8-aligned). */
+static void pad_wal(uv_loop_t *loop, pgw_pool_t *p, int64_t size)
+{
+    char sql[128];
+    snprintf(sql, sizeof sql,
+             "SELECT pg_wal_lsn_diff(pg_logical_emit_message(false, 'p', repeat('x', %" PRId64
+             ")), '0/0')::int8",
+             size - 55);
+    primary_int8(loop, p, sql);
+}
+
+/* Read-your-writes where the write's records end exactly at a WAL page's
+ * end and nothing follows them: the primary's insert position is then
+ * past the next page's header, the standby's replay position stops at the
+ * boundary. The WAL is padded so that the next write fills its page to
+ * the byte; an attempt that other WAL got in the way of is made again. */
+static void read_at_page_end(uv_loop_t *loop, pgw_pool_t *p, int *n, int32_t standby_port)
+{
+    int64_t blk = primary_int8(loop, p, "SELECT current_setting('wal_block_size')::int8");
+    int64_t seg =
+        primary_int8(loop, p, "SELECT pg_size_bytes(current_setting('wal_segment_size'))");
+    /* The WAL one write takes (its INSERT and its commit): the same twice
+     * in a row within one page. */
+    int64_t size = 0, prev = -1;
+    for (int i = 0; i < 20 && !size; i++) {
+        int64_t a = insert_at(loop, p);
+        one_read_t o = write_then_read(loop, p, (*n)++, 0, 0);
+        assert_int_equal(o.status, 0);
+        int64_t b = insert_at(loop, p);
+        if (a / blk != b / blk) continue;
+        if (b - a == prev) size = prev;
+        prev = b - a;
+    }
+    assert_true(size > 0 && size < blk / 2);
+    int hit = 0, tries = 0;
+    for (; tries < 20 && !hit; tries++) {
+        int64_t left = blk - insert_at(loop, p) % blk;
+        if (left - size < 288) {
+            pad_wal(loop, p, (left + 288 + 7) / 8 * 8); /* into the next page */
+            continue;
+        }
+        pad_wal(loop, p, left - size);
+        if (blk - insert_at(loop, p) % blk != size) continue;
+        one_read_t o = write_then_read(loop, p, (*n)++, 0, 0);
+        int64_t after = insert_at(loop, p);
+        assert_int_equal(o.status, 0);
+        assert_int_equal(o.found, 1);
+        hit = after % blk == 24 || after % seg == 40;
+        if (hit) assert_int_equal(o.port, standby_port);
+    }
+    print_message("a write ending at a WAL page's end: read from the standby after %d "
+                  "attempt(s)\n",
+                  tries);
+    assert_true(hit);
+}
+
 static void test_ryw_wait(void **state)
 {
     (void)state;
@@ -289,6 +382,8 @@ static void test_ryw_wait(void **state)
                   at_standby);
     assert_int_equal(stale, 0);
     assert_int_equal(at_standby, rounds);
+
+    read_at_page_end(&loop, p, &n, standby_port);
 
     /* A SIMPLE read cannot wait in its own sync group: the primary. */
     one_read_t o = write_then_read(&loop, p, n++, 1, 0);
