@@ -21,6 +21,14 @@ int pgw__md5_verifier(const char *user, const char *password, char out[36]);
  * Returns 0, PGW_ENOMEM (the generator failed) or PGW_EINVAL (n too big). */
 int pgw__random_bytes(uint8_t *out, size_t n);
 
+/* n unpredictable bytes into out for what must differ between sessions but
+ * is no secret (the statement cache's name nonce): the kernel's generator
+ * (getentropy) where there is one, since the first use of OpenSSL's in a
+ * process costs milliseconds (loading its configuration, seeding its
+ * DRBG); else, or when it fails, pgw__random_bytes. Returns 0, PGW_ENOMEM
+ * (no generator gave them) or PGW_EINVAL (n above 256). */
+int pgw__nonce_bytes(uint8_t *out, size_t n);
+
 typedef struct pgw__scram pgw__scram_t;
 
 /* Start a SCRAM exchange. mechanism is "SCRAM-SHA-256" or

@@ -226,7 +226,7 @@ static int cache_init(pgw_session_t *s)
     s->cache.nbuckets = nb;
     s->cache.seen_mask = ns - 1;
     uint8_t raw[8];
-    if (pgw__random_bytes(raw, sizeof raw) < 0) {
+    if (pgw__nonce_bytes(raw, sizeof raw) < 0) {
         /* Still unique per server connection: the backend key. */
         uint64_t k = (uint64_t)(uint32_t)s->server.backend_pid;
         for (size_t i = 0; i < s->server.backend_key_len; i++)

@@ -2,9 +2,13 @@
  * The statement cache's messages and bookkeeping, driven from byte arrays:
  * the shape of a first use, a prepare and a hit; a refused statement
  * prepared again and retried; a Close the server skipped sent again; a
- * refused submit leaving nothing in the cache; no allocation on a hit.
+ * refused submit leaving nothing in the cache; no allocation on a hit;
+ * two sessions' names differ, by a nonce not drawn from OpenSSL.
  * test_stmt_cache.c runs the same against the real server.
  */
+#define _GNU_SOURCE /* RTLD_NEXT */
+#include <dlfcn.h>
+
 #include "test_session_util.h"
 
 static rec_t R;
@@ -249,6 +253,47 @@ static void test_hits_do_not_allocate(void **state)
     pgw_session_free(s);
 }
 
+/* OpenSSL's generator, counted: this executable's definition is the one
+ * libpgwire's objects call. */
+static int g_rand_calls;
+
+int RAND_bytes(unsigned char *buf, int num);
+int RAND_bytes(unsigned char *buf, int num)
+{
+    g_rand_calls++;
+    int (*next)(unsigned char *, int);
+    void *sym = dlsym(RTLD_NEXT, "RAND_bytes");
+    memcpy(&next, &sym, sizeof next); /* ISO C: no cast from void * */
+    return next ? next(buf, num) : 0;
+}
+
+/* Two sessions name the same statement differently (pgw_<nonce>_<id>:
+ * the same id, not the same nonce, though the server gave both the same
+ * backend key), and drawing the nonce does not start OpenSSL's generator
+ * where the kernel has one (its first use in a process costs
+ * milliseconds). */
+static void test_sessions_names_differ(void **state)
+{
+    (void)state;
+    char a[64], b[64];
+    g_rand_calls = 0;
+    pgw_session_t *s = ready_session(&R, &(sess_opts_t){.stmt_cache = true});
+    warm(s, "SELECT $1::int8", a);
+    pgw_session_free(s);
+    s = ready_session(&R, &(sess_opts_t){.stmt_cache = true});
+    warm(s, "SELECT $1::int8", b);
+    pgw_session_free(s);
+    assert_int_equal(strlen(a), strlen(b));
+    assert_int_equal(strlen(a), 4 + 16 + 2);
+    assert_string_equal(a + 20, b + 20); /* "_<id>" */
+    assert_memory_not_equal(a, b, 20);
+#if defined(PGW_HAVE_GETENTROPY)
+    assert_int_equal(g_rand_calls, 0);
+#else
+    assert_int_equal(g_rand_calls, 2);
+#endif
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -257,6 +302,7 @@ int main(void)
         cmocka_unit_test(test_skipped_close_sent_again),
         cmocka_unit_test(test_refused_batch_rolls_back),
         cmocka_unit_test(test_hits_do_not_allocate),
+        cmocka_unit_test(test_sessions_names_differ),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
