@@ -362,10 +362,10 @@ unsigned pgw__sql_words(const char *sql, size_t len)
             memcpy(last, chunk, len - at);
             chunk = last;
         }
-        for (unsigned m = chunk_starts(chunk, &letter_before); m; m &= m - 1) {
-            size_t i = at + (size_t)lowest_bit(m);
-            if (i < len) words |= word_at(p, i, len);
-        }
+        /* The zero bytes past the end are none of the four: every bit is
+         * a byte of sql. */
+        for (unsigned m = chunk_starts(chunk, &letter_before); m; m &= m - 1)
+            words |= word_at(p, at + (size_t)lowest_bit(m), len);
     }
     return words;
 }
