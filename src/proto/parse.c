@@ -77,19 +77,14 @@ static int parse_u64(const char *s, size_t n, uint64_t *out)
     return 0;
 }
 
-static int str_is(const char *s, size_t n, const char *lit)
-{
-    size_t k = strlen(lit);
-    return n == k && memcmp(s, lit, k) == 0;
-}
-
-/* Whether a tag's command word is followed by a row count. */
+/* Whether a tag's command word is followed by a row count. The tag has no
+ * NUL before n, so strncmp matching means the word is at least n long. */
 static int command_has_count(const char *cmd, size_t n)
 {
     static const char *const words[] = {"UPDATE", "DELETE", "SELECT", "MOVE",
                                         "FETCH",  "COPY",   "MERGE"};
     for (size_t i = 0; i < PGW__ARRAY_LEN(words); i++)
-        if (str_is(cmd, n, words[i])) return 1;
+        if (strncmp(cmd, words[i], n) == 0 && words[i][n] == '\0') return 1;
     return 0;
 }
 
@@ -100,9 +95,13 @@ static void parse_tag_rows(pgw_str_t tag, uint64_t *rows, int *has_rows)
 {
     *rows = 0;
     *has_rows = 0;
+    /* The count follows the last space: a few bytes from the end. */
     const char *last = NULL;
-    for (size_t i = 0; i < tag.len; i++)
-        if (tag.p[i] == ' ') last = tag.p + i;
+    for (size_t i = tag.len; i-- > 0;)
+        if (tag.p[i] == ' ') {
+            last = tag.p + i;
+            break;
+        }
     if (!last) return;
     size_t head = (size_t)(last - tag.p);
     uint64_t count, oid;

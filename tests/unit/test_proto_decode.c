@@ -368,6 +368,15 @@ static void test_command_complete(void **state)
     check_tag("SELECT 1x", 0, 0);
     check_tag("SELECT 18446744073709551616", 0, 0); /* overflows uint64 */
     check_tag("CREATE TABLE 5", 0, 0);
+    /* The command word whole, no more, no less, before the last space. */
+    check_tag("SELEC 3", 0, 0);
+    check_tag("SELECTS 3", 0, 0);
+    check_tag("MOV 3", 0, 0);
+    check_tag(" 3", 0, 0);
+    check_tag("3", 0, 0);
+    check_tag("SELECT 1 2", 0, 0);
+    check_tag("UPDATE  4", 0, 0);
+    check_tag("INSERT 0 1 2", 0, 0);
 
     pgw_msg_t m;
     assert_int_equal(parse_body('C', LIT("SELECT 1"), &m), PGW_EPROTO);     /* no NUL */
