@@ -364,10 +364,11 @@ def report_lines(args, data):
         L.append("")
         if sz:
             L.append(
-                "libpgwire's share: a pending request is a descriptor of %d bytes (a %d-byte "
-                "malloc chunk, kept on a free list after its answer) plus its encoded Bind, "
-                "Execute and Sync in the output buffer until written; a `pgw_request_t` on "
-                "the caller's stack is %d bytes and a result object %d bytes (none with "
-                "PGW_Q_NO_RESULT). The goal is at most 128 bytes per pending request.\n" % (
-                    sz["req"], sz["req_chunk"], sz["request"], sz["result"]))
+                "libpgwire's share: a pending request is a descriptor of %d bytes (allocated "
+                "in blocks of descriptors, kept on a free list after its answer; a streaming "
+                "or COPY request adds %s bytes of its callbacks, which these do not) plus its "
+                "encoded Bind, Execute and Sync in the output buffer until written; a "
+                "`pgw_request_t` on the caller's stack is %d bytes and a result object %d "
+                "bytes (none with PGW_Q_NO_RESULT). The goal is at most 128 bytes per pending "
+                "request.\n" % (sz["req"], sz.get("req_cbs", "?"), sz["request"], sz["result"]))
     return L

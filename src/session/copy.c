@@ -73,16 +73,19 @@ int pgw__copy_may_start(pgw_session_t *s, pgw_buf_t *b, pgw__req_t *r)
     return rc;
 }
 
-void pgw__copy_carry(pgw__req_t *r, const pgw_request_t *rq)
+int pgw__copy_carry(pgw_session_t *s, pgw__req_t *r, const pgw_request_t *rq)
 {
     if (rq->kind != PGW_REQ_COPY && !rq->copy_source && !rq->on_copy_data && !rq->on_copy_start &&
         !rq->on_copy_end)
-        return;
-    r->copy_source = rq->copy_source;
-    r->copy_data_cb = rq->on_copy_data;
-    r->copy_start_cb = rq->on_copy_start;
-    r->copy_end_cb = rq->on_copy_end;
+        return 0;
+    pgw__req_cbs_t *x = pgw__req_cbs(s, r);
+    if (!x) return PGW_ENOMEM;
+    x->copy_source = rq->copy_source;
+    x->copy_data_cb = rq->on_copy_data;
+    x->copy_start_cb = rq->on_copy_start;
+    x->copy_end_cb = rq->on_copy_end;
     r->flags |= PGW__RF_COPY_CARRY;
+    return 0;
 }
 
 int pgw__enc_copy(pgw_session_t *s, pgw_buf_t *b, pgw__req_t *r, const pgw_request_t *rq)
@@ -90,10 +93,10 @@ int pgw__enc_copy(pgw_session_t *s, pgw_buf_t *b, pgw__req_t *r, const pgw_reque
     static const uint8_t exp[] = {PGW__EXP_PARSE, PGW__EXP_BIND, PGW__EXP_RDESC, PGW__EXP_COPY};
     memcpy(r->exp, exp, sizeof exp);
     r->nexp = sizeof exp;
-    pgw__copy_carry(r, rq);
+    int rc = pgw__copy_carry(s, r, rq);
     /* A caller's negative code becomes the status, as a row callback's. */
     r->flags |= PGW__RF_STREAM;
-    int rc = pgw_enc_parse(b, "", rq->sql, strlen(rq->sql), NULL, 0, s->max_message);
+    if (rc == 0) rc = pgw_enc_parse(b, "", rq->sql, strlen(rq->sql), NULL, 0, s->max_message);
     if (rc == 0) rc = pgw_enc_bind(b, "", "", NULL, 0, NULL, 0, NULL, 0, s->max_message);
     if (rc == 0) rc = pgw_enc_describe(b, 'P', "");
     if (rc == 0) rc = pgw_enc_execute(b, "", 0);
@@ -237,7 +240,7 @@ static int pull_once(pgw_session_t *s, pgw__req_t *r, size_t room, size_t *appen
     memset(s->output.buf.data + at + 1, 0, 4);
     s->output.buf.len += 5;
     s->copy.pump_at = at;
-    int src = r->copy_source(&s->output.buf, room, r->ud);
+    int src = pgw__cbs_of(r)->copy_source(&s->output.buf, room, r->ud);
     if (pgw__halted(s)) return PGW_ECANCELED;
     if (s->copy.pump_at != at) return PGW_ECANCELED; /* voided by a terminate */
     s->copy.pump_at = SIZE_MAX;
@@ -384,9 +387,9 @@ static int begin(pgw__req_t *r, pgw_result_t *res, const pgw_msg_t *m, int dir)
         for (uint16_t i = 0; i < n; i++)
             res->copy_formats[i] = pgw_copy_format(m, i);
     }
-    if (!r->copy_start_cb) return 0;
+    if (!pgw__cbs_of(r)->copy_start_cb) return 0;
     pgw_copy_info_t info = {dir, res->copy_format, n, res->copy_formats, r->res};
-    int rc = r->copy_start_cb(&info, r->ud);
+    int rc = pgw__cbs_of(r)->copy_start_cb(&info, r->ud);
     return rc < 0 ? rc : 0;
 }
 
@@ -428,7 +431,7 @@ static int on_copy_in(pgw_session_t *s, pgw__req_t *r, pgw_result_t *res, const 
     if (pgw__halted(s)) return 0;
     if (rc < 0)
         copy_fail(s, r, rc, NULL, 0, true);
-    else if (!r->copy_source)
+    else if (!pgw__cbs_of(r)->copy_source)
         copy_fail(s, r, PGW_EINVAL, "COPY FROM STDIN without a data source", FAIL_MESSAGE_MAX,
                   true);
     if (pgw__halted(s) || s->copy.in != r) return 0;
@@ -458,7 +461,7 @@ static int on_copy_out(pgw_session_t *s, pgw__req_t *r, pgw_result_t *res, const
 static int on_copy_both(pgw_session_t *s, pgw__req_t *r, pgw_result_t *res, const pgw_msg_t *m)
 {
     /* A replication stream (replication.h) carries it: copyboth.c. */
-    if (carries(r) && r->copy_data_cb) r->copy_state = PGW__COPY_BOTH;
+    if (carries(r) && pgw__cbs_of(r)->copy_data_cb) r->copy_state = PGW__COPY_BOTH;
     int rc = begin(r, res, m, PGW_COPY_BOTH);
     if (rc == PGW_ENOMEM) return rc;
     if (pgw__halted(s)) return 0;
@@ -477,9 +480,9 @@ static int on_copy_data(pgw_session_t *s, pgw__req_t *r, pgw_result_t *res, cons
     pgw_view_t d = m->u.data;
     res->copy_bytes += (uint64_t)d.len;
     uint8_t was = r->copy_state;
-    if (!r->copy_data_cb) return 0;
+    if (!pgw__cbs_of(r)->copy_data_cb) return 0;
     if (was != PGW__COPY_OUT && was != PGW__COPY_BOTH && was != PGW__COPY_BOTH_ENDING) return 0;
-    int rc = r->copy_data_cb(d.p, (size_t)d.len, r->ud);
+    int rc = pgw__cbs_of(r)->copy_data_cb(d.p, (size_t)d.len, r->ud);
     if (!pgw__halted(s) && rc < 0 && r->copy_state == was) {
         r->row_status = rc;
         r->copy_state = PGW__COPY_FAILED;
@@ -546,8 +549,8 @@ void pgw__copy_statement_ended(pgw_session_t *s, pgw__req_t *r, pgw_result_t *re
     if (s->copy.in == r) s->copy.in = NULL;
     r->copy_state = PGW__COPY_QUEUED;
     /* Only a COPY the caller heard begin (not a refused one). */
-    if (!carries(r) || !r->copy_end_cb || !res || !res->is_copy) return;
-    r->copy_end_cb(res, r->ud); /* from the input's dispatch, as every callback */
+    if (!carries(r) || !pgw__cbs_of(r)->copy_end_cb || !res || !res->is_copy) return;
+    pgw__cbs_of(r)->copy_end_cb(res, r->ud); /* from the input's dispatch, as every callback */
 }
 
 /* ------------------------------------------------------------ result side */

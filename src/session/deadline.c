@@ -55,8 +55,10 @@ static void report_now(pgw_session_t *s, pgw__req_t *r)
     pgw__driver_t driver = r->driver;
     r->cb = NULL;
     r->driver.fn = NULL;
-    r->row_cb = NULL;
-    r->copy_data_cb = NULL;        /* COPY TO data is discarded too */
+    if (r->cbs) {
+        r->cbs->row_cb = NULL;
+        r->cbs->copy_data_cb = NULL; /* COPY TO data is discarded too */
+    }
     r->row_status = PGW_ETIMEDOUT; /* streamed rows are discarded */
     r->dl |= PGW__DL_REPORTED;     /* still USER: it keeps its result slot for the replies */
     s->fifo.npending--;

@@ -29,6 +29,11 @@ void pgw__req_release(pgw_session_t *s, pgw__req_t *r)
     r->cached = NULL;
     pgw__desc_unref(s, r->desc);
     r->desc = NULL;
+    if (r->cbs) {
+        r->cbs->next = s->fifo.cbs_free;
+        s->fifo.cbs_free = r->cbs;
+        r->cbs = NULL;
+    }
     r->next = s->fifo.free;
     s->fifo.free = r;
     s->fifo.nfree++;
@@ -301,10 +306,12 @@ static int stream_row(pgw_session_t *s, pgw__req_t *r, pgw_result_t *res, const 
     }
     int rc = pgw__row_values(m, res->fields, n, s->rows.values);
     if (rc < 0) return rc;
-    if (r->row_status < 0) return 0; /* the caller stopped: discard */
+    pgw__req_cbs_t *x = r->cbs;
+    /* the caller stopped, or timed out (no row callback): discard */
+    if (r->row_status < 0 || !x || !x->row_cb) return 0;
     res->nstreamed++;
-    pgw_row_t row = {n, s->rows.values, res->fields, r->nrows_streamed++};
-    rc = r->row_cb(&row, r->ud);
+    pgw_row_t row = {n, s->rows.values, res->fields, x->nrows_streamed++};
+    rc = x->row_cb(&row, r->ud);
     /* r is still the head unless the callback broke or freed the session. */
     if (!pgw__halted(s) && rc < 0) r->row_status = rc;
     if (!pgw__halted(s) && rc == PGW_ROW_PAUSE) s->input.paused = true;
@@ -594,7 +601,7 @@ static bool may_rebind(const pgw_session_t *s, const pgw__req_t *r, const pgw_er
         !sqlstate_is(f, PGW_SQLSTATE_UNDEFINED_FUNCTION) || !own_sync_last(s, r))
         return false;
     /* Rows kept in the result are dropped with it; streamed ones were seen. */
-    if (!r->res || !r->res->have_desc || r->nrows_streamed) return false;
+    if (!r->res || !r->res->have_desc || pgw__cbs_of(r)->nrows_streamed) return false;
     for (uint16_t i = 0; i < r->res->ncols; i++)
         if (pgw__column_format(r->res->fields[i].type_oid) == PGW_FORMAT_TEXT) return true;
     return false;

@@ -26,12 +26,19 @@
 #include <stdarg.h>
 #include <stdio.h>
 
+/* How many items the next block holds when have are allocated: as many
+ * again, within PGW__REQ_BLOCK_MIN..MAX. */
+static size_t block_items(size_t have)
+{
+    return have < PGW__REQ_BLOCK_MIN   ? PGW__REQ_BLOCK_MIN
+           : have > PGW__REQ_BLOCK_MAX ? PGW__REQ_BLOCK_MAX
+                                       : have;
+}
+
 /* A new block of entries onto the free list. Returns 0 or PGW_ENOMEM. */
 static int req_grow(pgw_session_t *s)
 {
-    size_t n = s->fifo.nentries;
-    if (n < PGW__REQ_BLOCK_MIN) n = PGW__REQ_BLOCK_MIN;
-    if (n > PGW__REQ_BLOCK_MAX) n = PGW__REQ_BLOCK_MAX;
+    size_t n = block_items(s->fifo.nentries);
     pgw__req_block_t *b = pgw__malloc(s->alloc, sizeof *b + n * sizeof b->req[0]);
     if (!b) return PGW_ENOMEM;
     b->next = s->fifo.blocks;
@@ -43,6 +50,36 @@ static int req_grow(pgw_session_t *s)
     }
     s->fifo.nfree += (unsigned)n;
     return 0;
+}
+
+const pgw__req_cbs_t pgw__no_cbs = {0};
+
+/* A new block of callback blocks onto their free list. Returns 0 or
+ * PGW_ENOMEM. */
+static int cbs_grow(pgw_session_t *s)
+{
+    size_t n = block_items(s->fifo.ncbs);
+    pgw__cbs_block_t *b = pgw__malloc(s->alloc, sizeof *b + n * sizeof b->cbs[0]);
+    if (!b) return PGW_ENOMEM;
+    b->next = s->fifo.cbs_blocks;
+    s->fifo.cbs_blocks = b;
+    s->fifo.ncbs += n;
+    for (size_t i = 0; i < n; i++) {
+        b->cbs[i].next = s->fifo.cbs_free;
+        s->fifo.cbs_free = &b->cbs[i];
+    }
+    return 0;
+}
+
+pgw__req_cbs_t *pgw__req_cbs(pgw_session_t *s, pgw__req_t *r)
+{
+    if (r->cbs) return r->cbs;
+    if (!s->fifo.cbs_free && cbs_grow(s) < 0) return NULL;
+    pgw__req_cbs_t *x = s->fifo.cbs_free;
+    s->fifo.cbs_free = x->next;
+    memset(x, 0, sizeof *x);
+    r->cbs = x;
+    return x;
 }
 
 static pgw__req_t *req_alloc(pgw_session_t *s)
@@ -885,9 +922,13 @@ static int queue_request(submit_t *sb, const pgw_request_t *rq, bool own_sync)
     pgw__req_t *r = add_entry(sb, entry_kinds[rq->kind], PGW__RF_USER | batch_flag);
     if (!r) return PGW_ENOMEM;
     listen_to(sb, r, rq->on_result, rq->ud, sb->index);
-    r->row_cb = rq->on_row;
     r->timeout_ms = timeout;
-    if (rq->on_row) r->flags |= PGW__RF_STREAM;
+    if (rq->on_row) {
+        pgw__req_cbs_t *x = pgw__req_cbs(sb->s, r);
+        if (!x) return PGW_ENOMEM;
+        x->row_cb = rq->on_row;
+        r->flags |= PGW__RF_STREAM;
+    }
     if (rq->flags & PGW_Q_NO_RESULT) r->flags |= PGW__RF_NO_RESULT;
     exec_info_t xi = {false, 0};
     if (sync_point(rq)) own_sync = false; /* 'Q' and 'F' are their own sync point */
@@ -895,7 +936,7 @@ static int queue_request(submit_t *sb, const pgw_request_t *rq, bool own_sync)
     case PGW_REQ_SIMPLE:
         rc = pgw_enc_query(sb->b, rq->sql, strlen(rq->sql), sb->s->max_message);
         if (rc == 0) rc = hold_if_copy(sb, r, sql_words(sb, rq) & PGW__SQL_COPY);
-        pgw__copy_carry(r, rq);
+        if (rc == 0) rc = pgw__copy_carry(sb->s, r, rq);
         break;
     case PGW_REQ_QUERY:
         if (rq->flags & PGW_Q_TEXT) r->flags |= PGW__RF_TEXT;

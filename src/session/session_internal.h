@@ -328,10 +328,11 @@ typedef struct pgw__req {
     int row_status;
     uint64_t group;
     uint64_t ticket;
-    uint64_t nrows_streamed;
     pgw_result_cb cb;
-    pgw_row_cb row_cb;
     void *ud; /* the caller's, for every callback of the request */
+    /* The row and COPY callbacks, for the requests that have them
+     * (pgw__req_cbs); NULL for the others. */
+    struct pgw__req_cbs *cbs;
     pgw__driver_t driver;
     pgw_result_t *res;  /* first result (or the only one) */
     pgw_result_t *last; /* chain tail for simple queries */
@@ -346,15 +347,41 @@ typedef struct pgw__req {
      * its result is made as the answer begins (PGW__RF_DESC_LATER without
      * cached): a reference, dropped then or when the entry is released. */
     pgw__desc_t *desc;
-    /* COPY (copy.c): the caller's callbacks and, while the COPY (or the end
-     * of a submit with a deadline, PGW__DL_HOLDS) holds the output, where
-     * the bytes queued after it begin in the held buffer. */
+    /* While a COPY (copy.c), or the end of a submit with a deadline
+     * (PGW__DL_HOLDS), holds the output: where the bytes queued after it
+     * begin in the held buffer. */
+    size_t copy_end;
+} pgw__req_t;
+
+/* What only some requests use, kept apart from their FIFO entry so that a
+ * pipeline of plain requests does not carry it: the row callback
+ * (PGW__RF_STREAM with on_row) and the COPY callbacks (PGW__RF_COPY_CARRY).
+ * Allocated in blocks as the entries are, attached to an entry by
+ * pgw__req_cbs and back on the session's free list when the entry is
+ * released. */
+typedef struct pgw__req_cbs {
+    struct pgw__req_cbs *next; /* on the free list */
+    pgw_row_cb row_cb;
+    uint64_t nrows_streamed;
     pgw_copy_source_cb copy_source;
     pgw_copy_data_cb copy_data_cb;
     pgw_copy_start_cb copy_start_cb;
     pgw_copy_end_cb copy_end_cb;
-    size_t copy_end;
-} pgw__req_t;
+} pgw__req_cbs_t;
+
+typedef struct pgw__cbs_block {
+    struct pgw__cbs_block *next;
+    pgw__req_cbs_t cbs[];
+} pgw__cbs_block_t;
+
+/* No callbacks: what pgw__cbs_of reads for an entry without a block. */
+extern const pgw__req_cbs_t pgw__no_cbs;
+
+/* r's callbacks, to read (all NULL when it has none). */
+static inline const pgw__req_cbs_t *pgw__cbs_of(const pgw__req_t *r)
+{
+    return r->cbs ? r->cbs : &pgw__no_cbs;
+}
 
 /* A block of FIFO entries (session.fifo.blocks). */
 typedef struct pgw__req_block {
@@ -581,6 +608,10 @@ struct pgw_session {
          * no allocation or allocator header per request. */
         struct pgw__req_block *blocks;
         size_t nentries;
+        /* The entries' callback blocks (pgw__req_cbs), the same way. */
+        pgw__req_cbs_t *cbs_free;
+        struct pgw__cbs_block *cbs_blocks;
+        size_t ncbs;
         size_t npending;
         size_t max_pending; /* at it, submits are refused (PGW_ECONGESTED) */
         uint64_t tx_group;
@@ -737,6 +768,9 @@ void pgw__notify(const pgw_result_cb cb, void *ud, const pgw__driver_t *d, int s
 int pgw__req_step(pgw_session_t *s, pgw__req_t *r);
 void pgw__fail_all(pgw_session_t *s, int err);
 void pgw__req_release(pgw_session_t *s, pgw__req_t *r);
+/* r's callbacks block, attached (all NULL) if it has none yet, to set its
+ * callbacks; NULL when out of memory (PGW_ENOMEM). */
+pgw__req_cbs_t *pgw__req_cbs(pgw_session_t *s, pgw__req_t *r);
 /* The head entry r no longer needs what it kept in the retry log. */
 void pgw__retry_drop(pgw_session_t *s, pgw__req_t *r);
 /* Set a session parameter (ParameterStatus). Returns 0, PGW_ENOMEM or
@@ -791,8 +825,9 @@ int pgw__copy_both_server_done(pgw_session_t *s, pgw__req_t *r);
 /* copyboth.c: write CopyDone to the output (PGW_ENOMEM). */
 int pgw__copy_both_write_done(pgw_session_t *s);
 /* Take rq's COPY callbacks into r: a PGW_REQ_COPY, or a PGW_REQ_SIMPLE
- * given any (it then carries the COPYs among its statements). */
-void pgw__copy_carry(pgw__req_t *r, const pgw_request_t *rq);
+ * given any (it then carries the COPYs among its statements). Returns 0,
+ * or PGW_ENOMEM. */
+int pgw__copy_carry(pgw_session_t *s, pgw__req_t *r, const pgw_request_t *rq);
 /* Encode a PGW_REQ_COPY (Parse, Bind, Describe portal, Execute, Flush)
  * into b. */
 int pgw__enc_copy(pgw_session_t *s, pgw_buf_t *b, pgw__req_t *r, const pgw_request_t *rq);

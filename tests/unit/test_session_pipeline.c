@@ -1078,6 +1078,84 @@ static void test_steady_state_no_alloc(void **state)
     pgw_buf_free(&w);
 }
 
+/* Rows streamed to one request's row callback: how many, and whether
+ * each came with the next index of its request. */
+typedef struct streamed {
+    int rows;
+    int in_order;
+    int64_t sum;
+} streamed_t;
+
+static int on_streamed_row(const pgw_row_t *row, void *ud)
+{
+    streamed_t *st = ud;
+    if (row->index != (uint64_t)st->rows) st->in_order = 0;
+    st->rows++;
+    int64_t v;
+    if (pgw_get_int8(&row->values[0], &v) == 0) st->sum += v;
+    return 0;
+}
+
+static void on_streamed_done(int status, pgw_result_t *res, void *ud)
+{
+    (void)ud;
+    assert_int_equal(status, 0);
+    pgw_result_free(res);
+}
+
+/* Streaming requests keep their row callback in a block apart from their
+ * FIFO entry (session_internal.h, pgw__req_cbs), taken back with the
+ * entry: once warm, a stream of them allocates nothing, and each request
+ * numbers its rows from 0 (the count lives in the block and starts again
+ * with each request that takes it). */
+static void test_steady_state_streamed(void **state)
+{
+    (void)state;
+    enum { NQ = 40, NROWS = 3 };
+    pgw_session_t *s = ready_session(&R, &(sess_opts_t){.alloc = count_alloc});
+    pgw_buf_t w = {0};
+    static const char *const names[] = {"v"};
+    static const uint32_t oids[] = {20};
+    for (int i = 0; i < NQ; i++) {
+        pgt_msg(&w, '1', NULL, 0);
+        pgt_msg(&w, '2', NULL, 0);
+        pgt_msg_row_desc(&w, 1, names, oids, 1);
+        for (int r = 0; r < NROWS; r++)
+            pgt_msg_data_row_int8(&w, i);
+        pgt_msg_command_complete(&w, "SELECT 3");
+        pgt_msg_ready(&w, 'I');
+    }
+    size_t warm = 0;
+    /* Rounds enough that blocks not taken back would outgrow what the
+     * first two rounds grew (each growth doubles the room). */
+    for (int round = 0; round < 6; round++) {
+        streamed_t st[NQ];
+        memset(st, 0, sizeof st);
+        for (int i = 0; i < NQ; i++) {
+            st[i].in_order = 1;
+            pgw_param_t p = pgw_int8(i);
+            pgw_request_t q = PGW_QUERY("SELECT $1::int8 FROM generate_series(1, 3)", &p, 1,
+                                        on_streamed_done, &st[i]);
+            q.on_row = on_streamed_row;
+            assert_int_equal(pgw_session_submit(s, &q), 0);
+        }
+        size_t n;
+        pgw_session_pending_output(s, &n);
+        pgw_session_consumed_output(s, n);
+        assert_int_equal(pgw_session_recv(s, w.data, w.len), 0);
+        assert_int_equal(pgw_session_pending(s), 0);
+        for (int i = 0; i < NQ; i++) {
+            assert_int_equal(st[i].rows, NROWS);
+            assert_true(st[i].in_order);
+            assert_int_equal(st[i].sum, (int64_t)NROWS * i);
+        }
+        if (round == 1) warm = g_count.calls;
+    }
+    assert_int_equal(g_count.calls, warm);
+    pgw_session_free(s);
+    pgw_buf_free(&w);
+}
+
 /* A text query answered with rows copies of one text value: the whole reply
  * to feed, built once. */
 static void w_text_rows(pgw_buf_t *w, int rows, const char *text, const char *tag)
@@ -1373,6 +1451,7 @@ int main(void)
         cmocka_unit_test(test_encode_failure_rolls_back),
         cmocka_unit_test(test_big_rows_and_lifetime),
         cmocka_unit_test(test_steady_state_no_alloc),
+        cmocka_unit_test(test_steady_state_streamed),
         cmocka_unit_test(test_steady_state_big_rows),
         cmocka_unit_test(test_steady_state_many_chunks),
     };
