@@ -149,6 +149,11 @@ static void test_uri_form(void **state)
 
 int main(void)
 {
+    /* A conninfo without host (hostaddr alone) takes PGHOST's hosts, as in
+     * libpq: the strings here must not depend on the caller's environment. */
+    static const char *const env[] = {"PGHOST", "PGHOSTADDR", "PGPORT", "PGSERVICE"};
+    for (size_t i = 0; i < sizeof env / sizeof env[0]; i++)
+        unsetenv(env[i]);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_keyword_form),
         cmocka_unit_test(test_hostaddr_and_quoting),
