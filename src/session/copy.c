@@ -387,9 +387,10 @@ static int begin(pgw__req_t *r, pgw_result_t *res, const pgw_msg_t *m, int dir)
         for (uint16_t i = 0; i < n; i++)
             res->copy_formats[i] = pgw_copy_format(m, i);
     }
-    if (!pgw__cbs_of(r)->copy_start_cb) return 0;
+    pgw_copy_start_cb start = pgw__cbs_of(r)->copy_start_cb;
+    if (!start) return 0;
     pgw_copy_info_t info = {dir, res->copy_format, n, res->copy_formats, r->res};
-    int rc = pgw__cbs_of(r)->copy_start_cb(&info, r->ud);
+    int rc = start(&info, r->ud);
     return rc < 0 ? rc : 0;
 }
 
@@ -480,9 +481,10 @@ static int on_copy_data(pgw_session_t *s, pgw__req_t *r, pgw_result_t *res, cons
     pgw_view_t d = m->u.data;
     res->copy_bytes += (uint64_t)d.len;
     uint8_t was = r->copy_state;
-    if (!pgw__cbs_of(r)->copy_data_cb) return 0;
+    pgw_copy_data_cb data_cb = pgw__cbs_of(r)->copy_data_cb;
+    if (!data_cb) return 0;
     if (was != PGW__COPY_OUT && was != PGW__COPY_BOTH && was != PGW__COPY_BOTH_ENDING) return 0;
-    int rc = pgw__cbs_of(r)->copy_data_cb(d.p, (size_t)d.len, r->ud);
+    int rc = data_cb(d.p, (size_t)d.len, r->ud);
     if (!pgw__halted(s) && rc < 0 && r->copy_state == was) {
         r->row_status = rc;
         r->copy_state = PGW__COPY_FAILED;
@@ -549,8 +551,9 @@ void pgw__copy_statement_ended(pgw_session_t *s, pgw__req_t *r, pgw_result_t *re
     if (s->copy.in == r) s->copy.in = NULL;
     r->copy_state = PGW__COPY_QUEUED;
     /* Only a COPY the caller heard begin (not a refused one). */
-    if (!carries(r) || !pgw__cbs_of(r)->copy_end_cb || !res || !res->is_copy) return;
-    pgw__cbs_of(r)->copy_end_cb(res, r->ud); /* from the input's dispatch, as every callback */
+    pgw_copy_end_cb end = pgw__cbs_of(r)->copy_end_cb;
+    if (!carries(r) || !end || !res || !res->is_copy) return;
+    end(res, r->ud); /* from the input's dispatch, as every callback */
 }
 
 /* ------------------------------------------------------------ result side */
