@@ -50,6 +50,16 @@ int pgw__conn_sock_open(pgw_conn_t *c)
     }
     c->handles_open++;
     c->sock = k;
+    /* Mostly the connect has finished already: its outcome is handled
+     * before the loop next polls (settle_connect), without a writable
+     * event to wait for. */
+    rc = pgw__sock_connect_now(k, &c->peer);
+    if (rc <= 0) {
+        k->settled = 1;
+        k->outcome = rc;
+        pgw__conn_schedule_flush(c);
+        return 0;
+    }
     rc = pgw__sock_watch(k, UV_WRITABLE);
     if (rc < 0) pgw__conn_sock_drop(c);
     return rc;
@@ -341,7 +351,7 @@ void pgw__conn_watch(pgw_conn_t *c)
     /* A COPY FROM that wants room continues at the next writable event. */
     int want = c->writing || pgw_session_copy_wants_room(c->s);
     int rd = pgw_session_input_paused(c->s) ? 0 : UV_READABLE;
-    int ev = k->connecting ? UV_WRITABLE : rd | (want ? UV_WRITABLE : 0);
+    int ev = k->connecting ? (k->settled ? 0 : UV_WRITABLE) : rd | (want ? UV_WRITABLE : 0);
     if (pgw__sock_watch(k, ev) < 0) transport_failed(c, PGW_ECONNLOST);
 }
 
@@ -486,11 +496,24 @@ static void on_sock_event(pgw__sock_t *k, int status, int events)
     if (still_current(c, k)) pgw__conn_drain_notify(c);
 }
 
-/* What the loop does for the connection before it polls: report a failed
- * write, resume input, write the output, pump a COPY FROM, update the
- * socket's interest, say whether the pending count fell under its bound. */
+/* A socket whose connect finished at once (pgw__conn_sock_open) goes on
+ * as a writable event would have made it go on. */
+static void settle_connect(pgw_conn_t *c)
+{
+    pgw__sock_t *k = c->sock;
+    if (!k || !k->settled) return;
+    k->settled = 0;
+    k->connecting = 0;
+    pgw__connect_on_socket(c, k->outcome);
+}
+
+/* What the loop does for the connection before it polls: go on with a
+ * connect that finished at once, report a failed write, resume input,
+ * write the output, pump a COPY FROM, update the socket's interest, say
+ * whether the pending count fell under its bound. */
 static void conn_service(pgw_conn_t *c)
 {
+    settle_connect(c);
     if (c->write_failed) {
         c->write_failed = 0;
         transport_failed(c, PGW_ECONNLOST);
@@ -512,7 +535,12 @@ static void on_prepare(uv_prepare_t *h)
     pgw_conn_t *c = h->data;
     uv_prepare_stop(h);
     c->prepare_active = 0;
-    conn_service(c);
+    /* Again while the service started another attempt whose socket
+     * connected at once: a prepare started from here would run only after
+     * the loop has polled, and nothing would wake the poll. */
+    do
+        conn_service(c);
+    while (c->sock && c->sock->settled);
 }
 
 /* The connection has a socket carrying a started session: no connect,

@@ -65,6 +65,10 @@ struct pgw__sock {
     int fd;         /* -1 once closed */
     int events;     /* what the poll handle watches now */
     int connecting; /* connect() started, result not read yet */
+    int connected;  /* ... and returned 0 */
+    /* The connect's outcome came without an event (pgw__sock_connect_now)
+     * and waits, in outcome, to be handled. */
+    int settled, outcome;
     pgw__sock_cb cb;
     void *owner;
 };
@@ -93,6 +97,15 @@ int pgw__sock_connect(pgw__sock_t *k, uv_loop_t *loop, const pgw__peer_t *peer,
 /* After the first writable event: 0 connected, or the negated errno the
  * connect failed with (SO_ERROR: UV_ECONNREFUSED, UV_ETIMEDOUT, ...). */
 int pgw__sock_connect_result(pgw__sock_t *k);
+/* The connect's outcome if it is already known, read without waiting for
+ * an event: a unix-domain socket connects at once, and a TCP connect over
+ * loopback has usually finished by the time connect() returned
+ * EINPROGRESS, which a second connect() to the same peer tells. Returns 0
+ * (connected), the negated errno the connect failed with (read, so
+ * SO_ERROR no longer holds it), or 1 while it is in progress (watch
+ * UV_WRITABLE, then read pgw__sock_connect_result). k->connecting is left
+ * as it is. */
+int pgw__sock_connect_now(pgw__sock_t *k, const pgw__peer_t *peer);
 /* Watch exactly events (UV_READABLE | UV_WRITABLE, 0: none). Returns 0 or
  * a libuv error. */
 int pgw__sock_watch(pgw__sock_t *k, int events);

@@ -139,6 +139,7 @@ int pgw__sock_connect(pgw__sock_t *k, uv_loop_t *loop, const pgw__peer_t *peer,
     /* EINPROGRESS: TCP finishes later, reported as writable. A unix-domain
      * socket connects at once or fails (EAGAIN: the server's backlog is
      * full; nothing was started, as for ECONNREFUSED). */
+    int connected = rc == 0;
     if (rc < 0 && errno != EINPROGRESS)
         rc = errno ? -errno : PGW_ECONNECT;
     else
@@ -151,6 +152,7 @@ int pgw__sock_connect(pgw__sock_t *k, uv_loop_t *loop, const pgw__peer_t *peer,
     k->cb = cb;
     k->owner = owner;
     k->connecting = 1;
+    k->connected = connected;
     k->poll.data = k;
     return 0;
 }
@@ -162,6 +164,18 @@ int pgw__sock_connect_result(pgw__sock_t *k)
     k->connecting = 0;
     if (getsockopt(k->fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0) err = errno;
     return err ? -err : 0;
+}
+
+int pgw__sock_connect_now(pgw__sock_t *k, const pgw__peer_t *peer)
+{
+    if (k->connected) return 0;
+    int rc;
+    do
+        rc = connect(k->fd, (const struct sockaddr *)&peer->addr, peer->len);
+    while (rc < 0 && errno == EINTR);
+    if (rc == 0 || errno == EISCONN) return 0;
+    if (errno == EALREADY || errno == EINPROGRESS) return 1;
+    return errno ? -errno : PGW_ECONNECT;
 }
 
 int pgw__sock_watch(pgw__sock_t *k, int events)

@@ -524,12 +524,13 @@ static void conn_wait(PGconn *conn)
 static void find_poll_fd(uv_handle_t *h, void *arg)
 {
     uv_os_fd_t fd;
-    if (h->type == UV_POLL && uv_is_active(h) && !uv_is_closing(h) && uv_fileno(h, &fd) == 0)
-        *(int *)arg = fd;
+    if (h->type == UV_POLL && !uv_is_closing(h) && uv_fileno(h, &fd) == 0) *(int *)arg = fd;
 }
 
 /* The socket of the connect attempt in progress (the connection's
- * uv_poll_t), or -1 while there is none (a host name being resolved). */
+ * uv_poll_t, watched or not yet: a socket that connected at once is
+ * watched from the loop's next turn), or -1 while there is none (a host
+ * name being resolved). */
 int pq__connecting_fd(const PGconn *conn)
 {
     int fd = -1;
@@ -538,11 +539,16 @@ int pq__connecting_fd(const PGconn *conn)
 }
 
 /* libpq's PQconnectStart and PQconnectPoll leave a socket to wait on:
- * wait here while the name resolves. */
+ * wait here while the name resolves. A turn that is not to wait (the
+ * connect's first attempt is a timer due now) does not poll: the attempt's
+ * socket, connected at once, sends its first packet before the loop polls,
+ * and the server's answer is PQconnectPoll's to read. */
 static void wait_for_socket(PGconn *conn)
 {
-    while (conn->connecting && !conn->connect_done && pq__connecting_fd(conn) < 0)
-        if (uv_run(&conn->loop, UV_RUN_ONCE) == 0) break;
+    while (conn->connecting && !conn->connect_done && pq__connecting_fd(conn) < 0) {
+        uv_run_mode mode = uv_backend_timeout(&conn->loop) == 0 ? UV_RUN_NOWAIT : UV_RUN_ONCE;
+        if (uv_run(&conn->loop, mode) == 0) break;
+    }
 }
 
 /* ----------------------------------------------- conninfo from params */

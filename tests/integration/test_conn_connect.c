@@ -21,6 +21,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -289,6 +290,50 @@ static void test_timeout(void **state)
     close(fd);
 }
 
+/* Take the connection the queue holds after 300 ms. */
+static void *accept_later(void *arg)
+{
+    usleep(300 * 1000);
+    int a = accept(*(int *)arg, NULL, NULL);
+    if (a >= 0) close(a);
+    return NULL;
+}
+
+/* A connect that is still in progress when connect() returns, as across a
+ * network (over loopback it has mostly finished by then, and its outcome
+ * is taken without waiting for the socket): a listener whose accept queue
+ * is full drops the SYN, and the kernel sends it again about a second
+ * later. */
+static void test_connect_in_progress(void **state)
+{
+    pgt_require_server();
+    unsigned p;
+    int fd = pgt_loopback_socket(&p, 0);
+    assert_int_equal(listen(fd, 0), 0);
+    int filler = socket(AF_INET, SOCK_STREAM, 0); /* the one connection the queue holds */
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)p)};
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(connect(filler, (struct sockaddr *)&sa, sizeof sa), 0);
+    char ci[512];
+    snprintf(ci, sizeof ci,
+             "host=127.0.0.1 port=%u user=%s dbname=%s connect_timeout=2 sslmode=disable", p,
+             user(), db());
+    outcome_t o;
+    /* the queue stays full: the connect itself times out */
+    assert_int_equal(agree(ci, &o), PGW_ETIMEDOUT);
+    expect_attempt(&o, 0, "127.0.0.1", "127.0.0.1", p, PGW_PHASE_CONNECTING, PGW_ETIMEDOUT);
+    /* room again before the SYN is sent again: the connect finishes when
+     * the socket turns writable, and the startup packet is what goes
+     * unanswered */
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, accept_later, &fd), 0);
+    assert_int_equal(run_pgw(ci, &o), PGW_ETIMEDOUT);
+    assert_int_equal(pthread_join(t, NULL), 0);
+    expect_attempt(&o, 0, "127.0.0.1", "127.0.0.1", p, PGW_PHASE_STARTUP, PGW_ETIMEDOUT);
+    close(filler);
+    close(fd);
+}
+
 static void test_wrong_password(void **state)
 {
     pgt_require_server();
@@ -455,15 +500,11 @@ static void test_phase_names(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_phase_names),
-        cmocka_unit_test(test_dns),
-        cmocka_unit_test(test_refused),
-        cmocka_unit_test(test_unix_socket_missing),
-        cmocka_unit_test(test_timeout),
-        cmocka_unit_test(test_wrong_password),
-        cmocka_unit_test(test_target_standby),
-        cmocka_unit_test(test_host_list),
-        cmocka_unit_test(test_success_after_failures),
+        cmocka_unit_test(test_phase_names),    cmocka_unit_test(test_dns),
+        cmocka_unit_test(test_refused),        cmocka_unit_test(test_unix_socket_missing),
+        cmocka_unit_test(test_timeout),        cmocka_unit_test(test_connect_in_progress),
+        cmocka_unit_test(test_wrong_password), cmocka_unit_test(test_target_standby),
+        cmocka_unit_test(test_host_list),      cmocka_unit_test(test_success_after_failures),
         cmocka_unit_test(test_connect_parsed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
