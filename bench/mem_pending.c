@@ -309,18 +309,20 @@ static int pq_main(size_t n, int rounds)
 
 /* The library's structure sizes behind the figures. A request's FIFO
  * entry is allocated in blocks of entries (no allocator header per
- * request); a streaming or COPY request takes a block of its callbacks
- * besides, which the requests measured here do not. */
+ * request); a streaming, COPY or simple-query request, or the last of a
+ * submit with a deadline, takes an aux block besides (its callbacks, where
+ * held output begins, its chain of results), which the requests measured
+ * here do not. */
 static void sizes(void)
 {
     if (g_json)
-        printf("\"sizes\": {\"req\": %zu, \"req_cbs\": %zu, \"result\": %zu, \"request\": %zu}",
-               sizeof(pgw__req_t), sizeof(pgw__req_cbs_t), sizeof(struct pgw_result),
+        printf("\"sizes\": {\"req\": %zu, \"req_aux\": %zu, \"result\": %zu, \"request\": %zu}",
+               sizeof(pgw__req_t), sizeof(pgw__req_aux_t), sizeof(struct pgw_result),
                sizeof(pgw_request_t));
     else
-        printf("sizeof(pgw__req_t) %zu (pgw__req_cbs_t %zu), sizeof(struct pgw_result) %zu, "
+        printf("sizeof(pgw__req_t) %zu (pgw__req_aux_t %zu), sizeof(struct pgw_result) %zu, "
                "sizeof(pgw_request_t) %zu\n",
-               sizeof(pgw__req_t), sizeof(pgw__req_cbs_t), sizeof(struct pgw_result),
+               sizeof(pgw__req_t), sizeof(pgw__req_aux_t), sizeof(struct pgw_result),
                sizeof(pgw_request_t));
 }
 

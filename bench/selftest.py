@@ -229,15 +229,15 @@ def suited_rows():
         rnd = lambda b, a: {"pending": 1000, "rss_per_pending": b, "allocs": a,
                             "alloc_bytes": 10.0, "out": 62.0, "in": 40.0}
         return {"lib": lib, "status": "ok", "rep": rep, "requests": 1000,
-                "sizes": {"req": 168, "req_cbs": 56, "result": 344, "request": 176},
+                "sizes": {"req": 136, "req_aux": 72, "result": 344, "request": 176},
                 "rounds": [rnd(cold, 1.0)] + [rnd(w, 0.0) for w in warm]}
     m = {"mem": {lib: [mem_run(lib, k, 300.0 + 10 * k, [60.0, 0.0]) for k in range(2)]
                  for lib in runner.suited.M_LIBS}}
     lines = "\n".join(runner.suited.report_lines(Args(), {"M": m}))
     check("| 1,000 | 305.0 | 30.0 | 1.000 / 0.000 | 10.0 | 62 / 40 | 3% |" in lines,
           "suite M gives cold (first round) and warm (later rounds) figures")
-    check("a descriptor of 168 bytes" in lines and "adds 56 bytes of its callbacks" in lines,
-          "suite M gives the descriptor's and the callback block's sizes")
+    check("a descriptor of 136 bytes" in lines and "adds an aux block of 72 bytes" in lines,
+          "suite M gives the descriptor's and the aux block's sizes")
 
 
 def repl_rows():

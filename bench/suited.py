@@ -365,10 +365,11 @@ def report_lines(args, data):
         if sz:
             L.append(
                 "libpgwire's share: a pending request is a descriptor of %d bytes (allocated "
-                "in blocks of descriptors, kept on a free list after its answer; a streaming "
-                "or COPY request adds %s bytes of its callbacks, which these do not) plus its "
+                "in blocks of descriptors, kept on a free list after its answer; a streaming, "
+                "COPY or simple-query request, or the last of a submit with a deadline, adds "
+                "an aux block of %s bytes, which these do not) plus its "
                 "encoded Bind, Execute and Sync in the output buffer until written; a "
                 "`pgw_request_t` on the caller's stack is %d bytes and a result object %d "
                 "bytes (none with PGW_Q_NO_RESULT). The goal is at most 128 bytes per pending "
-                "request.\n" % (sz["req"], sz.get("req_cbs", "?"), sz["request"], sz["result"]))
+                "request.\n" % (sz["req"], sz.get("req_aux", "?"), sz["request"], sz["result"]))
     return L

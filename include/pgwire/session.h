@@ -984,7 +984,7 @@ PGW_EXTERN int pgw_session_submit(pgw_session_t *s, const pgw_request_t *req);
  * PREPARE of the same name describes its portal in the same round trip).
  * Returns 0, or an error of pgw_session_submit for the first request
  * refused (pgw_session_refusal names its index), with nothing queued;
- * PGW_EINVAL also for n == 0 or reqs NULL.
+ * PGW_EINVAL also for n == 0, n of UINT32_MAX or more, or reqs NULL.
  */
 enum { PGW_BATCH_SYNC_EACH = 1u << 0, PGW_BATCH_STREAM = 1u << 1 };
 PGW_EXTERN int pgw_session_submit_batch(pgw_session_t *s, const pgw_request_t *reqs, size_t n,

@@ -64,12 +64,13 @@
 
 int pgw__copy_may_start(pgw_session_t *s, pgw_buf_t *b, pgw__req_t *r)
 {
-    (void)s;
+    pgw__req_aux_t *x = pgw__req_aux(s, r);
+    if (!x) return PGW_ENOMEM;
     /* A simple query's answer ends with ReadyForQuery, which the server
      * always flushes; it sends CopyInResponse at once anyway. */
     int rc = r->kind == PGW__REQ_SIMPLE ? 0 : pgw_enc_flush(b);
     r->copy_state = PGW__COPY_QUEUED;
-    r->copy_end = b->len;
+    x->copy_end = b->len;
     return rc;
 }
 
@@ -78,7 +79,7 @@ int pgw__copy_carry(pgw_session_t *s, pgw__req_t *r, const pgw_request_t *rq)
     if (rq->kind != PGW_REQ_COPY && !rq->copy_source && !rq->on_copy_data && !rq->on_copy_start &&
         !rq->on_copy_end)
         return 0;
-    pgw__req_cbs_t *x = pgw__req_cbs(s, r);
+    pgw__req_aux_t *x = pgw__req_aux(s, r);
     if (!x) return PGW_ENOMEM;
     x->copy_source = rq->copy_source;
     x->copy_data_cb = rq->on_copy_data;
@@ -104,11 +105,14 @@ int pgw__enc_copy(pgw_session_t *s, pgw_buf_t *b, pgw__req_t *r, const pgw_reque
     return rc;
 }
 
-/* r holds what is queued after it (copy_end says where that begins): a COPY
- * the server has not begun, or the end of a submit with a deadline. */
+/* r holds what is queued after it (its aux block's copy_end says where that
+ * begins): a COPY the server has not begun, or the end of a submit with a
+ * deadline. Both took the block when they were queued (pgw__copy_may_start,
+ * pgw__dl_hold); a simple query whose COPY ended is QUEUED again, for its
+ * next statement, but it holds nothing then unless it held before. */
 static bool holds_output(const pgw__req_t *r)
 {
-    return r->copy_state == PGW__COPY_QUEUED || (r->dl & PGW__DL_HOLDS);
+    return r->aux && (r->copy_state == PGW__COPY_QUEUED || (r->dl & PGW__DL_HOLDS));
 }
 
 int pgw__copy_split(pgw_session_t *s, pgw_buf_t *b, pgw__req_t *first)
@@ -118,11 +122,11 @@ int pgw__copy_split(pgw_session_t *s, pgw_buf_t *b, pgw__req_t *first)
     while (x && !holds_output(x))
         x = x->next;
     if (!x) return 0;
-    size_t cut = x->copy_end;
+    size_t cut = x->aux->copy_end;
     if (pgw_buf_append(&s->copy.held, b->data + cut, b->len - cut) < 0) return PGW_ENOMEM;
     b->len = cut;
     for (pgw__req_t *y = x->next; y; y = y->next)
-        if (holds_output(y)) y->copy_end -= cut;
+        if (holds_output(y)) y->aux->copy_end -= cut;
     s->copy.tx = x;
     return 0;
 }
@@ -142,7 +146,7 @@ static void release(pgw_session_t *s, pgw__req_t *r)
     pgw__req_t *next = r->next;
     while (next && !holds_output(next))
         next = next->next;
-    size_t n = next ? next->copy_end : s->copy.held.len;
+    size_t n = next ? next->aux->copy_end : s->copy.held.len;
     pgw_buf_t *out = pgw__req_buf(s);
     size_t from = out->len;
     if (pgw_buf_append(out, s->copy.held.data, n) < 0) {
@@ -151,7 +155,7 @@ static void release(pgw_session_t *s, pgw__req_t *r)
     }
     pgw_buf_consume(&s->copy.held, n);
     for (pgw__req_t *y = next; y; y = y->next)
-        if (holds_output(y)) y->copy_end -= n;
+        if (holds_output(y)) y->aux->copy_end -= n;
     s->copy.tx = next;
     if (!s->copy.tx) pgw__out_trim(s, &s->copy.held);
     pgw__trace_out(s, out, from, true);
@@ -240,7 +244,7 @@ static int pull_once(pgw_session_t *s, pgw__req_t *r, size_t room, size_t *appen
     memset(s->output.buf.data + at + 1, 0, 4);
     s->output.buf.len += 5;
     s->copy.pump_at = at;
-    int src = pgw__cbs_of(r)->copy_source(&s->output.buf, room, r->ud);
+    int src = pgw__aux_of(r)->copy_source(&s->output.buf, room, r->ud);
     if (pgw__halted(s)) return PGW_ECANCELED;
     if (s->copy.pump_at != at) return PGW_ECANCELED; /* voided by a terminate */
     s->copy.pump_at = SIZE_MAX;
@@ -387,7 +391,7 @@ static int begin(pgw__req_t *r, pgw_result_t *res, const pgw_msg_t *m, int dir)
         for (uint16_t i = 0; i < n; i++)
             res->copy_formats[i] = pgw_copy_format(m, i);
     }
-    pgw_copy_start_cb start = pgw__cbs_of(r)->copy_start_cb;
+    pgw_copy_start_cb start = pgw__aux_of(r)->copy_start_cb;
     if (!start) return 0;
     pgw_copy_info_t info = {dir, res->copy_format, n, res->copy_formats, r->res};
     int rc = start(&info, r->ud);
@@ -432,7 +436,7 @@ static int on_copy_in(pgw_session_t *s, pgw__req_t *r, pgw_result_t *res, const 
     if (pgw__halted(s)) return 0;
     if (rc < 0)
         copy_fail(s, r, rc, NULL, 0, true);
-    else if (!pgw__cbs_of(r)->copy_source)
+    else if (!pgw__aux_of(r)->copy_source)
         copy_fail(s, r, PGW_EINVAL, "COPY FROM STDIN without a data source", FAIL_MESSAGE_MAX,
                   true);
     if (pgw__halted(s) || s->copy.in != r) return 0;
@@ -462,7 +466,7 @@ static int on_copy_out(pgw_session_t *s, pgw__req_t *r, pgw_result_t *res, const
 static int on_copy_both(pgw_session_t *s, pgw__req_t *r, pgw_result_t *res, const pgw_msg_t *m)
 {
     /* A replication stream (replication.h) carries it: copyboth.c. */
-    if (carries(r) && pgw__cbs_of(r)->copy_data_cb) r->copy_state = PGW__COPY_BOTH;
+    if (carries(r) && pgw__aux_of(r)->copy_data_cb) r->copy_state = PGW__COPY_BOTH;
     int rc = begin(r, res, m, PGW_COPY_BOTH);
     if (rc == PGW_ENOMEM) return rc;
     if (pgw__halted(s)) return 0;
@@ -481,7 +485,7 @@ static int on_copy_data(pgw_session_t *s, pgw__req_t *r, pgw_result_t *res, cons
     pgw_view_t d = m->u.data;
     res->copy_bytes += (uint64_t)d.len;
     uint8_t was = r->copy_state;
-    pgw_copy_data_cb data_cb = pgw__cbs_of(r)->copy_data_cb;
+    pgw_copy_data_cb data_cb = pgw__aux_of(r)->copy_data_cb;
     if (!data_cb) return 0;
     if (was != PGW__COPY_OUT && was != PGW__COPY_BOTH && was != PGW__COPY_BOTH_ENDING) return 0;
     int rc = data_cb(d.p, (size_t)d.len, r->ud);
@@ -551,7 +555,7 @@ void pgw__copy_statement_ended(pgw_session_t *s, pgw__req_t *r, pgw_result_t *re
     if (s->copy.in == r) s->copy.in = NULL;
     r->copy_state = PGW__COPY_QUEUED;
     /* Only a COPY the caller heard begin (not a refused one). */
-    pgw_copy_end_cb end = pgw__cbs_of(r)->copy_end_cb;
+    pgw_copy_end_cb end = pgw__aux_of(r)->copy_end_cb;
     if (!carries(r) || !end || !res || !res->is_copy) return;
     end(res, r->ud); /* from the input's dispatch, as every callback */
 }

@@ -33,10 +33,13 @@ int64_t pgw__dl_effective(const pgw_session_t *s, const pgw_request_t *rq)
     return t ? t : s->fifo.request_timeout_ms;
 }
 
-void pgw__dl_hold(pgw__req_t *r, const pgw_buf_t *b)
+int pgw__dl_hold(pgw_session_t *s, pgw__req_t *r, const pgw_buf_t *b)
 {
+    pgw__req_aux_t *x = pgw__req_aux(s, r);
+    if (!x) return PGW_ENOMEM;
     r->dl |= PGW__DL_HOLDS;
-    r->copy_end = b->len;
+    x->copy_end = b->len;
+    return 0;
 }
 
 void pgw__dl_announce(pgw_session_t *s, const pgw__req_t *first)
@@ -52,12 +55,12 @@ static void report_now(pgw_session_t *s, pgw__req_t *r)
 {
     pgw_result_cb cb = r->cb;
     void *ud = r->ud;
-    pgw__driver_t driver = r->driver;
+    pgw__driver_t driver = pgw__req_driver(r);
     r->cb = NULL;
-    r->driver.fn = NULL;
-    if (r->cbs) {
-        r->cbs->row_cb = NULL;
-        r->cbs->copy_data_cb = NULL; /* COPY TO data is discarded too */
+    r->driver_fn = NULL;
+    if (r->aux) {
+        r->aux->row_cb = NULL;
+        r->aux->copy_data_cb = NULL; /* COPY TO data is discarded too */
     }
     r->row_status = PGW_ETIMEDOUT; /* streamed rows are discarded */
     r->dl |= PGW__DL_REPORTED;     /* still USER: it keeps its result slot for the replies */

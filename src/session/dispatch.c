@@ -29,10 +29,10 @@ void pgw__req_release(pgw_session_t *s, pgw__req_t *r)
     r->cached = NULL;
     pgw__desc_unref(s, r->desc);
     r->desc = NULL;
-    if (r->cbs) {
-        r->cbs->next = s->fifo.cbs_free;
-        s->fifo.cbs_free = r->cbs;
-        r->cbs = NULL;
+    if (r->aux) {
+        r->aux->next = s->fifo.aux_free;
+        s->fifo.aux_free = r->aux;
+        r->aux = NULL;
     }
     r->next = s->fifo.free;
     s->fifo.free = r;
@@ -60,6 +60,7 @@ static pgw__req_t *pop_head(pgw_session_t *s)
     pgw__req_t *r = s->fifo.head;
     pgw__retry_drop(s, r);
     s->fifo.head = r->next;
+    s->fifo.head_t_first = 0; /* the next head's answer has not begun */
     if (!s->fifo.head) s->fifo.tail = NULL;
     /* before unlinking: it reads r->next */
     if (r->copy_state || (r->dl & PGW__DL_HOLDS)) pgw__copy_leaving(s, r);
@@ -67,12 +68,14 @@ static pgw__req_t *pop_head(pgw_session_t *s)
     return r;
 }
 
-static void stamp_results(pgw_session_t *s, pgw__req_t *r)
+/* The times of r's results: queued, its answer's first message (first,
+ * the head's time), now. */
+static void stamp_results(pgw_session_t *s, pgw__req_t *r, uint64_t first)
 {
     uint64_t done = pgw__stamp(s);
     for (pgw_result_t *x = r->res; x; x = x->next) {
         x->t_queued = r->t_queued;
-        x->t_first = r->t_first;
+        x->t_first = first;
         x->t_done = done;
     }
 }
@@ -97,6 +100,7 @@ static void settle(pgw_session_t *s, pgw__req_t *r, int status)
  * goes along for 0, PGW_ESERVER and a row callback's own status. */
 static void complete_one(pgw_session_t *s, int status)
 {
+    uint64_t t_first = s->fifo.head_t_first;
     pgw__req_t *r = pop_head(s);
     pgw_result_t *res = r->res;
     bool keep_res = status == 0 || status == PGW_ESERVER || status == PGW_ESTMTINVALID ||
@@ -109,7 +113,7 @@ static void complete_one(pgw_session_t *s, int status)
         pgw_result_free(res);
         res = NULL;
     }
-    if (res) stamp_results(s, r);
+    if (res) stamp_results(s, r, t_first);
     if (r->flags & PGW__RF_BATCH_END) {
         if (status == 0) status = s->fifo.rx_batch_status;
         s->fifo.rx_batch_status = 0;
@@ -119,7 +123,7 @@ static void complete_one(pgw_session_t *s, int status)
     if ((r->flags & PGW__RF_USER) && !(r->dl & PGW__DL_REPORTED)) s->fifo.npending--;
     pgw_result_cb cb = r->cb;
     void *ud = r->ud;
-    pgw__driver_t driver = r->driver;
+    pgw__driver_t driver = pgw__req_driver(r);
     pgw__req_release(s, r);
     pgw__notify(cb, ud, &driver, status, res);
 }
@@ -144,7 +148,7 @@ static void settle_flushes(pgw_session_t *s)
 {
     while (!pgw__halted(s) && s->fifo.head && s->fifo.head->kind == PGW__REQ_FLUSH) {
         pgw__req_t *r = s->fifo.head;
-        if (!r->res) r->res = r->last = pgw__result_new(s->recycler);
+        if (!r->res) r->res = pgw__result_new(s->recycler);
         complete_one(s, r->res ? 0 : PGW_ENOMEM);
     }
 }
@@ -183,7 +187,7 @@ static int ensure_res(pgw_session_t *s, pgw__req_t *r)
 {
     static const int16_t text = PGW_FORMAT_TEXT;
     if (r->res) return 0;
-    r->res = r->last = pgw__result_new(s->recycler);
+    r->res = pgw__result_new(s->recycler);
     if (!r->res) return PGW_ENOMEM;
     if (!(r->flags & PGW__RF_DESC_LATER)) return 0;
     const pgw_field_desc_t *fields = r->desc ? r->desc->fields : r->cached->st.fields;
@@ -306,7 +310,7 @@ static int stream_row(pgw_session_t *s, pgw__req_t *r, pgw_result_t *res, const 
     }
     int rc = pgw__row_values(m, res->fields, n, s->rows.values);
     if (rc < 0) return rc;
-    pgw__req_cbs_t *x = r->cbs;
+    pgw__req_aux_t *x = r->aux;
     /* the caller stopped, or timed out (no row callback): discard */
     if (r->row_status < 0 || !x || !x->row_cb) return 0;
     res->nstreamed++;
@@ -364,18 +368,22 @@ static bool hand_to_sync(pgw_session_t *s, pgw__req_t *r, int status)
         return false;
     sync->cb = r->cb;
     sync->ud = r->ud;
-    sync->driver = r->driver;
+    sync->driver_fn = r->driver_fn;
+    sync->driver_ctx = r->driver_ctx;
+    sync->driver_index = r->driver_index;
     sync->res = r->res;
     sync->row_status = r->row_status;
     sync->t_queued = r->t_queued;
-    sync->t_first = r->t_first;
     sync->flags |= r->flags & (PGW__RF_USER | PGW__RF_IN_BATCH | PGW__RF_STREAM |
                                PGW__RF_COPY_REFUSED | PGW__RF_NO_RESULT);
     sync->dl |= r->dl;
     sync->status = status;
     settle(s, r, status);
     r->res = NULL;
+    uint64_t t_first = s->fifo.head_t_first;
     pop_head(s);
+    /* The Sync's entry, now the head, goes on with the same answer. */
+    s->fifo.head_t_first = t_first;
     pgw__req_release(s, r); /* its pending count now belongs to the Sync */
     return true;
 }
@@ -462,22 +470,33 @@ static int on_extended(pgw_session_t *s, pgw__req_t *r, const pgw_msg_t *m)
 
 /* ----------------------------------------------------------- simple query */
 
+/* A new result at the end of r's chain, which begins at r->res and ends at
+ * its aux block's last. NULL when out of memory. */
 static pgw_result_t *chain_new(pgw_session_t *s, pgw__req_t *r)
 {
+    pgw__req_aux_t *a = pgw__req_aux(s, r);
+    if (!a) return NULL;
     pgw_result_t *x = pgw__result_new(s->recycler);
     if (!x) return NULL;
-    if (r->last)
-        r->last->next = x;
+    if (a->last)
+        a->last->next = x;
     else
         r->res = x;
-    r->last = x;
+    a->last = x;
     return x;
+}
+
+/* The last result of r's chain, or NULL. */
+static pgw_result_t *chain_last(const pgw__req_t *r)
+{
+    return pgw__aux_of(r)->last;
 }
 
 /* The result of the statement in progress (a new one if the last is done). */
 static pgw_result_t *chain_current(pgw_session_t *s, pgw__req_t *r)
 {
-    if (r->last && !r->last->complete) return r->last;
+    pgw_result_t *last = chain_last(r);
+    if (last && !last->complete) return last;
     return chain_new(s, r);
 }
 
@@ -509,7 +528,7 @@ static int on_simple(pgw_session_t *s, pgw__req_t *r, const pgw_msg_t *m)
         /* A COPY among the statements: a new result for its response, the
          * current one for its data. */
         bool response = m->type != PGW_B_COPY_DATA && m->type != PGW_B_COPY_DONE;
-        x = response ? chain_current(s, r) : r->last;
+        x = response ? chain_current(s, r) : chain_last(r);
         if (!x) return response ? PGW_ENOMEM : PGW_EPROTO;
         return pgw__copy_dispatch(s, r, x, m);
     }
@@ -518,7 +537,7 @@ static int on_simple(pgw_session_t *s, pgw__req_t *r, const pgw_msg_t *m)
         x = chain_new(s, r);
         return x ? pgw__result_set_desc_msg(x, m) : PGW_ENOMEM;
     case PGW_B_DATA_ROW:
-        x = r->last;
+        x = chain_last(r);
         if (!x || x->complete) return PGW_EPROTO;
         return add_row(s, r, x, m);
     case PGW_B_COMMAND_COMPLETE: {
@@ -601,7 +620,7 @@ static bool may_rebind(const pgw_session_t *s, const pgw__req_t *r, const pgw_er
         !sqlstate_is(f, PGW_SQLSTATE_UNDEFINED_FUNCTION) || !own_sync_last(s, r))
         return false;
     /* Rows kept in the result are dropped with it; streamed ones were seen. */
-    if (!r->res || !r->res->have_desc || pgw__cbs_of(r)->nrows_streamed) return false;
+    if (!r->res || !r->res->have_desc || pgw__aux_of(r)->nrows_streamed) return false;
     for (uint16_t i = 0; i < r->res->ncols; i++)
         if (pgw__column_format(r->res->fields[i].type_oid) == PGW_FORMAT_TEXT) return true;
     return false;
@@ -763,7 +782,7 @@ int pgw__dispatch(pgw_session_t *s, const pgw_msg_t *m)
     if (pgw__halted(s)) return 0;
     pgw__req_t *r = s->fifo.head;
     if (!r) return PGW_EPROTO;
-    if (!r->t_first) r->t_first = pgw__stamp(s);
+    if (!s->fifo.head_t_first) s->fifo.head_t_first = pgw__stamp(s);
     if ((r->flags & PGW__RF_USER) && r->kind != PGW__REQ_SIMPLE) {
         rc = ensure_res(s, r);
         if (rc < 0) return rc;

@@ -52,33 +52,33 @@ static int req_grow(pgw_session_t *s)
     return 0;
 }
 
-const pgw__req_cbs_t pgw__no_cbs = {0};
+const pgw__req_aux_t pgw__no_aux = {0};
 
-/* A new block of callback blocks onto their free list. Returns 0 or
+/* A new block of aux blocks onto their free list. Returns 0 or
  * PGW_ENOMEM. */
-static int cbs_grow(pgw_session_t *s)
+static int aux_grow(pgw_session_t *s)
 {
-    size_t n = block_items(s->fifo.ncbs);
-    pgw__cbs_block_t *b = pgw__malloc(s->alloc, sizeof *b + n * sizeof b->cbs[0]);
+    size_t n = block_items(s->fifo.naux);
+    pgw__aux_block_t *b = pgw__malloc(s->alloc, sizeof *b + n * sizeof b->aux[0]);
     if (!b) return PGW_ENOMEM;
-    b->next = s->fifo.cbs_blocks;
-    s->fifo.cbs_blocks = b;
-    s->fifo.ncbs += n;
+    b->next = s->fifo.aux_blocks;
+    s->fifo.aux_blocks = b;
+    s->fifo.naux += n;
     for (size_t i = 0; i < n; i++) {
-        b->cbs[i].next = s->fifo.cbs_free;
-        s->fifo.cbs_free = &b->cbs[i];
+        b->aux[i].next = s->fifo.aux_free;
+        s->fifo.aux_free = &b->aux[i];
     }
     return 0;
 }
 
-pgw__req_cbs_t *pgw__req_cbs(pgw_session_t *s, pgw__req_t *r)
+pgw__req_aux_t *pgw__req_aux(pgw_session_t *s, pgw__req_t *r)
 {
-    if (r->cbs) return r->cbs;
-    if (!s->fifo.cbs_free && cbs_grow(s) < 0) return NULL;
-    pgw__req_cbs_t *x = s->fifo.cbs_free;
-    s->fifo.cbs_free = x->next;
+    if (r->aux) return r->aux;
+    if (!s->fifo.aux_free && aux_grow(s) < 0) return NULL;
+    pgw__req_aux_t *x = s->fifo.aux_free;
+    s->fifo.aux_free = x->next;
     memset(x, 0, sizeof *x);
-    r->cbs = x;
+    r->aux = x;
     return x;
 }
 
@@ -114,7 +114,7 @@ typedef struct submit {
     size_t from;              /* output length before the submit */
     size_t retry_from;        /* retry log length before the submit */
     pgw__req_t *first, *last; /* entries in FIFO order */
-    uint64_t group;           /* sync group of the next entry */
+    uint32_t group;           /* sync group of the next entry */
     size_t index;             /* request being queued (for refusals) */
     bool batch;
     bool naming;          /* refusals name the request's index */
@@ -180,13 +180,15 @@ static void listen_to(submit_t *sb, pgw__req_t *r, pgw_result_cb cb, void *ud, s
 {
     r->cb = cb;
     r->ud = ud;
-    r->driver = (pgw__driver_t){sb->hook, sb->hook_ctx, index};
+    r->driver_fn = sb->hook;
+    r->driver_ctx = sb->hook_ctx;
+    r->driver_index = index == PGW_DRIVER_BATCH ? PGW__DRIVER_INDEX_BATCH : (uint32_t)index;
 }
 
 /* A Sync: the submit's sync group ends. */
 static int enc_group_end(submit_t *sb)
 {
-    sb->group++;
+    sb->group = pgw__group_next(sb->group);
     sb->open = false;
     sb->nportals = 0;
     sb->flushed = false;
@@ -521,7 +523,7 @@ int pgw__req_rebind(pgw_session_t *s, pgw__req_t *r)
         return rc;
     }
     pgw_result_free(r->res);
-    r->res = r->last = NULL;
+    r->res = NULL;
     r->flags &= (uint16_t)~PGW__RF_DESC_LATER; /* the Describe brings it */
     set_expect(r, exp, sizeof exp);
     r->step = 0;
@@ -565,7 +567,7 @@ int pgw__req_reprepare(pgw_session_t *s, pgw__req_t *r)
     ce->refs++;
     r->flags = (uint16_t)((r->flags & ~(PGW__RF_CACHE_HIT | PGW__RF_DESC_LATER)) | PGW__RF_STORE);
     pgw_result_free(r->res);
-    r->res = r->last = NULL;
+    r->res = NULL;
     set_expect(r, exp, sizeof exp);
     r->step = 0;
     r->reprepared = true;
@@ -671,7 +673,7 @@ static int bind_known(submit_t *sb, pgw__req_t *r, const pgw__stmt_t *st, const 
          * before the answer arrives. */
         pgw_result_t *res = pgw__result_new(sb->s->recycler);
         if (!res) return PGW_ENOMEM;
-        r->res = r->last = res;
+        r->res = res;
         uint16_t nf = f.n > UINT16_MAX ? UINT16_MAX : (uint16_t)f.n;
         rc = pgw__result_set_desc(res, st->fields, st->ncols, f.f, nf);
     }
@@ -924,7 +926,7 @@ static int queue_request(submit_t *sb, const pgw_request_t *rq, bool own_sync)
     listen_to(sb, r, rq->on_result, rq->ud, sb->index);
     r->timeout_ms = timeout;
     if (rq->on_row) {
-        pgw__req_cbs_t *x = pgw__req_cbs(sb->s, r);
+        pgw__req_aux_t *x = pgw__req_aux(sb->s, r);
         if (!x) return PGW_ENOMEM;
         x->row_cb = rq->on_row;
         r->flags |= PGW__RF_STREAM;
@@ -977,7 +979,7 @@ static int queue_request(submit_t *sb, const pgw_request_t *rq, bool own_sync)
         break;
     }
     sb->flushed = rq->kind == PGW_REQ_FLUSH;
-    if (rc == 0 && sync_point(rq)) sb->group++;
+    if (rc == 0 && sync_point(rq)) sb->group = pgw__group_next(sb->group);
     if (rc == 0 && own_sync) rc = add_own_sync(sb, r, batch_flag, timeout);
     if (rc == 0) apply_effects(sb, r, rq, &xi);
     return rc;
@@ -1037,7 +1039,7 @@ static bool holds_what_follows(const submit_t *sb)
 
 static int submit_end(submit_t *sb, int rc)
 {
-    if (rc == 0 && holds_what_follows(sb)) pgw__dl_hold(sb->last, sb->b);
+    if (rc == 0 && holds_what_follows(sb)) rc = pgw__dl_hold(sb->s, sb->last, sb->b);
     if (rc == 0) rc = pgw__copy_split(sb->s, sb->b, sb->first);
     if (rc < 0) {
         if (!sb->s->submit.refusal[0]) refuse(sb, rc, "%s", pgw_strerror(rc));
@@ -1131,8 +1133,8 @@ static int part_refused(submit_t *sb, int rc, pgw_result_cb done, void *ud)
     sb->flushed = false;
     int err = add_sync(sb, PGW__RF_USER | PGW__RF_BATCH_END, done, ud);
     if (err == 0 && holds_what_follows(sb)) {
-        pgw__dl_hold(sb->last, sb->b);
-        err = pgw__copy_split(s, sb->b, sb->first);
+        err = pgw__dl_hold(s, sb->last, sb->b);
+        if (err == 0) err = pgw__copy_split(s, sb->b, sb->first);
     }
     if (err < 0) {
         rollback(sb);
@@ -1152,9 +1154,11 @@ PGW_EXTERN int pgw_session_submit_batch_driven(pgw_session_t *s, const pgw_reque
     if (s) s->submit.accepted = 0;
     if (rc < 0) return rc;
     if (!reqs || n == 0) return submit_end(&sb, refuse(&sb, PGW_EINVAL, "empty batch"));
+    if (n >= PGW__DRIVER_INDEX_BATCH)
+        return submit_end(&sb, refuse(&sb, PGW_EINVAL, "%zu requests in one batch", n));
     bool stream = (flags & PGW_BATCH_STREAM) && s->submit.ready;
     size_t part = 0;           /* requests before this index are accepted */
-    uint64_t group = sb.group; /* without pipelining, the batch's one sync group */
+    uint32_t group = sb.group; /* without pipelining, the batch's one sync group */
     sb.naming = true;
     for (sb.index = 0; sb.index < n && rc == 0; sb.index++) {
         pgw_request_t rq;
@@ -1232,10 +1236,6 @@ PGW_EXTERN const char *pgw_session_refusal(const pgw_session_t *s)
     return s ? s->submit.refusal : "";
 }
 
-/* The sync group of the session's own queries at the head of the FIFO:
- * never a user group, so an error in either never aborts the other. */
-#define PGW__GROUP_INTERNAL UINT64_MAX
-
 int pgw__req_simple_first(pgw_session_t *s, pgw_buf_t *out, const char *sql, pgw_result_cb cb,
                           void *ud)
 {
@@ -1271,7 +1271,8 @@ int pgw__group_end_now(pgw_session_t *s)
         return rc;
     }
     r->kind = PGW__REQ_SYNC;
-    r->group = s->fifo.tx_group++;
+    r->group = s->fifo.tx_group;
+    s->fifo.tx_group = pgw__group_next(s->fifo.tx_group);
     r->t_queued = pgw__stamp(s);
     if (s->fifo.tail)
         s->fifo.tail->next = r;

@@ -224,12 +224,12 @@ static void session_destroy(pgw_session_t *s)
         pgw__free(a, b);
     }
     s->fifo.free = NULL;
-    while (s->fifo.cbs_blocks) {
-        pgw__cbs_block_t *b = s->fifo.cbs_blocks;
-        s->fifo.cbs_blocks = b->next;
+    while (s->fifo.aux_blocks) {
+        pgw__aux_block_t *b = s->fifo.aux_blocks;
+        s->fifo.aux_blocks = b->next;
         pgw__free(a, b);
     }
-    s->fifo.cbs_free = NULL;
+    s->fifo.aux_free = NULL;
     if (s->startup.params)
         for (size_t i = 0; i < s->startup.nparams * 2; i++)
             pgw__free(a, s->startup.params[i]);

@@ -289,6 +289,11 @@ typedef struct pgw__driver {
     size_t index; /* in its batch; PGW_DRIVER_BATCH for a batch's end */
 } pgw__driver_t;
 
+/* An entry's driver_index for PGW_DRIVER_BATCH (a batch's end): the
+ * requests of a batch are counted in 32 bits (pgw_session_submit_batch
+ * refuses more). */
+#define PGW__DRIVER_INDEX_BATCH UINT32_MAX
+
 /* The head of a described statement's block: executions of the
  * statement whose answer has not begun hold a reference, so that their
  * result takes the description when the answer begins (PGW__RF_DESC_LATER)
@@ -301,7 +306,9 @@ typedef struct pgw__desc {
 } pgw__desc_t;
 
 /* A FIFO entry. The small fields come first, packed: a pipeline of
- * 100,000 requests holds 100,000 of these. */
+ * 100,000 requests holds 100,000 of these. What only some requests use
+ * is in their pgw__req_aux_t instead; when a request's answer began is
+ * the session's (fifo.head_t_first), as only the head's answer arrives. */
 typedef struct pgw__req {
     struct pgw__req *next;
     uint8_t kind;
@@ -326,17 +333,20 @@ typedef struct pgw__req {
     uint32_t timeout_ms;
     int status; /* first failure (SYNC entries: ESERVER at the Sync) */
     int row_status;
-    uint64_t group;
+    uint32_t group; /* sync group (pgw__group_next); only compared for equality */
+    /* The driver (pgw__req_driver): its hook (NULL: none) and context, and
+     * the request's index in its batch (PGW__DRIVER_INDEX_BATCH: the
+     * batch's end). */
+    uint32_t driver_index;
     uint64_t ticket;
     pgw_result_cb cb;
     void *ud; /* the caller's, for every callback of the request */
-    /* The row and COPY callbacks, for the requests that have them
-     * (pgw__req_cbs); NULL for the others. */
-    struct pgw__req_cbs *cbs;
-    pgw__driver_t driver;
-    pgw_result_t *res;  /* first result (or the only one) */
-    pgw_result_t *last; /* chain tail for simple queries */
-    uint64_t t_queued, t_first;
+    /* What only some requests use (pgw__req_aux); NULL for the others. */
+    struct pgw__req_aux *aux;
+    pgw_driver_hook driver_fn;
+    void *driver_ctx;
+    pgw_result_t *res; /* first result (or the only one) */
+    uint64_t t_queued;
     /* The statement-table token this request's reply is checked against
      * (prepare, describe, named execute); 0: none. */
     uint64_t stmt_token;
@@ -347,40 +357,63 @@ typedef struct pgw__req {
      * its result is made as the answer begins (PGW__RF_DESC_LATER without
      * cached): a reference, dropped then or when the entry is released. */
     pgw__desc_t *desc;
-    /* While a COPY (copy.c), or the end of a submit with a deadline
-     * (PGW__DL_HOLDS), holds the output: where the bytes queued after it
-     * begin in the held buffer. */
-    size_t copy_end;
 } pgw__req_t;
+
+/* r's driver, as the completion hands it to pgw__notify. */
+static inline pgw__driver_t pgw__req_driver(const pgw__req_t *r)
+{
+    size_t index = r->driver_index == PGW__DRIVER_INDEX_BATCH ? PGW_DRIVER_BATCH : r->driver_index;
+    return (pgw__driver_t){r->driver_fn, r->driver_ctx, index};
+}
+
+/* The sync group of the session's own queries at the head of the FIFO
+ * (pgw__req_simple_first): never a user group, so an error in either never
+ * aborts the other. */
+#define PGW__GROUP_INTERNAL UINT32_MAX
+
+/* The sync group after g: numbers wrap (they are only compared for
+ * equality, among the entries of one FIFO), never to PGW__GROUP_INTERNAL. */
+static inline uint32_t pgw__group_next(uint32_t g)
+{
+    return g + 1 == PGW__GROUP_INTERNAL ? 0 : g + 1;
+}
 
 /* What only some requests use, kept apart from their FIFO entry so that a
  * pipeline of plain requests does not carry it: the row callback
- * (PGW__RF_STREAM with on_row) and the COPY callbacks (PGW__RF_COPY_CARRY).
- * Allocated in blocks as the entries are, attached to an entry by
- * pgw__req_cbs and back on the session's free list when the entry is
- * released. */
-typedef struct pgw__req_cbs {
-    struct pgw__req_cbs *next; /* on the free list */
+ * (PGW__RF_STREAM with on_row), the COPY callbacks (PGW__RF_COPY_CARRY),
+ * where held output begins (a COPY, or a submit with a deadline), and a
+ * simple query's chain of results. Allocated in blocks as the entries
+ * are, attached to an entry by pgw__req_aux and back on the session's free
+ * list when the entry is released. */
+typedef struct pgw__req_aux {
+    struct pgw__req_aux *next; /* on the free list */
     pgw_row_cb row_cb;
     uint64_t nrows_streamed;
     pgw_copy_source_cb copy_source;
     pgw_copy_data_cb copy_data_cb;
     pgw_copy_start_cb copy_start_cb;
     pgw_copy_end_cb copy_end_cb;
-} pgw__req_cbs_t;
+    /* While a COPY (copy.c), or the end of a submit with a deadline
+     * (PGW__DL_HOLDS), holds the output: where the bytes queued after it
+     * begin in the held buffer. */
+    size_t copy_end;
+    /* A simple query's (or function call's) last result: the tail of the
+     * chain that begins at the entry's res. */
+    pgw_result_t *last;
+} pgw__req_aux_t;
 
-typedef struct pgw__cbs_block {
-    struct pgw__cbs_block *next;
-    pgw__req_cbs_t cbs[];
-} pgw__cbs_block_t;
+typedef struct pgw__aux_block {
+    struct pgw__aux_block *next;
+    pgw__req_aux_t aux[];
+} pgw__aux_block_t;
 
-/* No callbacks: what pgw__cbs_of reads for an entry without a block. */
-extern const pgw__req_cbs_t pgw__no_cbs;
+/* Nothing: what pgw__aux_of reads for an entry without a block. */
+extern const pgw__req_aux_t pgw__no_aux;
 
-/* r's callbacks, to read (all NULL when it has none). */
-static inline const pgw__req_cbs_t *pgw__cbs_of(const pgw__req_t *r)
+/* r's aux block, to read (all NULL and 0 when it has none). */
+static inline const pgw__req_aux_t *pgw__aux_of(const pgw__req_t *r)
 {
-    return r->cbs ? r->cbs : &pgw__no_cbs;
+    return r->aux ? r->aux : &pgw__no_aux;
 }
 
 /* A block of FIFO entries (session.fifo.blocks). */
@@ -608,16 +641,20 @@ struct pgw_session {
          * no allocation or allocator header per request. */
         struct pgw__req_block *blocks;
         size_t nentries;
-        /* The entries' callback blocks (pgw__req_cbs), the same way. */
-        pgw__req_cbs_t *cbs_free;
-        struct pgw__cbs_block *cbs_blocks;
-        size_t ncbs;
+        /* The entries' aux blocks (pgw__req_aux), the same way. */
+        pgw__req_aux_t *aux_free;
+        struct pgw__aux_block *aux_blocks;
+        size_t naux;
         size_t npending;
         size_t max_pending; /* at it, submits are refused (PGW_ECONGESTED) */
-        uint64_t tx_group;
+        uint32_t tx_group;  /* of the next entry (pgw__group_next) */
         int rx_batch_status;
         bool rx_aborting;
-        uint64_t rx_abort_group;
+        uint32_t rx_abort_group;
+        /* When the head entry's answer began (pgw__stamp; 0: not yet, or
+         * no clock): replies come in FIFO order, so only the head's can
+         * have begun. */
+        uint64_t head_t_first;
         /* The retry log: the Bind parameter sections the retryable
          * requests keep (requests.c, keep_bind_params), in FIFO order, so
          * the head's begins at retry_off; each entry knows its length. */
@@ -768,9 +805,9 @@ void pgw__notify(const pgw_result_cb cb, void *ud, const pgw__driver_t *d, int s
 int pgw__req_step(pgw_session_t *s, pgw__req_t *r);
 void pgw__fail_all(pgw_session_t *s, int err);
 void pgw__req_release(pgw_session_t *s, pgw__req_t *r);
-/* r's callbacks block, attached (all NULL) if it has none yet, to set its
- * callbacks; NULL when out of memory (PGW_ENOMEM). */
-pgw__req_cbs_t *pgw__req_cbs(pgw_session_t *s, pgw__req_t *r);
+/* r's aux block, attached (all NULL and 0) if it has none yet, to set
+ * what it holds; NULL when out of memory (PGW_ENOMEM). */
+pgw__req_aux_t *pgw__req_aux(pgw_session_t *s, pgw__req_t *r);
 /* The head entry r no longer needs what it kept in the retry log. */
 void pgw__retry_drop(pgw_session_t *s, pgw__req_t *r);
 /* Set a session parameter (ParameterStatus). Returns 0, PGW_ENOMEM or
@@ -833,7 +870,7 @@ int pgw__copy_carry(pgw_session_t *s, pgw__req_t *r, const pgw_request_t *rq);
 int pgw__enc_copy(pgw_session_t *s, pgw_buf_t *b, pgw__req_t *r, const pgw_request_t *rq);
 /* r, just encoded into b, may start a COPY: an extended request gets a
  * Flush, and what is queued after it is held until the server has
- * answered it. Returns 0 or the encoder's error. */
+ * answered it. Returns 0, the encoder's error or PGW_ENOMEM. */
 int pgw__copy_may_start(pgw_session_t *s, pgw_buf_t *b, pgw__req_t *r);
 /* 1 for the messages of a COPY (CopyIn/Out/BothResponse, CopyData, CopyDone). */
 bool pgw__copy_message(uint8_t type);
@@ -891,8 +928,9 @@ static inline int pgw__dl_status(const pgw__req_t *r, int status)
     return (r->dl & PGW__DL_EXPIRED) ? PGW_ETIMEDOUT : status;
 }
 /* Before a commit of a submit with a deadline (r its last entry, b the
- * buffer it was encoded into): what is queued after it waits. */
-void pgw__dl_hold(pgw__req_t *r, const pgw_buf_t *b);
+ * buffer it was encoded into): what is queued after it waits. Returns 0
+ * or PGW_ENOMEM (no aux block for r). */
+int pgw__dl_hold(pgw_session_t *s, pgw__req_t *r, const pgw_buf_t *b);
 /* After a commit: tell the driver the deadline of each request of it. */
 void pgw__dl_announce(pgw_session_t *s, const pgw__req_t *first);
 

@@ -1104,7 +1104,7 @@ static void on_streamed_done(int status, pgw_result_t *res, void *ud)
 }
 
 /* Streaming requests keep their row callback in a block apart from their
- * FIFO entry (session_internal.h, pgw__req_cbs), taken back with the
+ * FIFO entry (session_internal.h, pgw__req_aux), taken back with the
  * entry: once warm, a stream of them allocates nothing, and each request
  * numbers its rows from 0 (the count lives in the block and starts again
  * with each request that takes it). */
@@ -1261,11 +1261,10 @@ static void test_request_size(void **state)
 }
 
 /* PGW_Q_SYNC ends a sync group inside a one-Sync batch: an error before it
- * aborts only its own group. */
-static void test_batch_group_boundary(void **state)
+ * aborts only its own group. The batch is queued on s; check_queued (may be
+ * NULL) looks at the FIFO before the answers come. */
+static void check_group_boundary(pgw_session_t *s, void (*check_queued)(pgw_session_t *s))
 {
-    (void)state;
-    pgw_session_t *s = ready_session(&R, NULL);
     pgw_param_t ps[3] = {pgw_int8(0), pgw_int8(1), pgw_int8(2)};
     pgw_request_t reqs[3];
     for (int i = 0; i < 3; i++)
@@ -1275,6 +1274,7 @@ static void test_batch_group_boundary(void **state)
     char types[64];
     out_types(s, types, sizeof types);
     assert_string_equal(types, "PBDEPBDESPBDES");
+    if (check_queued) check_queued(s);
     pgw_buf_t w = {0};
     pgt_msg_error(&w, "ERROR", "22012", "division by zero"); /* request 0 fails */
     pgt_msg_ready(&w, 'I');                                  /* request 1 skipped */
@@ -1289,6 +1289,94 @@ static void test_batch_group_boundary(void **state)
     for (int i = 0; i < 4; i++)
         assert_int_equal(R.done[i].calls, 1);
     assert_int_equal(pgw_session_pending(s), 0);
+    pgw_session_free(s);
+    pgw_buf_free(&w);
+}
+
+static void test_batch_group_boundary(void **state)
+{
+    (void)state;
+    check_group_boundary(ready_session(&R, NULL), NULL);
+}
+
+/* Requests 0 and 1 in the last group before the wrap, request 2 and the
+ * batch's Sync in group 0. */
+static void check_groups_wrapped(pgw_session_t *s)
+{
+    assert_int_equal(s->fifo.head->group, PGW__GROUP_INTERNAL - 1);
+    assert_int_equal(s->fifo.tail->group, 0);
+    assert_int_equal(s->fifo.tx_group, 1);
+}
+
+/* Sync groups are numbered in 32 bits and only compared for equality: the
+ * numbers wrap, and never to the number of the session's own queries
+ * (PGW__GROUP_INTERNAL). Across the wrap, an error still aborts the rest
+ * of its own group and nothing of the next. */
+static void test_group_numbers_wrap(void **state)
+{
+    (void)state;
+    assert_int_equal(pgw__group_next(5), 6);
+    assert_int_equal(pgw__group_next(PGW__GROUP_INTERNAL - 1), 0);
+    assert_int_not_equal(pgw__group_next(PGW__GROUP_INTERNAL - 2), PGW__GROUP_INTERNAL);
+    pgw_session_t *s = ready_session(&R, NULL);
+    s->fifo.tx_group = PGW__GROUP_INTERNAL - 1;
+    check_group_boundary(s, check_groups_wrapped);
+}
+
+static uint64_t g_clock;
+
+static uint64_t test_clock(void *ud)
+{
+    (void)ud;
+    return g_clock;
+}
+
+/* pgw_result_timing of pipelined requests whose answers are split across
+ * reads: a request's first reply is the time of the read that brought it
+ * (the clock is read once per read), not the earlier one that brought the
+ * request before it, nor the one that completed it. */
+static void test_timing_first_reply(void **state)
+{
+    (void)state;
+    pgw_session_t *s = ready_session(&R, &(sess_opts_t){.now_ns = test_clock});
+    g_clock = 50;
+    pgw_param_t p[2] = {pgw_int8(1), pgw_int8(2)};
+    assert_int_equal(pgw_session_query(s, "SELECT $1::int8", &p[0], 1, 0, keep_cb, UD(0)), 0);
+    assert_int_equal(pgw_session_query(s, "SELECT $1::int8", &p[1], 1, 0, keep_cb, UD(1)), 0);
+    static const char *const names[] = {"tag"};
+    static const uint32_t oids[] = {20};
+    pgw_buf_t w = {0};
+    g_clock = 100; /* request 0's answer begins */
+    pgt_msg(&w, '1', NULL, 0);
+    pgt_msg(&w, '2', NULL, 0);
+    feed(s, &w);
+    w.len = 0;
+    g_clock = 200; /* request 0 completes, request 1's answer begins */
+    pgt_msg_row_desc(&w, 1, names, oids, 1);
+    pgt_msg_data_row_int8(&w, 1);
+    pgt_msg_command_complete(&w, "SELECT 1");
+    pgt_msg_ready(&w, 'I');
+    pgt_msg(&w, '1', NULL, 0);
+    feed(s, &w);
+    w.len = 0;
+    g_clock = 300; /* request 1 completes */
+    pgt_msg(&w, '2', NULL, 0);
+    pgt_msg_row_desc(&w, 1, names, oids, 1);
+    pgt_msg_data_row_int8(&w, 2);
+    pgt_msg_command_complete(&w, "SELECT 1");
+    pgt_msg_ready(&w, 'I');
+    feed(s, &w);
+    static const uint64_t want[2][3] = {{50, 100, 200}, {50, 200, 300}};
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(R.done[i].calls, 1);
+        assert_int_equal(R.done[i].status, 0);
+        uint64_t q, f, d;
+        pgw_result_timing(R.keep[i], &q, &f, &d);
+        assert_int_equal(q, want[i][0]);
+        assert_int_equal(f, want[i][1]);
+        assert_int_equal(d, want[i][2]);
+        pgw_result_free(R.keep[i]);
+    }
     pgw_session_free(s);
     pgw_buf_free(&w);
 }
@@ -1436,6 +1524,8 @@ int main(void)
         cmocka_unit_test(test_no_pipelining),
         cmocka_unit_test(test_request_size),
         cmocka_unit_test(test_batch_group_boundary),
+        cmocka_unit_test(test_group_numbers_wrap),
+        cmocka_unit_test(test_timing_first_reply),
         cmocka_unit_test(test_batch_all_or_nothing),
         cmocka_unit_test(test_request_refusals),
         cmocka_unit_test(test_request_result_formats),
