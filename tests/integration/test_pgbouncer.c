@@ -14,7 +14,9 @@
  *     workload that repeats queries from several connections (each its own
  *     SQL under what would be the same cached name): it must fail loudly,
  *     PGW_ESTMTINVALID or PGW_ESERVER with 42P05 / 26000 and a hint naming
- *     stmt_cache_mode, and never return a wrong value.
+ *     stmt_cache_mode, and never return a wrong value. One switch of server
+ *     connection is made certain (admin console RECONNECT), as a slow
+ *     machine may run the connections' transactions one after the other.
  *
  * Counts scale down under valgrind; PGW_TEST_BOUNCER_TXNS sets the number
  * of transactions.
@@ -94,18 +96,24 @@ static const char *bouncer_conninfo(char *buf, size_t n)
     return pgt_pgbouncer_conninfo(buf, n, NULL, NULL, "pgw_test_pgbouncer");
 }
 
-/* One statement straight to the cluster (not through the pooler). */
-static void direct_exec(const char *sql)
+/* One statement on a connection of its own to conninfo. */
+static void exec_at(const char *conninfo, const char *sql)
 {
-    char ci[1024];
     pgw_client_t *c = NULL;
-    assert_int_equal(pgw_client_connect(&c, pgt_conninfo(ci, sizeof ci, NULL), NULL), 0);
+    assert_int_equal(pgw_client_connect(&c, conninfo, NULL), 0);
     pgw_result_t *res = NULL;
     int rc = pgw_client_exec(c, sql, &res);
     if (rc != 0)
         fail_msg("%s: %s", sql, pgw_result_error(res) ? pgw_result_error(res)->message : "");
     pgw_result_free(res);
     pgw_client_close(c);
+}
+
+/* One statement straight to the cluster (not through the pooler). */
+static void direct_exec(const char *sql)
+{
+    char ci[1024];
+    exec_at(pgt_conninfo(ci, sizeof ci, NULL), sql);
 }
 
 static int setup(void **state)
@@ -510,9 +518,9 @@ static void run_workload(run_t *r, int unnamed, int txns)
     if (r->timed_out) fail_msg("the workload did not finish in time: something hangs");
 }
 
-/* The server connections PgBouncer opened for the database (admin console,
- * SHOW SERVERS): at most the pool size. */
-static void check_server_connections(void)
+/* The server connections PgBouncer has open for the database (admin
+ * console, SHOW SERVERS). */
+static size_t server_connections(void)
 {
     char admin[1024];
     pgt_pgbouncer_conninfo(admin, sizeof admin, NULL, "pgbouncer", "pgw_test_pgbouncer");
@@ -531,6 +539,14 @@ static void check_server_connections(void)
     }
     pgw_result_free(res);
     pgw_client_close(c);
+    return n;
+}
+
+/* The server connections PgBouncer opened for the database: at most the
+ * pool size. */
+static void check_server_connections(void)
+{
+    size_t n = server_connections();
     const char *ps = pgt_pgbouncer_env("PGW_PGBOUNCER_POOL_SIZE");
     int pool = ps != NULL ? atoi(ps) : 0;
     print_message("server connections behind the %d clients: %zu (pool size %d)\n", NCLIENTS, n,
@@ -578,30 +594,37 @@ static void cached_closed(pgw_conn_t *conn, void *ud)
     cached->closed++;
 }
 
+/* The outcome of one cached execution that should answer want: correct,
+ * wrong, or a failure that is loud (the pooler's switch of server
+ * connections shows as PGW_ESTMTINVALID, or 42P05 / 26000) or other. */
+static void count_cached(int status, const pgw_result_t *res, int64_t want)
+{
+    if (status == 0) {
+        if (row_int8(res, 0, 0) == want)
+            cached->ok++;
+        else
+            cached->wrong++;
+        return;
+    }
+    char key[32];
+    error_key(status, res, key, sizeof key);
+    tally_add(&cached->errors, key);
+    const pgw_error_t *e = res ? pgw_result_error(res) : NULL;
+    const char *st = e && e->sqlstate ? e->sqlstate : "";
+    if (status == PGW_ESTMTINVALID ||
+        (status == PGW_ESERVER && (!strcmp(st, "42P05") || !strcmp(st, "26000"))))
+        cached->loud++;
+    else
+        cached->other++;
+    if (e && e->hint && strstr(e->hint, "stmt_cache_mode")) cached->hinted++;
+}
+
 /* Each connection's own SQL (its id in the text): a statement prepared by
  * another connection under the same name would answer another number. */
 static void on_cached(int status, pgw_result_t *res, void *ud)
 {
     int i = *(int *)ud;
-    if (status == 0) {
-        int64_t v = row_int8(res, 0, 0);
-        if (v == (int64_t)(i + 1) * 1000 + cached->left[i])
-            cached->ok++;
-        else
-            cached->wrong++;
-    } else {
-        char key[32];
-        error_key(status, res, key, sizeof key);
-        tally_add(&cached->errors, key);
-        const pgw_error_t *e = res ? pgw_result_error(res) : NULL;
-        const char *st = e && e->sqlstate ? e->sqlstate : "";
-        if (status == PGW_ESTMTINVALID ||
-            (status == PGW_ESERVER && (!strcmp(st, "42P05") || !strcmp(st, "26000"))))
-            cached->loud++;
-        else
-            cached->other++;
-        if (e && e->hint && strstr(e->hint, "stmt_cache_mode")) cached->hinted++;
-    }
+    count_cached(status, res, (int64_t)(i + 1) * 1000 + cached->left[i]);
     pgw_result_free(res);
     cached_next(i);
 }
@@ -632,6 +655,53 @@ static void on_cached_connected(pgw_conn_t *conn, int status, const pgw_error_t 
     cached_next(i);
 }
 
+/* One statement to PgBouncer's admin console. */
+static void admin_exec(const char *sql)
+{
+    char admin[1024];
+    exec_at(pgt_pgbouncer_conninfo(admin, sizeof admin, NULL, "pgbouncer", "pgw_test_pgbouncer"),
+            sql);
+}
+
+/* The switch made certain, whatever the timing (the workload above needs
+ * its connections' transactions to overlap for PgBouncer to move them
+ * between server connections, which a slow machine may not give): a query
+ * the cache has prepared by name on one server connection, PgBouncer told
+ * to close its server connections once released (RECONNECT), and the same
+ * query again in a transaction block, which then reaches a server
+ * connection without the statement. */
+static void cached_after_reconnect(void)
+{
+    static const char sql[] = "SELECT $1::int8 + 7000";
+    char ci[1024];
+    bouncer_conninfo(ci, sizeof ci);
+    pgw_conn_config_t cfg;
+    init_config(&cfg, 0);
+    pgw_client_t *c = NULL;
+    assert_int_equal(pgw_client_connect(&c, ci, &cfg), 0);
+    pgw_param_t p[1] = {pgw_int8(1)};
+    pgw_result_t *res = NULL;
+    for (int i = 0; i < 2; i++) { /* unnamed, then prepared by name with its execution */
+        assert_int_equal(pgw_client_query(c, sql, p, 1, &res), 0);
+        assert_int_equal(row_int8(res, 0, 0), 7001);
+        pgw_result_free(res);
+    }
+    /* PgBouncer closes the released server connections on its next
+     * maintenance pass (about a second): wait for it, at most 30 s. */
+    admin_exec("RECONNECT");
+    for (int i = 0; i < 600 && server_connections() > 0; i++)
+        uv_sleep(50);
+    assert_int_equal(server_connections(), 0);
+    /* Inside a transaction block, where the library cannot prepare the
+     * statement again and retry behind the caller's back. */
+    assert_int_equal(pgw_client_exec(c, "BEGIN", NULL), 0);
+    int rc = pgw_client_query(c, sql, p, 1, &res);
+    count_cached(rc, res, 7001);
+    pgw_result_free(res);
+    assert_int_equal(pgw_client_exec(c, "ROLLBACK", NULL), 0);
+    pgw_client_close(c);
+}
+
 static void test_default_mode_fails_loudly(void **state)
 {
     (void)state;
@@ -655,6 +725,7 @@ static void test_default_mode_fails_loudly(void **state)
         uv_run(&loop, UV_RUN_ONCE);
     uv_run(&loop, UV_RUN_DEFAULT);
     assert_int_equal(uv_loop_close(&loop), 0);
+    cached_after_reconnect();
     print_message("default mode: %" PRIu64 " correct, %" PRIu64 " wrong, %" PRIu64
                   " loud failures (%" PRIu64 " with a hint naming stmt_cache_mode), %" PRIu64
                   " other failures\n",
