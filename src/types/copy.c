@@ -10,7 +10,7 @@
 
 int pgw__buf_put32(pgw_buf_t *b, uint32_t v)
 {
-    int rc = pgw_buf_reserve(b, 4);
+    int rc = pgw__buf_room(b, 4);
     if (rc < 0) return rc;
     pgw__put32(b->data + b->len, v);
     b->len += 4;
@@ -38,7 +38,7 @@ static int text_is_binary(uint32_t oid)
 static int put_bytes_field(pgw_buf_t *b, const void *prefix, size_t np, const void *p, size_t n)
 {
     if (n > (size_t)INT32_MAX - np) return PGW_ETOOBIG;
-    int rc = pgw_buf_reserve(b, 4 + np + n);
+    int rc = pgw__buf_room(b, 4 + np + n);
     if (rc < 0) return rc;
     pgw__put32(b->data + b->len, (uint32_t)(np + n));
     if (np) memcpy(b->data + b->len + 4, prefix, np);
@@ -49,7 +49,7 @@ static int put_bytes_field(pgw_buf_t *b, const void *prefix, size_t np, const vo
 
 static int put_fixed_field(pgw_buf_t *b, uint64_t v, size_t width)
 {
-    int rc = pgw_buf_reserve(b, 4 + width);
+    int rc = pgw__buf_room(b, 4 + width);
     if (rc < 0) return rc;
     uint8_t *d = b->data + b->len;
     pgw__put32(d, (uint32_t)width);
@@ -143,9 +143,11 @@ int pgw_copy_bin_begin(pgw_buf_t *b)
 int pgw_copy_bin_row_begin(pgw_buf_t *b, size_t nfields)
 {
     if (nfields > INT16_MAX) return PGW_EINVAL;
-    uint8_t d[2];
-    pgw__put16(d, (uint16_t)nfields);
-    return pgw_buf_append(b, d, 2);
+    int rc = pgw__buf_room(b, 2);
+    if (rc < 0) return rc;
+    pgw__put16(b->data + b->len, (uint16_t)nfields);
+    b->len += 2;
+    return 0;
 }
 
 int pgw_copy_bin_field(pgw_buf_t *b, const pgw_param_t *p)
@@ -229,7 +231,7 @@ int pgw_copy_text_field(pgw_buf_t *b, const char *s, size_t len)
     for (size_t i = 0; i < len; i++)
         if (text_escape_of((uint8_t)s[i])) extra++;
     if (len > SIZE_MAX / 2) return PGW_ETOOBIG;
-    int rc = pgw_buf_reserve(b, len + extra + 1);
+    int rc = pgw__buf_room(b, len + extra + 1);
     if (rc < 0) return rc;
     uint8_t *d = b->data + b->len;
     for (size_t i = 0; i < len; i++) {
@@ -259,7 +261,7 @@ static int put_int64_delim(pgw_buf_t *b, int64_t v, char delim)
                                    "25262728293031323334353637383940414243444546474849"
                                    "50515253545556575859606162636465666768697071727374"
                                    "75767778798081828384858687888990919293949596979899";
-    int rc = pgw_buf_reserve(b, 21);
+    int rc = pgw__buf_room(b, 21);
     if (rc < 0) return rc;
     char tmp[24];
     char *e = tmp + sizeof tmp, *p = e;
@@ -298,7 +300,7 @@ int pgw_copy_text_int8(pgw_buf_t *b, int64_t v)
  * it (float_fmt.c), straight into the buffer; no locale involved. */
 static int put_float8_delim(pgw_buf_t *b, double v, char delim)
 {
-    int rc = pgw_buf_reserve(b, PGW__FLOAT8_TEXT_MAX + 1);
+    int rc = pgw__buf_room(b, PGW__FLOAT8_TEXT_MAX + 1);
     if (rc < 0) return rc;
     char *d = (char *)b->data + b->len;
     size_t n = pgw__fmt_float8(d, v);
@@ -338,7 +340,7 @@ static int csv_needs_quotes(const char *s, size_t len)
 int pgw_copy_csv_field(pgw_buf_t *b, const char *s, size_t len)
 {
     if (!csv_needs_quotes(s, len)) {
-        int rc = pgw_buf_reserve(b, len + 1);
+        int rc = pgw__buf_room(b, len + 1);
         if (rc < 0) return rc;
         memcpy(b->data + b->len, s, len);
         b->len += len;
@@ -349,7 +351,7 @@ int pgw_copy_csv_field(pgw_buf_t *b, const char *s, size_t len)
     for (size_t i = 0; i < len; i++)
         quotes += s[i] == '"';
     if (len > SIZE_MAX / 2 - 3) return PGW_ETOOBIG;
-    int rc = pgw_buf_reserve(b, len + quotes + 3);
+    int rc = pgw__buf_room(b, len + quotes + 3);
     if (rc < 0) return rc;
     uint8_t *d = b->data + b->len;
     *d++ = '"';

@@ -108,6 +108,14 @@ static inline void pgw__free_secret(const pgw_allocator_t *a, char *s)
     pgw__free(a, s);
 }
 
+/* pgw_buf_reserve with its common case inline: the room is there already
+ * (len + extra <= cap, and within max). Same results. */
+static inline int pgw__buf_room(pgw_buf_t *b, size_t extra)
+{
+    if (extra <= b->cap - b->len && (!b->max || b->len + extra <= b->max)) return 0;
+    return pgw_buf_reserve(b, extra);
+}
+
 /* Duplicate n bytes into a NUL-terminated string. */
 char *pgw__strndup(const pgw_allocator_t *a, const char *s, size_t n);
 char *pgw__strdup(const pgw_allocator_t *a, const char *s);

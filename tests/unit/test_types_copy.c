@@ -112,6 +112,15 @@ static void test_binary_errors_leave_buffer(void **state)
     assert_int_equal(b.len, 2);
     assert_int_equal(pgw_copy_bin_row_begin(&b, 40000), PGW_EINVAL);
     assert_int_equal(pgw_copy_bin_row_begin(&b, 65536 + 7), PGW_EINVAL); /* not 7 */
+    /* room left below max and below cap: a field that fills max exactly
+     * fits, one byte more does not */
+    b.max = b.len + 8;
+    assert_true(b.cap > b.max);
+    assert_int_equal(pgw_copy_bin_int4(&b, 7), 0);
+    assert_int_equal(b.len, 10);
+    assert_int_equal(pgw_copy_bin_row_begin(&b, 1), PGW_ETOOBIG);
+    assert_int_equal(pgw_copy_text_int4(&b, 1), PGW_ETOOBIG);
+    assert_int_equal(b.len, 10);
     pgw_buf_free(&b);
 }
 
