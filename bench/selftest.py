@@ -253,8 +253,22 @@ def repl_rows():
           "0.50x (0.50–0.50)" in lines, "suite R gives the ratios within each repetition")
 
 
+def profile_columns():
+    import cpu_profile as prof  # bench/cpu_profile.py
+    cat = prof.category
+    check(cat("[kernel.kallsyms]", "libpq") == "kernel" and
+          cat("/usr/lib/x86_64-linux-gnu/libpq.so.5.15", "libpq") == "library" and
+          cat("/x/bench/pgw-bench-driver", "libpq", "main") == "harness" and
+          cat("/x/bench/pgw-bench-driver", "libpgwire", "pgw_session_submit") == "library" and
+          cat("/x/bench/pgw-bench-driver", "libpgwire", "recv") == "harness" and
+          cat("/usr/lib/x86_64-linux-gnu/libuv.so.1.0.0", "libpgwire") == "libuv",
+          "profile.py counts the kernel, libpq, libpgwire (in the driver) and the harness's "
+          "interposed calls in their own columns")
+
+
 def main():
     scenario_table()
+    profile_columns()
     suited_rows()
     repl_rows()
     runner_checksums()
