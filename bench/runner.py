@@ -501,6 +501,17 @@ def name_libraries(env):
             LIB_NAMES[lib] = "%s %s%s" % (BASE_LIB_NAMES[lib], v[key], extra)
 
 
+def run_stamp():
+    """When and at which commit a run measures: {"date", "commit"}."""
+    commit = sh("git -C '%s' rev-parse --short HEAD" % ROOT)
+    # The run's own output (results/, RESULTS.md) does not make the tree dirty.
+    if commit and sh("git -C '%s' status --porcelain -- src include bench "
+                     "':!bench/results' ':!bench/RESULTS.md'" % ROOT):
+        commit += " (with uncommitted changes)"
+    return {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "commit": commit}
+
+
 def environment():
     cpu = ""
     try:
@@ -528,13 +539,9 @@ def environment():
     m = re.search(r"project\(pgwire VERSION ([0-9.]+)", open(os.path.join(ROOT, "CMakeLists.txt")).read())
     if m:
         version = m.group(1)
-    commit = sh("git -C '%s' rev-parse --short HEAD" % ROOT)
-    # The run's own output (results/, RESULTS.md) does not make the tree dirty.
-    if commit and sh("git -C '%s' status --porcelain -- src include bench "
-                     "':!bench/results' ':!bench/RESULTS.md'" % ROOT):
-        commit += " (with uncommitted changes)"
+    stamp = run_stamp()
     return {
-        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "date": stamp["date"],
         "cpu": cpu,
         "cores": os.cpu_count(),
         "ram": mem,
@@ -543,7 +550,7 @@ def environment():
         "server": sh("psql -X -A -t -c 'select version()'"),
         "libpq": sh("pkg-config --modversion libpq"),
         "libpgwire": version,
-        "commit": commit,
+        "commit": stamp["commit"],
         "libuv": sh("pkg-config --modversion libuv"),
     }
 
@@ -1159,7 +1166,7 @@ def write_report(args, adata, bdata, cdata, env, sdata=None):
         "client's overhead per statement shows instead of one round trip per statement.\n")
     if args.peers:
         L.append(PEER_NOTES)
-    if not args.suites_run.get("D"):
+    if not args.suites_run.get("D") and not (sdata or {}).get("D"):
         L.append("- **Suite D** (seed 002's TSBS cpu load and analytic query shapes) is opt-in "
                  "(BENCH_SUITES=...,D) and did not run this time.\n")
 

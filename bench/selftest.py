@@ -225,6 +225,13 @@ def suited_rows():
           "server's COPY")
     check("q/s 1.00x (1.00–1.00), CPU per query 0.50x (0.50–0.50)" in lines,
           "suite T gives q/s and CPU ratios within each repetition")
+    check("Measured at an unrecorded date, libpgwire commit unrecorded" in lines,
+          "suite D without a stamp says its date and commit are unknown")
+    dd["measured"] = {"date": "2026-01-02T03:04:05Z", "commit": "abc1234"}
+    lines = "\n".join(runner.suited.report_lines(Args(), {"D": dd}))
+    check("Measured 2026-01-02T03:04:05Z, libpgwire commit abc1234" in lines and
+          "| q1 | one host, 1 hour | 10 | 2.000 | 4.000 | 0.50x (0.50–0.50) |" in lines,
+          "suite D's section says when and at which commit it was measured")
     def mem_run(lib, rep, cold, warm):
         rnd = lambda b, a: {"pending": 1000, "rss_per_pending": b, "allocs": a,
                             "alloc_bytes": 10.0, "out": 62.0, "in": 40.0}

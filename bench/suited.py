@@ -129,6 +129,7 @@ def run(args, suites, failure_list):
                 if not args.filter or qid in args.filter or ("d_" + qid) in args.filter:
                     dd[qid] = _alternate(args, "query", D_QUERY_LIBS, "D", qid)
             _verify_d(dd)
+            dd["measured"] = runner.run_stamp()  # the section may outlive this run
             out["D"] = dd
             runner.save(args, "D.json", dd, SUBDIR)
     if "T" in suites:
@@ -305,6 +306,10 @@ def report_lines(args, data):
             "rotated order, and ratios are taken within a repetition (median, and range over "
             "the repetitions, in parentheses). **spread**: (max − min) ÷ median of a row's runs (— with one run)."
             "\n" % ("{:,}".format(rows) if rows else "?", _reps_of(dd)))
+        m = dd.get("measured") or {}
+        L.append("Measured %s, libpgwire commit %s (suite D may come from a run of its own: "
+                 "this date and commit are its own, not the Environment section's).\n" % (
+                     m.get("date", "at an unrecorded date"), m.get("commit", "unrecorded")))
         L.append(
             "### Load\n\nOne COPY of every row into an unindexed table (TRUNCATE and a CHECKPOINT "
             "before, outside the timing; verified after by count(*) and sum(usage_user)). The "
