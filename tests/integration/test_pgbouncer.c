@@ -96,6 +96,12 @@ static const char *bouncer_conninfo(char *buf, size_t n)
     return pgt_pgbouncer_conninfo(buf, n, NULL, NULL, "pgw_test_pgbouncer");
 }
 
+/* PgBouncer's admin console. */
+static const char *admin_conninfo(char *buf, size_t n)
+{
+    return pgt_pgbouncer_conninfo(buf, n, NULL, "pgbouncer", "pgw_test_pgbouncer");
+}
+
 /* One statement on a connection of its own to conninfo. */
 static void exec_at(const char *conninfo, const char *sql)
 {
@@ -523,9 +529,8 @@ static void run_workload(run_t *r, int unnamed, int txns)
 static size_t server_connections(void)
 {
     char admin[1024];
-    pgt_pgbouncer_conninfo(admin, sizeof admin, NULL, "pgbouncer", "pgw_test_pgbouncer");
     pgw_client_t *c = NULL;
-    assert_int_equal(pgw_client_connect(&c, admin, NULL), 0);
+    assert_int_equal(pgw_client_connect(&c, admin_conninfo(admin, sizeof admin), NULL), 0);
     pgw_result_t *res = NULL;
     assert_int_equal(pgw_client_exec(c, "SHOW SERVERS", &res), 0);
     int dbcol = pgw_result_column(res, "database");
@@ -659,8 +664,7 @@ static void on_cached_connected(pgw_conn_t *conn, int status, const pgw_error_t 
 static void admin_exec(const char *sql)
 {
     char admin[1024];
-    exec_at(pgt_pgbouncer_conninfo(admin, sizeof admin, NULL, "pgbouncer", "pgw_test_pgbouncer"),
-            sql);
+    exec_at(admin_conninfo(admin, sizeof admin), sql);
 }
 
 /* The switch made certain, whatever the timing (the workload above needs
