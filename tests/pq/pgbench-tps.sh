@@ -8,7 +8,12 @@
 # (simple, extended, prepared, -C, -c 8 -j 2, the \startpipeline script) the
 # two libraries alternate, ROUNDS rounds each of DURATION seconds (-T), and
 # the median TPS of each library and the ratio libpgwire-pq / libpq are
-# printed. The order turns each round (libpq first, then libpgwire-pq first,
+# printed, with the median of the per-round ratios (each round's two runs
+# are adjacent in time, so a ratio of a pair moves less with the machine
+# than the medians do) and the client CPU per transaction (user + system
+# time of the pgbench process, from bash's time, over the transactions it
+# processed): at one client the server's work is the same for both, and
+# what the library adds is that CPU. The order turns each round (libpq first, then libpgwire-pq first,
 # ...): the tables grow with every run (pgbench_history, dead tuples until
 # autovacuum), so the run that always came second would always meet the
 # larger tables.
@@ -45,21 +50,33 @@ modes=(
 
 median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 
-tps() { # LIB ARGS...: one run's TPS
-    local lib=$1 out
+tps() { # LIB ARGS...: one run's TPS and client CPU per transaction (µs)
+    local lib=$1 out t0 n cpu
     shift
+    local TIMEFORMAT='%3U %3S'
     if [ "$lib" = pgwire ]; then
-        out=$(LD_LIBRARY_PATH=$compat "$pgbench" -n -T "$duration" "$@" "$db" 2>&1)
+        out=$({ time LD_LIBRARY_PATH=$compat "$pgbench" -n -T "$duration" "$@" "$db" 2>&1; } 2>&1)
     else
-        out=$("$pgbench" -n -T "$duration" "$@" "$db" 2>&1)
+        out=$({ time "$pgbench" -n -T "$duration" "$@" "$db" 2>&1; } 2>&1)
     fi
-    echo "$out" | sed -nE 's/^tps = ([0-9.]+) .*/\1/p' | head -1 | grep . || { echo "$out" >&2; echo 0; }
+    t0=$(echo "$out" | sed -nE 's/^tps = ([0-9.]+) .*/\1/p' | head -1)
+    n=$(echo "$out" | sed -nE 's/^number of transactions actually processed: ([0-9]+).*/\1/p' | head -1)
+    cpu=$(echo "$out" | tail -1 | awk -v n="${n:-0}" 'NF == 2 && n > 0 { printf "%.1f", ($1 + $2) * 1e6 / n }')
+    if [ -z "$t0" ] || [ -z "$cpu" ]; then
+        echo "$out" >&2
+        echo "0 0"
+        return
+    fi
+    echo "$t0 $cpu"
 }
 
-printf '%-22s %12s %12s %8s\n' mode "libpq tps" "pgwire tps" ratio
+col() { awk -v c="$1" '{print $c}' "$2"; }
+
+printf '%-22s %10s %10s %7s %7s %9s %9s %7s\n' mode "libpq tps" "pgwire tps" ratio \
+    "paired" "libpq cpu" "pgw cpu" "cpu"
 for m in "${modes[@]}"; do
     name=${m%%|*} args=${m#*|}
-    : >"$tmp/libpq" && : >"$tmp/pgwire"
+    : >"$tmp/libpq" && : >"$tmp/pgwire" && : >"$tmp/pairs"
     for r in $(seq "$rounds"); do
         order="libpq pgwire"
         [ $((r % 2)) -eq 0 ] && order="pgwire libpq"
@@ -67,9 +84,18 @@ for m in "${modes[@]}"; do
             # shellcheck disable=SC2086
             tps "$lib" $args >>"$tmp/$lib"
         done
+        paste -d' ' <(tail -1 "$tmp/libpq") <(tail -1 "$tmp/pgwire") |
+            awk '$1 > 0 { printf "%.4f\n", $3 / $1 }' >>"$tmp/pairs"
     done
-    a=$(median <"$tmp/libpq") b=$(median <"$tmp/pgwire")
-    printf '%-22s %12.1f %12.1f %8s   (libpq: %s; pgwire: %s)\n' "$name" "$a" "$b" \
+    a=$(col 1 "$tmp/libpq" | median) b=$(col 1 "$tmp/pgwire" | median)
+    ca=$(col 2 "$tmp/libpq" | median) cb=$(col 2 "$tmp/pgwire" | median)
+    p=$(median <"$tmp/pairs")
+    printf '%-22s %10.1f %10.1f %7s %7.3f %9.1f %9.1f %7s\n' "$name" "$a" "$b" \
         "$(awk -v a="$a" -v b="$b" 'BEGIN { if (a > 0) printf "%.3f", b / a; else print "-" }')" \
-        "$(tr '\n' ' ' <"$tmp/libpq" | sed 's/ $//')" "$(tr '\n' ' ' <"$tmp/pgwire" | sed 's/ $//')"
+        "${p:-0}" "$ca" "$cb" \
+        "$(awk -v a="$ca" -v b="$cb" 'BEGIN { if (a > 0) printf "%.2fx", b / a; else print "-" }')"
+    printf '    libpq tps: %s\n    pgwire tps: %s\n    per-round ratios: %s\n' \
+        "$(col 1 "$tmp/libpq" | tr '\n' ' ' | sed 's/ $//')" \
+        "$(col 1 "$tmp/pgwire" | tr '\n' ' ' | sed 's/ $//')" \
+        "$(tr '\n' ' ' <"$tmp/pairs" | sed 's/ $//')"
 done
