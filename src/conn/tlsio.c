@@ -140,11 +140,8 @@ void pgw_tls_free(pgw_tls_t *t)
     if (!t) return;
     pgw__tls_free(t->t);
     pgw__tls_ctx_unref(t->ctx);
-    if (t->strs) { /* sslpassword is among them: zeroed (volatile writes) */
-        for (volatile char *p = t->strs; p < t->strs + t->strs_len; p++)
-            *p = 0;
-        pgw__free(t->alloc, t->strs);
-    }
+    pgw__wipe(t->strs, t->strs_len); /* sslpassword is among them */
+    pgw__free(t->alloc, t->strs);
     pgw__free(t->alloc, t);
 }
 

@@ -202,13 +202,6 @@ PGW_EXTERN int pgw_session_new(pgw_session_t **out, const pgw_session_config_t *
     return 0;
 }
 
-static void wipe(void *p, size_t n)
-{
-    volatile uint8_t *v = p;
-    while (n--)
-        *v++ = 0;
-}
-
 static void session_destroy(pgw_session_t *s)
 {
     s->freeing = true;
@@ -234,10 +227,7 @@ static void session_destroy(pgw_session_t *s)
         for (size_t i = 0; i < s->startup.nparams * 2; i++)
             pgw__free(a, s->startup.params[i]);
     pgw__free(a, s->startup.params);
-    if (s->startup.password) {
-        wipe(s->startup.password, strlen(s->startup.password));
-        pgw__free(a, s->startup.password);
-    }
+    pgw__free_secret(a, s->startup.password);
     pgw__session_auth_free(s);
     for (size_t i = 0; i < s->server.nparams; i++) {
         pgw__free(a, s->server.params[i].name);
@@ -250,12 +240,12 @@ static void session_destroy(pgw_session_t *s)
     pgw__free(s->alloc, s->submit.conv);
     pgw__free(a, s->rows.values);
     if (s->input.chunk) pgw__chunk_unref(s->input.chunk);
-    wipe(s->output.buf.data, s->output.buf.len); /* may hold a password message */
+    pgw__wipe(s->output.buf.data, s->output.buf.len); /* may hold a password message */
     pgw_buf_free(&s->output.buf);
     pgw_buf_free(&s->output.held);
     pgw_buf_free(&s->copy.held);
     pgw_buf_free(&s->fifo.retry);
-    wipe(s->output.scratch.data, s->output.scratch.cap);
+    pgw__wipe(s->output.scratch.data, s->output.scratch.cap);
     pgw_buf_free(&s->output.scratch);
     pgw__recycler_t *rec = s->recycler;
     pgw__free(a, s);

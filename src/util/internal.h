@@ -98,13 +98,22 @@ static inline void *pgw__calloc(const pgw_allocator_t *a, size_t count, size_t s
     return p;
 }
 
-/* Overwrite the NUL-terminated secret s with zeros (volatile writes the
- * compiler keeps) and free it; NULL is a no-op. */
+/* Zeroes n bytes at p, a store the compiler keeps although the memory is
+ * about to be freed (a secret's last use): memset at its own speed, then
+ * an empty asm that the compiler must assume reads p's memory. */
+static inline void pgw__wipe(void *p, size_t n)
+{
+    if (!p || !n) return;
+    memset(p, 0, n);
+    __asm__ __volatile__("" : : "r"(p) : "memory");
+}
+
+/* Overwrite the NUL-terminated secret s with zeros (pgw__wipe) and free
+ * it; NULL is a no-op. */
 static inline void pgw__free_secret(const pgw_allocator_t *a, char *s)
 {
     if (!s) return;
-    for (volatile char *p = s; *p; p++)
-        *p = 0;
+    pgw__wipe(s, strlen(s));
     pgw__free(a, s);
 }
 
