@@ -202,16 +202,36 @@ static const char **env_slot(const char *name, size_t n, const char **opt, const
     return n == sizeof req - 1 && memcmp(name, req, n) == 0 ? requiressl : NULL;
 }
 
+/* A bit per character 64..127 that may follow "PG" in a variable env_slot
+ * knows; a character outside that range is never ruled out. */
+static uint64_t third_letter_bit(unsigned char c)
+{
+    return c >= 64 && c < 128 ? (uint64_t)1 << (c - 64) : 0;
+}
+
+static int may_be_known(uint64_t third_letters, unsigned char c)
+{
+    return c < 64 || c >= 128 || (third_letters & third_letter_bit(c));
+}
+
 /* The environment's values, read in one pass over it (a getenv per
  * variable would scan it some fifty times per connect): every variable
  * starting with PG is looked up in the table, and the first entry of a
- * name wins, as with getenv. */
+ * name wins, as with getenv. A variable whose third letter starts no
+ * name libpq reads (a test suite's PGW_..., an application's own) is
+ * passed over with a bit test instead of a walk of the tables. */
 static int apply_environment(pgw_conninfo_t *ci)
 {
     const char *opt[NOPTS] = {0}, *param[NENV_PARAMS] = {0}, *req = NULL;
+    uint64_t third = third_letter_bit('R'); /* PGREQUIRESSL */
+    for (size_t i = 0; i < NOPTS; i++)
+        if (options[i].envvar) third |= third_letter_bit((unsigned char)options[i].envvar[2]);
+    for (size_t i = 0; i < NENV_PARAMS; i++)
+        third |= third_letter_bit((unsigned char)env_params[i].envvar[2]);
     for (char **e = environ; e && *e; e++) {
         const char *name = *e;
         if (name[0] != 'P' || name[1] != 'G' || !name[2]) continue;
+        if (!may_be_known(third, (unsigned char)name[2])) continue;
         const char *eq = strchr(name, '=');
         if (!eq) continue;
         const char **slot = env_slot(name, (size_t)(eq - name), opt, param, &req);

@@ -432,14 +432,16 @@ static void test_environment(void **state)
 }
 
 /* The environment is read as getenv reads it: the first entry of a name
- * wins, and only whole names match. */
+ * wins, and only whole names match; other PG-prefixed variables (PGW_...,
+ * a digit or a non-ASCII byte after "PG") are passed over. */
 static void test_environment_as_getenv(void **state)
 {
     (void)state;
     extern char **environ;
-    static char *env[] = {
-        "PGPORTX=1",      "PGPORT=6001",       "PGPORT=6002", "PG=1",       "PGUSER", "XPGHOST=bad",
-        "PGREQUIRESSL=1", "PGTZ=Europe/Paris", "PGTZ=UTC",    "PGAPPNAME=", NULL};
+    static char *env[] = {"PGPORTX=1",    "PGPORT=6001", "PGPORT=6002",    "PG=1",
+                          "PGUSER",       "XPGHOST=bad", "PGREQUIRESSL=1", "PGTZ=Europe/Paris",
+                          "PGTZ=UTC",     "PGAPPNAME=",  "PGW_PORT=7",     "PG9=1",
+                          "PG\xc3\xa9=1", NULL};
     char **saved = environ;
     environ = env;
     assert_string_equal(getenv("PGPORT"), "6001");
