@@ -133,6 +133,7 @@ typedef struct load {
     int new_backend;     /* answered there by a backend first seen after phase 0 */
     pids_t standby_pids; /* the pool's backends on the standby before the promotion */
     int promoted;        /* pg_promote() returned true */
+    uint64_t t_start, t_warm, t_promoted; /* now_ms() at the start, warm, pg_promote()'s answer */
 } load_t;
 
 typedef struct client {
@@ -225,6 +226,7 @@ static void on_promoted(int status, pgw_result_t *res, void *ud)
     pgw_result_free(res);
     pr->l->promoted = ok;
     pr->l->phase = 2;
+    pr->l->t_promoted = now_ms();
     pgw_conn_close(pr->conn, on_promoter_closed, pr);
 }
 
@@ -275,7 +277,8 @@ static void promote_under_load(int hide)
     l.primary_port = atoi(pport);
     l.standby_port = atoi(sport);
     int valgrind = RUNNING_ON_VALGRIND;
-    uint64_t deadline = now_ms() + (valgrind ? 300000 : 90000);
+    l.t_start = now_ms();
+    uint64_t deadline = l.t_start + (valgrind ? 300000 : 90000);
     assert_int_equal(uv_loop_init(&l.loop), 0);
     /* The pool's host list, and the port its entries name the standby by. */
     pgt_proxy_t *px[2] = {NULL, NULL};
@@ -316,6 +319,7 @@ static void promote_under_load(int hide)
     assert_true(l.answered[1] >= warm);
     assert_true(l.standby_pids.n > 0);
     assert_int_equal(l.rw_at_promoted, 0);
+    l.t_warm = now_ms();
     pgw_pool_stats_t before;
     pgw_pool_stats(l.pool, &before);
 
@@ -333,8 +337,12 @@ static void promote_under_load(int hide)
         uv_run(&l.loop, UV_RUN_ONCE);
     if (now_ms() >= deadline)
         fail_msg("not done in time: phase %d, %d read-write answers from the promoted server, "
-                 "%d outstanding",
-                 l.phase, l.rw_at_promoted, l.outstanding);
+                 "%d outstanding; answers ro %d rw %d; warm after %" PRIu64
+                 " ms, pg_promote() answered %" PRIu64 " ms after that, deadline %" PRIu64
+                 " ms after the start",
+                 l.phase, l.rw_at_promoted, l.outstanding, l.answered[1], l.answered[0],
+                 l.t_warm - l.t_start, l.t_promoted ? l.t_promoted - l.t_warm : 0,
+                 deadline - l.t_start);
 
     pgw_pool_stats_t st;
     pgw_pool_stats(l.pool, &st);
