@@ -12,7 +12,13 @@
  * no checkout: each goes at once to the pool's connection with the fewest
  * requests in flight, where it is pipelined behind the others (each
  * connection writes once per loop turn), so 1000 concurrent queries on 10
- * connections keep every connection's pipeline full. A connection still
+ * connections keep every connection's pipeline full. A connection whose
+ * request just completed counts it until the next request is sent, so
+ * the next request (often sent by that completion's callback) goes to
+ * another connection as busy as it rather than back to it: clients that
+ * each keep one request outstanding move between the connections instead
+ * of staying each on one for good (and a connection that changed role,
+ * see LIVE ROLE CHANGES, gets its new role's work). A connection still
  * connecting takes requests too (they are sent once it is up). When every
  * connection has pipeline_target requests in flight and the pool is below
  * max_size, another connection is opened (within the open rate limit).

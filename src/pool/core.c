@@ -388,15 +388,23 @@ static int takes_requests(const pgw__core_t *c, const pgw__member_t *m, int open
     return opening && m->state == PGW__M_OPENING && !m->hold && !m->between && !c->last_open_error;
 }
 
+/* What a one-shot pick counts in flight on m: the member that just
+ * answered still counts that answer until the next request is sent
+ * (pgw__core_done says why). */
+static uint32_t load_of(const pgw__core_t *c, const pgw__member_t *m)
+{
+    return m->inflight + (m->id == c->returning_id);
+}
+
 /* The member of role with the least in flight among those up (and, with
- * opening set, those being opened). */
+ * opening set, those being opened); the first in the list among equals. */
 static pgw__member_t *least_in_flight(const pgw__core_t *c, int role, int opening)
 {
     pgw__member_t *best = NULL, *m = c->members;
     if (!m) return NULL;
     do {
         if (m->role == role && takes_requests(c, m, opening) &&
-            (!best || m->inflight < best->inflight))
+            (!best || load_of(c, m) < load_of(c, best)))
             best = m;
         m = m->next;
     } while (m != c->members);
@@ -523,6 +531,7 @@ pgw__member_t *pgw__core_pick_replayed(pgw__core_t *c, uint64_t now, uint64_t ls
 void pgw__core_sent(pgw__core_t *c, pgw__member_t *m)
 {
     m->inflight++;
+    c->returning_id = 0;
 }
 
 /* m has nothing in flight: close it if retired, check it if its server
@@ -541,8 +550,17 @@ static void member_freed_up(pgw__core_t *c, pgw__member_t *m, uint64_t now)
     if (c->waiters) serve(c, now);
 }
 
+/* A request on m completed. Its caller's callback, which runs next, often
+ * sends the next request (a client keeping one request outstanding): with
+ * every member equally busy, m alone would then have the least in flight
+ * and take it, and every such client would stay on the member it has for
+ * good, however the members change (those of a promoted server, say,
+ * would never see read-write work). So until the next request is sent, m
+ * counts the completed one as still in flight: among equals the next
+ * request goes to the first member in the list, and the clients mix. */
 void pgw__core_done(pgw__core_t *c, pgw__member_t *m, uint64_t now)
 {
+    c->returning_id = m->id;
     if (m->inflight) m->inflight--;
     if (m->inflight == 0 && m->state == PGW__M_READY) member_freed_up(c, m, now);
 }

@@ -173,6 +173,10 @@ typedef struct pgw__core {
      * read-only work goes to members up (of either role) rather than to
      * members being opened. */
     int ro_after_promotion;
+    /* The member whose request completed last (its id; 0: none, or the
+     * next request was sent since): least_in_flight counts that request
+     * as still in flight there (pgw__core_done). */
+    uint64_t returning_id;
     int closing;
     int in_serve;
     pgw__core_stats_t st;

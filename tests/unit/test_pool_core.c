@@ -2,8 +2,9 @@
  * The pool's sans-IO core (src/pool/core.c) without a server: scripted
  * members through the ops table, time passed by hand. Covers lazy opening
  * and min size, the open rate limit and its backoff, least-in-flight
- * dispatch and growth to max, FIFO waiters and their deadlines (pool
- * exhausted vs. server down), reservation of busy members for waiters,
+ * dispatch (an answered request counted until the next is sent) and
+ * growth to max, FIFO waiters and their deadlines (pool exhausted vs.
+ * server down), reservation of busy members for waiters,
  * release decisions, liveness checks, lifetime with jitter, idle timeout,
  * loss and replacement, routing roles and the max_size they share,
  * counters and shutdown, a server
@@ -194,6 +195,44 @@ static void test_least_in_flight_and_growth(void **state)
     pgw__core_opened(&c, a, 0, 1);
     pgw__core_done(&c, a, 2);
     assert_ptr_equal(pgw__core_pick(&c, 3, 0, &err), a); /* least first */
+    pgw__core_shutdown(&c);
+}
+
+/* A member whose request just completed counts it until the next request
+ * is sent: a client that keeps one request outstanding (and sends the next
+ * from the completion's callback) moves between equally busy members
+ * instead of staying on the one that answered it. */
+static void test_answered_member_counts_until_next_send(void **state)
+{
+    pgw__core_t c;
+    script_t s;
+    init(&c, &s, (pgw__core_cfg_t){.max_size = 3, .max_connecting = 3});
+    int err;
+    pgw__member_t *m[3];
+    for (int i = 0; i < 3; i++) {
+        m[i] = pgw__core_pick(&c, 0, 0, &err);
+        assert_non_null(m[i]);
+        pgw__core_sent(&c, m[i]);
+        pgw__core_sent(&c, m[i]);
+    }
+    assert_ptr_not_equal(m[0], m[1]);
+    assert_ptr_not_equal(m[1], m[2]);
+    for (int i = 0; i < 3; i++)
+        pgw__core_opened(&c, m[i], 0, 1);
+    /* Two in flight on each; one on m[2] completes. */
+    pgw__core_done(&c, m[2], 2);
+    assert_int_equal(m[2]->inflight, 1);
+    pgw__member_t *next = pgw__core_pick(&c, 3, 0, &err);
+    assert_ptr_equal(next, m[0]); /* the first of the equals, not m[2] */
+    pgw__core_sent(&c, next);
+    /* Sent: m[2] counts what it has again, the least. */
+    assert_ptr_equal(pgw__core_pick(&c, 3, 0, &err), m[2]);
+    /* The member that answered keeps the request when it alone is least
+     * even counting the answer. */
+    pgw__core_done(&c, m[2], 4);
+    pgw__core_done(&c, m[2], 4);
+    assert_int_equal(m[2]->inflight, 0);
+    assert_ptr_equal(pgw__core_pick(&c, 5, 0, &err), m[2]);
     pgw__core_shutdown(&c);
 }
 
@@ -786,6 +825,7 @@ int main(void)
         cmocka_unit_test(test_min_lazy_and_rate_limit),
         cmocka_unit_test(test_backoff_after_failures),
         cmocka_unit_test(test_least_in_flight_and_growth),
+        cmocka_unit_test(test_answered_member_counts_until_next_send),
         cmocka_unit_test(test_waiters_fifo_timeout_and_reserve),
         cmocka_unit_test(test_release_decisions),
         cmocka_unit_test(test_liveness),
