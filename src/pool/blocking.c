@@ -225,16 +225,25 @@ typedef struct release {
     int rc;
 } release_t;
 
+/* On the loop: c lets go of its connection (c's job goes with it), which
+ * goes back to the pool (settled, when given, set once it is clean or
+ * closed: pgw__pool_release_settled). */
+static int give_back(pgw_client_pool_t *p, pgw_client_t *c, int *settled)
+{
+    pgw_conn_t *conn = pgw_client_conn(c);
+    pgw__client_detach(c);
+    int rc = pgw__pool_release_settled(p->pool, conn, settled);
+    if (rc == 0) p->out--;
+    return rc;
+}
+
 static int release_run(pgw__shared_job_t *job)
 {
     release_t *r = (release_t *)job;
     pgw_client_pool_t *p = r->p;
     if (!r->started) {
         r->started = 1;
-        pgw_conn_t *conn = pgw_client_conn(r->c);
-        pgw__client_detach(r->c);
-        r->rc = pgw__pool_release_settled(p->pool, conn, &r->settled);
-        if (r->rc == 0) p->out--;
+        r->rc = give_back(p, r->c, &r->settled);
     }
     if (r->rc == 0 && !__atomic_load_n(&r->settled, __ATOMIC_ACQUIRE)) return 1;
     pgw__shared_loop_finish(p->loop, job);
@@ -248,11 +257,7 @@ static int release_run(pgw__shared_job_t *job)
  * back. */
 static int release_pushed_run(pgw__shared_job_t *job)
 {
-    pgw_client_pool_t *p = job->ctx;
-    pgw_client_t *c = pgw__client_of_job(job);
-    pgw_conn_t *conn = pgw_client_conn(c);
-    pgw__client_detach(c); /* job gone with it */
-    if (pgw_pool_release(p->pool, conn) == 0) p->out--;
+    (void)give_back(job->ctx, pgw__client_of_job(job), NULL); /* job gone with it */
     return 0;
 }
 
