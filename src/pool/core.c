@@ -388,9 +388,9 @@ static int takes_requests(const pgw__core_t *c, const pgw__member_t *m, int open
     return opening && m->state == PGW__M_OPENING && !m->hold && !m->between && !c->last_open_error;
 }
 
-/* What a one-shot pick counts in flight on m: the member that just
- * answered still counts that answer until the next request is sent
- * (pgw__core_done says why). */
+/* What the one-shot picks (pgw__core_pick, pgw__core_pick_replayed) count
+ * in flight on m: the member that just answered still counts that answer
+ * until the next request is sent (pgw__core_done says why). */
 static uint32_t load_of(const pgw__core_t *c, const pgw__member_t *m)
 {
     return m->inflight + (m->id == c->returning_id);
@@ -503,9 +503,9 @@ pgw__member_t *pgw__core_pick_replayed(pgw__core_t *c, uint64_t now, uint64_t ls
     if (m) {
         do {
             if (m->role == PGW__ROLE_RO && takes_requests(c, m, 0) && m->state == PGW__M_READY) {
-                if (m->replayed >= lsn && (!best || m->inflight < best->inflight)) best = m;
+                if (m->replayed >= lsn && (!best || load_of(c, m) < load_of(c, best))) best = m;
                 if (!nearest || m->replayed > nearest->replayed ||
-                    (m->replayed == nearest->replayed && m->inflight < nearest->inflight))
+                    (m->replayed == nearest->replayed && load_of(c, m) < load_of(c, nearest)))
                     nearest = m;
             }
             m = m->next;
