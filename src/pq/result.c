@@ -146,7 +146,7 @@ PGresult *PQmakeEmptyPGresult(PGconn *conn, ExecStatusType status)
 void PQclear(PGresult *res)
 {
     if (!res) return;
-    pq__result_events_free(res);
+    if (res->nevents) pq__result_events_free(res);
     pq_block_t *b = res->blocks;
     while (b) {
         pq_block_t *next = b->next;

@@ -225,7 +225,7 @@ static ExecStatusType status_of(const pgw_result_t *r, int describe)
     if (describe) return PGRES_COMMAND_OK;
     const char *tag = pgw_result_command_tag(r);
     if (pgw_result_ncols(r) > 0 || pgw_result_nrows(r) > 0 ||
-        (r->have_desc && strncmp(tag, "SELECT ", 7) == 0))
+        (r->have_desc && tag[0] == 'S' && strncmp(tag, "SELECT ", 7) == 0))
         return PGRES_TUPLES_OK;
     return tag[0] ? PGRES_COMMAND_OK : PGRES_EMPTY_QUERY;
 }
@@ -240,13 +240,18 @@ PGresult *pq__result_from_pgw_ex(const PGconn *conn, const pgw_result_t *r, cons
     if (nrows > INT_MAX)
         return pq__result_error(conn, PGRES_FATAL_ERROR,
                                 "PGresult cannot support more than INT_MAX tuples\n");
-    PGresult *res = pq__result_new(conn, status_of(r, describe), data_size(r, nrows, ncols));
+    /* A command's result (no columns, no rows: most statements) needs no
+     * storage beyond its header. */
+    int bare = !ncols && !nrows && !describe;
+    PGresult *res =
+        pq__result_new(conn, status_of(r, describe), bare ? 0 : data_size(r, nrows, ncols));
     if (!res) return NULL;
     const char *tag = pgw_result_command_tag(r);
     size_t tlen = strlen(tag);
     if (tlen >= PQ_CMDSTATUS_LEN) tlen = PQ_CMDSTATUS_LEN - 1;
     memcpy(res->cmdStatus, tag, tlen);
     res->cmdStatus[tlen] = '\0';
+    if (bare) return res;
     if (!copy_columns(res, r, ncols) || !copy_rows(res, r, nrows, ncols) ||
         (describe && !copy_params(res, r))) {
         PQclear(res);
