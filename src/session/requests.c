@@ -352,6 +352,11 @@ static int validate(submit_t *sb, const pgw_request_t *rq)
 static int enc_parse(pgw_session_t *s, pgw_buf_t *b, const char *name, const char *sql,
                      const uint32_t *oids, const pgw_param_t *params, size_t n)
 {
+    /* Types from an array, or none (every statement of an unprepared query
+     * without types): the encoder that measures the message first and
+     * grows the buffer once. */
+    if (oids || n == 0)
+        return sql ? pgw_enc_parse(b, name, sql, strlen(sql), oids, n, s->max_message) : PGW_EINVAL;
     pgw_msgw_t w;
     pgw_msgw_begin(b, 'P', &w);
     pgw_msgw_cstr(&w, name);
