@@ -441,6 +441,20 @@ static void conn_close_transport(PGconn *conn)
     conn->aborted_seg = 0;
 }
 
+/* An attempt of the connect began (its session made, its socket to come):
+ * inside PQconnectStart its input is held (hold_input). */
+static void on_attempt(pgw_conn_t *c, void *ud)
+{
+    PGconn *conn = ud;
+    if (conn->hold_input) pgw_conn_pause_reading(c);
+}
+
+/* What PQconnectStart held is read from now on. */
+static void release_input(PGconn *conn)
+{
+    if (conn->conn && pgw_conn_reading_paused(conn->conn)) pgw_conn_resume_reading(conn->conn);
+}
+
 /* Start connecting with conn->conninfo. 1 when started, 0 on failure (the
  * error message set, status bad). */
 static int conn_start(PGconn *conn)
@@ -470,6 +484,8 @@ static int conn_start(PGconn *conn)
     }
     /* what the program sends concerns the tracer only under PQtrace */
     pgw_conn_trace_sent(conn->conn, conn->trace_file != NULL);
+    pgw_conn_driver_t driver = {.on_attempt = on_attempt, .ud = conn};
+    pgw_conn_set_driver(conn->conn, &driver);
     conn->status = CONNECTION_STARTED;
     conn->connecting = 1;
     pgw_conninfo_free(conn->ci);
@@ -513,6 +529,7 @@ static PGconn *conn_new(const char *conninfo)
 /* Block until the connect finished. */
 static void conn_wait(PGconn *conn)
 {
+    release_input(conn);
     while (conn->connecting && !conn->connect_done)
         if (uv_run(&conn->loop, UV_RUN_ONCE) == 0 && !conn->connect_done) break;
     if (conn->connecting && !conn->connect_done) {
@@ -539,16 +556,18 @@ int pq__connecting_fd(const PGconn *conn)
 }
 
 /* libpq's PQconnectStart and PQconnectPoll leave a socket to wait on:
- * wait here while the name resolves. A turn that is not to wait (the
- * connect's first attempt is a timer due now) does not poll: the attempt's
- * socket, connected at once, sends its first packet before the loop polls,
- * and the server's answer is PQconnectPoll's to read. */
-static void wait_for_socket(PGconn *conn)
+ * wait here while the name resolves. The turn that makes the attempt's
+ * socket (connected at once, it sends its first packet) also polls it;
+ * inside PQconnectStart what the server answered by then stays in the
+ * socket (hold_input), for PQconnectPoll to read as libpq's does. */
+static void wait_for_socket(PGconn *conn, int hold)
 {
+    conn->hold_input = hold;
     while (conn->connecting && !conn->connect_done && pq__connecting_fd(conn) < 0) {
         uv_run_mode mode = uv_backend_timeout(&conn->loop) == 0 ? UV_RUN_NOWAIT : UV_RUN_ONCE;
         if (uv_run(&conn->loop, mode) == 0) break;
     }
+    conn->hold_input = 0;
 }
 
 /* ----------------------------------------------- conninfo from params */
@@ -628,7 +647,7 @@ PGconn *PQconnectStartParams(const char *const *keywords, const char *const *val
                              int expand_dbname)
 {
     PGconn *conn = start_params(keywords, values, expand_dbname);
-    if (conn) wait_for_socket(conn);
+    if (conn) wait_for_socket(conn, 1);
     return conn;
 }
 
@@ -642,7 +661,7 @@ PGconn *PQconnectdbParams(const char *const *keywords, const char *const *values
 PGconn *PQconnectStart(const char *conninfo)
 {
     PGconn *conn = conn_new(conninfo);
-    if (conn && conn->conninfo && conn_start(conn)) wait_for_socket(conn);
+    if (conn && conn->conninfo && conn_start(conn)) wait_for_socket(conn, 1);
     return conn;
 }
 
@@ -668,8 +687,9 @@ PostgresPollingStatusType PQconnectPoll(PGconn *conn)
 {
     if (!conn) return PGRES_POLLING_FAILED;
     if (conn->connecting && !conn->connect_done) {
+        release_input(conn);
         pq__conn_run_ready(conn);
-        wait_for_socket(conn);
+        wait_for_socket(conn, 0);
     }
     if (conn->status == CONNECTION_OK) return PGRES_POLLING_OK;
     if (!conn->connecting || conn->connect_done) return PGRES_POLLING_FAILED;
@@ -711,7 +731,7 @@ int PQresetStart(PGconn *conn)
     if (!conn) return 0;
     conn_close_transport(conn);
     if (!conn_start(conn)) return 0;
-    wait_for_socket(conn);
+    wait_for_socket(conn, 1);
     return 1;
 }
 

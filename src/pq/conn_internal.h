@@ -93,6 +93,9 @@ struct pg_conn {
     ConnStatusType status;
     int connecting;   /* connect in progress */
     int connect_done; /* the connect callback ran */
+    /* Inside PQconnectStart: the server's answers to an attempt wait in
+     * the socket for PQconnectPoll, as libpq reads none before it. */
+    int hold_input;
     int connect_status;
     int closed; /* the close callback ran */
 
