@@ -338,7 +338,8 @@ typedef struct pgw_conn_config {
                             void *ud);
     void (*on_parameter)(pgw_conn_t *conn, pgw_str_t name, pgw_str_t value, void *ud);
     /* Every message sent ('F') and received ('B'): see the session's
-     * on_trace. pgw_conn_trace_sent turns the sent ones off and on. */
+     * on_trace. pgw_conn_trace_sent turns the sent ones off and on,
+     * pgw_conn_trace_received the received ones. */
     void (*on_trace)(pgw_conn_t *conn, char direction, const uint8_t *msg, size_t len, void *ud);
     /* The established connection broke (server closed, network error,
      * protocol violation): err is PGW_ECONNLOST, PGW_EPROTO, PGW_ETOOBIG,...
@@ -722,6 +723,11 @@ PGW_EXTERN int pgw_conn_set_notification_cb(pgw_conn_t *conn, pgw_notification_c
  * it holds for every host it tries (pgw_session_trace_sent). Returns 0 or
  * PGW_EINVAL (conn NULL). */
 PGW_EXTERN int pgw_conn_trace_sent(pgw_conn_t *conn, int on);
+/* Whether on_trace sees the messages received (on: 1, the default), from
+ * the next message on; set before the connect, it holds for every host it
+ * tries (pgw_session_trace_received). Returns 0 or PGW_EINVAL (conn
+ * NULL). */
+PGW_EXTERN int pgw_conn_trace_received(pgw_conn_t *conn, int on);
 
 /*
  * A layer that runs connections on a caller's behalf (the pool, the

@@ -129,7 +129,8 @@ typedef struct pgw_session_callbacks {
     /* Protocol trace: every message, direction 'F' (to the server) or 'B'
      * (from the server), whole (type byte, length, body; StartupMessage
      * family without type byte). Views valid during the call. The sent
-     * ones can be turned off and on (pgw_session_trace_sent). */
+     * ones can be turned off and on (pgw_session_trace_sent), and so can
+     * the received ones (pgw_session_trace_received). */
     void (*on_trace)(pgw_session_t *s, char direction, const uint8_t *msg, size_t len, void *ud);
     /* A monotonic clock in nanoseconds, for per-request timing (NULL: no
      * timing is recorded). */
@@ -352,6 +353,28 @@ enum {
      * messages to whichever server connection is free. */
     PGW_STMT_UNNAMED = 2
 };
+
+/* Where the server's answer stands (pgw_session_rx_counts): counts of
+ * the messages received since the session began, each only growing. A
+ * driver that hands out notices among a command's results, as libpq
+ * does, reads them in on_notice: the statements that ended before the
+ * notice, the rows since the last end, whether anything but notices and
+ * asynchronous messages came after that end. */
+typedef struct pgw_rx_counts {
+    /* every message, the one being dispatched included */
+    uint64_t messages;
+    /* CommandComplete, EmptyQueryResponse and ErrorResponse: the ends of
+     * statements */
+    uint64_t ends;
+    /* DataRow */
+    uint64_t rows;
+    /* messages when the last end came (0: none yet), and rows then */
+    uint64_t end_at;
+    uint64_t rows_at_end;
+    /* messages when the last one came that is none of an end, a
+     * NoticeResponse, a NotificationResponse or a ParameterStatus */
+    uint64_t other_at;
+} pgw_rx_counts_t;
 
 /* What the statement cache did (pgw_session_stmt_cache_stats). */
 typedef struct pgw_stmt_cache_stats {
@@ -1432,6 +1455,15 @@ PGW_EXTERN size_t pgw_session_pending(const pgw_session_t *s);
  * only the server's side saves the walk over every request's messages.
  * No effect without on_trace; nothing for NULL. */
 PGW_EXTERN void pgw_session_trace_sent(pgw_session_t *s, int on);
+/* Whether on_trace sees the messages received (on: 1, the default), from
+ * the next message on: a tracer that is done with the server's side
+ * (libpq's, once AuthenticationOk came, unless PQtrace is on) saves a call
+ * per message. No effect without on_trace; nothing for NULL. */
+PGW_EXTERN void pgw_session_trace_received(pgw_session_t *s, int on);
+/* The counts of the messages received so far (pgw_rx_counts_t) into
+ * *out; zeros for a NULL s. They are counted as each message is framed,
+ * before its callbacks run. */
+PGW_EXTERN void pgw_session_rx_counts(const pgw_session_t *s, pgw_rx_counts_t *out);
 /* 1 while the current sync group is open (see "Portals and open groups": a
  * portal opened outside a batch and not closed keeps it open, the implicit
  * transaction with it), else 0 (and for NULL). */

@@ -256,6 +256,7 @@ int pgw__conn_session_create(pgw_conn_t *c, const char *password)
     if (rc < 0) return rc;
     c->s = s;
     pgw_session_trace_sent(s, !c->trace_quiet_out);
+    pgw_session_trace_received(s, !c->trace_quiet_in);
     pgw_session_set_stream(
         s, c->cfg.write_threshold < PGW__STREAM_PART ? c->cfg.write_threshold : PGW__STREAM_PART,
         cb_stream_ready, c);
@@ -846,6 +847,14 @@ int pgw_conn_trace_sent(pgw_conn_t *c, int on)
     if (!c) return PGW_EINVAL;
     c->trace_quiet_out = !on;
     pgw_session_trace_sent(c->s, on);
+    return 0;
+}
+
+int pgw_conn_trace_received(pgw_conn_t *c, int on)
+{
+    if (!c) return PGW_EINVAL;
+    c->trace_quiet_in = !on;
+    pgw_session_trace_received(c->s, on);
     return 0;
 }
 

@@ -493,6 +493,7 @@ struct pgw_conn {
     uv_timer_t timer;
     int prepare_active;
     int trace_quiet_out;   /* pgw_conn_trace_sent(c, 0) */
+    int trace_quiet_in;    /* pgw_conn_trace_received(c, 0) */
     int writing;           /* wbuf[woff..len) is waiting for the socket */
     int write_failed;      /* a send failed inside a request: reported at prepare */
     int in_request;        /* a request function is flushing past the threshold */

@@ -185,35 +185,48 @@ static void on_notice(pgw_conn_t *c, const pgw_error_t *notice, void *ud)
     PGresult *res = pq__result_notice(conn, notice);
     if (!res) return;
     pq_cmd_t *cmd = running_cmd(conn);
+    /* The command's statements that ended before the notice, and what
+     * came after the last end. */
+    pgw_session_t *s = pgw_conn_session(c);
+    pgw_rx_counts_t now, base = {0};
+    pgw_session_rx_counts(s, &now);
+    /* (a session made at a freed one's address has counted less) */
+    if (conn->rx_session == s && conn->rx_base.messages <= now.messages) base = conn->rx_base;
+    unsigned after = (unsigned)(now.ends - base.ends);
+    uint64_t other_since = now.end_at > base.messages ? now.end_at : base.messages;
+    uint64_t rows_since = now.rows - (now.rows_at_end > base.rows ? now.rows_at_end : base.rows);
     /* libpq reads a notice that directly follows a statement's end before
      * it returns that statement's result */
-    unsigned after = conn->stmts_done;
-    int at_end = after && !conn->msgs_since_done;
+    int at_end = after && now.other_at <= other_since;
     if (at_end) after--;
-    if (cmd && pq__cmd_hold_notice(cmd, res, after, at_end, conn->rows_since_done)) return;
+    if (cmd && pq__cmd_hold_notice(cmd, res, after, at_end, (unsigned)rows_since)) return;
     conn->hooks.receiver(conn->hooks.receiver_arg, res);
     PQclear(res);
 }
 
-/* Writes the message to the PQtrace stream, and counts the statements of
- * the running command that completed, so that a notice finds its place
- * among their results. */
+void pq__notice_mark(PGconn *conn, int messages)
+{
+    pgw_session_t *s = conn->conn ? pgw_conn_session(conn->conn) : NULL;
+    pgw_rx_counts_t now;
+    pgw_session_rx_counts(s, &now);
+    if (conn->rx_session != s) {
+        conn->rx_session = s;
+        messages = 1;
+    }
+    conn->rx_base.ends = now.ends;
+    conn->rx_base.rows = now.rows;
+    if (messages) conn->rx_base.messages = now.messages;
+}
+
+/* Writes the message to the PQtrace stream. Without PQtrace, only
+ * AuthenticationOk is of interest to the tracer (see trace.c), and
+ * nothing once it came: the session stops calling for what it receives
+ * until PQtrace. */
 static void on_trace(pgw_conn_t *c, char direction, const uint8_t *msg, size_t len, void *ud)
 {
-    (void)c;
     PGconn *conn = ud;
-    /* Without PQtrace, only AuthenticationOk is of interest to the tracer
-     * (see trace.c), and nothing once it came. */
     if (conn->trace_file || !conn->trace_backend) pq__trace_message(conn, direction, msg, len);
-    if (direction != 'B' || !len) return;
-    if (msg[0] == 'C' || msg[0] == 'I' || msg[0] == 'E') {
-        conn->stmts_done++;
-        conn->msgs_since_done = 0;
-        conn->rows_since_done = 0;
-    } else if (msg[0] != 'N' && msg[0] != 'A' && msg[0] != 'S') {
-        conn->msgs_since_done = 1;
-        if (msg[0] == 'D') conn->rows_since_done++;
-    }
+    if (!conn->trace_file && conn->trace_backend) pgw_conn_trace_received(c, 0);
 }
 
 /* ---------------------------------------------------------------- loop */
@@ -464,6 +477,7 @@ static int conn_start(PGconn *conn)
     conn->password_needed = 0;
     conn->trace_backend = 0;
     conn->client_encoding = -1;
+    conn->rx_session = NULL;
     pq__str_reset(&conn->errmsg);
     pgw_conn_config_t cfg;
     pgw_conn_config_init(&cfg);

@@ -127,14 +127,16 @@ struct pg_conn {
     pq_cmd_t *spare_cmd; /* the last one freed, for the next (one allocation less each) */
     /* pipeline */
     PGpipelineStatus pipeline;
-    unsigned seg;             /* current segment */
-    unsigned aborted_seg;     /* segment whose error aborts it (0: none) */
-    unsigned stmts_done;      /* statements of the running command completed */
-    int msgs_since_done;      /* other messages came after the last one's end */
-    unsigned rows_since_done; /* DataRows since then */
-    int broken;               /* the transport broke (PQstatus follows once reported) */
-    int io_now;               /* callbacks run from direct I/O, outside a loop turn */
-    int shown_aborted;        /* an error of the pipeline was handed out, its sync not yet */
+    unsigned seg;         /* current segment */
+    unsigned aborted_seg; /* segment whose error aborts it (0: none) */
+    /* Where the running command's answer began among the messages of
+     * session rx_session (pgw_session_rx_counts), to place its notices:
+     * ends and rows count from here, other messages from messages. */
+    pgw_rx_counts_t rx_base;
+    const pgw_session_t *rx_session;
+    int broken;        /* the transport broke (PQstatus follows once reported) */
+    int io_now;        /* callbacks run from direct I/O, outside a loop turn */
+    int shown_aborted; /* an error of the pipeline was handed out, its sync not yet */
     int password_needed;
 
     /* pipelined requests not yet submitted (pipeline.c): their descriptors
@@ -182,6 +184,10 @@ int pq__conn_run_ready(PGconn *conn);
 /* Ends the loop turn a blocking call waits in, so that it looks at what a
  * callback changed (none outside a turn). */
 void pq__conn_wake(PGconn *conn);
+/* The running command's answer begins here, for the placement of its
+ * notices: its ended statements and rows count from now, and with
+ * messages, the other messages too (rx_base). */
+void pq__notice_mark(PGconn *conn, int messages);
 /* The socket of a connect in progress, or -1. */
 int pq__connecting_fd(const PGconn *conn);
 /* Mark the connection bad after it broke. */

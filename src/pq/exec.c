@@ -336,8 +336,7 @@ int pq__cmd_hook(void *ctx, size_t index, int status, pgw_result_t **res)
     cmd->done = 1;
     cmd->status = status;
     collect(cmd, status, *res);
-    cmd->conn->stmts_done = 0;
-    cmd->conn->rows_since_done = 0;
+    pq__notice_mark(cmd->conn, 0);
     pgw_result_free(*res);
     pq__conn_wake(cmd->conn);
     return PGW_DRIVER_TAKEN;
@@ -380,11 +379,7 @@ int pq__send_start(PGconn *conn)
 int pq__submit(PGconn *conn, pq_cmd_t *cmd, pgw_request_t *req)
 {
     if (!req->on_result) req->on_result = ignore_result;
-    if (conn->pipeline == PQ_PIPELINE_OFF) {
-        conn->stmts_done = 0;
-        conn->msgs_since_done = 0;
-        conn->rows_since_done = 0;
-    }
+    if (conn->pipeline == PQ_PIPELINE_OFF) pq__notice_mark(conn, 1);
     if (conn->broken) {
         /* libpq finds out when it sends: this command's result says so */
         cmd->done = 1;

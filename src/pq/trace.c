@@ -34,6 +34,7 @@ void PQtrace(PGconn *conn, FILE *debug_port)
     conn->trace_file = debug_port;
     conn->trace_flags = 0;
     pgw_conn_trace_sent(conn->conn, 1);
+    pgw_conn_trace_received(conn->conn, 1);
 }
 
 void PQuntrace(PGconn *conn)
@@ -45,6 +46,8 @@ void PQuntrace(PGconn *conn)
     }
     conn->trace_flags = 0;
     pgw_conn_trace_sent(conn->conn, 0);
+    /* until AuthenticationOk came, the tracer still watches for it */
+    pgw_conn_trace_received(conn->conn, !conn->trace_backend);
 }
 
 void PQsetTraceFlags(PGconn *conn, int flags)

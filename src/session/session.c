@@ -340,6 +340,31 @@ PGW_EXTERN int pgw_session_input_buffer(pgw_session_t *s, uint8_t **p, size_t *l
     return 0;
 }
 
+/* pgw_session_rx_counts: one more message of type t. */
+static inline void count_message(pgw_rx_counts_t *rx, uint8_t t)
+{
+    rx->messages++;
+    switch (t) {
+    case PGW_B_COMMAND_COMPLETE:
+    case PGW_B_EMPTY_QUERY:
+    case PGW_B_ERROR:
+        rx->ends++;
+        rx->end_at = rx->messages;
+        rx->rows_at_end = rx->rows;
+        break;
+    case PGW_B_NOTICE:
+    case PGW_B_NOTIFICATION:
+    case PGW_B_PARAM_STATUS:
+        break;
+    case PGW_B_DATA_ROW:
+        rx->rows++;
+        /* fall through */
+    default:
+        rx->other_at = rx->messages;
+        break;
+    }
+}
+
 /* Frame, parse and dispatch every complete message in the chunk, until a
  * pause: the rest then stays unparsed where it is. */
 static int process_messages(pgw_session_t *s)
@@ -359,7 +384,8 @@ static int process_messages(pgw_session_t *s)
             pgw__session_break(s, rc);
             return rc;
         }
-        if (s->cb.on_trace) s->cb.on_trace(s, 'B', at, f.size, s->ud);
+        count_message(&s->rx, f.type);
+        if (s->cb.on_trace && !s->trace_quiet_in) s->cb.on_trace(s, 'B', at, f.size, s->ud);
         /* Consume before dispatching: callbacks see a consistent session. The
          * bytes stay in place: input cannot be given while dispatching. */
         s->input.pos += f.size;
@@ -587,6 +613,20 @@ PGW_EXTERN size_t pgw_session_pending(const pgw_session_t *s)
 PGW_EXTERN void pgw_session_trace_sent(pgw_session_t *s, int on)
 {
     if (s) s->trace_quiet_out = !on;
+}
+
+PGW_EXTERN void pgw_session_trace_received(pgw_session_t *s, int on)
+{
+    if (s) s->trace_quiet_in = !on;
+}
+
+PGW_EXTERN void pgw_session_rx_counts(const pgw_session_t *s, pgw_rx_counts_t *out)
+{
+    if (!out) return;
+    if (s)
+        *out = s->rx;
+    else
+        memset(out, 0, sizeof *out);
 }
 
 PGW_EXTERN int pgw_session_group_open(const pgw_session_t *s)

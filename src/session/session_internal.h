@@ -565,6 +565,8 @@ struct pgw_session {
     pgw_session_callbacks_t cb;
     void *ud;
     bool trace_quiet_out; /* on_trace sees received messages only */
+    bool trace_quiet_in;  /* on_trace sees sent messages only */
+    pgw_rx_counts_t rx;   /* pgw_session_rx_counts */
     pgw_session_state_t state;
     int err;
     uint32_t max_message;

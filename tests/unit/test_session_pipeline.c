@@ -1512,6 +1512,99 @@ static void test_steady_state_many_chunks(void **state)
     free(text);
 }
 
+/* The protocol trace's calls, by direction. */
+static int g_traced_in, g_traced_out;
+
+static void count_trace(pgw_session_t *s, char dir, const uint8_t *msg, size_t len, void *ud)
+{
+    (void)s;
+    (void)msg;
+    (void)len;
+    (void)ud;
+    if (dir == 'B')
+        g_traced_in++;
+    else
+        g_traced_out++;
+}
+
+static void expect_counts(pgw_session_t *s, uint64_t messages, uint64_t ends, uint64_t rows,
+                          uint64_t end_at, uint64_t rows_at_end, uint64_t other_at)
+{
+    pgw_rx_counts_t c;
+    pgw_session_rx_counts(s, &c);
+    assert_int_equal(c.messages, messages);
+    assert_int_equal(c.ends, ends);
+    assert_int_equal(c.rows, rows);
+    assert_int_equal(c.end_at, end_at);
+    assert_int_equal(c.rows_at_end, rows_at_end);
+    assert_int_equal(c.other_at, other_at);
+}
+
+/* pgw_session_rx_counts counts each message as it is framed, telling the
+ * ends of statements, rows, and the notices and asynchronous messages
+ * apart from the rest; pgw_session_trace_received stops and restarts the
+ * trace of what is received, and leaves that of what is sent. */
+static void test_rx_counts_and_trace_received(void **state)
+{
+    (void)state;
+    rec_t rec;
+    sess_opts_t o = {.on_trace = count_trace};
+    g_traced_in = g_traced_out = 0;
+    pgw_session_t *s = ready_session(&rec, &o);
+    /* AuthenticationOk, two ParameterStatus, BackendKeyData, ReadyForQuery */
+    expect_counts(s, 5, 0, 0, 0, 0, 5);
+    assert_int_equal(g_traced_in, 5);
+
+    pgw_session_trace_received(s, 0);
+    int sent = g_traced_out;
+    assert_int_equal(pgw_session_simple_query(s, "SELECT 1; SELECT 2; SELECT 3", rec_cb, UD(0)), 0);
+    assert_int_equal(g_traced_out, sent + 1); /* the Query */
+    static const char *const names[] = {"x"};
+    static const uint32_t oids[] = {23};
+    const char *one[] = {"1"}, *two[] = {"2"};
+    pgw_buf_t w = {0};
+    pgt_msg_row_desc(&w, 1, names, oids, 0);
+    pgt_msg_data_row(&w, 1, one);
+    pgt_msg_data_row(&w, 1, two);
+    pgt_msg_command_complete(&w, "SELECT 2");
+    pgt_msg_notice(&w, "after the first");
+    pgt_msg_param_status(&w, "application_name", "x");
+    pgt_msg_notification(&w, 7, "ch", "p");
+    feed(s, &w);
+    /* the end is the 9th message: 2 rows before it, the T and D's after
+     * ReadyForQuery; nothing but the asynchronous three after it */
+    expect_counts(s, 12, 1, 2, 9, 2, 8);
+    pgw_buf_reset(&w);
+    pgt_msg_row_desc(&w, 1, names, oids, 0);
+    pgt_msg_notice(&w, "inside the second");
+    pgt_msg_data_row(&w, 1, one);
+    feed(s, &w);
+    expect_counts(s, 15, 1, 3, 9, 2, 15);
+    assert_int_equal(g_traced_in, 5); /* none of these traced */
+
+    pgw_session_trace_received(s, 1);
+    pgw_buf_reset(&w);
+    pgt_msg_command_complete(&w, "SELECT 1");
+    pgt_msg_error(&w, "ERROR", "42P01", "no such table");
+    pgt_msg_ready(&w, 'I');
+    feed(s, &w);
+    assert_int_equal(g_traced_in, 8);
+    /* CommandComplete and ErrorResponse both end a statement */
+    expect_counts(s, 18, 3, 3, 17, 3, 18);
+    assert_int_equal(rec.done[0].calls, 1);
+    assert_int_equal(rec.done[0].status, PGW_ESERVER);
+    pgw_buf_free(&w);
+    pgw_session_free(s);
+
+    /* NULL: zeros, and nothing to change */
+    pgw_rx_counts_t c;
+    memset(&c, 0xff, sizeof c);
+    pgw_session_rx_counts(NULL, &c);
+    assert_int_equal(c.messages, 0);
+    assert_int_equal(c.other_at, 0);
+    pgw_session_trace_received(NULL, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1544,6 +1637,7 @@ int main(void)
         cmocka_unit_test(test_steady_state_streamed),
         cmocka_unit_test(test_steady_state_big_rows),
         cmocka_unit_test(test_steady_state_many_chunks),
+        cmocka_unit_test(test_rx_counts_and_trace_received),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -177,6 +177,8 @@ typedef struct sess_opts {
     /* The session's clock (NULL: none), called with the rec_t. */
     uint64_t (*now_ns)(void *ud);
     bool no_pipelining;
+    /* The session's protocol trace (NULL: none), called with the rec_t. */
+    void (*on_trace)(pgw_session_t *s, char direction, const uint8_t *msg, size_t len, void *ud);
 } sess_opts_t;
 
 static inline int new_session_opts(pgw_session_t **out, rec_t *rec, const sess_opts_t *o)
@@ -201,6 +203,7 @@ static inline int new_session_opts(pgw_session_t **out, rec_t *rec, const sess_o
         cfg.cb.channel_binding = o->channel_binding_cb;
         cfg.cb.now_ns = o->now_ns;
         cfg.no_pipelining = o->no_pipelining;
+        cfg.cb.on_trace = o->on_trace;
     }
     cfg.cb.on_startup = on_startup;
     cfg.cb.on_broken = on_broken;
