@@ -582,14 +582,28 @@ int pgw_conn_read_now(pgw_conn_t *c)
     if (!c) return PGW_EINVAL;
     if (!conn_io_ready(c)) return PGW_ECLOSED;
     pgw__sock_t *k = c->sock;
-    conn_write_now(c);
+    /* Nothing to write, resume or report: the usual call of a poll loop
+     * that asks before the reply has come. */
+    int idle =
+        !c->writing && !c->resume_pending && !c->write_failed && c->tp->pending_output(c) == 0;
+    if (!idle) conn_write_now(c);
     /* What a turn would do first: resume input paused before (then read
      * what follows it) or report a failed write. */
     if (still_current(c, k) && (c->resume_pending || c->write_failed)) conn_service(c);
-    if (still_current(c, k) && !c->resume_pending) conn_read(c, k);
-    /* Once, after the read: what the replies made callbacks submit goes
-     * out, and the watch follows what is left. */
-    if (still_current(c, k)) conn_service(c);
+    int got = 0;
+    if (still_current(c, k) && !c->resume_pending) got = conn_read(c, k);
+    if (!still_current(c, k)) return PGW_ECLOSED;
+    if (idle && got == 0) {
+        /* Nothing was written or read, so no callback ran: no output to
+         * flush and no change for the watch. A COPY source and a drain
+         * notice still get their turn, as in the service. */
+        pgw__conn_copy_pump(c);
+        if (still_current(c, k)) pgw__conn_drain_notify(c);
+    } else {
+        /* Once, after the read: what the replies made callbacks submit
+         * goes out, and the watch follows what is left. */
+        conn_service(c);
+    }
     return still_current(c, k) ? 0 : PGW_ECLOSED;
 }
 
