@@ -993,9 +993,15 @@ static int queue_request(submit_t *sb, const pgw_request_t *rq, bool own_sync)
 PGW_EXTERN int pgw_request_copy(pgw_request_t *out, const pgw_request_t *in)
 {
     if (!out) return PGW_EINVAL;
-    memset(out, 0, sizeof *out);
-    if (!in || in->size < offsetof(pgw_request_t, kind) + sizeof in->kind) return PGW_EINVAL;
-    memcpy(out, in, in->size < sizeof *out ? in->size : sizeof *out);
+    if (!in || in->size < offsetof(pgw_request_t, kind) + sizeof in->kind) {
+        memset(out, 0, sizeof *out);
+        return PGW_EINVAL;
+    }
+    /* An older caller's shorter request: the fields it does not know are
+     * zero. */
+    size_t n = in->size < sizeof *out ? in->size : sizeof *out;
+    if (n < sizeof *out) memset((char *)out + n, 0, sizeof *out - n);
+    memcpy(out, in, n);
     out->size = sizeof *out;
     return 0;
 }
