@@ -728,7 +728,11 @@ void PQfinish(PGconn *conn)
             ;
         uv_loop_close(&conn->loop);
     }
-    free(conn->spare_cmd);
+    while (conn->spare_cmds) {
+        pq_cmd_t *next = conn->spare_cmds->next;
+        free(conn->spare_cmds);
+        conn->spare_cmds = next;
+    }
     pq__conn_events_free(conn);
     pq__notifies_free(conn);
     pq__str_free(&conn->errmsg);

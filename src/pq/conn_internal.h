@@ -73,6 +73,9 @@ typedef struct pq_cmd {
     size_t taken;    /* results of the session's chain already collected */
 } pq_cmd_t;
 
+/* The freed commands a connection keeps for reuse. */
+#define PQ_SPARE_CMDS 16
+
 /* A COPY TO STDOUT row waiting for PQgetCopyData. */
 typedef struct pq_copy_chunk {
     struct pq_copy_chunk *next;
@@ -124,7 +127,10 @@ struct pg_conn {
 
     /* commands in order */
     pq_cmd_t *head, *tail;
-    pq_cmd_t *spare_cmd; /* the last one freed, for the next (one allocation less each) */
+    /* Freed commands kept for the next (chained by next, at most
+     * PQ_SPARE_CMDS): a pipeline's commands cost no allocation once warm. */
+    pq_cmd_t *spare_cmds;
+    unsigned nspare_cmds;
     /* pipeline */
     PGpipelineStatus pipeline;
     unsigned seg;         /* current segment */

@@ -27,9 +27,10 @@ const char *pq__failure_text(int status)
 
 pq_cmd_t *pq__cmd_new(PGconn *conn, pq_cmd_kind_t kind)
 {
-    pq_cmd_t *cmd = conn->spare_cmd;
+    pq_cmd_t *cmd = conn->spare_cmds;
     if (cmd) {
-        conn->spare_cmd = NULL;
+        conn->spare_cmds = cmd->next;
+        conn->nspare_cmds--;
         memset(cmd, 0, sizeof *cmd);
     } else {
         cmd = calloc(1, sizeof *cmd);
@@ -117,10 +118,14 @@ void pq__cmd_free(pq_cmd_t *cmd)
         PQclear(cmd->res[i]);
     if (cmd->res != cmd->res_inline) free(cmd->res);
     free(cmd->query);
-    if (!cmd->conn->spare_cmd)
-        cmd->conn->spare_cmd = cmd;
-    else
+    PGconn *conn = cmd->conn;
+    if (conn->nspare_cmds < PQ_SPARE_CMDS) {
+        cmd->next = conn->spare_cmds;
+        conn->spare_cmds = cmd;
+        conn->nspare_cmds++;
+    } else {
         free(cmd);
+    }
 }
 
 void pq__cmd_enqueue(PGconn *conn, pq_cmd_t *cmd)
