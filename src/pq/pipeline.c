@@ -9,6 +9,7 @@
 #define _GNU_SOURCE
 #include "pq/conn_internal.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -172,19 +173,33 @@ static void chunks_reset(PGconn *conn, int keep)
     }
 }
 
-static char *copy_str(char **at, const char *s)
+/* s (n bytes with its NUL, 0 for NULL) copied to *at. */
+static const char *copy_str(char **at, const char *s, size_t n)
 {
     if (!s) return NULL;
-    size_t n = strlen(s) + 1;
     char *d = memcpy(*at, s, n);
     *at += n;
     return d;
 }
 
-static size_t param_bytes(const pgw_param_t *p)
+/* The bytes of the copied parameters in params into the connection's
+ * chunks, each measured once: a NUL-terminated string's copy carries its
+ * length instead (unless longer than a length can say). 0 when out of
+ * memory. */
+static int copy_param_bytes(PGconn *conn, pgw_param_t *params, size_t nparams)
 {
-    if (p->kind != PGW_PARAM_BYTES || !p->u.bytes.p) return 0;
-    return p->u.bytes.len < 0 ? strlen(p->u.bytes.p) + 1 : (size_t)p->u.bytes.len;
+    for (size_t i = 0; i < nparams; i++) {
+        pgw_param_t *p = &params[i];
+        if (p->kind != PGW_PARAM_BYTES || !p->u.bytes.p) continue;
+        size_t n = p->u.bytes.len >= 0 ? (size_t)p->u.bytes.len : strlen(p->u.bytes.p);
+        if (p->u.bytes.len < 0 && n <= INT32_MAX) p->u.bytes.len = (int32_t)n;
+        if (p->u.bytes.len < 0) n++; /* keeps its NUL */
+        void *d = chunk_alloc(conn, n);
+        if (!d) return 0;
+        if (n) memcpy(d, p->u.bytes.p, n);
+        p->u.bytes.p = d;
+    }
+    return 1;
 }
 
 /* Copy req into *out, with everything it points to (strings, parameters
@@ -194,15 +209,17 @@ static int req_copy(PGconn *conn, pgw_request_t *out, const pgw_request_t *req)
     size_t size = req->nparams * sizeof(pgw_param_t) + req->nparam_types * sizeof(uint32_t) +
                   req->nresult_formats * sizeof(int16_t);
     const char *strs[] = {req->sql, req->stmt, req->portal};
-    for (size_t i = 0; i < 3; i++)
-        size += strs[i] ? strlen(strs[i]) + 1 : 0;
-    for (size_t i = 0; i < req->nparams; i++)
-        size += param_bytes(&req->params[i]);
+    size_t lens[3];
+    for (size_t i = 0; i < 3; i++) {
+        lens[i] = strs[i] ? strlen(strs[i]) + 1 : 0;
+        size += lens[i];
+    }
     char *at = chunk_alloc(conn, size);
     if (!at) return 0;
     *out = *req;
+    pgw_param_t *params = NULL;
     if (req->nparams) {
-        pgw_param_t *params = memcpy(at, req->params, req->nparams * sizeof *params);
+        params = memcpy(at, req->params, req->nparams * sizeof *params);
         out->params = params;
         at += req->nparams * sizeof *params;
     }
@@ -215,18 +232,10 @@ static int req_copy(PGconn *conn, pgw_request_t *out, const pgw_request_t *req)
             memcpy(at, req->result_formats, req->nresult_formats * sizeof(int16_t));
         at += req->nresult_formats * sizeof(int16_t);
     }
-    for (size_t i = 0; i < req->nparams; i++) {
-        pgw_param_t *p = (pgw_param_t *)&out->params[i];
-        size_t n = param_bytes(p);
-        if (n) {
-            p->u.bytes.p = memcpy(at, p->u.bytes.p, n);
-            at += n;
-        }
-    }
-    out->sql = copy_str(&at, req->sql);
-    out->stmt = copy_str(&at, req->stmt);
-    out->portal = copy_str(&at, req->portal);
-    return 1;
+    out->sql = copy_str(&at, req->sql, lens[0]);
+    out->stmt = copy_str(&at, req->stmt, lens[1]);
+    out->portal = copy_str(&at, req->portal, lens[2]);
+    return copy_param_bytes(conn, params, req->nparams);
 }
 
 int pq__pipeline_defer(PGconn *conn, pq_cmd_t *cmd, const pgw_request_t *req)

@@ -122,8 +122,7 @@ const pq_notice_hooks_t *pq__result_notice_hooks(const PGresult *res)
 
 PGresult *PQmakeEmptyPGresult(PGconn *conn, ExecStatusType status)
 {
-    PGresult *res = pq__result_new(conn, status, 0);
-    if (!res || !conn) return res;
+    const char *m = NULL;
     switch (status) {
     case PGRES_EMPTY_QUERY:
     case PGRES_COMMAND_OK:
@@ -133,13 +132,17 @@ PGresult *PQmakeEmptyPGresult(PGconn *conn, ExecStatusType status)
     case PGRES_COPY_BOTH:
     case PGRES_SINGLE_TUPLE:
         break;
-    default: {
-        /* An error status takes the connection's message, as libpq's. */
-        const char *m = PQerrorMessage(conn);
-        res->errMsg = pq__result_strndup(res, m ? m : "", m ? strlen(m) : 0);
-        if (!res->errMsg) res->errMsg = "out of memory\n";
+    default:
+        /* An error status takes the connection's message, as libpq's (in
+         * the result's first allocation). */
+        if (conn) m = PQerrorMessage(conn);
+        if (conn && !m) m = "";
     }
-    }
+    size_t n = m ? strlen(m) : 0;
+    PGresult *res = pq__result_new(conn, status, m ? n + 1 : 0);
+    if (!res || !m) return res;
+    res->errMsg = pq__result_strndup(res, m, n);
+    if (!res->errMsg) res->errMsg = "out of memory\n";
     return res;
 }
 
