@@ -315,25 +315,23 @@ static unsigned word_at(const unsigned char *sql, size_t at, size_t len)
 
 enum { CHUNK = 16 };
 
-/* Bit i: sql[i] may begin a keyword. Every keyword begins with c, d, p or
- * s, which OR 0x20 folds to lower case (and no other byte onto those
- * four); a letter before one puts it inside a word (the other word bytes
- * before one are left to word_at). *letter_before: whether the byte before
- * sql is a letter, updated for the next chunk. */
-static unsigned chunk_starts(const unsigned char *sql, unsigned *letter_before)
+/* Bit i: sql[i] may begin a keyword. Every keyword begins with co, de,
+ * di, pr or st, which OR 0x20 folds to lower case (and no other byte onto
+ * those letters); whether a word begins there is left to word_at. sql has
+ * CHUNK + 1 bytes to read (the byte after the chunk: a keyword's second
+ * letter). */
+static unsigned chunk_starts(const unsigned char *sql)
 {
-    __m128i l =
-        _mm_or_si128(_mm_loadu_si128((const __m128i *)(const void *)sql), _mm_set1_epi8(0x20));
-    __m128i first = _mm_or_si128(
-        _mm_or_si128(_mm_cmpeq_epi8(l, _mm_set1_epi8('c')), _mm_cmpeq_epi8(l, _mm_set1_epi8('d'))),
-        _mm_or_si128(_mm_cmpeq_epi8(l, _mm_set1_epi8('p')), _mm_cmpeq_epi8(l, _mm_set1_epi8('s'))));
-    /* signed bytes: those from 0x80 are below 'a' */
-    __m128i letter = _mm_and_si128(_mm_cmpgt_epi8(l, _mm_set1_epi8('a' - 1)),
-                                   _mm_cmpgt_epi8(_mm_set1_epi8('z' + 1), l));
-    unsigned is_letter = (unsigned)_mm_movemask_epi8(letter);
-    unsigned after_letter = (is_letter << 1 | *letter_before) & 0xffffu;
-    *letter_before = is_letter >> 15;
-    return (unsigned)_mm_movemask_epi8(first) & ~after_letter;
+    const __m128i fold = _mm_set1_epi8(0x20);
+    __m128i l = _mm_or_si128(_mm_loadu_si128((const __m128i *)(const void *)sql), fold);
+    __m128i n = _mm_or_si128(_mm_loadu_si128((const __m128i *)(const void *)(sql + 1)), fold);
+#define PGW__IS(v, c) _mm_cmpeq_epi8(v, _mm_set1_epi8(c))
+    __m128i co = _mm_and_si128(PGW__IS(l, 'c'), PGW__IS(n, 'o'));
+    __m128i de_di = _mm_and_si128(PGW__IS(l, 'd'), _mm_or_si128(PGW__IS(n, 'e'), PGW__IS(n, 'i')));
+    __m128i pr = _mm_and_si128(PGW__IS(l, 'p'), PGW__IS(n, 'r'));
+    __m128i st = _mm_and_si128(PGW__IS(l, 's'), PGW__IS(n, 't'));
+#undef PGW__IS
+    return (unsigned)_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(co, de_di), _mm_or_si128(pr, st)));
 }
 
 static unsigned lowest_bit(unsigned m)
@@ -353,18 +351,18 @@ static unsigned lowest_bit(unsigned m)
 unsigned pgw__sql_words(const char *sql, size_t len)
 {
     const unsigned char *p = (const unsigned char *)sql;
-    unsigned words = 0, letter_before = 0;
+    unsigned words = 0;
     for (size_t at = 0; at < len; at += CHUNK) {
         const unsigned char *chunk = p + at;
-        unsigned char last[CHUNK];
-        if (len - at < CHUNK) { /* past the end: zero bytes, none of the four */
+        unsigned char last[CHUNK + 1];
+        if (len - at <= CHUNK) { /* to the end: zero bytes after it, no letter */
             memset(last, 0, sizeof last);
             memcpy(last, chunk, len - at);
             chunk = last;
         }
-        /* The zero bytes past the end are none of the four: every bit is
-         * a byte of sql. */
-        for (unsigned m = chunk_starts(chunk, &letter_before); m; m &= m - 1)
+        /* The zero bytes past the end begin no keyword: every bit is a
+         * byte of sql. */
+        for (unsigned m = chunk_starts(chunk); m; m &= m - 1)
             words |= word_at(p, at + (size_t)lowest_bit(m), len);
     }
     return words;

@@ -152,6 +152,29 @@ static void test_words_every_neighbour(void **state)
     }
 }
 
+/* Each keyword at every offset of the first three 16-byte chunks (the
+ * scan's steps): found whether it ends the SQL or spaces follow it, so a
+ * keyword whose first letter ends a chunk is not missed. */
+static void test_words_every_offset(void **state)
+{
+    (void)state;
+    static const char *const spelled[] = {"copy", "Deallocate", "dIscard", "PRepare",
+                                          "start_REPLICATION"};
+    unsigned char buf[96];
+    for (size_t k = 0; k < sizeof spelled / sizeof *spelled; k++) {
+        size_t n = strlen(spelled[k]);
+        unsigned bit = reference((const unsigned char *)spelled[k], n);
+        for (size_t off = 0; off < 48; off++) {
+            memset(buf, ' ', sizeof buf);
+            memcpy(buf + off, spelled[k], n);
+            assert_int_equal(scanned(buf, off + n), bit);
+            assert_int_equal(scanned(buf, off + n + 7), bit);
+            /* its first letter alone is no keyword */
+            assert_int_equal(scanned(buf, off + 1), 0);
+        }
+    }
+}
+
 /* SQL made of pieces that meet in every way (keywords, their prefixes and
  * extensions, separators, word bytes of every class, high bytes), scanned
  * whole and cut at every length: the same words as the plain rule. */
@@ -198,9 +221,8 @@ static void test_words_random(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_words_found),
-        cmocka_unit_test(test_words_whole_only),
-        cmocka_unit_test(test_words_every_neighbour),
+        cmocka_unit_test(test_words_found),           cmocka_unit_test(test_words_whole_only),
+        cmocka_unit_test(test_words_every_neighbour), cmocka_unit_test(test_words_every_offset),
         cmocka_unit_test(test_words_random),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
