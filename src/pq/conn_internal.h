@@ -50,6 +50,9 @@ typedef struct pq_held_notice {
 /* One command: submitted to the session, its results queued for
  * PQgetResult in order. Freed once its results (and the NULL that follows
  * them) were handed out and the session completed it. */
+/* The SQL a command keeps without an allocation of its own (NUL included). */
+#define PQ_QUERY_INLINE 128
+
 typedef struct pq_cmd {
     struct pq_cmd *next;
     PGconn *conn;
@@ -63,7 +66,8 @@ typedef struct pq_cmd {
     size_t partial_at; /* 1 + index of the rows before an error, 0: none */
     int chunk_rows;    /* rows per result (PQsetSingleRowMode: 1), 0: all */
     size_t lost_at;    /* the connection broke: bad once this many results are out */
-    char *query;       /* the SQL it sent (for an error's caret), or NULL */
+    char *query;       /* the SQL it sent (for an error's caret): query_inline,
+                        * allocated, or NULL */
     PGresult **res;    /* results ready to hand out: res_inline, or allocated */
     size_t nres, pos, cap;
     PGresult *res_inline[2]; /* most commands have one result or two */
@@ -71,6 +75,8 @@ typedef struct pq_cmd {
     int copy_began;  /* the server started the COPY */
     size_t copy_idx; /* the index of its PGRES_COPY_* result */
     size_t taken;    /* results of the session's chain already collected */
+    /* Last, not cleared when the command is reused: a short SQL's copy. */
+    char query_inline[PQ_QUERY_INLINE];
 } pq_cmd_t;
 
 /* The freed commands a connection keeps for reuse. */

@@ -8,6 +8,7 @@
 #include "pq/conn_internal.h"
 #include "pq/result_internal.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,7 +32,7 @@ pq_cmd_t *pq__cmd_new(PGconn *conn, pq_cmd_kind_t kind)
     if (cmd) {
         conn->spare_cmds = cmd->next;
         conn->nspare_cmds--;
-        memset(cmd, 0, sizeof *cmd);
+        memset(cmd, 0, offsetof(pq_cmd_t, query_inline));
     } else {
         cmd = calloc(1, sizeof *cmd);
     }
@@ -117,7 +118,7 @@ void pq__cmd_free(pq_cmd_t *cmd)
     for (size_t i = cmd->pos; i < cmd->nres; i++)
         PQclear(cmd->res[i]);
     if (cmd->res != cmd->res_inline) free(cmd->res);
-    free(cmd->query);
+    if (cmd->query != cmd->query_inline) free(cmd->query);
     PGconn *conn = cmd->conn;
     if (conn->nspare_cmds < PQ_SPARE_CMDS) {
         cmd->next = conn->spare_cmds;
@@ -498,12 +499,22 @@ static int check_nparams(PGconn *conn, int nParams)
     return 1;
 }
 
+/* cmd keeps a copy of sql, inline when it is short. 0 when out of memory. */
+static int keep_query(pq_cmd_t *cmd, const char *sql)
+{
+    size_t n = strlen(sql) + 1;
+    cmd->query = n <= sizeof cmd->query_inline ? cmd->query_inline : malloc(n);
+    if (!cmd->query) return 0;
+    memcpy(cmd->query, sql, n);
+    return 1;
+}
+
 static int send_kind(PGconn *conn, pq_cmd_kind_t kind, pgw_request_t *req, int describe)
 {
     pq_cmd_t *cmd = pq__cmd_new(conn, kind);
     if (!cmd) return 0;
     cmd->describe = describe;
-    if (req->sql && !(cmd->query = strdup(req->sql))) {
+    if (req->sql && !keep_query(cmd, req->sql)) {
         pq__conn_set_error(conn, "out of memory\n");
         pq__cmd_free(cmd);
         return 0;
