@@ -47,12 +47,14 @@ typedef struct pq_held_notice {
     unsigned rows;  /* else: rows of statement `after` that came before it */
 } pq_held_notice_t;
 
+/* The SQL a command keeps without an allocation of its own (NUL included). */
+#define PQ_QUERY_INLINE 128
+/* The freed commands a connection keeps for reuse. */
+#define PQ_SPARE_CMDS 16
+
 /* One command: submitted to the session, its results queued for
  * PQgetResult in order. Freed once its results (and the NULL that follows
  * them) were handed out and the session completed it. */
-/* The SQL a command keeps without an allocation of its own (NUL included). */
-#define PQ_QUERY_INLINE 128
-
 typedef struct pq_cmd {
     struct pq_cmd *next;
     PGconn *conn;
@@ -78,9 +80,6 @@ typedef struct pq_cmd {
     /* Last, not cleared when the command is reused: a short SQL's copy. */
     char query_inline[PQ_QUERY_INLINE];
 } pq_cmd_t;
-
-/* The freed commands a connection keeps for reuse. */
-#define PQ_SPARE_CMDS 16
 
 /* A COPY TO STDOUT row waiting for PQgetCopyData. */
 typedef struct pq_copy_chunk {
