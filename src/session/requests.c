@@ -447,6 +447,13 @@ static unsigned sql_words(submit_t *sb, const pgw_request_t *rq)
     return sb->words;
 }
 
+/* Whether rq's SQL, the one statement of a Parse, may start a COPY. */
+static bool may_copy_one(submit_t *sb, const pgw_request_t *rq)
+{
+    if (sb->words_known) return sb->words & PGW__SQL_COPY;
+    return rq->sql && pgw__sql_may_copy_one(rq->sql);
+}
+
 /* SQL that may deallocate or replace named statements leaves nothing in the
  * table to trust: later executions describe their statement (no extra round
  * trip) and teach the table again. */
@@ -607,7 +614,7 @@ static int enc_query(submit_t *sb, pgw__req_t *r, const pgw_request_t *rq, bool 
         keep_bind_params(sb, r, bind_at, portal, 1);
     if (rc == 0) rc = pgw_enc_describe(sb->b, 'P', portal);
     if (rc == 0) rc = pgw_enc_execute(sb->b, portal, pgw__portal_max_rows(rq));
-    if (rc == 0) rc = hold_if_copy(sb, r, sql_words(sb, rq) & PGW__SQL_COPY);
+    if (rc == 0) rc = hold_if_copy(sb, r, may_copy_one(sb, rq));
     return rc;
 }
 
@@ -855,7 +862,7 @@ static void apply_effects(submit_t *sb, pgw__req_t *r, const pgw_request_t *rq,
     case PGW_REQ_PREPARE:
         /* From now on the statement is the new one: executions queued before
          * its description arrives describe it themselves. */
-        expect_reply(r, pgw__stmt_replaced(s, rq->stmt, sql_words(sb, rq) & PGW__SQL_COPY));
+        expect_reply(r, pgw__stmt_replaced(s, rq->stmt, may_copy_one(sb, rq)));
         break;
     case PGW_REQ_EXECUTE:
         if (xi->known)

@@ -305,6 +305,19 @@ static unsigned word_at(const unsigned char *sql, size_t at, size_t len)
     }
 }
 
+bool pgw__sql_may_copy_one(const char *sql)
+{
+    const unsigned char *p = (const unsigned char *)sql;
+    while (*p == ' ' || (*p >= '\t' && *p <= '\r'))
+        p++;
+    if ((p[0] == '-' && p[1] == '-') || (p[0] == '/' && p[1] == '*'))
+        return pgw__sql_words(sql, strlen(sql)) & PGW__SQL_COPY;
+    size_t room = 0; /* keyword_at reads up to the byte after "copy" */
+    while (room < 5 && p[room])
+        room++;
+    return (p[0] | 0x20) == 'c' && keyword_at(p, room, "copy", 4);
+}
+
 /* A cheap over-approximation: a keyword inside a string literal or comment
  * also counts, which only costs a Describe on the next executions, or a
  * round trip before what is queued after a statement mentioning COPY.

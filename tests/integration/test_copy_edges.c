@@ -177,8 +177,8 @@ static void test_copy_among_simple_statements(void **state)
 
 /* Pipelined on a connection: what follows a refused COPY runs in order. */
 typedef struct done {
-    int n, status[6];
-    int64_t value[6];
+    int n, status[9];
+    int64_t value[9];
 } done_t;
 
 static done_t g_done;
@@ -210,17 +210,23 @@ static void test_copy_in_pipeline(void **state)
         PGW_SIMPLE("SELECT 1; COPY copy_edges FROM STDIN", on_done, (void *)3),
         PGW_SIMPLE("SELECT 14::int8", on_done, (void *)4),
         PGW_QUERY("SELECT 15::int8", NULL, 0, on_done, (void *)5),
+        /* A Parse's COPY after white space or a comment is held too. */
+        PGW_QUERY("\n\tCoPy copy_edges FROM STDIN", NULL, 0, on_done, (void *)6),
+        PGW_QUERY("-- load\n/* a /* nested */ one */ COPY copy_edges FROM STDIN", NULL, 0, on_done,
+                  (void *)7),
+        PGW_QUERY("SELECT 18::int8", NULL, 0, on_done, (void *)8),
     };
     for (size_t i = 0; i < sizeof reqs / sizeof *reqs; i++)
         assert_int_equal(pgw_conn_submit(f.conn, &reqs[i]), 0);
-    pgt_conn_run(&f, &g_done.n, 6);
-    int want[6] = {0, PGW_ECOPY, 0, PGW_ECOPY, 0, 0};
-    for (int i = 0; i < 6; i++)
+    pgt_conn_run(&f, &g_done.n, 9);
+    int want[9] = {0, PGW_ECOPY, 0, PGW_ECOPY, 0, 0, PGW_ECOPY, PGW_ECOPY, 0};
+    for (int i = 0; i < 9; i++)
         assert_int_equal(g_done.status[i], want[i]);
     assert_int_equal(g_done.value[0], 10);
     assert_int_equal(g_done.value[2], 12);
     assert_int_equal(g_done.value[4], 14);
     assert_int_equal(g_done.value[5], 15);
+    assert_int_equal(g_done.value[8], 18);
     pgt_conn_close(&f);
 }
 

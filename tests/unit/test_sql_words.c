@@ -1,7 +1,8 @@
 /*
  * The SQL words that change how the session sends a statement
  * (pgw__sql_words, session/stmt.c): whole words in any case, by ASCII
- * rules, inside literals and comments too.
+ * rules, inside literals and comments too; and the first word of one
+ * statement (pgw__sql_may_copy_one).
  */
 #include "session/session_internal.h"
 
@@ -36,6 +37,31 @@ static void test_words_found(void **state)
     /* the SQL's length bounds the scan, not its NUL */
     assert_int_equal(pgw__sql_words("copy", 3), 0);
     assert_int_equal(pgw__sql_words("copying", 4), PGW__SQL_COPY);
+}
+
+/* One statement of a Parse: COPY only as its first word. */
+static void test_may_copy_one(void **state)
+{
+    (void)state;
+    assert_true(pgw__sql_may_copy_one("COPY t FROM STDIN"));
+    assert_true(pgw__sql_may_copy_one(" \t\r\n\f\vcopy t from stdin"));
+    assert_true(pgw__sql_may_copy_one("CoPy(t)"));
+    assert_true(pgw__sql_may_copy_one("copy"));
+    assert_false(pgw__sql_may_copy_one(""));
+    assert_false(pgw__sql_may_copy_one("   "));
+    assert_false(pgw__sql_may_copy_one("cop"));
+    assert_false(pgw__sql_may_copy_one("copying"));
+    assert_false(pgw__sql_may_copy_one("copy_t"));
+    assert_false(pgw__sql_may_copy_one("SELECT copy FROM t"));
+    assert_false(pgw__sql_may_copy_one("SELECT 'COPY t FROM STDIN'"));
+    assert_false(pgw__sql_may_copy_one("(copy)"));
+    /* a leading comment: the whole text decides */
+    assert_true(pgw__sql_may_copy_one("-- load\nCOPY t FROM STDIN"));
+    assert_true(pgw__sql_may_copy_one("/* a /* nested */ one */ copy t from stdin"));
+    assert_false(pgw__sql_may_copy_one("-- nothing\nSELECT 1"));
+    assert_false(pgw__sql_may_copy_one("-"));
+    assert_false(pgw__sql_may_copy_one("/"));
+    assert_false(pgw__sql_may_copy_one("- copy")); /* not a comment: "-" is the first token */
 }
 
 static void test_words_whole_only(void **state)
@@ -223,7 +249,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_words_found),           cmocka_unit_test(test_words_whole_only),
         cmocka_unit_test(test_words_every_neighbour), cmocka_unit_test(test_words_every_offset),
-        cmocka_unit_test(test_words_random),
+        cmocka_unit_test(test_words_random),          cmocka_unit_test(test_may_copy_one),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
