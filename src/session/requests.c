@@ -447,11 +447,12 @@ static unsigned sql_words(submit_t *sb, const pgw_request_t *rq)
     return sb->words;
 }
 
-/* Whether rq's SQL, the one statement of a Parse, may start a COPY. */
-static bool may_copy_one(submit_t *sb, const pgw_request_t *rq)
+/* Whether rq's SQL, one statement (a Parse's) or a list of them (a simple
+ * query's), may start a COPY. */
+static bool may_copy(submit_t *sb, const pgw_request_t *rq, bool one)
 {
     if (sb->words_known) return sb->words & PGW__SQL_COPY;
-    return rq->sql && pgw__sql_may_copy_one(rq->sql);
+    return rq->sql && pgw__sql_may_copy(rq->sql, strlen(rq->sql), one);
 }
 
 /* SQL that may deallocate or replace named statements leaves nothing in the
@@ -614,7 +615,7 @@ static int enc_query(submit_t *sb, pgw__req_t *r, const pgw_request_t *rq, bool 
         keep_bind_params(sb, r, bind_at, portal, 1);
     if (rc == 0) rc = pgw_enc_describe(sb->b, 'P', portal);
     if (rc == 0) rc = pgw_enc_execute(sb->b, portal, pgw__portal_max_rows(rq));
-    if (rc == 0) rc = hold_if_copy(sb, r, may_copy_one(sb, rq));
+    if (rc == 0) rc = hold_if_copy(sb, r, may_copy(sb, rq, true));
     return rc;
 }
 
@@ -862,7 +863,7 @@ static void apply_effects(submit_t *sb, pgw__req_t *r, const pgw_request_t *rq,
     case PGW_REQ_PREPARE:
         /* From now on the statement is the new one: executions queued before
          * its description arrives describe it themselves. */
-        expect_reply(r, pgw__stmt_replaced(s, rq->stmt, may_copy_one(sb, rq)));
+        expect_reply(r, pgw__stmt_replaced(s, rq->stmt, may_copy(sb, rq, true)));
         break;
     case PGW_REQ_EXECUTE:
         if (xi->known)
@@ -949,7 +950,7 @@ static int queue_request(submit_t *sb, const pgw_request_t *rq, bool own_sync)
     switch (rq->kind) {
     case PGW_REQ_SIMPLE:
         rc = pgw_enc_query(sb->b, rq->sql, strlen(rq->sql), sb->s->max_message);
-        if (rc == 0) rc = hold_if_copy(sb, r, sql_words(sb, rq) & PGW__SQL_COPY);
+        if (rc == 0) rc = hold_if_copy(sb, r, may_copy(sb, rq, false));
         if (rc == 0) rc = pgw__copy_carry(sb->s, r, rq);
         break;
     case PGW_REQ_QUERY:

@@ -988,12 +988,15 @@ enum pgw__sql_words {
     PGW__SQL_COPY = 1u << 1
 };
 unsigned pgw__sql_words(const char *sql, size_t len);
-/* Whether sql, one statement as a Parse carries it, may start a COPY the
- * server reads client data during. A COPY to or from the client is a
- * statement of its own (functions and DO blocks cannot run one), so its
- * keyword is the statement's first word: only that word is read, after
- * white space. SQL that begins with a comment is left to pgw__sql_words. */
-bool pgw__sql_may_copy_one(const char *sql);
+/* Whether sql (len bytes) may start a COPY the server reads client data
+ * during: COPY or START_REPLICATION as the first word of a statement. A
+ * COPY to or from the client and a replication command are statements of
+ * their own (functions and DO blocks cannot run them), so only the words
+ * that begin statements are read: the first, after white space, and with
+ * one false (a simple query's list) each after a ';' (one inside a literal
+ * or comment too: an over-approximation). A statement that begins with a
+ * comment leaves the answer to pgw__sql_words. */
+bool pgw__sql_may_copy(const char *sql, size_t len, bool one);
 void pgw__stmt_free_all(pgw_session_t *s);
 
 /* stmt_cache.c */

@@ -15,6 +15,8 @@
  */
 #include "session_internal.h"
 
+#include <string.h>
+
 int16_t pgw__column_format(uint32_t oid)
 {
     return pgw_type_binary_output(oid) ? PGW_FORMAT_BINARY : PGW_FORMAT_TEXT;
@@ -305,17 +307,30 @@ static unsigned word_at(const unsigned char *sql, size_t at, size_t len)
     }
 }
 
-bool pgw__sql_may_copy_one(const char *sql)
+/* 1 when the statement that begins at sql[at] (after white space) starts
+ * with COPY or START_REPLICATION, 0 when not, -1 when a comment comes
+ * first. */
+static int starts_copy(const unsigned char *sql, size_t at, size_t len)
+{
+    while (at < len && (sql[at] == ' ' || (sql[at] >= '\t' && sql[at] <= '\r')))
+        at++;
+    if (len - at >= 2 &&
+        ((sql[at] == '-' && sql[at + 1] == '-') || (sql[at] == '/' && sql[at + 1] == '*')))
+        return -1;
+    return at < len && (word_at(sql, at, len) & PGW__SQL_COPY);
+}
+
+bool pgw__sql_may_copy(const char *sql, size_t len, bool one)
 {
     const unsigned char *p = (const unsigned char *)sql;
-    while (*p == ' ' || (*p >= '\t' && *p <= '\r'))
-        p++;
-    if ((p[0] == '-' && p[1] == '-') || (p[0] == '/' && p[1] == '*'))
-        return pgw__sql_words(sql, strlen(sql)) & PGW__SQL_COPY;
-    size_t room = 0; /* keyword_at reads up to the byte after "copy" */
-    while (room < 5 && p[room])
-        room++;
-    return (p[0] | 0x20) == 'c' && keyword_at(p, room, "copy", 4);
+    for (size_t at = 0;;) {
+        int c = starts_copy(p, at, len);
+        if (c < 0) return pgw__sql_words(sql, len) & PGW__SQL_COPY;
+        if (c || one) return c;
+        const unsigned char *semi = memchr(p + at, ';', len - at);
+        if (!semi) return false;
+        at = (size_t)(semi - p) + 1;
+    }
 }
 
 /* A cheap over-approximation: a keyword inside a string literal or comment

@@ -177,8 +177,8 @@ static void test_copy_among_simple_statements(void **state)
 
 /* Pipelined on a connection: what follows a refused COPY runs in order. */
 typedef struct done {
-    int n, status[9];
-    int64_t value[9];
+    int n, status[11];
+    int64_t value[11];
 } done_t;
 
 static done_t g_done;
@@ -215,18 +215,22 @@ static void test_copy_in_pipeline(void **state)
         PGW_QUERY("-- load\n/* a /* nested */ one */ COPY copy_edges FROM STDIN", NULL, 0, on_done,
                   (void *)7),
         PGW_QUERY("SELECT 18::int8", NULL, 0, on_done, (void *)8),
+        /* and a simple query's, after a ';' in a literal and a comment */
+        PGW_SIMPLE("SELECT ';'; /* then */ COPY copy_edges FROM STDIN", on_done, (void *)9),
+        PGW_QUERY("SELECT 20::int8", NULL, 0, on_done, (void *)10),
     };
     for (size_t i = 0; i < sizeof reqs / sizeof *reqs; i++)
         assert_int_equal(pgw_conn_submit(f.conn, &reqs[i]), 0);
-    pgt_conn_run(&f, &g_done.n, 9);
-    int want[9] = {0, PGW_ECOPY, 0, PGW_ECOPY, 0, 0, PGW_ECOPY, PGW_ECOPY, 0};
-    for (int i = 0; i < 9; i++)
+    pgt_conn_run(&f, &g_done.n, 11);
+    int want[11] = {0, PGW_ECOPY, 0, PGW_ECOPY, 0, 0, PGW_ECOPY, PGW_ECOPY, 0, PGW_ECOPY, 0};
+    for (int i = 0; i < 11; i++)
         assert_int_equal(g_done.status[i], want[i]);
     assert_int_equal(g_done.value[0], 10);
     assert_int_equal(g_done.value[2], 12);
     assert_int_equal(g_done.value[4], 14);
     assert_int_equal(g_done.value[5], 15);
     assert_int_equal(g_done.value[8], 18);
+    assert_int_equal(g_done.value[10], 20);
     pgt_conn_close(&f);
 }
 

@@ -1,8 +1,8 @@
 /*
  * The SQL words that change how the session sends a statement
  * (pgw__sql_words, session/stmt.c): whole words in any case, by ASCII
- * rules, inside literals and comments too; and the first word of one
- * statement (pgw__sql_may_copy_one).
+ * rules, inside literals and comments too; and the words that begin
+ * statements (pgw__sql_may_copy).
  */
 #include "session/session_internal.h"
 
@@ -39,29 +39,62 @@ static void test_words_found(void **state)
     assert_int_equal(pgw__sql_words("copying", 4), PGW__SQL_COPY);
 }
 
+static bool may_copy(const char *sql, bool one)
+{
+    return pgw__sql_may_copy(sql, strlen(sql), one);
+}
+
 /* One statement of a Parse: COPY only as its first word. */
 static void test_may_copy_one(void **state)
 {
     (void)state;
-    assert_true(pgw__sql_may_copy_one("COPY t FROM STDIN"));
-    assert_true(pgw__sql_may_copy_one(" \t\r\n\f\vcopy t from stdin"));
-    assert_true(pgw__sql_may_copy_one("CoPy(t)"));
-    assert_true(pgw__sql_may_copy_one("copy"));
-    assert_false(pgw__sql_may_copy_one(""));
-    assert_false(pgw__sql_may_copy_one("   "));
-    assert_false(pgw__sql_may_copy_one("cop"));
-    assert_false(pgw__sql_may_copy_one("copying"));
-    assert_false(pgw__sql_may_copy_one("copy_t"));
-    assert_false(pgw__sql_may_copy_one("SELECT copy FROM t"));
-    assert_false(pgw__sql_may_copy_one("SELECT 'COPY t FROM STDIN'"));
-    assert_false(pgw__sql_may_copy_one("(copy)"));
+    assert_true(may_copy("COPY t FROM STDIN", true));
+    assert_true(may_copy(" \t\r\n\f\vcopy t from stdin", true));
+    assert_true(may_copy("CoPy(t)", true));
+    assert_true(may_copy("copy", true));
+    assert_true(may_copy("START_REPLICATION 0/0", true));
+    assert_false(may_copy("", true));
+    assert_false(may_copy("   ", true));
+    assert_false(may_copy("cop", true));
+    assert_false(may_copy("copying", true));
+    assert_false(may_copy("copy_t", true));
+    assert_false(may_copy("SELECT copy FROM t", true));
+    assert_false(may_copy("SELECT 'COPY t FROM STDIN'", true));
+    assert_false(may_copy("(copy)", true));
+    assert_false(may_copy("SELECT 1; COPY t FROM STDIN", true)); /* one statement */
     /* a leading comment: the whole text decides */
-    assert_true(pgw__sql_may_copy_one("-- load\nCOPY t FROM STDIN"));
-    assert_true(pgw__sql_may_copy_one("/* a /* nested */ one */ copy t from stdin"));
-    assert_false(pgw__sql_may_copy_one("-- nothing\nSELECT 1"));
-    assert_false(pgw__sql_may_copy_one("-"));
-    assert_false(pgw__sql_may_copy_one("/"));
-    assert_false(pgw__sql_may_copy_one("- copy")); /* not a comment: "-" is the first token */
+    assert_true(may_copy("-- load\nCOPY t FROM STDIN", true));
+    assert_true(may_copy("/* a /* nested */ one */ copy t from stdin", true));
+    assert_false(may_copy("-- nothing\nSELECT 1", true));
+    assert_false(may_copy("-", true));
+    assert_false(may_copy("/", true));
+    assert_false(may_copy("- copy", true)); /* not a comment: "-" is the first token */
+    /* the length bounds the SQL, not its NUL */
+    assert_false(pgw__sql_may_copy("copy", 3, true));
+    assert_false(pgw__sql_may_copy("-- x\ncopy", 2, true));
+}
+
+/* A simple query's list: COPY as the first word of any statement. */
+static void test_may_copy_list(void **state)
+{
+    (void)state;
+    assert_true(may_copy("COPY t FROM STDIN", false));
+    assert_true(may_copy("SELECT 1;COPY t FROM STDIN", false));
+    assert_true(may_copy("SELECT 1; \n copy t to stdout; SELECT 2", false));
+    assert_true(may_copy("BEGIN; SELECT 1; START_REPLICATION 0/0", false));
+    assert_true(may_copy("SELECT 1; -- then\nCOPY t FROM STDIN", false));
+    assert_true(may_copy("SELECT 1; /* then */ COPY t FROM STDIN", false));
+    /* a ';' inside a literal or comment does not hide the real one */
+    assert_true(may_copy("SELECT ';' ; COPY t FROM STDIN", false));
+    assert_true(may_copy("SELECT 1 /* ; */ ; COPY t FROM STDIN", false));
+    assert_true(may_copy("SELECT $$;$$;COPY t FROM STDIN", false));
+    /* and one after it counts: an over-approximation */
+    assert_true(may_copy("SELECT ';copy'", false));
+    assert_false(may_copy("SELECT copy FROM t", false));
+    assert_false(may_copy("SELECT 1; SELECT copy FROM t;", false));
+    assert_false(may_copy("UPDATE t SET copy = 1; DELETE FROM copy", false));
+    assert_false(may_copy(";;;", false));
+    assert_false(pgw__sql_may_copy("SELECT 1;copy", 10, false));
 }
 
 static void test_words_whole_only(void **state)
@@ -250,6 +283,7 @@ int main(void)
         cmocka_unit_test(test_words_found),           cmocka_unit_test(test_words_whole_only),
         cmocka_unit_test(test_words_every_neighbour), cmocka_unit_test(test_words_every_offset),
         cmocka_unit_test(test_words_random),          cmocka_unit_test(test_may_copy_one),
+        cmocka_unit_test(test_may_copy_list),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
