@@ -77,14 +77,13 @@ static int parse_u64(const char *s, size_t n, uint64_t *out)
     return 0;
 }
 
-/* Whether a tag's command word is followed by a row count. The tag has no
- * NUL before n, so strncmp matching means the word is at least n long. */
+/* Whether a tag's command word, cmd[0..n), is followed by a row count. */
 static int command_has_count(const char *cmd, size_t n)
 {
-    static const char *const words[] = {"UPDATE", "DELETE", "SELECT", "MOVE",
-                                        "FETCH",  "COPY",   "MERGE"};
+    static const char words[][7] = {"UPDATE", "DELETE", "SELECT", "MOVE", "FETCH", "COPY", "MERGE"};
+    if (n < 4 || n > 6) return 0;
     for (size_t i = 0; i < PGW__ARRAY_LEN(words); i++)
-        if (strncmp(cmd, words[i], n) == 0 && words[i][n] == '\0') return 1;
+        if (words[i][n] == '\0' && memcmp(cmd, words[i], n) == 0) return 1;
     return 0;
 }
 

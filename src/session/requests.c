@@ -1020,6 +1020,15 @@ PGW_EXTERN const pgw_request_t *pgw_request_nth(const pgw_request_t *reqs, size_
     return (const pgw_request_t *)(const void *)((const unsigned char *)reqs + i * reqs[0].size);
 }
 
+/* in as this library's request: in itself when it has every field, else
+ * its copy in *tmp (pgw_request_copy). NULL for an invalid one (*rc). */
+static const pgw_request_t *request_view(const pgw_request_t *in, pgw_request_t *tmp, int *rc)
+{
+    if (in && in->size >= sizeof *tmp) return in;
+    *rc = pgw_request_copy(tmp, in);
+    return *rc < 0 ? NULL : tmp;
+}
+
 static int submit_begin(pgw_session_t *s, submit_t *sb, bool batch, pgw_driver_hook hook, void *ctx)
 {
     if (!s) return PGW_EINVAL;
@@ -1080,12 +1089,12 @@ PGW_EXTERN int pgw_session_submit_driven(pgw_session_t *s, const pgw_request_t *
     submit_t sb;
     int rc = submit_begin(s, &sb, false, hook, ctx);
     if (rc < 0) return rc;
-    pgw_request_t rq;
-    rc = pgw_request_copy(&rq, req);
-    if (rc < 0) return submit_end(&sb, refuse(&sb, rc, "NULL request or size not set"));
+    pgw_request_t tmp;
+    const pgw_request_t *rq = request_view(req, &tmp, &rc);
+    if (!rq) return submit_end(&sb, refuse(&sb, rc, "NULL request or size not set"));
     /* Inside an open group a request joins it: no Sync of its own, and a
      * Flush so that its answer comes at once. */
-    rc = queue_request(&sb, &rq, rq.kind != PGW_REQ_SYNC && !sb.open);
+    rc = queue_request(&sb, rq, rq->kind != PGW_REQ_SYNC && !sb.open);
     if (rc == 0 && sb.open && !sb.flushed) rc = pgw_enc_flush(sb.b);
     return submit_end(&sb, rc);
 }
@@ -1180,9 +1189,9 @@ PGW_EXTERN int pgw_session_submit_batch_driven(pgw_session_t *s, const pgw_reque
     uint32_t group = sb.group; /* without pipelining, the batch's one sync group */
     sb.naming = true;
     for (sb.index = 0; sb.index < n && rc == 0; sb.index++) {
-        pgw_request_t rq;
-        rc = pgw_request_copy(&rq, pgw_request_nth(reqs, sb.index));
-        if (rc < 0) {
+        pgw_request_t tmp;
+        const pgw_request_t *rq = request_view(pgw_request_nth(reqs, sb.index), &tmp, &rc);
+        if (!rq) {
             refuse(&sb, rc, "size not set");
             break;
         }
@@ -1190,8 +1199,8 @@ PGW_EXTERN int pgw_session_submit_batch_driven(pgw_session_t *s, const pgw_reque
             rc = refuse(&sb, PGW_EINVAL, "size differs from the first request's");
             break;
         }
-        bool own_sync = (flags & PGW_BATCH_SYNC_EACH) || (rq.flags & PGW_Q_SYNC);
-        rc = queue_request(&sb, &rq, own_sync);
+        bool own_sync = (flags & PGW_BATCH_SYNC_EACH) || (rq->flags & PGW_Q_SYNC);
+        rc = queue_request(&sb, rq, own_sync);
         if (rc < 0) {
             if (!s->submit.refusal[0]) refuse(&sb, rc, "%s", pgw_strerror(rc));
             break;
