@@ -206,11 +206,13 @@ static int check_sql(const char *sql, size_t len)
     return 0;
 }
 
-int pgw_enc_query(pgw_buf_t *b, const char *sql, size_t len, uint32_t max_msg)
+/* The Query message; scan: look for a NUL inside the SQL (its length did
+ * not come from strlen). */
+static int enc_query(pgw_buf_t *b, const char *sql, size_t len, uint32_t max_msg, bool scan)
 {
     if (len > INT32_MAX) return PGW_ETOOBIG; /* before summing: len may be near SIZE_MAX */
     int rc = check_size((uint64_t)len + 1, max_msg);
-    if (rc == 0) rc = check_sql(sql, len);
+    if (rc == 0 && scan) rc = check_sql(sql, len);
     if (rc < 0) return rc;
     uint8_t *p;
     rc = msg_start(b, 'Q', (uint64_t)len + 1, max_msg, &p);
@@ -219,15 +221,25 @@ int pgw_enc_query(pgw_buf_t *b, const char *sql, size_t len, uint32_t max_msg)
     return 0;
 }
 
-int pgw_enc_parse(pgw_buf_t *b, const char *name, const char *sql, size_t sql_len,
-                  const uint32_t *param_oids, size_t nparams, uint32_t max_msg)
+int pgw_enc_query(pgw_buf_t *b, const char *sql, size_t len, uint32_t max_msg)
+{
+    return enc_query(b, sql, len, max_msg, true);
+}
+
+int pgw__enc_query_cstr(pgw_buf_t *b, const char *sql, size_t len, uint32_t max_msg)
+{
+    return sql ? enc_query(b, sql, len, max_msg, false) : PGW_EINVAL;
+}
+
+static int enc_parse(pgw_buf_t *b, const char *name, const char *sql, size_t sql_len,
+                     const uint32_t *param_oids, size_t nparams, uint32_t max_msg, bool scan)
 {
     if (!name || (nparams && !param_oids) || nparams > PGW_MAX_PARAMS) return PGW_EINVAL;
     if (sql_len > INT32_MAX) return PGW_ETOOBIG; /* before summing */
     size_t nlen = strlen(name);
     uint64_t body = (uint64_t)nlen + 1 + (uint64_t)sql_len + 1 + 2 + 4 * (uint64_t)nparams;
     int rc = check_size(body, max_msg);
-    if (rc == 0) rc = check_sql(sql, sql_len);
+    if (rc == 0 && scan) rc = check_sql(sql, sql_len);
     if (rc < 0) return rc;
     uint8_t *p;
     rc = msg_start(b, 'P', body, max_msg, &p);
@@ -239,6 +251,18 @@ int pgw_enc_parse(pgw_buf_t *b, const char *name, const char *sql, size_t sql_le
         p = put_i32(p, (int32_t)param_oids[i]);
     msg_done(b, p);
     return 0;
+}
+
+int pgw_enc_parse(pgw_buf_t *b, const char *name, const char *sql, size_t sql_len,
+                  const uint32_t *param_oids, size_t nparams, uint32_t max_msg)
+{
+    return enc_parse(b, name, sql, sql_len, param_oids, nparams, max_msg, true);
+}
+
+int pgw__enc_parse_cstr(pgw_buf_t *b, const char *name, const char *sql, size_t sql_len,
+                        const uint32_t *param_oids, size_t nparams, uint32_t max_msg)
+{
+    return sql ? enc_parse(b, name, sql, sql_len, param_oids, nparams, max_msg, false) : PGW_EINVAL;
 }
 
 /* A format-code list: count 0, 1 or `per` entries (per == 0: any count),

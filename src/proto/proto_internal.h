@@ -24,6 +24,12 @@ enum pgw__type_class {
 /* The class of backend type byte t. */
 enum pgw__type_class pgw__type_class(uint8_t t);
 
+/* pgw_enc_query and pgw_enc_parse for SQL whose length came from strlen
+ * (sql[len] is its first NUL): the SQL is not scanned for one. */
+int pgw__enc_query_cstr(pgw_buf_t *b, const char *sql, size_t len, uint32_t max_msg);
+int pgw__enc_parse_cstr(pgw_buf_t *b, const char *name, const char *sql, size_t sql_len,
+                        const uint32_t *param_oids, size_t nparams, uint32_t max_msg);
+
 /*
  * A bounds-checked reader over [p, end). The first failure is remembered in
  * err and makes every later read a no-op that returns zeros, so a parser can

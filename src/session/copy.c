@@ -44,6 +44,7 @@
  *
  * COPY TO data goes to the caller's callback as views into the read chunk.
  */
+#include "proto/proto_internal.h"
 #include "session_internal.h"
 
 #include <stdio.h>
@@ -97,7 +98,7 @@ int pgw__enc_copy(pgw_session_t *s, pgw_buf_t *b, pgw__req_t *r, const pgw_reque
     int rc = pgw__copy_carry(s, r, rq);
     /* A caller's negative code becomes the status, as a row callback's. */
     r->flags |= PGW__RF_STREAM;
-    if (rc == 0) rc = pgw_enc_parse(b, "", rq->sql, strlen(rq->sql), NULL, 0, s->max_message);
+    if (rc == 0) rc = pgw__enc_parse_cstr(b, "", rq->sql, strlen(rq->sql), NULL, 0, s->max_message);
     if (rc == 0) rc = pgw_enc_bind(b, "", "", NULL, 0, NULL, 0, NULL, 0, s->max_message);
     if (rc == 0) rc = pgw_enc_describe(b, 'P', "");
     if (rc == 0) rc = pgw_enc_execute(b, "", 0);

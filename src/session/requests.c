@@ -20,6 +20,7 @@
  * named statement with text for every column and a Describe portal, whose
  * reply the table keeps.
  */
+#include "proto/proto_internal.h"
 #include "session_internal.h"
 #include "types/param_convert.h"
 
@@ -356,7 +357,8 @@ static int enc_parse(pgw_session_t *s, pgw_buf_t *b, const char *name, const cha
      * without types): the encoder that measures the message first and
      * grows the buffer once. */
     if (oids || n == 0)
-        return sql ? pgw_enc_parse(b, name, sql, strlen(sql), oids, n, s->max_message) : PGW_EINVAL;
+        return sql ? pgw__enc_parse_cstr(b, name, sql, strlen(sql), oids, n, s->max_message)
+                   : PGW_EINVAL;
     pgw_msgw_t w;
     pgw_msgw_begin(b, 'P', &w);
     pgw_msgw_cstr(&w, name);
@@ -949,7 +951,7 @@ static int queue_request(submit_t *sb, const pgw_request_t *rq, bool own_sync)
     if (sync_point(rq)) own_sync = false; /* 'Q' and 'F' are their own sync point */
     switch (rq->kind) {
     case PGW_REQ_SIMPLE:
-        rc = pgw_enc_query(sb->b, rq->sql, strlen(rq->sql), sb->s->max_message);
+        rc = pgw__enc_query_cstr(sb->b, rq->sql, strlen(rq->sql), sb->s->max_message);
         if (rc == 0) rc = hold_if_copy(sb, r, may_copy(sb, rq, false));
         if (rc == 0) rc = pgw__copy_carry(sb->s, r, rq);
         break;
@@ -1270,7 +1272,7 @@ int pgw__req_simple_first(pgw_session_t *s, pgw_buf_t *out, const char *sql, pgw
     pgw__req_t *r = req_alloc(s);
     if (!r) return PGW_ENOMEM;
     size_t from = out->len;
-    int rc = pgw_enc_query(out, sql, strlen(sql), s->max_message);
+    int rc = pgw__enc_query_cstr(out, sql, strlen(sql), s->max_message);
     if (rc < 0) {
         pgw__req_release(s, r);
         return rc;

@@ -107,6 +107,7 @@ static void remove_at(pgw_session_t *s, size_t i)
 
 void pgw__stmt_forget(pgw_session_t *s, const char *name)
 {
+    if (!s->stmts.n) return; /* an unnamed query's usual case: nothing to hash */
     size_t i = find_index(s, name, name_hash(name));
     if (i != SIZE_MAX) remove_at(s, i);
 }
