@@ -353,6 +353,7 @@ static void on_lost(pgw_conn_t *c, int err, void *ud)
     /* PQstatus turns bad when a command reports it, as libpq notices a
      * closed connection only when it reads or writes. */
     conn->broken = 1;
+    conn->fd = -1;
 }
 
 /* ------------------------------------------------------------- connect */
@@ -400,6 +401,8 @@ static void on_connected(pgw_conn_t *c, int status, const pgw_error_t *err, void
     note_hostaddr(conn);
     if (status == 0) {
         conn->status = CONNECTION_OK;
+        conn->fd = pgw_conn_fd(c);
+        if (conn->fd < 0) conn->fd = -1;
         pq__str_reset(&conn->errmsg);
         const char *h = pgw_conn_host(c), *p = pgw_conn_port(c);
         free(conn->host_used);
@@ -416,6 +419,7 @@ static void on_connected(pgw_conn_t *c, int status, const pgw_error_t *err, void
 static void conn_init(PGconn *conn)
 {
     conn->status = CONNECTION_BAD;
+    conn->fd = -1;
     conn->hooks.receiver = default_notice_receiver;
     conn->hooks.receiver_arg = conn;
     conn->hooks.processor = default_notice_processor;
@@ -449,6 +453,7 @@ static void conn_close_transport(PGconn *conn)
     pgw_cancel_token_free(conn->cancel);
     conn->cancel = NULL;
     conn->status = CONNECTION_BAD;
+    conn->fd = -1;
     conn->broken = 0;
     conn->pipeline = PQ_PIPELINE_OFF;
     conn->aborted_seg = 0;

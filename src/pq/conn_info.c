@@ -152,10 +152,7 @@ char *PQerrorMessage(const PGconn *conn)
 int PQsocket(const PGconn *conn)
 {
     if (!conn) return -1;
-    if (conn->conn && conn->status == CONNECTION_OK) {
-        int fd = pgw_conn_fd(conn->conn);
-        return fd >= 0 ? fd : -1;
-    }
+    if (conn->conn && conn->status == CONNECTION_OK) return conn->fd;
     if (conn->connecting) return pq__connecting_fd(conn);
     return -1;
 }

@@ -99,6 +99,9 @@ struct pg_conn {
     int loop_ok;
     pgw_conn_t *conn;
     ConnStatusType status;
+    /* PQsocket of the open connection, -1 from its loss on: kept here, as
+     * programs ask for it at every turn of their poll loop. */
+    int fd;
     int connecting;   /* connect in progress */
     int connect_done; /* the connect callback ran */
     /* Inside PQconnectStart: the server's answers to an attempt wait in

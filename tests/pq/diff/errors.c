@@ -70,9 +70,11 @@ int main(void)
     /* The session ends: a FATAL error, then the connection is bad. */
     printf("== terminate\n");
     pqd_show_error(conn, PQexec(conn, "SELECT pg_terminate_backend(pg_backend_pid())"));
-    printf("status=%s\n", pqd_connstatus(PQstatus(conn)));
+    printf("status=%s socket=%s\n", pqd_connstatus(PQstatus(conn)),
+           PQsocket(conn) >= 0 ? "set" : "-1");
     pqd_show_error(conn, PQexec(conn, "SELECT 1"));
-    printf("status=%s\n", pqd_connstatus(PQstatus(conn)));
+    printf("status=%s socket=%s\n", pqd_connstatus(PQstatus(conn)),
+           PQsocket(conn) >= 0 ? "set" : "-1");
     PQfinish(conn);
     return 0;
 }
