@@ -32,7 +32,7 @@ PGresult *pq__result_new(const PGconn *conn, ExecStatusType status, size_t extra
     if (extra > SIZE_MAX - HEADER_SIZE) return NULL;
     PGresult *res = malloc(HEADER_SIZE + extra);
     if (!res) return NULL;
-    memset(res, 0, sizeof *res);
+    memset(res, 0, offsetof(PGresult, err));
     res->status = status;
     res->cur = (char *)res + HEADER_SIZE;
     res->left = extra;
@@ -48,6 +48,12 @@ PGresult *pq__result_new(const PGconn *conn, ExecStatusType status, size_t extra
         }
     }
     return res;
+}
+
+void pq__result_fields(PGresult *res)
+{
+    res->has_fields = 1;
+    memset(&res->err, 0, sizeof res->err);
 }
 
 void *pq__result_alloc(PGresult *res, size_t size)
@@ -100,7 +106,7 @@ void pq__result_internal_notice(const pq_notice_hooks_t *hooks, const char *fmt,
     PGresult *res = pq__result_new(NULL, PGRES_NONFATAL_ERROR, 2 * (n + 1) + 32);
     if (!res) return;
     res->hooks = *hooks;
-    res->has_fields = 1;
+    pq__result_fields(res);
     res->err.message = pq__result_strndup(res, msg, n);
     res->err.severity = "NOTICE";
     res->err.severity_nonlocal = "NOTICE";

@@ -43,10 +43,9 @@ struct pg_result {
     int cells_owned;  /* cells is a malloc of its own (grown by PQsetvalue) */
     Oid *paramTypes;
     char cmdStatus[PQ_CMDSTATUS_LEN];
-    char *errMsg;    /* NULL: none */
-    int has_fields;  /* err holds a server error or notice */
-    pgw_error_t err; /* its fields, strings in the result's storage */
-    char *errQuery;  /* the SQL the error's position points into, or NULL */
+    char *errMsg;   /* NULL: none */
+    int has_fields; /* err holds a server error or notice (pq__result_fields) */
+    char *errQuery; /* the SQL the error's position points into, or NULL */
     pq_notice_hooks_t hooks;
     pq_event_t *events; /* copies of the connection's event procedures */
     int nevents;
@@ -61,8 +60,16 @@ struct pg_result {
     size_t left;        /* its size */
     pq_block_t *blocks; /* blocks to free with the result */
     size_t memorySize;  /* PQresultMemorySize */
+
+    /* Last, and left unset by pq__result_new (most results are not
+     * errors): the error's fields, strings in the result's storage; read
+     * only when has_fields. */
+    pgw_error_t err;
 };
 
+/* The result holds an error's or notice's fields: res->err, cleared, for
+ * the caller to fill. */
+void pq__result_fields(PGresult *res);
 /* size bytes of the result's storage (aligned for any type), NULL when out
  * of memory. */
 void *pq__result_alloc(PGresult *res, size_t size);

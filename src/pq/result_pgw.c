@@ -57,7 +57,7 @@ char *pq__result_build_message(const PGresult *res, PGVerbosity verbosity,
  * query (libpq keeps the query only then). 0 when out of memory. */
 static int copy_error(PGresult *res, const pgw_error_t *e, const char *query)
 {
-    res->has_fields = 1;
+    pq__result_fields(res);
 #define PQ__COPY_FIELD(code, member, desc)                                                       \
     if (e->member && !(res->err.member = pq__result_strndup(res, e->member, strlen(e->member)))) \
         return 0;
