@@ -120,7 +120,8 @@
  * before the first probe); set keepalives_idle, keepalives_interval,
  * keepalives_count and tcp_user_timeout (0: the kernel's default) to
  * choose otherwise, or keepalives=0 to turn probes off (the 30 s
- * TCP_USER_TIMEOUT then still bounds unacknowledged writes). A request
+ * TCP_USER_TIMEOUT then still bounds unacknowledged writes), or
+ * pgw_conn_config_t.kernel_tcp_defaults for libpq's behaviour. A request
  * deadline bounds a request sooner (see DEADLINES).
  *
  * CONNECT TIMEOUT: connect_timeout (libpq's, in seconds, at least 2)
@@ -403,6 +404,12 @@ typedef struct pgw_conn_config {
      * and once per read from the socket). The libpq-compatible layer sets
      * it: libpq has no such timing. */
     int no_timing;
+    /* TCP options the connection string leaves unset (keepalives_idle,
+     * keepalives_interval, keepalives_count, tcp_user_timeout) keep the
+     * kernel's values, as libpq leaves them, instead of the DEAD PEERS
+     * defaults; keepalives still sets SO_KEEPALIVE. The libpq-compatible
+     * layer sets it: a program written for libpq gets libpq's sockets. */
+    int kernel_tcp_defaults;
 } pgw_conn_config_t;
 
 /*

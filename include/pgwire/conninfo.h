@@ -205,10 +205,12 @@ PGW_EXTERN const char *pgw_conninfo_passfile_warning(const pgw_conninfo_t *ci);
  */
 PGW_EXTERN int pgw_conninfo_startup_params(const pgw_conninfo_t *ci, const char **out, size_t cap);
 
-/* The TCP socket options, as libpq applies them. */
+/* The TCP socket options, as libpq applies them. -1: not given; a
+ * connection then applies the DEAD PEERS defaults of conn.h, or leaves the
+ * kernel's value as libpq does (pgw_conn_config_t.kernel_tcp_defaults). */
 typedef struct pgw_tcp_options {
     int keepalives;          /* 1: set SO_KEEPALIVE (the default), 0: leave it off */
-    int keepalives_idle;     /* TCP_KEEPIDLE seconds, or -1: leave the kernel's */
+    int keepalives_idle;     /* TCP_KEEPIDLE seconds, or -1 */
     int keepalives_interval; /* TCP_KEEPINTVL seconds, or -1 */
     int keepalives_count;    /* TCP_KEEPCNT probes, or -1 */
     int tcp_user_timeout;    /* TCP_USER_TIMEOUT milliseconds, or -1 */

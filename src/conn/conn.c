@@ -41,7 +41,8 @@ int pgw__conn_sock_open(pgw_conn_t *c)
 {
     pgw__sock_t *k = pgw__calloc(c->alloc, 1, sizeof(*k));
     if (!k) return PGW_ENOMEM;
-    pgw__sock_opts_t o = {pgw__peer_is_tcp(&c->peer) ? &c->tcp : NULL, ""};
+    pgw__sock_opts_t o = {pgw__peer_is_tcp(&c->peer) ? &c->tcp : NULL,
+                          c->cfg.kernel_tcp_defaults != 0, ""};
     int rc = pgw__sock_connect(k, c->loop, &c->peer, &o, on_sock_event, c);
     if (rc < 0) {
         pgw__conn_errmsg_add(c, o.why);

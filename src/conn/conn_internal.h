@@ -74,17 +74,21 @@ struct pgw__sock {
 };
 
 /* What a socket is given before it connects: the TCP options (NULL for
- * none: a unix-domain socket, a cancel request), and, when the kernel
- * refused one, libpq's message for it. */
+ * none: a unix-domain socket, a cancel request), whether those left unset
+ * keep the kernel's values (pgw_conn_config_t.kernel_tcp_defaults) rather
+ * than the DEAD PEERS defaults of conn.h, and, when the kernel refused
+ * one, libpq's message for it. */
 typedef struct pgw__sock_opts {
     const pgw_tcp_options_t *tcp;
+    bool kernel_defaults;
     char why[256];
 } pgw__sock_opts_t;
 
 /* Create a socket for peer, set opts->tcp's options (opts may be NULL;
  * TCP_NODELAY, keepalives and TCP_USER_TIMEOUT, with the DEAD PEERS
- * defaults of conn.h for those left unset) and start connecting it without
- * blocking, as libpq does: a refused option fails before any connection.
+ * defaults of conn.h for those left unset unless opts->kernel_defaults)
+ * and start connecting it without blocking, as libpq does: a refused
+ * option fails before any connection.
  * Returns 0 (the poll handle is initialised: close it with pgw__sock_close;
  * watch UV_WRITABLE to learn when the connect finished, then read
  * pgw__sock_connect_result), the negated errno of socket(), setsockopt()

@@ -71,9 +71,11 @@ int pgw__peer_is_tcp(const pgw__peer_t *peer)
 #define PGW__KEEPCNT         3
 #define PGW__USER_TIMEOUT_MS 30000
 
-static int or_default(int v, int def)
+/* v, or for an option left unset (-1) the DEAD PEERS default, or -1 (not
+ * set: the kernel's value) when the connection keeps the kernel's. */
+static int or_default(const pgw__sock_opts_t *o, int v, int def)
 {
-    return v < 0 ? def : v;
+    return v >= 0 || o->kernel_defaults ? v : def;
 }
 
 /* Set one option (value -1: leave the kernel's). On failure, libpq's
@@ -99,14 +101,14 @@ static int set_tcp_options(int fd, pgw__sock_opts_t *o)
     int rc = set_tcp_int(fd, IPPROTO_TCP, TCP_NODELAY, "TCP_NODELAY", 1, o);
     if (rc == 0 && t->keepalives) {
         rc = set_tcp_int(fd, SOL_SOCKET, SO_KEEPALIVE, "SO_KEEPALIVE", 1, o);
-        int idle = or_default(t->keepalives_idle, PGW__KEEPIDLE_S);
-        int intvl = or_default(t->keepalives_interval, PGW__KEEPINTVL_S);
-        int cnt = or_default(t->keepalives_count, PGW__KEEPCNT);
+        int idle = or_default(o, t->keepalives_idle, PGW__KEEPIDLE_S);
+        int intvl = or_default(o, t->keepalives_interval, PGW__KEEPINTVL_S);
+        int cnt = or_default(o, t->keepalives_count, PGW__KEEPCNT);
         if (rc == 0) rc = set_tcp_int(fd, IPPROTO_TCP, TCP_KEEPIDLE, "TCP_KEEPIDLE", idle, o);
         if (rc == 0) rc = set_tcp_int(fd, IPPROTO_TCP, TCP_KEEPINTVL, "TCP_KEEPINTVL", intvl, o);
         if (rc == 0) rc = set_tcp_int(fd, IPPROTO_TCP, TCP_KEEPCNT, "TCP_KEEPCNT", cnt, o);
     }
-    int user = or_default(t->tcp_user_timeout, PGW__USER_TIMEOUT_MS);
+    int user = or_default(o, t->tcp_user_timeout, PGW__USER_TIMEOUT_MS);
     if (rc == 0) rc = set_tcp_int(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, "TCP_USER_TIMEOUT", user, o);
     return rc;
 }

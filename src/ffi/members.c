@@ -158,8 +158,9 @@ static const member_t conn_config_members[] = {
     I(C, results_any_thread),
     I(C, no_pipelining),
     I(C, no_timing),
+    I(C, kernel_tcp_defaults),
 };
-LAST_MEMBER(C, no_timing);
+LAST_MEMBER(C, kernel_tcp_defaults);
 #undef C
 static const member_table_t conn_config_table = TABLE(conn_config_members);
 

@@ -495,7 +495,8 @@ static int conn_start(PGconn *conn)
     cfg.stmt_cache_mode = PGW_STMT_CACHE_OFF;
     cfg.high_water_mark = SIZE_MAX;
     cfg.max_pending = SIZE_MAX;
-    cfg.no_timing = 1; /* libpq has no per-request timing */
+    cfg.no_timing = 1;           /* libpq has no per-request timing */
+    cfg.kernel_tcp_defaults = 1; /* nor dead-peer defaults for TCP */
     int rc = pgw_conn_new(&conn->conn, &conn->loop, &cfg);
     if (rc < 0) {
         pq__conn_set_error(conn, "out of memory\n");

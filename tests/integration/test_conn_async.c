@@ -204,31 +204,73 @@ static int sockopt_int(int fd, int opt)
     return v;
 }
 
-/* libpq's keepalive and timeout options reach the TCP socket. */
-static void test_tcp_keepalive_options(void **state)
+/* x connected over TCP with the extra keywords (NULL: none) under cfg
+ * (NULL: the defaults); its socket, with TCP_NODELAY and SO_KEEPALIVE on. */
+static int connect_tcp_socket(ctx_t *x, const pgw_conn_config_t *cfg, const char *extra)
 {
     char ci[512];
-    pgt_require_server();
-    pgt_conninfo_tcp(ci, sizeof(ci), pgt_env_required("PGUSER"), NULL,
-                     "keepalives=1 keepalives_idle=7 keepalives_interval=3 keepalives_count=4 "
-                     "tcp_user_timeout=9000");
-    ctx_t x;
-    ctx_new(&x, NULL);
-    int rc = ctx_connect(&x, ci);
-    if (rc != 0) fail_msg("connect %s: %s %s", ci, pgw_err_name(rc), x.connect_msg);
-    int fd = pgw_conn_fd(x.conn);
+    pgt_conninfo_tcp(ci, sizeof(ci), pgt_env_required("PGUSER"), NULL, extra);
+    ctx_new_with(x, NULL, cfg);
+    int rc = ctx_connect(x, ci);
+    if (rc != 0) fail_msg("connect %s: %s %s", ci, pgw_err_name(rc), x->connect_msg);
+    int fd = pgw_conn_fd(x->conn);
     assert_true(fd >= 0);
     int on = 0;
     socklen_t len = sizeof on;
     assert_int_equal(getsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, &len), 0);
     assert_int_equal(on, 1);
+    assert_int_equal(sockopt_int(fd, TCP_NODELAY), 1);
+    return fd;
+}
+
+static void close_tcp(ctx_t *x)
+{
+    ctx_close(x);
+    ctx_free_loop(x);
+}
+
+/* libpq's keepalive and timeout options reach the TCP socket. */
+static void test_tcp_keepalive_options(void **state)
+{
+    pgt_require_server();
+    ctx_t x;
+    int fd = connect_tcp_socket(&x, NULL,
+                                "keepalives=1 keepalives_idle=7 keepalives_interval=3 "
+                                "keepalives_count=4 tcp_user_timeout=9000");
     assert_int_equal(sockopt_int(fd, TCP_KEEPIDLE), 7);
     assert_int_equal(sockopt_int(fd, TCP_KEEPINTVL), 3);
     assert_int_equal(sockopt_int(fd, TCP_KEEPCNT), 4);
     assert_int_equal(sockopt_int(fd, TCP_USER_TIMEOUT), 9000);
-    assert_int_equal(sockopt_int(fd, TCP_NODELAY), 1);
-    ctx_close(&x);
-    ctx_free_loop(&x);
+    close_tcp(&x);
+}
+
+/* kernel_tcp_defaults: the options a connection string leaves unset keep
+ * the values a new socket has (the kernel's, as libpq leaves them), not the
+ * dead-peer defaults; SO_KEEPALIVE is still on, and options given win. */
+static void test_tcp_kernel_defaults(void **state)
+{
+    pgt_require_server();
+    int fresh = socket(AF_INET, SOCK_STREAM, 0);
+    assert_true(fresh >= 0);
+    int kidle = sockopt_int(fresh, TCP_KEEPIDLE), kintvl = sockopt_int(fresh, TCP_KEEPINTVL);
+    int kcnt = sockopt_int(fresh, TCP_KEEPCNT), kuser = sockopt_int(fresh, TCP_USER_TIMEOUT);
+    close(fresh);
+    /* else the test could not tell the two apart */
+    assert_int_not_equal(kidle, 15);
+    assert_int_not_equal(kuser, 30000);
+    pgw_conn_config_t cfg;
+    pgw_conn_config_init(&cfg);
+    cfg.kernel_tcp_defaults = 1;
+    static const char *const extras[] = {NULL, "keepalives_idle=7 tcp_user_timeout=9000"};
+    for (size_t i = 0; i < 2; i++) {
+        ctx_t x;
+        int fd = connect_tcp_socket(&x, &cfg, extras[i]);
+        assert_int_equal(sockopt_int(fd, TCP_KEEPIDLE), i ? 7 : kidle);
+        assert_int_equal(sockopt_int(fd, TCP_KEEPINTVL), kintvl);
+        assert_int_equal(sockopt_int(fd, TCP_KEEPCNT), kcnt);
+        assert_int_equal(sockopt_int(fd, TCP_USER_TIMEOUT), i ? 9000 : kuser);
+        close_tcp(&x);
+    }
 }
 
 static void test_auth_methods(void **state)
@@ -936,6 +978,7 @@ int main(void)
         cmocka_unit_test(test_unix_socket),
         cmocka_unit_test(test_tcp),
         cmocka_unit_test(test_tcp_keepalive_options),
+        cmocka_unit_test(test_tcp_kernel_defaults),
         cmocka_unit_test(test_auth_methods),
         cmocka_unit_test(test_host_list_first_dead),
         cmocka_unit_test(test_target_session_attrs),
