@@ -125,11 +125,11 @@
  * deadline bounds a request sooner (see DEADLINES).
  *
  * CONNECT TIMEOUT: connect_timeout (libpq's, in seconds, at least 2)
- * bounds each attempt as a whole: the host name's resolution, the TCP
- * connect, TLS, the startup packet, authentication and the server's setup
- * until ReadyForQuery (a server that accepts and then only sends notices
- * fails the attempt with PGW_ETIMEDOUT). Unset, as in libpq, attempts are
- * not bounded.
+ * bounds each attempt as a whole: the host name's resolution (unless
+ * pgw_conn_config_t.blocking_resolve), the TCP connect, TLS, the startup
+ * packet, authentication and the server's setup until ReadyForQuery (a
+ * server that accepts and then only sends notices fails the attempt with
+ * PGW_ETIMEDOUT). Unset, as in libpq, attempts are not bounded.
  *
  * TLS (OpenSSL, src/tls) with libpq's options and semantics: sslmode
  * disable, allow, prefer (the default), require, verify-ca, verify-full;
@@ -410,6 +410,14 @@ typedef struct pgw_conn_config {
      * defaults; keepalives still sets SO_KEEPALIVE. The libpq-compatible
      * layer sets it: a program written for libpq gets libpq's sockets. */
     int kernel_tcp_defaults;
+    /* Host names are looked up with getaddrinfo on the calling thread,
+     * inside the loop's turn that starts the attempt, blocking it until
+     * the resolver answers, as libpq's PQconnectStart and PQconnectPoll
+     * do, instead of on libuv's thread pool (which starts its threads on
+     * first use); connect_timeout then does not bound the lookup. The
+     * libpq-compatible layer sets it: a program written for libpq gets no
+     * threads it did not start. */
+    int blocking_resolve;
 } pgw_conn_config_t;
 
 /*

@@ -762,6 +762,26 @@ static int connect_numeric(pgw_conn_t *c, const char *node, const char *port, in
     return 1;
 }
 
+/* The lookup on the calling thread, blocking until the resolver answers,
+ * as libpq's (pgw_conn_config_t.blocking_resolve); then the host's
+ * addresses are tried. Returns 0, or PGW_EDNS, recorded. */
+static int resolve_now(pgw_conn_t *c, const pgw__host_t *h, const char *node)
+{
+    struct addrinfo hints = {.ai_family = AF_UNSPEC,
+                             .ai_socktype = SOCK_STREAM,
+                             .ai_flags = h->h.hostaddr ? AI_NUMERICHOST : 0};
+    struct addrinfo *res = NULL;
+    int eai = getaddrinfo(node, h->port, &hints, &res);
+    if (eai != 0 || !res) {
+        if (eai == 0) freeaddrinfo(res);
+        resolve_failed(c, h, gai_strerror(eai ? eai : EAI_NONAME));
+        return PGW_EDNS;
+    }
+    c->cx.ai_list = c->cx.ai_next = res;
+    next_address(c); /* on to the next host when none connects */
+    return 0;
+}
+
 /* Returns 0 (resolving or connecting), 1 (the connect ended), or the
  * failure, recorded. */
 static int resolve(pgw_conn_t *c, const pgw__host_t *h)
@@ -770,6 +790,7 @@ static int resolve(pgw_conn_t *c, const pgw__host_t *h)
     const char *node = h->h.hostaddr ? h->h.hostaddr : h->h.host;
     if (connect_numeric(c, node, h->port, &rc)) return rc;
     c->cx.phase = PGW_PHASE_RESOLVING;
+    if (c->cfg.blocking_resolve) return resolve_now(c, h, node);
     size_t n = strlen(node);
     pgw__lookup_t *l = pgw__calloc(c->alloc, 1, sizeof(*l) + n + 1);
     if (!l) {

@@ -159,8 +159,9 @@ static const member_t conn_config_members[] = {
     I(C, no_pipelining),
     I(C, no_timing),
     I(C, kernel_tcp_defaults),
+    I(C, blocking_resolve),
 };
-LAST_MEMBER(C, kernel_tcp_defaults);
+LAST_MEMBER(C, blocking_resolve);
 #undef C
 static const member_table_t conn_config_table = TABLE(conn_config_members);
 

@@ -497,6 +497,7 @@ static int conn_start(PGconn *conn)
     cfg.max_pending = SIZE_MAX;
     cfg.no_timing = 1;           /* libpq has no per-request timing */
     cfg.kernel_tcp_defaults = 1; /* nor dead-peer defaults for TCP */
+    cfg.blocking_resolve = 1;    /* nor threads of its own */
     int rc = pgw_conn_new(&conn->conn, &conn->loop, &cfg);
     if (rc < 0) {
         pq__conn_set_error(conn, "out of memory\n");

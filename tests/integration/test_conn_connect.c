@@ -98,13 +98,14 @@ static void on_closed(pgw_conn_t *conn, void *ud)
 
 /* parsed: connect with pgw_conn_connect_parsed (ci unused), else with
  * pgw_conn_connect(ci). */
-static int run_pgw_with(const char *ci, const pgw_conninfo_t *parsed, outcome_t *o)
+static int run_pgw_with(const char *ci, const pgw_conninfo_t *parsed, const pgw_conn_config_t *cfg,
+                        outcome_t *o)
 {
     memset(o, 0, sizeof *o);
     uv_loop_t loop;
     assert_int_equal(uv_loop_init(&loop), 0);
     pgw_conn_t *conn;
-    assert_int_equal(pgw_conn_new(&conn, &loop, NULL), 0);
+    assert_int_equal(pgw_conn_new(&conn, &loop, cfg), 0);
     assert_int_equal(pgw_conn_phase(conn), PGW_PHASE_NEW);
     ctx_t x = {0, 0, o};
     if (parsed)
@@ -130,7 +131,7 @@ static int run_pgw_with(const char *ci, const pgw_conninfo_t *parsed, outcome_t 
 
 static int run_pgw(const char *ci, outcome_t *o)
 {
-    return run_pgw_with(ci, NULL, o);
+    return run_pgw_with(ci, NULL, NULL, o);
 }
 
 /* libpq's PQerrorMessage for ci, without its final newline. */
@@ -422,6 +423,33 @@ static void test_host_list(void **state)
     close(fd);
 }
 
+/* blocking_resolve: the names are looked up on the loop's thread, with the
+ * same attempts and messages as on the thread pool (libpq's). */
+static void test_blocking_resolve(void **state)
+{
+    pgt_require_server();
+    pgw_conn_config_t cfg;
+    pgw_conn_config_init(&cfg);
+    cfg.blocking_resolve = 1;
+    char ci[512], pq[4096];
+    snprintf(ci, sizeof ci, "host=nonexistent.invalid port=%u user=%s dbname=%s", pgport(), user(),
+             db());
+    outcome_t o;
+    assert_int_equal(run_pgw_with(ci, NULL, &cfg, &o), PGW_EDNS);
+    run_libpq(ci, pq, sizeof pq);
+    assert_string_equal(o.message, pq);
+    assert_int_equal(o.natt, 1);
+    expect_attempt(&o, 0, "nonexistent.invalid", "", pgport(), PGW_PHASE_RESOLVING, PGW_EDNS);
+    /* on to the next host, whose name resolves */
+    snprintf(ci, sizeof ci, "host=nonexistent.invalid,localhost port=%u user=%s dbname=%s",
+             pgport(), user(), db());
+    assert_int_equal(run_pgw_with(ci, NULL, &cfg, &o), 0);
+    assert_true(o.natt >= 2);
+    expect_attempt(&o, 0, "nonexistent.invalid", "", pgport(), PGW_PHASE_RESOLVING, PGW_EDNS);
+    assert_string_equal(o.att[o.natt - 1].host, "localhost");
+    assert_int_equal(o.att[o.natt - 1].phase, PGW_PHASE_READY);
+}
+
 /* A connect that succeeds after failed attempts lists them, with the one
  * that connected last; the error message is empty, as libpq's. */
 static void test_success_after_failures(void **state)
@@ -458,7 +486,7 @@ static void test_connect_parsed(void **state)
     pgw_conninfo_t *ci = NULL;
     assert_int_equal(pgw_conninfo_parse(&ci, str, NULL, NULL, 0), 0);
     outcome_t o;
-    assert_int_equal(run_pgw_with(NULL, ci, &o), 0);
+    assert_int_equal(run_pgw_with(NULL, ci, NULL, &o), 0);
     assert_int_equal(o.phase, PGW_PHASE_READY);
     assert_int_equal(o.natt, 2);
     expect_attempt(&o, 0, "127.0.0.1", "127.0.0.1", refused, PGW_PHASE_CONNECTING, UV_ECONNREFUSED);
@@ -500,12 +528,12 @@ static void test_phase_names(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_phase_names),    cmocka_unit_test(test_dns),
-        cmocka_unit_test(test_refused),        cmocka_unit_test(test_unix_socket_missing),
-        cmocka_unit_test(test_timeout),        cmocka_unit_test(test_connect_in_progress),
-        cmocka_unit_test(test_wrong_password), cmocka_unit_test(test_target_standby),
-        cmocka_unit_test(test_host_list),      cmocka_unit_test(test_success_after_failures),
-        cmocka_unit_test(test_connect_parsed),
+        cmocka_unit_test(test_phase_names),      cmocka_unit_test(test_dns),
+        cmocka_unit_test(test_refused),          cmocka_unit_test(test_unix_socket_missing),
+        cmocka_unit_test(test_timeout),          cmocka_unit_test(test_connect_in_progress),
+        cmocka_unit_test(test_wrong_password),   cmocka_unit_test(test_target_standby),
+        cmocka_unit_test(test_host_list),        cmocka_unit_test(test_success_after_failures),
+        cmocka_unit_test(test_blocking_resolve), cmocka_unit_test(test_connect_parsed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

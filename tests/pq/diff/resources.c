@@ -1,0 +1,58 @@
+/*
+ * What a connection costs its process: the threads running after
+ * connections by host name (one that resolves, one that does not, a list
+ * whose first name does not), by address and by socket directory (libpq
+ * starts none: it resolves on the caller's thread), and the file
+ * descriptors an open connection holds and those left after PQfinish.
+ */
+#include "pqdiff.h"
+
+#include <dirent.h>
+
+/* Entries of a /proc/self directory ("task": threads, "fd": descriptors),
+ * the one opendir holds not counted. */
+static int entries(const char *dir)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/%s", dir);
+    DIR *d = opendir(path);
+    if (!d) return -1;
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        if (e->d_name[0] != '.') n++;
+    closedir(d);
+    return n - (dir[0] == 'f'); /* the directory's own descriptor */
+}
+
+static void attempt(const char *label, const char *const *extra)
+{
+    PGconn *conn = pqd_connect_with(extra);
+    printf("%s: %s", label, PQstatus(conn) == CONNECTION_OK ? "connected\n" : "failed: ");
+    if (PQstatus(conn) != CONNECTION_OK) printf("%s", PQerrorMessage(conn));
+    printf("  threads: %d\n", entries("task"));
+    PQfinish(conn);
+}
+
+int main(void)
+{
+    pqd_init();
+    const char *port = pqd_env("PGPORT", "5432");
+    const char *tcp = pqd_env("PGW_TEST_TCP_HOST", "127.0.0.1");
+    printf("threads at start: %d\n", entries("task"));
+    attempt("by name", (const char *[]){"host", "localhost", "port", port, NULL});
+    attempt("unknown name", (const char *[]){"host", "no-such-host.invalid", NULL});
+    attempt("unknown name first",
+            (const char *[]){"host", "no-such-host.invalid,localhost", "port", port, NULL});
+    attempt("by address", (const char *[]){"host", tcp, NULL});
+    attempt("by socket directory", NULL);
+
+    int before = entries("fd");
+    PGconn *a = pqd_connect_with((const char *[]){"host", tcp, NULL});
+    PGconn *b = pqd_connect_with((const char *[]){"host", tcp, NULL});
+    int open = entries("fd");
+    printf("descriptors of two open connections: %d\n", open - before);
+    PQfinish(a);
+    PQfinish(b);
+    printf("descriptors left after PQfinish: %d\n", entries("fd") - before);
+    return 0;
+}
