@@ -91,8 +91,9 @@ typedef struct pgw__sock_opts {
  * option fails before any connection.
  * Returns 0 (the poll handle is initialised: close it with pgw__sock_close;
  * watch UV_WRITABLE to learn when the connect finished, then read
- * pgw__sock_connect_result), the negated errno of socket(), setsockopt()
- * (opts->why says which) or connect() when the connect failed at once
+ * pgw__sock_connect_result), the negated errno of socket() or
+ * setsockopt() (opts->why: libpq's message for it) or of connect() when
+ * the connect failed at once
  * (libuv's code: UV_ECONNREFUSED, UV_ENOENT
  * for a missing socket file, UV_EAGAIN for a full unix socket backlog,
  * ...; nothing to close), a libuv error of the poll handle, or PGW_EINVAL. */

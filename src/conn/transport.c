@@ -129,7 +129,12 @@ int pgw__sock_connect(pgw__sock_t *k, uv_loop_t *loop, const pgw__peer_t *peer,
     if (opts) opts->why[0] = '\0';
     if (peer->len == 0) return PGW_EINVAL;
     int fd = socket(peer->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (fd < 0) return errno ? -errno : PGW_ECONNECT;
+    if (fd < 0) {
+        int err = errno;
+        if (opts)
+            snprintf(opts->why, sizeof opts->why, "could not create socket: %s", strerror(err));
+        return err ? -err : PGW_ECONNECT;
+    }
     int rc = opts && opts->tcp ? set_tcp_options(fd, opts) : 0;
     if (rc < 0) {
         close(fd);

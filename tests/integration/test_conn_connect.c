@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 #include <uv.h>
@@ -98,8 +99,30 @@ static void on_closed(pgw_conn_t *conn, void *ud)
 
 /* parsed: connect with pgw_conn_connect_parsed (ci unused), else with
  * pgw_conn_connect(ci). */
+/* Lower the descriptor limit to the lowest free descriptor's number: no
+ * descriptor can be made until fds_restore. Returns the limit before. */
+static struct rlimit fds_starve(void)
+{
+    struct rlimit old, r;
+    assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
+    int lowest = dup(0);
+    assert_true(lowest >= 0);
+    close(lowest);
+    r = old;
+    r.rlim_cur = (rlim_t)lowest;
+    assert_int_equal(setrlimit(RLIMIT_NOFILE, &r), 0);
+    return old;
+}
+
+static void fds_restore(const struct rlimit *old)
+{
+    assert_int_equal(setrlimit(RLIMIT_NOFILE, old), 0);
+}
+
+/* starved: the connect runs with no descriptor left to make (its loop and
+ * connection made before). */
 static int run_pgw_with(const char *ci, const pgw_conninfo_t *parsed, const pgw_conn_config_t *cfg,
-                        outcome_t *o)
+                        int starved, outcome_t *o)
 {
     memset(o, 0, sizeof *o);
     uv_loop_t loop;
@@ -108,12 +131,15 @@ static int run_pgw_with(const char *ci, const pgw_conninfo_t *parsed, const pgw_
     assert_int_equal(pgw_conn_new(&conn, &loop, cfg), 0);
     assert_int_equal(pgw_conn_phase(conn), PGW_PHASE_NEW);
     ctx_t x = {0, 0, o};
+    struct rlimit limit;
+    if (starved) limit = fds_starve();
     if (parsed)
         assert_int_equal(pgw_conn_connect_parsed(conn, parsed, on_connect, &x), 0);
     else
         assert_int_equal(pgw_conn_connect(conn, ci, on_connect, &x), 0);
     while (!x.done)
         uv_run(&loop, UV_RUN_ONCE);
+    if (starved) fds_restore(&limit);
     o->status = x.status;
     /* still readable after the callback, until the close */
     size_t n = 0;
@@ -131,7 +157,7 @@ static int run_pgw_with(const char *ci, const pgw_conninfo_t *parsed, const pgw_
 
 static int run_pgw(const char *ci, outcome_t *o)
 {
-    return run_pgw_with(ci, NULL, NULL, o);
+    return run_pgw_with(ci, NULL, NULL, 0, o);
 }
 
 /* libpq's PQerrorMessage for ci, without its final newline. */
@@ -423,6 +449,23 @@ static void test_host_list(void **state)
     close(fd);
 }
 
+/* No descriptor left for the socket: libpq's words for it (the socket()
+ * failure, without the hint of a refused connect). */
+static void test_no_descriptor_left(void **state)
+{
+    pgt_require_server();
+    char ci[512], pq[4096];
+    pgt_conninfo_tcp(ci, sizeof ci, user(), NULL, "sslmode=disable gssencmode=disable");
+    struct rlimit limit = fds_starve();
+    run_libpq(ci, pq, sizeof pq);
+    fds_restore(&limit);
+    outcome_t o;
+    assert_int_equal(run_pgw_with(ci, NULL, NULL, 1, &o), UV_EMFILE);
+    assert_string_equal(o.message, pq);
+    assert_non_null(strstr(o.message, "could not create socket: Too many open files"));
+    assert_null(strstr(o.message, "Is the server running"));
+}
+
 /* blocking_resolve: the names are looked up on the loop's thread, with the
  * same attempts and messages as on the thread pool (libpq's). */
 static void test_blocking_resolve(void **state)
@@ -435,7 +478,7 @@ static void test_blocking_resolve(void **state)
     snprintf(ci, sizeof ci, "host=nonexistent.invalid port=%u user=%s dbname=%s", pgport(), user(),
              db());
     outcome_t o;
-    assert_int_equal(run_pgw_with(ci, NULL, &cfg, &o), PGW_EDNS);
+    assert_int_equal(run_pgw_with(ci, NULL, &cfg, 0, &o), PGW_EDNS);
     run_libpq(ci, pq, sizeof pq);
     assert_string_equal(o.message, pq);
     assert_int_equal(o.natt, 1);
@@ -443,7 +486,7 @@ static void test_blocking_resolve(void **state)
     /* on to the next host, whose name resolves */
     snprintf(ci, sizeof ci, "host=nonexistent.invalid,localhost port=%u user=%s dbname=%s",
              pgport(), user(), db());
-    assert_int_equal(run_pgw_with(ci, NULL, &cfg, &o), 0);
+    assert_int_equal(run_pgw_with(ci, NULL, &cfg, 0, &o), 0);
     assert_true(o.natt >= 2);
     expect_attempt(&o, 0, "nonexistent.invalid", "", pgport(), PGW_PHASE_RESOLVING, PGW_EDNS);
     assert_string_equal(o.att[o.natt - 1].host, "localhost");
@@ -486,7 +529,7 @@ static void test_connect_parsed(void **state)
     pgw_conninfo_t *ci = NULL;
     assert_int_equal(pgw_conninfo_parse(&ci, str, NULL, NULL, 0), 0);
     outcome_t o;
-    assert_int_equal(run_pgw_with(NULL, ci, NULL, &o), 0);
+    assert_int_equal(run_pgw_with(NULL, ci, NULL, 0, &o), 0);
     assert_int_equal(o.phase, PGW_PHASE_READY);
     assert_int_equal(o.natt, 2);
     expect_attempt(&o, 0, "127.0.0.1", "127.0.0.1", refused, PGW_PHASE_CONNECTING, UV_ECONNREFUSED);
@@ -533,7 +576,8 @@ int main(void)
         cmocka_unit_test(test_timeout),          cmocka_unit_test(test_connect_in_progress),
         cmocka_unit_test(test_wrong_password),   cmocka_unit_test(test_target_standby),
         cmocka_unit_test(test_host_list),        cmocka_unit_test(test_success_after_failures),
-        cmocka_unit_test(test_blocking_resolve), cmocka_unit_test(test_connect_parsed),
+        cmocka_unit_test(test_blocking_resolve), cmocka_unit_test(test_no_descriptor_left),
+        cmocka_unit_test(test_connect_parsed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
