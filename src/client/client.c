@@ -11,6 +11,7 @@
 #include "pgwire/client.h"
 #include "client/client_internal.h"
 #include "client/client_notify.h"
+#include "conn/loop.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -200,7 +201,7 @@ int pgw_client_connect_err(pgw_client_t **out, const char *conninfo, const pgw_c
     pgw_client_t *c = client_calloc(a, 1, sizeof(*c));
     if (!c) return PGW_ENOMEM;
     c->alloc = a;
-    int rc = uv_loop_init(&c->loop);
+    int rc = pgw__loop_init(&c->loop);
     if (rc < 0) {
         client_dealloc(a, c);
         return rc;

@@ -21,6 +21,7 @@
  */
 #define _DEFAULT_SOURCE
 #include "client/client_internal.h"
+#include "conn/loop.h"
 #include "util/internal.h"
 
 #include <pthread.h>
@@ -158,7 +159,7 @@ int pgw__shared_loop_new(pgw__shared_loop_t **out, const pgw_allocator_t *alloc)
     pgw__shared_loop_t *s = pgw__calloc(alloc, 1, sizeof *s);
     if (!s) return PGW_ENOMEM;
     s->alloc = alloc;
-    int rc = uv_loop_init(&s->loop);
+    int rc = pgw__loop_init(&s->loop);
     if (rc < 0) {
         pgw__free(alloc, s);
         return rc;

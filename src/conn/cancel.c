@@ -32,6 +32,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "conn/conn_internal.h"
+#include "conn/loop.h"
 
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -376,7 +377,7 @@ int pgw_cancel_token_send(const pgw_cancel_token_t *tok, unsigned timeout_ms)
 {
     if (!tok) return PGW_EINVAL;
     uv_loop_t loop;
-    int rc = uv_loop_init(&loop);
+    int rc = pgw__loop_init(&loop);
     if (rc < 0) return rc;
     int status = 0;
     pgw__cancel_req_t x;

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "conn/loop.h"
 #include "pgwire/conninfo.h"
 
 /* ------------------------------------------------------------ strings */
@@ -477,6 +478,7 @@ static void release_input(PGconn *conn)
  * error message set, status bad). */
 static int conn_start(PGconn *conn)
 {
+    if (!conn->loop_ok) return 0; /* conn_new said why */
     conn->connect_done = 0;
     conn->connect_status = 0;
     conn->password_needed = 0;
@@ -537,9 +539,13 @@ static PGconn *conn_new(const char *conninfo)
     PGconn *conn = calloc(1, sizeof *conn);
     if (!conn) return NULL;
     conn_init(conn);
-    if (uv_loop_init(&conn->loop) < 0) {
-        free(conn);
-        return NULL;
+    int rc = pgw__loop_init(&conn->loop);
+    if (rc < 0) {
+        /* Its descriptors could not be made (README: a loop holds four):
+         * a connection that failed, as libpq's when its socket cannot be
+         * made, rather than none. conn_start refuses to go on. */
+        pq__conn_set_error(conn, "could not create socket: %s\n", strerror(-rc));
+        return conn;
     }
     conn->loop_ok = 1;
     conn->conninfo = strdup(conninfo ? conninfo : "");

@@ -1,13 +1,44 @@
 /*
- * What a connection costs its process: the threads running after
- * connections by host name (one that resolves, one that does not, a list
- * whose first name does not), by address and by socket directory (libpq
- * starts none: it resolves on the caller's thread), and the file
- * descriptors an open connection holds and those left after PQfinish.
+ * What a connection costs its process: a connect with no descriptor to
+ * spare, before any other (a failed connection, not a dead process), the
+ * threads running after connections by host name (one that resolves, one
+ * that does not, a list whose first name does not), by address and by
+ * socket directory (libpq starts none: it resolves on the caller's
+ * thread), and the file descriptors an open connection holds and those
+ * left after PQfinish.
  */
 #include "pqdiff.h"
 
 #include <dirent.h>
+#include <sys/resource.h>
+
+/* A connect with the descriptor limit spare descriptors above the lowest
+ * free one. */
+static void starved(const char *label, const char *tcp, int spare)
+{
+    struct rlimit old, low;
+    int lowest = dup(0);
+    if (getrlimit(RLIMIT_NOFILE, &old) != 0 || lowest < 0) {
+        printf("%s: no limit to lower\n", label);
+        return;
+    }
+    close(lowest);
+    low = old;
+    low.rlim_cur = (rlim_t)(lowest + spare);
+    if (setrlimit(RLIMIT_NOFILE, &low) != 0) {
+        printf("%s: no limit to lower\n", label);
+        return;
+    }
+    PGconn *conn = pqd_connect_with((const char *[]){"host", tcp, NULL});
+    const char *want = "could not create socket: Too many open files";
+    const char *msg = PQerrorMessage(conn);
+    printf("%s: %s", label, conn ? pqd_connstatus(PQstatus(conn)) : "no connection");
+    /* the message's prefix names the server: not printed */
+    if (PQstatus(conn) != CONNECTION_OK) printf(", %s", strstr(msg, want) ? want : msg);
+    printf("\n");
+    PQfinish(conn);
+    setrlimit(RLIMIT_NOFILE, &old);
+}
 
 /* Entries of a /proc/self directory ("task": threads, "fd": descriptors),
  * the one opendir holds not counted. */
@@ -38,6 +69,8 @@ int main(void)
     pqd_init();
     const char *port = pqd_env("PGPORT", "5432");
     const char *tcp = pqd_env("PGW_TEST_TCP_HOST", "127.0.0.1");
+    starved("no descriptor to spare", tcp, 0);
+    starved("one descriptor to spare", tcp, 1);
     printf("threads at start: %d\n", entries("task"));
     attempt("by name", (const char *[]){"host", "localhost", "port", port, NULL});
     attempt("unknown name", (const char *[]){"host", "no-such-host.invalid", NULL});
