@@ -474,9 +474,22 @@ static void release_input(PGconn *conn)
     if (conn->conn && pgw_conn_reading_paused(conn->conn)) pgw_conn_resume_reading(conn->conn);
 }
 
-/* Start connecting with conn->conninfo. 1 when started, 0 on failure (the
- * error message set, status bad). */
-static int conn_start(PGconn *conn)
+/* libpq warns on stderr when the password file cannot be used (group or
+ * world access, not a plain file), once per host of the list, as it looks
+ * for each host's password while it reads the options (PQconnectStart,
+ * PQconnectdb, PQping; not PQreset). */
+static void warn_passfile(const pgw_conninfo_t *ci)
+{
+    const char *why = pgw_conninfo_passfile_warning(ci);
+    if (!why) return;
+    for (size_t i = pgw_conninfo_nhosts(ci); i > 0; i--)
+        fprintf(stderr, "WARNING: %s\n", why);
+}
+
+/* Start connecting with conn->conninfo (first: a new connection, not a
+ * reset). 1 when started, 0 on failure (the error message set, status
+ * bad). */
+static int conn_start(PGconn *conn, int first)
 {
     if (!conn->loop_ok) return 0; /* conn_new said why */
     conn->connect_done = 0;
@@ -520,9 +533,10 @@ static int conn_start(PGconn *conn)
      * borrows it: conn->ci is freed only after the connection is closed
      * (conn_close_transport). A string that does not parse goes to
      * pgw_conn_connect, which fails with libpq's words for it. */
-    if (pgw_conninfo_parse(&conn->ci, conn->conninfo, NULL, NULL, 0) == 0)
+    if (pgw_conninfo_parse(&conn->ci, conn->conninfo, NULL, NULL, 0) == 0) {
+        if (first) warn_passfile(conn->ci);
         rc = pgw_conn_connect_parsed(conn->conn, conn->ci, on_connected, conn);
-    else
+    } else
         rc = pgw_conn_connect(conn->conn, conn->conninfo, on_connected, conn);
     if (rc < 0) {
         const char *why = pgw_conn_error_message(conn->conn);
@@ -666,7 +680,7 @@ static PGconn *start_params(const char *const *keywords, const char *const *valu
         return conn;
     }
     pq__str_free(&err);
-    if (conn->conninfo) conn_start(conn);
+    if (conn->conninfo) conn_start(conn, 1);
     return conn;
 }
 
@@ -688,7 +702,7 @@ PGconn *PQconnectdbParams(const char *const *keywords, const char *const *values
 PGconn *PQconnectStart(const char *conninfo)
 {
     PGconn *conn = conn_new(conninfo);
-    if (conn && conn->conninfo && conn_start(conn)) wait_for_socket(conn, 1);
+    if (conn && conn->conninfo && conn_start(conn, 1)) wait_for_socket(conn, 1);
     return conn;
 }
 
@@ -761,7 +775,7 @@ int PQresetStart(PGconn *conn)
 {
     if (!conn) return 0;
     conn_close_transport(conn);
-    if (!conn_start(conn)) return 0;
+    if (!conn_start(conn, 0)) return 0;
     wait_for_socket(conn, 1);
     return 1;
 }
