@@ -284,14 +284,17 @@ static pq_copy_chunk_t *copy_out_pop(PGconn *conn)
     return c;
 }
 
-/* Wait for a row or the end; 0 when neither came (async). */
+/* Wait for a row or the end; 0 when neither came (async), or when the
+ * loop has nothing left to wait for. A turn that queued rows may end with
+ * reading paused (COPY_OUT_MAX, or the COPY's end), so no handle active:
+ * what it brought is looked at before that counts. */
 static int copy_out_wait(PGconn *conn, int async)
 {
     while (!conn->copy_out_head && !copy_out_over(conn)) {
         if (conn->status != CONNECTION_OK) return 0;
         if (pgw_conn_reading_paused(conn->conn)) pgw_conn_resume_reading(conn->conn);
         int active = uv_run(&conn->loop, async ? UV_RUN_NOWAIT : UV_RUN_ONCE);
-        if (async) break;
+        if (async || conn->copy_out_head || copy_out_over(conn)) break;
         if (!active) return 0;
     }
     return conn->copy_out_head || copy_out_over(conn);

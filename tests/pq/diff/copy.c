@@ -3,7 +3,8 @@
  * abort (PQputCopyEnd with a message), a server error inside COPY FROM,
  * PQgetCopyData of text, CSV and binary COPY TO (each chunk printed), an
  * error inside COPY TO, the old PQputline/PQendcopy that pgbench -i uses,
- * COPY in a multi-statement string, and the calls made in the wrong state.
+ * COPY in a multi-statement string (one of 10 MB too), and the calls made
+ * in the wrong state.
  */
 #include "pqdiff.h"
 
@@ -102,6 +103,20 @@ int main(void)
     }
     printf("getCopyData -> %d\n", n);
     pqd_drain(conn, "e rest");
+    /* A blocking PQgetCopyData never returns 0, also when more rows come
+     * than are held for it at a time (10 MB here) and the COPY is one
+     * statement of several. */
+    printf("== multi large\n");
+    pqd_show("l0", PQexec(conn, "SELECT 7; COPY (SELECT repeat('x', 100000) FROM "
+                                "generate_series(1, 100)) TO STDOUT; SELECT 8"));
+    long rows = 0, bytes = 0;
+    while ((n = PQgetCopyData(conn, &buf, 0)) > 0) {
+        rows++;
+        bytes += n;
+        PQfreemem(buf);
+    }
+    printf("getCopyData -> %d after %ld rows, %ld bytes\n", n, rows, bytes);
+    pqd_drain(conn, "l rest");
     /* The copy calls outside a COPY start after a command of their own: the
      * error message they add to is then the same empty one in both runs,
      * whatever the multi-statement COPY above left there. */
