@@ -299,7 +299,12 @@ void pq__cmd_collect_before_copy(pq_cmd_t *cmd, const pgw_result_t *results)
 void pq__cmd_collect_copy_end(pq_cmd_t *cmd, const pgw_result_t *res)
 {
     int fatal = 0;
-    collect_one(cmd, res, (unsigned)cmd->taken++, &fatal);
+    unsigned done = (unsigned)cmd->taken++;
+    /* A COPY TO that ended without a CommandComplete of its own (the
+     * archive of BASE_BACKUP) adds no result in libpq: after its
+     * PGRES_COPY_OUT come those of the messages that follow. */
+    if (!pgw_result_error(res) && !pgw_result_command_tag(res)[0]) return;
+    collect_one(cmd, res, done, &fatal);
 }
 
 static void collect(pq_cmd_t *cmd, int status, const pgw_result_t *r)

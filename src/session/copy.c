@@ -507,6 +507,17 @@ static bool copying_out(const pgw__req_t *r, const pgw_result_t *res)
            (r->copy_state == PGW__COPY_FAILED && res && res->copy_dir != PGW_COPY_IN);
 }
 
+/* A simple query's statement that began a COPY TO although no statement
+ * of it starts with COPY (pgw__sql_may_copy): a replication command such
+ * as BASE_BACKUP, whose archive comes as COPY TO data. The server reads
+ * nothing of ours during a COPY TO, so nothing had to be held back for
+ * it; a CopyIn or CopyBoth nobody foresaw still breaks the session, as the
+ * server would read what follows the query as its data. */
+static bool unforeseen_copy_out(const pgw__req_t *r)
+{
+    return r->kind == PGW__REQ_SIMPLE && r->copy_state == PGW__COPY_NONE;
+}
+
 bool pgw__copy_message(uint8_t type)
 {
     return type == PGW_B_COPY_IN || type == PGW_B_COPY_OUT || type == PGW_B_COPY_BOTH ||
@@ -520,7 +531,7 @@ int pgw__copy_dispatch(pgw_session_t *s, pgw__req_t *r, pgw_result_t *res, const
     case PGW_B_COPY_IN:
         return queued ? on_copy_in(s, r, res, m) : PGW_EPROTO;
     case PGW_B_COPY_OUT:
-        return queued ? on_copy_out(s, r, res, m) : PGW_EPROTO;
+        return queued || unforeseen_copy_out(r) ? on_copy_out(s, r, res, m) : PGW_EPROTO;
     case PGW_B_COPY_BOTH:
         return queued ? on_copy_both(s, r, res, m) : PGW_EPROTO;
     case PGW_B_COPY_DATA:
@@ -530,7 +541,9 @@ int pgw__copy_dispatch(pgw_session_t *s, pgw__req_t *r, pgw_result_t *res, const
         return r->copy_state == PGW__COPY_SENT && res->copy_dir == PGW_COPY_BOTH ? 0 : PGW_EPROTO;
     case PGW_B_COPY_DONE:
         if (!copying_out(r, res)) return PGW_EPROTO;
-        return res->copy_dir == PGW_COPY_BOTH ? pgw__copy_both_server_done(s, r) : 0;
+        if (res->copy_dir == PGW_COPY_BOTH) return pgw__copy_both_server_done(s, r);
+        r->copy_state = PGW__COPY_OUT_DONE;
+        return 0;
     case PGW_B_DATA_ROW:
         /* Not a COPY after all: rows of a described statement are kept. */
         if (!queued || !res->have_desc || !res->ncols) return PGW_EPROTO;

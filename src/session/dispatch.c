@@ -761,6 +761,21 @@ static int on_ready(pgw_session_t *s, pgw__req_t *r, const pgw_msg_t *m)
 
 /* ---------------------------------------------------------------- dispatch */
 
+/* A simple query's message m came after the CopyDone of a COPY TO: unless
+ * it is that statement's CommandComplete or error, the COPY ended without
+ * one. A replication command sends its archive so (BASE_BACKUP: rows, the
+ * COPY, rows, then a CommandComplete of its own). The COPY's result is
+ * then complete without a tag, and its statement over. */
+static void copy_out_settle(pgw_session_t *s, pgw__req_t *r, const pgw_msg_t *m)
+{
+    if (r->kind != PGW__REQ_SIMPLE || m->type == PGW_B_COMMAND_COMPLETE || m->type == PGW_B_ERROR)
+        return;
+    pgw_result_t *x = chain_last(r);
+    if (!x) return;
+    x->complete = true;
+    pgw__copy_statement_ended(s, r, x);
+}
+
 int pgw__dispatch(pgw_session_t *s, const pgw_msg_t *m)
 {
     /* An ErrorResponse or NoticeResponse is parsed here, once: every site
@@ -789,6 +804,10 @@ int pgw__dispatch(pgw_session_t *s, const pgw_msg_t *m)
     }
     if (r->retry == PGW__RETRY_WAIT)
         return m->type == PGW_B_READY ? on_rebind_ready(s, r, m) : PGW_EPROTO;
+    if (r->copy_state == PGW__COPY_OUT_DONE) {
+        copy_out_settle(s, r, m);
+        if (pgw__halted(s)) return 0;
+    }
     if (m->type == PGW_B_READY) return on_ready(s, r, m);
     if (m->type == PGW_B_ERROR) return on_error(s, r, ef);
     switch (r->kind) {

@@ -847,15 +847,16 @@ int pgw__req_simple_first(pgw_session_t *s, pgw_buf_t *out, const char *sql, pgw
 
 /* copy.c */
 enum pgw__copy_state {
-    PGW__COPY_NONE = 0,   /* not a COPY */
-    PGW__COPY_QUEUED,     /* encoded; the server has not begun it */
-    PGW__COPY_PUMP,       /* COPY FROM: pulling the source */
-    PGW__COPY_PAUSED,     /* COPY FROM: the source paused */
-    PGW__COPY_SENT,       /* COPY FROM: CopyDone or CopyFail written */
-    PGW__COPY_OUT,        /* COPY TO: receiving data */
-    PGW__COPY_FAILED,     /* the caller abandoned it: status in row_status */
-    PGW__COPY_BOTH,       /* CopyBoth carried: both sides send (copyboth.c) */
-    PGW__COPY_BOTH_ENDING /* CopyBoth: our CopyDone written, the server's to come */
+    PGW__COPY_NONE = 0,    /* not a COPY */
+    PGW__COPY_QUEUED,      /* encoded; the server has not begun it */
+    PGW__COPY_PUMP,        /* COPY FROM: pulling the source */
+    PGW__COPY_PAUSED,      /* COPY FROM: the source paused */
+    PGW__COPY_SENT,        /* COPY FROM: CopyDone or CopyFail written */
+    PGW__COPY_OUT,         /* COPY TO: receiving data */
+    PGW__COPY_FAILED,      /* the caller abandoned it: status in row_status */
+    PGW__COPY_BOTH,        /* CopyBoth carried: both sides send (copyboth.c) */
+    PGW__COPY_BOTH_ENDING, /* CopyBoth: our CopyDone written, the server's to come */
+    PGW__COPY_OUT_DONE     /* COPY TO: the server's CopyDone read, its end to come */
 };
 /* copyboth.c: the server began a CopyBoth that r carries. */
 int pgw__copy_both_begin(pgw_session_t *s, pgw__req_t *r);

@@ -7,6 +7,8 @@
  *     with PGW_ECOPY (CopyFail naming PGW_REQ_COPY, or the data drained),
  *     the statements after it run as the protocol says, and the connection
  *     goes on;
+ *   - BASE_BACKUP as a simple query: its archive, a COPY TO that ends
+ *     without a CommandComplete, drained or given to on_copy_data;
  *   - COPY TO STDOUT of every small size, from no rows and one byte up,
  *     blocking and five pipelined on a connection: each completes with its
  *     data (the server sends a small COPY's output only when asked to
@@ -260,8 +262,6 @@ static void test_copy_both_refused(void **state)
     pgw_client_close(c);
 }
 
-/* ------------------------------------------------- small COPY TO sizes */
-
 typedef struct sink {
     size_t bytes;
     int calls;
@@ -275,6 +275,61 @@ static int sink_data(const uint8_t *data, size_t len, void *ud)
     k->calls++;
     return 0;
 }
+
+/* BASE_BACKUP's results: the start position, the tablespaces, the archive
+ * as a COPY TO that ends without a CommandComplete of its own, the end
+ * position, then the command's CommandComplete. */
+static void assert_base_backup_chain(const pgw_result_t *res)
+{
+    const pgw_result_t *start = res, *spaces = pgw_result_next(start);
+    const pgw_result_t *copy = pgw_result_next(spaces), *end = pgw_result_next(copy);
+    const pgw_result_t *done = pgw_result_next(end);
+    assert_non_null(done);
+    assert_null(pgw_result_next(done));
+    assert_string_equal(pgw_result_fname(start, 0), "recptr");
+    assert_string_equal(pgw_result_fname(spaces, 0), "spcoid");
+    assert_int_equal(pgw_result_copy_direction(copy), PGW_COPY_OUT);
+    assert_true(pgw_result_copy_bytes(copy) > 0);
+    assert_string_equal(pgw_result_command_tag(copy), "");
+    assert_string_equal(pgw_result_fname(end, 0), "recptr");
+    assert_int_equal(pgw_result_nrows(end), 1);
+    assert_string_equal(pgw_result_command_tag(done), "BASE_BACKUP");
+}
+
+/* BASE_BACKUP as a simple query on a replication connection: its archive
+ * is a COPY TO no statement of the query foresaw (none starts with COPY).
+ * Without COPY callbacks the data is drained (PGW_ECOPY); with them it
+ * reaches on_copy_data; the connection goes on either way. */
+static void test_base_backup_as_simple_query(void **state)
+{
+    (void)state;
+    char ci[512];
+    pgt_conninfo(ci, sizeof ci, "replication=true");
+    pgw_client_t *c = NULL;
+    assert_int_equal(pgw_client_connect(&c, ci, NULL), 0);
+    static const char sql[] = "BASE_BACKUP (LABEL 'copy_edges', CHECKPOINT 'fast', WAIT 0, "
+                              "MANIFEST 'no', TARGET 'client')";
+    pgw_result_t *res = NULL;
+    assert_int_equal(pgw_client_exec(c, sql, &res), PGW_ECOPY);
+    assert_base_backup_chain(res);
+    pgw_result_free(res);
+
+    sink_t k = {0, 0};
+    pgw_request_t r = PGW_SIMPLE(sql, NULL, &k);
+    r.on_copy_data = sink_data;
+    r.timeout_ms = 60000; /* a hang fails the test instead of the suite */
+    assert_int_equal(pgw_client_run(c, &r, &res), 0);
+    assert_base_backup_chain(res);
+    assert_int_equal(k.bytes, pgw_result_copy_bytes(pgw_result_next(pgw_result_next(res))));
+    assert_true(k.calls > 1);
+    pgw_result_free(res);
+    assert_int_equal(pgw_client_exec(c, "IDENTIFY_SYSTEM", &res), 0);
+    assert_int_equal(pgw_result_nrows(res), 1);
+    pgw_result_free(res);
+    pgw_client_close(c);
+}
+
+/* ------------------------------------------------- small COPY TO sizes */
 
 /* COPY of a text column of width w in n rows: n * (w + 1) bytes. */
 static void copy_out_sized(pgw_client_t *c, int n, int w)
@@ -473,6 +528,7 @@ int main(void)
         cmocka_unit_test(test_copy_among_simple_statements),
         cmocka_unit_test(test_copy_in_pipeline),
         cmocka_unit_test(test_copy_both_refused),
+        cmocka_unit_test(test_base_backup_as_simple_query),
         cmocka_unit_test(test_small_copy_out),
         cmocka_unit_test(test_small_copy_out_pipelined),
         cmocka_unit_test(test_slow_source_deadline),
