@@ -183,9 +183,13 @@ static void on_notice(pgw_conn_t *c, const pgw_error_t *notice, void *ud)
     (void)c;
     PGconn *conn = ud;
     if (!conn->hooks.receiver) return;
-    PGresult *res = pq__result_notice(conn, notice);
-    if (!res) return;
     pq_cmd_t *cmd = running_cmd(conn);
+    /* As an error's, a notice's position is shown in a command's text:
+     * libpq's is that of the first command whose results the caller has not
+     * all taken, which in a pipeline may be one before the running one. */
+    const char *query = conn->head ? conn->head->query : NULL;
+    PGresult *res = pq__result_notice(conn, notice, query);
+    if (!res) return;
     /* The command's statements that ended before the notice, and what
      * came after the last end. */
     pgw_session_t *s = pgw_conn_session(c);

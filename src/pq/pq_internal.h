@@ -63,8 +63,10 @@ PGresult *pq__result_from_pgw(const PGconn *conn, const pgw_result_t *r);
  * libpq words it, ending in a newline). NULL when out of memory. */
 PGresult *pq__result_error(const PGconn *conn, ExecStatusType status, const char *msg);
 /* A notice (PGRES_NONFATAL_ERROR) from the server's NoticeResponse, as the
- * notice receiver gets it. NULL when out of memory. */
-PGresult *pq__result_notice(const PGconn *conn, const pgw_error_t *notice);
+ * notice receiver gets it; query (NULL: none) is the text of the command
+ * the server is running, where a position is shown (LINE n: and a caret).
+ * NULL when out of memory. */
+PGresult *pq__result_notice(const PGconn *conn, const pgw_error_t *notice, const char *query);
 
 /* pq__result_from_pgw with what libpq keeps beside: query is the SQL the
  * command sent (PQexec's, PQsendQueryParams', PQprepare's: libpq's

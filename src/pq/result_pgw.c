@@ -105,9 +105,9 @@ static PGresult *from_error(const PGconn *conn, ExecStatusType status, const pgw
     return res;
 }
 
-PGresult *pq__result_notice(const PGconn *conn, const pgw_error_t *notice)
+PGresult *pq__result_notice(const PGconn *conn, const pgw_error_t *notice, const char *query)
 {
-    return notice ? from_error(conn, PGRES_NONFATAL_ERROR, notice, NULL) : NULL;
+    return notice ? from_error(conn, PGRES_NONFATAL_ERROR, notice, query) : NULL;
 }
 
 PGresult *pq__result_error(const PGconn *conn, ExecStatusType status, const char *msg)

@@ -4,7 +4,8 @@
  * processor's argument, notices of every level from RAISE, notices in the
  * middle of a multi-statement string and of a pipeline, and
  * PQsetErrorVerbosity/PQsetErrorContextVisibility applied to them; the
- * setters with a NULL hook and with a NULL connection.
+ * setters with a NULL hook and with a NULL connection; notices with a
+ * position, shown in the command's text.
  */
 #include "pqdiff.h"
 
@@ -83,6 +84,28 @@ int main(void)
     for (int i = 0; i < 5; i++)
         pqd_show("piped", PQgetResult(conn));
     PQexitPipelineMode(conn);
+
+    /* A notice with a position shows it in the text of the command the
+     * server is running, as an error does: PQexec (a position on the
+     * second line), PQexecParams, PQprepare, and a command in a pipeline. */
+    PQsetNoticeProcessor(conn, pqd_notice_printer, "p4");
+    pqd_exec(conn, "SET standard_conforming_strings = off");
+    pqd_exec(conn, "SELECT 1 AS one,\n  'a\\\\b' AS two");
+    const char *const five[] = {"5"};
+    pqd_show("params",
+             PQexecParams(conn, "SELECT $1::int, 'x\\\\y'", 1, NULL, five, NULL, NULL, 0));
+    pqd_show("prepare", PQprepare(conn, "notice_stmt", "SELECT 'p\\\\q'", 0, NULL));
+    PQsetErrorVerbosity(conn, PQERRORS_VERBOSE);
+    pqd_exec(conn, "SELECT 'verbose \\\\'");
+    PQsetErrorVerbosity(conn, PQERRORS_DEFAULT);
+    PQenterPipelineMode(conn);
+    PQsendQueryParams(conn, "SELECT 'first \\\\'", 0, NULL, NULL, NULL, NULL, 0);
+    PQsendQueryParams(conn, "SELECT 2", 0, NULL, NULL, NULL, NULL, 0);
+    PQpipelineSync(conn);
+    for (int i = 0; i < 5; i++)
+        pqd_show("piped", PQgetResult(conn));
+    PQexitPipelineMode(conn);
+    pqd_exec(conn, "SET standard_conforming_strings = on");
     PQfinish(conn);
     return 0;
 }
