@@ -272,7 +272,8 @@ void pq__conn_wake(PGconn *conn)
 
 int pq__conn_turn(PGconn *conn, uv_run_mode mode)
 {
-    if (conn->conn && pgw_conn_reading_paused(conn->conn) && conn->copy != PQ_COPY_OUT)
+    if (conn->conn && pgw_conn_reading_paused(conn->conn) && conn->copy != PQ_COPY_OUT &&
+        conn->copy != PQ_COPY_BOTH)
         pgw_conn_resume_reading(conn->conn);
     if (mode != UV_RUN_NOWAIT) return uv_run(&conn->loop, mode);
     return conn_io_now(conn, 1, NULL);

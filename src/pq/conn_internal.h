@@ -90,8 +90,15 @@ typedef struct pq_copy_chunk {
 
 typedef enum pq_copy_state {
     PQ_COPY_NONE = 0,
-    PQ_COPY_IN, /* PGRES_COPY_IN handed out, PQputCopyEnd not called */
-    PQ_COPY_OUT /* PGRES_COPY_OUT handed out, end not yet seen */
+    PQ_COPY_IN,  /* PGRES_COPY_IN handed out, PQputCopyEnd not called */
+    PQ_COPY_OUT, /* PGRES_COPY_OUT handed out, end not yet seen */
+    /* PGRES_COPY_BOTH handed out (a replication stream): both sides send
+     * until PQputCopyEnd (then PQ_COPY_OUT) or the server's end (then
+     * PQ_COPY_BOTH_IN) */
+    PQ_COPY_BOTH,
+    /* the server ended its side of a COPY BOTH: PQputCopyEnd ends ours
+     * (the session has answered the server's CopyDone already) */
+    PQ_COPY_BOTH_IN
 } pq_copy_state_t;
 
 struct pg_conn {

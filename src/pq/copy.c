@@ -14,6 +14,7 @@
  */
 #define _GNU_SOURCE
 #include "pq/conn_internal.h"
+#include "pgwire/replication.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -119,17 +120,16 @@ int pq__copy_start(const pgw_copy_info_t *info, void *ud)
 {
     pq_cmd_t *cmd = ud;
     PGconn *conn = cmd->conn;
-    int in = info->direction == PGW_COPY_IN;
-    if (info->direction != PGW_COPY_IN && info->direction != PGW_COPY_OUT) return PGW_ENOTSUP;
-    PGresult *res = pq__result_copy_start(conn, in ? PGRES_COPY_IN : PGRES_COPY_OUT, info->ncols,
-                                          info->col_formats, info->format);
+    int in = info->direction == PGW_COPY_IN, both = info->direction == PGW_COPY_BOTH;
+    ExecStatusType st = in ? PGRES_COPY_IN : both ? PGRES_COPY_BOTH : PGRES_COPY_OUT;
+    PGresult *res = pq__result_copy_start(conn, st, info->ncols, info->col_formats, info->format);
     if (!res) return PGW_ENOMEM;
     pq__copy_reset(conn);
     pq__cmd_collect_before_copy(cmd, info->results);
     cmd->copy_began = 1;
     cmd->copy_idx = cmd->nres;
     pq__cmd_push(cmd, res);
-    conn->copy = in ? PQ_COPY_IN : PQ_COPY_OUT;
+    conn->copy = in ? PQ_COPY_IN : both ? PQ_COPY_BOTH : PQ_COPY_OUT;
     conn->copy_cmd = cmd;
     pq__conn_wake(conn);
     return 0;
@@ -143,7 +143,8 @@ void pq__copy_end(const pgw_result_t *res, void *ud)
     conn->copy_ended = 1;
     /* The statements after it wait until the caller has taken the rows
      * (PQgetCopyData's -1): a next COPY would reuse the queue. */
-    if (conn->copy == PQ_COPY_OUT) pgw_conn_pause_reading(conn->conn);
+    if (conn->copy == PQ_COPY_OUT || conn->copy == PQ_COPY_BOTH || conn->copy == PQ_COPY_BOTH_IN)
+        pgw_conn_pause_reading(conn->conn);
     pq__conn_wake(conn);
 }
 
@@ -205,9 +206,27 @@ static void copy_in_wake(PGconn *conn)
     }
 }
 
+/* COPY BOTH: the bytes go out as one CopyData, as libpq sends them. */
+static int both_put(PGconn *conn, const char *buffer, int nbytes)
+{
+    if (nbytes < 0 || (nbytes > 0 && !buffer)) {
+        pq__conn_set_error(conn, "invalid COPY data\n");
+        return -1;
+    }
+    int rc = pgw_session_copy_both_send(pgw_conn_session(conn->conn), buffer, (size_t)nbytes);
+    if (rc < 0) {
+        pq__conn_append_error(conn, "%s\n", pgw_strerror(rc));
+        return -1;
+    }
+    pq__conn_flush(conn); /* nonblocking: what the socket takes now */
+    return conn->status == CONNECTION_OK ? 1 : -1;
+}
+
 int PQputCopyData(PGconn *conn, const char *buffer, int nbytes)
 {
     if (!conn) return -1;
+    if (conn->copy == PQ_COPY_BOTH && conn->status == CONNECTION_OK)
+        return both_put(conn, buffer, nbytes);
     if (conn->copy != PQ_COPY_IN) {
         pq__conn_append_error(conn, "no COPY in progress\n");
         return -1;
@@ -234,9 +253,29 @@ int PQputCopyData(PGconn *conn, const char *buffer, int nbytes)
     return conn->status == CONNECTION_OK ? 1 : -1;
 }
 
+/* COPY BOTH: our CopyDone (an error message has no place in it: the
+ * walsender takes none); the server's data may still come, as COPY TO's. */
+static int both_end(PGconn *conn)
+{
+    pgw_session_t *s = pgw_conn_session(conn->conn);
+    if (conn->copy == PQ_COPY_BOTH && pgw_session_copy_both_active(s)) {
+        int rc = pgw_session_copy_both_end(s);
+        if (rc < 0) {
+            pq__conn_append_error(conn, "%s\n", pgw_strerror(rc));
+            return -1;
+        }
+    }
+    conn->copy = conn->copy == PQ_COPY_BOTH ? PQ_COPY_OUT : PQ_COPY_NONE;
+    pq__conn_flush(conn); /* nonblocking: what the socket takes now */
+    return conn->status == CONNECTION_OK ? 1 : -1;
+}
+
 int PQputCopyEnd(PGconn *conn, const char *errormsg)
 {
     if (!conn) return -1;
+    if ((conn->copy == PQ_COPY_BOTH || conn->copy == PQ_COPY_BOTH_IN) &&
+        conn->status == CONNECTION_OK)
+        return both_end(conn);
     if (conn->copy != PQ_COPY_IN) {
         pq__conn_append_error(conn, "no COPY in progress\n");
         return -1;
@@ -304,14 +343,15 @@ int PQgetCopyData(PGconn *conn, char **buffer, int async)
 {
     if (buffer) *buffer = NULL;
     if (!conn || !buffer) return -2;
-    if (conn->copy != PQ_COPY_OUT) {
+    if (conn->copy != PQ_COPY_OUT && conn->copy != PQ_COPY_BOTH) {
         pq__conn_append_error(conn, "no COPY in progress\n");
         return -2;
     }
     if (!copy_out_wait(conn, async)) return conn->status == CONNECTION_OK ? 0 : -2;
     pq_copy_chunk_t *c = copy_out_pop(conn);
     if (!c) {
-        conn->copy = PQ_COPY_NONE;
+        /* The server ended a COPY BOTH: ours is left to PQputCopyEnd. */
+        conn->copy = conn->copy == PQ_COPY_BOTH ? PQ_COPY_BOTH_IN : PQ_COPY_NONE;
         return -1;
     }
     int len = c->len;

@@ -693,7 +693,11 @@ int PQisBusy(PGconn *conn)
 
 static PGresult *copy_result_again(PGconn *conn)
 {
-    return PQmakeEmptyPGresult(conn, conn->copy == PQ_COPY_IN ? PGRES_COPY_IN : PGRES_COPY_OUT);
+    /* After the server's end of a COPY BOTH, libpq's state is COPY IN. */
+    ExecStatusType st = conn->copy == PQ_COPY_IN || conn->copy == PQ_COPY_BOTH_IN ? PGRES_COPY_IN
+                        : conn->copy == PQ_COPY_BOTH                              ? PGRES_COPY_BOTH
+                                                                                  : PGRES_COPY_OUT;
+    return PQmakeEmptyPGresult(conn, st);
 }
 
 static void split_rows(PGconn *conn, pq_cmd_t *cmd, int with_end);
