@@ -323,7 +323,9 @@ int pq__conn_run_ready(PGconn *conn)
     /* A second turn writes what the input of the first made the session
      * answer (the connection flushes in the loop's prepare phase). */
     if (active) active = uv_run(&conn->loop, UV_RUN_NOWAIT);
-    for (int i = 0; active && i < 64 && uv_backend_timeout(&conn->loop) == 0; i++)
+    for (int i = 0;
+         active && i < 64 && (uv_backend_timeout(&conn->loop) == 0 || pq__output_pending(conn));
+         i++)
         active = uv_run(&conn->loop, UV_RUN_NOWAIT);
     return active;
 }

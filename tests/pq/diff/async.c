@@ -1,6 +1,7 @@
 /*
  * A program with its own poll loop, as psycopg and pg-native drive libpq:
- * PQconnectStartParams + PQconnectPoll on PQsocket, then non-blocking
+ * PQconnectStartParams + PQconnectPoll on PQsocket (25 times over SCRAM
+ * too: no wait may go unanswered), then non-blocking
  * PQsendQuery* / PQflush, waiting on PQsocket, PQconsumeInput and PQisBusy
  * before each PQgetResult (which then must not block), for plain queries, a
  * large parameter that needs several flushes, an error, COPY OUT read with
@@ -61,6 +62,41 @@ static void results(PGconn *conn, const char *label)
     }
 }
 
+/* SCRAM through PQconnectStart + PQconnectPoll, waiting for exactly what
+ * each PQconnectPoll asks: a connect whose wait sees nothing for 5 s
+ * stalled (the library asked to read where the server waits for us). */
+static void scram_polled(int rounds)
+{
+    const char *keys[] = {"host", "port", "user", "password", "dbname", NULL};
+    const char *vals[] = {getenv("PGHOST"),
+                          getenv("PGPORT"),
+                          getenv("PGW_TEST_SCRAM_USER"),
+                          getenv("PGW_TEST_SCRAM_PASSWORD"),
+                          getenv("PGDATABASE"),
+                          NULL};
+    int ok = 0, stalled = 0, failed = 0;
+    for (int i = 0; i < rounds; i++) {
+        PGconn *conn = PQconnectStartParams(keys, vals, 0);
+        PostgresPollingStatusType st =
+            PQstatus(conn) == CONNECTION_BAD ? PGRES_POLLING_FAILED : PGRES_POLLING_WRITING;
+        int stall = 0;
+        while (st != PGRES_POLLING_OK && st != PGRES_POLLING_FAILED) {
+            struct pollfd p = {.fd = PQsocket(conn),
+                               .events = st == PGRES_POLLING_READING ? POLLIN : POLLOUT};
+            if (poll(&p, 1, 5000) == 0) stall = 1;
+            st = PQconnectPoll(conn);
+        }
+        if (stall)
+            stalled++;
+        else if (st == PGRES_POLLING_OK)
+            ok++;
+        else
+            failed++;
+        PQfinish(conn);
+    }
+    printf("scram polled connects: ok=%d stalled=%d failed=%d\n", ok, stalled, failed);
+}
+
 int main(void)
 {
     pqd_init();
@@ -75,6 +111,7 @@ int main(void)
     }
     printf("connectPoll %s status=%s\n", st == PGRES_POLLING_OK ? "OK" : "FAILED",
            pqd_connstatus(PQstatus(conn)));
+    scram_polled(25);
     printf("setnonblocking -> %d isnonblocking=%d\n", PQsetnonblocking(conn, 1),
            PQisnonblocking(conn));
 
