@@ -20,13 +20,28 @@
 #include <unistd.h>
 
 struct pg_cancel {
+    /* First, libpq 15's own members in its order and layout (libpq-int.h:
+     * SockAddr raddr, be_pid, be_key): a binding that reads them from a
+     * PGcancel (ruby-pg's cancel sends the key itself) finds them where
+     * libpq keeps them. be_key is 0 for a key longer than 4 bytes. */
+    struct {
+        struct sockaddr_storage addr;
+        socklen_t salen;
+    } raddr;
+    int be_pid;
+    int be_key;
     pgw_cancel_token_t *tok;
     int encrypted; /* the token says TLS or GSS: sent by the library */
-    struct sockaddr_storage addr;
-    socklen_t addr_len;
     uint8_t request[PGW_CANCEL_REQUEST_MAX];
     size_t request_len;
 };
+
+/* A CancelRequest's int32 at off (network order), as libpq reads one. */
+static int request_int(const PGcancel *c, size_t off)
+{
+    const uint8_t *p = c->request + off;
+    return (int)((uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]);
+}
 
 /* The plain send's parts, taken now: PQcancel may run in a signal
  * handler. Returns 0 or a libpgwire error. */
@@ -36,11 +51,14 @@ static int prepare(PGcancel *c)
     int rc = pgw_cancel_token_info(c->tok, &info);
     if (rc < 0) return rc;
     c->encrypted = info.tls || info.gss;
-    size_t alen = sizeof c->addr;
-    rc = pgw_cancel_token_address(c->tok, &c->addr, &alen);
-    c->addr_len = (socklen_t)alen;
+    size_t alen = sizeof c->raddr.addr;
+    rc = pgw_cancel_token_address(c->tok, &c->raddr.addr, &alen);
+    c->raddr.salen = (socklen_t)alen;
     if (rc == 0)
         rc = pgw_cancel_token_request(c->tok, c->request, sizeof c->request, &c->request_len);
+    /* length, code, process ID, key */
+    if (rc == 0 && c->request_len >= 16) c->be_pid = request_int(c, 8);
+    if (rc == 0 && c->request_len == 16) c->be_key = request_int(c, 12);
     return rc;
 }
 
@@ -83,12 +101,12 @@ static int send_plain(const PGcancel *c, char *errbuf, int errbufsize)
 {
     int saved_errno = errno, ok = 0;
     const char *what = "socket()";
-    int fd = socket(c->addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int fd = socket(c->raddr.addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd >= 0) {
         what = "connect()";
         int rc;
         do
-            rc = connect(fd, (const struct sockaddr *)&c->addr, c->addr_len);
+            rc = connect(fd, (const struct sockaddr *)&c->raddr.addr, c->raddr.salen);
         while (rc < 0 && errno == EINTR);
         size_t sent = 0;
         if (rc == 0) what = "send()";
