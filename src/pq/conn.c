@@ -106,11 +106,14 @@ static void default_notice_processor(void *arg, const char *message)
     fprintf(stderr, "%s", message);
 }
 
+/* As libpq's: the processor of the result's hooks (its connection's when it
+ * was made), whatever arg is; a program may set this receiver again with an
+ * argument of its own (ruby-pg restores it with NULL). */
 static void default_notice_receiver(void *arg, const PGresult *res)
 {
-    PGconn *conn = arg;
-    const pq_notice_hooks_t *h = pq__conn_notice_hooks(conn);
-    if (h->processor) h->processor(h->processor_arg, PQresultErrorMessage(res));
+    (void)arg;
+    const pq_notice_hooks_t *h = pq__result_notice_hooks(res);
+    if (h && h->processor) h->processor(h->processor_arg, PQresultErrorMessage(res));
 }
 
 static const pq_notice_hooks_t default_hooks = {default_notice_receiver, NULL,

@@ -5,7 +5,7 @@
  * middle of a multi-statement string and of a pipeline, and
  * PQsetErrorVerbosity/PQsetErrorContextVisibility applied to them; the
  * setters with a NULL hook and with a NULL connection; notices with a
- * position, shown in the command's text.
+ * position, shown in the command's text; the default receiver set again.
  */
 #include "pqdiff.h"
 
@@ -106,6 +106,12 @@ int main(void)
         pqd_show("piped", PQgetResult(conn));
     PQexitPipelineMode(conn);
     pqd_exec(conn, "SET standard_conforming_strings = on");
+
+    /* The default receiver set again with an argument of the caller's (NULL,
+     * as ruby-pg restores it): it still calls the connection's processor. */
+    PQsetNoticeReceiver(conn, oldr, NULL);
+    PQsetNoticeProcessor(conn, pqd_notice_printer, "p5");
+    pqd_exec(conn, "DO $$ BEGIN RAISE NOTICE 'default receiver again'; END $$");
     PQfinish(conn);
     return 0;
 }
