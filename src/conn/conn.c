@@ -386,6 +386,22 @@ static void wbuf_release(pgw_conn_t *c)
         pgw_buf_reset(&c->wbuf);
 }
 
+/* A send failed: the server closed the connection or reset it. What it
+ * sent before is read and dispatched first, as libpq reads it, so that its
+ * last words reach the request they concern (a FATAL error: the backend
+ * was terminated by an administrator, an idle session timed out); then the
+ * connection is lost. */
+static void lost_after_input(pgw_conn_t *c)
+{
+    pgw__sock_t *k = c->sock;
+    if (c->reading_last) return; /* a callback's write failed in the read below */
+    c->reading_last = 1;
+    for (int i = 0; i < 64 && k && still_current(c, k) && !pgw_session_input_paused(c->s); i++)
+        if (conn_read(c, k) == 0) break;
+    c->reading_last = 0;
+    if (still_current(c, k)) transport_failed(c, PGW_ECONNLOST);
+}
+
 /* A send failed: the connection is lost. Inside a request function (a
  * flush past the threshold) the failure is reported from the loop's next
  * prepare phase instead, so that no callback runs inside the function that
@@ -398,7 +414,7 @@ static void write_failed(pgw_conn_t *c)
         pgw__conn_schedule_flush(c);
         return;
     }
-    transport_failed(c, PGW_ECONNLOST);
+    lost_after_input(c);
 }
 
 /* Send the transport's output (plaintext: wbuf[woff..len)) until done or the socket is full.
@@ -518,7 +534,7 @@ static void conn_service(pgw_conn_t *c)
     settle_connect(c);
     if (c->write_failed) {
         c->write_failed = 0;
-        transport_failed(c, PGW_ECONNLOST);
+        lost_after_input(c);
         return;
     }
     /* Before the flush: what the resumed input makes callbacks submit goes

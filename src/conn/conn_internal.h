@@ -501,6 +501,7 @@ struct pgw_conn {
     int trace_quiet_in;    /* pgw_conn_trace_received(c, 0) */
     int writing;           /* wbuf[woff..len) is waiting for the socket */
     int write_failed;      /* a send failed inside a request: reported at prepare */
+    int reading_last;      /* a send failed: the server's last input is read */
     int in_request;        /* a request function is flushing past the threshold */
     int resume_pending;    /* pgw_conn_resume_reading: process the input at prepare */
     pgw_buf_t wbuf;        /* pinned while writing */

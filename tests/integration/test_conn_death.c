@@ -11,14 +11,19 @@
  * sleeps still queued); on_lost fires once; pgw_conn_close of the dead
  * connection completes at once; in-flight counts return to 0. A pool loses
  * its connection the same way: the requests complete with PGW_ERETRY, the
- * pool drops the connection and the next request runs on a new one.
+ * pool drops the connection and the next request runs on a new one. A
+ * connection terminated while idle gives its next request the server's
+ * FATAL error, then is lost.
  */
 #define _POSIX_C_SOURCE 200809L /* uv.h */
 #include "deadline_conn.h"
+#include "pgclient.h"
 #include "pgproxy.h"
 #include "pgtest.h"
 #include "pgwire/client.h"
 #include "pgwire/pool.h"
+
+#include <time.h>
 
 #define NREQ 200
 /* Every SLEEP_EVERY-th request sleeps a second: 40 seconds of work. */
@@ -151,6 +156,34 @@ static void test_terminate_backend(void **state)
     pgw_result_free(res);
     pgw_client_close(killer);
     expect_all_failed(&x, killed_ns, 1);
+}
+
+/* Terminated while idle: the server's FATAL waits on the socket. The next
+ * request gets it (PGW_ESERVER, 57P01), whether its send goes out or fails
+ * on the closed connection (the input is read before the loss counts), and
+ * the connection is lost after it. */
+static void test_terminated_while_idle(void **state)
+{
+    (void)state;
+    pgw_client_t *c = pgt_client_open(), *killer = pgt_client_open();
+    char sql[128];
+    snprintf(sql, sizeof sql, "SELECT pg_terminate_backend(%d)::int",
+             (int)pgw_client_backend_pid(c));
+    assert_int_equal(pgt_client_int8(killer, sql), 1);
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM pg_stat_activity WHERE pid = %d",
+             (int)pgw_client_backend_pid(c));
+    struct timespec tick = {0, 10 * 1000 * 1000};
+    for (int i = 0; i < 500 && pgt_client_int8(killer, sql) != 0; i++)
+        nanosleep(&tick, NULL); /* until the backend is gone */
+    pgw_result_t *res = NULL;
+    assert_int_equal(pgw_client_exec(c, "SELECT 1", &res), PGW_ESERVER);
+    const pgw_error_t *e = pgw_result_error(res);
+    assert_non_null(e);
+    assert_string_equal(e->sqlstate, "57P01");
+    pgw_result_free(res);
+    assert_int_equal(pgw_conn_is_ready(pgw_client_conn(c)), 0);
+    pgw_client_close(c);
+    pgw_client_close(killer);
 }
 
 static void test_proxy_reset(void **state)
@@ -306,6 +339,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_terminate_backend),
+        cmocka_unit_test(test_terminated_while_idle),
         cmocka_unit_test(test_proxy_reset),
         cmocka_unit_test(test_proxy_cut_mid_datarow),
         cmocka_unit_test(test_pool_drops_dead_connection),
