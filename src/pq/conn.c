@@ -207,6 +207,8 @@ static void on_notice(pgw_conn_t *c, const pgw_error_t *notice, void *ud)
      * it returns that statement's result */
     int at_end = after && now.other_at <= other_since;
     if (at_end) after--;
+    /* During a COPY TO, among its rows, where libpq reads it. */
+    if (cmd && pq__copy_out_notice(conn, cmd, res)) return;
     if (cmd && pq__cmd_hold_notice(cmd, res, after, at_end, (unsigned)rows_since)) return;
     conn->hooks.receiver(conn->hooks.receiver_arg, res);
     PQclear(res);

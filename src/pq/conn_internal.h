@@ -86,6 +86,9 @@ typedef struct pq_copy_chunk {
     struct pq_copy_chunk *next;
     int len;
     char *data; /* malloc'd, NUL-terminated: handed to the caller as is */
+    /* or, with data NULL, a notice that came between the rows: to the
+     * receiver when the reader gets past the rows before it */
+    PGresult *notice;
 } pq_copy_chunk_t;
 
 typedef enum pq_copy_state {
@@ -176,6 +179,9 @@ struct pg_conn {
     char *copy_in_errmsg; /* its errormsg (CopyFail) */
     int copy_in_paused;   /* the source returned PGW_COPY_PAUSE */
     int copy_ended;       /* a simple query's COPY statement ended (its data all came) */
+    /* the session's message count at the COPY's response or its last row:
+     * a notice right after one of them is read among the rows */
+    uint64_t copy_last_at;
     pq_copy_chunk_t *copy_out_head, *copy_out_tail;
     size_t copy_out_bytes;
     size_t copy_line_off; /* PQgetline: bytes of the head row consumed */
@@ -269,6 +275,14 @@ void pq__copy_end(const pgw_result_t *res, void *ud);
 void pq__copy_reset(PGconn *conn);
 /* 1 if sql is one COPY statement (sent as a PGW_REQ_COPY). */
 int pq__is_copy_sql(const char *sql);
+
+/* Queue a notice the server sent during the COPY TO of cmd after the rows
+ * queued so far (handed to the receiver by PQgetCopyData or, before the
+ * first row, with PGRES_COPY_OUT), as libpq parses it; takes notice. 0 when
+ * no COPY TO of cmd is reading (the caller then holds the notice). */
+int pq__copy_out_notice(PGconn *conn, pq_cmd_t *cmd, PGresult *notice);
+/* Hand the notices at the head of the COPY TO queue to the receiver. */
+void pq__copy_out_notices(PGconn *conn);
 
 /* notify.c */
 void pq__on_notification(pgw_conn_t *c, int32_t pid, pgw_str_t channel, pgw_str_t payload,

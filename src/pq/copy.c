@@ -107,6 +107,7 @@ void pq__copy_reset(PGconn *conn)
         pq_copy_chunk_t *c = conn->copy_out_head;
         conn->copy_out_head = c->next;
         free(c->data);
+        PQclear(c->notice);
         free(c);
     }
     conn->copy_out_tail = NULL;
@@ -114,6 +115,15 @@ void pq__copy_reset(PGconn *conn)
     conn->copy_line_off = 0;
     conn->copy = PQ_COPY_NONE;
     conn->copy_cmd = NULL;
+}
+
+/* The session's count of messages received, the one being dispatched
+ * included. */
+static uint64_t messages_now(PGconn *conn)
+{
+    pgw_rx_counts_t now;
+    pgw_session_rx_counts(pgw_conn_session(conn->conn), &now);
+    return now.messages;
 }
 
 int pq__copy_start(const pgw_copy_info_t *info, void *ud)
@@ -130,6 +140,7 @@ int pq__copy_start(const pgw_copy_info_t *info, void *ud)
     cmd->copy_idx = cmd->nres;
     pq__cmd_push(cmd, res);
     conn->copy = in ? PQ_COPY_IN : both ? PQ_COPY_BOTH : PQ_COPY_OUT;
+    conn->copy_last_at = messages_now(conn);
     conn->copy_cmd = cmd;
     pq__conn_wake(conn);
     return 0;
@@ -169,6 +180,45 @@ int pq__copy_source(pgw_buf_t *out, size_t room, void *ud)
     return PGW_COPY_PAUSE;
 }
 
+static void copy_out_append(PGconn *conn, pq_copy_chunk_t *c)
+{
+    if (conn->copy_out_tail)
+        conn->copy_out_tail->next = c;
+    else
+        conn->copy_out_head = c;
+    conn->copy_out_tail = c;
+}
+
+int pq__copy_out_notice(PGconn *conn, pq_cmd_t *cmd, PGresult *notice)
+{
+    if (conn->copy_cmd != cmd || !cmd->copy_began || conn->copy_ended ||
+        (conn->copy != PQ_COPY_OUT && conn->copy != PQ_COPY_BOTH))
+        return 0;
+    /* After the server's CopyDone (a row trigger's notice at the end of
+     * the statement), libpq reads it in PQgetResult: held as others. */
+    pgw_rx_counts_t now;
+    pgw_session_rx_counts(pgw_conn_session(conn->conn), &now);
+    if (now.other_at != conn->copy_last_at) return 0;
+    pq_copy_chunk_t *c = calloc(1, sizeof *c);
+    if (!c) return 0;
+    c->notice = notice;
+    copy_out_append(conn, c);
+    pq__conn_wake(conn);
+    return 1;
+}
+
+void pq__copy_out_notices(PGconn *conn)
+{
+    while (conn->copy_out_head && conn->copy_out_head->notice) {
+        pq_copy_chunk_t *c = conn->copy_out_head;
+        conn->copy_out_head = c->next;
+        if (!conn->copy_out_head) conn->copy_out_tail = NULL;
+        if (conn->hooks.receiver) conn->hooks.receiver(conn->hooks.receiver_arg, c->notice);
+        PQclear(c->notice);
+        free(c);
+    }
+}
+
 int pq__copy_data(const uint8_t *data, size_t len, void *ud)
 {
     pq_cmd_t *cmd = ud;
@@ -184,12 +234,10 @@ int pq__copy_data(const uint8_t *data, size_t len, void *ud)
     d[len] = 0;
     c->data = d;
     c->len = (int)len;
+    c->notice = NULL;
     c->next = NULL;
-    if (conn->copy_out_tail)
-        conn->copy_out_tail->next = c;
-    else
-        conn->copy_out_head = c;
-    conn->copy_out_tail = c;
+    copy_out_append(conn, c);
+    conn->copy_last_at = messages_now(conn);
     conn->copy_out_bytes += len;
     if (conn->copy_out_bytes > COPY_OUT_MAX) pgw_conn_pause_reading(conn->conn);
     pq__conn_wake(conn);
@@ -307,6 +355,7 @@ int PQputnbytes(PGconn *conn, const char *buffer, int nbytes)
 /* The COPY TO command is over once its rows are all taken. */
 static int copy_out_over(PGconn *conn)
 {
+    pq__copy_out_notices(conn);
     return !conn->copy_out_head && (!conn->copy_cmd || conn->copy_cmd->done || conn->copy_ended);
 }
 
@@ -329,10 +378,12 @@ static pq_copy_chunk_t *copy_out_pop(PGconn *conn)
  * what it brought is looked at before that counts. */
 static int copy_out_wait(PGconn *conn, int async)
 {
+    pq__copy_out_notices(conn); /* those before the next row */
     while (!conn->copy_out_head && !copy_out_over(conn)) {
         if (conn->status != CONNECTION_OK) return 0;
         if (pgw_conn_reading_paused(conn->conn)) pgw_conn_resume_reading(conn->conn);
         int active = uv_run(&conn->loop, async ? UV_RUN_NOWAIT : UV_RUN_ONCE);
+        pq__copy_out_notices(conn);
         if (async || conn->copy_out_head || copy_out_over(conn)) break;
         if (!active) return 0;
     }

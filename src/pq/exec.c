@@ -806,6 +806,9 @@ static PGresult *next_result(PGconn *conn)
                 conn->shown_aborted = 0;
                 if (cmd->done && cmd->pos >= cmd->nres) cmd_dequeue(conn);
             }
+            /* libpq reads on past a CopyOutResponse to the first row: the
+             * notices before it come with PGRES_COPY_OUT */
+            if (st == PGRES_COPY_OUT || st == PGRES_COPY_BOTH) pq__copy_out_notices(conn);
             return r;
         }
         if (conn->copy != PQ_COPY_NONE && conn->copy_cmd == cmd) return copy_result_again(conn);

@@ -3,8 +3,8 @@
  * abort (PQputCopyEnd with a message), a server error inside COPY FROM,
  * PQgetCopyData of text, CSV and binary COPY TO (each chunk printed), an
  * error inside COPY TO, the old PQputline/PQendcopy that pgbench -i uses,
- * COPY in a multi-statement string (one of 10 MB too), and the calls made
- * in the wrong state.
+ * COPY in a multi-statement string (one of 10 MB too), notices among a COPY
+ * TO's rows, and the calls made in the wrong state.
  */
 #include "pqdiff.h"
 
@@ -117,6 +117,33 @@ int main(void)
     }
     printf("getCopyData -> %d after %ld rows, %ld bytes\n", n, rows, bytes);
     pqd_drain(conn, "l rest");
+    /* Notices during a COPY TO come among its rows where libpq reads them:
+     * one before the first row with PGRES_COPY_OUT, one before each row,
+     * and an AFTER trigger's (sent after the CopyDone) with the results. */
+    printf("== notices among rows\n");
+    pqd_exec(conn, "CREATE TEMP TABLE cn (id int)");
+    pqd_exec(conn, "CREATE FUNCTION pg_temp.note() RETURNS trigger LANGUAGE plpgsql AS $$ "
+                   "BEGIN RAISE NOTICE '% %', TG_WHEN, TG_OP; RETURN NEW; END $$");
+    pqd_exec(conn, "CREATE TRIGGER cn_b BEFORE INSERT ON cn FOR EACH ROW "
+                   "EXECUTE FUNCTION pg_temp.note()");
+    pqd_exec(conn, "CREATE TRIGGER cn_a AFTER INSERT ON cn FOR EACH ROW "
+                   "EXECUTE FUNCTION pg_temp.note()");
+    pqd_exec(conn, "CREATE FUNCTION pg_temp.loud(i int) RETURNS int LANGUAGE plpgsql AS $$ "
+                   "BEGIN RAISE NOTICE 'row %', i; RETURN i; END $$");
+    const char *noisy[] = {"COPY (INSERT INTO cn VALUES (8), (9) RETURNING id) TO STDOUT",
+                           "COPY (SELECT pg_temp.loud(g) FROM generate_series(1, 3) g) TO STDOUT",
+                           "SELECT 1; COPY (SELECT pg_temp.loud(4)) TO STDOUT"};
+    for (size_t q = 0; q < sizeof noisy / sizeof noisy[0]; q++) {
+        PGresult *r = PQexec(conn, noisy[q]);
+        printf("exec -> %s\n", PQresStatus(PQresultStatus(r)));
+        PQclear(r);
+        while ((n = PQgetCopyData(conn, &buf, 0)) > 0) {
+            printf("row [%.*s]\n", n - 1, buf);
+            PQfreemem(buf);
+        }
+        printf("getCopyData -> %d\n", n);
+        pqd_drain(conn, "noisy");
+    }
     /* The copy calls outside a COPY start after a command of their own: the
      * error message they add to is then the same empty one in both runs,
      * whatever the multi-statement COPY above left there. */
