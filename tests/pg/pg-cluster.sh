@@ -248,6 +248,10 @@ log_line_prefix = '%m [%p] %u@%d '
 # Logical decoding (pgoutput) for the replication tests; a superset of
 # replica, so the standby tests stream from it as before.
 wal_level = logical
+# Room for the slots and WAL senders of replication tests that run at once
+# (pq/repl-tools alone holds four slots and, in pg_basebackup, two senders).
+max_replication_slots = 32
+max_wal_senders = 32
 EOF
     if [ -n "${PGW_CLUSTER_CONF:-}" ]; then cat "$PGW_CLUSTER_CONF" >>"$run/data/pgwire.conf"; fi
 }

@@ -72,7 +72,7 @@ done
 sql -c "CREATE TABLE pq_repl_tools (id int PRIMARY KEY, t text)" \
     -c "INSERT INTO pq_repl_tools SELECT g, repeat('x', g) FROM generate_series(1, 2000) g" \
     -c "UPDATE pq_repl_tools SET t = 'u' WHERE id % 100 = 0" \
-    -c "DELETE FROM pq_repl_tools WHERE id > 1990" -c "SELECT pg_switch_wal()" >/dev/null
+    -c "DELETE FROM pq_repl_tools WHERE id > 1990" >/dev/null
 end=$(sql -c "SELECT pg_current_wal_lsn()")
 for lib in "${libs[@]}"; do
     step "$lib" recvlogical "$bin/pg_recvlogical" -d "$PGDATABASE" --slot "pq_rl_$lib" --start \
@@ -109,8 +109,21 @@ else
     echo "last WAL file: $last_libpq on libpq, '$last_pgwire' on libpgwire-pq"
     fail=1
 fi
+# What other tests wrote after the end position may follow it in the last,
+# partial segment, as much as each stream happened to carry: that file is
+# compared up to the end position.
+lsn=$((16#${end%/*} * 4294967296 + 16#${end#*/}))
+upto=$((lsn % (16 * 1024 * 1024)))
 for f in $walfiles; do
-    [ -f "$tmp/pgwire.wal/$f" ] && same "WAL $f" "$tmp/libpq.wal/$f" "$tmp/pgwire.wal/$f"
+    [ -f "$tmp/pgwire.wal/$f" ] || continue
+    if [ "${f%.partial}" = "$f" ]; then
+        same "WAL $f" "$tmp/libpq.wal/$f" "$tmp/pgwire.wal/$f"
+    elif cmp -s -n "$upto" "$tmp/libpq.wal/$f" "$tmp/pgwire.wal/$f"; then
+        echo "WAL $f: identical up to the end position ($upto bytes)"
+    else
+        echo "WAL $f: DIFFERENT before the end position"
+        fail=1
+    fi
 done
 grep -q "exit=[^0]" "$tmp/libpq.log" && { echo "a step failed on libpq:"; cat "$tmp/libpq.log"; fail=1; }
 exit $fail
