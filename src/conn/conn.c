@@ -503,7 +503,9 @@ static void on_sock_event(pgw__sock_t *k, int status, int events)
         return;
     }
     if (status < 0) {
-        transport_failed(c, PGW_ECONNLOST);
+        /* An error on the socket (the server reset it after closing): what
+         * it sent before still waits to be read, as after a failed send. */
+        lost_after_input(c);
         return;
     }
     if (events & UV_READABLE) conn_read(c, k);

@@ -24,6 +24,20 @@ const char *pq__failure_text(int status)
     return lost_text;
 }
 
+/* libpq's words for a connection that broke under a command: over TLS
+ * those of the TLS layer, which the connection keeps once connected
+ * ("SSL connection has been closed unexpectedly": the server's
+ * close_notify, as a terminated backend sends), else the plain socket's.
+ * Into buf when they are the TLS layer's. */
+static const char *lost_words(const PGconn *conn, char *buf, size_t n)
+{
+    /* "" after a connect; a TLS failure that broke the connection then */
+    const char *tls = conn->conn ? pgw_conn_error_message(conn->conn) : NULL;
+    if (!tls || !*tls || !strncmp(tls, "server closed the connection", 28)) return lost_text;
+    snprintf(buf, n, "%s\n", tls);
+    return buf;
+}
+
 /* -------------------------------------------------------------- commands */
 
 pq_cmd_t *pq__cmd_new(PGconn *conn, pq_cmd_kind_t kind)
@@ -185,7 +199,8 @@ static PGresult *failure_result(PGconn *conn, const char *text)
 static void cmd_lost(pq_cmd_t *cmd)
 {
     cmd->conn->broken = 1;
-    pq__cmd_push(cmd, failure_result(cmd->conn, lost_text));
+    char words[256];
+    pq__cmd_push(cmd, failure_result(cmd->conn, lost_words(cmd->conn, words, sizeof words)));
     cmd->lost_at = cmd->nres;
 }
 
@@ -676,7 +691,8 @@ int PQconsumeInput(PGconn *conn)
     pq__conn_turn(conn, UV_RUN_NOWAIT);
     if (conn->broken && !lost_pending(conn)) {
         conn->status = CONNECTION_BAD;
-        pq__conn_set_error(conn, "%s", lost_text);
+        char words[256];
+        pq__conn_set_error(conn, "%s", lost_words(conn, words, sizeof words));
         return 0;
     }
     return 1;

@@ -160,12 +160,18 @@ static void test_terminate_backend(void **state)
 
 /* Terminated while idle: the server's FATAL waits on the socket. The next
  * request gets it (PGW_ESERVER, 57P01), whether its send goes out or fails
- * on the closed connection (the input is read before the loss counts), and
- * the connection is lost after it. */
-static void test_terminated_while_idle(void **state)
+ * on the closed connection, and over TLS too, where the server's reset
+ * after our send often shows as an error on the socket first (the input is
+ * read before the loss counts); the connection is lost after it. */
+static void terminated_while_idle(int tls)
 {
-    (void)state;
-    pgw_client_t *c = pgt_client_open(), *killer = pgt_client_open();
+    char ci[512];
+    pgw_client_t *c = NULL, *killer = pgt_client_open();
+    if (tls)
+        pgt_conninfo_tcp(ci, sizeof ci, pgt_env_required("PGUSER"), NULL, "sslmode=require");
+    else
+        pgt_conninfo(ci, sizeof ci, NULL);
+    assert_int_equal(pgw_client_connect(&c, ci, NULL), 0);
     char sql[128];
     snprintf(sql, sizeof sql, "SELECT pg_terminate_backend(%d)::int",
              (int)pgw_client_backend_pid(c));
@@ -184,6 +190,20 @@ static void test_terminated_while_idle(void **state)
     assert_int_equal(pgw_conn_is_ready(pgw_client_conn(c)), 0);
     pgw_client_close(c);
     pgw_client_close(killer);
+}
+
+static void test_terminated_while_idle(void **state)
+{
+    (void)state;
+    for (int i = 0; i < 5; i++)
+        terminated_while_idle(0);
+}
+
+static void test_terminated_while_idle_tls(void **state)
+{
+    (void)state;
+    for (int i = 0; i < 5; i++)
+        terminated_while_idle(1);
 }
 
 static void test_proxy_reset(void **state)
@@ -340,6 +360,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_terminate_backend),
         cmocka_unit_test(test_terminated_while_idle),
+        cmocka_unit_test(test_terminated_while_idle_tls),
         cmocka_unit_test(test_proxy_reset),
         cmocka_unit_test(test_proxy_cut_mid_datarow),
         cmocka_unit_test(test_pool_drops_dead_connection),

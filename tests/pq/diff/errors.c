@@ -16,6 +16,32 @@ static void err(PGconn *conn, const char *sql)
     pqd_show_error(conn, PQexec(conn, sql));
 }
 
+/* Terminated while idle, by another session: the server's FATAL waits on
+ * the socket, and the next query's results begin with it, then the loss
+ * (whether or not the query's send fails, as libpq reads on). */
+static void terminated_while_idle(void)
+{
+    printf("== terminated while idle\n");
+    PGconn *conn = pqd_connect();
+    PGconn *other = pqd_connect();
+    char sql[160];
+    snprintf(sql, sizeof sql, "SELECT pg_terminate_backend(%d)", PQbackendPID(conn));
+    PQclear(PQexec(other, sql));
+    snprintf(sql, sizeof sql, "SELECT 1 FROM pg_stat_activity WHERE pid = %d", PQbackendPID(conn));
+    for (int i = 0; i < 500; i++) { /* until the backend is gone */
+        PGresult *r = PQexec(other, sql);
+        int gone = PQntuples(r) == 0;
+        PQclear(r);
+        if (gone) break;
+        usleep(10000);
+    }
+    printf("send -> %d\n", PQsendQuery(conn, "SELECT 1"));
+    pqd_drain(conn, "after");
+    printf("status=%s errmsg=[%s]\n", pqd_connstatus(PQstatus(conn)), PQerrorMessage(conn));
+    PQfinish(other);
+    PQfinish(conn);
+}
+
 int main(void)
 {
     pqd_init();
@@ -77,27 +103,6 @@ int main(void)
            PQsocket(conn) >= 0 ? "set" : "-1");
     PQfinish(conn);
 
-    /* Terminated while idle, by another session: the server's FATAL waits
-     * on the socket, and the next query's results begin with it, then the
-     * loss (whether or not the query's send fails, as libpq reads on). */
-    printf("== terminated while idle\n");
-    conn = pqd_connect();
-    PGconn *other = pqd_connect();
-    char sql[160];
-    snprintf(sql, sizeof sql, "SELECT pg_terminate_backend(%d)", PQbackendPID(conn));
-    PQclear(PQexec(other, sql));
-    snprintf(sql, sizeof sql, "SELECT 1 FROM pg_stat_activity WHERE pid = %d", PQbackendPID(conn));
-    for (int i = 0; i < 500; i++) { /* until the backend is gone */
-        PGresult *r = PQexec(other, sql);
-        int gone = PQntuples(r) == 0;
-        PQclear(r);
-        if (gone) break;
-        usleep(10000);
-    }
-    printf("send -> %d\n", PQsendQuery(conn, "SELECT 1"));
-    pqd_drain(conn, "after");
-    printf("status=%s errmsg=[%s]\n", pqd_connstatus(PQstatus(conn)), PQerrorMessage(conn));
-    PQfinish(other);
-    PQfinish(conn);
+    terminated_while_idle();
     return 0;
 }
