@@ -262,6 +262,10 @@ static int both_put(PGconn *conn, const char *buffer, int nbytes)
         return -1;
     }
     int rc = pgw_session_copy_both_send(pgw_conn_session(conn->conn), buffer, (size_t)nbytes);
+    /* The server has ended the stream (its CopyDone, answered, or an error)
+     * and the caller has not read that yet: libpq would send the bytes and
+     * the server ignore them, as it ignores CopyData outside a COPY. */
+    if (rc == PGW_EBUSY) return 1;
     if (rc < 0) {
         pq__conn_append_error(conn, "%s\n", pgw_strerror(rc));
         return -1;

@@ -252,6 +252,10 @@ wal_level = logical
 # (pq/repl-tools alone holds four slots and, in pg_basebackup, two senders).
 max_replication_slots = 32
 max_wal_senders = 32
+# pg_basebackup -X stream makes its slot only after the backup began: WAL is
+# kept so that the checkpoints other tests force meanwhile cannot remove
+# the segment it then asks for.
+wal_keep_size = 256MB
 EOF
     if [ -n "${PGW_CLUSTER_CONF:-}" ]; then cat "$PGW_CLUSTER_CONF" >>"$run/data/pgwire.conf"; fi
 }
