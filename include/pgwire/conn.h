@@ -685,9 +685,10 @@ PGW_EXTERN int pgw_conn_reading_paused(const pgw_conn_t *conn);
  * empty or reading is paused), processes it, and then writes what that
  * queued, as pgw_conn_flush. Callbacks (results, rows, notices,
  * notifications, on_lost and the failure of every pending request) run
- * inside the call: do not call it from one of this connection's callbacks.
- * Returns 0, PGW_EINVAL or PGW_ECLOSED as pgw_conn_flush (also when the
- * connection is lost during the call).
+ * inside the call. Returns 0, PGW_EINVAL or PGW_ECLOSED as pgw_conn_flush
+ * (also when the connection is lost during the call), or PGW_ERECURSIVE,
+ * having done nothing, when called from a callback of this connection's
+ * session (a result, row, notice or notification callback).
  *
  * Neither runs the loop: timers, other handles and a connect in progress
  * still need uv_run.

@@ -394,7 +394,9 @@ static void wbuf_release(pgw_conn_t *c)
 static void lost_after_input(pgw_conn_t *c)
 {
     pgw__sock_t *k = c->sock;
-    if (c->reading_last) return; /* a callback's write failed in the read below */
+    /* Not re-entered by the read below: a write failing in its callbacks
+     * waits for the prepare (write_failed). The flag keeps it so. */
+    if (c->reading_last) return;
     c->reading_last = 1;
     for (int i = 0; i < 64 && k && still_current(c, k) && !pgw_session_input_paused(c->s); i++)
         if (conn_read(c, k) == 0) break;
@@ -405,10 +407,12 @@ static void lost_after_input(pgw_conn_t *c)
 /* A send failed: the connection is lost. Inside a request function (a
  * flush past the threshold) the failure is reported from the loop's next
  * prepare phase instead, so that no callback runs inside the function that
- * accepted the request; nothing more is written meanwhile. */
+ * accepted the request; so it is inside a session callback (the flush as
+ * a connect completes, in the startup's callback), where the session takes
+ * no input. Nothing more is written meanwhile. */
 static void write_failed(pgw_conn_t *c)
 {
-    if (c->in_request) {
+    if (c->in_request || pgw_session_in_callback(c->s)) {
         c->write_failed = 1;
         pgw__conn_watch(c);
         pgw__conn_schedule_flush(c);
@@ -600,6 +604,7 @@ int pgw_conn_read_now(pgw_conn_t *c)
 {
     if (!c) return PGW_EINVAL;
     if (!conn_io_ready(c)) return PGW_ECLOSED;
+    if (pgw_session_in_callback(c->s)) return PGW_ERECURSIVE; /* it takes no input now */
     pgw__sock_t *k = c->sock;
     /* Nothing to write, resume or report: the usual call of a poll loop
      * that asks before the reply has come. */

@@ -439,6 +439,11 @@ PGW_EXTERN int pgw_session_input_paused(const pgw_session_t *s)
     return s && s->input.paused;
 }
 
+PGW_EXTERN int pgw_session_in_callback(const pgw_session_t *s)
+{
+    return s && s->depth > 0;
+}
+
 PGW_EXTERN int pgw_session_resume_input(pgw_session_t *s)
 {
     if (!s) return PGW_EINVAL;

@@ -218,6 +218,14 @@ static int run_step(fakepg_t *f, const fakepg_step_t *st)
         if (write_full(f, st->data, st->len) < 0) return fail(f, "send failed"), -1;
         close_conn(f);
         return 0;
+    case FAKEPG_SEND_RESET: {
+        if (write_full(f, st->data, st->len) < 0) return fail(f, "send failed"), -1;
+        struct linger lg = {1, 0};
+        if (setsockopt(f->fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg) < 0)
+            return fail(f, "SO_LINGER: %s", strerror(errno)), -1;
+        close_conn(f);
+        return 0;
+    }
     case FAKEPG_SLEEP: {
         struct timespec ts = {(time_t)(st->len / 1000), (long)(st->len % 1000) * 1000000L};
         nanosleep(&ts, NULL);

@@ -5,7 +5,7 @@
  * accepts one connection (more with FAKEPG_ACCEPT) and plays a script:
  * expect the startup packet or a
  * frontend message of a given type, send canned (or hostile) bytes, send a
- * prefix and cut the socket, sleep, wait for EOF, close. Everything it reads
+ * prefix and cut (or reset) the socket, sleep, wait for EOF, close. Everything it reads
  * is recorded for the test to inspect after fakepg_wait.
  *
  * Steps hold pointers, not copies: the bytes must live until fakepg_wait
@@ -32,6 +32,8 @@ typedef enum fakepg_op {
     FAKEPG_EXPECT_UNTIL,   /* read messages until the len-th one of type .type */
     FAKEPG_SEND,           /* write data[0..len) */
     FAKEPG_SEND_CUT,       /* write data[0..len), then close at once */
+    FAKEPG_SEND_RESET,     /* write data[0..len), then reset the connection
+                              (SO_LINGER 0: an RST right behind the bytes) */
     FAKEPG_SLEEP,          /* sleep len milliseconds */
     FAKEPG_EXPECT_EOF,     /* read (and record) until the client closes */
     FAKEPG_CLOSE,          /* close the connection */

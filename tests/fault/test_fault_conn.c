@@ -174,6 +174,52 @@ static void test_basic_pipeline(void **state)
     pgw_buf_free(&answers);
 }
 
+/* The server resets the connection after its ReadyForQuery, while the
+ * connect callback runs (which waits for the reset, then submits). The
+ * write of those requests, made as the connect completes, inside the
+ * session's startup callback, fails. The connect has reported success,
+ * having seen ReadyForQuery; then every request and on_lost get the
+ * connection-lost error, once each. */
+static fakepg_t *resetting;
+
+static void on_connect_submit(pgw_conn_t *conn, int status, const pgw_error_t *err, void *ud)
+{
+    on_connect(conn, status, err, ud);
+    if (fakepg_wait(resetting) != 0) fail_msg("%s", fakepg_error(resetting));
+    if (status == 0) queue_queries(ud, NREQ);
+}
+
+static void test_reset_behind_startup(void **state)
+{
+    pgw_buf_t hello = {0};
+    pgt_msg_startup_ok(&hello, "17.0", 42, 0x01020304u);
+    fakepg_step_t steps[] = {
+        {FAKEPG_EXPECT_STARTUP, 0, NULL, 0},
+        {FAKEPG_SEND, 0, hello.data, hello.len},
+        {FAKEPG_SLEEP, 0, NULL, 100},
+        {FAKEPG_SEND_RESET, 0, NULL, 0},
+    };
+    assert_int_equal(fakepg_start(&resetting, steps, ARRAY_LEN(steps)), 0);
+    ctx_t x;
+    ctx_init(&x);
+    char ci[256];
+    snprintf(ci, sizeof ci, "host=127.0.0.1 port=%u user=fake dbname=fake sslmode=disable",
+             (unsigned)fakepg_port(resetting));
+    assert_int_equal(pgw_conn_connect(x.conn, ci, on_connect_submit, &x), 0);
+    run_until(&x, &x.connected);
+    run_until(&x, &x.lost);
+    assert_int_equal(x.connect_status, 0);
+    for (int i = 0; i < NREQ; i++) {
+        if (x.req[i].calls != 1 || x.req[i].status != PGW_ECONNLOST)
+            fail_msg("request %d: %d calls, %s", i, x.req[i].calls, pgw_err_name(x.req[i].status));
+    }
+    assert_int_equal(x.lost, 1);
+    assert_int_equal(x.lost_err, PGW_ECONNLOST);
+    ctx_close(&x);
+    fakepg_free(resetting);
+    pgw_buf_free(&hello);
+}
+
 /* Output past the write threshold is written at once, not at the end of
  * the loop turn. */
 static void test_write_threshold(void **state)
@@ -656,6 +702,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_basic_pipeline),
         cmocka_unit_test(test_write_threshold),
+        cmocka_unit_test(test_reset_behind_startup),
         cmocka_unit_test(test_protocol_32_long_key),
         cmocka_unit_test(test_protocol_32_cancel_key),
         cmocka_unit_test(test_negotiate_downgrade_accepted),

@@ -5,7 +5,8 @@
  * loop. Every request here completes with no uv_run between its submit and
  * its callback; a parameter larger than the socket buffers, sent while the
  * server sleeps, needs several flushes; a connection the server ends is reported from inside
- * pgw_conn_read_now.
+ * pgw_conn_read_now; a pgw_conn_read_now from a callback is refused and
+ * leaves the connection as it was.
  */
 #define _DEFAULT_SOURCE
 #include "pgtest.h"
@@ -194,6 +195,36 @@ static void test_loss_inside_read_now(void **state)
     close_conn(&x);
 }
 
+static void on_result_reading(int status, pgw_result_t *res, void *ud)
+{
+    ctx_t *x = ud;
+    x->value = pgw_conn_read_now(x->conn);
+    x->calls++;
+    x->status = status;
+    pgw_result_free(res);
+}
+
+static void test_read_now_in_callback(void **state)
+{
+    (void)state;
+    ctx_t x;
+    open_conn(&x);
+    pgw_request_t r = PGW_QUERY("SELECT 1", NULL, 0, on_result_reading, &x);
+    assert_int_equal(pgw_conn_submit(x.conn, &r), 0);
+    drive(&x);
+    assert_int_equal(x.status, 0);
+    assert_int_equal(x.value, PGW_ERECURSIVE);
+    assert_int_equal(x.lost, 0);
+    x.calls = 0;
+    pgw_param_t p = pgw_int8(21);
+    pgw_request_t r2 = PGW_QUERY("SELECT $1::int8 * 2", &p, 1, on_result, &x);
+    assert_int_equal(pgw_conn_submit(x.conn, &r2), 0);
+    drive(&x);
+    assert_int_equal(x.status, 0);
+    assert_int_equal(x.value, 42);
+    close_conn(&x);
+}
+
 int main(void)
 {
     pgt_require_server();
@@ -202,6 +233,7 @@ int main(void)
         cmocka_unit_test(test_query_without_loop),
         cmocka_unit_test(test_large_parameter_flushes),
         cmocka_unit_test(test_loss_inside_read_now),
+        cmocka_unit_test(test_read_now_in_callback),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
