@@ -6,7 +6,11 @@
 #     pg_verifybackup finds the backup whole, on both libraries;
 #   - pg_recvlogical from a test_decoding slot of each library's own, made
 #     before the same changes, to the same end position: the changes of
-#     this script's table identical (other tests may write meanwhile);
+#     this script's table (other tests may write meanwhile) all there, 2,030
+#     lines, and identical. The end position lies past one more transaction
+#     after them, so that wherever the server lets pg_recvlogical stop at
+#     the end (a keepalive past it, a record past it), every change before
+#     that transaction has been sent;
 #   - pg_receivewal from a physical slot of each, to one end position: the
 #     same WAL files, byte for byte;
 #   - every step's messages and exit status identical.
@@ -73,10 +77,14 @@ sql -c "CREATE TABLE pq_repl_tools (id int PRIMARY KEY, t text)" \
     -c "INSERT INTO pq_repl_tools SELECT g, repeat('x', g) FROM generate_series(1, 2000) g" \
     -c "UPDATE pq_repl_tools SET t = 'u' WHERE id % 100 = 0" \
     -c "DELETE FROM pq_repl_tools WHERE id > 1990" >/dev/null
-end=$(sql -c "SELECT pg_current_wal_lsn()")
+# The end of what was inserted, not the write position (pg_current_wal_lsn),
+# which lags behind the changes under the fixture's synchronous_commit=off.
+end=$(sql -c "SELECT pg_current_wal_insert_lsn()")
+sql -c "SELECT 1 FROM pg_logical_emit_message(true, 'pq_rt_after', 'x')" >/dev/null
+logical_end=$(sql -c "SELECT pg_current_wal_insert_lsn()")
 for lib in "${libs[@]}"; do
     step "$lib" recvlogical "$bin/pg_recvlogical" -d "$PGDATABASE" --slot "pq_rl_$lib" --start \
-        -E "$end" -f "$tmp/$lib.changes" -o include-xids=0
+        -E "$logical_end" -f "$tmp/$lib.changes" -o include-xids=0
     grep -F 'pq_repl_tools' "$tmp/$lib.changes" >"$tmp/$lib.ours"
     mkdir "$tmp/$lib.wal"
     step "$lib" receivewal "$bin/pg_receivewal" -D "$tmp/$lib.wal" -S "pq_rw_$lib" -E "$end" --no-sync
@@ -95,7 +103,10 @@ same() { # LABEL A B
 sed -i 's/pq_r\([lw]\)_libpq/pq_r\1_LIB/g' "$tmp/libpq.log"
 sed -i 's/pq_r\([lw]\)_pgwire/pq_r\1_LIB/g; s/pgwire\.\(base\|wal\|changes\)/libpq.\1/g' "$tmp/pgwire.log"
 same "messages and exit statuses" "$tmp/libpq.log" "$tmp/pgwire.log"
-[ -s "$tmp/libpq.ours" ] || { echo "pg_recvlogical on libpq decoded none of the changes"; fail=1; }
+for lib in "${libs[@]}"; do # 2,000 inserted, 20 updated, 10 deleted
+    n=$(wc -l <"$tmp/$lib.ours")
+    [ "$n" -eq 2030 ] || { echo "pg_recvlogical on $lib decoded $n of the 2030 changes"; fail=1; }
+done
 same "decoded changes (libpq / libpgwire-pq)" "$tmp/libpq.ours" "$tmp/pgwire.ours"
 # The two slots were made one after the other: the first may keep a segment
 # more of what other tests wrote meanwhile. The files both have, up to the
