@@ -27,3 +27,30 @@ pq_check_loader() {
         exit 1
     fi
 }
+
+# pq_wrap LIB COMPAT_DIR: PQ_WRAP, the command prefix that runs a program on
+# LIB: libpq as installed, or pgwire (LD_LIBRARY_PATH=COMPAT_DIR; under the
+# sanitizer build PQ_PRELOAD too, the ASan runtime for the uninstrumented
+# program, with LeakSanitizer off: it cannot tell the program's own leaks).
+pq_wrap() {
+    PQ_WRAP=(env)
+    [ "$1" = pgwire ] || return 0
+    PQ_WRAP+=(LD_LIBRARY_PATH="$2")
+    [ -n "${PQ_PRELOAD:-}" ] && PQ_WRAP+=(LD_PRELOAD="$PQ_PRELOAD" ASAN_OPTIONS=detect_leaks=0)
+    return 0
+}
+
+# pq_step LIB COMPAT_DIR LOG NAME COMMAND...: COMMAND on LIB (pq_wrap), its
+# output appended to LOG under "---- NAME", then "exit=STATUS". A hang is
+# killed after PQ_STEP_TIMEOUT seconds (180): status 124, which shows in
+# the comparison of the two libraries' logs.
+pq_step() {
+    local log=$3 name=$4
+    pq_wrap "$1" "$2"
+    shift 4
+    {
+        echo "---- $name"
+        timeout -k 5 "${PQ_STEP_TIMEOUT:-180}" "${PQ_WRAP[@]}" "$@" 2>&1
+        echo "exit=$?"
+    } >>"$log"
+}

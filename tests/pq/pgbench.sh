@@ -79,9 +79,9 @@ run() {
         -c "DROP DATABASE IF EXISTS $db" -c "CREATE DATABASE $db" ||
         return 1
     : >"$tmp/$lib.counts"
+    pq_wrap "$lib" "$compat"
+    wrap=("${PQ_WRAP[@]}")
     if [ "$lib" = pgwire ]; then
-        wrap=(env LD_LIBRARY_PATH="$compat")
-        [ -n "${PQ_PRELOAD:-}" ] && wrap+=(LD_PRELOAD="$PQ_PRELOAD" ASAN_OPTIONS=detect_leaks=0)
         if [ $valgrind = 1 ]; then
             wrap+=(valgrind --quiet --error-exitcode=99 --leak-check=full --show-leak-kinds=definite
                 --errors-for-leak-kinds=definite --suppressions="$(dirname "$0")/pgbench.supp"

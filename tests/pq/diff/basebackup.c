@@ -12,21 +12,6 @@
 
 #include "pqdiff.h"
 
-static void show_shape(const char *label, PGresult *r)
-{
-    printf("%s: %s", label, r ? PQresStatus(PQresultStatus(r)) : "NULL");
-    if (r) {
-        printf(" tuples %d fields", PQntuples(r));
-        for (int i = 0; i < PQnfields(r); i++)
-            printf(" %s", PQfname(r, i));
-        printf(" cmd [%s]", PQcmdStatus(r));
-        const char *e = PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY);
-        if (e) printf(" error [%s]", e);
-    }
-    printf("\n");
-    PQclear(r);
-}
-
 /* The archive's CopyData, each begun by its kind: 'n' a new archive (its
  * name follows), 'd' archive data, 'p' progress, 'm' the manifest. */
 typedef struct {
@@ -55,7 +40,7 @@ static void drain_shapes(PGconn *conn, const char *label)
 {
     PGresult *r;
     while ((r = PQgetResult(conn)))
-        show_shape(label, r);
+        pqd_show_shape(label, r);
     printf("%s: NULL\n", label);
 }
 
@@ -74,9 +59,9 @@ int main(void)
 
     printf("== send, blocking reads\n");
     printf("send -> %d\n", PQsendQuery(conn, backup));
-    show_shape("start", PQgetResult(conn));
-    show_shape("tablespaces", PQgetResult(conn));
-    show_shape("copy", PQgetResult(conn));
+    pqd_show_shape("start", PQgetResult(conn));
+    pqd_show_shape("tablespaces", PQgetResult(conn));
+    pqd_show_shape("copy", PQgetResult(conn));
     archive_t a = {{0}, 0};
     char *buf;
     int n;
@@ -88,7 +73,7 @@ int main(void)
     drain_shapes(conn, "after");
 
     printf("== exec, reads as pg_basebackup's\n");
-    show_shape("exec", PQexec(conn, backup));
+    pqd_show_shape("exec", PQexec(conn, backup));
     memset(&a, 0, sizeof a);
     for (;;) {
         n = PQgetCopyData(conn, &buf, 1);
@@ -111,8 +96,8 @@ int main(void)
     drain_shapes(conn, "after");
 
     printf("== refused\n");
-    show_shape("bad", PQexec(conn, "BASE_BACKUP (TARGET 'nowhere')"));
-    show_shape("identify", PQexec(conn, "IDENTIFY_SYSTEM"));
+    pqd_show_shape("bad", PQexec(conn, "BASE_BACKUP (TARGET 'nowhere')"));
+    pqd_show_shape("identify", PQexec(conn, "IDENTIFY_SYSTEM"));
     printf("status %s\n", pqd_connstatus(PQstatus(conn)));
     PQfinish(conn);
     return 0;

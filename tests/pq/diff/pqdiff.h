@@ -260,7 +260,24 @@ static inline void pqd_show(const char *label, PGresult *r)
     PQclear(r);
 }
 
-/* PQexec and print. */
+/* One line for r, then frees it: status, row count, column names, tag and
+ * primary message, not the values (a replication command's positions and
+ * timeline change from run to run). */
+static inline void pqd_show_shape(const char *label, PGresult *r)
+{
+    printf("%s: %s", label, r ? PQresStatus(PQresultStatus(r)) : "NULL");
+    if (r) {
+        printf(" tuples %d fields", PQntuples(r));
+        for (int i = 0; i < PQnfields(r); i++)
+            printf(" %s", PQfname(r, i));
+        printf(" cmd [%s]", PQcmdStatus(r));
+        const char *e = PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY);
+        if (e) printf(" error [%s]", e);
+    }
+    printf("\n");
+    PQclear(r);
+}
+
 /* An error result: pqd_print_result, PQresultVerboseErrorMessage at every
  * verbosity and context visibility, PQerrorMessage; clears r. */
 static inline void pqd_show_error(PGconn *conn, PGresult *r)

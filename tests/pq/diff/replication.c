@@ -10,21 +10,6 @@
  */
 #include "pqdiff.h"
 
-static void show_shape(const char *label, PGresult *r)
-{
-    printf("%s: %s", label, r ? PQresStatus(PQresultStatus(r)) : "NULL");
-    if (r) {
-        printf(" tuples %d fields", PQntuples(r));
-        for (int i = 0; i < PQnfields(r); i++)
-            printf(" %s", PQfname(r, i));
-        printf(" cmd [%s]", PQcmdStatus(r));
-        const char *e = PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY);
-        if (e) printf(" error [%s]", e);
-    }
-    printf("\n");
-    PQclear(r);
-}
-
 /* XLogData: 'w', start, end, clock (8 bytes each), then the change. */
 enum { XLOGDATA_HEADER = 1 + 8 + 8 + 8 };
 
@@ -38,15 +23,15 @@ int main(void)
         printf("connect failed: %s", PQerrorMessage(conn));
         return 1;
     }
-    show_shape("slot", PQexec(conn, "CREATE_REPLICATION_SLOT pqdiff_slot TEMPORARY LOGICAL "
-                                    "test_decoding"));
+    pqd_show_shape("slot", PQexec(conn, "CREATE_REPLICATION_SLOT pqdiff_slot TEMPORARY LOGICAL "
+                                        "test_decoding"));
     pqd_exec(sql, "DROP TABLE IF EXISTS pqdiff_repl");
     pqd_exec(sql, "CREATE TABLE pqdiff_repl (id int PRIMARY KEY, t text)");
     pqd_exec(sql, "INSERT INTO pqdiff_repl VALUES (1, 'one'), (2, 'two')");
     pqd_exec(sql, "UPDATE pqdiff_repl SET t = 'last' WHERE id = 2");
 
-    show_shape("start", PQexec(conn, "START_REPLICATION SLOT pqdiff_slot LOGICAL 0/0 "
-                                     "(\"include-xids\" '0', \"skip-empty-xacts\" '1')"));
+    pqd_show_shape("start", PQexec(conn, "START_REPLICATION SLOT pqdiff_slot LOGICAL 0/0 "
+                                         "(\"include-xids\" '0', \"skip-empty-xacts\" '1')"));
     /* Until the UPDATE: the changes of our table only (other programs of
      * the suite may write to other tables of the database meanwhile). The
      * data is NUL-terminated, as libpq's PQgetCopyData promises. */
@@ -73,8 +58,8 @@ int main(void)
     printf("getCopyData -> %d\n", n);
     PGresult *r;
     while ((r = PQgetResult(conn)))
-        show_shape("after", r);
-    show_shape("identify", PQexec(conn, "IDENTIFY_SYSTEM"));
+        pqd_show_shape("after", r);
+    pqd_show_shape("identify", PQexec(conn, "IDENTIFY_SYSTEM"));
     printf("putCopyData outside COPY -> %d\n", PQputCopyData(conn, "x", 1));
     pqd_exec(sql, "DROP TABLE pqdiff_repl");
     PQfinish(conn);

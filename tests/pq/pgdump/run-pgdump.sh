@@ -48,18 +48,9 @@ sql -d postgres -c "CREATE DATABASE $src" && sql -d "$src" -f "$here/seed.sql" >
 
 unmask() { sed -E '/^\\(un)?restrict /d' "$1"; }
 
-# step LIB NAME COMMAND...: COMMAND under LIB, its output and status logged.
+# step LIB NAME COMMAND...: COMMAND on LIB in its directory, logged.
 step() {
-    local lib=$1 name=$2 wrap=(env)
-    shift 2
-    if [ "$lib" = pgwire ]; then
-        wrap+=(LD_LIBRARY_PATH="$compat")
-        [ -n "${PQ_PRELOAD:-}" ] && wrap+=(LD_PRELOAD="$PQ_PRELOAD" ASAN_OPTIONS=detect_leaks=0)
-    fi
-    echo "---- $name" >>"$tmp/$lib.log"
-    # A hang is killed (status 124) and shows in the comparison.
-    (cd "$tmp/$lib" && timeout -k 5 "${PQ_DUMP_TIMEOUT:-120}" "${wrap[@]}" "$@") >>"$tmp/$lib.log" 2>&1
-    echo "exit=$?" >>"$tmp/$lib.log"
+    (cd "$tmp/$1" && pq_step "$1" "$compat" "$tmp/$1.log" "$2" "${@:3}")
 }
 
 run() {

@@ -30,21 +30,18 @@ cleanup() {
 trap cleanup EXIT
 
 run() {
-    local lib=$1 dir=$tmp/$1 wrap=(env)
+    local lib=$1 dir=$tmp/$1
     mkdir -p "$dir"
     cp "$here/script.sql" "$here/stop.sql" "$here/items_in.csv" "$dir/"
     # A large object with every byte value.
     python3 -c 'import sys; sys.stdout.buffer.write(bytes(range(256)) * 40)' >"$dir/lo_in.bin"
     "$psql" -X -q -d postgres -c "SET client_min_messages = warning" \
         -c "DROP DATABASE IF EXISTS $db" -c "CREATE DATABASE $db" || return 1
-    if [ "$lib" = pgwire ]; then
-        wrap+=(LD_LIBRARY_PATH="$compat")
-        [ -n "${PQ_PRELOAD:-}" ] && wrap+=(LD_PRELOAD="$PQ_PRELOAD" ASAN_OPTIONS=detect_leaks=0)
-    fi
+    pq_wrap "$lib" "$compat"
     : >"$tmp/$lib.out"
     for script in script.sql stop.sql; do
         # A hang is killed (status 124) and shows in the comparison.
-        (cd "$dir" && timeout -k 5 "${PQ_PSQL_TIMEOUT:-60}" "${wrap[@]}" "$psql" -X -w -d "$db" -f "$script" \
+        (cd "$dir" && timeout -k 5 "${PQ_PSQL_TIMEOUT:-60}" "${PQ_WRAP[@]}" "$psql" -X -w -d "$db" -f "$script" \
             -v T_HOST="$PGHOST" -v T_PORT="$PGPORT" -v T_USER="$PGUSER" -v T_DB="$db" \
             -v TCP_HOST="${PGW_TEST_TCP_HOST:-127.0.0.1}" -v SCRAM_USER="$PGW_TEST_SCRAM_USER" \
             -v SCRAM_PASSWORD="$PGW_TEST_SCRAM_PASSWORD") >>"$tmp/$lib.out" 2>&1

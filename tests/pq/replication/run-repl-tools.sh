@@ -48,19 +48,8 @@ cleanup() {
 trap cleanup EXIT
 drop_slots >/dev/null 2>&1
 
-# step LIB NAME COMMAND...: COMMAND under LIB, its output and status logged.
-step() {
-    local lib=$1 name=$2 wrap=(env)
-    shift 2
-    if [ "$lib" = pgwire ]; then
-        wrap+=(LD_LIBRARY_PATH="$compat")
-        [ -n "${PQ_PRELOAD:-}" ] && wrap+=(LD_PRELOAD="$PQ_PRELOAD" ASAN_OPTIONS=detect_leaks=0)
-    fi
-    echo "---- $name" >>"$tmp/$lib.log"
-    # A hang is killed (status 124) and shows in the comparison.
-    timeout -k 5 "${PQ_REPL_TIMEOUT:-180}" "${wrap[@]}" "$@" >>"$tmp/$lib.log" 2>&1
-    echo "exit=$?" >>"$tmp/$lib.log"
-}
+# step LIB NAME COMMAND...: COMMAND on LIB, logged.
+step() { pq_step "$1" "$compat" "$tmp/$1.log" "$2" "${@:3}"; }
 
 for lib in "${libs[@]}"; do
     : >"$tmp/$lib.log"
