@@ -386,11 +386,11 @@ static void wbuf_release(pgw_conn_t *c)
         pgw_buf_reset(&c->wbuf);
 }
 
-/* A send failed: the server closed the connection or reset it. What it
- * sent before is read and dispatched first, as libpq reads it, so that its
- * last words reach the request they concern (a FATAL error: the backend
- * was terminated by an administrator, an idle session timed out); then the
- * connection is lost. */
+/* A send failed, or the socket reported an error: the server closed the
+ * connection or reset it. What it sent before is read and dispatched
+ * first, as libpq reads it, so that its last words reach the request they
+ * concern (a FATAL error: the backend was terminated by an administrator,
+ * an idle session timed out); then the connection is lost. */
 static void lost_after_input(pgw_conn_t *c)
 {
     pgw__sock_t *k = c->sock;

@@ -785,6 +785,26 @@ static int soak_teardown(void **state)
     return 0;
 }
 
+/* The end of PgBouncer's log, for a failure that concerns it. */
+static void print_bouncer_log(void)
+{
+    char path[sizeof bouncer_dir + 32];
+    snprintf(path, sizeof path, "%s/pgbouncer.log", bouncer_dir);
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        print_error("no %s\n", path);
+        return;
+    }
+    char tail[4096];
+    if (fseek(f, 0, SEEK_END) == 0 && ftell(f) > (long)sizeof tail)
+        fseek(f, -(long)sizeof tail, SEEK_END);
+    else
+        rewind(f);
+    size_t n = fread(tail, 1, sizeof tail, f);
+    fclose(f);
+    print_error("the end of %s:\n%.*s\n", path, (int)n, tail);
+}
+
 /* PgBouncer's clients of the cluster's database (SHOW CLIENTS on its admin
  * console, whose own session is of the database "pgbouncer"). */
 static int64_t bouncer_clients(void)
@@ -795,7 +815,10 @@ static int64_t bouncer_clients(void)
     pgw_result_t *res = NULL;
     int rc = pgw_client_connect(&c, aci, NULL);
     if (rc == 0) rc = pgw_client_exec(c, "SHOW CLIENTS", &res);
-    if (rc != 0) fail_msg("SHOW CLIENTS on PgBouncer: %s", pgw_err_name(rc));
+    if (rc != 0) {
+        print_bouncer_log();
+        fail_msg("SHOW CLIENTS on PgBouncer: %s", pgw_err_name(rc));
+    }
     int dbcol = pgw_result_column(res, "database");
     assert_true(dbcol >= 0);
     const char *want = pgt_dir_env(bouncer_dir, "PGW_PGBOUNCER_DB");
