@@ -452,11 +452,11 @@ PGW_EXTERN int pgw_session_pause_input(pgw_session_t *s);
 PGW_EXTERN int pgw_session_resume_input(pgw_session_t *s);
 /* 1 while the input is paused, else 0 (also for NULL). */
 PGW_EXTERN int pgw_session_input_paused(const pgw_session_t *s);
-/* 1 while s is inside one of its calls that run callbacks (input, COPY
- * pump, expiry, resume), so while any of its callbacks runs; else 0 (also
- * for NULL). The calls that return PGW_ERECURSIVE refuse then: a driver
- * whose write fails inside a callback reads the server's last input (its
- * FATAL error, say) once the session's call has returned, not in it. */
+/* 1 while a call into s that may run its callbacks is in progress (input,
+ * start, a COPY pump, an expiry, a failure, ...), so from inside any of its
+ * callbacks; else 0 (also for NULL). The calls that return PGW_ERECURSIVE
+ * refuse then: a driver whose write fails inside a callback reads the
+ * server's last input (its FATAL error, say) once that call has returned. */
 PGW_EXTERN int pgw_session_in_callback(const pgw_session_t *s);
 
 /* ----------------------------------------------------------------- output */
