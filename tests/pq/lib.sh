@@ -28,6 +28,22 @@ pq_check_loader() {
     fi
 }
 
+# pq_setup ENV_FILE COMPAT_DIR PROGRAM...: the start of a script that runs
+# Debian's PROGRAMs on both libraries. PQ_COMPAT, COMPAT_DIR made absolute,
+# must hold libpq.so.5 and be where the loader finds it for every PROGRAM
+# (pq_check_loader); the fixture's server goes into the environment
+# (pq_load_env); PQ_TMP, a new directory, is also HOME (no ~/.psqlrc or
+# ~/.pgpass of the caller's). Exits on failure.
+pq_setup() {
+    local p
+    PQ_COMPAT=$(realpath -m -- "$2")
+    [ -f "$PQ_COMPAT/libpq.so.5" ] || { echo "no $PQ_COMPAT/libpq.so.5: build pq_compat" >&2; exit 1; }
+    for p in "${@:3}"; do pq_check_loader "$p" "$PQ_COMPAT"; done
+    pq_load_env "$1"
+    PQ_TMP=$(mktemp -d)
+    export HOME=$PQ_TMP
+}
+
 # pq_wrap LIB COMPAT_DIR: PQ_WRAP, the command prefix that runs a program on
 # LIB: libpq as installed, or pgwire (LD_LIBRARY_PATH=COMPAT_DIR; under the
 # sanitizer build PQ_PRELOAD too, the ASan runtime for the uninstrumented

@@ -26,12 +26,11 @@ if [ "${1:-}" = --valgrind ]; then
     shift
 fi
 [ $# -eq 3 ] || { echo "usage: $0 [--valgrind] ENV_FILE COMPAT_DIR PGBENCH" >&2; exit 2; }
-env_file=$1 compat=$(realpath -m -- "$2") pgbench=$3
-[ -f "$compat/libpq.so.5" ] || { echo "no $compat/libpq.so.5: build pq_compat" >&2; exit 1; }
+pgbench=$3
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
-pq_check_loader "$pgbench" "$compat"
-pq_load_env "$env_file"
+pq_setup "$1" "$2" "$pgbench"
+compat=$PQ_COMPAT tmp=$PQ_TMP
 psql=$(dirname "$pgbench")/psql
 [ -x "$psql" ] || psql=psql
 
@@ -42,7 +41,6 @@ else
 fi
 # A step that hangs fails alone instead of the whole test timing out.
 step_timeout=${PQ_PGBENCH_STEP_TIMEOUT:-$((valgrind ? 400 : 90))}
-tmp=$(mktemp -d)
 dbs=()
 cleanup() {
     for db in "${dbs[@]}"; do

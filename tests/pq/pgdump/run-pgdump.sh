@@ -18,15 +18,12 @@
 set -uo pipefail
 
 [ $# -eq 3 ] || { echo "usage: $0 ENV_FILE COMPAT_DIR BINDIR" >&2; exit 2; }
-env_file=$1 compat=$(realpath -m -- "$2") bin=$3
+bin=$3
 here=$(cd "$(dirname "$0")" && pwd)
-[ -f "$compat/libpq.so.5" ] || { echo "no $compat/libpq.so.5: build pq_compat" >&2; exit 1; }
 # shellcheck source=../lib.sh
 . "$here/../lib.sh"
-for p in pg_dump pg_restore psql; do pq_check_loader "$bin/$p" "$compat"; done
-pq_load_env "$env_file"
-tmp=$(mktemp -d)
-export HOME=$tmp # no ~/.psqlrc, ~/.pgpass
+pq_setup "$1" "$2" "$bin/pg_dump" "$bin/pg_restore" "$bin/psql"
+compat=$PQ_COMPAT tmp=$PQ_TMP
 src=pq_dump_src
 dbs=("$src" pq_dump_libpq_r pq_dump_libpq_p pq_dump_pgwire_r pq_dump_pgwire_p)
 sql() { "$bin/psql" -X -q -v ON_ERROR_STOP=1 "$@"; }

@@ -11,16 +11,13 @@
 set -uo pipefail
 
 [ $# -eq 3 ] || { echo "usage: $0 ENV_FILE COMPAT_DIR PSQL" >&2; exit 2; }
-env_file=$1 compat=$(realpath -m -- "$2") psql=$3
+psql=$3
 here=$(cd "$(dirname "$0")" && pwd)
-[ -f "$compat/libpq.so.5" ] || { echo "no $compat/libpq.so.5: build pq_compat" >&2; exit 1; }
 # shellcheck source=../lib.sh
 . "$here/../lib.sh"
-pq_check_loader "$psql" "$compat"
-pq_load_env "$env_file"
+pq_setup "$1" "$2" "$psql"
+compat=$PQ_COMPAT tmp=$PQ_TMP
 export PAGER=cat PSQL_PAGER=cat COLUMNS=120
-tmp=$(mktemp -d)
-export HOME=$tmp # no ~/.psqlrc, ~/.pgpass
 db=pq_psql
 # shellcheck disable=SC2317 # run by the trap
 cleanup() {

@@ -22,15 +22,12 @@
 set -uo pipefail
 
 [ $# -eq 3 ] || { echo "usage: $0 ENV_FILE COMPAT_DIR BINDIR" >&2; exit 2; }
-env_file=$1 compat=$(realpath -m -- "$2") bin=$3
+bin=$3
 here=$(cd "$(dirname "$0")" && pwd)
-[ -f "$compat/libpq.so.5" ] || { echo "no $compat/libpq.so.5: build pq_compat" >&2; exit 1; }
 # shellcheck source=../lib.sh
 . "$here/../lib.sh"
-for p in pg_basebackup pg_recvlogical pg_receivewal; do pq_check_loader "$bin/$p" "$compat"; done
-pq_load_env "$env_file"
-tmp=$(mktemp -d)
-export HOME=$tmp
+pq_setup "$1" "$2" "$bin/pg_basebackup" "$bin/pg_recvlogical" "$bin/pg_receivewal"
+compat=$PQ_COMPAT tmp=$PQ_TMP
 libs=(libpq pgwire)
 sql() { "$bin/psql" -X -q -At -v ON_ERROR_STOP=1 "$@"; }
 drop_slots() {
