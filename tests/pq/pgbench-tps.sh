@@ -22,16 +22,14 @@
 set -uo pipefail
 
 [ $# -ge 2 ] || { echo "usage: $0 ENV_FILE COMPAT_DIR [PGBENCH]" >&2; exit 2; }
-env_file=$1 compat=$(realpath -m -- "$2")
 pgbench=${3:-$(printf '%s\n' /usr/lib/postgresql/*/bin/pgbench | sort -V | tail -1)}
 psql=$(dirname "$pgbench")/psql
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
-pq_check_loader "$pgbench" "$compat"
-pq_load_env "$env_file"
+pq_setup "$1" "$2" "$pgbench"
+compat=$PQ_COMPAT tmp=$PQ_TMP
 scale=${PQ_TPS_SCALE:-10} rounds=${PQ_TPS_ROUNDS:-3} duration=${PQ_TPS_DURATION:-10}
 db=pq_pgbench_tps
-tmp=$(mktemp -d)
 trap '"$psql" -X -q -d postgres -c "DROP DATABASE IF EXISTS $db" >/dev/null 2>&1; rm -rf "$tmp"' EXIT
 
 
