@@ -131,7 +131,11 @@
  * server of the wrong kind first and leave it, failing the requests it
  * carried with PGW_ERETRY (they never ran; see SERVER DOWN), so when
  * routing, one-shot requests go to a connection still opening only when
- * none of their kind is up. The two kinds share max_size: at max_size, a
+ * none of their kind is up. The two kinds share max_connecting, but a
+ * one-shot request of a kind with no connection being opened may open one
+ * past it (after the backoff, within max_size), so the other kind's opens
+ * never send read-only work to the primary. The two kinds share max_size:
+ * at max_size, a
  * one-shot request that no connection of its kind can take (none up or
  * being opened: all checked out, say), or a checkout of a kind with no
  * connection at all, closes the connection of the other kind idle longest
@@ -298,7 +302,7 @@ typedef struct pgw_pool_config {
      * header's size). */
     size_t size;
     uint32_t min_size, max_size; /* 0 / 0: 0 and 10 */
-    /* Connections being opened at once (0: 4). */
+    /* Connections being opened at once (0: 4; with route, see MULTI-HOST). */
     uint32_t max_connecting;
     /* One-shot requests in flight per connection before another one is
      * opened (0: 1: spread over every connection up to max_size). */

@@ -250,6 +250,15 @@ static uint32_t opening_of(const pgw__core_t *c, int role)
     return opening;
 }
 
+/* When routing, a role with no member opening may open one past
+ * max_connecting (within max_size, after the backoff): the other role's
+ * opens, to other servers, do not send its work to the primary meanwhile. */
+static int first_of_role(const pgw__core_t *c, int role, uint64_t now)
+{
+    return c->cfg.route && !c->closing && c->size < c->cfg.max_size && now >= c->retry_at_us &&
+           !opening_of(c, role);
+}
+
 /* ---------------------------------------------------------------- waiters */
 
 static void clear_drains(pgw__core_t *c)
@@ -476,7 +485,8 @@ pgw__member_t *pgw__core_pick(pgw__core_t *c, uint64_t now, int role, int *err)
     pgw__member_t *best = c->cfg.route ? least_in_flight(c, role, 0) : NULL;
     if (!best) best = least_in_flight(c, role, 1);
     if ((!best || best->inflight >= c->cfg.pipeline_target) &&
-        (may_open(c, now) || (!best && !opening_of(c, role) && make_room(c, role, now)))) {
+        (may_open(c, now) || first_of_role(c, role, now) ||
+         (!best && !opening_of(c, role) && make_room(c, role, now)))) {
         int e = 0;
         pgw__member_t *n = member_open(c, role, now, &e);
         if (n && takes_requests(c, n, 1)) return n;

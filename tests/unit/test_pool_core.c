@@ -512,6 +512,34 @@ static void test_routing_prefers_ready(void **state)
     pgw__core_shutdown(&c);
 }
 
+/* Routing: the roles share max_connecting, but the opens of one role do
+ * not keep the other from opening its first member: read-only work that
+ * arrives while the primary's connections fill max_connecting opens a
+ * read-only member (within max_size) instead of going to the primary. */
+static void test_role_opens_past_other_roles_opens(void **state)
+{
+    pgw__core_t c;
+    script_t s;
+    init(&c, &s, (pgw__core_cfg_t){.max_size = 8, .max_connecting = 1, .route = 1});
+    int err = 0;
+    pgw__member_t *rw = pgw__core_pick(&c, 0, PGW__ROLE_RW, &err);
+    assert_non_null(rw);
+    assert_int_equal(rw->state, PGW__M_OPENING);
+    pgw__member_t *ro = pgw__core_pick(&c, 0, PGW__ROLE_RO, &err);
+    assert_non_null(ro);
+    assert_int_equal(ro->role, PGW__ROLE_RO);
+    assert_int_equal(ro->state, PGW__M_OPENING);
+    assert_int_equal(s.opens, 2);
+    /* One open per role past the limit, not more: the next read-only
+     * request rides the member opening, and the next read-write one too. */
+    pgw__core_sent(&c, ro);
+    pgw__core_sent(&c, rw);
+    assert_ptr_equal(pgw__core_pick(&c, 0, PGW__ROLE_RO, &err), ro);
+    assert_ptr_equal(pgw__core_pick(&c, 0, PGW__ROLE_RW, &err), rw);
+    assert_int_equal(s.opens, 2);
+    pgw__core_shutdown(&c);
+}
+
 /* Routing: the roles share max_size. At max_size, a one-shot request that
  * no member of its role can take (none up or opening), or a checkout of a
  * role without members, closes the other role's member idle longest and
@@ -833,6 +861,7 @@ int main(void)
         cmocka_unit_test(test_lost_and_replaced),
         cmocka_unit_test(test_routing_roles),
         cmocka_unit_test(test_routing_prefers_ready),
+        cmocka_unit_test(test_role_opens_past_other_roles_opens),
         cmocka_unit_test(test_roles_share_max_size),
         cmocka_unit_test(test_server_down),
         cmocka_unit_test(test_server_down_during_check),
