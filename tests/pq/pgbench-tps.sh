@@ -10,10 +10,11 @@
 # the median TPS of each library and the ratio libpgwire-pq / libpq are
 # printed, with the median of the per-round ratios (each round's two runs
 # are adjacent in time, so a ratio of a pair moves less with the machine
-# than the medians do) and the client CPU per transaction (user + system
-# time of the pgbench process, from bash's time, over the transactions it
-# processed): at one client the server's work is the same for both, and
-# what the library adds is that CPU. The order turns each round (libpq first, then libpgwire-pq first,
+# than the medians do), the rounds in which libpgwire-pq was ahead, and the
+# client CPU per transaction (user + system time of the pgbench process,
+# from bash's time, over the transactions it processed): at one client the
+# server's work is the same for both, and what the library adds is that
+# CPU. The order turns each round (libpq first, then libpgwire-pq first,
 # ...): the tables grow with every run (pgbench_history, dead tuples until
 # autovacuum), so the run that always came second would always meet the
 # larger tables.
@@ -96,4 +97,9 @@ for m in "${modes[@]}"; do
         "$(col 1 "$tmp/libpq" | tr '\n' ' ' | sed 's/ $//')" \
         "$(col 1 "$tmp/pgwire" | tr '\n' ' ' | sed 's/ $//')" \
         "$(tr '\n' ' ' <"$tmp/pairs" | sed 's/ $//')"
+    # With no difference between the libraries, each round is a coin toss:
+    # libpgwire-pq ahead in (nearly) every round, or in (nearly) none, is a
+    # difference the noise of single rounds hides.
+    awk '{ n++; if ($1 >= 1) k++ } END { printf "    libpgwire-pq ahead in %d of %d rounds\n", k, n }' \
+        "$tmp/pairs"
 done
