@@ -303,6 +303,19 @@ static int still_current(const pgw_conn_t *c, const pgw__sock_t *k)
     return k == c->sock && c->s != NULL;
 }
 
+/* A read of the plaintext transport failed with err: unless a reset,
+ * libpq's words for it ("could not receive data from server: Connection
+ * timed out", where a reset or EOF gets the pq layer's "server closed the
+ * connection unexpectedly"). Over TLS and GSS encryption the transport's
+ * own words stand. */
+static void read_error_words(pgw_conn_t *c, int err)
+{
+    if (c->tp != &pgw__transport_plain || !err || err == ECONNRESET || err == EPIPE) return;
+    char msg[256];
+    snprintf(msg, sizeof msg, "could not receive data from server: %s", strerror(err));
+    pgw__conn_errmsg_add(c, msg);
+}
+
 /* Returns the number of reads that brought bytes (0: the socket had none,
  * or reading is paused). */
 static int conn_read(pgw_conn_t *c, pgw__sock_t *k)
@@ -329,6 +342,7 @@ static int conn_read(pgw_conn_t *c, pgw__sock_t *k)
              * already received is delivered first. */
             if (c->tls) pgw__tls_input_eof(c->tls);
             if (c->tp != &pgw__transport_plain) (void)c->tp->read_commit(c, 0);
+            if (n < 0 && still_current(c, k)) read_error_words(c, k->err);
             if (still_current(c, k)) transport_failed(c, PGW_ECONNLOST);
             return got;
         }

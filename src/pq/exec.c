@@ -24,11 +24,12 @@ const char *pq__failure_text(int status)
     return lost_text;
 }
 
-/* libpq's words for a connection that broke under a command: over TLS
- * those of the TLS layer, which the connection keeps once connected
- * ("SSL connection has been closed unexpectedly": the server's
- * close_notify, as a terminated backend sends), else the plain socket's.
- * Into buf when they are the TLS layer's. */
+/* libpq's words for a connection that broke under a command: those the
+ * connection keeps once connected when it has some (over TLS the TLS
+ * layer's, "SSL connection has been closed unexpectedly": the server's
+ * close_notify, as a terminated backend sends; a plaintext read's errno,
+ * "could not receive data from server: Connection timed out"), else
+ * those of a reset or EOF. Into buf when they are the connection's. */
 static const char *lost_words(const PGconn *conn, char *buf, size_t n)
 {
     /* "" after a connect; a TLS failure that broke the connection then */

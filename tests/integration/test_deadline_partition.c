@@ -13,7 +13,8 @@
  *   - with the default TCP options and no deadline, pending requests fail
  *     with PGW_ECONNLOST within the documented ~30 s, whether what was
  *     written had been acknowledged (keepalive probes) or not
- *     (TCP_USER_TIMEOUT).
+ *     (TCP_USER_TIMEOUT), and pgw_conn_error_message words the timeout
+ *     as libpq does.
  *
  * Needs root (network namespaces) and iproute2's `ip`; skipped with a
  * message otherwise.
@@ -32,6 +33,7 @@
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -294,6 +296,15 @@ static void test_deadline_during_partition(void **state)
     assert_int_equal(uv_loop_close(&loop), 0);
 }
 
+/* msg is libpq's words for a read that failed as the kernel gave up on
+ * an unreachable peer. */
+static bool gave_up_words(const char *msg)
+{
+    printf("lost: %s\n", msg);
+    return !strcmp(msg, "could not receive data from server: Connection timed out") ||
+           !strcmp(msg, "could not receive data from server: No route to host");
+}
+
 /* No deadline, default TCP options: one connection whose request was
  * written and acknowledged before the partition (found by keepalive
  * probes), one that writes after it (found by TCP_USER_TIMEOUT); both fail
@@ -327,6 +338,11 @@ static void test_dead_peer_found_with_defaults(void **state)
                        pgt_ms_between(t0, written.at_ns), 25000, PGT_WORK_ENDLESS);
     assert_int_equal(idle.lost, 1);
     assert_int_equal(busy.lost, 1);
+    /* The kernel gave up on the peer: the read says why, in libpq's words
+     * (not "server closed the connection", which a reset or EOF gets):
+     * timed out, or, the link being down, no route to host. */
+    assert_true(gave_up_words(pgw_conn_error_message(idle.conn)));
+    assert_true(gave_up_words(pgw_conn_error_message(busy.conn)));
     dl_close(&idle);
     dl_close(&busy);
     uv_run(&loop, UV_RUN_NOWAIT);

@@ -5,7 +5,8 @@
  * violations (unique, foreign key, check, not null), RAISE with detail, hint
  * and errcode, a division by zero in a function; PQerrorMessage after each;
  * errors of PQexecParams (a parameter the SQL does not use, with and
- * without paramTypes), PQprepare, and a fatal error that ends the session.
+ * without paramTypes), PQprepare, a fatal error that ends the session, and
+ * a socket the program closed.
  */
 #include "pqdiff.h"
 
@@ -39,6 +40,21 @@ static void terminated_while_idle(void)
     pqd_drain(conn, "after");
     printf("status=%s errmsg=[%s]\n", pqd_connstatus(PQstatus(conn)), PQerrorMessage(conn));
     PQfinish(other);
+    PQfinish(conn);
+}
+
+/* The program closes the connection's socket under it: the send and the
+ * read fail with an errno other than a reset, which libpq's message names
+ * ("could not receive data from server: Bad file descriptor") where a
+ * reset or EOF gets "server closed the connection unexpectedly". */
+static void socket_closed_under_it(void)
+{
+    printf("== socket closed under the connection\n");
+    PGconn *conn = pqd_connect();
+    close(PQsocket(conn));
+    pqd_show_error(conn, PQexec(conn, "SELECT 1"));
+    printf("errmsg=[%s]\n", PQerrorMessage(conn));
+    printf("status=%s\n", pqd_connstatus(PQstatus(conn)));
     PQfinish(conn);
 }
 
@@ -104,5 +120,6 @@ int main(void)
     PQfinish(conn);
 
     terminated_while_idle();
+    socket_closed_under_it();
     return 0;
 }
