@@ -832,10 +832,11 @@ PGW_EXTERN int pgw_conn_protocol_version(const pgw_conn_t *conn);
  * libpq's texts ("SSL error: certificate verify failed: ...", "server
  * does not support SSL, but SSL was required"). "" after a successful
  * connect (as libpq), and before one. Once connected, a TLS failure that
- * breaks the connection appends its message, and so does a read of a
- * plaintext connection that fails other than with a reset or EOF
- * ("could not receive data from server: Connection timed out": the kernel
- * gave up on the peer). Valid until pgw_conn_close.
+ * breaks the connection appends its message, and so does a read that
+ * fails other than with a reset or EOF ("could not receive data from
+ * server: Connection timed out": the kernel gave up on the peer; over TLS
+ * followed by libpq's "SSL SYSCALL error: Connection timed out"). Valid
+ * until pgw_conn_close.
  * NULL for a NULL conn.
  */
 PGW_EXTERN const char *pgw_conn_error_message(const pgw_conn_t *conn);

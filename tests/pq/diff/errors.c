@@ -45,12 +45,14 @@ static void terminated_while_idle(void)
 
 /* The program closes the connection's socket under it: the send and the
  * read fail with an errno other than a reset, which libpq's message names
- * ("could not receive data from server: Bad file descriptor") where a
- * reset or EOF gets "server closed the connection unexpectedly". */
-static void socket_closed_under_it(void)
+ * ("could not receive data from server: Bad file descriptor", over TLS
+ * with the TLS layer's line after it) where a reset or EOF gets "server
+ * closed the connection unexpectedly". */
+static void socket_closed_under_it(const char *label, const char *const *extra)
 {
-    printf("== socket closed under the connection\n");
-    PGconn *conn = pqd_connect();
+    printf("== socket closed under the connection, %s\n", label);
+    PGconn *conn = pqd_connect_with(extra);
+    printf("ssl=%d\n", PQsslInUse(conn));
     close(PQsocket(conn));
     pqd_show_error(conn, PQexec(conn, "SELECT 1"));
     printf("errmsg=[%s]\n", PQerrorMessage(conn));
@@ -120,6 +122,8 @@ int main(void)
     PQfinish(conn);
 
     terminated_while_idle();
-    socket_closed_under_it();
+    socket_closed_under_it("unix socket", NULL);
+    const char *tcp = pqd_env("PGW_TEST_TCP_HOST", "127.0.0.1");
+    socket_closed_under_it("TLS", (const char *[]){"host", tcp, "sslmode", "require", NULL});
     return 0;
 }
