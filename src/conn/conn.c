@@ -303,17 +303,11 @@ static int still_current(const pgw_conn_t *c, const pgw__sock_t *k)
     return k == c->sock && c->s != NULL;
 }
 
-/* A read failed with err: 1 when libpq words it by its errno (anything
- * but a reset), where a reset or EOF gets the pq layer's "server closed
- * the connection unexpectedly". */
-static int read_error_worded(int err)
-{
-    return err && err != ECONNRESET && err != EPIPE;
-}
-
-/* libpq's words for a read that failed with err: "could not receive data
- * from server: Connection timed out", and over TLS the TLS layer's line
- * after it ("SSL SYSCALL error: Connection timed out"). */
+/* libpq's words for a read that failed with err, not a reset (a reset or
+ * EOF gets the pq layer's "server closed the connection unexpectedly"):
+ * "could not receive data from server: Connection timed out", and over
+ * TLS the TLS layer's line after it ("SSL SYSCALL error: Connection timed
+ * out"). */
 static void read_error_words(pgw_conn_t *c, int err)
 {
     char msg[256];
@@ -348,13 +342,12 @@ static int conn_read(pgw_conn_t *c, pgw__sock_t *k)
         ssize_t n = pgw__sock_recv(k, p, len);
         if (n == PGW_EAGAIN) break;
         if (n <= 0) {
-            /* EOF, reset or error. Over TLS or GSS encryption, what was
-             * already received is delivered first; an error worded by its
-             * errno is not a TLS stream's EOF. */
-            int worded = n < 0 && read_error_worded(k->err);
-            if (c->tls && !worded) pgw__tls_input_eof(c->tls);
+            /* EOF, reset (0) or error (k->err says which). Over TLS or GSS
+             * encryption, what was already received is delivered first;
+             * an error is not a TLS stream's EOF. */
+            if (c->tls && n == 0) pgw__tls_input_eof(c->tls);
             if (c->tp != &pgw__transport_plain) (void)c->tp->read_commit(c, 0);
-            if (worded && still_current(c, k)) read_error_words(c, k->err);
+            if (n < 0 && still_current(c, k)) read_error_words(c, k->err);
             if (still_current(c, k)) transport_failed(c, PGW_ECONNLOST);
             return got;
         }

@@ -69,8 +69,8 @@ struct pgw__sock {
     /* The connect's outcome came without an event (pgw__sock_connect_now)
      * and waits, in outcome, to be handled. */
     int settled, outcome;
-    /* The errno of the last recv or send that failed other than with
-     * EAGAIN or EINTR (0: none yet), for the words of the loss. */
+    /* The errno of the last recv that failed with PGW_ECONNLOST (0: none
+     * yet), for the words of the loss. */
     int err;
     pgw__sock_cb cb;
     void *owner;
@@ -117,8 +117,7 @@ int pgw__sock_connect_now(pgw__sock_t *k, const pgw__peer_t *peer);
 /* Watch exactly events (UV_READABLE | UV_WRITABLE, 0: none). Returns 0 or
  * a libuv error. */
 int pgw__sock_watch(pgw__sock_t *k, int events);
-/* Bytes sent (>= 0), PGW_EAGAIN (the socket is full), or PGW_ECONNLOST
- * (k->err says why). */
+/* Bytes sent (>= 0), PGW_EAGAIN (the socket is full), or PGW_ECONNLOST. */
 ssize_t pgw__sock_send(pgw__sock_t *k, const uint8_t *p, size_t n);
 /* Bytes read (> 0), 0 when the peer closed (EOF or reset), PGW_EAGAIN
  * (nothing to read now), or PGW_ECONNLOST (k->err says why). */

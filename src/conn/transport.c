@@ -200,9 +200,7 @@ ssize_t pgw__sock_send(pgw__sock_t *k, const uint8_t *p, size_t n)
         ssize_t rc = send(k->fd, p, n, MSG_NOSIGNAL);
         if (rc >= 0) return rc;
         if (errno == EINTR) continue;
-        if (errno == EAGAIN || errno == EWOULDBLOCK) return PGW_EAGAIN;
-        k->err = errno;
-        return PGW_ECONNLOST;
+        return errno == EAGAIN || errno == EWOULDBLOCK ? PGW_EAGAIN : PGW_ECONNLOST;
     }
 }
 
@@ -213,8 +211,9 @@ ssize_t pgw__sock_recv(pgw__sock_t *k, uint8_t *p, size_t n)
         if (rc >= 0) return rc;
         if (errno == EINTR) continue;
         if (errno == EAGAIN || errno == EWOULDBLOCK) return PGW_EAGAIN;
+        if (errno == ECONNRESET) return 0;
         k->err = errno;
-        return errno == ECONNRESET ? 0 : PGW_ECONNLOST;
+        return PGW_ECONNLOST;
     }
 }
 
