@@ -76,18 +76,19 @@ typedef enum {
 
 /* PQresultStatus: what a result holds. */
 typedef enum {
-    PGRES_EMPTY_QUERY = 0, /* the query string was empty */
-    PGRES_COMMAND_OK,      /* a command without rows succeeded */
-    PGRES_TUPLES_OK,       /* a query returned rows (maybe zero) */
-    PGRES_COPY_OUT,        /* COPY TO STDOUT started: PQgetCopyData */
-    PGRES_COPY_IN,         /* COPY FROM STDIN started: PQputCopyData */
-    PGRES_BAD_RESPONSE,    /* the server's answer was not understood */
-    PGRES_NONFATAL_ERROR,  /* a notice or warning (notice receivers only) */
-    PGRES_FATAL_ERROR,     /* the command failed */
-    PGRES_COPY_BOTH,       /* COPY BOTH (replication) started */
-    PGRES_SINGLE_TUPLE,    /* one row of a query in single-row mode */
-    PGRES_PIPELINE_SYNC,   /* a pipeline's synchronization point */
-    PGRES_PIPELINE_ABORTED /* skipped: an earlier command of the pipeline failed */
+    PGRES_EMPTY_QUERY = 0,  /* the query string was empty */
+    PGRES_COMMAND_OK,       /* a command without rows succeeded */
+    PGRES_TUPLES_OK,        /* a query returned rows (maybe zero) */
+    PGRES_COPY_OUT,         /* COPY TO STDOUT started: PQgetCopyData */
+    PGRES_COPY_IN,          /* COPY FROM STDIN started: PQputCopyData */
+    PGRES_BAD_RESPONSE,     /* the server's answer was not understood */
+    PGRES_NONFATAL_ERROR,   /* a notice or warning (notice receivers only) */
+    PGRES_FATAL_ERROR,      /* the command failed */
+    PGRES_COPY_BOTH,        /* COPY BOTH (replication) started */
+    PGRES_SINGLE_TUPLE,     /* one row of a query in single-row mode */
+    PGRES_PIPELINE_SYNC,    /* a pipeline's synchronization point */
+    PGRES_PIPELINE_ABORTED, /* skipped: an earlier command of the pipeline failed */
+    PGRES_TUPLES_CHUNK      /* libpq 17: rows of a query in chunked mode */
 } ExecStatusType;
 
 /* PQtransactionStatus. */
@@ -392,7 +393,10 @@ extern int PQsendQueryPrepared(PGconn *conn, const char *stmtName, int nParams,
                                const char *const *paramValues, const int *paramLengths,
                                const int *paramFormats, int resultFormat);
 /* Makes the query just sent return its rows one PGRES_SINGLE_TUPLE result
- * at a time; 1 on success, 0 when not allowed now. */
+ * at a time, handed out as they arrive, then a PGRES_TUPLES_OK without
+ * rows; 1 on success, 0 when not allowed now. In pipeline mode, or when
+ * called after rows came, a statement's rows are handed out one at a time
+ * once the statement ended (held until then). */
 extern int PQsetSingleRowMode(PGconn *conn);
 /* The next result of the commands sent, waiting for it; NULL when they
  * are all done (in a pipeline: between commands). Free with PQclear. */
@@ -659,7 +663,9 @@ extern int PQconnectionUsedGSSAPI(const PGconn *conn);
 extern int PQsendPipelineSync(PGconn *conn);
 
 /* libpq 17: the rows of the query just sent in PGRES_TUPLES_CHUNK results
- * of up to chunkSize rows; 1 on success, 0 when not allowed now. */
+ * of up to chunkSize rows, as PQsetSingleRowMode hands out single rows (a
+ * chunk an error cuts short is dropped); 1 on success, 0 when not allowed
+ * now (chunkSize < 1, nothing sent). */
 #define LIBPQ_HAS_CHUNK_MODE 1
 extern int PQsetChunkedRowsMode(PGconn *conn, int chunkSize);
 

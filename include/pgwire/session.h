@@ -1088,6 +1088,27 @@ PGW_EXTERN int pgw_session_submit_driven(pgw_session_t *s, const pgw_request_t *
 PGW_EXTERN int pgw_session_submit_batch_driven(pgw_session_t *s, const pgw_request_t *reqs,
                                                size_t n, unsigned flags, pgw_result_cb done,
                                                void *ud, pgw_driver_hook hook, void *ctx);
+/* A driver whose caller asks for a query's rows one at a time after the
+ * submit (libpq's PQsetSingleRowMode): from now on the rows of the
+ * request submitted alone with pgw_session_submit_driven and ctx go to
+ * on_row (with the request's ud), as if it had been submitted with on_row
+ * set; on_result then receives results without them. Only a
+ * PGW_REQ_QUERY, PGW_REQ_EXECUTE or PGW_REQ_SIMPLE (not a function call)
+ * whose answer has not reached its rows (no row has been kept; a query or
+ * execute has not ended). Returns 0, PGW_EINVAL (s or on_row NULL),
+ * PGW_ENOTFOUND (no such request is pending), PGW_ENOTSUP (another kind,
+ * or its rows already stream), PGW_EBUSY (rows came already: they are in
+ * the result) or PGW_ENOMEM. */
+PGW_EXTERN int pgw_session_stream_driven(pgw_session_t *s, void *ctx, pgw_row_cb on_row);
+/* The results so far of the request submitted alone with
+ * pgw_session_submit_driven and ctx, while it is pending: the head of its
+ * chain (pgw_result_next), a simple query's statements that ended and
+ * then the one running, if its answer began. Views owned by the session,
+ * valid until it next dispatches input (a row callback may read them).
+ * NULL when there is no such request or nothing came yet. A driver that
+ * streams a simple query's rows hands out each statement's result from
+ * here, before the next statement's rows. */
+PGW_EXTERN const pgw_result_t *pgw_session_driven_results(pgw_session_t *s, void *ctx);
 
 /* The COPY a result answers: PGW_COPY_IN or PGW_COPY_OUT once the server
  * began it (0 for results of other requests, and when the COPY failed

@@ -181,6 +181,23 @@ static pq_cmd_t *running_cmd(PGconn *conn)
     return cmd;
 }
 
+/* The session's counts now, and those at the last pq__notice_mark. */
+static void rx_since_mark(PGconn *conn, pgw_rx_counts_t *now, pgw_rx_counts_t *base)
+{
+    pgw_session_t *s = pgw_conn_session(conn->conn);
+    pgw_session_rx_counts(s, now);
+    memset(base, 0, sizeof *base);
+    /* (a session made at a freed one's address has counted less) */
+    if (conn->rx_session == s && conn->rx_base.messages <= now->messages) *base = conn->rx_base;
+}
+
+unsigned pq__statements_ended(PGconn *conn)
+{
+    pgw_rx_counts_t now, base;
+    rx_since_mark(conn, &now, &base);
+    return (unsigned)(now.ends - base.ends);
+}
+
 static void on_notice(pgw_conn_t *c, const pgw_error_t *notice, void *ud)
 {
     (void)c;
@@ -195,11 +212,8 @@ static void on_notice(pgw_conn_t *c, const pgw_error_t *notice, void *ud)
     if (!res) return;
     /* The command's statements that ended before the notice, and what
      * came after the last end. */
-    pgw_session_t *s = pgw_conn_session(c);
-    pgw_rx_counts_t now, base = {0};
-    pgw_session_rx_counts(s, &now);
-    /* (a session made at a freed one's address has counted less) */
-    if (conn->rx_session == s && conn->rx_base.messages <= now.messages) base = conn->rx_base;
+    pgw_rx_counts_t now, base;
+    rx_since_mark(conn, &now, &base);
     unsigned after = (unsigned)(now.ends - base.ends);
     uint64_t other_since = now.end_at > base.messages ? now.end_at : base.messages;
     uint64_t rows_since = now.rows - (now.rows_at_end > base.rows ? now.rows_at_end : base.rows);
@@ -209,6 +223,11 @@ static void on_notice(pgw_conn_t *c, const pgw_error_t *notice, void *ud)
     if (at_end) after--;
     /* During a COPY TO, among its rows, where libpq reads it. */
     if (cmd && pq__copy_out_notice(conn, cmd, res)) return;
+    if (cmd && cmd->streaming) {
+        /* the statements before its own ended: their results go first */
+        pq__cmd_stream_catch_up(cmd, after);
+        if (!at_end && pq__cmd_stream_notice(cmd, res, (long)rows_since)) return;
+    }
     if (cmd && pq__cmd_hold_notice(cmd, res, after, at_end, (unsigned)rows_since)) return;
     conn->hooks.receiver(conn->hooks.receiver_arg, res);
     PQclear(res);

@@ -77,6 +77,26 @@ typedef struct pq_cmd {
     int copy_began;  /* the server started the COPY */
     size_t copy_idx; /* the index of its PGRES_COPY_* result */
     size_t taken;    /* results of the session's chain already collected */
+    /* While res[pos]'s rows go out chunk_rows at a time, one chunk per
+     * PQgetResult: the rows handed out so far, the held notices right
+     * behind res[pos] that came among its rows, and the result without
+     * rows that follows the last chunk (NULL: none, rows before an error). */
+    int splitting;
+    int split_rows;
+    size_t split_notices;
+    PGresult *split_end;
+    /* Or, for a query sent alone, the session streams its rows as they
+     * arrive (pgw_session_stream_driven): they fill `chunk`, queued as a
+     * result once it holds chunk_rows of them (the last at the statement's
+     * end), after the notices that came among its rows (chunk_notices).
+     * stream_rows counts the rows, stream_failed an allocation that
+     * failed (the rest of the rows are dropped and an error ends them). */
+    int streaming;
+    int stream_failed;
+    long stream_rows;
+    PGresult *chunk;
+    PGresult **chunk_notices;
+    size_t nchunk_notices, chunk_notices_cap;
     /* Last, not cleared when the command is reused: a short SQL's copy. */
     char query_inline[PQ_QUERY_INLINE];
 } pq_cmd_t;
@@ -245,6 +265,19 @@ int pq__cmd_hold_notice(pq_cmd_t *cmd, PGresult *notice, unsigned after, int at_
 PGresult *pq__empty_result(PGconn *conn, ExecStatusType status);
 void pq__cmds_free_all(PGconn *conn);
 int pq__cmd_hook(void *ctx, size_t index, int status, pgw_result_t **res);
+/* A notice that came after `rows` rows of cmd's streamed statement, put
+ * where libpq hands it to the receiver: before the queued chunk holding
+ * that row, else (that chunk went out, or no row came yet) before the
+ * chunk being filled. 1 when placed (cmd owns it), 0 when out of memory. */
+int pq__cmd_stream_notice(pq_cmd_t *cmd, PGresult *notice, long rows);
+/* The results of cmd's statements before statement stmt (0-based), which
+ * ended, queued now if they were not yet: a streamed simple query hands
+ * each statement's result out before the next statement's rows and
+ * notices. */
+void pq__cmd_stream_catch_up(pq_cmd_t *cmd, unsigned stmt);
+/* The statements of the running command that ended so far (the session's
+ * count since pq__notice_mark). */
+unsigned pq__statements_ended(PGconn *conn);
 /* 1 when the connection can take a new command (libpq's
  * PQsendQueryStart), else 0 with the error message set. */
 int pq__send_start(PGconn *conn);

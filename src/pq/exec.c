@@ -130,6 +130,13 @@ void pq__cmd_free(pq_cmd_t *cmd)
     for (size_t i = 0; i < cmd->nnotices; i++)
         PQclear(cmd->notices[i].res);
     free(cmd->notices);
+    if (cmd->split_end) PQclear(cmd->split_end);
+    if (cmd->streaming) {
+        PQclear(cmd->chunk);
+        for (size_t i = 0; i < cmd->nchunk_notices; i++)
+            PQclear(cmd->chunk_notices[i]);
+        free(cmd->chunk_notices);
+    }
     for (size_t i = cmd->pos; i < cmd->nres; i++)
         PQclear(cmd->res[i]);
     if (cmd->res != cmd->res_inline) free(cmd->res);
@@ -257,15 +264,140 @@ static PGresult *rows_before_error(PGconn *conn, const pgw_result_t *p)
     return res;
 }
 
+/* ------------------------------------------------------ streamed rows */
+
+static int is_chunk(const PGresult *r)
+{
+    return r->status == PGRES_SINGLE_TUPLE || r->status == PGRES_TUPLES_CHUNK;
+}
+
+/* The chunk being filled goes out: after the notices that came among its
+ * rows. */
+static void stream_push(pq_cmd_t *cmd)
+{
+    /* Every result before went out: their slots are reused, so that a long
+     * stream taken as it comes holds no more than it has queued. */
+    if (cmd->pos == cmd->nres && !cmd->lost_at && !cmd->partial_at && !cmd->copy_began &&
+        !cmd->splitting)
+        cmd->pos = cmd->nres = 0;
+    for (size_t i = 0; i < cmd->nchunk_notices; i++)
+        pq__cmd_push(cmd, cmd->chunk_notices[i]);
+    cmd->nchunk_notices = 0;
+    if (!cmd->chunk) return;
+    cmd->chunk->rows_through = cmd->stream_rows;
+    pq__cmd_push(cmd, cmd->chunk);
+    cmd->chunk = NULL;
+}
+
+/* At the statement's end: the last chunk, however short; when the
+ * statement failed, the rows of a chunk not yet full are dropped, as
+ * libpq 17 drops them (only rows already handed out stay). */
+static void stream_flush(pq_cmd_t *cmd, int failed)
+{
+    if (failed && cmd->chunk) {
+        PQclear(cmd->chunk);
+        cmd->chunk = NULL;
+    }
+    stream_push(cmd);
+}
+
+/* The statement whose rows streamed ended (failed: with an error): its
+ * last chunk goes out, and the counts start again for the next one.
+ * Returns 1 when rows were dropped for want of memory. */
+static int stream_end(pq_cmd_t *cmd, int failed)
+{
+    int dropped = cmd->stream_failed;
+    stream_flush(cmd, failed);
+    cmd->stream_rows = 0;
+    cmd->stream_failed = 0;
+    return dropped;
+}
+
+/* A row of a streamed statement (pgw_session_stream_driven's callback). */
+static int stream_row(const pgw_row_t *row, void *ud)
+{
+    pq_cmd_t *cmd = ud;
+    PGconn *conn = cmd->conn;
+    pq__cmd_stream_catch_up(cmd, pq__statements_ended(conn));
+    if (cmd->stream_failed) return 0;
+    int per = cmd->chunk_rows;
+    if (!cmd->chunk) {
+        ExecStatusType st = per == 1 ? PGRES_SINGLE_TUPLE : PGRES_TUPLES_CHUNK;
+        cmd->chunk = pq__result_for_rows(conn, st, row, per < 256 ? per : 256);
+    }
+    if (!cmd->chunk || !pq__result_add_row(cmd->chunk, row->values)) {
+        /* the rows of the chunk and those after it are dropped: the
+         * statement's result says why */
+        PQclear(cmd->chunk);
+        cmd->chunk = NULL;
+        cmd->stream_failed = 1;
+        return 0;
+    }
+    cmd->stream_rows++;
+    if (PQntuples(cmd->chunk) >= per) {
+        stream_push(cmd);
+        pq__conn_wake(conn);
+    }
+    return 0;
+}
+
+int pq__cmd_stream_notice(pq_cmd_t *cmd, PGresult *notice, long rows)
+{
+    /* back over the chunks of the statement (and the notices among them) */
+    size_t i = cmd->nres;
+    while (i > cmd->pos) {
+        const PGresult *r = cmd->res[i - 1];
+        if (is_chunk(r) ? r->rows_through < rows : r->status != PGRES_NONFATAL_ERROR) break;
+        i--;
+    }
+    while (i < cmd->nres && !is_chunk(cmd->res[i]))
+        i++;
+    notice->notice_rows = 0; /* handed out in its place */
+    if (rows > 0 && i < cmd->nres) {
+        /* before the queued chunk that holds the row it came after */
+        if (cmd_reserve(cmd, cmd->nres + 1) < 0) return 0;
+        memmove(cmd->res + i + 1, cmd->res + i, (cmd->nres - i) * sizeof *cmd->res);
+        cmd->res[i] = notice;
+        cmd->nres++;
+        return 1;
+    }
+    /* that row went out (or none came yet): before the chunk being filled */
+    if (cmd->nchunk_notices == cmd->chunk_notices_cap) {
+        size_t cap = cmd->chunk_notices_cap ? cmd->chunk_notices_cap * 2 : 4;
+        PGresult **n = realloc(cmd->chunk_notices, cap * sizeof *n);
+        if (!n) return 0;
+        cmd->chunk_notices = n;
+        cmd->chunk_notices_cap = cap;
+    }
+    cmd->chunk_notices[cmd->nchunk_notices++] = notice;
+    return 1;
+}
+
+static int collect_chain(pq_cmd_t *cmd, const pgw_result_t *r, const pgw_result_t *upto,
+                         int *fatal);
+
+void pq__cmd_stream_catch_up(pq_cmd_t *cmd, unsigned stmt)
+{
+    if (cmd->taken >= stmt) return;
+    const pgw_result_t *chain = pgw_session_driven_results(pgw_conn_session(cmd->conn->conn), cmd),
+                       *upto = chain;
+    for (unsigned i = 0; upto && i < stmt; i++)
+        upto = pgw_result_next(upto);
+    int fatal = 0; /* (the completion reports the end of the connection) */
+    collect_chain(cmd, chain, upto, &fatal);
+}
+
 /* The done-th result p of the session's chain into cmd's results (with the
  * notices held before it). Returns 1 when p is an error; sets *fatal for
  * one that ends the connection. */
-static int collect_one(pq_cmd_t *cmd, const pgw_result_t *p, unsigned done, int *fatal)
+/* (inline: every command's result takes this path) */
+static inline int collect_one(pq_cmd_t *cmd, const pgw_result_t *p, unsigned done, int *fatal)
 {
     PGconn *conn = cmd->conn;
-    release_notices(cmd, done, 0);
     const pgw_error_t *e = pgw_result_error(p);
     int is_err = e != NULL;
+    int stream_failed = cmd->streaming && stream_end(cmd, is_err);
+    release_notices(cmd, done, 0);
     /* the server ends the connection after these */
     const char *sev = e ? (e->severity_nonlocal ? e->severity_nonlocal : e->severity) : NULL;
     if (sev && (!strcmp(sev, "FATAL") || !strcmp(sev, "PANIC"))) *fatal = 1;
@@ -273,6 +405,10 @@ static int collect_one(pq_cmd_t *cmd, const pgw_result_t *p, unsigned done, int 
         !is_err && cmd->describe == PQ_DESCRIBE_NONE
             ? PQmakeEmptyPGresult(conn, PGRES_COMMAND_OK)
             : pq__result_from_pgw_ex(conn, p, cmd->query, cmd->describe == PQ_DESCRIBE_COLUMNS);
+    if (stream_failed && !is_err) {
+        PQclear(pr);
+        pr = pq__result_error(conn, PGRES_FATAL_ERROR, "out of memory for query result\n");
+    }
     if (is_err && cmd->describe == PQ_DESCRIBE_ROWS && pgw_result_nrows(p) > 0) {
         PGresult *rows = rows_before_error(conn, p);
         if (rows) {
@@ -283,7 +419,7 @@ static int collect_one(pq_cmd_t *cmd, const pgw_result_t *p, unsigned done, int 
     /* In a pipeline, and after a COPY began (libpq reads the error only in
      * PQgetResult, PQgetCopyData stops at it), the message is the
      * command's once it is handed out. */
-    if (is_err && pr && !cmd->seg && !cmd->copy_began)
+    if ((is_err || stream_failed) && pr && !cmd->seg && !cmd->copy_began)
         pq__conn_append_error(conn, "%s", PQresultErrorMessage(pr));
     pq__cmd_push(cmd, pr);
     return is_err;
@@ -337,6 +473,7 @@ static void collect(pq_cmd_t *cmd, int status, const pgw_result_t *r)
         failed = 1;
     }
     if (!failed) failed = collect_chain(cmd, r, NULL, &fatal);
+    if (cmd->streaming) stream_flush(cmd, 1);
     release_notices(cmd, 0, 1);
     if (is_connection_failure(status) || fatal || !pgw_conn_is_ready(conn->conn) ||
         pgw_session_state(pgw_conn_session(conn->conn)) == PGW_SESSION_BROKEN) {
@@ -540,9 +677,9 @@ static int send_kind(PGconn *conn, pq_cmd_kind_t kind, pgw_request_t *req, int d
         pq__cmd_free(cmd);
         return 0;
     }
+    req->ud = cmd; /* the COPY and row callbacks' */
     /* A simple query carries the COPYs among its statements too. */
     if (kind == PQ_CMD_COPY || req->kind == PGW_REQ_SIMPLE) {
-        req->ud = cmd;
         req->copy_source = pq__copy_source;
         req->on_copy_data = pq__copy_data;
         req->on_copy_start = pq__copy_start;
@@ -717,16 +854,19 @@ static PGresult *copy_result_again(PGconn *conn)
     return PQmakeEmptyPGresult(conn, st);
 }
 
-static void split_rows(PGconn *conn, pq_cmd_t *cmd, int with_end);
+static int split_begin(pq_cmd_t *cmd, int with_end, size_t notices);
+static PGresult *split_chunk(PGconn *conn, pq_cmd_t *cmd);
 
 /* In single-row mode libpq hands each row out as it arrives and gives a
  * notice to the receiver when its parser reaches it, which it does for the
  * notices right behind a row before it returns that row: a notice that
  * came after k of a statement's rows comes before the k-th row result (one
  * that came before any row, before them all), one that came right after
- * the statement's end after the last row, before the row-less result. Such notices are held just
- * before the statement's result (notice_rows != 0); when res[pos] is one, the result after the run
- * of them is split and the run placed among its rows. */
+ * the statement's end after the last row, before the row-less result.
+ * Such notices are held just before the statement's result (notice_rows
+ * != 0); when res[pos] is one, the result after the run of them moves to
+ * pos, the run right behind it, and its rows go out with the notices
+ * among them (split_chunk). */
 static void notices_among_rows(PGconn *conn, pq_cmd_t *cmd)
 {
     size_t pos = cmd->pos, vis = cmd_visible(conn, cmd), j = pos;
@@ -736,41 +876,14 @@ static void notices_among_rows(PGconn *conn, pq_cmd_t *cmd)
     if (j == pos || j >= vis || PQresultStatus(cmd->res[j]) != PGRES_TUPLES_OK ||
         PQntuples(cmd->res[j]) == 0)
         return;
-    size_t k = j - pos, before = cmd->nres;
-    int per = cmd->chunk_rows;
-    PGresult *src = cmd->res[j], **notices = malloc(k * sizeof *notices);
-    if (!notices) return;
-    memcpy(notices, cmd->res + pos, k * sizeof *notices);
-    /* src first, then split: chunks at pos.., the end, then the k slots */
+    size_t k = j - pos;
+    PGresult *src = cmd->res[j];
     memmove(cmd->res + pos + 1, cmd->res + pos, k * sizeof *cmd->res);
     cmd->res[pos] = src;
-    split_rows(conn, cmd, 1);
-    if (cmd->nres == before) { /* not split (out of memory): as they were */
+    if (!split_begin(cmd, 1, k)) { /* out of memory: not split, as they were */
         memmove(cmd->res + pos, cmd->res + pos + 1, k * sizeof *cmd->res);
         cmd->res[pos + k] = src;
-        free(notices);
-        return;
     }
-    size_t chunks = cmd->nres - before, w = pos, n = 0;
-    PGresult **rows = malloc((chunks + 1) * sizeof *rows);
-    if (!rows) {
-        free(notices);
-        return;
-    }
-    memcpy(rows, cmd->res + pos, (chunks + 1) * sizeof *rows); /* the chunks and the end */
-    for (size_t c = 0; c < chunks; c++) {
-        /* the notices that came after a row of this chunk: libpq reads
-         * the notices right behind a row before it hands the row out */
-        while (n < k && notices[n]->notice_rows > 0 &&
-               (size_t)(notices[n]->notice_rows - 1) / (size_t)per <= c)
-            cmd->res[w++] = notices[n++];
-        cmd->res[w++] = rows[c];
-    }
-    while (n < k)
-        cmd->res[w++] = notices[n++];
-    cmd->res[w] = rows[chunks];
-    free(rows);
-    free(notices);
 }
 
 static PGresult *next_result(PGconn *conn)
@@ -779,10 +892,11 @@ static PGresult *next_result(PGconn *conn)
     for (;;) {
         pq_cmd_t *cmd = conn->head;
         if (!cmd) return NULL;
-        if (cmd->chunk_rows && cmd->pos < cmd_visible(conn, cmd) &&
+        if (cmd->chunk_rows && !cmd->splitting && cmd->pos < cmd_visible(conn, cmd) &&
             PQresultStatus(cmd->res[cmd->pos]) == PGRES_NONFATAL_ERROR &&
             cmd->res[cmd->pos]->notice_rows != 0)
             notices_among_rows(conn, cmd);
+        if (cmd->splitting) return split_chunk(conn, cmd);
         if (cmd->pos < cmd_visible(conn, cmd) &&
             PQresultStatus(cmd->res[cmd->pos]) == PGRES_NONFATAL_ERROR) {
             /* a notice held in its place: to the receiver now */
@@ -796,16 +910,17 @@ static PGresult *next_result(PGconn *conn)
             cmd->pos < cmd_visible(conn, cmd)) {
             /* rows before an error: single-row mode hands them out */
             cmd->partial_at = 0;
-            if (!cmd->chunk_rows) {
+            /* (only full chunks: libpq 17 drops a chunk the error cut short) */
+            if (!cmd->chunk_rows || PQntuples(cmd->res[cmd->pos]) < cmd->chunk_rows) {
                 PQclear(cmd->res[cmd->pos]);
                 cmd->res[cmd->pos++] = NULL;
                 continue;
             }
-            split_rows(conn, cmd, 0);
+            if (split_begin(cmd, 0, 0)) return split_chunk(conn, cmd);
         } else if (cmd->pos < cmd_visible(conn, cmd) && cmd->chunk_rows &&
                    PQresultStatus(cmd->res[cmd->pos]) == PGRES_TUPLES_OK &&
                    PQntuples(cmd->res[cmd->pos]) > 0) {
-            split_rows(conn, cmd, 1);
+            if (split_begin(cmd, 1, 0)) return split_chunk(conn, cmd);
         }
         if (cmd->pos < cmd_visible(conn, cmd)) {
             PGresult *r = cmd->res[cmd->pos];
@@ -989,6 +1104,12 @@ static int set_chunk_rows(PGconn *conn, int rows)
         (cmd->done && cmd->pos >= cmd->nres))
         return 0;
     cmd->chunk_rows = rows;
+    /* A query sent alone has its rows streamed from now on when none came
+     * yet; else they are split when handed out. */
+    if (!cmd->streaming && conn->pipeline == PQ_PIPELINE_OFF && !cmd->done && cmd->nres == 0 &&
+        cmd->describe == PQ_DESCRIBE_ROWS && conn->conn &&
+        pgw_session_stream_driven(pgw_conn_session(conn->conn), cmd, stream_row) == 0)
+        cmd->streaming = 1;
     return 1;
 }
 
@@ -1003,9 +1124,6 @@ int PQsetChunkedRowsMode(PGconn *conn, int chunkSize)
 {
     return set_chunk_rows(conn, chunkSize);
 }
-
-/* libpq 17's PGRES_TUPLES_CHUNK, next after PGRES_PIPELINE_ABORTED. */
-#define PQ_RES_TUPLES_CHUNK ((ExecStatusType)(PGRES_PIPELINE_ABORTED + 1))
 
 /* Rows [first, first + n) of src as a result of status. */
 static PGresult *some_rows(PGconn *conn, const PGresult *src, int first, int n,
@@ -1040,33 +1158,73 @@ fail:
     return NULL;
 }
 
-/* Replace cmd->res[cmd->pos], a result with rows, by its rows one by one
- * and a result without them. */
-static void split_rows(PGconn *conn, pq_cmd_t *cmd, int with_end)
+/* Start handing out res[pos]'s rows chunk_rows at a time, one chunk per
+ * PQgetResult, followed (with_end) by a result without them; `notices`
+ * held notices right behind res[pos] came among the rows. The chunks are
+ * made as they are asked for, so no more than one is held beside the rows.
+ * 0 when out of memory (nothing changed: the rows go out in one result). */
+static int split_begin(pq_cmd_t *cmd, int with_end, size_t notices)
+{
+    PGresult *end = NULL;
+    if (with_end) {
+        end = PQcopyResult(cmd->res[cmd->pos],
+                           PG_COPYRES_ATTRS | PG_COPYRES_EVENTS | PG_COPYRES_NOTICEHOOKS);
+        if (!end) return 0;
+    }
+    cmd->splitting = 1;
+    cmd->split_rows = 0;
+    cmd->split_notices = notices;
+    cmd->split_end = end;
+    return 1;
+}
+
+/* The rows that went out replace res[pos]: the notices still held among
+ * them, then the result without rows (none: the slot is handed out). */
+static void split_finish(pq_cmd_t *cmd)
 {
     PGresult *src = cmd->res[cmd->pos];
-    int nrows = PQntuples(src), per = cmd->chunk_rows;
-    size_t chunks = (size_t)((nrows + per - 1) / per);
-    /* the slots added: the chunks (and the end) replace src */
-    size_t extra = with_end ? chunks : chunks - 1;
-    if (cmd_reserve(cmd, cmd->nres + extra) < 0) return;
-    PGresult *end =
-        with_end ? PQcopyResult(src, PG_COPYRES_ATTRS | PG_COPYRES_EVENTS | PG_COPYRES_NOTICEHOOKS)
-                 : NULL;
-    if (with_end && !end) return;
-    memmove(cmd->res + cmd->pos + extra, cmd->res + cmd->pos,
-            (cmd->nres - cmd->pos) * sizeof *cmd->res);
-    ExecStatusType st = per == 1 ? PGRES_SINGLE_TUPLE : PQ_RES_TUPLES_CHUNK;
-    for (size_t i = 0; i < chunks; i++) {
-        int first = (int)i * per;
-        int n = nrows - first < per ? nrows - first : per;
-        cmd->res[cmd->pos + i] = some_rows(conn, src, first, n, st);
+    size_t k = cmd->split_notices;
+    if (cmd->split_end) {
+        memmove(cmd->res + cmd->pos, cmd->res + cmd->pos + 1, k * sizeof *cmd->res);
+        cmd->res[cmd->pos + k] = cmd->split_end;
+    } else {
+        cmd->res[cmd->pos++] = NULL;
     }
-    if (with_end) cmd->res[cmd->pos + chunks] = end;
-    if (cmd->copy_began && cmd->copy_idx >= cmd->pos) cmd->copy_idx += extra;
-    if (cmd->lost_at && cmd->lost_at > cmd->pos) cmd->lost_at += extra;
-    cmd->nres += extra;
     PQclear(src);
+    cmd->splitting = 0;
+    cmd->split_end = NULL;
+    cmd->split_notices = 0;
+}
+
+/* The next chunk of res[pos]'s rows, after the notices that came after a
+ * row of it (libpq reads the notices right behind a row before it hands
+ * the row out). */
+static PGresult *split_chunk(PGconn *conn, pq_cmd_t *cmd)
+{
+    PGresult *src = cmd->res[cmd->pos];
+    int per = cmd->chunk_rows, nrows = PQntuples(src), first = cmd->split_rows;
+    if (!cmd->split_end) nrows -= nrows % per; /* rows before an error: full chunks */
+    int n = nrows - first < per ? nrows - first : per;
+    while (cmd->split_notices) {
+        PGresult *notice = cmd->res[cmd->pos + 1];
+        if (notice->notice_rows <= 0 || (notice->notice_rows - 1) / per > first / per) break;
+        /* src moves into the notice's slot */
+        cmd->res[cmd->pos + 1] = src;
+        cmd->res[cmd->pos++] = NULL;
+        cmd->split_notices--;
+        if (conn->hooks.receiver) conn->hooks.receiver(conn->hooks.receiver_arg, notice);
+        PQclear(notice);
+    }
+    PGresult *chunk =
+        some_rows(conn, src, first, n, per == 1 ? PGRES_SINGLE_TUPLE : PGRES_TUPLES_CHUNK);
+    cmd->split_rows += n;
+    if (!chunk) {
+        /* the rest of the rows are dropped: the error ends them */
+        chunk = failure_result(conn, "out of memory\n");
+        cmd->split_rows = nrows;
+    }
+    if (cmd->split_rows >= nrows) split_finish(cmd);
+    return chunk;
 }
 
 /* libpq's pqClearConnErrorState at the start of PQescapeLiteral and

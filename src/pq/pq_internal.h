@@ -76,6 +76,15 @@ PGresult *pq__result_notice(const PGconn *conn, const pgw_error_t *notice, const
  * PQdescribePortal, with the columns and parameter types r describes. */
 PGresult *pq__result_from_pgw_ex(const PGconn *conn, const pgw_result_t *r, const char *query,
                                  int describe);
+/* An empty result of status with the columns of row (a row streamed by
+ * the session) and room for rows rows (at least one) without a further
+ * allocation; the rows go in with pq__result_add_row. NULL when out of
+ * memory. */
+PGresult *pq__result_for_rows(const PGconn *conn, ExecStatusType status, const pgw_row_t *row,
+                              int rows);
+/* Appends a row of values (one per column of res, views that are copied)
+ * to res. 1, or 0 when out of memory (res unchanged). */
+int pq__result_add_row(PGresult *res, const pgw_value_t *values);
 /* The PGRES_COPY_IN / PGRES_COPY_OUT result of a COPY that began (status),
  * with ncols columns of the formats formats (NULL: all of format format);
  * its columns have no names (PQfname NULL), as libpq's. NULL when out of

@@ -281,6 +281,25 @@ static const char *add_row(PGresult *res)
     return "";
 }
 
+int pq__result_add_row(PGresult *res, const pgw_value_t *values)
+{
+    const char *err = add_row(res);
+    if (!err || *err) return 0;
+    pq_cell_t *row = res->cells + (size_t)(res->ntups - 1) * (size_t)res->nfields;
+    for (int c = 0; c < res->nfields; c++) {
+        const pgw_value_t *v = &values[c];
+        if (!v->p || v->len < 0) continue; /* NULL, as add_row left it */
+        row[c].len = v->len;
+        if (v->len == 0) continue; /* the result's "" */
+        row[c].value = pq__result_strndup(res, (const char *)v->p, (size_t)v->len);
+        if (!row[c].value) {
+            res->ntups--;
+            return 0;
+        }
+    }
+    return 1;
+}
+
 int PQsetvalue(PGresult *res, int tup_num, int field_num, char *value, int len)
 {
     if (!res || !check_field(res, field_num)) return 0;
@@ -340,7 +359,9 @@ fail:
 
 /* -------------------------------------------------------------- accessors */
 
-/* libpq exports this table (in ExecStatusType's order) as data. */
+/* libpq exports this table (in ExecStatusType's order) as data: libpq
+ * 15's twelve entries, the size programs linked against it copied.
+ * PQresStatus names the later PGRES_TUPLES_CHUNK itself. */
 char *const pgresStatus[] = {
     "PGRES_EMPTY_QUERY", "PGRES_COMMAND_OK",   "PGRES_TUPLES_OK",      "PGRES_COPY_OUT",
     "PGRES_COPY_IN",     "PGRES_BAD_RESPONSE", "PGRES_NONFATAL_ERROR", "PGRES_FATAL_ERROR",
@@ -353,6 +374,7 @@ ExecStatusType PQresultStatus(const PGresult *res)
 
 char *PQresStatus(ExecStatusType status)
 {
+    if (status == PGRES_TUPLES_CHUNK) return "PGRES_TUPLES_CHUNK";
     if ((unsigned)status >= sizeof pgresStatus / sizeof pgresStatus[0])
         return "invalid ExecStatusType code";
     return pgresStatus[status];

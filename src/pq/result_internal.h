@@ -54,6 +54,8 @@ struct pg_result {
      * its rows, k after k of them, -1 after the last (it came right after
      * the statement's end). Single-row mode puts it there (exec.c). */
     long notice_rows;
+    /* A chunk of streamed rows: the statement's rows up to its last. */
+    long rows_through;
 
     /* storage */
     char *cur;          /* free space of the current block */

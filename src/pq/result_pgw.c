@@ -136,14 +136,21 @@ char *PQresultVerboseErrorMessage(const PGresult *res, PGVerbosity verbosity,
 
 /* ------------------------------------------------------ rows and columns */
 
+/* The storage the descriptions of ncols columns take. */
+static size_t columns_size(const pgw_field_desc_t *fields, size_t ncols)
+{
+    size_t n = ALIGN_UP(ncols * sizeof(PGresAttDesc));
+    for (size_t c = 0; c < ncols; c++)
+        n += ALIGN_UP(fields[c].name.len + 1);
+    return n;
+}
+
 /* The storage the columns, cells and values of r take. */
 static size_t data_size(const pgw_result_t *r, size_t nrows, size_t ncols)
 {
-    size_t n = ALIGN_UP(ncols * sizeof(PGresAttDesc)) +
+    size_t n = columns_size(ncols ? pgw_result_field(r, 0) : NULL, ncols) +
                ALIGN_UP(nrows * ncols * sizeof(pq_cell_t)) +
                ALIGN_UP(pgw_result_nparams(r) * sizeof(Oid));
-    for (size_t c = 0; c < ncols; c++)
-        n += ALIGN_UP(pgw_result_field(r, c)->name.len + 1);
     pgw_row_t row;
     for (size_t i = 0; i < nrows && pgw_result_row(r, i, &row) == 0; i++)
         for (size_t c = 0; c < ncols; c++)
@@ -151,7 +158,7 @@ static size_t data_size(const pgw_result_t *r, size_t nrows, size_t ncols)
     return n;
 }
 
-static int copy_columns(PGresult *res, const pgw_result_t *r, size_t ncols)
+static int copy_columns(PGresult *res, const pgw_field_desc_t *fields, size_t ncols)
 {
     if (!ncols) return 1;
     res->attDescs = pq__result_alloc(res, ncols * sizeof(PGresAttDesc));
@@ -159,7 +166,7 @@ static int copy_columns(PGresult *res, const pgw_result_t *r, size_t ncols)
     res->nfields = (int)ncols;
     res->binary = 1;
     for (size_t c = 0; c < ncols; c++) {
-        const pgw_field_desc_t *f = pgw_result_field(r, c);
+        const pgw_field_desc_t *f = &fields[c];
         PGresAttDesc *d = &res->attDescs[c];
         d->name = pq__result_strndup(res, f->name.p, f->name.len);
         if (!d->name) return 0;
@@ -252,12 +259,33 @@ PGresult *pq__result_from_pgw_ex(const PGconn *conn, const pgw_result_t *r, cons
     memcpy(res->cmdStatus, tag, tlen);
     res->cmdStatus[tlen] = '\0';
     if (bare) return res;
-    if (!copy_columns(res, r, ncols) || !copy_rows(res, r, nrows, ncols) ||
-        (describe && !copy_params(res, r))) {
+    if (!copy_columns(res, ncols ? pgw_result_field(r, 0) : NULL, ncols) ||
+        !copy_rows(res, r, nrows, ncols) || (describe && !copy_params(res, r))) {
         PQclear(res);
         return NULL;
     }
     return res;
+}
+
+PGresult *pq__result_for_rows(const PGconn *conn, ExecStatusType status, const pgw_row_t *row,
+                              int rows)
+{
+    size_t ncols = row->ncols, nrows = rows > 0 ? (size_t)rows : 1;
+    size_t n = columns_size(row->fields, ncols) + ALIGN_UP(nrows * ncols * sizeof(pq_cell_t));
+    for (size_t c = 0; c < ncols; c++)
+        if (row->values[c].len > 0) n += ALIGN_UP((size_t)row->values[c].len + 1);
+    PGresult *res = pq__result_new(conn, status, n);
+    if (!res) return NULL;
+    if (!copy_columns(res, row->fields, ncols)) goto fail;
+    if (ncols) {
+        res->cells = pq__result_alloc(res, nrows * ncols * sizeof(pq_cell_t));
+        if (!res->cells) goto fail;
+        res->cell_rows = (int)nrows;
+    }
+    return res;
+fail:
+    PQclear(res);
+    return NULL;
 }
 
 PGresult *pq__result_from_pgw(const PGconn *conn, const pgw_result_t *r)

@@ -1101,6 +1101,40 @@ PGW_EXTERN int pgw_session_submit_driven(pgw_session_t *s, const pgw_request_t *
     return submit_end(&sb, rc);
 }
 
+/* The pending request submitted alone with pgw_session_submit_driven and
+ * ctx, or NULL. */
+static pgw__req_t *find_driven(pgw_session_t *s, void *ctx)
+{
+    for (pgw__req_t *r = s->fifo.head; r; r = r->next)
+        if ((r->flags & PGW__RF_USER) && r->driver_fn && r->driver_ctx == ctx &&
+            r->driver_index == 0)
+            return r;
+    return NULL;
+}
+
+PGW_EXTERN int pgw_session_stream_driven(pgw_session_t *s, void *ctx, pgw_row_cb on_row)
+{
+    if (!s || !on_row) return PGW_EINVAL;
+    pgw__req_t *r = find_driven(s, ctx);
+    if (!r) return PGW_ENOTFOUND;
+    if ((r->kind != PGW__REQ_EXTENDED && (r->kind != PGW__REQ_SIMPLE || r->is_call)) ||
+        (r->flags & (PGW__RF_STREAM | PGW__RF_NO_RESULT)))
+        return PGW_ENOTSUP;
+    for (const pgw_result_t *p = r->res; p; p = p->next)
+        if (p->nrows || (r->kind == PGW__REQ_EXTENDED && p->complete)) return PGW_EBUSY;
+    pgw__req_aux_t *x = pgw__req_aux(s, r);
+    if (!x) return PGW_ENOMEM;
+    x->row_cb = on_row;
+    r->flags |= PGW__RF_STREAM;
+    return 0;
+}
+
+PGW_EXTERN const pgw_result_t *pgw_session_driven_results(pgw_session_t *s, void *ctx)
+{
+    pgw__req_t *r = s ? find_driven(s, ctx) : NULL;
+    return r ? r->res : NULL;
+}
+
 /* A batch that failed part way: the prepares already applied to the table
  * never reach the server, so their entries must not vouch for them. */
 static void forget_prepares(pgw_session_t *s, const pgw_request_t *reqs, size_t n)

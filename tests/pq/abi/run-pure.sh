@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Runs a program that needs no server (pure.c) on libpq and then on
 # libpgwire-pq (LD_LIBRARY_PATH=COMPAT_DIR, checked to be the libpq.so.5 the
-# loader picks) and fails when what they print differs.
+# loader picks) and fails when what they print differs, but for the lines
+# expected-differences/NAME.txt lists with the reason (the format of
+# tests/pq/diff/expected-differences.py).
 #
 #   run-pure.sh COMPAT_DIR PROGRAM
 set -uo pipefail
@@ -20,6 +22,11 @@ trap 'rm -rf "$tmp"' EXIT
 echo "exit=$?" >>"$tmp/libpq.out"
 env LD_LIBRARY_PATH="$compat" ${PQ_PRELOAD:+LD_PRELOAD="$PQ_PRELOAD"} "$program" >"$tmp/pgwire.out" 2>&1
 echo "exit=$?" >>"$tmp/pgwire.out"
+expected="$(dirname "$0")/expected-differences/$(basename "$program" | sed 's/^pqabi_//').txt"
+if [ -f "$expected" ]; then
+    python3 "$(dirname "$0")/../diff/expected-differences.py" "$expected" "$tmp/libpq.out" \
+        "$tmp/pgwire.out" || exit 1
+fi
 if ! diff -u --label libpq --label pgwire "$tmp/libpq.out" "$tmp/pgwire.out" | cut -c1-300; then
     :
 fi

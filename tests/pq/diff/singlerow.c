@@ -1,9 +1,12 @@
 /*
  * Single-row mode: PGRES_SINGLE_TUPLE results then an empty PGRES_TUPLES_OK,
  * an error in the middle of the rows, the calls refused at the wrong time,
- * and a multi-statement string.
+ * a multi-statement string, and notices raised among the rows: the whole
+ * answer read at once, and taken row by row as it comes.
  */
 #include "pqdiff.h"
+
+#include <sys/socket.h>
 
 static void run(PGconn *conn, const char *sql, int params)
 {
@@ -13,6 +16,31 @@ static void run(PGconn *conn, const char *sql, int params)
     printf("send -> %d\n", ok);
     printf("singleRow -> %d\n", PQsetSingleRowMode(conn));
     printf("singleRow again -> %d\n", PQsetSingleRowMode(conn));
+    pqd_drain(conn, "r");
+}
+
+/* Waits until the server's whole answer, through its ReadyForQuery, is
+ * in the socket's buffer, unread: either library then reads it in one go,
+ * and the order of the notices among the rows does not depend on when the
+ * server's writes arrive. */
+static void await_whole_answer(PGconn *conn)
+{
+    static char buf[65536];
+    for (;;) {
+        ssize_t n = recv(PQsocket(conn), buf, sizeof buf, MSG_PEEK);
+        if (n >= 6 && memcmp(buf + n - 6, "Z\0\0\0\5", 5) == 0) return;
+        usleep(1000);
+    }
+}
+
+/* A notice while each row is made (and one before them, one after). */
+static void noisy(PGconn *conn, const char *sql, int params)
+{
+    printf("== %s (%s, read at once)\n", sql, params ? "params" : "simple");
+    int ok = params ? PQsendQueryParams(conn, sql, 0, NULL, NULL, NULL, NULL, 0)
+                    : PQsendQuery(conn, sql);
+    printf("send -> %d singleRow -> %d\n", ok, PQsetSingleRowMode(conn));
+    await_whole_answer(conn);
     pqd_drain(conn, "r");
 }
 
@@ -28,6 +56,20 @@ int main(void)
     run(conn, "SELECT 1 AS a; SELECT 2 AS b, 3 AS c; SELECT 1/0", 0);
     run(conn, "CREATE TEMP TABLE srt(a int); INSERT INTO srt SELECT generate_series(1,2)", 0);
     run(conn, "SELECT a FROM srt", 0);
+
+    pqd_exec(conn, "CREATE FUNCTION pg_temp.noisy(n int) RETURNS int LANGUAGE plpgsql AS "
+                   "$$ BEGIN RAISE NOTICE 'row %', n; RETURN n; END $$");
+    pqd_exec(conn, "CREATE FUNCTION pg_temp.loud(n int) RETURNS int LANGUAGE plpgsql AS "
+                   "$$ BEGIN RAISE NOTICE 'only at %', n; RETURN n; END $$");
+    PQsetNoticeProcessor(conn, pqd_notice_printer, "singlerow");
+    noisy(conn, "SELECT pg_temp.noisy(g) FROM generate_series(1,4) g", 0);
+    noisy(conn, "SELECT pg_temp.noisy(g) FROM generate_series(1,4) g", 1);
+    noisy(conn, "SELECT pg_temp.loud(0), g FROM generate_series(1,3) g", 1);
+    noisy(conn, "SELECT g, CASE WHEN g = 3 THEN pg_temp.loud(g) END FROM generate_series(1,3) g",
+          1);
+    noisy(conn, "SELECT pg_temp.noisy(g), 10 / (3 - g) FROM generate_series(1,5) g", 1);
+    /* Taken as they come: each PQgetResult waits for the next row. */
+    run(conn, "SELECT pg_temp.noisy(g) FROM generate_series(1,3) g", 1);
 
     /* Too late: the first result was already taken. */
     printf("send -> %d\n", PQsendQuery(conn, "SELECT 1; SELECT 2"));
