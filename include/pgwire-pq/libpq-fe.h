@@ -676,6 +676,14 @@ typedef pg_int64 pg_usec_time_t;
 extern pg_usec_time_t PQgetCurrentTimeUSec(void);
 extern int PQsocketPoll(int sock, int forRead, int forWrite, pg_usec_time_t end_time);
 
+/* libpq 17: runs ALTER USER user PASSWORD with a verifier of passwd made
+ * on the client (PQencryptPasswordConn with the server's
+ * password_encryption), so the password never reaches the server's logs.
+ * The ALTER's result (PQclear it), or NULL when it failed before sending
+ * it (PQerrorMessage says why). */
+#define LIBPQ_HAS_CHANGE_PASSWORD 1
+extern PGresult *PQchangePassword(PGconn *conn, const char *user, const char *passwd);
+
 /* libpq 18: the protocol version as 30000 + minor (30000 for 3.0). */
 #define LIBPQ_HAS_FULL_PROTOCOL_VERSION 1
 extern int PQfullProtocolVersion(const PGconn *conn);
@@ -687,8 +695,10 @@ typedef struct pg_cancel_conn PGcancelConn;
 /* A cancel connection for conn (check PQcancelStatus); free with
  * PQcancelFinish. NULL only when out of memory. */
 extern PGcancelConn *PQcancelCreate(PGconn *conn);
-/* Starts it without blocking (1 started, 0 error); drive with PQcancelPoll
- * on PQcancelSocket. */
+/* Sends the cancel request: 1 sent, 0 error (PQcancelErrorMessage).
+ * Unlike libpq's, it blocks until the request is sent (the connect, a TLS
+ * handshake when conn's was encrypted, the write), so PQcancelPoll then
+ * reports the outcome at once and PQcancelSocket is -1. */
 extern int PQcancelStart(PGcancelConn *cancelConn);
 /* Sends the cancel and waits for the outcome; 1 on success, 0 on error
  * (PQcancelErrorMessage). */

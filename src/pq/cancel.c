@@ -178,11 +178,10 @@ int PQrequestCancel(PGconn *conn)
 
 /* ------------------------------------------------ libpq 17: PGcancelConn */
 
-/* libpq 17's cancel connection (PQcancelCreate ...), over the same token.
- * libpq-fe.h (libpq 15's API) does not declare these: programs built
- * against libpq 17's header find them here. The send itself blocks
- * (pgw_cancel_token_send): PQcancelStart finishes it, PQcancelPoll then
- * reports the outcome and PQcancelSocket is -1. */
+/* libpq 17's cancel connection (PQcancelCreate ...), over the same token
+ * (libpq-fe.h declares them among the later additions). The send itself
+ * blocks (pgw_cancel_token_send): PQcancelStart finishes it, PQcancelPoll
+ * then reports the outcome and PQcancelSocket is -1. */
 typedef struct pg_cancel_conn PGcancelConn;
 
 PGcancelConn *PQcancelCreate(PGconn *conn);
@@ -195,9 +194,6 @@ char *PQcancelErrorMessage(const PGcancelConn *cancelConn);
 void PQcancelReset(PGcancelConn *cancelConn);
 void PQcancelFinish(PGcancelConn *cancelConn);
 
-/* libpq 17's CONNECTION_ALLOCATED, next after CONNECTION_CHECK_STANDBY. */
-#define PQ_CONNECTION_ALLOCATED ((ConnStatusType)(CONNECTION_CHECK_STANDBY + 1))
-
 struct pg_cancel_conn {
     pgw_cancel_token_t *tok; /* NULL: the connection could not give one */
     ConnStatusType status;
@@ -208,7 +204,7 @@ PGcancelConn *PQcancelCreate(PGconn *conn)
 {
     PGcancelConn *cc = calloc(1, sizeof *cc);
     if (!cc) return NULL;
-    cc->status = PQ_CONNECTION_ALLOCATED;
+    cc->status = CONNECTION_ALLOCATED;
     if (!conn || conn->status != CONNECTION_OK || !conn->conn ||
         pgw_conn_cancel_token(conn->conn, &cc->tok) < 0) {
         cc->status = CONNECTION_BAD;
@@ -220,7 +216,7 @@ PGcancelConn *PQcancelCreate(PGconn *conn)
 int PQcancelStart(PGcancelConn *cancelConn)
 {
     if (!cancelConn || cancelConn->status == CONNECTION_BAD) return 0;
-    if (cancelConn->status != PQ_CONNECTION_ALLOCATED) {
+    if (cancelConn->status != CONNECTION_ALLOCATED) {
         snprintf(cancelConn->errmsg, sizeof cancelConn->errmsg,
                  "cancel request is already being sent on this connection\n");
         cancelConn->status = CONNECTION_BAD;
@@ -261,7 +257,7 @@ char *PQcancelErrorMessage(const PGcancelConn *cancelConn)
 void PQcancelReset(PGcancelConn *cancelConn)
 {
     if (!cancelConn || !cancelConn->tok) return;
-    cancelConn->status = PQ_CONNECTION_ALLOCATED;
+    cancelConn->status = CONNECTION_ALLOCATED;
     cancelConn->errmsg[0] = 0;
 }
 

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <sys/time.h>
 #include <pwd.h>
@@ -345,7 +346,11 @@ pg_usec_time_t PQgetCurrentTimeUSec(void)
 }
 
 /* libpq 17: wait until sock is readable / writable or end_time (-1:
- * forever, 0: do not wait) passes. 1 ready, 0 timed out, -1 error. */
+ * forever, 0: do not wait) passes, the milliseconds left cut down as
+ * libpq's. 1 ready, 0 timed out, -1 error with errno: EINTR when a signal
+ * came (a program's loop checks its flags then, as with libpq's), EBADF
+ * for a negative sock (which libpq's poll would ignore, waiting until
+ * end_time). */
 int PQsocketPoll(int sock, int forRead, int forWrite, pg_usec_time_t end_time)
 {
     if (!forRead && !forWrite) return 0;
@@ -357,11 +362,8 @@ int PQsocketPoll(int sock, int forRead, int forWrite, pg_usec_time_t end_time)
     int timeout_ms = -1;
     if (end_time >= 0) {
         pg_usec_time_t left = end_time - PQgetCurrentTimeUSec();
-        timeout_ms = left <= 0 ? 0 : (int)((left + 999) / 1000);
+        timeout_ms = left <= 0 ? 0 : left / 1000 > INT_MAX ? INT_MAX : (int)(left / 1000);
     }
-    int rc;
-    do {
-        rc = poll(&p, 1, timeout_ms);
-    } while (rc < 0 && errno == EINTR);
+    int rc = poll(&p, 1, timeout_ms);
     return rc < 0 ? -1 : rc > 0 ? 1 : 0;
 }

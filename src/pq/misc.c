@@ -1,8 +1,9 @@
 /*
  * The rest of libpq's global functions: PQlibVersion, passwords
- * (PQencryptPassword, PQencryptPasswordConn over libpgwire's verifiers),
- * pqsignal, and what libpq keeps for compatibility only (PQinitSSL,
- * PQinitOpenSSL, PQregisterThreadLock, the OpenSSL key passphrase hook).
+ * (PQencryptPassword, PQencryptPasswordConn over libpgwire's verifiers,
+ * PQchangePassword), pqsignal, and what libpq keeps for compatibility only
+ * (PQinitSSL, PQinitOpenSSL, PQregisterThreadLock, the OpenSSL key
+ * passphrase hook).
  */
 #define _POSIX_C_SOURCE 200809L
 #include "auth/auth.h"
@@ -10,6 +11,7 @@
 #include "pq/pq_internal.h"
 
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -87,6 +89,44 @@ char *PQencryptPasswordConn(PGconn *conn, const char *passwd, const char *user,
     }
     if (!out) pq__conn_append_error(conn, "out of memory\n");
     return out;
+}
+
+/* libpq 17: ALTER USER user PASSWORD with passwd's verifier made here,
+ * per the server's password_encryption, so the password itself never goes
+ * to the server. The ALTER's result, or NULL (PQerrorMessage) when it
+ * failed before sending it. */
+PGresult *PQchangePassword(PGconn *conn, const char *user, const char *passwd);
+PGresult *PQchangePassword(PGconn *conn, const char *user, const char *passwd)
+{
+    if (!conn) return NULL;
+    if (!user || !passwd) {
+        /* where libpq would crash */
+        pq__conn_append_error(conn, "%s is a null pointer\n", user ? "password" : "user name");
+        return NULL;
+    }
+    char *verifier = PQencryptPasswordConn(conn, passwd, user, NULL);
+    if (!verifier) return NULL;
+    char *literal = PQescapeLiteral(conn, verifier, strlen(verifier));
+    PQfreemem(verifier);
+    if (!literal) return NULL;
+    char *ident = PQescapeIdentifier(conn, user, strlen(user));
+    if (!ident) {
+        PQfreemem(literal);
+        return NULL;
+    }
+    PGresult *res = NULL;
+    size_t n = sizeof "ALTER USER  PASSWORD " + strlen(ident) + strlen(literal);
+    char *sql = malloc(n);
+    if (sql) {
+        snprintf(sql, n, "ALTER USER %s PASSWORD %s", ident, literal);
+        res = PQexec(conn, sql);
+        free(sql);
+    } else {
+        pq__conn_append_error(conn, "out of memory\n");
+    }
+    PQfreemem(ident);
+    PQfreemem(literal);
+    return res;
 }
 
 /* ------------------------------------------------------------ signals */

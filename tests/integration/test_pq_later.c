@@ -1,11 +1,18 @@
 /*
- * libpgwire-pq's single-row mode and libpq 17's chunked mode
- * (PQsetChunkedRowsMode), against the real server: rows in
- * PGRES_TUPLES_CHUNK results, a chunk an error cuts short dropped; and
- * single-row mode's rows handed out while the statement still runs, in
- * bounded memory. Debian's libpq 15 has no chunked mode, so it cannot be
- * compared with it as tests/pq/diff does: the test asserts what libpq 17's
- * documentation says.
+ * libpgwire-pq's additions of libpq 16, 17 and 18 (libpq-fe.h's last
+ * section), against the real server. Debian's libpq 15 has none of them,
+ * so they cannot be compared with it as tests/pq/diff does: each test
+ * asserts what libpq's documentation of that version says the call does.
+ *
+ *   - PQclosePrepared / PQclosePortal and their PQsend* forms (16);
+ *   - PQsendPipelineSync (17): a Sync queued without a flush;
+ *   - PQsetChunkedRowsMode (17): rows in PGRES_TUPLES_CHUNK results, a
+ *     chunk an error cuts short dropped; and single-row mode's rows handed
+ *     out while the statement still runs, in bounded memory;
+ *   - PQchangePassword (17): the verifier made on the client;
+ *   - PQsocketPoll, PQgetCurrentTimeUSec (17), PQfullProtocolVersion (18),
+ *     PQconnectionUsedGSSAPI (16);
+ *   - the cancel connection (17): PQcancelCreate ... PQcancelFinish.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "pgtest.h"
@@ -70,6 +77,107 @@ static PGresult *expect(PGconn *conn, ExecStatusType st, const char *state)
 static void expect_end(PGconn *conn)
 {
     assert_null(PQgetResult(conn));
+}
+
+static void expect_state(PGresult *r, ExecStatusType st, const char *state)
+{
+    assert_int_equal(PQresultStatus(r), st);
+    if (state) assert_string_equal(PQresultErrorField(r, PG_DIAG_SQLSTATE), state);
+    PQclear(r);
+}
+
+/* ------------------------------------------------------------- libpq 16 */
+
+static void test_close_prepared_and_portal(void **state)
+{
+    (void)state;
+    PGconn *conn = connect_db(NULL);
+    const char *one[] = {"41"};
+
+    expect_state(PQprepare(conn, "later_s1", "SELECT $1::int + 1", 1, NULL), PGRES_COMMAND_OK,
+                 NULL);
+    PGresult *r = PQclosePrepared(conn, "later_s1");
+    assert_int_equal(PQresultStatus(r), PGRES_COMMAND_OK);
+    assert_string_equal(PQcmdStatus(r), "");
+    PQclear(r);
+    expect_state(PQexecPrepared(conn, "later_s1", 1, one, NULL, NULL, 0), PGRES_FATAL_ERROR,
+                 "26000");
+    /* the server closes a name it does not have without complaint */
+    expect_state(PQclosePrepared(conn, "later_none"), PGRES_COMMAND_OK, NULL);
+
+    /* the same without waiting */
+    expect_state(PQprepare(conn, "later_s2", "SELECT 2", 0, NULL), PGRES_COMMAND_OK, NULL);
+    assert_int_equal(PQsendClosePrepared(conn, "later_s2"), 1);
+    PQclear(expect(conn, PGRES_COMMAND_OK, NULL));
+    expect_end(conn);
+    expect_state(PQexecPrepared(conn, "later_s2", 0, NULL, NULL, NULL, 0), PGRES_FATAL_ERROR,
+                 "26000");
+
+    /* a cursor is a portal */
+    exec_ok(conn, "BEGIN");
+    exec_ok(conn, "DECLARE later_c CURSOR FOR SELECT 1");
+    expect_state(PQclosePortal(conn, "later_c"), PGRES_COMMAND_OK, NULL);
+    expect_state(PQexec(conn, "FETCH 1 FROM later_c"), PGRES_FATAL_ERROR, "34000");
+    exec_ok(conn, "ROLLBACK");
+    exec_ok(conn, "BEGIN");
+    exec_ok(conn, "DECLARE later_d CURSOR FOR SELECT 1");
+    assert_int_equal(PQsendClosePortal(conn, "later_d"), 1);
+    PQclear(expect(conn, PGRES_COMMAND_OK, NULL));
+    expect_end(conn);
+    expect_state(PQexec(conn, "FETCH 1 FROM later_d"), PGRES_FATAL_ERROR, "34000");
+    exec_ok(conn, "ROLLBACK");
+
+    /* in a pipeline, among the others */
+    assert_int_equal(PQenterPipelineMode(conn), 1);
+    assert_int_equal(PQsendPrepare(conn, "later_s3", "SELECT 3", 0, NULL), 1);
+    assert_int_equal(PQsendClosePrepared(conn, "later_s3"), 1);
+    assert_int_equal(PQsendQueryPrepared(conn, "later_s3", 0, NULL, NULL, NULL, 0), 1);
+    assert_int_equal(PQpipelineSync(conn), 1);
+    PQclear(expect(conn, PGRES_COMMAND_OK, NULL));
+    expect_end(conn);
+    PQclear(expect(conn, PGRES_COMMAND_OK, NULL));
+    expect_end(conn);
+    PQclear(expect(conn, PGRES_FATAL_ERROR, "26000"));
+    expect_end(conn);
+    PQclear(expect(conn, PGRES_PIPELINE_SYNC, NULL));
+    assert_int_equal(PQexitPipelineMode(conn), 1);
+
+    /* no connection */
+    assert_null(PQclosePrepared(NULL, "x"));
+    assert_int_equal(PQsendClosePortal(NULL, "x"), 0);
+    assert_int_equal(PQconnectionUsedGSSAPI(conn), 0);
+    assert_int_equal(PQconnectionUsedGSSAPI(NULL), 0);
+    PQfinish(conn);
+}
+
+/* ------------------------------------------------------------- libpq 17 */
+
+static void test_send_pipeline_sync(void **state)
+{
+    (void)state;
+    PGconn *conn = connect_db(NULL);
+    assert_int_equal(PQsendPipelineSync(conn), 0);
+    assert_non_null(strstr(PQerrorMessage(conn), "not in pipeline mode"));
+
+    assert_int_equal(PQenterPipelineMode(conn), 1);
+    assert_int_equal(PQsendQueryParams(conn, "SELECT 7", 0, NULL, NULL, NULL, NULL, 0), 1);
+    assert_int_equal(PQsendPipelineSync(conn), 1);
+    assert_int_equal(PQsendQueryParams(conn, "SELECT 8", 0, NULL, NULL, NULL, NULL, 0), 1);
+    assert_int_equal(PQsendPipelineSync(conn), 1);
+    /* queued, not sent: PQflush sends them (0: all of it) */
+    assert_int_equal(PQflush(conn), 0);
+    PGresult *r = expect(conn, PGRES_TUPLES_OK, NULL);
+    assert_string_equal(PQgetvalue(r, 0, 0), "7");
+    PQclear(r);
+    expect_end(conn);
+    PQclear(expect(conn, PGRES_PIPELINE_SYNC, NULL));
+    r = expect(conn, PGRES_TUPLES_OK, NULL);
+    assert_string_equal(PQgetvalue(r, 0, 0), "8");
+    PQclear(r);
+    expect_end(conn);
+    PQclear(expect(conn, PGRES_PIPELINE_SYNC, NULL));
+    assert_int_equal(PQexitPipelineMode(conn), 1);
+    PQfinish(conn);
 }
 
 /* A chunk's status, size and values (first, first + 1, ...). */
@@ -216,12 +324,177 @@ static void test_single_row_memory(void **state)
     PQfinish(conn);
 }
 
+static void test_change_password(void **state)
+{
+    (void)state;
+    PGconn *conn = connect_db(NULL);
+    /* a name that needs quoting, and a password that would */
+    const char *role = "pgw later \"pw\"";
+    const char *pw = "it's n3w";
+    exec_ok(conn, "DROP ROLE IF EXISTS \"pgw later \"\"pw\"\"\"");
+    exec_ok(conn, "CREATE ROLE \"pgw later \"\"pw\"\"\"");
+
+    /* md5: the verifier is exactly md5(password || user) */
+    exec_ok(conn, "SET password_encryption = 'md5'");
+    PGresult *r = PQchangePassword(conn, role, pw);
+    assert_int_equal(PQresultStatus(r), PGRES_COMMAND_OK);
+    assert_string_equal(PQcmdStatus(r), "ALTER ROLE");
+    PQclear(r);
+    const char *params[] = {role, pw};
+    r = PQexecParams(conn,
+                     "SELECT rolpassword = 'md5' || md5($2 || $1) FROM pg_authid"
+                     " WHERE rolname = $1",
+                     2, NULL, params, NULL, NULL, 0);
+    assert_int_equal(PQresultStatus(r), PGRES_TUPLES_OK);
+    assert_int_equal(PQntuples(r), 1);
+    assert_string_equal(PQgetvalue(r, 0, 0), "t");
+    PQclear(r);
+
+    /* scram-sha-256: a SCRAM verifier, never the password */
+    exec_ok(conn, "SET password_encryption = 'scram-sha-256'");
+    r = PQchangePassword(conn, role, pw);
+    assert_int_equal(PQresultStatus(r), PGRES_COMMAND_OK);
+    PQclear(r);
+    r = PQexecParams(conn, "SELECT rolpassword FROM pg_authid WHERE rolname = $1", 1, NULL, params,
+                     NULL, NULL, 0);
+    assert_int_equal(PQntuples(r), 1);
+    assert_memory_equal(PQgetvalue(r, 0, 0), "SCRAM-SHA-256$4096:", 19);
+    assert_null(strstr(PQgetvalue(r, 0, 0), pw));
+    PQclear(r);
+
+    /* a role that does not exist: the ALTER's error */
+    r = PQchangePassword(conn, "pgw later none", pw);
+    assert_int_equal(PQresultStatus(r), PGRES_FATAL_ERROR);
+    assert_string_equal(PQresultErrorField(r, PG_DIAG_SQLSTATE), "42704");
+    PQclear(r);
+    /* failing before sending anything: NULL and why */
+    exec_ok(conn, "SET password_encryption = 'md5'");
+    assert_null(PQchangePassword(conn, NULL, pw));
+    assert_non_null(strstr(PQerrorMessage(conn), "null pointer"));
+    assert_null(PQchangePassword(NULL, role, pw));
+    exec_ok(conn, "DROP ROLE \"pgw later \"\"pw\"\"\"");
+    PQfinish(conn);
+}
+
+static void test_socket_poll_and_versions(void **state)
+{
+    (void)state;
+    PGconn *conn = connect_db(NULL);
+    int sock = PQsocket(conn);
+    /* idle: writable at once, nothing to read */
+    assert_int_equal(PQsocketPoll(sock, 0, 1, 0), 1);
+    assert_int_equal(PQsocketPoll(sock, 1, 0, 0), 0);
+    assert_int_equal(PQsocketPoll(sock, 0, 0, -1), 0);
+    /* a deadline 50 ms ahead passes with nothing to read */
+    pg_usec_time_t start = PQgetCurrentTimeUSec();
+    assert_int_equal(PQsocketPoll(sock, 1, 0, start + 50000), 0);
+    assert_true(PQgetCurrentTimeUSec() >= start + 49000);
+    /* the answer makes it readable */
+    assert_int_equal(PQsendQuery(conn, "SELECT 1"), 1);
+    assert_int_equal(PQsocketPoll(sock, 1, 0, -1), 1);
+    PQclear(expect(conn, PGRES_TUPLES_OK, NULL));
+    expect_end(conn);
+    errno = 0;
+    assert_int_equal(PQsocketPoll(-1, 1, 0, 0), -1);
+    assert_int_equal(errno, EBADF);
+
+    /* microseconds since the epoch */
+    pg_usec_time_t now = PQgetCurrentTimeUSec();
+    time_t t = time(NULL);
+    assert_true(now / 1000000 >= (pg_usec_time_t)t - 2 && now / 1000000 <= (pg_usec_time_t)t + 2);
+
+    /* the server speaks 3.0 */
+    assert_int_equal(PQfullProtocolVersion(conn), 30000);
+    assert_int_equal(PQprotocolVersion(conn), 3);
+    assert_int_equal(PQfullProtocolVersion(NULL), 0);
+    PQfinish(conn);
+}
+
+/* A cancel of the sleep conn runs, through cc; the sleep fails with 57014. */
+static void cancel_sleep(PGconn *conn, PGcancelConn *cc, int blocking)
+{
+    assert_int_equal(PQsendQuery(conn, "SELECT pg_sleep(30)"), 1);
+    /* the sleep has begun once the server says the backend is active */
+    PGconn *watch = connect_db(NULL);
+    char q[128];
+    snprintf(q, sizeof q,
+             "SELECT 1 FROM pg_stat_activity WHERE pid = %d AND state = 'active'"
+             " AND query LIKE 'SELECT pg_sleep%%'",
+             PQbackendPID(conn));
+    for (;;) {
+        PGresult *r = PQexec(watch, q);
+        int active = PQntuples(r) == 1;
+        PQclear(r);
+        if (active) break;
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+    }
+    PQfinish(watch);
+    if (blocking) {
+        assert_int_equal(PQcancelBlocking(cc), 1);
+    } else {
+        assert_int_equal(PQcancelStart(cc), 1);
+        PostgresPollingStatusType p;
+        while ((p = PQcancelPoll(cc)) != PGRES_POLLING_OK)
+            assert_int_not_equal(p, PGRES_POLLING_FAILED);
+    }
+    assert_int_equal(PQcancelStatus(cc), CONNECTION_OK);
+    assert_string_equal(PQcancelErrorMessage(cc), "");
+    PQclear(expect(conn, PGRES_FATAL_ERROR, "57014"));
+    expect_end(conn);
+}
+
+static void test_cancel_connection(void **state)
+{
+    (void)state;
+    for (int tls = 0; tls < 2; tls++) {
+        char ci[1024];
+        PGconn *conn = tls ? PQconnectdb(pgt_conninfo_tcp(ci, sizeof ci, pgt_env_required("PGUSER"),
+                                                          NULL, "sslmode=require"))
+                           : connect_db(NULL);
+        assert_int_equal(PQstatus(conn), CONNECTION_OK);
+        assert_int_equal(PQsslInUse(conn), tls);
+        PGcancelConn *cc = PQcancelCreate(conn);
+        assert_non_null(cc);
+        assert_int_equal(PQcancelStatus(cc), CONNECTION_ALLOCATED);
+        cancel_sleep(conn, cc, 1);
+        /* once used, it must be reset before it sends again */
+        assert_int_equal(PQcancelStart(cc), 0);
+        assert_int_equal(PQcancelStatus(cc), CONNECTION_BAD);
+        assert_string_not_equal(PQcancelErrorMessage(cc), "");
+        PQcancelReset(cc);
+        assert_int_equal(PQcancelStatus(cc), CONNECTION_ALLOCATED);
+        cancel_sleep(conn, cc, 0);
+        PQcancelFinish(cc);
+        /* the connection goes on */
+        PGresult *r = PQexec(conn, "SELECT 1");
+        assert_int_equal(PQresultStatus(r), PGRES_TUPLES_OK);
+        PQclear(r);
+        PQfinish(conn);
+    }
+
+    /* nothing to cancel through */
+    PGcancelConn *cc = PQcancelCreate(NULL);
+    assert_non_null(cc);
+    assert_int_equal(PQcancelStatus(cc), CONNECTION_BAD);
+    assert_string_not_equal(PQcancelErrorMessage(cc), "");
+    assert_int_equal(PQcancelBlocking(cc), 0);
+    PQcancelFinish(cc);
+    PQcancelFinish(NULL);
+    assert_int_equal(PQcancelStatus(NULL), CONNECTION_BAD);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_close_prepared_and_portal),
+        cmocka_unit_test(test_send_pipeline_sync),
         cmocka_unit_test(test_chunked_rows),
         cmocka_unit_test(test_single_row_before_the_end),
         cmocka_unit_test(test_single_row_memory),
+        cmocka_unit_test(test_change_password),
+        cmocka_unit_test(test_socket_poll_and_versions),
+        cmocka_unit_test(test_cancel_connection),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
