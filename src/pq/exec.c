@@ -389,8 +389,8 @@ void pq__cmd_stream_catch_up(pq_cmd_t *cmd, unsigned stmt)
 
 /* The done-th result p of the session's chain into cmd's results (with the
  * notices held before it). Returns 1 when p is an error; sets *fatal for
- * one that ends the connection. */
-/* (inline: every command's result takes this path) */
+ * one that ends the connection. (Inline: every command's result takes this
+ * path.) */
 static inline int collect_one(pq_cmd_t *cmd, const pgw_result_t *p, unsigned done, int *fatal)
 {
     PGconn *conn = cmd->conn;
