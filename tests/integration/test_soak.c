@@ -805,6 +805,22 @@ static void print_bouncer_log(void)
     print_error("the end of %s:\n%.*s\n", path, (int)n, tail);
 }
 
+/* What PgBouncer's directory holds and whether its process runs, for a
+ * failure to reach it (its unix socket was once found missing at the end
+ * of a run in CI, the process apparently alive). */
+static void print_bouncer_state(void)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof cmd,
+             "ls -la '%s' '%s' 2>&1; p=$(cat '%s/pgbouncer.pid' 2>/dev/null);"
+             " echo \"pid $p:\"; ps -o pid,stat,lstart,args -p \"${p:-0}\" 2>&1;"
+             " cat '%s/start.log' 2>/dev/null",
+             bouncer_dir, pgt_dir_env(bouncer_dir, "PGW_PGBOUNCER_SOCKET_DIR"), bouncer_dir,
+             bouncer_dir);
+    fflush(stdout);
+    if (system(cmd) != 0) print_error("(the listing failed)\n");
+}
+
 /* PgBouncer's clients of the cluster's database (SHOW CLIENTS on its admin
  * console, whose own session is of the database "pgbouncer"). */
 static int64_t bouncer_clients(void)
@@ -817,6 +833,7 @@ static int64_t bouncer_clients(void)
     if (rc == 0) rc = pgw_client_exec(c, "SHOW CLIENTS", &res);
     if (rc != 0) {
         print_bouncer_log();
+        print_bouncer_state();
         fail_msg("SHOW CLIENTS on PgBouncer: %s", pgw_err_name(rc));
     }
     int dbcol = pgw_result_column(res, "database");
