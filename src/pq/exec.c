@@ -289,25 +289,19 @@ static void stream_push(pq_cmd_t *cmd)
     cmd->chunk = NULL;
 }
 
-/* At the statement's end: the last chunk, however short; when the
- * statement failed, the rows of a chunk not yet full are dropped, as
- * libpq 17 drops them (only rows already handed out stay). */
-static void stream_flush(pq_cmd_t *cmd, int failed)
+/* The statement whose rows streamed ended (failed: with an error, or the
+ * connection lost): its last chunk goes out, however short, and the counts
+ * start again for the next one. A failed statement's chunk not yet full is
+ * dropped, as libpq 17 drops it (only rows already handed out stay).
+ * Returns 1 when rows were dropped for want of memory. */
+static int stream_end(pq_cmd_t *cmd, int failed)
 {
+    int dropped = cmd->stream_failed;
     if (failed && cmd->chunk) {
         PQclear(cmd->chunk);
         cmd->chunk = NULL;
     }
     stream_push(cmd);
-}
-
-/* The statement whose rows streamed ended (failed: with an error): its
- * last chunk goes out, and the counts start again for the next one.
- * Returns 1 when rows were dropped for want of memory. */
-static int stream_end(pq_cmd_t *cmd, int failed)
-{
-    int dropped = cmd->stream_failed;
-    stream_flush(cmd, failed);
     cmd->stream_rows = 0;
     cmd->stream_failed = 0;
     return dropped;
@@ -473,7 +467,7 @@ static void collect(pq_cmd_t *cmd, int status, const pgw_result_t *r)
         failed = 1;
     }
     if (!failed) failed = collect_chain(cmd, r, NULL, &fatal);
-    if (cmd->streaming) stream_flush(cmd, 1);
+    if (cmd->streaming) stream_end(cmd, 1);
     release_notices(cmd, 0, 1);
     if (is_connection_failure(status) || fatal || !pgw_conn_is_ready(conn->conn) ||
         pgw_session_state(pgw_conn_session(conn->conn)) == PGW_SESSION_BROKEN) {
