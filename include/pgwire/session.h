@@ -1090,16 +1090,19 @@ PGW_EXTERN int pgw_session_submit_batch_driven(pgw_session_t *s, const pgw_reque
                                                void *ud, pgw_driver_hook hook, void *ctx);
 /* A driver whose caller asks for a query's rows one at a time after the
  * submit (libpq's PQsetSingleRowMode): from now on the rows of the
- * request submitted alone with pgw_session_submit_driven and ctx go to
- * on_row (with the request's ud), as if it had been submitted with on_row
- * set; on_result then receives results without them. Only a
- * PGW_REQ_QUERY, PGW_REQ_EXECUTE or PGW_REQ_SIMPLE (not a function call)
- * whose answer has not reached its rows (no row has been kept; a query or
- * execute has not ended). Returns 0, PGW_EINVAL (s or on_row NULL),
+ * pending request at index of the submit driven with ctx (0 for one
+ * submitted alone with pgw_session_submit_driven; in a batch submitted
+ * with pgw_session_submit_batch_driven, its index there) go to on_row
+ * (with the request's ud), as if it had been submitted with on_row set;
+ * on_result then receives results without them. Only a PGW_REQ_QUERY,
+ * PGW_REQ_EXECUTE or PGW_REQ_SIMPLE (not a function call) whose answer has
+ * not reached its rows (no row has been kept; a query or execute has not
+ * ended). Returns 0, PGW_EINVAL (s or on_row NULL, index PGW_DRIVER_BATCH),
  * PGW_ENOTFOUND (no such request is pending), PGW_ENOTSUP (another kind,
  * or its rows already stream), PGW_EBUSY (rows came already: they are in
  * the result) or PGW_ENOMEM. */
-PGW_EXTERN int pgw_session_stream_driven(pgw_session_t *s, void *ctx, pgw_row_cb on_row);
+PGW_EXTERN int pgw_session_stream_driven(pgw_session_t *s, void *ctx, size_t index,
+                                         pgw_row_cb on_row);
 /* The results so far of the request submitted alone with
  * pgw_session_submit_driven and ctx, while it is pending: the head of its
  * chain (pgw_result_next), a simple query's statements that ended and

@@ -85,18 +85,23 @@ typedef struct pq_cmd {
     int split_rows;
     size_t split_notices;
     PGresult *split_end;
-    /* Or, for a query sent alone, the session streams its rows as they
-     * arrive (pgw_session_stream_driven): they fill `chunk`, queued as a
-     * result once it holds chunk_rows of them (the last at the statement's
-     * end), after the notices that came among its rows (chunk_notices).
-     * stream_rows counts the rows, stream_failed an allocation that
-     * failed (the rest of the rows are dropped and an error ends them). */
+    /* Or the session streams its rows as they arrive (set on its request
+     * in a pipeline's pending batch, else pgw_session_stream_driven): they
+     * fill `chunk`, queued as a result once it holds chunk_rows of them
+     * (the last at the statement's end), after the notices that came among
+     * its rows (chunk_notices). stream_rows counts the rows, stream_failed
+     * an allocation that failed (the rest of the rows are dropped and an
+     * error ends them). */
     int streaming;
     int stream_failed;
     long stream_rows;
     PGresult *chunk;
     PGresult **chunk_notices;
     size_t nchunk_notices, chunk_notices_cap;
+    /* The submit that carries it, as the session names it (the driver's
+     * ctx and index): NULL until it went out. */
+    void *driven_ctx;
+    size_t driven_index;
     /* Last, not cleared when the command is reused: a short SQL's copy. */
     char query_inline[PQ_QUERY_INLINE];
 } pq_cmd_t;
@@ -298,6 +303,8 @@ int pq__pipeline_defer(PGconn *conn, pq_cmd_t *cmd, const pgw_request_t *req);
  * queued after them) or, sync NULL, with a Flush. 1, or 0 when refused
  * (the held commands then carry the error). */
 int pq__pipeline_push(PGconn *conn, pq_cmd_t *sync);
+/* cmd's request, when it is held, gets on_row: 1, else 0 (not held). */
+int pq__pipeline_stream(PGconn *conn, pq_cmd_t *cmd, pgw_row_cb on_row);
 void pq__pipeline_drop(PGconn *conn);
 
 /* copy.c */

@@ -372,7 +372,8 @@ static int collect_chain(pq_cmd_t *cmd, const pgw_result_t *r, const pgw_result_
 
 void pq__cmd_stream_catch_up(pq_cmd_t *cmd, unsigned stmt)
 {
-    if (cmd->taken >= stmt) return;
+    /* (a pipeline holds extended queries only: one statement each) */
+    if (cmd->taken >= stmt || cmd->conn->pipeline != PQ_PIPELINE_OFF) return;
     const pgw_result_t *chain = pgw_session_driven_results(pgw_conn_session(cmd->conn->conn), cmd),
                        *upto = chain;
     for (unsigned i = 0; upto && i < stmt; i++)
@@ -576,6 +577,7 @@ int pq__submit(PGconn *conn, pq_cmd_t *cmd, pgw_request_t *req)
     } else {
         rc = pgw_conn_submit_driven(conn->conn, req, pq__cmd_hook, cmd);
     }
+    if (rc == 0) cmd->driven_ctx = cmd; /* (index 0, alone or before its Flush) */
     if (rc == PGW_ECLOSED) {
         cmd->done = 1;
         cmd_lost(cmd);
@@ -1083,11 +1085,21 @@ int PQflush(PGconn *conn)
     return pq__conn_flush(conn);
 }
 
+/* From now on the session hands cmd's rows to stream_row: set on its
+ * request while that waits in the pipeline's pending batch, else asked of
+ * the session. 1 when they stream. */
+static int stream_from_now(PGconn *conn, pq_cmd_t *cmd)
+{
+    if (pq__pipeline_stream(conn, cmd, stream_row)) return 1;
+    return cmd->driven_ctx &&
+           pgw_session_stream_driven(pgw_conn_session(conn->conn), cmd->driven_ctx,
+                                     cmd->driven_index, stream_row) == 0;
+}
+
 /* Single-row mode (and libpq 17's chunked mode): the command's rows are
  * handed out chunk_rows at a time (PGRES_SINGLE_TUPLE, one each; or
  * PGRES_TUPLES_CHUNK), then a PGRES_TUPLES_OK without rows carrying the
- * command tag. The rows still arrive as one buffered result of the
- * session, split when PQgetResult hands it out. */
+ * command tag. */
 static int set_chunk_rows(PGconn *conn, int rows)
 {
     if (!conn || rows <= 0) return 0;
@@ -1097,12 +1109,15 @@ static int set_chunk_rows(PGconn *conn, int rows)
     if (!cmd || cmd->kind != PQ_CMD_QUERY || cmd->describe != PQ_DESCRIBE_ROWS ||
         (cmd->done && cmd->pos >= cmd->nres))
         return 0;
+    /* nor for a query an error before it in the pipeline aborts: libpq has
+     * its PGRES_PIPELINE_ABORTED ready */
+    if (cmd->seg && conn->aborted_seg == cmd->seg &&
+        (!cmd->done || PQresultStatus(cmd->res[cmd->pos]) == PGRES_PIPELINE_ABORTED))
+        return 0;
     cmd->chunk_rows = rows;
-    /* A query sent alone has its rows streamed from now on when none came
-     * yet; else they are split when handed out. */
-    if (!cmd->streaming && conn->pipeline == PQ_PIPELINE_OFF && !cmd->done && cmd->nres == 0 &&
-        cmd->describe == PQ_DESCRIBE_ROWS && conn->conn &&
-        pgw_session_stream_driven(pgw_conn_session(conn->conn), cmd, stream_row) == 0)
+    /* Its rows stream from now on when none came yet; else the session's
+     * buffered result is split as it is handed out. */
+    if (!cmd->streaming && !cmd->done && cmd->nres == 0 && conn->conn && stream_from_now(conn, cmd))
         cmd->streaming = 1;
     return 1;
 }

@@ -287,6 +287,16 @@ static void ignore_result(int status, pgw_result_t *res, void *ud)
     pgw_result_free(res);
 }
 
+int pq__pipeline_stream(PGconn *conn, pq_cmd_t *cmd, pgw_row_cb on_row)
+{
+    for (size_t i = 0; i < conn->npend; i++)
+        if (conn->pend_cmds[i] == cmd) {
+            conn->pend_reqs[i].on_row = on_row;
+            return 1;
+        }
+    return 0;
+}
+
 int pq__pipeline_push(PGconn *conn, pq_cmd_t *sync)
 {
     size_t n = conn->npend, total = n + (sync ? 0 : 1);
@@ -318,6 +328,10 @@ int pq__pipeline_push(PGconn *conn, pq_cmd_t *sync)
                 pq__cmd_push(cmd, pq__result_error(conn, PGRES_FATAL_ERROR, text));
             }
         }
+    }
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        conn->pend_cmds[i]->driven_ctx = b;
+        conn->pend_cmds[i]->driven_index = i;
     }
     /* the session copied what it kept */
     conn->npend = 0;

@@ -1101,21 +1101,22 @@ PGW_EXTERN int pgw_session_submit_driven(pgw_session_t *s, const pgw_request_t *
     return submit_end(&sb, rc);
 }
 
-/* The pending request submitted alone with pgw_session_submit_driven and
- * ctx, or NULL. */
-static pgw__req_t *find_driven(pgw_session_t *s, void *ctx)
+/* The pending request at index of the submit driven with ctx (0: the one
+ * submitted alone with pgw_session_submit_driven), or NULL. */
+static pgw__req_t *find_driven(pgw_session_t *s, void *ctx, size_t index)
 {
     for (pgw__req_t *r = s->fifo.head; r; r = r->next)
         if ((r->flags & PGW__RF_USER) && r->driver_fn && r->driver_ctx == ctx &&
-            r->driver_index == 0)
+            r->driver_index == index)
             return r;
     return NULL;
 }
 
-PGW_EXTERN int pgw_session_stream_driven(pgw_session_t *s, void *ctx, pgw_row_cb on_row)
+PGW_EXTERN int pgw_session_stream_driven(pgw_session_t *s, void *ctx, size_t index,
+                                         pgw_row_cb on_row)
 {
-    if (!s || !on_row) return PGW_EINVAL;
-    pgw__req_t *r = find_driven(s, ctx);
+    if (!s || !on_row || index >= PGW__DRIVER_INDEX_BATCH) return PGW_EINVAL;
+    pgw__req_t *r = find_driven(s, ctx, index);
     if (!r) return PGW_ENOTFOUND;
     if ((r->kind != PGW__REQ_EXTENDED && (r->kind != PGW__REQ_SIMPLE || r->is_call)) ||
         (r->flags & (PGW__RF_STREAM | PGW__RF_NO_RESULT)))
@@ -1131,7 +1132,7 @@ PGW_EXTERN int pgw_session_stream_driven(pgw_session_t *s, void *ctx, pgw_row_cb
 
 PGW_EXTERN const pgw_result_t *pgw_session_driven_results(pgw_session_t *s, void *ctx)
 {
-    pgw__req_t *r = s ? find_driven(s, ctx) : NULL;
+    pgw__req_t *r = s ? find_driven(s, ctx, 0) : NULL;
     return r ? r->res : NULL;
 }
 

@@ -8,7 +8,8 @@
  *   - PQsendPipelineSync (17): a Sync queued without a flush;
  *   - PQsetChunkedRowsMode (17): rows in PGRES_TUPLES_CHUNK results, a
  *     chunk an error cuts short dropped; and single-row mode's rows handed
- *     out while the statement still runs, in bounded memory;
+ *     out while the statement still runs, in bounded memory, alone and in
+ *     pipeline mode;
  *   - PQchangePassword (17): the verifier made on the client;
  *   - PQsocketPoll, PQgetCurrentTimeUSec (17), PQfullProtocolVersion (18),
  *     PQconnectionUsedGSSAPI (16);
@@ -270,6 +271,22 @@ static void take_rows(PGconn *conn, long from, long to)
     }
 }
 
+/* Takes the 20001 rows of a query that stops at its 20000th on advisory
+ * lock `lock` held by holder, letting the lock go after the 10000th, then
+ * the query's end. */
+static void take_rows_around(PGconn *conn, PGconn *holder, int lock)
+{
+    take_rows(conn, 1, 10000);
+    char sql[64];
+    snprintf(sql, sizeof sql, "SELECT pg_advisory_unlock(%d)", lock);
+    exec_ok(holder, sql);
+    take_rows(conn, 10001, 20001);
+    PGresult *r = expect(conn, PGRES_TUPLES_OK, NULL);
+    assert_string_equal(PQcmdStatus(r), "SELECT 20001");
+    PQclear(r);
+    expect_end(conn);
+}
+
 /* Single-row mode hands out the rows as they arrive, while the statement
  * still runs: this one stops at its 20000th row on an advisory lock the
  * test holds, after the server sent the rows before (it flushes its output
@@ -287,13 +304,50 @@ static void test_single_row_before_the_end(void **state)
                       " FROM generate_series(1, 20001) g";
     assert_int_equal(PQsendQueryParams(conn, sql, 0, NULL, NULL, NULL, NULL, 0), 1);
     assert_int_equal(PQsetSingleRowMode(conn), 1);
-    take_rows(conn, 1, 10000);
-    exec_ok(holder, "SELECT pg_advisory_unlock(727301)");
-    take_rows(conn, 10001, 20001);
-    PGresult *r = expect(conn, PGRES_TUPLES_OK, NULL);
-    assert_string_equal(PQcmdStatus(r), "SELECT 20001");
-    PQclear(r);
+    take_rows_around(conn, holder, 727301);
+    exec_ok(conn, "SELECT pg_advisory_unlock_all()");
+    PQfinish(conn);
+    PQfinish(holder);
+}
+
+/* The same in pipeline mode, for the query at the head of the queue: set
+ * while it waits in the pipeline (before the sync sends it), and set once
+ * the results of the query before it were taken (its request went out
+ * with the sync, and its first row waits on a second lock until then; the
+ * query before asks the server to flush, which holds its answer until a
+ * Sync or a full buffer otherwise). */
+static void test_single_row_pipeline_before_the_end(void **state)
+{
+    (void)state;
+    PGconn *holder = connect_db(NULL);
+    exec_ok(holder, "SELECT pg_advisory_lock(727302), pg_advisory_lock(727303),"
+                    " pg_advisory_lock(727304)");
+    PGconn *conn = connect_db(NULL);
+    exec_ok(conn, "SET statement_timeout = '30s'");
+    const char *held = "SELECT g, CASE WHEN g = 20000 THEN pg_advisory_lock(727302)::text END"
+                       " FROM generate_series(1, 20001) g";
+    const char *late = "SELECT g, CASE WHEN g = 1 THEN pg_advisory_lock(727303)::text"
+                       " WHEN g = 20000 THEN pg_advisory_lock(727304)::text END"
+                       " FROM generate_series(1, 20001) g";
+    assert_int_equal(PQenterPipelineMode(conn), 1);
+
+    assert_int_equal(PQsendQueryParams(conn, held, 0, NULL, NULL, NULL, NULL, 0), 1);
+    assert_int_equal(PQsetSingleRowMode(conn), 1);
+    assert_int_equal(PQpipelineSync(conn), 1);
+    take_rows_around(conn, holder, 727302);
+    PQclear(expect(conn, PGRES_PIPELINE_SYNC, NULL));
+
+    assert_int_equal(PQsendQueryParams(conn, "SELECT 1", 0, NULL, NULL, NULL, NULL, 0), 1);
+    assert_int_equal(PQsendFlushRequest(conn), 1); /* its answer comes before the sync's */
+    assert_int_equal(PQsendQueryParams(conn, late, 0, NULL, NULL, NULL, NULL, 0), 1);
+    assert_int_equal(PQpipelineSync(conn), 1);
+    PQclear(expect(conn, PGRES_TUPLES_OK, NULL));
     expect_end(conn);
+    assert_int_equal(PQsetSingleRowMode(conn), 1);
+    exec_ok(holder, "SELECT pg_advisory_unlock(727303)");
+    take_rows_around(conn, holder, 727304);
+    PQclear(expect(conn, PGRES_PIPELINE_SYNC, NULL));
+    assert_int_equal(PQexitPipelineMode(conn), 1);
     exec_ok(conn, "SELECT pg_advisory_unlock_all()");
     PQfinish(conn);
     PQfinish(holder);
@@ -303,25 +357,41 @@ static void test_single_row_before_the_end(void **state)
  * as one PGresult) is read while the process grows by less than a tenth of
  * that. (Under ASan or valgrind the resident set is the tool's: fewer rows,
  * and no bound on it.) */
-static void test_single_row_memory(void **state)
+static void single_row_memory(int pipeline)
 {
-    (void)state;
     PGconn *conn = connect_db(NULL);
     int tool = ASAN || RUNNING_ON_VALGRIND;
     const long rows = tool ? 100000 : 3000000;
     char sql[128];
     snprintf(sql, sizeof sql, "SELECT g, repeat('x', 40) FROM generate_series(1, %ld) g", rows);
     long before = peak_rss_kb();
+    if (pipeline) assert_int_equal(PQenterPipelineMode(conn), 1);
     assert_int_equal(PQsendQueryParams(conn, sql, 0, NULL, NULL, NULL, NULL, 0), 1);
     assert_int_equal(PQsetSingleRowMode(conn), 1);
+    if (pipeline) assert_int_equal(PQpipelineSync(conn), 1);
     take_rows(conn, 1, rows);
     PGresult *r = expect(conn, PGRES_TUPLES_OK, NULL);
     assert_int_equal(PQntuples(r), 0);
     PQclear(r);
     expect_end(conn);
+    if (pipeline) PQclear(expect(conn, PGRES_PIPELINE_SYNC, NULL));
     long grown = peak_rss_kb() - before;
-    if (!tool && grown > 30 * 1024) fail_msg("single-row mode grew the process by %ld KiB", grown);
+    if (!tool && grown > 30 * 1024)
+        fail_msg("single-row mode%s grew the process by %ld KiB", pipeline ? " in a pipeline" : "",
+                 grown);
     PQfinish(conn);
+}
+
+static void test_single_row_memory(void **state)
+{
+    (void)state;
+    single_row_memory(0);
+}
+
+static void test_single_row_pipeline_memory(void **state)
+{
+    (void)state;
+    single_row_memory(1);
 }
 
 static void test_change_password(void **state)
@@ -492,6 +562,8 @@ int main(void)
         cmocka_unit_test(test_chunked_rows),
         cmocka_unit_test(test_single_row_before_the_end),
         cmocka_unit_test(test_single_row_memory),
+        cmocka_unit_test(test_single_row_pipeline_before_the_end),
+        cmocka_unit_test(test_single_row_pipeline_memory),
         cmocka_unit_test(test_change_password),
         cmocka_unit_test(test_socket_poll_and_versions),
         cmocka_unit_test(test_cancel_connection),

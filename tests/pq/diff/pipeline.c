@@ -2,8 +2,9 @@
  * Pipeline mode: the result sequence (each result, the NULL after each
  * query, PGRES_PIPELINE_SYNC, PGRES_PIPELINE_ABORTED after an error up to the
  * next sync), prepared statements and describes inside a pipeline, a flush
- * request, the pipeline and transaction status between steps, and the calls
- * pipeline mode refuses.
+ * request, single-row mode for the query at the head of the queue, the
+ * pipeline and transaction status between steps, and the calls pipeline
+ * mode refuses.
  */
 #include "pqdiff.h"
 
@@ -88,6 +89,29 @@ int main(void)
     /* Single-row mode inside a pipeline. */
     send_params(conn, "SELECT g FROM generate_series(1,3) g", 0, NULL);
     printf("singleRow -> %d\n", PQsetSingleRowMode(conn));
+    printf("sync -> %d\n", PQpipelineSync(conn));
+    pqd_read_until_syncs(conn, 1);
+
+    /* ... for a later query of the segment, set once the results before it
+     * were taken (then for the one after that, whose rows an error cuts),
+     * and once more after the sync went out. */
+    send_params(conn, "SELECT 'first'", 0, NULL);
+    printf("flush request -> %d\n", PQsendFlushRequest(conn));
+    send_params(conn, "SELECT g, repeat('y', g) FROM generate_series(1,4) g", 0, NULL);
+    send_params(conn, "SELECT 10 / (3 - g) FROM generate_series(1,5) g", 0, NULL);
+    send_params(conn, "SELECT 'skipped'", 0, NULL);
+    printf("sync -> %d\n", PQpipelineSync(conn));
+    pqd_show("first", PQgetResult(conn));
+    pqd_show("first end", PQgetResult(conn));
+    printf("singleRow -> %d\n", PQsetSingleRowMode(conn));
+    pqd_drain(conn, "rows");
+    printf("singleRow -> %d\n", PQsetSingleRowMode(conn));
+    pqd_drain(conn, "cut");
+    printf("singleRow on aborted -> %d\n", PQsetSingleRowMode(conn));
+    pqd_read_until_syncs(conn, 1);
+    send_params(conn, "SELECT g FROM generate_series(1,2) g", 0, NULL);
+    printf("flush -> %d\n", PQflush(conn));
+    printf("singleRow after flush -> %d\n", PQsetSingleRowMode(conn));
     printf("sync -> %d\n", PQpipelineSync(conn));
     pqd_read_until_syncs(conn, 1);
 

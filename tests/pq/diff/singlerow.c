@@ -1,8 +1,9 @@
 /*
  * Single-row mode: PGRES_SINGLE_TUPLE results then an empty PGRES_TUPLES_OK,
  * an error in the middle of the rows, the calls refused at the wrong time,
- * a multi-statement string, and notices raised among the rows: the whole
- * answer read at once, and taken row by row as it comes.
+ * a multi-statement string, and notices raised among the rows (also in
+ * pipeline mode): the whole answer read at once, and taken row by row as
+ * it comes.
  */
 #include "pqdiff.h"
 
@@ -44,6 +45,21 @@ static void noisy(PGconn *conn, const char *sql, int params)
     pqd_drain(conn, "r");
 }
 
+/* The same in pipeline mode (set while the query waits in the pipeline,
+ * at the head of its queue). */
+static void noisy_pipeline(PGconn *conn, const char *sql)
+{
+    printf("== %s (pipeline, read at once)\n", sql);
+    int on = PQenterPipelineMode(conn);
+    int ok = PQsendQueryParams(conn, sql, 0, NULL, NULL, NULL, NULL, 0);
+    int single = PQsetSingleRowMode(conn);
+    int sync = PQpipelineSync(conn);
+    printf("pipeline -> %d send -> %d singleRow -> %d sync -> %d\n", on, ok, single, sync);
+    await_whole_answer(conn);
+    pqd_read_until_syncs(conn, 1);
+    printf("exit -> %d\n", PQexitPipelineMode(conn));
+}
+
 int main(void)
 {
     pqd_init();
@@ -68,6 +84,8 @@ int main(void)
     noisy(conn, "SELECT g, CASE WHEN g = 3 THEN pg_temp.loud(g) END FROM generate_series(1,3) g",
           1);
     noisy(conn, "SELECT pg_temp.noisy(g), 10 / (3 - g) FROM generate_series(1,5) g", 1);
+    noisy_pipeline(conn, "SELECT pg_temp.noisy(g) FROM generate_series(1,4) g");
+    noisy_pipeline(conn, "SELECT pg_temp.noisy(g), 10 / (3 - g) FROM generate_series(1,5) g");
     /* Taken as they come: each PQgetResult waits for the next row. */
     run(conn, "SELECT pg_temp.noisy(g) FROM generate_series(1,3) g", 1);
 
