@@ -1093,25 +1093,27 @@ PGW_EXTERN int pgw_session_submit_batch_driven(pgw_session_t *s, const pgw_reque
  * pending request at index of the submit driven with ctx (0 for one
  * submitted alone with pgw_session_submit_driven; in a batch submitted
  * with pgw_session_submit_batch_driven, its index there) go to on_row
- * (with the request's ud), as if it had been submitted with on_row set;
- * on_result then receives results without them. Only a PGW_REQ_QUERY,
- * PGW_REQ_EXECUTE or PGW_REQ_SIMPLE (not a function call) whose answer has
- * not reached its rows (no row has been kept; a query or execute has not
- * ended). Returns 0, PGW_EINVAL (s or on_row NULL, index PGW_DRIVER_BATCH),
+ * (with the request's ud), as if it had been submitted with on_row set.
+ * Only a PGW_REQ_QUERY, PGW_REQ_EXECUTE or PGW_REQ_SIMPLE (not a function
+ * call). A query's or execute's rows that came before stay in its result
+ * (pgw_session_driven_results shows them), and on_result receives that
+ * result with them; a simple query is switched only before a row came.
+ * Returns 0, PGW_EINVAL (s or on_row NULL, index PGW_DRIVER_BATCH),
  * PGW_ENOTFOUND (no such request is pending), PGW_ENOTSUP (another kind,
- * or its rows already stream), PGW_EBUSY (rows came already: they are in
- * the result) or PGW_ENOMEM. */
+ * or its rows already stream), PGW_EBUSY (a query or execute ended, a
+ * simple query's rows came) or PGW_ENOMEM. */
 PGW_EXTERN int pgw_session_stream_driven(pgw_session_t *s, void *ctx, size_t index,
                                          pgw_row_cb on_row);
-/* The results so far of the request submitted alone with
- * pgw_session_submit_driven and ctx, while it is pending: the head of its
+/* The results so far of the pending request at index of the submit
+ * driven with ctx (as pgw_session_stream_driven names it): the head of its
  * chain (pgw_result_next), a simple query's statements that ended and
  * then the one running, if its answer began. Views owned by the session,
  * valid until it next dispatches input (a row callback may read them).
  * NULL when there is no such request or nothing came yet. A driver that
  * streams a simple query's rows hands out each statement's result from
  * here, before the next statement's rows. */
-PGW_EXTERN const pgw_result_t *pgw_session_driven_results(pgw_session_t *s, void *ctx);
+PGW_EXTERN const pgw_result_t *pgw_session_driven_results(pgw_session_t *s, void *ctx,
+                                                          size_t index);
 
 /* The COPY a result answers: PGW_COPY_IN or PGW_COPY_OUT once the server
  * began it (0 for results of other requests, and when the COPY failed

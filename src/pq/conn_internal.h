@@ -95,6 +95,7 @@ typedef struct pq_cmd {
     int streaming;
     int stream_failed;
     long stream_rows;
+    size_t kept_rows; /* rows the session kept before the stream began */
     PGresult *chunk;
     PGresult **chunk_notices;
     size_t nchunk_notices, chunk_notices_cap;

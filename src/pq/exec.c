@@ -374,7 +374,8 @@ void pq__cmd_stream_catch_up(pq_cmd_t *cmd, unsigned stmt)
 {
     /* (a pipeline holds extended queries only: one statement each) */
     if (cmd->taken >= stmt || cmd->conn->pipeline != PQ_PIPELINE_OFF) return;
-    const pgw_result_t *chain = pgw_session_driven_results(pgw_conn_session(cmd->conn->conn), cmd),
+    const pgw_result_t *chain = pgw_session_driven_results(pgw_conn_session(cmd->conn->conn),
+                                                           cmd->driven_ctx, cmd->driven_index),
                        *upto = chain;
     for (unsigned i = 0; upto && i < stmt; i++)
         upto = pgw_result_next(upto);
@@ -404,7 +405,9 @@ static inline int collect_one(pq_cmd_t *cmd, const pgw_result_t *p, unsigned don
         PQclear(pr);
         pr = pq__result_error(conn, PGRES_FATAL_ERROR, "out of memory for query result\n");
     }
-    if (is_err && cmd->describe == PQ_DESCRIBE_ROWS && pgw_result_nrows(p) > 0) {
+    /* the rows kept before the stream began went out in its chunks */
+    if (cmd->kept_rows && pr) pr->ntups = 0;
+    if (is_err && cmd->describe == PQ_DESCRIBE_ROWS && !cmd->kept_rows && pgw_result_nrows(p) > 0) {
         PGresult *rows = rows_before_error(conn, p);
         if (rows) {
             pq__cmd_push(cmd, rows);
@@ -1085,15 +1088,39 @@ int PQflush(PGconn *conn)
     return pq__conn_flush(conn);
 }
 
+/* The rows the session kept before cmd's stream began (read ahead with
+ * the results before them, where libpq would not have parsed them yet) go
+ * into its chunks first, with the notices held among them where the
+ * stream would have placed them as they came. (Only a query's or an
+ * execute's: a simple query's statements switch before their rows.) */
+static void stream_kept_rows(pq_cmd_t *cmd)
+{
+    const pgw_result_t *p = pgw_session_driven_results(pgw_conn_session(cmd->conn->conn),
+                                                       cmd->driven_ctx, cmd->driven_index);
+    size_t n = p ? pgw_result_nrows(p) : 0;
+    if (!n) return;
+    for (size_t i = 0; i <= n; i++) {
+        while (cmd->notices_out < cmd->nnotices && !cmd->notices[cmd->notices_out].at_end &&
+               cmd->notices[cmd->notices_out].rows == i &&
+               pq__cmd_stream_notice(cmd, cmd->notices[cmd->notices_out].res, (long)i))
+            cmd->notices[cmd->notices_out++].res = NULL;
+        pgw_row_t row;
+        if (i < n && pgw_result_row(p, i, &row) == 0) stream_row(&row, cmd);
+    }
+    cmd->kept_rows = n;
+}
+
 /* From now on the session hands cmd's rows to stream_row: set on its
  * request while that waits in the pipeline's pending batch, else asked of
  * the session. 1 when they stream. */
 static int stream_from_now(PGconn *conn, pq_cmd_t *cmd)
 {
     if (pq__pipeline_stream(conn, cmd, stream_row)) return 1;
-    return cmd->driven_ctx &&
-           pgw_session_stream_driven(pgw_conn_session(conn->conn), cmd->driven_ctx,
-                                     cmd->driven_index, stream_row) == 0;
+    if (!cmd->driven_ctx || pgw_session_stream_driven(pgw_conn_session(conn->conn), cmd->driven_ctx,
+                                                      cmd->driven_index, stream_row) != 0)
+        return 0;
+    stream_kept_rows(cmd);
+    return 1;
 }
 
 /* Single-row mode (and libpq 17's chunked mode): the command's rows are
@@ -1117,8 +1144,8 @@ static int set_chunk_rows(PGconn *conn, int rows)
     cmd->chunk_rows = rows;
     /* Its rows stream from now on when none came yet; else the session's
      * buffered result is split as it is handed out. */
-    if (!cmd->streaming && !cmd->done && cmd->nres == 0 && conn->conn && stream_from_now(conn, cmd))
-        cmd->streaming = 1;
+    if (!cmd->streaming && !cmd->done && cmd->nres == 0 && conn->conn)
+        cmd->streaming = stream_from_now(conn, cmd);
     return 1;
 }
 

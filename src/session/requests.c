@@ -1121,8 +1121,10 @@ PGW_EXTERN int pgw_session_stream_driven(pgw_session_t *s, void *ctx, size_t ind
     if ((r->kind != PGW__REQ_EXTENDED && (r->kind != PGW__REQ_SIMPLE || r->is_call)) ||
         (r->flags & (PGW__RF_STREAM | PGW__RF_NO_RESULT)))
         return PGW_ENOTSUP;
+    /* A query's or execute's rows kept so far stay in its result; a simple
+     * query's statements are switched before their rows only. */
     for (const pgw_result_t *p = r->res; p; p = p->next)
-        if (p->nrows || (r->kind == PGW__REQ_EXTENDED && p->complete)) return PGW_EBUSY;
+        if (r->kind == PGW__REQ_EXTENDED ? p->complete : p->nrows > 0) return PGW_EBUSY;
     pgw__req_aux_t *x = pgw__req_aux(s, r);
     if (!x) return PGW_ENOMEM;
     x->row_cb = on_row;
@@ -1130,9 +1132,9 @@ PGW_EXTERN int pgw_session_stream_driven(pgw_session_t *s, void *ctx, size_t ind
     return 0;
 }
 
-PGW_EXTERN const pgw_result_t *pgw_session_driven_results(pgw_session_t *s, void *ctx)
+PGW_EXTERN const pgw_result_t *pgw_session_driven_results(pgw_session_t *s, void *ctx, size_t index)
 {
-    pgw__req_t *r = s ? find_driven(s, ctx, 0) : NULL;
+    pgw__req_t *r = s ? find_driven(s, ctx, index) : NULL;
     return r ? r->res : NULL;
 }
 

@@ -271,18 +271,19 @@ static void take_rows(PGconn *conn, long from, long to)
     }
 }
 
-/* Takes the 20001 rows of a query that stops at its 20000th on advisory
- * lock `lock` held by holder, letting the lock go after the 10000th, then
+/* Takes the `rows` rows of a query that stops at row rows - 1 on
+ * advisory lock `lock` held by holder, letting the lock go half way, then
  * the query's end. */
-static void take_rows_around(PGconn *conn, PGconn *holder, int lock)
+static void take_rows_around(PGconn *conn, PGconn *holder, int lock, long rows)
 {
-    take_rows(conn, 1, 10000);
+    take_rows(conn, 1, rows / 2);
     char sql[64];
     snprintf(sql, sizeof sql, "SELECT pg_advisory_unlock(%d)", lock);
     exec_ok(holder, sql);
-    take_rows(conn, 10001, 20001);
+    take_rows(conn, rows / 2 + 1, rows);
     PGresult *r = expect(conn, PGRES_TUPLES_OK, NULL);
-    assert_string_equal(PQcmdStatus(r), "SELECT 20001");
+    snprintf(sql, sizeof sql, "SELECT %ld", rows);
+    assert_string_equal(PQcmdStatus(r), sql);
     PQclear(r);
     expect_end(conn);
 }
@@ -304,10 +305,24 @@ static void test_single_row_before_the_end(void **state)
                       " FROM generate_series(1, 20001) g";
     assert_int_equal(PQsendQueryParams(conn, sql, 0, NULL, NULL, NULL, NULL, 0), 1);
     assert_int_equal(PQsetSingleRowMode(conn), 1);
-    take_rows_around(conn, holder, 727301);
+    take_rows_around(conn, holder, 727301, 20001);
     exec_ok(conn, "SELECT pg_advisory_unlock_all()");
     PQfinish(conn);
     PQfinish(holder);
+}
+
+/* Returns once the backend pid waits on a lock. */
+static void await_lock_wait(PGconn *holder, int pid)
+{
+    char sql[128];
+    snprintf(sql, sizeof sql,
+             "SELECT 1 FROM pg_stat_activity WHERE pid = %d AND wait_event_type = 'Lock'", pid);
+    const struct timespec ms = {0, 1000000};
+    for (int waiting = 0; !waiting; nanosleep(&ms, NULL)) {
+        PGresult *r = PQexec(holder, sql);
+        waiting = PQntuples(r) == 1;
+        PQclear(r);
+    }
 }
 
 /* The same in pipeline mode, for the query at the head of the queue: set
@@ -315,13 +330,15 @@ static void test_single_row_before_the_end(void **state)
  * the results of the query before it were taken (its request went out
  * with the sync, and its first row waits on a second lock until then; the
  * query before asks the server to flush, which holds its answer until a
- * Sync or a full buffer otherwise). */
+ * Sync or a full buffer otherwise), and set once the query's rows up to
+ * the lock came with the result before it (the layer reads ahead, where
+ * libpq parses only what the caller asks for). */
 static void test_single_row_pipeline_before_the_end(void **state)
 {
     (void)state;
     PGconn *holder = connect_db(NULL);
     exec_ok(holder, "SELECT pg_advisory_lock(727302), pg_advisory_lock(727303),"
-                    " pg_advisory_lock(727304)");
+                    " pg_advisory_lock(727304), pg_advisory_lock(727305)");
     PGconn *conn = connect_db(NULL);
     exec_ok(conn, "SET statement_timeout = '30s'");
     const char *held = "SELECT g, CASE WHEN g = 20000 THEN pg_advisory_lock(727302)::text END"
@@ -329,12 +346,15 @@ static void test_single_row_pipeline_before_the_end(void **state)
     const char *late = "SELECT g, CASE WHEN g = 1 THEN pg_advisory_lock(727303)::text"
                        " WHEN g = 20000 THEN pg_advisory_lock(727304)::text END"
                        " FROM generate_series(1, 20001) g";
+    /* (its rows up to the lock, 30 kB, fit in the socket's buffers) */
+    const char *early = "SELECT g, CASE WHEN g = 2000 THEN pg_advisory_lock(727305)::text END"
+                        " FROM generate_series(1, 2001) g";
     assert_int_equal(PQenterPipelineMode(conn), 1);
 
     assert_int_equal(PQsendQueryParams(conn, held, 0, NULL, NULL, NULL, NULL, 0), 1);
     assert_int_equal(PQsetSingleRowMode(conn), 1);
     assert_int_equal(PQpipelineSync(conn), 1);
-    take_rows_around(conn, holder, 727302);
+    take_rows_around(conn, holder, 727302, 20001);
     PQclear(expect(conn, PGRES_PIPELINE_SYNC, NULL));
 
     assert_int_equal(PQsendQueryParams(conn, "SELECT 1", 0, NULL, NULL, NULL, NULL, 0), 1);
@@ -345,7 +365,19 @@ static void test_single_row_pipeline_before_the_end(void **state)
     expect_end(conn);
     assert_int_equal(PQsetSingleRowMode(conn), 1);
     exec_ok(holder, "SELECT pg_advisory_unlock(727303)");
-    take_rows_around(conn, holder, 727304);
+    take_rows_around(conn, holder, 727304, 20001);
+    PQclear(expect(conn, PGRES_PIPELINE_SYNC, NULL));
+
+    /* set once the query's first rows came with the result before it */
+    assert_int_equal(PQsendQueryParams(conn, "SELECT 1", 0, NULL, NULL, NULL, NULL, 0), 1);
+    assert_int_equal(PQsendFlushRequest(conn), 1);
+    assert_int_equal(PQsendQueryParams(conn, early, 0, NULL, NULL, NULL, NULL, 0), 1);
+    assert_int_equal(PQpipelineSync(conn), 1);
+    await_lock_wait(holder, PQbackendPID(conn));
+    PQclear(expect(conn, PGRES_TUPLES_OK, NULL));
+    expect_end(conn);
+    assert_int_equal(PQsetSingleRowMode(conn), 1);
+    take_rows_around(conn, holder, 727305, 2001);
     PQclear(expect(conn, PGRES_PIPELINE_SYNC, NULL));
     assert_int_equal(PQexitPipelineMode(conn), 1);
     exec_ok(conn, "SELECT pg_advisory_unlock_all()");

@@ -60,6 +60,50 @@ static void noisy_pipeline(PGconn *conn, const char *sql)
     printf("exit -> %d\n", PQexitPipelineMode(conn));
 }
 
+/* In a pipeline, the mode set for a query whose first rows (and the
+ * notices among them) came with the result before it, the query then
+ * waiting on a lock another session holds: libpq, which parses only what
+ * the caller asks for, hands them out one by one all the same. (What came
+ * is the server's first 8 kB of output, which it flushed when its buffer
+ * filled: less than libpq's buffer of 16 kB, so that both libraries read
+ * the same bytes before the lock goes.) */
+static void read_ahead_pipeline(PGconn *conn)
+{
+    printf("== rows read ahead (pipeline)\n");
+    PGconn *holder = pqd_connect();
+    pqd_exec(holder, "SELECT pg_advisory_lock(727310)");
+    char pid[16];
+    snprintf(pid, sizeof pid, "%d", PQbackendPID(conn));
+    int on = PQenterPipelineMode(conn);
+    int first = PQsendQueryParams(conn, "SELECT 'before'", 0, NULL, NULL, NULL, NULL, 0);
+    int flush = PQsendFlushRequest(conn);
+    int ok = PQsendQueryParams(conn,
+                               "SELECT pg_temp.noisy(g), repeat('z', 300),"
+                               " CASE WHEN g = 40 THEN pg_advisory_lock(727310)::text END"
+                               " FROM generate_series(1, 42) g",
+                               0, NULL, NULL, NULL, NULL, 0);
+    int sync = PQpipelineSync(conn);
+    printf("pipeline -> %d send -> %d %d %d sync -> %d\n", on, first, flush, ok, sync);
+    /* until the query waits: what the server flushed before is here */
+    const char *const values[] = {pid};
+    for (int waiting = 0; !waiting; usleep(1000)) {
+        PGresult *r = PQexecParams(holder,
+                                   "SELECT 1 FROM pg_stat_activity"
+                                   " WHERE pid = $1 AND wait_event_type = 'Lock'",
+                                   1, NULL, values, NULL, NULL, 0);
+        waiting = PQntuples(r) == 1;
+        PQclear(r);
+    }
+    usleep(100000);
+    pqd_show("before", PQgetResult(conn));
+    pqd_show("before end", PQgetResult(conn));
+    printf("singleRow -> %d\n", PQsetSingleRowMode(conn));
+    pqd_exec(holder, "SELECT pg_advisory_unlock(727310)");
+    pqd_read_until_syncs(conn, 1);
+    printf("exit -> %d\n", PQexitPipelineMode(conn));
+    PQfinish(holder);
+}
+
 int main(void)
 {
     pqd_init();
@@ -86,6 +130,7 @@ int main(void)
     noisy(conn, "SELECT pg_temp.noisy(g), 10 / (3 - g) FROM generate_series(1,5) g", 1);
     noisy_pipeline(conn, "SELECT pg_temp.noisy(g) FROM generate_series(1,4) g");
     noisy_pipeline(conn, "SELECT pg_temp.noisy(g), 10 / (3 - g) FROM generate_series(1,5) g");
+    read_ahead_pipeline(conn);
     /* Taken as they come: each PQgetResult waits for the next row. */
     run(conn, "SELECT pg_temp.noisy(g) FROM generate_series(1,3) g", 1);
 
