@@ -7,9 +7,9 @@
  *   - PQclosePrepared / PQclosePortal and their PQsend* forms (16);
  *   - PQsendPipelineSync (17): a Sync queued without a flush;
  *   - PQsetChunkedRowsMode (17): rows in PGRES_TUPLES_CHUNK results, a
- *     chunk an error cuts short dropped; and single-row mode's rows handed
- *     out while the statement still runs, in bounded memory, alone and in
- *     pipeline mode;
+ *     chunk an error cuts short dropped (also in pipeline mode); and
+ *     single-row mode's rows handed out while the statement still runs, in
+ *     bounded memory, alone and in pipeline mode;
  *   - PQchangePassword (17): the verifier made on the client;
  *   - PQsocketPoll, PQgetCurrentTimeUSec (17), PQfullProtocolVersion (18),
  *     PQconnectionUsedGSSAPI (16);
@@ -194,6 +194,23 @@ static void expect_chunk(PGconn *conn, int rows, int first)
     PQclear(r);
 }
 
+/* Sends sql as a query with parameters (how 0), a simple query (1) or a
+ * query with parameters in pipeline mode, then its sync (2). */
+static void send_how(PGconn *conn, int how, const char *sql)
+{
+    int sent = how == 1 ? PQsendQuery(conn, sql)
+                        : PQsendQueryParams(conn, sql, 0, NULL, NULL, NULL, NULL, 0);
+    assert_int_equal(sent, 1);
+    if (how == 2) assert_int_equal(PQpipelineSync(conn), 1);
+}
+
+/* The NULL after a query's results (and in pipeline mode its sync's). */
+static void end_how(PGconn *conn, int how)
+{
+    expect_end(conn);
+    if (how == 2) PQclear(expect(conn, PGRES_PIPELINE_SYNC, NULL));
+}
+
 static void test_chunked_rows(void **state)
 {
     (void)state;
@@ -202,10 +219,9 @@ static void test_chunked_rows(void **state)
     assert_int_equal(PQsetChunkedRowsMode(conn, 3), 0); /* nothing was sent */
 
     const char *sql = "SELECT g FROM generate_series(1, 7) g";
-    for (int simple = 0; simple < 2; simple++) {
-        int sent = simple ? PQsendQuery(conn, sql)
-                          : PQsendQueryParams(conn, sql, 0, NULL, NULL, NULL, NULL, 0);
-        assert_int_equal(sent, 1);
+    for (int how = 0; how < 3; how++) {
+        if (how == 2) assert_int_equal(PQenterPipelineMode(conn), 1);
+        send_how(conn, how, sql);
         assert_int_equal(PQsetChunkedRowsMode(conn, 0), 0);
         assert_int_equal(PQsetChunkedRowsMode(conn, 3), 1);
         expect_chunk(conn, 3, 1);
@@ -216,33 +232,29 @@ static void test_chunked_rows(void **state)
         assert_int_equal(PQnfields(r), 1);
         assert_string_equal(PQcmdStatus(r), "SELECT 7");
         PQclear(r);
-        expect_end(conn);
+        end_how(conn, how);
 
         /* An error after four rows: the full chunk went out, the chunk it
          * cut short is dropped. */
-        const char *bad = "SELECT 10 / (5 - g) AS g FROM generate_series(1, 7) g";
-        sent = simple ? PQsendQuery(conn, bad)
-                      : PQsendQueryParams(conn, bad, 0, NULL, NULL, NULL, NULL, 0);
-        assert_int_equal(sent, 1);
+        send_how(conn, how, "SELECT 10 / (5 - g) AS g FROM generate_series(1, 7) g");
         assert_int_equal(PQsetChunkedRowsMode(conn, 3), 1);
         r = expect(conn, PGRES_TUPLES_CHUNK, NULL);
         assert_int_equal(PQntuples(r), 3);
         assert_string_equal(PQgetvalue(r, 2, 0), "5");
         PQclear(r);
         PQclear(expect(conn, PGRES_FATAL_ERROR, "22012"));
-        expect_end(conn);
+        end_how(conn, how);
 
         /* no rows: only the row-less result */
-        const char *none = "SELECT g FROM generate_series(1, 0) g";
-        sent = simple ? PQsendQuery(conn, none)
-                      : PQsendQueryParams(conn, none, 0, NULL, NULL, NULL, NULL, 0);
+        send_how(conn, how, "SELECT g FROM generate_series(1, 0) g");
         assert_int_equal(PQsetChunkedRowsMode(conn, 2), 1);
         r = expect(conn, PGRES_TUPLES_OK, NULL);
         assert_int_equal(PQntuples(r), 0);
         assert_string_equal(PQcmdStatus(r), "SELECT 0");
         PQclear(r);
-        expect_end(conn);
+        end_how(conn, how);
     }
+    assert_int_equal(PQexitPipelineMode(conn), 1);
     PQfinish(conn);
 }
 
