@@ -96,10 +96,8 @@ PGTransactionStatusType PQtransactionStatus(const PGconn *conn)
 {
     pgw_session_t *s = session_of(conn);
     if (!s) return PQTRANS_UNKNOWN;
-    const pq_cmd_t *h = conn->head;
-    /* a command whose results were all taken (but its NULL) is over */
-    if ((h && !(h->done && h->pos >= h->nres && !h->next)) || conn->copy != PQ_COPY_NONE)
-        return PQTRANS_ACTIVE;
+    /* busy until libpq would have parsed the command's end (exec.c) */
+    if ((conn->head && !pq__head_over(conn)) || conn->copy != PQ_COPY_NONE) return PQTRANS_ACTIVE;
     switch (pgw_session_txn_status(s)) {
     case 'I':
         return PQTRANS_IDLE;

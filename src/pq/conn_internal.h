@@ -60,6 +60,9 @@ typedef struct pq_cmd {
     PGconn *conn;
     pq_cmd_kind_t kind;
     int done;                  /* the session completed it (or it never went out) */
+    int simple;                /* sent as a simple query ('Q') */
+    int end_parsed;            /* done, its results taken, and a call that parses
+                                * libpq's input came after: pq__input_parsed */
     int status;                /* the completion's status */
     unsigned seg;              /* pipeline segment (PQpipelineSync count) */
     int describe;              /* what its successful results are (pq_describe_t) */
@@ -270,6 +273,12 @@ void pq__cmd_free(pq_cmd_t *cmd);
 int pq__cmd_hold_notice(pq_cmd_t *cmd, PGresult *notice, unsigned after, int at_end, unsigned rows);
 PGresult *pq__empty_result(PGconn *conn, ExecStatusType status);
 void pq__cmds_free_all(PGconn *conn);
+/* A call that parses libpq's input (PQisBusy, PQnotifies) was made: the
+ * head command, done and its results taken, is then over (exec.c). */
+void pq__input_parsed(PGconn *conn);
+/* The head command is over as libpq sees it: its results taken and the
+ * ReadyForQuery after them parsed (pq__input_parsed). */
+int pq__head_over(const PGconn *conn);
 int pq__cmd_hook(void *ctx, size_t index, int status, pgw_result_t **res);
 /* A notice that came after `rows` rows of cmd's streamed statement, put
  * where libpq hands it to the receiver: before the queued chunk holding

@@ -513,11 +513,38 @@ static void ignore_result(int status, pgw_result_t *res, void *ud)
 
 /* ------------------------------------------------------------ submitting */
 
-/* Drop the head command when its results (and NULL) were all taken. */
-static void drop_finished_head(PGconn *conn)
+/*
+ * When libpq's connection goes idle. PQgetResult hands out a command's last
+ * result and stops before the ReadyForQuery behind it; the connection is
+ * idle once that is parsed: by the PQgetResult that then returns NULL, or by
+ * PQisBusy or PQnotifies (not PQconsumeInput: it only reads). Until then
+ * PQsend* refuses another command and PQtransactionStatus is
+ * PQTRANS_ACTIVE. pq__input_parsed marks the head command so.
+ */
+void pq__input_parsed(PGconn *conn)
 {
     pq_cmd_t *cmd = conn->head;
-    if (cmd && cmd->done && cmd->pos >= cmd->nres && conn->copy == PQ_COPY_NONE) cmd_dequeue(conn);
+    if (cmd && cmd->done && cmd->pos >= cmd->nres && conn->copy == PQ_COPY_NONE)
+        cmd->end_parsed = 1;
+}
+
+int pq__head_over(const PGconn *conn)
+{
+    const pq_cmd_t *cmd = conn->head;
+    return cmd && cmd->end_parsed && cmd->pos >= cmd->nres && !cmd->next &&
+           conn->copy == PQ_COPY_NONE;
+}
+
+/* libpq's queue of commands holds none (its error message is then the
+ * next command's to clear): an extended query leaves it with its last
+ * result, a simple query once its ReadyForQuery is parsed; in pipeline
+ * mode a command leaves when its NULL is taken. */
+static int queue_empty(const PGconn *conn)
+{
+    const pq_cmd_t *cmd = conn->head;
+    if (!cmd) return 1;
+    if (conn->pipeline != PQ_PIPELINE_OFF || cmd->next || conn->copy != PQ_COPY_NONE) return 0;
+    return cmd->done && cmd->pos >= cmd->nres && (!cmd->simple || cmd->end_parsed);
 }
 
 int pq__send_start(PGconn *conn)
@@ -528,9 +555,12 @@ int pq__send_start(PGconn *conn)
         return 0;
     }
     if (conn->pipeline == PQ_PIPELINE_OFF) {
-        drop_finished_head(conn);
+        if (pq__head_over(conn)) cmd_dequeue(conn);
         if (conn->head || conn->copy != PQ_COPY_NONE) {
-            pq__conn_set_error(conn, "another command is already in progress\n");
+            /* libpq clears the message first unless its queue holds the
+             * command, then appends */
+            if (queue_empty(conn)) pq__str_reset(&conn->errmsg);
+            pq__conn_append_error(conn, "another command is already in progress\n");
             return 0;
         }
     }
@@ -541,6 +571,7 @@ int pq__send_start(PGconn *conn)
 int pq__submit(PGconn *conn, pq_cmd_t *cmd, pgw_request_t *req)
 {
     if (!req->on_result) req->on_result = ignore_result;
+    cmd->simple = req->kind == PGW_REQ_SIMPLE;
     if (conn->pipeline == PQ_PIPELINE_OFF) pq__notice_mark(conn, 1);
     if (conn->broken) {
         /* libpq finds out when it sends: this command's result says so */
@@ -838,6 +869,7 @@ int PQconsumeInput(PGconn *conn)
 int PQisBusy(PGconn *conn)
 {
     if (!conn) return 0;
+    pq__input_parsed(conn);
     pq_cmd_t *cmd = conn->head;
     if (!cmd || conn->copy != PQ_COPY_NONE) return 0;
     if (cmd->pos < cmd_visible(conn, cmd) || cmd->done) return 0;
@@ -1268,8 +1300,8 @@ static PGresult *split_chunk(PGconn *conn, pq_cmd_t *cmd)
 void pq__conn_clear_error(PGconn *conn)
 {
     if (!conn) return;
-    if (conn->pipeline == PQ_PIPELINE_OFF) drop_finished_head(conn);
-    if (!conn->head) pq__str_reset(&conn->errmsg);
+    if (conn->pipeline == PQ_PIPELINE_OFF && pq__head_over(conn)) cmd_dequeue(conn);
+    if (queue_empty(conn)) pq__str_reset(&conn->errmsg);
 }
 
 /* ------------------------------------------------------------------ PQfn */

@@ -35,6 +35,7 @@ void pq__on_notification(pgw_conn_t *c, int32_t pid, pgw_str_t channel, pgw_str_
 PGnotify *PQnotifies(PGconn *conn)
 {
     if (!conn) return NULL;
+    pq__input_parsed(conn); /* libpq's PQnotifies parses its input first */
     PGnotify *n = conn->notify_head;
     if (!n) return NULL;
     conn->notify_head = n->next;

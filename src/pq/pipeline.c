@@ -24,8 +24,7 @@ int PQenterPipelineMode(PGconn *conn)
 {
     if (!conn) return 0;
     if (conn->pipeline != PQ_PIPELINE_OFF) return 1;
-    if (conn->head &&
-        !(conn->head->done && conn->head->pos >= conn->head->nres && !conn->head->next)) {
+    if (conn->head && !pq__head_over(conn)) {
         pq__conn_append_error(conn, "cannot enter pipeline mode, connection not idle\n");
         return 0;
     }

@@ -23,6 +23,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <libpq-fe.h>
@@ -127,6 +128,19 @@ static inline void pqd_print_escapes(PGconn *conn, const char *s, size_t len)
 
 /* Connects with explicit keywords from the environment; extra pairs (NULL
  * terminated, key then value) override or add to them. */
+/* Waits until the server's whole answer, through its ReadyForQuery, is in
+ * the socket's buffer, unread: either library then reads it in one go. (The
+ * server flushes an error at once, before the ReadyForQuery behind it.) */
+static inline void pqd_await_whole_answer(PGconn *conn)
+{
+    static char buf[65536];
+    for (;;) {
+        ssize_t n = recv(PQsocket(conn), buf, sizeof buf, MSG_PEEK);
+        if (n >= 6 && memcmp(buf + n - 6, "Z\0\0\0\5", 5) == 0) return;
+        usleep(1000);
+    }
+}
+
 static inline PGconn *pqd_connect_with(const char *const *extra)
 {
     const char *keys[32], *vals[32];

@@ -2,12 +2,11 @@
  * Single-row mode: PGRES_SINGLE_TUPLE results then an empty PGRES_TUPLES_OK,
  * an error in the middle of the rows, the calls refused at the wrong time,
  * a multi-statement string, and notices raised among the rows (also in
- * pipeline mode): the whole answer read at once, and taken row by row as
- * it comes.
+ * pipeline mode): the whole answer read at once (so the order of the
+ * notices among the rows does not depend on when the server's writes
+ * arrive), and taken row by row as it comes.
  */
 #include "pqdiff.h"
-
-#include <sys/socket.h>
 
 static void run(PGconn *conn, const char *sql, int params)
 {
@@ -20,20 +19,6 @@ static void run(PGconn *conn, const char *sql, int params)
     pqd_drain(conn, "r");
 }
 
-/* Waits until the server's whole answer, through its ReadyForQuery, is
- * in the socket's buffer, unread: either library then reads it in one go,
- * and the order of the notices among the rows does not depend on when the
- * server's writes arrive. */
-static void await_whole_answer(PGconn *conn)
-{
-    static char buf[65536];
-    for (;;) {
-        ssize_t n = recv(PQsocket(conn), buf, sizeof buf, MSG_PEEK);
-        if (n >= 6 && memcmp(buf + n - 6, "Z\0\0\0\5", 5) == 0) return;
-        usleep(1000);
-    }
-}
-
 /* A notice while each row is made (and one before them, one after). */
 static void noisy(PGconn *conn, const char *sql, int params)
 {
@@ -41,7 +26,7 @@ static void noisy(PGconn *conn, const char *sql, int params)
     int ok = params ? PQsendQueryParams(conn, sql, 0, NULL, NULL, NULL, NULL, 0)
                     : PQsendQuery(conn, sql);
     printf("send -> %d singleRow -> %d\n", ok, PQsetSingleRowMode(conn));
-    await_whole_answer(conn);
+    pqd_await_whole_answer(conn);
     pqd_drain(conn, "r");
 }
 
@@ -55,7 +40,7 @@ static void noisy_pipeline(PGconn *conn, const char *sql)
     int single = PQsetSingleRowMode(conn);
     int sync = PQpipelineSync(conn);
     printf("pipeline -> %d send -> %d singleRow -> %d sync -> %d\n", on, ok, single, sync);
-    await_whole_answer(conn);
+    pqd_await_whole_answer(conn);
     pqd_read_until_syncs(conn, 1);
     printf("exit -> %d\n", PQexitPipelineMode(conn));
 }

@@ -1,0 +1,115 @@
+/*
+ * When the connection is idle again. PQgetResult hands out a command's
+ * last result and stops before the ReadyForQuery behind it: until a call
+ * parses that (the PQgetResult that returns NULL, PQisBusy, PQnotifies;
+ * not PQconsumeInput, which only reads), libpq's connection is busy:
+ * PQtransactionStatus says PQTRANS_ACTIVE, PQsend* refuses another
+ * command, PQenterPipelineMode refuses. And its error message then belongs
+ * to a simple query still (PQescapeLiteral keeps it, the refusal appends
+ * to it), where an extended query left libpq's queue with its last result.
+ * Each case: a simple query, PQsendQueryParams and PQsendPrepare, failing
+ * and not, with each call in between.
+ */
+#include "pqdiff.h"
+
+typedef enum { SIMPLE, PARAMS, PREPARE } how_t;
+
+static const char *const hows[] = {"simple", "params", "prepare"};
+static const char *const betweens[] = {"nothing", "PQconsumeInput", "PQisBusy", "PQnotifies",
+                                       "PQescapeLiteral"};
+
+static int send_how(PGconn *conn, how_t how, const char *sql)
+{
+    switch (how) {
+    case SIMPLE:
+        return PQsendQuery(conn, sql);
+    case PARAMS:
+        return PQsendQueryParams(conn, sql, 0, NULL, NULL, NULL, NULL, 0);
+    default:
+        return PQsendPrepare(conn, "", sql, 0, NULL);
+    }
+}
+
+static void between(PGconn *conn, int b)
+{
+    switch (b) {
+    case 1:
+        printf("  PQconsumeInput -> %d\n", PQconsumeInput(conn));
+        break;
+    case 2:
+        printf("  PQisBusy -> %d\n", PQisBusy(conn));
+        break;
+    case 3: {
+        PGnotify *n = PQnotifies(conn);
+        printf("  PQnotifies -> %s\n", n ? "a notification" : "NULL");
+        PQfreemem(n);
+        break;
+    }
+    case 4: {
+        char *e = PQescapeLiteral(conn, "it's", 4);
+        pqd_print_str("  PQescapeLiteral", e);
+        PQfreemem(e);
+        break;
+    }
+    default:
+        break;
+    }
+}
+
+/* The last result of sql, then the call b, then what the connection says
+ * and does; then the rest drained. then: 0 a PQsendQuery, 1
+ * PQenterPipelineMode. */
+static void one(PGconn *conn, how_t how, const char *sql, int b, int then)
+{
+    printf("== %s %s, then %s, then %s\n", hows[how], sql, betweens[b],
+           then ? "PQenterPipelineMode" : "PQsendQuery");
+    printf("  send -> %d\n", send_how(conn, how, sql));
+    /* libpq parses the ReadyForQuery in the call after only if it read it
+     * with the result: the server flushes an error before it */
+    pqd_await_whole_answer(conn);
+    PGresult *r = PQgetResult(conn);
+    printf("  result %s\n", PQresStatus(PQresultStatus(r)));
+    PQclear(r);
+    pqd_print_str("  error message", PQerrorMessage(conn));
+    between(conn, b);
+    pqd_print_str("  error message", PQerrorMessage(conn));
+    printf("  transaction status %s\n", pqd_txstatus(PQtransactionStatus(conn)));
+    if (then) {
+        int ok = PQenterPipelineMode(conn);
+        printf("  PQenterPipelineMode -> %d\n", ok);
+        if (ok) printf("  PQexitPipelineMode -> %d\n", PQexitPipelineMode(conn));
+    } else {
+        printf("  PQsendQuery -> %d\n", PQsendQuery(conn, "SELECT 'next'"));
+    }
+    pqd_print_str("  error message", PQerrorMessage(conn));
+    pqd_drain(conn, "  rest");
+    pqd_print_str("  error message after", PQerrorMessage(conn));
+    printf("  transaction status %s\n", pqd_txstatus(PQtransactionStatus(conn)));
+}
+
+int main(void)
+{
+    pqd_init();
+    PGconn *conn = pqd_connect();
+    static const char *const sqls[] = {"SELECT 1 AS one", "SELECT 1/0"};
+    for (int nb = 0; nb < 2; nb++) {
+        if (nb) {
+            printf("== non-blocking\n");
+            PQsetnonblocking(conn, 1);
+        }
+        for (int how = SIMPLE; how <= PREPARE; how++)
+            for (size_t q = 0; q < 2; q++)
+                for (int b = 0; b < 5; b++)
+                    one(conn, (how_t)how, sqls[q], b, 0);
+        for (int how = SIMPLE; how <= PARAMS; how++)
+            for (int b = 0; b < 3; b += 2)
+                one(conn, (how_t)how, sqls[0], b, 1);
+    }
+    /* Inside a transaction block: the status once idle is the block's. */
+    pqd_exec(conn, "BEGIN");
+    one(conn, SIMPLE, "SELECT 2", 0, 0);
+    one(conn, SIMPLE, "SELECT 2", 2, 0);
+    pqd_exec(conn, "ROLLBACK");
+    PQfinish(conn);
+    return 0;
+}
