@@ -308,7 +308,14 @@ PQconninfoOption *PQconninfo(PGconn *conn)
 int PQsetnonblocking(PGconn *conn, int arg)
 {
     if (!conn || conn->status == CONNECTION_BAD) return -1;
-    conn->nonblocking = arg ? 1 : 0;
+    int on = arg ? 1 : 0;
+    if (on == conn->nonblocking) return 0;
+    /* As libpq: the message is cleared unless a command owns it, and what
+     * is queued is written in the mode being left (-1 when that fails, or
+     * leaves some unwritten). */
+    pq__conn_clear_error(conn);
+    if (PQflush(conn) != 0) return -1;
+    conn->nonblocking = on;
     return 0;
 }
 

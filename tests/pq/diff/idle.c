@@ -8,7 +8,9 @@
  * to a simple query still (PQescapeLiteral keeps it, the refusal appends
  * to it), where an extended query left libpq's queue with its last result.
  * Each case: a simple query, PQsendQueryParams and PQsendPrepare, failing
- * and not, with each call in between.
+ * and not, with each call in between. Last, PQsetnonblocking, which clears
+ * the message as the escape functions do (when it changes the mode), and
+ * writes what a pipeline queued.
  */
 #include "pqdiff.h"
 
@@ -87,6 +89,44 @@ static void one(PGconn *conn, how_t how, const char *sql, int b, int then)
     printf("  transaction status %s\n", pqd_txstatus(PQtransactionStatus(conn)));
 }
 
+static void set_nonblocking(PGconn *conn, int on)
+{
+    int rc = PQsetnonblocking(conn, on);
+    printf("  PQsetnonblocking(%d) -> %d\n", on, rc);
+    pqd_print_str("  error message", PQerrorMessage(conn));
+}
+
+static void nonblocking_switch(PGconn *conn)
+{
+    printf("== PQsetnonblocking\n");
+    for (int on = 0; on < 2; on++) {
+        PQclear(PQexec(conn, "SELECT 1/0"));
+        pqd_print_str("  error message", PQerrorMessage(conn));
+        set_nonblocking(conn, on); /* the mode it has: nothing changes */
+        set_nonblocking(conn, !on);
+        set_nonblocking(conn, on);
+    }
+    printf("== PQsetnonblocking while a simple query owns the message\n");
+    PQsendQuery(conn, "SELECT 1/0");
+    pqd_await_whole_answer(conn);
+    PQclear(PQgetResult(conn));
+    set_nonblocking(conn, 1);
+    pqd_drain(conn, "  rest");
+    set_nonblocking(conn, 0);
+    printf("== PQsetnonblocking in a pipeline\n");
+    PQenterPipelineMode(conn);
+    PQsendQueryParams(conn, "SELECT 1", 0, NULL, NULL, NULL, NULL, 0);
+    PQsendQueryParams(conn, "SELECT 1/0", 0, NULL, NULL, NULL, NULL, 0);
+    PQsendFlushRequest(conn);
+    set_nonblocking(conn, 1); /* writes the queries: their results come */
+    pqd_drain(conn, "  first");
+    pqd_drain(conn, "  second");
+    PQpipelineSync(conn);
+    set_nonblocking(conn, 0);
+    pqd_drain(conn, "  sync");
+    printf("  PQexitPipelineMode -> %d\n", PQexitPipelineMode(conn));
+}
+
 int main(void)
 {
     pqd_init();
@@ -110,6 +150,7 @@ int main(void)
     one(conn, SIMPLE, "SELECT 2", 0, 0);
     one(conn, SIMPLE, "SELECT 2", 2, 0);
     pqd_exec(conn, "ROLLBACK");
+    nonblocking_switch(conn);
     PQfinish(conn);
     return 0;
 }
