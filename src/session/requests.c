@@ -964,6 +964,7 @@ static int queue_request(submit_t *sb, const pgw_request_t *rq, bool own_sync)
         rc = enc_prepare(sb, r, rq);
         break;
     case PGW_REQ_EXECUTE:
+        if (rq->flags & PGW_Q_TEXT) r->flags |= PGW__RF_TEXT;
         rc = enc_execute(sb, r, rq, own_sync, &xi);
         break;
     case PGW_REQ_DESCRIBE:

@@ -305,6 +305,19 @@ static void test_same_descriptor_conn_and_client(void **state)
 
 /* Column 0 in text ("42"), column 1 in binary (4 bytes), both decoded by
  * the typed accessors. */
+static void expect_all_text(const pgw_result_t *res, const char *a, const char *b)
+{
+    const char *want[] = {a, b};
+    for (size_t c = 0; c < 2; c++) {
+        assert_int_equal(pgw_result_fformat(res, c), PGW_FORMAT_TEXT);
+        pgw_value_t v;
+        assert_int_equal(pgw_result_value(res, 0, c, &v), 0);
+        assert_int_equal(v.format, PGW_FORMAT_TEXT);
+        assert_int_equal(v.len, (int32_t)strlen(want[c]));
+        assert_memory_equal(v.p, want[c], strlen(want[c]));
+    }
+}
+
 static void expect_mixed(const pgw_result_t *res, int16_t f0, int16_t f1, int32_t a, int32_t b)
 {
     assert_int_equal(pgw_result_fformat(res, 0), f0);
@@ -364,6 +377,18 @@ static void test_per_column_result_formats(void **state)
     assert_int_equal(pgw_client_run(db, &x, &res), 0);
     expect_mixed(res, PGW_FORMAT_TEXT, PGW_FORMAT_BINARY, 7, 8);
     pgw_result_free(res);
+    /* PGW_Q_TEXT: every column in text, as its Bind asks, though the
+     * statement's description (known since the prepare) has its own. */
+    x.result_formats = NULL;
+    x.nresult_formats = 0;
+    x.flags = PGW_Q_TEXT;
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(pgw_client_run(db, &x, &res), 0);
+        expect_all_text(res, "7", "8");
+        pgw_result_free(res);
+    }
+    x.flags = 0;
+    x.nresult_formats = 2;
 
     /* The same descriptors on a connection. */
     pgt_conn_t f;

@@ -139,8 +139,13 @@ static void described(PGconn *conn)
     pqd_show("describe dml", PQdescribePrepared(conn, "ins"));
     const char *v[] = {"5", "five"};
     pqd_show("execPrepared", PQexecPrepared(conn, "ins", 2, v, NULL, NULL, 0));
+    /* A described statement's results in the format each execution asks */
+    pqd_show("execPrepared text",
+             PQexecPrepared(conn, "st", 3, (const char *[]){"1", "y", "2.5"}, NULL, NULL, 0));
     pqd_show("execPrepared binary",
              PQexecPrepared(conn, "st", 3, (const char *[]){"1", "y", "2.5"}, NULL, NULL, 1));
+    pqd_show("execPrepared text again",
+             PQexecPrepared(conn, "st", 3, (const char *[]){"3", "z", "-1"}, NULL, NULL, 0));
     pqd_show("execPrepared wrong count", PQexecPrepared(conn, "st", 1, v, NULL, NULL, 0));
     pqd_exec(conn, "BEGIN");
     pqd_exec(conn, "DECLARE cur CURSOR FOR SELECT a, b FROM ty ORDER BY a");
