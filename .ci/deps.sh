@@ -10,12 +10,12 @@ set -euo pipefail
 # and krb5-user (kinit): tests/pg/kdc.sh, the krb5 fixture's throwaway realm
 # (tests/integration/test_gss_libpq.c, bench/'s Connect over GSS encryption row).
 # doxygen: the API reference (the docs target, checked by .ci/run).
-# python3-psycopg2, libdbd-pg-perl, ruby-pg, php-cli + php-pgsql: bindings built on libpq
-# that tests/pq/bindings runs on libpgwire-pq.
+# python3-psycopg2, python3-psycopg, libdbd-pg-perl, ruby-pg, php-cli + php-pgsql: bindings
+# built on libpq that tests/pq/bindings runs on libpgwire-pq.
 PACKAGES=(cmake gcc clang pkg-config make libuv1-dev libssl-dev libcmocka-dev postgresql
     postgresql-contrib libpq-dev openssl valgrind ca-certificates python3 clang-format iproute2
     pgbouncer pgpool2 libkrb5-dev krb5-kdc krb5-admin-server krb5-user doxygen
-    python3-psycopg2 libdbd-pg-perl ruby-pg php-cli php-pgsql)
+    python3-psycopg2 python3-psycopg libdbd-pg-perl ruby-pg php-cli php-pgsql)
 
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -9,11 +9,11 @@ timeout, the asynchronous API with its own select() loop, a wait callback
 Run by run-bindings.sh on libpq and on libpgwire-pq: everything printed must
 be identical. Nothing printed depends on time, process ids or the run.
 """
+import functools
 import io
 import os
 import select
 import threading
-import time
 import datetime
 import decimal
 import uuid
@@ -24,37 +24,12 @@ import psycopg2.extensions as ext
 import psycopg2.extras as extras
 from psycopg2 import sql
 
+import pysession
+from pysession import out, section
+
+fails = functools.partial(pysession.fails, psycopg2.Error)
+
 extras.register_uuid()
-
-
-def out(*a):
-    print(*a, flush=True)
-
-
-def section(name):
-    out("==", name)
-
-
-def fails(f, *args):
-    """f(*args) must raise a psycopg2 error: its class and SQLSTATE."""
-    try:
-        f(*args)
-    except psycopg2.Error as e:
-        out(type(e).__name__, e.pgcode)
-        return
-    out("no error")
-
-
-def wait_active(probe, pid, pattern):
-    """Until the backend pid runs a statement like pattern (no deadline: the
-    test's own timeout ends a hang)."""
-    pc = probe.cursor()
-    while True:
-        pc.execute("SELECT count(*) FROM pg_stat_activity WHERE pid = %s AND state = 'active'"
-                   " AND query LIKE %s", (pid, pattern))
-        if pc.fetchone()[0]:
-            return
-        time.sleep(0.02)
 
 
 def take_notifies(c, n):
@@ -118,13 +93,12 @@ cur.execute("SELECT 1 WHERE false")
 out(cur.fetchall(), cur.rowcount, cur.description[0].name)
 
 section("errors")
-for q in ["SELECT 1/0", "SELECT * FROM nosuch", "SELEC 1", "INSERT INTO t (i) VALUES ('x')"]:
-    try:
-        cur.execute(q)
-    except psycopg2.Error as e:
-        d = e.diag
-        out(type(e).__name__, e.pgcode, repr(e.pgerror), d.severity, d.severity_nonlocalized, d.sqlstate,
-            d.message_primary, d.statement_position, d.source_function is not None)
+pysession.each_error(
+    psycopg2.Error, cur.execute,
+    ["SELECT 1/0", "SELECT * FROM nosuch", "SELEC 1", "INSERT INTO t (i) VALUES ('x')"],
+    lambda e: (type(e).__name__, e.pgcode, repr(e.pgerror), e.diag.severity, e.diag.severity_nonlocalized,
+               e.diag.sqlstate, e.diag.message_primary, e.diag.statement_position,
+               e.diag.source_function is not None))
 conn.autocommit = False
 cur.execute("SELECT 1")
 out(conn.info.transaction_status)
@@ -247,7 +221,9 @@ probe.autocommit = True
 
 
 def canceller():
-    wait_active(probe, conn.info.backend_pid, "SELECT pg_sleep(30)%")
+    pc = probe.cursor()
+    pysession.wait_active(lambda q, a: (pc.execute(q, a), pc.fetchone()[0])[1], conn.info.backend_pid,
+                          "SELECT pg_sleep(30)%")
     conn.cancel()
 
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Language bindings built on libpq, as Debian ships them, run unchanged on
 # libpq and on libpgwire-pq (LD_LIBRARY_PATH=COMPAT_DIR): Python's psycopg2
-# (psycopg2_session.py), Perl's DBD::Pg (dbd_pg_session.pl), Ruby's pg
+# (psycopg2_session.py) and psycopg 3 (psycopg3_session.py, libpq through
+# ctypes), Perl's DBD::Pg (dbd_pg_session.pl), Ruby's pg
 # (ruby_pg_session.rb) and PHP's pgsql and PDO_PGSQL
 # (php_pgsql_session.php). Each program's output and exit status must be
 # identical on both libraries.
@@ -19,9 +20,9 @@ set -uo pipefail
 
 [ $# -eq 6 ] || { echo "usage: $0 ENV_FILE COMPAT_DIR PYTHON PERL RUBY PHP" >&2; exit 2; }
 python=$3 perl=$4 ruby=$5 php=$6
-programs=4
+programs=5
 if [ -n "${PQ_PRELOAD:-}" ]; then
-    php='' programs=3
+    php='' programs=4
 fi
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=../lib.sh
@@ -43,6 +44,7 @@ mapped_libpq() {
 check_loader() {
     local got mapped=()
     mapped+=("$(mapped_libpq "$1" "$python" -c 'import psycopg2; print(open("/proc/self/maps").read())')")
+    mapped+=("$(mapped_libpq "$1" "$python" -c 'import psycopg; psycopg.pq.version(); print(open("/proc/self/maps").read())')")
     # shellcheck disable=SC2016 # perl's own variables
     mapped+=("$(mapped_libpq "$1" "$perl" -MDBD::Pg -e 'open(my $f, "<", "/proc/self/maps"); print <$f>')")
     mapped+=("$(mapped_libpq "$1" "$ruby" -rpg -e 'print File.read("/proc/self/maps")')")
@@ -62,6 +64,7 @@ run() { # LIB: both programs on LIB, logged in $tmp/LIB.log
     : >"$tmp/$lib.log"
     check_loader "$lib"
     pq_step "$lib" "$compat" "$tmp/$lib.log" psycopg2 "$python" "$here/psycopg2_session.py"
+    pq_step "$lib" "$compat" "$tmp/$lib.log" psycopg "$python" "$here/psycopg3_session.py"
     pq_step "$lib" "$compat" "$tmp/$lib.log" DBD::Pg "$perl" "$here/dbd_pg_session.pl"
     pq_step "$lib" "$compat" "$tmp/$lib.log" ruby-pg "$ruby" "$here/ruby_pg_session.rb"
     [ -z "$php" ] || pq_step "$lib" "$compat" "$tmp/$lib.log" php-pgsql "$php" "$here/php_pgsql_session.php"
@@ -78,6 +81,6 @@ if ! diff -u "$tmp/libpq.log" "$tmp/pgwire.log"; then
     echo "the bindings' output differs between libpq (-) and libpgwire-pq (+)"
     exit 1
 fi
-names="psycopg2, DBD::Pg, ruby-pg"
+names="psycopg2, psycopg 3, DBD::Pg, ruby-pg"
 [ -z "$php" ] || names+=" and PHP's pgsql"
 echo "$names: identical output on both libraries ($(wc -l <"$tmp/libpq.log") lines)"
