@@ -63,6 +63,14 @@ out(sql.Literal("it's").as_string(conn), sql.Literal(b"\x00'").as_string(conn))
 for k in range(8):  # prepared after prepare_threshold uses
     cur.execute("SELECT %s::int * 2", (k,))
 out(cur.fetchone(), conn.prepare_threshold)
+bcur = conn.cursor(binary=True)
+for k in range(3):  # binary results of a statement prepared now, then of a text-prepared one
+    bcur.execute("SELECT %s::int * 3, %s::text, %s::numeric", (k, "b%d" % k, decimal.Decimal("1.5")), prepare=True)
+    out(bcur.fetchone(), bcur.pgresult.fformat(0))
+    bcur.execute("SELECT %s::int * 2", (k,))
+    out(bcur.fetchone(), bcur.pgresult.fformat(0))
+    cur.execute("SELECT %s::int * 3, %s::text, %s::numeric", (k, "t%d" % k, decimal.Decimal("2.5")))
+    out(cur.fetchone(), cur.pgresult.fformat(0))
 
 section("pipeline")
 cur.execute("CREATE TEMP TABLE p (a int, b text)")
