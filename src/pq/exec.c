@@ -1165,9 +1165,11 @@ static int set_chunk_rows(PGconn *conn, int rows)
     pq_cmd_t *cmd = conn->head;
     /* as libpq: while the command has results to come (also between two
      * statements of a simple query: the mode applies to those after) */
-    if (!cmd || cmd->kind != PQ_CMD_QUERY || cmd->describe != PQ_DESCRIBE_ROWS ||
-        (cmd->done && cmd->pos >= cmd->nres))
-        return 0;
+    if (!cmd || cmd->kind != PQ_CMD_QUERY || cmd->describe != PQ_DESCRIBE_ROWS) return 0;
+    if (cmd->done && cmd->pos >= cmd->nres)
+        /* libpq accepts it while a simple query's end is not parsed yet
+         * (pq__input_parsed), for rows that will not come */
+        return conn->pipeline == PQ_PIPELINE_OFF && cmd->simple && !cmd->end_parsed;
     /* nor for a query an error before it in the pipeline aborts: libpq has
      * its PGRES_PIPELINE_ABORTED ready */
     if (cmd->seg && conn->aborted_seg == cmd->seg &&

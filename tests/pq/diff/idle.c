@@ -4,7 +4,8 @@
  * parses that (the PQgetResult that returns NULL, PQisBusy, PQnotifies;
  * not PQconsumeInput, which only reads), libpq's connection is busy:
  * PQtransactionStatus says PQTRANS_ACTIVE, PQsend* refuses another
- * command, PQenterPipelineMode refuses. And its error message then belongs
+ * command, PQenterPipelineMode refuses (PQsetSingleRowMode accepts, for a
+ * simple query's rows that will not come). And its error message then belongs
  * to a simple query still (PQescapeLiteral keeps it, the refusal appends
  * to it), where an extended query left libpq's queue with its last result.
  * Each case: a simple query, PQsendQueryParams and PQsendPrepare, failing
@@ -60,11 +61,11 @@ static void between(PGconn *conn, int b)
 
 /* The last result of sql, then the call b, then what the connection says
  * and does; then the rest drained. then: 0 a PQsendQuery, 1
- * PQenterPipelineMode. */
+ * PQenterPipelineMode, 2 PQsetSingleRowMode. */
 static void one(PGconn *conn, how_t how, const char *sql, int b, int then)
 {
-    printf("== %s %s, then %s, then %s\n", hows[how], sql, betweens[b],
-           then ? "PQenterPipelineMode" : "PQsendQuery");
+    static const char *const thens[] = {"PQsendQuery", "PQenterPipelineMode", "PQsetSingleRowMode"};
+    printf("== %s %s, then %s, then %s\n", hows[how], sql, betweens[b], thens[then]);
     printf("  send -> %d\n", send_how(conn, how, sql));
     /* libpq parses the ReadyForQuery in the call after only if it read it
      * with the result: the server flushes an error before it */
@@ -76,10 +77,12 @@ static void one(PGconn *conn, how_t how, const char *sql, int b, int then)
     between(conn, b);
     pqd_print_str("  error message", PQerrorMessage(conn));
     printf("  transaction status %s\n", pqd_txstatus(PQtransactionStatus(conn)));
-    if (then) {
+    if (then == 1) {
         int ok = PQenterPipelineMode(conn);
         printf("  PQenterPipelineMode -> %d\n", ok);
         if (ok) printf("  PQexitPipelineMode -> %d\n", PQexitPipelineMode(conn));
+    } else if (then == 2) {
+        printf("  PQsetSingleRowMode -> %d\n", PQsetSingleRowMode(conn));
     } else {
         printf("  PQsendQuery -> %d\n", PQsendQuery(conn, "SELECT 'next'"));
     }
@@ -143,7 +146,8 @@ int main(void)
                     one(conn, (how_t)how, sqls[q], b, 0);
         for (int how = SIMPLE; how <= PARAMS; how++)
             for (int b = 0; b < 3; b += 2)
-                one(conn, (how_t)how, sqls[0], b, 1);
+                for (int then = 1; then <= 2; then++)
+                    one(conn, (how_t)how, sqls[0], b, then);
     }
     /* Inside a transaction block: the status once idle is the block's. */
     pqd_exec(conn, "BEGIN");
