@@ -571,7 +571,8 @@ int pq__send_start(PGconn *conn)
 int pq__submit(PGconn *conn, pq_cmd_t *cmd, pgw_request_t *req)
 {
     if (!req->on_result) req->on_result = ignore_result;
-    cmd->simple = req->kind == PGW_REQ_SIMPLE;
+    /* (libpq sends a COPY statement as a simple query too) */
+    cmd->simple = req->kind == PGW_REQ_SIMPLE || cmd->kind == PQ_CMD_COPY;
     if (conn->pipeline == PQ_PIPELINE_OFF) pq__notice_mark(conn, 1);
     if (conn->broken) {
         /* libpq finds out when it sends: this command's result says so */
@@ -1165,11 +1166,12 @@ static int set_chunk_rows(PGconn *conn, int rows)
     pq_cmd_t *cmd = conn->head;
     /* as libpq: while the command has results to come (also between two
      * statements of a simple query: the mode applies to those after) */
-    if (!cmd || cmd->kind != PQ_CMD_QUERY || cmd->describe != PQ_DESCRIBE_ROWS) return 0;
+    if (!cmd) return 0;
     if (cmd->done && cmd->pos >= cmd->nres)
         /* libpq accepts it while a simple query's end is not parsed yet
          * (pq__input_parsed), for rows that will not come */
         return conn->pipeline == PQ_PIPELINE_OFF && cmd->simple && !cmd->end_parsed;
+    if (cmd->kind != PQ_CMD_QUERY || cmd->describe != PQ_DESCRIBE_ROWS) return 0;
     /* nor for a query an error before it in the pipeline aborts: libpq has
      * its PGRES_PIPELINE_ABORTED ready */
     if (cmd->seg && conn->aborted_seg == cmd->seg &&

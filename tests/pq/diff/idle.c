@@ -9,9 +9,9 @@
  * to a simple query still (PQescapeLiteral keeps it, the refusal appends
  * to it), where an extended query left libpq's queue with its last result.
  * Each case: a simple query, PQsendQueryParams and PQsendPrepare, failing
- * and not, with each call in between. Last, PQsetnonblocking, which clears
- * the message as the escape functions do (when it changes the mode), and
- * writes what a pipeline queued.
+ * and not, with each call in between; and a COPY statement's end. Last, PQsetnonblocking, which
+ * clears the message as the escape functions do (when it changes the mode), and writes what a
+ * pipeline queued.
  */
 #include "pqdiff.h"
 
@@ -92,6 +92,36 @@ static void one(PGconn *conn, how_t how, const char *sql, int b, int then)
     printf("  transaction status %s\n", pqd_txstatus(PQtransactionStatus(conn)));
 }
 
+/* A COPY statement is a simple query to libpq: after its end's result,
+ * before its NULL, it owns the error message and accepts single-row mode. */
+static void copy_end(PGconn *conn)
+{
+    pqd_exec(conn, "CREATE TEMP TABLE idle_copy (a int)");
+    static const char *const rows[] = {"bad\n", "1\n"};
+    for (size_t k = 0; k < 2; k++) {
+        printf("== COPY FROM STDIN of %s", rows[k]);
+        printf("  send -> %d\n", PQsendQuery(conn, "COPY idle_copy FROM STDIN"));
+        PGresult *r = PQgetResult(conn);
+        printf("  result %s\n", PQresStatus(PQresultStatus(r)));
+        PQclear(r);
+        printf("  PQputCopyData -> %d\n", PQputCopyData(conn, rows[k], (int)strlen(rows[k])));
+        printf("  PQputCopyEnd -> %d\n", PQputCopyEnd(conn, NULL));
+        /* (what follows is the same whether libpq read the ReadyForQuery
+         * with the result or not: no call parses it) */
+        r = PQgetResult(conn);
+        printf("  result %s\n", PQresStatus(PQresultStatus(r)));
+        PQclear(r);
+        char *e = PQescapeLiteral(conn, "x", 1);
+        PQfreemem(e);
+        pqd_print_str("  error message after PQescapeLiteral", PQerrorMessage(conn));
+        printf("  transaction status %s\n", pqd_txstatus(PQtransactionStatus(conn)));
+        printf("  PQsetSingleRowMode -> %d\n", PQsetSingleRowMode(conn));
+        printf("  PQsendQuery -> %d\n", PQsendQuery(conn, "SELECT 'next'"));
+        pqd_print_str("  error message", PQerrorMessage(conn));
+        pqd_drain(conn, "  rest");
+    }
+}
+
 static void set_nonblocking(PGconn *conn, int on)
 {
     int rc = PQsetnonblocking(conn, on);
@@ -154,6 +184,7 @@ int main(void)
     one(conn, SIMPLE, "SELECT 2", 0, 0);
     one(conn, SIMPLE, "SELECT 2", 2, 0);
     pqd_exec(conn, "ROLLBACK");
+    copy_end(conn);
     nonblocking_switch(conn);
     PQfinish(conn);
     return 0;
