@@ -947,6 +947,7 @@ static int queue_request(submit_t *sb, const pgw_request_t *rq, bool own_sync)
         r->flags |= PGW__RF_STREAM;
     }
     if (rq->flags & PGW_Q_NO_RESULT) r->flags |= PGW__RF_NO_RESULT;
+    if (rq->flags & PGW_Q_TEXT) r->flags |= PGW__RF_TEXT;
     exec_info_t xi = {false, 0};
     if (sync_point(rq)) own_sync = false; /* 'Q' and 'F' are their own sync point */
     switch (rq->kind) {
@@ -956,7 +957,6 @@ static int queue_request(submit_t *sb, const pgw_request_t *rq, bool own_sync)
         if (rc == 0) rc = pgw__copy_carry(sb->s, r, rq);
         break;
     case PGW_REQ_QUERY:
-        if (rq->flags & PGW_Q_TEXT) r->flags |= PGW__RF_TEXT;
         rc = pgw__cache_applies(sb->s, rq) ? enc_query_cached(sb, r, rq, own_sync)
                                            : enc_query(sb, r, rq, own_sync, "");
         break;
@@ -964,7 +964,6 @@ static int queue_request(submit_t *sb, const pgw_request_t *rq, bool own_sync)
         rc = enc_prepare(sb, r, rq);
         break;
     case PGW_REQ_EXECUTE:
-        if (rq->flags & PGW_Q_TEXT) r->flags |= PGW__RF_TEXT;
         rc = enc_execute(sb, r, rq, own_sync, &xi);
         break;
     case PGW_REQ_DESCRIBE:
