@@ -59,7 +59,7 @@ check_loader() {
     done
 }
 
-run() { # LIB: both programs on LIB, logged in $tmp/LIB.log
+run() { # LIB: every program on LIB, logged in $tmp/LIB.log
     local lib=$1
     : >"$tmp/$lib.log"
     check_loader "$lib"
