@@ -332,6 +332,9 @@ typedef struct pgw_conn_config {
     /* Bytes of each TLS ciphertext ring (input and output); 0: 64 KiB. */
     size_t tls_ring_size;
     /* Optional application hooks (views valid during the call). */
+    /* A NoticeResponse, or the FATAL error of a server that ends the
+     * connection while no request waits for an answer (see the session's
+     * on_notice); on_lost follows that one. */
     void (*on_notice)(pgw_conn_t *conn, const pgw_error_t *notice, void *ud);
     /* A NotificationResponse (LISTEN/NOTIFY): see pgw_notification_cb.
      * pgw_conn_set_notification_cb replaces it. */

@@ -122,6 +122,11 @@ typedef struct pgw_session_callbacks {
     /* The session broke (fatal error or pgw_session_fail): the driver should
      * close its transport. Pending requests have already been failed. */
     void (*on_broken)(pgw_session_t *s, int err, void *ud);
+    /* A NoticeResponse. Also an ErrorResponse of severity FATAL or PANIC
+     * that no request of the caller's is waiting for (the server ending an
+     * idle connection: pg_terminate_backend, idle_session_timeout, a
+     * shutdown), just before the session breaks with PGW_ECONNLOST.
+     * notice is valid during the call. */
     void (*on_notice)(pgw_session_t *s, const pgw_error_t *notice, void *ud);
     void (*on_notification)(pgw_session_t *s, int32_t pid, pgw_str_t channel, pgw_str_t payload,
                             void *ud);

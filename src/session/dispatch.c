@@ -569,7 +569,10 @@ static bool is_fatal_error(const pgw_error_fields_t *f)
 }
 
 /* The server is about to close the connection: the head request gets the
- * error, the others see the connection lost. */
+ * error, the others see the connection lost. With no request of the
+ * caller's waiting (the server ends an idle connection: an administrator's
+ * pg_terminate_backend, idle_session_timeout, a shutdown), on_notice is the
+ * error's only reader, as libpq hands it to its notice processor. */
 static int on_fatal_error(pgw_session_t *s, const pgw_error_fields_t *f)
 {
     pgw__req_t *r = s->fifo.head;
@@ -579,6 +582,10 @@ static int on_fatal_error(pgw_session_t *s, const pgw_error_fields_t *f)
         int rc = x ? pgw__result_set_error(x, f) : PGW_ENOMEM;
         if (rc < 0) return rc;
         complete_head(s, PGW_ESERVER);
+    } else if (s->cb.on_notice) {
+        pgw_error_t e;
+        pgw__error_from_fields(f, &e);
+        s->cb.on_notice(s, &e, s->ud);
     }
     if (!pgw__halted(s)) pgw__session_break(s, PGW_ECONNLOST);
     return 0;

@@ -13,7 +13,8 @@
  * its connection the same way: the requests complete with PGW_ERETRY, the
  * pool drops the connection and the next request runs on a new one. A
  * connection terminated while idle gives its next request the server's
- * FATAL error, then is lost.
+ * FATAL error, then is lost; with its loop running, on_notice reads that
+ * FATAL before on_lost.
  */
 #define _POSIX_C_SOURCE 200809L /* uv.h */
 #include "deadline_conn.h"
@@ -206,6 +207,64 @@ static void test_terminated_while_idle_tls(void **state)
         terminated_while_idle(1);
 }
 
+/* Terminated while idle, with the connection's loop running: no request
+ * waits for the server's FATAL, so on_notice reads it (severity FATAL,
+ * 57P01), once, before on_lost reports the loss. */
+typedef struct idle_watch {
+    dl_conn_t x;
+    int notices, lost_at_notice;
+    char severity[16], sqlstate[6];
+} idle_watch_t;
+
+static void on_idle_notice(pgw_conn_t *c, const pgw_error_t *e, void *ud)
+{
+    (void)c;
+    idle_watch_t *w = ud;
+    w->notices++;
+    w->lost_at_notice = w->x.lost;
+    snprintf(w->severity, sizeof w->severity, "%s", e->severity ? e->severity : "");
+    snprintf(w->sqlstate, sizeof w->sqlstate, "%s", e->sqlstate ? e->sqlstate : "");
+}
+
+static void on_idle_lost(pgw_conn_t *c, int err, void *ud)
+{
+    dl_lost(c, err, &((idle_watch_t *)ud)->x);
+}
+
+static void test_terminated_while_idle_notice(void **state)
+{
+    (void)state;
+    char ci[512];
+    idle_watch_t w;
+    memset(&w, 0, sizeof w);
+    assert_int_equal(uv_loop_init(&w.x.own), 0);
+    w.x.loop = &w.x.own;
+    pgw_conn_config_t cfg;
+    pgw_conn_config_init(&cfg);
+    cfg.on_notice = on_idle_notice;
+    cfg.on_lost = on_idle_lost;
+    cfg.ud = &w;
+    assert_int_equal(pgw_conn_new(&w.x.conn, w.x.loop, &cfg), 0);
+    assert_int_equal(
+        pgw_conn_connect(w.x.conn, pgt_conninfo(ci, sizeof ci, NULL), dl_connected, &w.x), 0);
+    dl_spin(&w.x, &w.x.connected, 20000);
+    assert_int_equal(w.x.connect_status, 0);
+    pgw_client_t *killer = pgt_client_open();
+    char sql[96];
+    snprintf(sql, sizeof sql, "SELECT pg_terminate_backend(%d)::int",
+             (int)pgw_conn_backend_pid(w.x.conn));
+    assert_int_equal(pgt_client_int8(killer, sql), 1);
+    pgw_client_close(killer);
+    dl_spin(&w.x, &w.x.lost, DL_WAIT_MS);
+    assert_int_equal(w.x.lost, 1);
+    assert_int_equal(w.x.lost_err, PGW_ECONNLOST);
+    assert_int_equal(w.notices, 1);
+    assert_int_equal(w.lost_at_notice, 0);
+    assert_string_equal(w.severity, "FATAL");
+    assert_string_equal(w.sqlstate, "57P01");
+    dl_close(&w.x);
+}
+
 static void test_proxy_reset(void **state)
 {
     (void)state;
@@ -361,6 +420,7 @@ int main(void)
         cmocka_unit_test(test_terminate_backend),
         cmocka_unit_test(test_terminated_while_idle),
         cmocka_unit_test(test_terminated_while_idle_tls),
+        cmocka_unit_test(test_terminated_while_idle_notice),
         cmocka_unit_test(test_proxy_reset),
         cmocka_unit_test(test_proxy_cut_mid_datarow),
         cmocka_unit_test(test_pool_drops_dead_connection),

@@ -17,13 +17,10 @@ static void err(PGconn *conn, const char *sql)
     pqd_show_error(conn, PQexec(conn, sql));
 }
 
-/* Terminated while idle, by another session: the server's FATAL waits on
- * the socket, and the next query's results begin with it, then the loss
- * (whether or not the query's send fails, as libpq reads on). */
-static void terminated_while_idle(void)
+/* Terminates conn's backend from another session and waits until it is
+ * gone: its FATAL error and the close wait on conn's socket, unread. */
+static void terminate_idle(PGconn *conn)
 {
-    printf("== terminated while idle\n");
-    PGconn *conn = pqd_connect();
     PGconn *other = pqd_connect();
     char sql[160];
     snprintf(sql, sizeof sql, "SELECT pg_terminate_backend(%d)", PQbackendPID(conn));
@@ -36,10 +33,48 @@ static void terminated_while_idle(void)
         if (gone) break;
         usleep(10000);
     }
+    PQfinish(other);
+}
+
+/* Terminated while idle: the next query's results begin with the FATAL,
+ * then the loss (whether or not the query's send fails, as libpq reads
+ * on). */
+static void terminated_while_idle(void)
+{
+    printf("== terminated while idle\n");
+    PGconn *conn = pqd_connect();
+    PQsetNoticeProcessor(conn, pqd_notice_printer, "idle");
+    terminate_idle(conn);
     printf("send -> %d\n", PQsendQuery(conn, "SELECT 1"));
     pqd_drain(conn, "after");
     printf("status=%s errmsg=[%s]\n", pqd_connstatus(PQstatus(conn)), PQerrorMessage(conn));
-    PQfinish(other);
+    PQfinish(conn);
+}
+
+/* Terminated while idle, read by a program's own loop (a LISTEN loop):
+ * the FATAL goes to the notice processor, as libpq parses it with no
+ * command running, and a PQconsumeInput returns 0 with the loss. How many
+ * calls returned 1 before is not printed: libpq finds the close one read
+ * after the FATAL, this library in the same one (src/pq/README.md). */
+static void terminated_while_listening(void)
+{
+    printf("== terminated while idle, read by PQconsumeInput\n");
+    PGconn *conn = pqd_connect();
+    PQsetNoticeProcessor(conn, pqd_notice_printer, "listen");
+    terminate_idle(conn);
+    int ok = 1;
+    for (int i = 0; i < 100 && ok; i++) {
+        ok = PQconsumeInput(conn);
+        PGnotify *n = PQnotifies(conn);
+        if (n) printf("notification %s\n", n->relname);
+        PQfreemem(n);
+        if (ok) usleep(10000);
+    }
+    printf("consume -> %d status=%s busy=%d\n", ok, pqd_connstatus(PQstatus(conn)), PQisBusy(conn));
+    printf("errmsg=[%s]\n", PQerrorMessage(conn));
+    PGresult *r = PQgetResult(conn);
+    printf("result %s\n", r ? PQresStatus(PQresultStatus(r)) : "NULL");
+    PQclear(r);
     PQfinish(conn);
 }
 
@@ -122,6 +157,7 @@ int main(void)
     PQfinish(conn);
 
     terminated_while_idle();
+    terminated_while_listening();
     socket_closed_under_it("unix socket", NULL);
     const char *tcp = pqd_env("PGW_TEST_TCP_HOST", "127.0.0.1");
     socket_closed_under_it("TLS", (const char *[]){"host", tcp, "sslmode", "require", NULL});
