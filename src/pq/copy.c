@@ -407,6 +407,14 @@ int PQgetCopyData(PGconn *conn, char **buffer, int async)
     if (!c) {
         /* The server ended a COPY BOTH: ours is left to PQputCopyEnd. */
         conn->copy = conn->copy == PQ_COPY_BOTH ? PQ_COPY_BOTH_IN : PQ_COPY_NONE;
+        /* What came behind a simple query's COPY waited, read but not
+         * parsed, for this -1 (pq__copy_end); libpq's PQisBusy parses it
+         * from its buffer, where a program's poll loop would wait on a
+         * socket that has nothing more to say. */
+        if (conn->copy == PQ_COPY_NONE && pgw_conn_reading_paused(conn->conn)) {
+            pgw_conn_resume_reading(conn->conn);
+            pq__conn_run_ready(conn);
+        }
         return -1;
     }
     int len = c->len;

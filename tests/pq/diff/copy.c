@@ -8,6 +8,55 @@
  */
 #include "pqdiff.h"
 
+#include <poll.h>
+
+/* 1 when PQsocket turns readable within 10 s (0: a poll loop would wait
+ * there forever). */
+static int wait_readable(PGconn *conn)
+{
+    struct pollfd p = {PQsocket(conn), POLLIN, 0};
+    return poll(&p, 1, 10000) > 0;
+}
+
+/* A simple query with a COPY TO among its statements, read as a program
+ * with its own poll loop reads it (psycopg, ruby-pg): PQisBusy, a wait on
+ * PQsocket, PQconsumeInput, and PQgetCopyData with async set. What follows
+ * the COPY may have come with its last rows: the PQisBusy after the -1
+ * finds it parsed, with nothing more on the socket. */
+static void poll_loop(PGconn *conn, const char *sql)
+{
+    printf("== poll loop: %s\n", sql);
+    printf("send -> %d\n", PQsendQuery(conn, sql));
+    for (;;) {
+        while (PQisBusy(conn)) {
+            if (!wait_readable(conn) || !PQconsumeInput(conn)) {
+                printf("stuck: busy, nothing to read\n");
+                return;
+            }
+        }
+        PGresult *r = PQgetResult(conn);
+        if (!r) break;
+        int copy = PQresultStatus(r) == PGRES_COPY_OUT;
+        pqd_show("r", r);
+        if (!copy) continue;
+        long rows = 0, bytes = 0;
+        char *buf = NULL;
+        int n;
+        while ((n = PQgetCopyData(conn, &buf, 1)) >= 0) {
+            if (n > 0) {
+                rows++;
+                bytes += n;
+                PQfreemem(buf);
+            } else if (!wait_readable(conn) || !PQconsumeInput(conn)) {
+                printf("stuck: COPY, nothing to read\n");
+                return;
+            }
+        }
+        printf("getCopyData -> %d after %ld rows, %ld bytes\n", n, rows, bytes);
+    }
+    printf("end: NULL\n");
+}
+
 int main(void)
 {
     pqd_init();
@@ -71,6 +120,9 @@ int main(void)
     }
     printf("getCopyData -> %d\n", n);
     pqd_drain(conn, "rest");
+    poll_loop(conn, "SELECT 1; COPY ct (id) TO STDOUT; SELECT 2");
+    poll_loop(conn, "COPY (SELECT g, repeat('x', g % 500) FROM generate_series(1, 40000) g) TO "
+                    "STDOUT; SELECT 3");
     /* COPY FROM STDIN between two statements: the data is the caller's. */
     printf("== multi in\n");
     pqd_show("m0", PQexec(conn, "SELECT 3; COPY ct (id, t) FROM STDIN; SELECT count(*) FROM ct"));
