@@ -28,8 +28,7 @@ void pq__str_free(pq_str_t *s);
 /* What a command of the queue is (one libpq "query" and its results). */
 typedef enum pq_cmd_kind {
     PQ_CMD_QUERY = 0, /* any request: results, then NULL */
-    PQ_CMD_SYNC,      /* a pipeline sync: PGRES_PIPELINE_SYNC, no NULL after */
-    PQ_CMD_COPY       /* a COPY statement: the COPY result, data, the end */
+    PQ_CMD_SYNC       /* a pipeline sync: PGRES_PIPELINE_SYNC, no NULL after */
 } pq_cmd_kind_t;
 
 /* What a command's successful results are. */
@@ -323,8 +322,6 @@ int pq__copy_data(const uint8_t *data, size_t len, void *ud);
 int pq__copy_start(const pgw_copy_info_t *info, void *ud);
 void pq__copy_end(const pgw_result_t *res, void *ud);
 void pq__copy_reset(PGconn *conn);
-/* 1 if sql is one COPY statement (sent as a PGW_REQ_COPY). */
-int pq__is_copy_sql(const char *sql);
 
 /* Queue a notice the server sent during the COPY TO of cmd after the rows
  * queued so far (handed to the receiver by PQgetCopyData or, before the

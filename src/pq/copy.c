@@ -1,22 +1,21 @@
 /*
- * COPY through PQexec / PQsendQuery of a COPY statement: the statement goes
- * out as the session's COPY request; PQputCopyData fills a buffer the
- * request's source drains (pausing when it is empty), COPY TO STDOUT rows
+ * COPY through PQexec / PQsendQuery: the statement goes out as a simple
+ * query, as libpq sends it (a replication connection's walsender takes no
+ * other), whose COPY callbacks are these. PQputCopyData fills a buffer the
+ * request's source drains (pausing when it is empty); COPY TO STDOUT rows
  * wait in a queue for PQgetCopyData. The old line API (PQputline,
  * PQgetline, PQendcopy) sits on top, as in libpq.
  *
- * A COPY among the statements of a simple query is carried by the simple
- * query with the same callbacks: its start queues the results of the
- * statements before it, then its own PGRES_COPY_*; its end (pq__copy_end)
- * queues the COPY's result and, for COPY TO, pauses reading until
- * PQgetCopyData has handed out the last row and -1, so a next COPY of the
- * same string never meets rows still queued.
+ * A COPY's start queues the results of the statements before it in the
+ * string, then its own PGRES_COPY_*; its end (pq__copy_end) queues the
+ * COPY's result and, for COPY TO, pauses reading until PQgetCopyData has
+ * handed out the last row and -1, so a next COPY of the same string never
+ * meets rows still queued.
  */
 #define _GNU_SOURCE
 #include "pq/conn_internal.h"
 #include "pgwire/replication.h"
 
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,75 +24,6 @@
 #define COPY_IN_CHUNK (64 * 1024)
 /* Reading pauses while this many bytes of COPY TO rows wait. */
 #define COPY_OUT_MAX (4 * 1024 * 1024)
-
-/* Skip white space and comments. */
-static const char *skip_blank(const char *p)
-{
-    for (;;) {
-        while (isspace((unsigned char)*p))
-            p++;
-        if (p[0] == '-' && p[1] == '-') {
-            while (*p && *p != '\n')
-                p++;
-        } else if (p[0] == '/' && p[1] == '*') {
-            const char *e = strstr(p + 2, "*/");
-            if (!e) return p + strlen(p);
-            p = e + 2;
-        } else {
-            return p;
-        }
-    }
-}
-
-/* 1 if nothing but blanks and semicolons follows the first statement's end
- * (quotes, identifiers in double quotes, dollar quotes and comments are
- * skipped over). */
-static int single_statement(const char *p)
-{
-    while (*p) {
-        if (*p == '\'' || *p == '"') {
-            char q = *p++;
-            while (*p && *p != q)
-                p++;
-            if (*p) p++;
-        } else if (*p == '$') {
-            const char *t = p + 1;
-            while (isalnum((unsigned char)*t) || *t == '_')
-                t++;
-            if (*t == '$') {
-                size_t n = (size_t)(t - p + 1);
-                const char *e = p + n;
-                while (*e && strncmp(e, p, n))
-                    e++;
-                p = *e ? e + n : e;
-            } else {
-                p++;
-            }
-        } else if ((p[0] == '-' && p[1] == '-') || (p[0] == '/' && p[1] == '*')) {
-            p = skip_blank(p);
-        } else if (*p == ';') {
-            p++;
-            for (;;) {
-                p = skip_blank(p);
-                if (*p == ';')
-                    p++;
-                else
-                    break;
-            }
-            return *p == 0;
-        } else {
-            p++;
-        }
-    }
-    return 1;
-}
-
-int pq__is_copy_sql(const char *sql)
-{
-    const char *p = skip_blank(sql);
-    if (strncasecmp(p, "copy", 4) || isalnum((unsigned char)p[4]) || p[4] == '_') return 0;
-    return single_statement(p);
-}
 
 void pq__copy_reset(PGconn *conn)
 {

@@ -572,7 +572,7 @@ int pq__submit(PGconn *conn, pq_cmd_t *cmd, pgw_request_t *req)
 {
     if (!req->on_result) req->on_result = ignore_result;
     /* (libpq sends a COPY statement as a simple query too) */
-    cmd->simple = req->kind == PGW_REQ_SIMPLE || cmd->kind == PQ_CMD_COPY;
+    cmd->simple = req->kind == PGW_REQ_SIMPLE;
     if (conn->pipeline == PQ_PIPELINE_OFF) pq__notice_mark(conn, 1);
     if (conn->broken) {
         /* libpq finds out when it sends: this command's result says so */
@@ -709,12 +709,12 @@ static int send_kind(PGconn *conn, pq_cmd_kind_t kind, pgw_request_t *req, int d
         return 0;
     }
     req->ud = cmd; /* the COPY and row callbacks' */
-    /* A simple query carries the COPYs among its statements too. */
-    if (kind == PQ_CMD_COPY || req->kind == PGW_REQ_SIMPLE) {
+    /* A simple query carries the COPYs among its statements. */
+    if (req->kind == PGW_REQ_SIMPLE) {
         req->copy_source = pq__copy_source;
         req->on_copy_data = pq__copy_data;
         req->on_copy_start = pq__copy_start;
-        if (req->kind == PGW_REQ_SIMPLE) req->on_copy_end = pq__copy_end;
+        req->on_copy_end = pq__copy_end;
     }
     return pq__submit(conn, cmd, req);
 }
@@ -754,10 +754,6 @@ int PQsendQuery(PGconn *conn, const char *query)
     if (conn->pipeline != PQ_PIPELINE_OFF) {
         pq__conn_append_error(conn, "%s not allowed in pipeline mode\n", "PQsendQuery");
         return 0;
-    }
-    if (pq__is_copy_sql(query)) {
-        pgw_request_t req = pgw_request_make_copy(query, NULL, NULL, NULL, NULL);
-        return send_kind(conn, PQ_CMD_COPY, &req, PQ_DESCRIBE_ROWS);
     }
     pgw_request_t req = PGW_SIMPLE(query, NULL, NULL);
     return send_kind(conn, PQ_CMD_QUERY, &req, PQ_DESCRIBE_ROWS);
