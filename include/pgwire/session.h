@@ -632,7 +632,13 @@ enum {
      * would without the flag: the result holding the server's error
      * (PGW_ESERVER), or NULL. Any kind; a batch's done still receives its
      * result. */
-    PGW_Q_NO_RESULT = 1u << 3
+    PGW_Q_NO_RESULT = 1u << 3,
+    /* FLUSH only (PGW_EINVAL on another kind): no Flush message goes out.
+     * The requests before it are written, the group stays open and the
+     * FLUSH completes after them as without the flag, but the server
+     * answers them only at a later Sync or Flush (or when its own output
+     * buffer fills): libpq's PQflush in pipeline mode. */
+    PGW_Q_NO_MESSAGE = 1u << 4
 };
 
 /* Statement-cache policy of one request (pgw_request_t.cache; QUERY only). */

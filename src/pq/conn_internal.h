@@ -309,9 +309,11 @@ const char *pq__failure_text(int status);
 /* Hold req (copied) for cmd; 1, or 0 with the error message set. */
 int pq__pipeline_defer(PGconn *conn, pq_cmd_t *cmd, const pgw_request_t *req);
 /* Submit the held requests as one batch ending with sync's Sync (sync
- * queued after them) or, sync NULL, with a Flush. 1, or 0 when refused
- * (the held commands then carry the error). */
-int pq__pipeline_push(PGconn *conn, pq_cmd_t *sync);
+ * queued after them) or, sync NULL, leaving the group open: with a protocol
+ * Flush when flush_message is set (PQsendFlushRequest), else with none, so
+ * that the server answers them at the Sync. 1, or 0 when refused (the held
+ * commands then carry the error). */
+int pq__pipeline_push(PGconn *conn, pq_cmd_t *sync, int flush_message);
 /* cmd's request, when it is held, gets on_row: 1, else 0 (not held). */
 int pq__pipeline_stream(PGconn *conn, pq_cmd_t *cmd, pgw_row_cb on_row);
 void pq__pipeline_drop(PGconn *conn);

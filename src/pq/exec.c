@@ -597,10 +597,10 @@ int pq__submit(PGconn *conn, pq_cmd_t *cmd, pgw_request_t *req)
                 return 0;
             }
             pq__cmd_enqueue(conn, cmd);
-            if (conn->npend >= PQ_PIPELINE_BATCH) pq__pipeline_push(conn, NULL);
+            if (conn->npend >= PQ_PIPELINE_BATCH) pq__pipeline_push(conn, NULL, 0);
             return 1;
         }
-        pq__pipeline_push(conn, NULL);
+        pq__pipeline_push(conn, NULL, 0);
         if (pgw_session_group_open(pgw_conn_session(conn->conn))) {
             rc = pgw_conn_submit_driven(conn->conn, req, pq__cmd_hook, cmd);
         } else {
@@ -852,7 +852,7 @@ int PQconsumeInput(PGconn *conn)
         pq__conn_set_error(conn, "connection not open\n");
         return 0;
     }
-    if (conn->npend) pq__pipeline_push(conn, NULL);
+    if (conn->npend) pq__pipeline_push(conn, NULL, 0);
     pq__conn_turn(conn, UV_RUN_NOWAIT);
     if (conn->broken && !lost_pending(conn)) {
         conn->status = CONNECTION_BAD;
@@ -916,7 +916,7 @@ static void notices_among_rows(PGconn *conn, pq_cmd_t *cmd)
 
 static PGresult *next_result(PGconn *conn)
 {
-    if (conn->npend) pq__pipeline_push(conn, NULL);
+    if (conn->npend) pq__pipeline_push(conn, NULL, 0);
     for (;;) {
         pq_cmd_t *cmd = conn->head;
         if (!cmd) return NULL;
@@ -1113,7 +1113,7 @@ PGresult *PQclosePortal(PGconn *conn, const char *portal)
 int PQflush(PGconn *conn)
 {
     if (!conn || conn->status == CONNECTION_BAD) return -1;
-    if (conn->npend) pq__pipeline_push(conn, NULL);
+    if (conn->npend) pq__pipeline_push(conn, NULL, 0);
     return pq__conn_flush(conn);
 }
 

@@ -81,7 +81,7 @@ static int send_sync(PGconn *conn)
     int ok;
     if (conn->npend && !conn->broken) {
         /* the pipeline's requests and their Sync: one batch */
-        ok = pq__pipeline_push(conn, cmd);
+        ok = pq__pipeline_push(conn, cmd, 0);
         if (!ok) pq__cmd_free(cmd);
     } else {
         pgw_request_t req = PGW_SYNC(NULL, NULL);
@@ -101,7 +101,12 @@ int PQsendPipelineSync(PGconn *conn)
     return send_sync(conn);
 }
 
-/* The requests waiting go out with a Flush. */
+static void ignore_result(int status, pgw_result_t *res, void *ud);
+
+/* The requests waiting go out with a protocol Flush. With none waiting, the
+ * Flush follows those sent before (PQflush sends them without one); with
+ * none in flight either, the session refuses it and there is nothing for
+ * the server to answer. */
 int PQsendFlushRequest(PGconn *conn)
 {
     if (!conn) return 0;
@@ -109,7 +114,12 @@ int PQsendFlushRequest(PGconn *conn)
         pq__conn_set_error(conn, "no connection to the server\n");
         return 0;
     }
-    pq__pipeline_push(conn, NULL);
+    if (conn->npend) {
+        pq__pipeline_push(conn, NULL, 1);
+        return 1;
+    }
+    pgw_request_t flush = PGW_FLUSH(ignore_result, NULL);
+    if (pgw_conn_submit(conn->conn, &flush) == 0) pq__conn_flush(conn);
     return 1;
 }
 
@@ -296,7 +306,7 @@ int pq__pipeline_stream(PGconn *conn, pq_cmd_t *cmd, pgw_row_cb on_row)
     return 0;
 }
 
-int pq__pipeline_push(PGconn *conn, pq_cmd_t *sync)
+int pq__pipeline_push(PGconn *conn, pq_cmd_t *sync, int flush_message)
 {
     size_t n = conn->npend, total = n + (sync ? 0 : 1);
     if (!n) return 1;
@@ -306,7 +316,13 @@ int pq__pipeline_push(PGconn *conn, pq_cmd_t *sync)
         b->n = n;
         b->sync = sync;
         memcpy(b->cmds, conn->pend_cmds, n * sizeof b->cmds[0]);
-        if (!sync) conn->pend_reqs[n] = PGW_FLUSH(ignore_result, NULL);
+        if (!sync) {
+            /* The protocol Flush is PQsendFlushRequest's alone: PQflush
+             * and the reading calls send the queries, and the server
+             * answers at the Sync, as to libpq. */
+            conn->pend_reqs[n] = PGW_FLUSH(ignore_result, NULL);
+            if (!flush_message) conn->pend_reqs[n].flags |= PGW_Q_NO_MESSAGE;
+        }
         rc = pgw_conn_submit_batch_driven(conn->conn, conn->pend_reqs, total, 0, NULL, NULL,
                                           batch_hook, b);
     }

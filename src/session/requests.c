@@ -326,6 +326,8 @@ static int validate(submit_t *sb, const pgw_request_t *rq)
     if (portal_kind && !rq->portal) return refuse(sb, PGW_EINVAL, "%s needs a portal name", kn);
     if (rq->kind == PGW_REQ_FLUSH && !sb->s->fifo.head && !sb->first)
         return refuse(sb, PGW_EINVAL, "FLUSH: no request before it to wait for");
+    if ((rq->flags & PGW_Q_NO_MESSAGE) && rq->kind != PGW_REQ_FLUSH)
+        return refuse(sb, PGW_EINVAL, "%s: PGW_Q_NO_MESSAGE is for FLUSH only", kn);
     if (rq->route > PGW_ROUTE_READ_ONLY)
         return refuse(sb, PGW_EINVAL, "%s: route %u is not a PGW_ROUTE_*", kn, (unsigned)rq->route);
     if (rq->cache > PGW_CACHE_NOW || (rq->cache && rq->kind != PGW_REQ_QUERY))
@@ -973,7 +975,7 @@ static int queue_request(submit_t *sb, const pgw_request_t *rq, bool own_sync)
         rc = pgw__enc_copy(sb->s, sb->b, r, rq);
         break;
     case PGW_REQ_FLUSH:
-        rc = pgw_enc_flush(sb->b);
+        if (!(rq->flags & PGW_Q_NO_MESSAGE)) rc = pgw_enc_flush(sb->b);
         break;
     case PGW_REQ_FETCH:
         rc = pgw__enc_fetch(sb->s, sb->b, r, rq);

@@ -136,6 +136,16 @@ static void test_two_portals_one_sync(void **state)
     pgw_session_free(s);
 }
 
+/* Callbacks 0..n-1 fired once each, successfully, in that order. */
+static void assert_done_in_order(int n)
+{
+    for (int i = 0; i < n; i++) {
+        assert_int_equal(R.done[i].calls, 1);
+        assert_int_equal(R.done[i].status, 0);
+        assert_int_equal(R.done[i].order, i);
+    }
+}
+
 /* A batch ending with FLUSH: its results arrive and its callbacks fire
  * while no Sync has been written; a SYNC ends the group later. */
 static void test_flush_results_before_sync(void **state)
@@ -160,11 +170,7 @@ static void test_flush_results_before_sync(void **state)
     pgw_buf_reset(&w);
     w_int8_query(&w, 2, 0);
     feed(s, &w);
-    for (int i = 0; i < 4; i++) {
-        assert_int_equal(R.done[i].calls, 1);
-        assert_int_equal(R.done[i].status, 0);
-        assert_int_equal(R.done[i].order, i);
-    }
+    assert_done_in_order(4);
     assert_int_equal(R.done[1].value, 2);
     size_t n = 1;
     assert_null(pgw_session_pending_output(s, &n)); /* still no Sync */
@@ -182,6 +188,41 @@ static void test_flush_results_before_sync(void **state)
     /* A FLUSH with nothing before it has nothing to wait for. */
     pgw_request_t f = PGW_FLUSH(rec_cb, UD(6));
     assert_int_equal(pgw_session_submit(s, &f), PGW_EINVAL);
+    assert_int_equal(pgw_session_pending(s), 0);
+    pgw_session_free(s);
+    pgw_buf_free(&w);
+}
+
+/* A batch ending with a FLUSH flagged PGW_Q_NO_MESSAGE (libpq's PQflush in
+ * pipeline mode): its requests go out without a Flush message, the group
+ * stays open, and the answers the server gives at the later Sync complete
+ * them and the FLUSH, in order. The flag on another kind is refused. */
+static void test_flush_without_message(void **state)
+{
+    (void)state;
+    pgw_session_t *s = ready_session(&R, NULL);
+    pgw_param_t p = pgw_int8(7);
+    pgw_request_t reqs[2] = {
+        PGW_QUERY("SELECT $1::int8", &p, 1, rec_cb, UD(0)),
+        PGW_FLUSH(rec_cb, UD(1)),
+    };
+    reqs[1].flags = PGW_Q_NO_MESSAGE;
+    assert_int_equal(pgw_session_submit_batch(s, reqs, 2, 0, rec_cb, UD(2)), 0);
+    char types[32];
+    out_types(s, types, sizeof types);
+    assert_string_equal(types, "PBDE");
+    assert_true(pgw_session_group_open(s));
+    assert_int_equal(pgw_session_sync(s, rec_cb, UD(3)), 0);
+    out_types(s, types, sizeof types);
+    assert_string_equal(types, "S");
+    pgw_buf_t w = {0};
+    w_int8_query(&w, 7, 1);
+    feed(s, &w);
+    assert_done_in_order(4);
+    assert_int_equal(R.done[0].value, 7);
+    pgw_request_t q = PGW_QUERY("SELECT 1", NULL, 0, rec_cb, UD(4));
+    q.flags = PGW_Q_NO_MESSAGE;
+    assert_int_equal(pgw_session_submit(s, &q), PGW_EINVAL);
     assert_int_equal(pgw_session_pending(s), 0);
     pgw_session_free(s);
     pgw_buf_free(&w);
@@ -305,6 +346,7 @@ int main(void)
         cmocka_unit_test(test_portal_batches_and_close),
         cmocka_unit_test(test_two_portals_one_sync),
         cmocka_unit_test(test_flush_results_before_sync),
+        cmocka_unit_test(test_flush_without_message),
         cmocka_unit_test(test_error_in_open_group_syncs),
         cmocka_unit_test(test_simple_ends_open_group),
         cmocka_unit_test(test_row_pause_keeps_input),

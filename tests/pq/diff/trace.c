@@ -88,6 +88,21 @@ static void pipeline(PGconn *conn)
     PQsendQueryParams(conn, "SELECT $1 || '!'", 1, (const Oid[]){25}, one, NULL, NULL, 1);
     PQpipelineSync(conn);
     read_syncs(conn, 1);
+    /* PQflush sends the queries and no protocol Flush: one Flush message,
+     * PQsendFlushRequest's, follows the queries already sent, and only
+     * then does the server answer them. */
+    PQsendQueryParams(conn, "SELECT 'flushed'", 0, NULL, NULL, NULL, NULL, 0);
+    printf("flush -> %d\n", PQflush(conn));
+    PQsendQueryParams(conn, "SELECT 'flushed too'", 0, NULL, NULL, NULL, NULL, 0);
+    printf("flush -> %d\n", PQflush(conn));
+    printf("flush request -> %d\n", PQsendFlushRequest(conn));
+    printf("flush -> %d\n", PQflush(conn));
+    for (int i = 0; i < 2; i++) {
+        pqd_show("flushed", PQgetResult(conn));
+        printf("then %s\n", PQgetResult(conn) ? "a result" : "NULL");
+    }
+    PQpipelineSync(conn);
+    read_syncs(conn, 1);
     printf("exit pipeline -> %d\n", PQexitPipelineMode(conn));
 }
 
