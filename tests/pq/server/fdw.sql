@@ -56,5 +56,23 @@ SELECT * FROM r.nothere;
 SET statement_timeout = '300ms';
 SELECT * FROM dblink('@REMOTE@', 'SELECT pg_sleep(3)') AS t(s text);
 RESET statement_timeout;
+-- Asynchronous foreign scans: the executor waits on both connections at
+-- once (PQsendQuery, PQconsumeInput and PQisBusy from its event loop).
+CREATE SERVER ra FOREIGN DATA WRAPPER postgres_fdw
+    OPTIONS (host '@HOST@', port '@PORT@', dbname '@DB@', async_capable 'true');
+CREATE SERVER rb FOREIGN DATA WRAPPER postgres_fdw
+    OPTIONS (host '@HOST@', port '@PORT@', dbname '@DB@', async_capable 'true', fetch_size '7');
+CREATE USER MAPPING FOR CURRENT_USER SERVER ra OPTIONS (user '@USER@');
+CREATE USER MAPPING FOR CURRENT_USER SERVER rb OPTIONS (user '@USER@');
+CREATE TABLE r.parts (id int, v text) PARTITION BY RANGE (id);
+CREATE FOREIGN TABLE r.part_a PARTITION OF r.parts FOR VALUES FROM (0) TO (1000)
+    SERVER ra OPTIONS (schema_name 'public', table_name 'pq_srv_a');
+CREATE FOREIGN TABLE r.part_b PARTITION OF r.parts FOR VALUES FROM (1000) TO (2000)
+    SERVER rb OPTIONS (schema_name 'public', table_name 'pq_srv_b');
+EXPLAIN (COSTS OFF) SELECT count(*) FROM r.parts WHERE v LIKE '_1%';
+SELECT count(*), sum(id), min(v), max(v) FROM r.parts WHERE v LIKE '_1%';
+SELECT * FROM r.parts WHERE id % 333 = 0 ORDER BY id;
 DROP SCHEMA r CASCADE;
 DROP SERVER remote CASCADE;
+DROP SERVER ra CASCADE;
+DROP SERVER rb CASCADE;

@@ -96,9 +96,11 @@ trap cleanup EXIT
 # ------------------------------------------------ dblink and postgres_fdw
 sed -e "s|@REMOTE@|$remote|g" -e "s|@HOST@|$PGHOST|g" -e "s|@PORT@|$PGPORT|g" \
     -e "s|@DB@|$PGDATABASE|g" -e "s|@USER@|$PGUSER|g" "$here/fdw.sql" >"$tmp/fdw.sql"
-pub -c "DROP TABLE IF EXISTS pq_srv_remote" \
+pub -c "DROP TABLE IF EXISTS pq_srv_remote, pq_srv_a, pq_srv_b" \
     -c "CREATE TABLE pq_srv_remote (id int PRIMARY KEY, v text)" \
-    -c "INSERT INTO pq_srv_remote SELECT g, 'r' || g FROM generate_series(1, 50) g" ||
+    -c "INSERT INTO pq_srv_remote SELECT g, 'r' || g FROM generate_series(1, 50) g" \
+    -c "CREATE TABLE pq_srv_a AS SELECT g AS id, 'a' || g AS v FROM generate_series(0, 999) g" \
+    -c "CREATE TABLE pq_srv_b AS SELECT g AS id, 'b' || g AS v FROM generate_series(1000, 1999) g" ||
     { echo "the remote table could not be made"; exit 1; }
 cluster start "$tmp/s" >"$tmp/s.log" 2>&1 || { echo "no server"; cat "$tmp/s.log"; exit 1; }
 for lib in libpq pgwire; do
@@ -110,7 +112,7 @@ for lib in libpq pgwire; do
     # (ON_ERROR_STOP off: the script's errors are part of what it shows)
     on "$tmp/s/env" -v ON_ERROR_STOP=0 -f "$tmp/fdw.sql" >"$tmp/fdw.$lib.out" 2>&1
 done
-pub -c "DROP TABLE IF EXISTS pq_srv_remote" >/dev/null
+pub -c "DROP TABLE IF EXISTS pq_srv_remote, pq_srv_a, pq_srv_b" >/dev/null
 if cmp -s "$tmp/fdw.libpq.out" "$tmp/fdw.pgwire.out"; then
     echo "dblink and postgres_fdw: identical ($(wc -l <"$tmp/fdw.libpq.out") lines)"
 else
