@@ -571,8 +571,7 @@ int pq__send_start(PGconn *conn)
 int pq__submit(PGconn *conn, pq_cmd_t *cmd, pgw_request_t *req)
 {
     if (!req->on_result) req->on_result = ignore_result;
-    /* (libpq sends a COPY statement as a simple query too) */
-    cmd->simple = req->kind == PGW_REQ_SIMPLE;
+    cmd->simple = req->kind == PGW_REQ_SIMPLE; /* COPY statements too */
     if (conn->pipeline == PQ_PIPELINE_OFF) pq__notice_mark(conn, 1);
     if (conn->broken) {
         /* libpq finds out when it sends: this command's result says so */
