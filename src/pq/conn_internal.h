@@ -297,6 +297,8 @@ unsigned pq__statements_ended(PGconn *conn);
 int pq__send_start(PGconn *conn);
 /* Queue cmd at the tail. */
 void pq__cmd_enqueue(PGconn *conn, pq_cmd_t *cmd);
+/* A request's on_result for an answer no one reads: frees res. */
+void pq__ignore_result(int status, pgw_result_t *res, void *ud);
 /* Submit req for cmd (a batch with a FLUSH in pipeline mode). Returns 1 or
  * 0 with the error message set (cmd freed). */
 int pq__submit(PGconn *conn, pq_cmd_t *cmd, pgw_request_t *req);

@@ -504,7 +504,7 @@ int pq__cmd_hook(void *ctx, size_t index, int status, pgw_result_t **res)
     return PGW_DRIVER_TAKEN;
 }
 
-static void ignore_result(int status, pgw_result_t *res, void *ud)
+void pq__ignore_result(int status, pgw_result_t *res, void *ud)
 {
     (void)status;
     (void)ud;
@@ -570,7 +570,7 @@ int pq__send_start(PGconn *conn)
 
 int pq__submit(PGconn *conn, pq_cmd_t *cmd, pgw_request_t *req)
 {
-    if (!req->on_result) req->on_result = ignore_result;
+    if (!req->on_result) req->on_result = pq__ignore_result;
     cmd->simple = req->kind == PGW_REQ_SIMPLE; /* COPY statements too */
     if (conn->pipeline == PQ_PIPELINE_OFF) pq__notice_mark(conn, 1);
     if (conn->broken) {
@@ -605,7 +605,7 @@ int pq__submit(PGconn *conn, pq_cmd_t *cmd, pgw_request_t *req)
         } else {
             pgw_request_t b[2];
             b[0] = *req;
-            b[1] = PGW_FLUSH(ignore_result, NULL);
+            b[1] = PGW_FLUSH(pq__ignore_result, NULL);
             rc = pgw_conn_submit_batch_driven(conn->conn, b, 2, 0, NULL, NULL, pq__cmd_hook, cmd);
         }
     } else {

@@ -101,8 +101,6 @@ int PQsendPipelineSync(PGconn *conn)
     return send_sync(conn);
 }
 
-static void ignore_result(int status, pgw_result_t *res, void *ud);
-
 /* The requests waiting go out with a protocol Flush. With none waiting, the
  * Flush follows those sent before (PQflush sends them without one); with
  * none in flight either, the session refuses it and there is nothing for
@@ -118,7 +116,7 @@ int PQsendFlushRequest(PGconn *conn)
         pq__pipeline_push(conn, NULL, 1);
         return 1;
     }
-    pgw_request_t flush = PGW_FLUSH(ignore_result, NULL);
+    pgw_request_t flush = PGW_FLUSH(pq__ignore_result, NULL);
     if (pgw_conn_submit(conn->conn, &flush) == 0) pq__conn_flush(conn);
     return 1;
 }
@@ -289,13 +287,6 @@ void pq__pipeline_drop(PGconn *conn)
     conn->npend = conn->pend_cap = 0;
 }
 
-static void ignore_result(int status, pgw_result_t *res, void *ud)
-{
-    (void)status;
-    (void)ud;
-    pgw_result_free(res);
-}
-
 int pq__pipeline_stream(PGconn *conn, pq_cmd_t *cmd, pgw_row_cb on_row)
 {
     for (size_t i = 0; i < conn->npend; i++)
@@ -320,7 +311,7 @@ int pq__pipeline_push(PGconn *conn, pq_cmd_t *sync, int flush_message)
             /* The protocol Flush is PQsendFlushRequest's alone: PQflush
              * and the reading calls send the queries, and the server
              * answers at the Sync, as to libpq. */
-            conn->pend_reqs[n] = PGW_FLUSH(ignore_result, NULL);
+            conn->pend_reqs[n] = PGW_FLUSH(pq__ignore_result, NULL);
             if (!flush_message) conn->pend_reqs[n].flags |= PGW_Q_NO_MESSAGE;
         }
         rc = pgw_conn_submit_batch_driven(conn->conn, conn->pend_reqs, total, 0, NULL, NULL,
