@@ -70,3 +70,24 @@ pq_step() {
         echo "exit=$?"
     } >>"$log"
 }
+
+# pq_compare_steps LIBPQ_LOG PGWIRE_LOG STEP...: the two libraries' pq_step
+# logs are identical ("identical (N steps, M lines)", else a diff of at most
+# PQ_DIFF_MAX_LINES lines), and each STEP, one meant to succeed, exited 0
+# on libpq (a broken setup fails the test). Returns 1 otherwise.
+pq_compare_steps() {
+    local a=$1 b=$2 s fail=0
+    shift 2
+    if cmp -s "$a" "$b"; then
+        echo "identical ($(grep -c '^---- ' "$a") steps, $(wc -l <"$a") lines)"
+    else
+        echo "DIFFERENT (- libpq, + libpgwire-pq):"
+        diff -u "$a" "$b" | head -"${PQ_DIFF_MAX_LINES:-60}"
+        fail=1
+    fi
+    for s in "$@"; do
+        awk -v s="---- $s" '$0 == s {on = 1; next} on && /^exit=/ {print; exit}' "$a" | grep -qx "exit=0" ||
+            { echo "step $s failed on libpq:"; cat "$a"; return 1; }
+    done
+    return $fail
+}
