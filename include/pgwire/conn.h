@@ -658,8 +658,12 @@ PGW_INLINE int pgw_conn_execute(pgw_conn_t *conn, const char *name, const pgw_pa
  * the loop's next prepare phase (before it polls), its callbacks firing
  * from inside uv_run as always (they may pause again), and reading goes on.
  * Both are idempotent and callable from any callback, including the row
- * callback. Return 0, PGW_EINVAL (conn NULL), PGW_EBUSY (before
- * pgw_conn_connect) or PGW_ECLOSED (closed or lost).
+ * callback. Paused while connecting, an attempt's connect that failed at
+ * once (a TCP port refused on this host) waits too: its socket stays
+ * open, and the failure is handled (the next host tried) once reading
+ * resumes, as libpq's PQconnectStart leaves it to PQconnectPoll. Return 0,
+ * PGW_EINVAL (conn NULL), PGW_EBUSY (before pgw_conn_connect) or
+ * PGW_ECLOSED (closed or lost).
  * pgw_conn_reading_paused: 1 while paused, else 0 (also for NULL).
  */
 PGW_EXTERN int pgw_conn_pause_reading(pgw_conn_t *conn);

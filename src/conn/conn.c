@@ -539,12 +539,22 @@ static void on_sock_event(pgw__sock_t *k, int status, int events)
     if (still_current(c, k)) pgw__conn_drain_notify(c);
 }
 
+/* A connect that failed at once while reading is paused waits for the
+ * resume (pgw_conn_pause_reading): libpq's PQconnectStart hands out the
+ * socket of a TCP connect the server refused at once, and the refusal
+ * comes from the PQconnectPoll after it. */
+static int connect_held(const pgw_conn_t *c)
+{
+    const pgw__sock_t *k = c->sock;
+    return k && k->settled && k->outcome < 0 && c->s && pgw_session_input_paused(c->s);
+}
+
 /* A socket whose connect finished at once (pgw__conn_sock_open) goes on
  * as a writable event would have made it go on. */
 static void settle_connect(pgw_conn_t *c)
 {
     pgw__sock_t *k = c->sock;
-    if (!k || !k->settled) return;
+    if (!k || !k->settled || connect_held(c)) return;
     k->settled = 0;
     k->connecting = 0;
     pgw__connect_on_socket(c, k->outcome);
@@ -563,8 +573,11 @@ static void conn_service(pgw_conn_t *c)
         return;
     }
     /* Before the flush: what the resumed input makes callbacks submit goes
-     * out in this turn. */
-    if (c->resume_pending) pgw__conn_resume_input(c);
+     * out in this turn. The resume releases a held connect too. */
+    if (c->resume_pending) {
+        pgw__conn_resume_input(c);
+        settle_connect(c);
+    }
     pgw__conn_flush(c);
     pgw__conn_copy_pump(c);
     if (c->sock && c->neg.phase == PGW__NEG_IDLE && c->gneg.phase == PGW__GNEG_IDLE &&
@@ -583,7 +596,7 @@ static void on_prepare(uv_prepare_t *h)
      * the loop has polled, and nothing would wake the poll. */
     do
         conn_service(c);
-    while (c->sock && c->sock->settled);
+    while (c->sock && c->sock->settled && !connect_held(c));
 }
 
 /* The connection has a socket carrying a started session: no connect,

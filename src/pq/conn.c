@@ -631,10 +631,13 @@ int pq__connecting_fd(const PGconn *conn)
  * wait here while the name resolves. The turn that makes the attempt's
  * socket (connected at once, it sends its first packet) also polls it;
  * inside PQconnectStart what the server answered by then stays in the
- * socket (hold_input), for PQconnectPoll to read as libpq's does. */
+ * socket (hold_input), for PQconnectPoll to read as libpq's does, and so
+ * does a refusal that came at once (pgw_conn_pause_reading). */
 static void wait_for_socket(PGconn *conn, int hold)
 {
     conn->hold_input = hold;
+    /* (the first attempt's session was made before: conn_start) */
+    if (hold && conn->connecting && !conn->connect_done) pgw_conn_pause_reading(conn->conn);
     while (conn->connecting && !conn->connect_done && pq__connecting_fd(conn) < 0) {
         uv_run_mode mode = uv_backend_timeout(&conn->loop) == 0 ? UV_RUN_NOWAIT : UV_RUN_ONCE;
         if (uv_run(&conn->loop, mode) == 0) break;

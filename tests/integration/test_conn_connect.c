@@ -119,11 +119,24 @@ static void fds_restore(const struct rlimit *old)
     assert_int_equal(setrlimit(RLIMIT_NOFILE, old), 0);
 }
 
-/* starved: the connect runs with no descriptor left to make (its loop and
- * connection made before). */
-static int run_pgw_with(const char *ci, const pgw_conninfo_t *parsed, const pgw_conn_config_t *cfg,
-                        int starved, outcome_t *o)
+/* The socket of the connect attempt in progress, or -1. */
+static void find_socket(uv_handle_t *h, void *arg)
 {
+    uv_os_fd_t fd;
+    if (h->type == UV_POLL && !uv_is_closing(h) && uv_fileno(h, &fd) == 0) *(int *)arg = fd;
+}
+
+enum {
+    RUN_STARVED = 1, /* the connect runs with no descriptor left to make
+                        (its loop and connection made before) */
+    RUN_HELD = 2,    /* reading paused from the start: the connect goes on
+                        only once it resumes */
+};
+
+static int run_pgw_with(const char *ci, const pgw_conninfo_t *parsed, const pgw_conn_config_t *cfg,
+                        int mode, outcome_t *o)
+{
+    int starved = mode & RUN_STARVED;
     memset(o, 0, sizeof *o);
     uv_loop_t loop;
     assert_int_equal(uv_loop_init(&loop), 0);
@@ -137,6 +150,20 @@ static int run_pgw_with(const char *ci, const pgw_conninfo_t *parsed, const pgw_
         assert_int_equal(pgw_conn_connect_parsed(conn, parsed, on_connect, &x), 0);
     else
         assert_int_equal(pgw_conn_connect(conn, ci, on_connect, &x), 0);
+    if (mode & RUN_HELD) {
+        /* A connect that failed at once (refused) waits for the resume,
+         * its socket open, as libpq's PQconnectStart leaves the refusal
+         * to PQconnectPoll. */
+        assert_int_equal(pgw_conn_pause_reading(conn), 0);
+        for (int i = 0; i < 10; i++)
+            uv_run(&loop, UV_RUN_NOWAIT);
+        assert_int_equal(x.done, 0);
+        assert_int_equal(pgw_conn_phase(conn), PGW_PHASE_CONNECTING);
+        int fd = -1;
+        uv_walk(&loop, find_socket, &fd);
+        assert_true(fd >= 0);
+        assert_int_equal(pgw_conn_resume_reading(conn), 0);
+    }
     while (!x.done)
         uv_run(&loop, UV_RUN_ONCE);
     if (starved) fds_restore(&limit);
@@ -271,6 +298,9 @@ static void test_refused(void **state)
              "connection to server at \"127.0.0.1\", port %u failed: Connection refused\n"
              "\tIs the server running on that host and accepting TCP/IP connections?",
              p);
+    assert_string_equal(o.att[0].message, want);
+    assert_int_equal(run_pgw_with(ci, NULL, NULL, RUN_HELD, &o), UV_ECONNREFUSED);
+    expect_attempt(&o, 0, "127.0.0.1", "127.0.0.1", p, PGW_PHASE_CONNECTING, UV_ECONNREFUSED);
     assert_string_equal(o.att[0].message, want);
     /* the name differs from the address: both are shown */
     snprintf(ci, sizeof ci, "host=localhost hostaddr=127.0.0.1 port=%u user=%s dbname=%s", p,
@@ -460,7 +490,7 @@ static void test_no_descriptor_left(void **state)
     run_libpq(ci, pq, sizeof pq);
     fds_restore(&limit);
     outcome_t o;
-    assert_int_equal(run_pgw_with(ci, NULL, NULL, 1, &o), UV_EMFILE);
+    assert_int_equal(run_pgw_with(ci, NULL, NULL, RUN_STARVED, &o), UV_EMFILE);
     assert_string_equal(o.message, pq);
     assert_non_null(strstr(o.message, "could not create socket: Too many open files"));
     assert_null(strstr(o.message, "Is the server running"));

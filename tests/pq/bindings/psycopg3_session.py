@@ -254,9 +254,9 @@ except psycopg.OperationalError:
     out("OperationalError", v.closed, v.broken)
 
 section("bad connect")
-# (not a TCP port that refuses: PQconnectStart fails at once here, where
-# libpq's fails at its first PQconnectPoll, src/pq/README.md)
-for dsn in ["host=/nonexistent port=1", "dbname=nosuch_db_here", "bogus=1"]:
+# A TCP port that refuses at once: "connection failed" (PQconnectPoll
+# failed), not "connection is bad" (PQconnectStart did).
+for dsn in ["host=/nonexistent port=1", "host=127.0.0.1 port=1", "dbname=nosuch_db_here", "bogus=1"]:
     try:
         psycopg.connect(dsn)
     except psycopg.Error as e:

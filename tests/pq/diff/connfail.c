@@ -33,8 +33,13 @@ static void attempt_string(const char *conninfo)
     PQfinish(conn);
     printf("  ping -> %d\n", (int)PQping(conninfo));
 
-    /* The non-blocking way ends in the same state with the same message. */
+    /* The non-blocking way ends in the same state with the same message.
+     * PQconnectStart fails only when no attempt could start a connect: a
+     * TCP port that refuses at once leaves its socket to wait on, and the
+     * first PQconnectPoll fails (psycopg 3 words the two differently). */
     conn = PQconnectStart(conninfo);
+    printf("  after PQconnectStart: %s, %s\n", PQstatus(conn) == CONNECTION_BAD ? "bad" : "not bad",
+           PQsocket(conn) >= 0 ? "a socket" : "no socket");
     PostgresPollingStatusType st = PGRES_POLLING_WRITING;
     if (PQstatus(conn) == CONNECTION_BAD) st = PGRES_POLLING_FAILED;
     for (int i = 0; i < 10000 && st != PGRES_POLLING_OK && st != PGRES_POLLING_FAILED; i++) {
