@@ -221,14 +221,17 @@ static void on_notice(pgw_conn_t *c, const pgw_error_t *notice, void *ud)
      * it returns that statement's result */
     int at_end = after && now.other_at <= other_since;
     if (at_end) after--;
-    /* During a COPY TO, among its rows, where libpq reads it. */
+    /* During a COPY TO, among its rows, where libpq reads it; during a
+     * COPY FROM, at once. */
     if (cmd && pq__copy_out_notice(conn, cmd, res)) return;
-    if (cmd && cmd->streaming) {
-        /* the statements before its own ended: their results go first */
-        pq__cmd_stream_catch_up(cmd, after);
-        if (!at_end && pq__cmd_stream_notice(cmd, res, (long)rows_since)) return;
+    if (cmd && !pq__copy_in_notice_now(conn, cmd)) {
+        if (cmd->streaming) {
+            /* the statements before its own ended: their results go first */
+            pq__cmd_stream_catch_up(cmd, after);
+            if (!at_end && pq__cmd_stream_notice(cmd, res, (long)rows_since)) return;
+        }
+        if (pq__cmd_hold_notice(cmd, res, after, at_end, (unsigned)rows_since)) return;
     }
-    if (cmd && pq__cmd_hold_notice(cmd, res, after, at_end, (unsigned)rows_since)) return;
     conn->hooks.receiver(conn->hooks.receiver_arg, res);
     PQclear(res);
 }

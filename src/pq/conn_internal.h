@@ -334,6 +334,13 @@ void pq__copy_reset(PGconn *conn);
 int pq__copy_out_notice(PGconn *conn, pq_cmd_t *cmd, PGresult *notice);
 /* Hand the notices at the head of the COPY TO queue to the receiver. */
 void pq__copy_out_notices(PGconn *conn);
+/* 1 when a notice the server sent now goes to the receiver at once: cmd's
+ * COPY FROM has begun and not ended, the caller has every result before
+ * PGRES_COPY_IN and no notice of cmd is held. libpq's parser hands a
+ * notice out in any state as soon as it reads it (a BEFORE STATEMENT
+ * trigger's, raised right after CopyInResponse, before PQgetResult returns
+ * PGRES_COPY_IN or in a later read), not at the COPY's end. */
+int pq__copy_in_notice_now(const PGconn *conn, const pq_cmd_t *cmd);
 
 /* notify.c */
 void pq__on_notification(pgw_conn_t *c, int32_t pid, pgw_str_t channel, pgw_str_t payload,

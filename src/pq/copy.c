@@ -137,6 +137,13 @@ int pq__copy_out_notice(PGconn *conn, pq_cmd_t *cmd, PGresult *notice)
     return 1;
 }
 
+int pq__copy_in_notice_now(const PGconn *conn, const pq_cmd_t *cmd)
+{
+    return conn->copy_cmd == cmd && cmd->copy_began && !conn->copy_ended &&
+           conn->copy == PQ_COPY_IN && cmd->pos >= cmd->copy_idx &&
+           cmd->notices_out == cmd->nnotices;
+}
+
 void pq__copy_out_notices(PGconn *conn)
 {
     while (conn->copy_out_head && conn->copy_out_head->notice) {

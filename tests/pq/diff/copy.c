@@ -4,7 +4,8 @@
  * PQgetCopyData of text, CSV and binary COPY TO (each chunk printed), an
  * error inside COPY TO, the old PQputline/PQendcopy that pgbench -i uses,
  * COPY in a multi-statement string (one of 10 MB too), notices among a COPY
- * TO's rows, and the calls made in the wrong state.
+ * TO's rows, a notice right behind a COPY FROM's start, and the calls made
+ * in the wrong state.
  */
 #include "pqdiff.h"
 
@@ -16,6 +17,23 @@ static int wait_readable(PGconn *conn)
 {
     struct pollfd p = {PQsocket(conn), POLLIN, 0};
     return poll(&p, 1, 10000) > 0;
+}
+
+/* 1 when the socket holds, unread, a CopyInResponse and a NoticeResponse
+ * behind it (within 10 s). */
+static int await_copy_in_notice(PGconn *conn)
+{
+    static unsigned char buf[4096];
+    for (int i = 0; i < 10000; i++) {
+        ssize_t n = recv(PQsocket(conn), buf, sizeof buf, MSG_PEEK);
+        if (n >= 5 && buf[0] == 'G') {
+            size_t next =
+                1 + ((size_t)buf[1] << 24 | (size_t)buf[2] << 16 | (size_t)buf[3] << 8 | buf[4]);
+            if ((size_t)n > next) return buf[next] == 'N';
+        }
+        usleep(1000);
+    }
+    return 0;
 }
 
 /* A simple query with a COPY TO among its statements, read as a program
@@ -196,6 +214,22 @@ int main(void)
         printf("getCopyData -> %d\n", n);
         pqd_drain(conn, "noisy");
     }
+    /* A notice right behind CopyInResponse (a BEFORE STATEMENT trigger's)
+     * read with it: libpq parses it before PQgetResult returns
+     * PGRES_COPY_IN, not at the COPY's end. */
+    printf("== notice behind CopyInResponse\n");
+    pqd_exec(conn, "CREATE TEMP TABLE cf (id int)");
+    pqd_exec(conn, "CREATE TRIGGER cf_s BEFORE INSERT ON cf FOR EACH STATEMENT "
+                   "EXECUTE FUNCTION pg_temp.note()");
+    printf("sendQuery -> %d\n", PQsendQuery(conn, "COPY cf FROM STDIN"));
+    printf("both in the socket: %d\n", await_copy_in_notice(conn));
+    PGresult *r = PQgetResult(conn);
+    printf("getResult -> %s\n", PQresStatus(PQresultStatus(r)));
+    PQclear(r);
+    printf("putCopyData -> %d\n", PQputCopyData(conn, "1\n2\n", 4));
+    printf("putCopyEnd -> %d\n", PQputCopyEnd(conn, NULL));
+    pqd_drain(conn, "copy in");
+    pqd_exec(conn, "SELECT count(*) FROM cf");
     /* The copy calls outside a COPY start after a command of their own: the
      * error message they add to is then the same empty one in both runs,
      * whatever the multi-statement COPY above left there. */
