@@ -168,6 +168,20 @@ foreach (["host=/nonexistent port=1", "host=127.0.0.1 port=1", "dbname=nosuch_db
     $x = @pg_connect($dsn, PGSQL_CONNECT_FORCE_NEW);
     out($x === false, flat(error_get_last()["message"] ?? ""));
     error_clear_last();
+    // Asynchronously: PQconnectStart fails only when no connect could
+    // start; a TCP port that refuses fails at the first poll.
+    $x = @pg_connect($dsn, PGSQL_CONNECT_FORCE_NEW | PGSQL_CONNECT_ASYNC);
+    if ($x === false) {
+        out("async: no connection", flat(error_get_last()["message"] ?? ""));
+        error_clear_last();
+        continue;
+    }
+    for ($i = 0; $i < 1000; $i++) {
+        $p = pg_connect_poll($x);
+        if ($p == PGSQL_POLLING_FAILED || $p == PGSQL_POLLING_OK) break;
+        usleep(10000);
+    }
+    out("async: polled", $p, pg_connection_status($x), flat(pg_last_error($x)));
 }
 pg_close($c);
 out("done");
