@@ -44,6 +44,17 @@ pq_setup() {
     export HOME=$PQ_TMP
 }
 
+# pq_server_copy: PQ_SERVER_COMPAT, a copy of the layer in PQ_TMP (made
+# world-readable) for programs that run as the server's user: as root,
+# that is postgres, who may not reach the build tree (under /root, say).
+# The layer needs nothing of the build tree. Exits on failure.
+pq_server_copy() {
+    chmod 755 "$PQ_TMP"
+    mkdir -m 755 "$PQ_TMP/lib" && cp -L "$PQ_COMPAT/libpq.so.5" "$PQ_TMP/lib/" || exit 1
+    # shellcheck disable=SC2034 # for the sourcing script
+    PQ_SERVER_COMPAT=$PQ_TMP/lib
+}
+
 # pq_wrap LIB COMPAT_DIR: PQ_WRAP, the command prefix that runs a program on
 # LIB: libpq as installed, or pgwire (LD_LIBRARY_PATH=COMPAT_DIR; under the
 # sanitizer build PQ_PRELOAD too, the ASan runtime for the uninstrumented

@@ -35,9 +35,8 @@ trap 'stop_all; rm -rf "$tmp"' EXIT
 # loads a copy of the layer from here.
 runas=()
 [ "$(id -u)" = 0 ] && runas=(runuser -u postgres --)
-chmod 755 "$tmp"
-mkdir -m 755 "$tmp/lib" && cp -L "$PQ_COMPAT/libpq.so.5" "$tmp/lib/" || exit 1
-compat=$tmp/lib
+pq_server_copy
+compat=$PQ_SERVER_COMPAT
 w=$tmp/w # the clusters and their sockets; made anew for each library
 port_old=54601 port_new=54602 port_standby=54603
 export PGHOST=$w PGUSER=postgres PGDATABASE=postgres

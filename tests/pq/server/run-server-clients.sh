@@ -24,12 +24,10 @@ pgtests=$(cd "$here/../../pg" && pwd)
 . "$here/../lib.sh"
 pq_setup "$1" "$2"
 tmp=$PQ_TMP
-# The servers run as another user when this runs as root, who may not reach
-# the build tree (under /root, say): they load a copy of the layer from
-# here. (It needs nothing of the build tree.)
-chmod 755 "$tmp"
-mkdir -m 755 "$tmp/lib" && cp -L "$PQ_COMPAT/libpq.so.5" "$tmp/lib/" || exit 1
-compat=$tmp/lib
+# The servers run as another user when this runs as root: they load a
+# copy of the layer.
+pq_server_copy
+compat=$PQ_SERVER_COMPAT
 compat_lib=$(realpath -- "$compat/libpq.so.5")
 remote="host=$PGHOST port=$PGPORT user=$PGUSER dbname=$PGDATABASE"
 rows=20000
