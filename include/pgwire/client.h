@@ -2,7 +2,11 @@
  * libpgwire client: blocking calls for plain C programs.
  *
  * A pgw_client_t is a pgw_conn_t (conn.h) on a private libuv loop: each
- * call issues its requests and runs that loop until they complete. Results
+ * call issues its requests and runs that loop until they complete. The
+ * process keeps the loop of the last client closed, idle, for the next
+ * client to connect (four descriptors and a socket that marks the loop,
+ * close-on-exec, closed at exit; never reused in a child of fork() nor
+ * after the program closed them). Results
  * are the same pgw_result_t objects as the asynchronous API (session.h):
  * the caller frees each with pgw_result_free.
  *
@@ -339,8 +343,9 @@ PGW_EXTERN int32_t pgw_client_backend_pid(pgw_client_t *c);
 PGW_EXTERN void pgw_client_stmt_cache_stats(pgw_client_t *c, pgw_stmt_cache_stats_t *out);
 
 /* Close the connection (sending Terminate), run the loop until every
- * handle is closed and free everything. NULL is a no-op. Results already
- * returned stay valid. */
+ * handle is closed and free everything but the loop, which the process
+ * keeps for the next client when it keeps none (see the top). NULL is a
+ * no-op. Results already returned stay valid. */
 PGW_EXTERN void pgw_client_close(pgw_client_t *c);
 
 #ifdef __cplusplus

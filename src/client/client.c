@@ -20,7 +20,7 @@
 #include <uv.h>
 
 struct pgw_client {
-    uv_loop_t loop;                  /* its own (unused when attached) */
+    uv_loop_t *loop;                 /* its own, pgw__loop_take's (NULL when attached) */
     pgw__shared_loop_t *shared;      /* attached: the loop it runs on, else NULL */
     int depth;                       /* calls in progress (they nest) */
     pgw_notification_cb user_notify; /* attached: the connection's own hook */
@@ -76,7 +76,7 @@ static void on_done(int status, pgw_result_t *res, void *ud)
 
 int pgw__client_turn(pgw_client_t *c, uv_run_mode mode)
 {
-    return c->shared ? pgw__shared_loop_turn(c->shared, mode) : uv_run(&c->loop, mode);
+    return c->shared ? pgw__shared_loop_turn(c->shared, mode) : uv_run(c->loop, mode);
 }
 
 void pgw__client_enter(pgw_client_t *c)
@@ -183,9 +183,9 @@ static void client_free(pgw_client_t *c)
     }
     /* Anything left closing; a uv_stop made outside a turn (a completion
      * while closing) ends a run early: run until none is left. */
-    while (uv_run(&c->loop, UV_RUN_DEFAULT) != 0)
+    while (uv_run(c->loop, UV_RUN_DEFAULT) != 0)
         ;
-    uv_loop_close(&c->loop);
+    pgw__loop_give(c->loop);
     pgw_cancel_token_free(c->cancel);
     pgw__notify_queue_free(c->notifies);
     client_dealloc(c->alloc, c);
@@ -201,13 +201,14 @@ int pgw_client_connect_err(pgw_client_t **out, const char *conninfo, const pgw_c
     pgw_client_t *c = client_calloc(a, 1, sizeof(*c));
     if (!c) return PGW_ENOMEM;
     c->alloc = a;
-    int rc = pgw__loop_init(&c->loop);
-    if (rc < 0) {
+    int rc = 0;
+    c->loop = pgw__loop_take(&rc);
+    if (!c->loop) {
         client_dealloc(a, c);
         return rc;
     }
     connect_wait_t w = {0, 0, errbuf, errlen};
-    rc = pgw_conn_new(&c->conn, &c->loop, cfg);
+    rc = pgw_conn_new(&c->conn, c->loop, cfg);
     if (rc == 0) rc = pgw__notify_queue_new(&c->notifies, a, c->conn, cfg);
     if (rc == 0) {
         rc = pgw_conn_connect(c->conn, conninfo, on_connected, &w);

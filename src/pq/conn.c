@@ -280,21 +280,21 @@ static int conn_io_now(PGconn *conn, int read, int *left)
     if (rc < 0) return pq__conn_run_ready(conn);
     /* A timer that is due wants a turn; the clock is read only when one is
      * set (-1: none). */
-    int timeout = uv_backend_timeout(&conn->loop);
+    int timeout = uv_backend_timeout(conn->loop);
     if (timeout > 0) {
-        uv_update_time(&conn->loop);
-        timeout = uv_backend_timeout(&conn->loop);
+        uv_update_time(conn->loop);
+        timeout = uv_backend_timeout(conn->loop);
     }
     if (timeout == 0) return pq__conn_run_ready(conn);
     if (left) *left = rc;
-    return uv_loop_alive(&conn->loop);
+    return uv_loop_alive(conn->loop);
 }
 
 /* A uv_stop outside a turn would make the next turn return at once, doing
  * nothing, and makes uv_backend_timeout 0. */
 void pq__conn_wake(PGconn *conn)
 {
-    if (!conn->io_now) uv_stop(&conn->loop);
+    if (!conn->io_now) uv_stop(conn->loop);
 }
 
 int pq__conn_turn(PGconn *conn, uv_run_mode mode)
@@ -302,7 +302,7 @@ int pq__conn_turn(PGconn *conn, uv_run_mode mode)
     if (conn->conn && pgw_conn_reading_paused(conn->conn) && conn->copy != PQ_COPY_OUT &&
         conn->copy != PQ_COPY_BOTH)
         pgw_conn_resume_reading(conn->conn);
-    if (mode != UV_RUN_NOWAIT) return uv_run(&conn->loop, mode);
+    if (mode != UV_RUN_NOWAIT) return uv_run(conn->loop, mode);
     return conn_io_now(conn, 1, NULL);
 }
 
@@ -321,7 +321,7 @@ int pq__output_pending(PGconn *conn)
     pgw_session_pending_output(pgw_conn_session(conn->conn), &len);
     if (len) return 1;
     int writing = 0;
-    uv_walk(&conn->loop, find_write_interest, &writing);
+    uv_walk(conn->loop, find_write_interest, &writing);
     return writing;
 }
 
@@ -335,7 +335,7 @@ int pq__conn_flush(PGconn *conn)
     if (!left) return 0; /* the common case: no walk of the loop's handles */
     if (conn->nonblocking) return pq__output_pending(conn);
     while (pq__output_pending(conn))
-        if (uv_run(&conn->loop, UV_RUN_ONCE) == 0) break;
+        if (uv_run(conn->loop, UV_RUN_ONCE) == 0) break;
     return 0;
 }
 
@@ -346,14 +346,13 @@ int pq__conn_flush(PGconn *conn)
  * here. */
 int pq__conn_run_ready(PGconn *conn)
 {
-    int active = uv_run(&conn->loop, UV_RUN_NOWAIT);
+    int active = uv_run(conn->loop, UV_RUN_NOWAIT);
     /* A second turn writes what the input of the first made the session
      * answer (the connection flushes in the loop's prepare phase). */
-    if (active) active = uv_run(&conn->loop, UV_RUN_NOWAIT);
+    if (active) active = uv_run(conn->loop, UV_RUN_NOWAIT);
     for (int i = 0;
-         active && i < 64 && (uv_backend_timeout(&conn->loop) == 0 || pq__output_pending(conn));
-         i++)
-        active = uv_run(&conn->loop, UV_RUN_NOWAIT);
+         active && i < 64 && (uv_backend_timeout(conn->loop) == 0 || pq__output_pending(conn)); i++)
+        active = uv_run(conn->loop, UV_RUN_NOWAIT);
     return active;
 }
 
@@ -478,7 +477,7 @@ static void conn_close_transport(PGconn *conn)
     if (conn->conn) {
         int closed = 0;
         if (pgw_conn_close(conn->conn, on_closed, &closed) == 0)
-            while (!closed && uv_run(&conn->loop, UV_RUN_ONCE))
+            while (!closed && uv_run(conn->loop, UV_RUN_ONCE))
                 ;
         conn->conn = NULL;
     }
@@ -525,7 +524,7 @@ static void warn_passfile(const pgw_conninfo_t *ci)
  * bad). */
 static int conn_start(PGconn *conn, int first)
 {
-    if (!conn->loop_ok) return 0; /* conn_new said why */
+    if (!conn->loop) return 0; /* conn_new said why */
     conn->connect_done = 0;
     conn->connect_status = 0;
     conn->password_needed = 0;
@@ -547,7 +546,7 @@ static int conn_start(PGconn *conn, int first)
     cfg.no_timing = 1;           /* libpq has no per-request timing */
     cfg.kernel_tcp_defaults = 1; /* nor dead-peer defaults for TCP */
     cfg.blocking_resolve = 1;    /* nor threads of its own */
-    int rc = pgw_conn_new(&conn->conn, &conn->loop, &cfg);
+    int rc = pgw_conn_new(&conn->conn, conn->loop, &cfg);
     if (rc < 0) {
         pq__conn_set_error(conn, "out of memory\n");
         return 0;
@@ -562,7 +561,7 @@ static int conn_start(PGconn *conn, int first)
     conn->ci = NULL;
     /* The loop's time is that of its last turn, which may be long ago: the
      * connect's timers count from now. */
-    uv_update_time(&conn->loop);
+    uv_update_time(conn->loop);
     /* Parsed once, for PQdb and the others and for the connection, which
      * borrows it: conn->ci is freed only after the connection is closed
      * (conn_close_transport). A string that does not parse goes to
@@ -587,15 +586,15 @@ static PGconn *conn_new(const char *conninfo)
     PGconn *conn = calloc(1, sizeof *conn);
     if (!conn) return NULL;
     conn_init(conn);
-    int rc = pgw__loop_init(&conn->loop);
-    if (rc < 0) {
+    int rc = 0;
+    conn->loop = pgw__loop_take(&rc);
+    if (!conn->loop) {
         /* Its descriptors could not be made (README: a loop holds four):
          * a connection that failed, as libpq's when its socket cannot be
          * made, rather than none. conn_start refuses to go on. */
         pq__conn_set_error(conn, "could not create socket: %s\n", strerror(-rc));
         return conn;
     }
-    conn->loop_ok = 1;
     conn->conninfo = strdup(conninfo ? conninfo : "");
     if (!conn->conninfo) pq__conn_set_error(conn, "out of memory\n");
     return conn;
@@ -606,7 +605,7 @@ static void conn_wait(PGconn *conn)
 {
     release_input(conn);
     while (conn->connecting && !conn->connect_done)
-        if (uv_run(&conn->loop, UV_RUN_ONCE) == 0 && !conn->connect_done) break;
+        if (uv_run(conn->loop, UV_RUN_ONCE) == 0 && !conn->connect_done) break;
     if (conn->connecting && !conn->connect_done) {
         conn->connecting = 0;
         conn->status = CONNECTION_BAD;
@@ -626,7 +625,7 @@ static void find_poll_fd(uv_handle_t *h, void *arg)
 int pq__connecting_fd(const PGconn *conn)
 {
     int fd = -1;
-    uv_walk((uv_loop_t *)&conn->loop, find_poll_fd, &fd);
+    uv_walk(conn->loop, find_poll_fd, &fd);
     return fd;
 }
 
@@ -642,8 +641,8 @@ static void wait_for_socket(PGconn *conn, int hold)
     /* (the first attempt's session was made before: conn_start) */
     if (hold && conn->connecting && !conn->connect_done) pgw_conn_pause_reading(conn->conn);
     while (conn->connecting && !conn->connect_done && pq__connecting_fd(conn) < 0) {
-        uv_run_mode mode = uv_backend_timeout(&conn->loop) == 0 ? UV_RUN_NOWAIT : UV_RUN_ONCE;
-        if (uv_run(&conn->loop, mode) == 0) break;
+        uv_run_mode mode = uv_backend_timeout(conn->loop) == 0 ? UV_RUN_NOWAIT : UV_RUN_ONCE;
+        if (uv_run(conn->loop, mode) == 0) break;
     }
     conn->hold_input = 0;
 }
@@ -785,12 +784,12 @@ void PQfinish(PGconn *conn)
 {
     if (!conn) return;
     conn_close_transport(conn);
-    if (conn->loop_ok) {
+    if (conn->loop) {
         /* until nothing is left closing (a uv_stop made outside a turn
          * ends a run early) */
-        while (uv_run(&conn->loop, UV_RUN_DEFAULT) != 0)
+        while (uv_run(conn->loop, UV_RUN_DEFAULT) != 0)
             ;
-        uv_loop_close(&conn->loop);
+        pgw__loop_give(conn->loop);
     }
     while (conn->spare_cmds) {
         pq_cmd_t *next = conn->spare_cmds->next;

@@ -133,8 +133,7 @@ typedef enum pq_copy_state {
 } pq_copy_state_t;
 
 struct pg_conn {
-    uv_loop_t loop;
-    int loop_ok;
+    uv_loop_t *loop; /* pgw__loop_take's */
     pgw_conn_t *conn;
     ConnStatusType status;
     /* PQsocket of the open connection, -1 from its loss on: kept here, as

@@ -232,11 +232,11 @@ int PQputCopyData(PGconn *conn, const char *buffer, int nbytes)
     if (conn->copy_in.len >= COPY_IN_CHUNK) {
         copy_in_wake(conn);
         if (conn->nonblocking) {
-            uv_run(&conn->loop, UV_RUN_NOWAIT);
+            uv_run(conn->loop, UV_RUN_NOWAIT);
         } else {
             while (conn->copy_in.len >= COPY_IN_CHUNK && conn->status == CONNECTION_OK &&
                    conn->copy == PQ_COPY_IN)
-                if (uv_run(&conn->loop, UV_RUN_ONCE) == 0) break;
+                if (uv_run(conn->loop, UV_RUN_ONCE) == 0) break;
         }
     }
     return conn->status == CONNECTION_OK ? 1 : -1;
@@ -276,7 +276,7 @@ int PQputCopyEnd(PGconn *conn, const char *errormsg)
     conn->copy_in_end = 1;
     conn->copy = PQ_COPY_NONE;
     copy_in_wake(conn);
-    uv_run(&conn->loop, UV_RUN_NOWAIT);
+    uv_run(conn->loop, UV_RUN_NOWAIT);
     return conn->status == CONNECTION_OK ? 1 : -1;
 }
 
@@ -323,7 +323,7 @@ static int copy_out_wait(PGconn *conn, int async)
     while (!conn->copy_out_head && !copy_out_over(conn)) {
         if (conn->status != CONNECTION_OK) return 0;
         if (pgw_conn_reading_paused(conn->conn)) pgw_conn_resume_reading(conn->conn);
-        int active = uv_run(&conn->loop, async ? UV_RUN_NOWAIT : UV_RUN_ONCE);
+        int active = uv_run(conn->loop, async ? UV_RUN_NOWAIT : UV_RUN_ONCE);
         pq__copy_out_notices(conn);
         if (async || conn->copy_out_head || copy_out_over(conn)) break;
         if (!active) return 0;

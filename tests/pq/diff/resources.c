@@ -5,7 +5,8 @@
  * that does not, a list whose first name does not), by address and by
  * socket directory (libpq starts none: it resolves on the caller's
  * thread), and the file descriptors an open connection holds and those
- * left after PQfinish.
+ * left after PQfinish: after the process's first connections, and after
+ * two more.
  */
 #include "pqdiff.h"
 
@@ -72,12 +73,14 @@ int main(void)
     starved("no descriptor to spare", tcp, 0);
     starved("one descriptor to spare", tcp, 1);
     printf("threads at start: %d\n", entries("task"));
+    int at_start = entries("fd");
     attempt("by name", (const char *[]){"host", "localhost", "port", port, NULL});
     attempt("unknown name", (const char *[]){"host", "no-such-host.invalid", NULL});
     attempt("unknown name first",
             (const char *[]){"host", "no-such-host.invalid,localhost", "port", port, NULL});
     attempt("by address", (const char *[]){"host", tcp, NULL});
     attempt("by socket directory", NULL);
+    printf("descriptors left after the first connections: %d\n", entries("fd") - at_start);
 
     int before = entries("fd");
     PGconn *a = pqd_connect_with((const char *[]){"host", tcp, NULL});
