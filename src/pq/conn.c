@@ -742,10 +742,12 @@ PGconn *PQconnectStart(const char *conninfo)
     return conn;
 }
 
+/* As PQconnectdbParams: nothing to hold for a PQconnectPoll (which would
+ * cost a pause and a resume of the socket's watch). */
 PGconn *PQconnectdb(const char *conninfo)
 {
-    PGconn *conn = PQconnectStart(conninfo);
-    if (conn) conn_wait(conn);
+    PGconn *conn = conn_new(conninfo);
+    if (conn && conn->conninfo && conn_start(conn, 1)) conn_wait(conn);
     return conn;
 }
 
